@@ -1,0 +1,16 @@
+//! The pure core: every interop rule of @namzu/sandbox and every display rule of the inventory.
+//! Nothing here does I/O or async; objects come in as `serde_json::Value` exactly as the API served them.
+
+pub mod age;
+pub mod canonical;
+pub mod diagnosis;
+pub mod drift;
+pub mod epoch;
+pub mod keys;
+pub mod naming;
+pub mod object;
+pub mod patch;
+pub mod pod;
+pub mod state;
+pub mod timefmt;
+pub mod workspace;

@@ -1,0 +1,100 @@
+//! Workspace naming (namzu-backend.md §2): `namzu-ws-<id>`, ids refused — never sanitised.
+
+use super::keys::TEMPLATE_LABEL;
+use super::object::non_empty;
+use serde_json::Value;
+
+pub const SANDBOX_PREFIX: &str = "namzu-ws-";
+/// 63 (a DNS label) minus the prefix.
+pub const MAX_ID_LEN: usize = 63 - SANDBOX_PREFIX.len();
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "workspace id {id:?} cannot name a Sandbox: an id is 1-{MAX_ID_LEN} characters of lowercase letters, digits and '-', starting and ending with a letter or digit (^[a-z0-9]([a-z0-9-]*[a-z0-9])?$)"
+)]
+pub struct InvalidWorkspaceId {
+    pub id: String,
+}
+
+/// Accepts exactly the ids @namzu/sandbox accepts.
+pub fn validate_id(id: &str) -> Result<(), InvalidWorkspaceId> {
+    let b = id.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let ok = (1..=MAX_ID_LEN).contains(&b.len())
+        && alnum(&b[0])
+        && alnum(&b[b.len() - 1])
+        && b.iter().all(|c| alnum(c) || *c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(InvalidWorkspaceId { id: id.to_string() })
+    }
+}
+
+/// The Sandbox name of a (valid) workspace id.
+pub fn sandbox_name(id: &str) -> Result<String, InvalidWorkspaceId> {
+    validate_id(id)?;
+    Ok(format!("{SANDBOX_PREFIX}{id}"))
+}
+
+/// The id part of a Sandbox name, as the library's list strips it (not re-validated).
+pub fn id_of(sandbox_name: &str) -> Option<&str> {
+    sandbox_name.strip_prefix(SANDBOX_PREFIX)
+}
+
+/// The template label a workspace's pod template carries, if non-empty.
+pub fn template_label(sandbox: &Value) -> Option<&str> {
+    non_empty(
+        sandbox,
+        &["spec", "podTemplate", "metadata", "labels", TEMPLATE_LABEL],
+    )
+}
+
+/// A Sandbox is a workspace iff it has the prefix AND a non-empty template label.
+pub fn is_workspace(sandbox: &Value) -> bool {
+    let name = super::object::name(sandbox);
+    name.starts_with(SANDBOX_PREFIX) && template_label(sandbox).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn id_rule_edges() {
+        for ok in ["a", "0", "a-b", "shared-desk", &"a".repeat(54), "9-9"] {
+            assert!(validate_id(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "A",
+            "Not A Label",
+            "a_b",
+            "a.b",
+            "é",
+            &"a".repeat(55),
+        ] {
+            let err = validate_id(bad).unwrap_err();
+            assert!(err.to_string().contains("cannot name a Sandbox"), "{bad}");
+        }
+        assert_eq!(sandbox_name("x1").unwrap(), "namzu-ws-x1");
+        assert_eq!(format!("namzu-ws-{}", "a".repeat(54)).len(), 63);
+    }
+
+    #[test]
+    fn workspace_needs_prefix_and_label() {
+        let sbx = |name: &str, label: Option<&str>| {
+            let labels = label.map_or(json!({}), |l| json!({ TEMPLATE_LABEL: l }));
+            json!({"metadata":{"name":name},"spec":{"podTemplate":{"metadata":{"labels":labels}}}})
+        };
+        assert!(is_workspace(&sbx("namzu-ws-awake", Some("ws"))));
+        assert!(!is_workspace(&sbx("sbx-7f3a", Some("ws"))));
+        assert!(!is_workspace(&sbx("namzu-ws-stranger", None)));
+        assert!(!is_workspace(&sbx("namzu-ws-empty", Some(""))));
+        assert!(!is_workspace(&sbx("namzu-task-1", Some("ws"))));
+        assert_eq!(id_of("namzu-ws-Odd_Id"), Some("Odd_Id"));
+    }
+}

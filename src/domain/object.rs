@@ -1,0 +1,60 @@
+//! Small readers over API objects held as JSON, so every rule reads fields the same way.
+
+use serde_json::Value;
+
+/// `obj[a][b]…` as a string, if it is one.
+pub fn str_at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
+    at(obj, path)?.as_str()
+}
+
+/// `obj[a][b]…`, if every step exists.
+pub fn at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(obj, |v, key| v.get(*key))
+}
+
+/// A non-empty string at `path`.
+pub fn non_empty<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
+    str_at(obj, path).filter(|s| !s.is_empty())
+}
+
+pub fn name(obj: &Value) -> &str {
+    str_at(obj, &["metadata", "name"]).unwrap_or("")
+}
+
+pub fn namespace(obj: &Value) -> &str {
+    str_at(obj, &["metadata", "namespace"]).unwrap_or("")
+}
+
+pub fn uid(obj: &Value) -> Option<&str> {
+    non_empty(obj, &["metadata", "uid"])
+}
+
+pub fn annotation<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
+    obj.get("metadata")?.get("annotations")?.get(key)?.as_str()
+}
+
+pub fn generation(obj: &Value) -> Option<i64> {
+    at(obj, &["metadata", "generation"])?.as_i64()
+}
+
+/// The condition of `type_` in `status.conditions`, if present.
+pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+    at(obj, &["status", "conditions"])?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(type_))
+}
+
+/// `(status, reason, message)` of a condition, empty strings where absent.
+pub fn condition_parts(c: &Value) -> (&str, &str, &str) {
+    let s = |k| c.get(k).and_then(Value::as_str).unwrap_or("");
+    (s("status"), s("reason"), s("message"))
+}
+
+/// `ownerReferences[]` of an object.
+pub fn owner_refs(obj: &Value) -> &[Value] {
+    at(obj, &["metadata", "ownerReferences"])
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}

@@ -1,0 +1,73 @@
+//! Pod facts the library relies on (namzu-backend.md §5): live, stopped, terminating; and finding
+//! the pod and disks of a Sandbox in a namespace-wide list.
+
+use super::object::{annotation, at, name, owner_refs, str_at};
+use serde_json::Value;
+
+/// What is known of a workspace's pod.
+#[derive(Debug, Clone, Copy)]
+pub enum PodView<'a> {
+    Present(&'a Value),
+    Absent,
+}
+
+impl<'a> PodView<'a> {
+    pub fn present(&self) -> Option<&'a Value> {
+        match self {
+            PodView::Present(p) => Some(p),
+            PodView::Absent => None,
+        }
+    }
+}
+
+pub fn phase(pod: &Value) -> &str {
+    str_at(pod, &["status", "phase"]).unwrap_or("")
+}
+
+pub fn is_terminating(pod: &Value) -> bool {
+    at(pod, &["metadata", "deletionTimestamp"]).is_some_and(|v| !v.is_null())
+}
+
+/// `isPodLive`: no deletionTimestamp and not in a terminal phase (Pending counts as live).
+pub fn is_live(pod: &Value) -> bool {
+    !is_terminating(pod) && !is_stopped(pod)
+}
+
+/// `isPodStopped`: phase Succeeded or Failed.
+pub fn is_stopped(pod: &Value) -> bool {
+    matches!(phase(pod), "Succeeded" | "Failed")
+}
+
+/// The pod of a Sandbox among `pods` of its namespace: by name (the `agents.x-k8s.io/pod-name`
+/// annotation, else the Sandbox name), else the first live pod matching `status.selector`.
+pub fn find<'a>(sandbox: &Value, pods: &'a [Value]) -> Option<&'a Value> {
+    let pod_name = annotation(sandbox, "agents.x-k8s.io/pod-name").unwrap_or(name(sandbox));
+    if let Some(p) = pods.iter().find(|p| name(p) == pod_name) {
+        return Some(p);
+    }
+    let (key, value) = str_at(sandbox, &["status", "selector"])?.split_once('=')?;
+    pods.iter()
+        .filter(|p| str_at(p, &["metadata", "labels", key]) == Some(value))
+        .find(|p| is_live(p))
+}
+
+/// Whether `obj` names `owner_uid` among its ownerReferences.
+pub fn owned_by(obj: &Value, owner_uid: &str) -> bool {
+    owner_refs(obj)
+        .iter()
+        .any(|r| r.get("uid").and_then(Value::as_str) == Some(owner_uid))
+}
+
+/// `<volumeClaimTemplates[].metadata.name>-<sandbox>` for each entry.
+pub fn pvc_names(sandbox: &Value) -> Vec<String> {
+    let sandbox_name = name(sandbox);
+    at(sandbox, &["spec", "volumeClaimTemplates"])
+        .and_then(Value::as_array)
+        .map(|vcts| {
+            vcts.iter()
+                .filter_map(|v| str_at(v, &["metadata", "name"]))
+                .map(|n| format!("{n}-{sandbox_name}"))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,4 @@
+//! kubectl-namzu: inventory and fenced suspend/resume/delete of @namzu/sandbox workspaces.
+
+pub mod cli;
+pub mod domain;
