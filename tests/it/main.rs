@@ -1,7 +1,11 @@
 //! One integration-test binary (fast to link on a small machine); each module a capability.
 
+mod demo_scenario;
 mod derive;
 mod properties;
+mod sim_api;
+mod sim_kubectl;
+mod sim_support;
 mod support;
 mod template_hash_cli;
 mod vectors;

@@ -1,0 +1,739 @@
+//! A model of the agent-sandbox controller (agent-sandbox.md §4) plus the kubelet and scheduler
+//! as far as a workspace sees them: pods, PVCs, conditions and events, with per-workspace knobs
+//! that reproduce the field's trouble. Driven by the sim's clock, so tests never sleep.
+
+use super::clock::k8s_time;
+use super::resources::{CASCADE, EVENTS, PODS, PVCS, SANDBOXES};
+use super::store::Store;
+use chrono::{DateTime, Duration, Utc};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+
+/// Per-workspace trouble.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct Knobs {
+    /// The scheduler's message; the pod stays Pending, PodScheduled False/Unschedulable.
+    pub unschedulable: Option<String>,
+    /// A waiting reason such as `ImagePullBackOff` or `ErrImagePull`.
+    pub image_pull: Option<String>,
+    pub crash_loop: bool,
+    /// The workspace's PVCs stay Pending.
+    pub pvc_pending: bool,
+    /// A deleted pod never goes away.
+    pub stuck_terminating: bool,
+    /// The pod fails (phase Failed) and is not recreated.
+    pub pod_failed: bool,
+    /// The controller reports `ReconcilerError` with this message.
+    pub reconciler_error: Option<String>,
+    /// A pod of the Sandbox's name exists that the Sandbox does not own.
+    pub foreign_pod: bool,
+    /// Conditions lag one generation behind.
+    pub stale_status: bool,
+    pub ready_delay_ms: Option<u64>,
+    pub grace_ms: Option<u64>,
+}
+
+/// Default timings of the model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub ready_delay: Duration,
+    pub grace: Duration,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            ready_delay: Duration::milliseconds(1500),
+            grace: Duration::seconds(2),
+        }
+    }
+}
+
+/// What the model remembers beyond the objects.
+#[derive(Debug, Default)]
+pub struct Controller {
+    pub knobs: HashMap<String, Knobs>,
+    pub timing: Timing,
+    /// pod uid → when it was created (readiness counts from here).
+    started: HashMap<String, DateTime<Utc>>,
+    /// pod uid → when it will be gone.
+    gone_at: HashMap<String, DateTime<Utc>>,
+    /// (object uid, reason) already announced by an Event.
+    announced: HashSet<(String, String)>,
+    event_seq: u64,
+}
+
+impl Controller {
+    pub fn new(timing: Timing) -> Controller {
+        Controller {
+            timing,
+            ..Controller::default()
+        }
+    }
+}
+
+pub fn knob_key(ns: &str, name: &str) -> String {
+    format!("{ns}/{name}")
+}
+
+fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+/// FNV-1a-32 of the Sandbox name, 8 lowercase hex (`NameHash`).
+pub fn name_hash(name: &str) -> String {
+    let mut h: u32 = 0x811c9dc5;
+    for b in name.bytes() {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x01000193);
+    }
+    format!("{h:08x}")
+}
+
+fn condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    generation: i64,
+    now: &str,
+) -> Value {
+    json!({"type":type_,"status":status,"reason":reason,"message":message,
+        "observedGeneration":generation,"lastTransitionTime":now})
+}
+
+/// Keep a condition's lastTransitionTime when its status did not change.
+fn keep_transition_times(old: &Value, new: &mut [Value]) {
+    let old = old.pointer("/status/conditions").and_then(Value::as_array);
+    for c in new.iter_mut() {
+        let prev = old.and_then(|o| o.iter().find(|p| p["type"] == c["type"]));
+        if let Some(p) = prev.filter(|p| p["status"] == c["status"]) {
+            c["lastTransitionTime"] = p["lastTransitionTime"].clone();
+        }
+    }
+}
+
+impl Controller {
+    fn knobs_for(&self, sbx: &Value) -> Knobs {
+        let key = knob_key(s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        self.knobs.get(&key).cloned().unwrap_or_default()
+    }
+
+    /// One pass over every Sandbox. `settle` treats every delay as elapsed (scenario load).
+    pub fn reconcile(&mut self, store: &mut Store, now: DateTime<Utc>, settle: bool) {
+        let sandboxes: Vec<Value> = store.list(&SANDBOXES, None).cloned().collect();
+        for sbx in sandboxes {
+            if sbx.pointer("/metadata/deletionTimestamp").is_some() {
+                continue;
+            }
+            self.reconcile_one(store, sbx, now, settle);
+        }
+    }
+
+    fn reconcile_one(&mut self, store: &mut Store, sbx: Value, now: DateTime<Utc>, settle: bool) {
+        let knobs = self.knobs_for(&sbx);
+        let (ns, name) = (
+            s(&sbx, "/metadata/namespace").to_string(),
+            s(&sbx, "/metadata/name").to_string(),
+        );
+        let now_s = k8s_time(now);
+        let generation = sbx
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        let observed = if knobs.stale_status {
+            generation - 1
+        } else {
+            generation
+        };
+        let cond = |t: &str, st: &str, r: &str, m: &str| condition(t, st, r, m, observed, &now_s);
+        self.ensure_pvcs(store, &sbx, &knobs, &now_s);
+
+        if let Some(t) = sbx.pointer("/spec/shutdownTime").and_then(Value::as_str)
+            && DateTime::parse_from_rfc3339(t).is_ok_and(|t| t <= now)
+        {
+            self.delete_pod(store, &ns, &name, &now_s);
+            if s(&sbx, "/spec/shutdownPolicy") == "Delete" {
+                store.delete(&SANDBOXES, &ns, &name, &now_s, &CASCADE);
+                return;
+            }
+            let conds = vec![cond(
+                "Ready",
+                "False",
+                "SandboxExpired",
+                "Sandbox has expired",
+            )];
+            self.write_status(store, &sbx, conds, json!({}));
+            return;
+        }
+
+        if knobs.foreign_pod && store.get(&PODS, &ns, &name).is_none() {
+            self.create_pod(store, &sbx, &knobs, now, false);
+        }
+        let pod = store.get(&PODS, &ns, &name).cloned();
+        let suspended = s(&sbx, "/spec/operatingMode") == "Suspended";
+        let mut extra = json!({});
+        let mut conds;
+        if suspended {
+            match pod {
+                Some(p) if !owns(&sbx, &p) => {
+                    conds = vec![
+                        cond(
+                            "Ready",
+                            "False",
+                            "SandboxSuspended",
+                            "Sandbox is suspending",
+                        ),
+                        cond(
+                            "Suspended",
+                            "False",
+                            "PodNotOwned",
+                            &format!("Pod {name} exists but is not owned by this Sandbox"),
+                        ),
+                    ];
+                }
+                Some(p) => {
+                    let uid = s(&p, "/metadata/uid").to_string();
+                    if p.pointer("/metadata/deletionTimestamp").is_none() {
+                        self.start_termination(store, &sbx, p, &knobs, now, settle);
+                    } else if self.gone_at.get(&uid).is_some_and(|t| *t <= now)
+                        && !knobs.stuck_terminating
+                    {
+                        self.delete_pod(store, &ns, &name, &now_s);
+                    }
+                    let still_there = store.get(&PODS, &ns, &name).is_some();
+                    conds = if still_there {
+                        vec![
+                            cond(
+                                "Ready",
+                                "False",
+                                "SandboxSuspended",
+                                "Sandbox is suspending",
+                            ),
+                            cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
+                        ]
+                    } else {
+                        suspended_conditions(&cond)
+                    };
+                }
+                None => conds = suspended_conditions(&cond),
+            }
+        } else {
+            let pod = match pod {
+                Some(p)
+                    if s(&p, "/status/phase") == "Failed"
+                        || s(&p, "/status/phase") == "Succeeded" =>
+                {
+                    Some(p)
+                }
+                Some(p) if p.pointer("/metadata/deletionTimestamp").is_some() => {
+                    let uid = s(&p, "/metadata/uid");
+                    if self.gone_at.get(uid).is_some_and(|t| *t <= now) && !knobs.stuck_terminating
+                    {
+                        self.delete_pod(store, &ns, &name, &now_s);
+                        Some(self.create_pod(store, &sbx, &knobs, now, settle))
+                    } else {
+                        Some(p)
+                    }
+                }
+                Some(p) => Some(p),
+                None => Some(self.create_pod(store, &sbx, &knobs, now, settle)),
+            }
+            .expect("a pod exists or was created");
+            let pod = self.progress_pod(store, &sbx, pod, &knobs, now);
+            conds = running_conditions(&pod, &cond);
+            if s(&pod, "/status/phase") == "Running" {
+                extra = json!({"podIPs": pod.pointer("/status/podIPs").cloned().unwrap_or(json!([])),
+                    "nodeName": s(&pod, "/spec/nodeName")});
+            }
+            if let Some(ps) = pod.pointer("/status/conditions").and_then(Value::as_array)
+                && let Some(c) = ps.iter().find(|c| c["type"] == "PodScheduled")
+            {
+                conds.push(cond(
+                    "PodScheduled",
+                    s(c, "/status"),
+                    s(c, "/reason"),
+                    s(c, "/message"),
+                ));
+            }
+        }
+        if let Some(msg) = &knobs.reconciler_error {
+            conds.retain(|c| c["type"] != "Ready");
+            conds.insert(
+                0,
+                cond(
+                    "Ready",
+                    "False",
+                    "ReconcilerError",
+                    &format!("Error seen: {msg}"),
+                ),
+            );
+            self.announce(
+                store,
+                &sbx,
+                "ReconcilerError",
+                &format!("Error seen: {msg}"),
+                "Warning",
+                &now_s,
+            );
+        }
+        self.write_status(store, &sbx, conds, extra);
+    }
+}
+
+fn running_conditions(pod: &Value, cond: &dyn Fn(&str, &str, &str, &str) -> Value) -> Vec<Value> {
+    let not_suspended = cond(
+        "Suspended",
+        "False",
+        "NotSuspended",
+        "Sandbox is not suspended",
+    );
+    let phase = s(pod, "/status/phase");
+    let ready = match phase {
+        "Failed" => cond(
+            "Ready",
+            "False",
+            "PodFailed",
+            &format!("Pod {} failed", s(pod, "/metadata/name")),
+        ),
+        "Succeeded" => cond("Ready", "False", "PodSucceeded", "Pod succeeded"),
+        _ if pod.pointer("/metadata/deletionTimestamp").is_some() => cond(
+            "Ready",
+            "False",
+            "DependenciesNotReady",
+            "Pod is terminating",
+        ),
+        "Running" if pod_ready(pod) => cond(
+            "Ready",
+            "True",
+            "DependenciesReady",
+            "Pod is Ready; Service Exists",
+        ),
+        "Running" => cond(
+            "Ready",
+            "False",
+            "DependenciesNotReady",
+            "Pod is Running but not Ready",
+        ),
+        _ => cond(
+            "Ready",
+            "False",
+            "DependenciesNotReady",
+            &format!(
+                "Pod is {}",
+                if phase.is_empty() { "Pending" } else { phase }
+            ),
+        ),
+    };
+    let mut conds = vec![ready, not_suspended];
+    if matches!(phase, "Failed" | "Succeeded") {
+        conds.push(cond(
+            "Finished",
+            "True",
+            &format!("Pod{phase}"),
+            "Pod reached a terminal phase",
+        ));
+    }
+    conds
+}
+
+impl Controller {
+    fn write_status(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        mut conds: Vec<Value>,
+        extra: Value,
+    ) {
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let Some(current) = store.get(&SANDBOXES, ns, name).cloned() else {
+            return;
+        };
+        keep_transition_times(&current, &mut conds);
+        let mut status = Map::new();
+        status.insert("conditions".into(), Value::Array(conds));
+        if let Some(e) = extra.as_object() {
+            for (k, v) in e {
+                if !(v.is_null() || v == "" || v == &json!([])) {
+                    status.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        // kept while suspended once a pod has existed
+        let selector = format!("agents.x-k8s.io/sandbox-name-hash={}", name_hash(name));
+        status.insert("selector".into(), json!(selector));
+        if current.pointer("/spec/service").and_then(Value::as_bool) == Some(true) {
+            status.insert("service".into(), json!(name));
+            status.insert(
+                "serviceFQDN".into(),
+                json!(format!("{name}.{ns}.svc.cluster.local")),
+            );
+        }
+        let mut next = current.clone();
+        next["status"] = Value::Object(status);
+        // the pod name annotation tracks the pod
+        let has_pod = store
+            .get(&PODS, ns, name)
+            .is_some_and(|p| owns(&current, p));
+        let annotations = next["metadata"].as_object_mut().expect("metadata");
+        match (
+            has_pod,
+            annotations
+                .get_mut("annotations")
+                .and_then(Value::as_object_mut),
+        ) {
+            (true, Some(a)) => {
+                a.insert("agents.x-k8s.io/pod-name".into(), json!(name));
+            }
+            (false, Some(a)) => {
+                a.remove("agents.x-k8s.io/pod-name");
+            }
+            _ => {}
+        }
+        if next != current {
+            store.update(&SANDBOXES, next);
+        }
+    }
+
+    fn ensure_pvcs(&mut self, store: &mut Store, sbx: &Value, knobs: &Knobs, now: &str) {
+        let ns = s(sbx, "/metadata/namespace");
+        let name = s(sbx, "/metadata/name");
+        let vcts = sbx
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for vct in vcts {
+            let pvc_name = format!("{}-{name}", s(&vct, "/metadata/name"));
+            let phase = if knobs.pvc_pending {
+                "Pending"
+            } else {
+                "Bound"
+            };
+            match store.get(&PVCS, ns, &pvc_name).cloned() {
+                None => {
+                    let mut labels = vct
+                        .pointer("/metadata/labels")
+                        .cloned()
+                        .unwrap_or(json!({}));
+                    labels["agents.x-k8s.io/sandbox-name-hash"] = json!(name_hash(name));
+                    let pvc = json!({"metadata":{"name":pvc_name,"namespace":ns,"labels":labels,
+                        "ownerReferences":[owner_ref(sbx)]},
+                        "spec": vct.get("spec").cloned().unwrap_or(json!({})),
+                        "status":{"phase":phase}});
+                    if store.create(&PVCS, pvc, now).is_ok() && knobs.pvc_pending {
+                        self.announce(store, sbx, "ProvisioningFailed", &format!("persistentvolumeclaim {pvc_name}: waiting for a volume to be created, either by external provisioner or manually created by system administrator"), "Warning", now);
+                    }
+                }
+                Some(mut pvc) if s(&pvc, "/status/phase") != phase => {
+                    pvc["status"]["phase"] = json!(phase);
+                    store.update(&PVCS, pvc);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn create_pod(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+        settle: bool,
+    ) -> Value {
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let template = sbx
+            .pointer("/spec/podTemplate")
+            .cloned()
+            .unwrap_or(json!({}));
+        let mut labels = template
+            .pointer("/metadata/labels")
+            .cloned()
+            .unwrap_or(json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.retain(|k, _| {
+                !k.starts_with("agents.x-k8s.io/") && !k.starts_with("extensions.agents.x-k8s.io/")
+            });
+            l.insert(
+                "agents.x-k8s.io/sandbox-name-hash".into(),
+                json!(name_hash(name)),
+            );
+        }
+        let mut spec = template.get("spec").cloned().unwrap_or(json!({}));
+        let vcts = sbx
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !vcts.is_empty() && spec.is_object() {
+            let mut volumes = spec
+                .get("volumes")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for v in &vcts {
+                let vn = s(v, "/metadata/name");
+                volumes.push(
+                    json!({"name":vn,"persistentVolumeClaim":{"claimName":format!("{vn}-{name}")}}),
+                );
+            }
+            spec["volumes"] = json!(volumes);
+        }
+        let owners = if knobs.foreign_pod {
+            json!([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"someone-else","uid":"00000000-0000-4000-8000-00000000f0e1","controller":true}])
+        } else {
+            json!([owner_ref(sbx)])
+        };
+        let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
+            "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+            "ownerReferences":owners},
+            "spec":spec,
+            "status":{"phase":"Pending","conditions":[]}});
+        let created = store
+            .create(&PODS, pod, &k8s_time(now))
+            .expect("no pod of that name");
+        let uid = s(&created, "/metadata/uid").to_string();
+        let ready_delay = knobs
+            .ready_delay_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.ready_delay);
+        self.started
+            .insert(uid, if settle { now - ready_delay } else { now });
+        if !knobs.foreign_pod {
+            self.announce(
+                store,
+                sbx,
+                "CreatedPod",
+                &format!("Created pod {name}"),
+                "Normal",
+                &k8s_time(now),
+            );
+        }
+        created
+    }
+
+    /// Move a live pod along: scheduling, image pull, start, readiness — or the knob's trouble.
+    fn progress_pod(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        pod: Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+    ) -> Value {
+        if pod.pointer("/metadata/deletionTimestamp").is_some()
+            || matches!(s(&pod, "/status/phase"), "Failed" | "Succeeded")
+        {
+            return pod;
+        }
+        let now_s = k8s_time(now);
+        let uid = s(&pod, "/metadata/uid").to_string();
+        let name = s(&pod, "/metadata/name").to_string();
+        let ready_delay = knobs
+            .ready_delay_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.ready_delay);
+        let started = *self.started.entry(uid.clone()).or_insert(now);
+        let due = now >= started + ready_delay;
+        let containers: Vec<String> = pod
+            .pointer("/spec/containers")
+            .and_then(Value::as_array)
+            .map(|cs| cs.iter().map(|c| s(c, "/name").to_string()).collect())
+            .unwrap_or_default();
+        let image = pod
+            .pointer("/spec/containers/0/image")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let pc = |t: &str, st: &str, r: &str, m: &str| json!({"type":t,"status":st,"reason":r,"message":m,"lastTransitionTime":now_s});
+        let mut next = pod.clone();
+        let node = "sim-node-1";
+        let cstatus = |state: Value, ready: bool, restarts: u32| -> Value {
+            json!(containers.iter().map(|c| json!({"name":c,"image":image,"ready":ready,"restartCount":restarts,"started":ready,"state":state.clone()})).collect::<Vec<_>>())
+        };
+        if let Some(msg) = &knobs.unschedulable {
+            next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","False","Unschedulable",msg)]});
+            self.announce(store, sbx, "FailedScheduling", msg, "Warning", &now_s);
+        } else if knobs.pvc_pending {
+            next["status"] = json!({"phase":"Pending","conditions":[]});
+        } else if let Some(reason) = &knobs.image_pull {
+            let msg = format!("Back-off pulling image \"{image}\"");
+            next["spec"]["nodeName"] = json!(node);
+            next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","True","","")],
+                "containerStatuses": cstatus(json!({"waiting":{"reason":reason,"message":msg}}), false, 0)});
+            self.announce(
+                store,
+                sbx,
+                "Failed",
+                &format!("Failed to pull image \"{image}\": {reason}"),
+                "Warning",
+                &now_s,
+            );
+        } else if !due {
+            next["spec"]["nodeName"] = json!(node);
+            next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","True","","")],
+                "containerStatuses": cstatus(json!({"waiting":{"reason":"ContainerCreating"}}), false, 0)});
+        } else if knobs.pod_failed {
+            next["spec"]["nodeName"] = json!(node);
+            next["status"] = json!({"phase":"Failed","reason":"Error","message":"container agent exited with code 137 (OOMKilled)",
+                "conditions":[pc("PodScheduled","True","","")],
+                "containerStatuses": cstatus(json!({"terminated":{"reason":"OOMKilled","exitCode":137}}), false, 0)});
+            self.announce(
+                store,
+                sbx,
+                "PodFailed",
+                "Pod failed: container agent OOMKilled",
+                "Warning",
+                &now_s,
+            );
+        } else if knobs.crash_loop {
+            next["spec"]["nodeName"] = json!(node);
+            next["status"] = json!({"phase":"Running","podIP":"10.244.0.9","podIPs":[{"ip":"10.244.0.9"}],
+                "conditions":[pc("PodScheduled","True","",""),pc("Ready","False","ContainersNotReady","containers with unready status: [agent]")],
+                "containerStatuses": cstatus(json!({"waiting":{"reason":"CrashLoopBackOff","message":format!("back-off 5m0s restarting failed container=agent pod={name}")}}), false, 7)});
+            self.announce(
+                store,
+                sbx,
+                "BackOff",
+                "Back-off restarting failed container agent",
+                "Warning",
+                &now_s,
+            );
+        } else {
+            let h = u32::from_str_radix(&name_hash(&uid), 16).unwrap_or(0);
+            let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
+            next["spec"]["nodeName"] = json!(node);
+            next["status"] = json!({"phase":"Running","podIP":ip,"podIPs":[{"ip":ip}],
+                "conditions":[pc("PodScheduled","True","",""),pc("Ready","True","","")],
+                "containerStatuses": cstatus(json!({"running":{"startedAt":now_s}}), true, 0)});
+        }
+        // keep transition times of unchanged pod conditions
+        keep_transition_times(
+            &pod,
+            next["status"]["conditions"]
+                .as_array_mut()
+                .map(Vec::as_mut_slice)
+                .unwrap_or(&mut []),
+        );
+        if next != pod {
+            store.update(&PODS, next)
+        } else {
+            pod
+        }
+    }
+
+    fn start_termination(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        mut pod: Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+        settle: bool,
+    ) {
+        let grace = knobs
+            .grace_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.grace);
+        // settling a scenario: a stuck pod was deleted long ago; a pod with its own grace is
+        // still draining; any other is already gone
+        let deadline = if settle && knobs.stuck_terminating {
+            now - Duration::minutes(10)
+        } else {
+            now + grace
+        };
+        let gone = if settle && knobs.grace_ms.is_none() {
+            now
+        } else {
+            now + grace
+        };
+        pod["metadata"]["deletionTimestamp"] = json!(k8s_time(deadline));
+        pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace.num_seconds());
+        self.gone_at
+            .insert(s(&pod, "/metadata/uid").to_string(), gone);
+        let name = s(&pod, "/metadata/name").to_string();
+        store.update(&PODS, pod);
+        self.announce(
+            store,
+            sbx,
+            "Killing",
+            &format!("Stopping container agent in pod {name}"),
+            "Normal",
+            &k8s_time(now),
+        );
+        if settle && !knobs.stuck_terminating && knobs.grace_ms.is_none() {
+            store.delete(
+                &PODS,
+                s(sbx, "/metadata/namespace"),
+                &name,
+                &k8s_time(now),
+                &[],
+            );
+        }
+    }
+
+    fn delete_pod(&mut self, store: &mut Store, ns: &str, name: &str, now: &str) {
+        if let Some(p) = store.delete(&PODS, ns, name, now, &[]) {
+            let uid = s(&p, "/metadata/uid");
+            self.started.remove(uid);
+            self.gone_at.remove(uid);
+        }
+    }
+
+    /// Record an Event once per (object, reason).
+    fn announce(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        reason: &str,
+        message: &str,
+        type_: &str,
+        now: &str,
+    ) {
+        let uid = s(sbx, "/metadata/uid").to_string();
+        if !self
+            .announced
+            .insert((uid.clone(), format!("{reason}:{message}")))
+        {
+            return;
+        }
+        self.event_seq += 1;
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let ev = json!({"metadata":{"name":format!("{name}.{:016x}", self.event_seq),"namespace":ns},
+            "involvedObject":{"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","name":name,"namespace":ns,"uid":uid},
+            "reason":reason,"message":message,"type":type_,"count":1,
+            "firstTimestamp":now,"lastTimestamp":now,"source":{"component":"sandbox-controller"}});
+        let _ = store.create(&EVENTS, ev, now);
+    }
+}
+
+fn suspended_conditions(cond: &dyn Fn(&str, &str, &str, &str) -> Value) -> Vec<Value> {
+    vec![
+        cond("Ready", "False", "SandboxSuspended", "Sandbox is suspended"),
+        cond("Suspended", "True", "PodTerminated", "Pod is terminated"),
+    ]
+}
+
+fn owner_ref(sbx: &Value) -> Value {
+    json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","name":s(sbx, "/metadata/name"),
+        "uid":s(sbx, "/metadata/uid"),"controller":true,"blockOwnerDeletion":true})
+}
+
+fn owns(sbx: &Value, pod: &Value) -> bool {
+    let uid = s(sbx, "/metadata/uid");
+    pod.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid))
+}
+
+fn pod_ready(pod: &Value) -> bool {
+    pod.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+}

@@ -1,0 +1,113 @@
+//! Discovery documents: /version, /api, /apis, and each group version's resource list.
+
+use super::resources::{CORE, EXTENSIONS, Resource, SANDBOXES, SANDBOXES_V1ALPHA1};
+use serde_json::{Value, json};
+
+/// What agent-sandbox the sim poses as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AgentSandbox {
+    /// v0.5+: v1beta1 sandboxes and extensions.
+    #[default]
+    Current,
+    /// ≤ v0.4: v1alpha1 only.
+    TooOld,
+    /// The CRDs are not installed.
+    Missing,
+}
+
+impl AgentSandbox {
+    /// Every resource served, by group version.
+    pub fn served(self) -> Vec<Resource> {
+        let mut out = CORE.to_vec();
+        match self {
+            AgentSandbox::Current => {
+                out.push(SANDBOXES);
+                out.extend(EXTENSIONS);
+            }
+            AgentSandbox::TooOld => out.push(SANDBOXES_V1ALPHA1),
+            AgentSandbox::Missing => {}
+        }
+        out
+    }
+}
+
+pub fn version() -> Value {
+    json!({"major":"1","minor":"33","gitVersion":"v1.33.0-namzu-sim","gitCommit":"sim","gitTreeState":"clean",
+        "buildDate":"2026-11-01T00:00:00Z","goVersion":"go1.24","compiler":"gc","platform":"linux/amd64"})
+}
+
+pub fn core_versions() -> Value {
+    json!({"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"127.0.0.1"}]})
+}
+
+fn groups_of(served: &[Resource]) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<String>)> =
+        vec![("authorization.k8s.io".into(), vec!["v1".into()])];
+    for r in served.iter().filter(|r| !r.group.is_empty()) {
+        match groups.iter_mut().find(|(g, _)| g == r.group) {
+            Some((_, vs)) if !vs.iter().any(|v| v == r.version) => vs.push(r.version.into()),
+            Some(_) => {}
+            None => groups.push((r.group.into(), vec![r.version.into()])),
+        }
+    }
+    groups
+}
+
+fn group_doc(name: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion":format!("{name}/{v}"),"version":v}))
+        .collect();
+    json!({"name":name,"versions":vs,"preferredVersion":vs[0]})
+}
+
+pub fn group_list(served: &[Resource]) -> Value {
+    let groups: Vec<Value> = groups_of(served)
+        .iter()
+        .map(|(g, vs)| group_doc(g, vs))
+        .collect();
+    json!({"kind":"APIGroupList","apiVersion":"v1","groups":groups})
+}
+
+pub fn group(served: &[Resource], name: &str) -> Option<Value> {
+    let groups = groups_of(served);
+    let (g, vs) = groups.iter().find(|(g, _)| g == name)?;
+    let mut doc = group_doc(g, vs);
+    doc["kind"] = json!("APIGroup");
+    doc["apiVersion"] = json!("v1");
+    Some(doc)
+}
+
+const VERBS: [&str; 7] = [
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+/// `APIResourceList` of one group version; `None` when not served.
+pub fn resources(served: &[Resource], group: &str, version: &str) -> Option<Value> {
+    if group == "authorization.k8s.io" && version == "v1" {
+        return Some(
+            json!({"kind":"APIResourceList","apiVersion":"v1","groupVersion":"authorization.k8s.io/v1",
+            "resources":[{"name":"selfsubjectaccessreviews","singularName":"selfsubjectaccessreview","namespaced":false,"kind":"SelfSubjectAccessReview","verbs":["create"]}]}),
+        );
+    }
+    let list: Vec<Value> = served
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+        .flat_map(|r| {
+            let main = json!({"name":r.plural,"singularName":r.kind.to_lowercase(),"namespaced":r.namespaced,
+                "kind":r.kind,"verbs":VERBS,"shortNames":r.short_names,"categories":["all"]});
+            let status = json!({"name":format!("{}/status", r.plural),"singularName":"","namespaced":r.namespaced,
+                "kind":r.kind,"verbs":["get","patch","update"]});
+            if r.has_status { vec![main, status] } else { vec![main] }
+        })
+        .collect();
+    if list.is_empty() {
+        return None;
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({"kind":"APIResourceList","apiVersion":"v1","groupVersion":gv,"resources":list}))
+}

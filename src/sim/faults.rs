@@ -1,0 +1,153 @@
+//! Fault injection by rule: method + path pattern, on the n-th match, the first n, or always.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Answer with this status and a Status body (`Retry-After` when given).
+    Status {
+        code: u16,
+        reason: String,
+        message: String,
+        retry_after: Option<u32>,
+    },
+    /// Wait, then serve normally.
+    Delay(Duration),
+    /// Never answer.
+    Hang,
+    /// Close the connection without an answer.
+    Reset,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fault {
+    pub method: Option<String>,
+    /// Matched against the path; `*` is a wildcard, otherwise the path must contain it.
+    pub path: String,
+    /// Fire only on the n-th matching request (1-based).
+    pub nth: Option<u32>,
+    /// Fire on the first n matching requests.
+    pub times: Option<u32>,
+    pub action: Action,
+    pub(crate) seen: u32,
+}
+
+impl Fault {
+    /// A rule that fires on every match until narrowed with [`Fault::nth`] or [`Fault::times`].
+    pub fn new(method: Option<&str>, path: &str, action: Action) -> Fault {
+        Fault {
+            method: method.map(str::to_uppercase),
+            path: path.to_string(),
+            nth: None,
+            times: None,
+            action,
+            seen: 0,
+        }
+    }
+
+    pub fn status(method: Option<&str>, path: &str, code: u16, message: &str) -> Fault {
+        let reason = match code {
+            429 => "TooManyRequests",
+            403 => "Forbidden",
+            409 => "Conflict",
+            422 => "Invalid",
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            504 => "Timeout",
+            _ => "Unknown",
+        };
+        Fault::new(
+            method,
+            path,
+            Action::Status {
+                code,
+                reason: reason.into(),
+                message: message.into(),
+                retry_after: None,
+            },
+        )
+    }
+
+    pub fn nth(mut self, n: u32) -> Fault {
+        self.nth = Some(n);
+        self
+    }
+
+    pub fn times(mut self, n: u32) -> Fault {
+        self.times = Some(n);
+        self
+    }
+
+    pub fn retry_after(mut self, seconds: u32) -> Fault {
+        if let Action::Status { retry_after, .. } = &mut self.action {
+            *retry_after = Some(seconds);
+        }
+        self
+    }
+
+    fn matches(&self, method: &str, path: &str) -> bool {
+        self.method.as_deref().is_none_or(|m| m == method) && glob(&self.path, path)
+    }
+
+    /// Count a request; the action if this rule fires on it.
+    pub(crate) fn fire(&mut self, method: &str, path: &str) -> Option<Action> {
+        if !self.matches(method, path) {
+            return None;
+        }
+        self.seen += 1;
+        let fires = match (self.nth, self.times) {
+            (Some(n), _) => self.seen == n,
+            (None, Some(t)) => self.seen <= t,
+            (None, None) => true,
+        };
+        fires.then(|| self.action.clone())
+    }
+}
+
+/// `*` matches any run of characters; a pattern without `*` matches as a substring.
+fn glob(pattern: &str, text: &str) -> bool {
+    if !pattern.contains('*') {
+        return text.contains(pattern);
+    }
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            match rest.strip_prefix(part) {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nth_and_times() {
+        let mut f = Fault::status(
+            Some("patch"),
+            "/sandboxes/",
+            500,
+            "etcdserver: request timed out",
+        )
+        .nth(2);
+        assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_none());
+        assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_some());
+        assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_none());
+        assert!(f.fire("GET", "/apis/x/sandboxes/a").is_none());
+        let mut t = Fault::new(None, "/api/*/pods", Action::Hang).times(1);
+        assert!(t.fire("GET", "/api/v1/namespaces/a/pods").is_some());
+        assert!(t.fire("GET", "/api/v1/namespaces/a/pods").is_none());
+    }
+}

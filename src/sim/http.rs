@@ -1,0 +1,748 @@
+//! The API server: hyper over loopback, routing, auth, faults, the verbs, strict mode, the record.
+
+use super::auth::{User, authenticate};
+use super::clock::k8s_time;
+use super::faults::Action;
+use super::record::Recorded;
+use super::resources::{CASCADE, NAMESPACES, Resource, Target, parse_path};
+use super::selector::Selector;
+use super::status::{self, ApiError};
+use super::{Shared, State, discovery, table, watch};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::sync::Arc;
+
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed_unsync()
+}
+
+/// Split and percent-decode a query string.
+pub fn query_pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(b) => {
+                    out.push(b);
+                    i += 2;
+                }
+                Err(_) => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One parsed request.
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    pub content_type: String,
+    pub accept: String,
+    pub body: Option<Value>,
+    pub raw_body: Bytes,
+    pub user: Option<User>,
+}
+
+impl Req {
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
+    let mut b = Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-cache, private");
+    if let Some(s) = retry_after {
+        b = b.header("retry-after", s.to_string());
+    }
+    b.body(full(serde_json::to_vec(body).expect("json")))
+        .expect("response")
+}
+
+fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.body, e.retry_after)
+}
+
+/// Serve one request; `Err` closes the connection with no answer (an injected reset).
+pub async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, std::io::Error> {
+    let header = |k: &str| {
+        req.headers()
+            .get(k)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    let (content_type, accept, authorization, user_agent) = (
+        header("content-type"),
+        header("accept"),
+        header("authorization"),
+        header("user-agent"),
+    );
+    let method = req.method().as_str().to_uppercase();
+    let path = req.uri().path().to_string();
+    let raw_query = req.uri().query().unwrap_or("").to_string();
+    let raw_body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let body = if raw_body.is_empty() {
+        None
+    } else {
+        Some(
+            serde_json::from_slice(&raw_body)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw_body).into_owned())),
+        )
+    };
+    let mut rec = Recorded {
+        method: method.clone(),
+        path: path.clone(),
+        query: raw_query.clone(),
+        content_type: content_type.clone(),
+        body: body.clone(),
+        status: 0,
+        user: String::new(),
+        user_agent,
+    };
+
+    let user = {
+        let st = shared.lock();
+        match authenticate(
+            &st.users,
+            Some(&authorization)
+                .filter(|a| !a.is_empty())
+                .map(String::as_str),
+        ) {
+            Ok(u) => u.cloned(),
+            Err(_) => {
+                drop(st);
+                let e = status::unauthorized();
+                rec.status = e.code;
+                shared.lock().record.push(rec);
+                return Ok(error_response(&e));
+            }
+        }
+    };
+    rec.user = user
+        .as_ref()
+        .map_or("admin".to_string(), |u| u.name.clone());
+
+    let fault = {
+        let mut st = shared.lock();
+        st.faults.iter_mut().find_map(|f| f.fire(&method, &path))
+    };
+    match fault {
+        Some(Action::Delay(d)) => tokio::time::sleep(d).await,
+        Some(Action::Hang) => {
+            shared.lock().record.push(rec);
+            return std::future::pending().await;
+        }
+        Some(Action::Reset) => {
+            shared.lock().record.push(rec);
+            return Err(std::io::Error::other("injected connection reset"));
+        }
+        Some(Action::Status {
+            code,
+            reason,
+            message,
+            retry_after,
+        }) => {
+            let mut e = status::status(code, &reason, &message, json!({}));
+            e.retry_after = retry_after;
+            rec.status = code;
+            shared.lock().record.push(rec);
+            return Ok(error_response(&e));
+        }
+        None => {}
+    }
+
+    let req = Req {
+        method,
+        path,
+        query: query_pairs(&raw_query),
+        content_type,
+        accept,
+        body,
+        raw_body,
+        user,
+    };
+    let response = route(&shared, &req);
+    rec.status = response.status().as_u16();
+    shared.lock().record.push(rec);
+    Ok(response)
+}
+
+fn route(shared: &Arc<Shared>, req: &Req) -> Response<Body> {
+    let now = shared.clock.now();
+    let mut st = shared.lock();
+    st.reconcile(now);
+    let served = st.agent_sandbox.served();
+    let target = parse_path(&req.path);
+    let result = match (req.method.as_str(), target) {
+        ("GET", Some(Target::Version)) => Ok((200, discovery::version())),
+        ("GET", Some(Target::CoreGroups)) => Ok((200, discovery::core_versions())),
+        ("GET", Some(Target::Groups)) => Ok((200, discovery::group_list(&served))),
+        ("GET", Some(Target::CoreResources)) => discovery::resources(&served, "", "v1")
+            .map(|d| (200, d))
+            .ok_or_else(|| status::path_not_found(&req.path)),
+        ("GET", Some(Target::GroupVersions(g))) => discovery::group(&served, &g)
+            .map(|d| (200, d))
+            .ok_or_else(|| status::path_not_found(&req.path)),
+        ("GET", Some(Target::GroupResources(g, v))) => discovery::resources(&served, &g, &v)
+            .map(|d| (200, d))
+            .ok_or_else(|| status::path_not_found(&req.path)),
+        ("POST", Some(Target::SelfSubjectAccessReview)) => Ok(access_review(req)),
+        (
+            _,
+            Some(Target::Objects {
+                group,
+                version,
+                plural,
+                namespace,
+                name,
+                subresource,
+            }),
+        ) => {
+            let Some(r) = served
+                .iter()
+                .find(|r| r.group == group && r.version == version && r.plural == plural)
+                .copied()
+            else {
+                return error_response(&status::path_not_found(&req.path));
+            };
+            if subresource.is_some()
+                || (r.namespaced && namespace.is_none() && name.is_some())
+                || (!r.namespaced && namespace.is_some())
+            {
+                return error_response(&status::path_not_found(&req.path));
+            }
+            if req.method == "GET"
+                && name.is_none()
+                && matches!(req.param("watch"), Some("1" | "true"))
+            {
+                return match authorize(req, &r, "watch", namespace.as_deref(), "") {
+                    Err(e) => error_response(&e),
+                    Ok(()) => watch::start(&mut st, &r, namespace.as_deref(), req),
+                };
+            }
+            objects(&mut st, req, &r, namespace.as_deref(), name.as_deref(), now)
+        }
+        (_, Some(_)) => Err(status::method_not_allowed()),
+        (_, None) => Err(status::path_not_found(&req.path)),
+    };
+    let writes = matches!(req.method.as_str(), "POST" | "PATCH" | "PUT" | "DELETE");
+    if writes {
+        st.reconcile(now);
+    }
+    match result {
+        Ok((code, body)) => json_response(code, &body, None),
+        Err(e) => error_response(&e),
+    }
+}
+
+fn authorize(
+    req: &Req,
+    r: &Resource,
+    verb: &str,
+    ns: Option<&str>,
+    name: &str,
+) -> Result<(), ApiError> {
+    match &req.user {
+        Some(u) if !u.can(verb, r.group, r.plural, ns) => {
+            Err(status::forbidden(&u.name, verb, r, ns, name))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn access_review(req: &Req) -> (u16, Value) {
+    let attrs = req
+        .body
+        .as_ref()
+        .and_then(|b| b.pointer("/spec/resourceAttributes"))
+        .cloned()
+        .unwrap_or(json!({}));
+    let f = |k: &str| {
+        attrs
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let ns = f("namespace");
+    let allowed = req.user.as_ref().is_none_or(|u| {
+        u.can(
+            &f("verb"),
+            &f("group"),
+            &f("resource"),
+            Some(ns.as_str()).filter(|n| !n.is_empty()),
+        )
+    });
+    let mut out = json!({"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","metadata":{},
+        "spec":{"resourceAttributes":attrs},"status":{"allowed":allowed}});
+    if !allowed {
+        out["status"]["reason"] = json!("no RBAC policy matched");
+    }
+    (201, out)
+}
+
+type Answer = Result<(u16, Value), ApiError>;
+
+fn objects(
+    st: &mut State,
+    req: &Req,
+    r: &Resource,
+    ns: Option<&str>,
+    name: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Answer {
+    let verb = match (req.method.as_str(), name) {
+        ("GET", Some(_)) => "get",
+        ("GET", None) => "list",
+        ("POST", None) => "create",
+        ("PATCH", Some(_)) => "patch",
+        ("PUT", Some(_)) => "update",
+        ("DELETE", Some(_)) => "delete",
+        _ => return Err(status::method_not_allowed()),
+    };
+    authorize(req, r, verb, ns, name.unwrap_or(""))?;
+    let ns_key = ns.unwrap_or("");
+    let now_s = k8s_time(now);
+    let table_wanted = req.accept.contains("as=Table");
+    match verb {
+        "get" => {
+            let obj = st
+                .store
+                .get(r, ns_key, name.unwrap_or(""))
+                .cloned()
+                .ok_or_else(|| status::not_found(r, name.unwrap_or("")))?;
+            if table_wanted {
+                let rv = st.store.resource_version().to_string();
+                return Ok((
+                    200,
+                    table::table(
+                        r,
+                        &[obj],
+                        &rv,
+                        req.param("includeObject").unwrap_or("Metadata"),
+                        now,
+                    ),
+                ));
+            }
+            Ok((200, obj))
+        }
+        "list" => list(st, req, r, ns, table_wanted, now),
+        "create" => {
+            let mut obj = req.body.clone().filter(Value::is_object).ok_or_else(|| {
+                status::bad_request("the body of the request must be a JSON object")
+            })?;
+            if let Some(ns) = ns {
+                match obj.pointer("/metadata/namespace").and_then(Value::as_str) {
+                    Some(other) if other != ns => {
+                        return Err(status::bad_request(
+                            "the namespace of the provided object does not match the namespace sent on the request",
+                        ));
+                    }
+                    _ => obj["metadata"]["namespace"] = json!(ns),
+                }
+                if st.store.get(&NAMESPACES, "", ns).is_none() {
+                    return Err(status::not_found(&NAMESPACES, ns));
+                }
+            }
+            validate(r, &obj, None)?;
+            st.store.create(r, obj, &now_s).map(|o| (201, o))
+        }
+        "patch" => patch(st, req, r, ns_key, name.unwrap_or("")),
+        "update" => update(st, req, r, ns_key, name.unwrap_or("")),
+        "delete" => delete(st, req, r, ns_key, name.unwrap_or(""), &now_s),
+        _ => Err(status::method_not_allowed()),
+    }
+}
+
+fn list(
+    st: &State,
+    req: &Req,
+    r: &Resource,
+    ns: Option<&str>,
+    table_wanted: bool,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Answer {
+    let labels = Selector::parse(req.param("labelSelector").unwrap_or(""))
+        .map_err(|m| status::bad_request(&m))?;
+    let fields = Selector::parse(req.param("fieldSelector").unwrap_or(""))
+        .map_err(|m| status::bad_request(&m))?;
+    let limit = req
+        .param("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
+    let after = req
+        .param("continue")
+        .filter(|c| !c.is_empty())
+        .map(decode_continue)
+        .transpose()?;
+    let matching = st
+        .store
+        .list(r, ns)
+        .filter(|o| labels.matches_labels(o) && fields.matches_fields(o));
+    let mut items: Vec<Value> = match &after {
+        Some(key) => matching.filter(|o| object_key(o) > *key).cloned().collect(),
+        None => matching.cloned().collect(),
+    };
+    let rv = st.store.resource_version().to_string();
+    let mut meta = json!({"resourceVersion": rv});
+    if let Some(limit) = limit
+        && items.len() > limit
+    {
+        let remaining = items.len() - limit;
+        items.truncate(limit);
+        meta["continue"] = json!(encode_continue(&object_key(
+            items.last().expect("limit > 0")
+        )));
+        meta["remainingItemCount"] = json!(remaining);
+    }
+    if table_wanted {
+        return Ok((
+            200,
+            table::table(
+                r,
+                &items,
+                &rv,
+                req.param("includeObject").unwrap_or("Metadata"),
+                now,
+            ),
+        ));
+    }
+    if r.group.is_empty() {
+        // the core API omits kind and apiVersion on list items
+        for i in &mut items {
+            if let Some(o) = i.as_object_mut() {
+                o.remove("kind");
+                o.remove("apiVersion");
+            }
+        }
+    }
+    Ok((
+        200,
+        json!({"kind":format!("{}List", r.kind),"apiVersion":r.api_version(),"metadata":meta,"items":items}),
+    ))
+}
+
+fn object_key(o: &Value) -> String {
+    let f = |k: &str| {
+        o.pointer(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    format!("{}\u{0}{}", f("/metadata/namespace"), f("/metadata/name"))
+}
+
+fn encode_continue(key: &str) -> String {
+    key.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn decode_continue(token: &str) -> Result<String, ApiError> {
+    let bad = || {
+        status::status(
+            410,
+            "Expired",
+            "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+            json!({}),
+        )
+    };
+    if !token.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let bytes: Result<Vec<u8>, _> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
+        .collect();
+    bytes
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(bad)
+}
+
+/// Keep what a write to the main resource cannot change.
+fn keep_immutable(r: &Resource, old: &Value, new: &mut Value) {
+    for k in [
+        "uid",
+        "name",
+        "namespace",
+        "creationTimestamp",
+        "generation",
+        "deletionTimestamp",
+    ] {
+        match old["metadata"].get(k) {
+            Some(v) => new["metadata"][k] = v.clone(),
+            None => {
+                if let Some(m) = new["metadata"].as_object_mut() {
+                    m.remove(k);
+                }
+            }
+        }
+    }
+    new["kind"] = old["kind"].clone();
+    new["apiVersion"] = old["apiVersion"].clone();
+    if r.has_status {
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(o) = new.as_object_mut() {
+                    o.remove("status");
+                }
+            }
+        }
+    }
+}
+
+fn invalid(r: &Resource, name: &str, field_message: &str) -> ApiError {
+    status::status(
+        422,
+        "Invalid",
+        &format!(
+            "{} \"{name}\" is invalid: {field_message}",
+            r.kind_qualified()
+        ),
+        json!({"name":name,"group":r.group,"kind":r.kind}),
+    )
+}
+
+/// The schema rules the real server enforces that matter here.
+fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    for map in ["labels", "annotations"] {
+        if let Some(m) = obj["metadata"].get(map).filter(|m| !m.is_null()) {
+            let ok = m
+                .as_object()
+                .is_some_and(|m| m.values().all(Value::is_string));
+            if !ok {
+                return Err(invalid(
+                    r,
+                    name,
+                    &format!("metadata.{map}: Invalid value: must be a map of strings"),
+                ));
+            }
+        }
+    }
+    if r.plural == "sandboxes" {
+        if let Some(mode) = obj.pointer("/spec/operatingMode")
+            && mode != "Running"
+            && mode != "Suspended"
+        {
+            return Err(invalid(
+                r,
+                name,
+                &format!(
+                    "spec.operatingMode: Unsupported value: {mode}: supported values: \"Running\", \"Suspended\""
+                ),
+            ));
+        }
+        if let Some(old) = old
+            && old.pointer("/spec/volumeClaimTemplates")
+                != obj.pointer("/spec/volumeClaimTemplates")
+        {
+            return Err(invalid(
+                r,
+                name,
+                "spec: Invalid value: \"object\": volumeClaimTemplates is immutable",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
+    let ct = req
+        .content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if st.strict && r.plural == "sandboxes" {
+        let leading_test = ct == "application/json-patch+json"
+            && req
+                .body
+                .as_ref()
+                .and_then(|b| b.get(0))
+                .and_then(|op| op.get("op"))
+                .and_then(Value::as_str)
+                == Some("test");
+        if !leading_test {
+            return Err(status::bad_request(
+                "strict mode: a PATCH of a Sandbox must be a JSON Patch (application/json-patch+json) whose first operation is a test",
+            ));
+        }
+    }
+    let old = st
+        .store
+        .get(r, ns, name)
+        .cloned()
+        .ok_or_else(|| status::not_found(r, name))?;
+    let mut new = old.clone();
+    match ct.as_str() {
+        "application/json-patch+json" => {
+            let ops: json_patch::Patch =
+                serde_json::from_slice(&req.raw_body).map_err(|_| status::patch_invalid())?;
+            json_patch::patch(&mut new, &ops).map_err(|_| status::patch_invalid())?;
+        }
+        "application/merge-patch+json" => {
+            let body = req
+                .body
+                .clone()
+                .filter(Value::is_object)
+                .ok_or_else(|| status::bad_request("the merge patch must be a JSON object"))?;
+            json_patch::merge(&mut new, &body);
+        }
+        "application/strategic-merge-patch+json" if r.group.is_empty() => {
+            let body = req
+                .body
+                .clone()
+                .filter(Value::is_object)
+                .ok_or_else(|| status::bad_request("the patch must be a JSON object"))?;
+            json_patch::merge(&mut new, &body);
+        }
+        other => return Err(status::unsupported_media(other)),
+    }
+    commit(st, req, r, old, new)
+}
+
+fn update(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
+    let old = st
+        .store
+        .get(r, ns, name)
+        .cloned()
+        .ok_or_else(|| status::not_found(r, name))?;
+    let new = req
+        .body
+        .clone()
+        .filter(Value::is_object)
+        .ok_or_else(|| status::bad_request("the body of the request must be a JSON object"))?;
+    commit(st, req, r, old, new)
+}
+
+/// Store a written object: optimistic concurrency on resourceVersion, immutables kept, validated.
+fn commit(st: &mut State, req: &Req, r: &Resource, old: Value, mut new: Value) -> Answer {
+    let name = old
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let sent_rv = new
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty());
+    if sent_rv.is_some_and(|v| {
+        Some(v)
+            != old
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+    }) {
+        return Err(status::status(
+            409,
+            "Conflict",
+            &format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+                r.qualified()
+            ),
+            json!({"name":name,"group":r.group,"kind":r.plural}),
+        ));
+    }
+    keep_immutable(r, &old, &mut new);
+    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    validate(r, &new, Some(&old))?;
+    if req.param("dryRun").is_some() {
+        return Ok((200, new));
+    }
+    Ok((200, st.store.update(r, new)))
+}
+
+fn delete(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str, now: &str) -> Answer {
+    let opts = req.body.clone().unwrap_or(json!({}));
+    let pre_uid = opts.pointer("/preconditions/uid").and_then(Value::as_str);
+    let pre_rv = opts
+        .pointer("/preconditions/resourceVersion")
+        .and_then(Value::as_str);
+    if st.strict && r.plural == "sandboxes" && pre_uid.is_none() && pre_rv.is_none() {
+        return Err(status::bad_request(
+            "strict mode: a DELETE of a Sandbox must carry DeleteOptions preconditions (uid and/or resourceVersion)",
+        ));
+    }
+    let old = st
+        .store
+        .get(r, ns, name)
+        .cloned()
+        .ok_or_else(|| status::not_found(r, name))?;
+    let have = |k: &str| {
+        old.pointer(&format!("/metadata/{k}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    if let Some(want) = pre_uid
+        && want != have("uid")
+    {
+        return Err(status::precondition_uid(r, name, want, &have("uid")));
+    }
+    if pre_rv.is_some_and(|want| want != have("resourceVersion")) {
+        return Err(status::precondition_rv(r, name));
+    }
+    if req.param("dryRun").is_some()
+        || opts
+            .get("dryRun")
+            .is_some_and(|d| d.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        return Ok((200, old));
+    }
+    let deleted = st
+        .store
+        .delete(r, ns, name, now, &CASCADE)
+        .expect("present");
+    if deleted.pointer("/metadata/deletionTimestamp").is_some()
+        && st.store.get(r, ns, name).is_some()
+    {
+        return Ok((200, deleted));
+    }
+    Ok((
+        200,
+        json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success",
+        "details":{"name":name,"group":r.group,"kind":r.plural,"uid":have("uid")}}),
+    ))
+}

@@ -1,0 +1,385 @@
+//! The simulated cluster (DESIGN.md §6): a loopback Kubernetes API server with a model of the
+//! agent-sandbox controller, for `kubectl namzu demo` and for every integration test.
+//! It stands alone: nothing here calls the tool's cluster, CLI or TUI code.
+
+pub mod auth;
+pub mod clock;
+pub mod controller;
+pub mod discovery;
+pub mod faults;
+mod http;
+pub mod record;
+pub mod resources;
+pub mod scenario;
+pub mod selector;
+pub mod status;
+pub mod store;
+mod table;
+mod watch;
+
+use auth::User;
+use chrono::{DateTime, Utc};
+use clock::Clock;
+use controller::{Controller, Knobs, Timing, knob_key};
+use discovery::AgentSandbox;
+use faults::Fault;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use record::Recorded;
+use resources::{CLAIMS, NAMESPACES, Resource, SANDBOXES};
+use scenario::Scenario;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use store::Store;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// Everything the server holds, behind one lock.
+pub struct State {
+    pub store: Store,
+    pub controller: Controller,
+    pub faults: Vec<Fault>,
+    pub record: Vec<Recorded>,
+    pub users: Vec<User>,
+    pub strict: bool,
+    pub agent_sandbox: AgentSandbox,
+}
+
+impl State {
+    pub fn reconcile(&mut self, now: DateTime<Utc>) {
+        self.controller.reconcile(&mut self.store, now, false);
+    }
+}
+
+pub struct Shared {
+    state: Mutex<State>,
+    pub clock: Clock,
+}
+
+impl Shared {
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        // a panicking test thread must not take every later request down with it
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// Reject any PATCH of a Sandbox that is not a JSON Patch led by a `test`, and any DELETE of
+    /// a Sandbox without preconditions.
+    pub strict: bool,
+    /// `Some(t)`: a manual clock starting at `t` that only [`Sim::advance`] moves.
+    pub manual_clock: Option<DateTime<Utc>>,
+    pub timing: Timing,
+    /// Bearer tokens; empty = no authentication. The kubeconfig carries the first user's token.
+    pub users: Vec<User>,
+    pub agent_sandbox: AgentSandbox,
+    pub port: u16,
+    /// Where the kubeconfig is written.
+    pub kubeconfig: PathBuf,
+    /// The kubeconfig context's namespace.
+    pub namespace: String,
+}
+
+impl SimConfig {
+    /// Strict, manual clock at 2026-11-29T10:00:00Z, no auth, any free port.
+    pub fn for_tests(kubeconfig: &Path) -> SimConfig {
+        SimConfig {
+            strict: true,
+            manual_clock: Some(
+                DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
+                    .expect("fixed")
+                    .with_timezone(&Utc),
+            ),
+            timing: Timing::default(),
+            users: Vec::new(),
+            agent_sandbox: AgentSandbox::Current,
+            port: 0,
+            kubeconfig: kubeconfig.to_path_buf(),
+            namespace: "default".into(),
+        }
+    }
+}
+
+/// A running simulated cluster. Dropping it stops the server.
+pub struct Sim {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    kubeconfig: PathBuf,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Sim {
+    /// Bind, load the scenario (settled: delays already elapsed), write the kubeconfig, serve.
+    pub async fn start(mut config: SimConfig, scenario: &Scenario) -> std::io::Result<Sim> {
+        if config.users.is_empty() {
+            config.users = scenario.users.clone();
+        }
+        let clock = match config.manual_clock {
+            Some(t) => Clock::manual(t),
+            None => Clock::Real,
+        };
+        let state = State {
+            store: Store::new(),
+            controller: Controller::new(config.timing),
+            faults: Vec::new(),
+            record: Vec::new(),
+            users: config.users.clone(),
+            strict: config.strict,
+            agent_sandbox: config.agent_sandbox,
+        };
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            clock,
+        });
+        load(&shared, scenario).map_err(std::io::Error::other)?;
+
+        let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
+        let addr = listener.local_addr()?;
+        write_kubeconfig(
+            &config.kubeconfig,
+            addr,
+            config.users.first().map(|u| u.token.as_str()),
+            &config.namespace,
+        )?;
+        let mut tasks = vec![tokio::spawn(accept_loop(listener, shared.clone()))];
+        if config.manual_clock.is_none() {
+            tasks.push(tokio::spawn(tick(shared.clone())));
+        }
+        Ok(Sim {
+            shared,
+            addr,
+            kubeconfig: config.kubeconfig,
+            tasks,
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Write a kubeconfig for another token (another user) at `path`.
+    pub fn write_kubeconfig_for(
+        &self,
+        path: &Path,
+        token: Option<&str>,
+        namespace: &str,
+    ) -> std::io::Result<()> {
+        write_kubeconfig(path, self.addr, token, namespace)
+    }
+
+    pub fn now(&self) -> DateTime<Utc> {
+        self.shared.clock.now()
+    }
+
+    /// Move a manual clock forward and let the controller catch up.
+    pub fn advance(&self, by: chrono::Duration) {
+        self.shared.clock.advance(by);
+        let now = self.shared.clock.now();
+        self.shared.lock().reconcile(now);
+    }
+
+    /// Every request served so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.lock().record.clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared.lock().record.clear();
+    }
+
+    pub fn add_fault(&self, fault: Fault) {
+        self.shared.lock().faults.push(fault);
+    }
+
+    pub fn clear_faults(&self) {
+        self.shared.lock().faults.clear();
+    }
+
+    pub fn set_knobs(&self, namespace: &str, name: &str, knobs: Knobs) {
+        let now = self.now();
+        let mut st = self.shared.lock();
+        st.controller.knobs.insert(knob_key(namespace, name), knobs);
+        st.reconcile(now);
+    }
+
+    pub fn set_strict(&self, strict: bool) {
+        self.shared.lock().strict = strict;
+    }
+
+    /// Forget the watch history: a watch from an older resourceVersion gets 410 Gone.
+    pub fn compact(&self) {
+        self.shared.lock().store.compact();
+    }
+
+    pub fn get(&self, r: &Resource, namespace: &str, name: &str) -> Option<Value> {
+        self.shared.lock().store.get(r, namespace, name).cloned()
+    }
+
+    pub fn list(&self, r: &Resource, namespace: Option<&str>) -> Vec<Value> {
+        self.shared
+            .lock()
+            .store
+            .list(r, namespace)
+            .cloned()
+            .collect()
+    }
+
+    /// Change an object behind the API's back (as another writer would): bumps resourceVersion.
+    pub fn modify(
+        &self,
+        r: &Resource,
+        namespace: &str,
+        name: &str,
+        edit: impl FnOnce(&mut Value),
+    ) -> Option<Value> {
+        let now = self.now();
+        let mut st = self.shared.lock();
+        let mut obj = st.store.get(r, namespace, name)?.clone();
+        edit(&mut obj);
+        let out = st.store.update(r, obj);
+        st.reconcile(now);
+        Some(out)
+    }
+
+    /// Create objects (and namespaces) after start, e.g. to seed thousands of workspaces.
+    pub fn load(&self, scenario: &Scenario) -> Result<(), String> {
+        load(&self.shared, scenario)
+    }
+}
+
+fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
+    let now = shared.clock.now();
+    let now_s = clock::k8s_time(now);
+    let mut st = shared.lock();
+    let mut namespaces: Vec<String> = scenario.namespaces.clone();
+    namespaces.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
+    namespaces.extend(scenario.objects.iter().filter_map(|o| {
+        o.pointer("/metadata/namespace")?
+            .as_str()
+            .map(str::to_string)
+    }));
+    namespaces.push("default".into());
+    for ns in namespaces {
+        if st.store.get(&NAMESPACES, "", &ns).is_none() {
+            st.store
+                .create(
+                    &NAMESPACES,
+                    json!({"metadata":{"name":ns},"status":{"phase":"Active"}}),
+                    &now_s,
+                )
+                .map_err(|e| e.body.to_string())?;
+        }
+    }
+    let served = resources::CORE
+        .iter()
+        .chain(&[SANDBOXES])
+        .chain(&resources::EXTENSIONS)
+        .copied()
+        .collect::<Vec<_>>();
+    for obj in &scenario.objects {
+        let (api_version, kind) = (
+            obj["apiVersion"].as_str().unwrap_or(""),
+            obj["kind"].as_str().unwrap_or(""),
+        );
+        let r = served
+            .iter()
+            .find(|r| r.kind == kind && r.api_version() == api_version)
+            .ok_or_else(|| format!("scenario object of unknown type {api_version} {kind}"))?;
+        st.store
+            .create(r, obj.clone(), &now_s)
+            .map_err(|e| e.body["message"].to_string())?;
+    }
+    for w in &scenario.workspaces {
+        let claim_uid = w
+            .owner_claim
+            .as_ref()
+            .and_then(|c| st.store.get(&CLAIMS, &w.namespace, c))
+            .and_then(|c| {
+                c.pointer("/metadata/uid")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            });
+        st.store
+            .create(&SANDBOXES, w.sandbox(claim_uid.as_deref()), &now_s)
+            .map_err(|e| e.body["message"].to_string())?;
+    }
+    for (key, knobs) in scenario.all_knobs() {
+        st.controller.knobs.insert(key, knobs);
+    }
+    let State {
+        store, controller, ..
+    } = &mut *st;
+    // settle twice: pods are created, then move to their steady state
+    controller.reconcile(store, now, true);
+    controller.reconcile(store, now, true);
+    Ok(())
+}
+
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req| http::handle(shared.clone(), req));
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// On a real clock the controller moves on its own.
+async fn tick(shared: Arc<Shared>) {
+    let mut interval = tokio::time::interval(std::time::Duration::from_millis(100));
+    loop {
+        interval.tick().await;
+        let now = shared.clock.now();
+        shared.lock().reconcile(now);
+    }
+}
+
+fn write_kubeconfig(
+    path: &Path,
+    addr: SocketAddr,
+    token: Option<&str>,
+    namespace: &str,
+) -> std::io::Result<()> {
+    let user = match token {
+        Some(t) => json!({"token": t}),
+        None => json!({}),
+    };
+    let doc = json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "namzu-sim", "cluster": {"server": format!("http://{addr}")}}],
+        "users": [{"name": "namzu-sim-user", "user": user}],
+        "contexts": [{"name": "namzu-sim", "context": {"cluster": "namzu-sim", "user": "namzu-sim-user", "namespace": namespace}}],
+        "current-context": "namzu-sim",
+        "preferences": {}
+    });
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(
+        path,
+        serde_yaml::to_string(&doc).map_err(std::io::Error::other)?,
+    )
+}

@@ -1,0 +1,239 @@
+//! Scenarios: data files (YAML or JSON) of namespaces, objects, workspace shorthands and knobs.
+//! Strings `{{now}}`, `{{now-5m}}`, `{{now+1h}}`, `{{now-60d|ms}}` become timestamps at load.
+
+use super::clock::k8s_time;
+use super::controller::{Knobs, knob_key};
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// One workspace as `@namzu/sandbox` would have created it, expanded to a Sandbox at load.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorkspaceSpec {
+    pub namespace: String,
+    pub id: String,
+    /// The pod template as stored on the Sandbox (overlays applied).
+    pub pod_template: Value,
+    #[serde(default)]
+    pub hash: Option<String>,
+    #[serde(default = "running")]
+    pub mode: String,
+    #[serde(default)]
+    pub epoch: Option<String>,
+    #[serde(default)]
+    pub changed_at: Option<String>,
+    #[serde(default)]
+    pub created: Option<String>,
+    /// Further annotations (a foreign owner, say).
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+    /// No `metadata.annotations` map at all.
+    #[serde(default)]
+    pub no_annotations: bool,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default = "default_disks")]
+    pub disks: Vec<String>,
+    /// A SandboxClaim of this name (in the scenario) owns the Sandbox.
+    #[serde(default)]
+    pub owner_claim: Option<String>,
+    /// Held by a finalizer with a deletionTimestamp set.
+    #[serde(default)]
+    pub deleting: bool,
+    #[serde(default)]
+    pub shutdown_time: Option<String>,
+    #[serde(default)]
+    pub knobs: Knobs,
+}
+
+fn running() -> String {
+    "Running".into()
+}
+
+fn default_disks() -> Vec<String> {
+    vec!["workspace-disk".into()]
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    #[serde(default)]
+    pub objects: Vec<Value>,
+    #[serde(default)]
+    pub workspaces: Vec<WorkspaceSpec>,
+    /// Knobs for objects given in full, by `namespace/name`.
+    #[serde(default)]
+    pub knobs: BTreeMap<String, Knobs>,
+    /// Users and their RBAC rules; the kubeconfig carries the first one's token.
+    #[serde(default)]
+    pub users: Vec<super::auth::User>,
+    /// Pod templates that workspaces reference by YAML anchor; not served.
+    #[serde(default)]
+    pub revisions: BTreeMap<String, Value>,
+}
+
+/// The built-in demo scenario.
+pub const DEMO: &str = include_str!("../../assets/demo-scenario.yaml");
+
+impl Scenario {
+    /// Parse scenario text (YAML or JSON), resolving `{{now…}}` against `now`.
+    pub fn parse(text: &str, now: DateTime<Utc>) -> Result<Scenario, String> {
+        let mut doc: serde_yaml::Value =
+            serde_yaml::from_str(text).map_err(|e| format!("scenario is not YAML or JSON: {e}"))?;
+        doc.apply_merge()
+            .map_err(|e| format!("scenario merge keys: {e}"))?;
+        let mut json: Value = serde_json::to_value(doc).map_err(|e| format!("scenario: {e}"))?;
+        resolve_times(&mut json, now)?;
+        serde_json::from_value(json).map_err(|e| format!("scenario: {e}"))
+    }
+
+    pub fn demo(now: DateTime<Utc>) -> Scenario {
+        Scenario::parse(DEMO, now).expect("the built-in demo scenario parses")
+    }
+
+    /// Every knob, by `namespace/name`.
+    pub fn all_knobs(&self) -> Vec<(String, Knobs)> {
+        let mut out: Vec<(String, Knobs)> = self
+            .knobs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for w in &self.workspaces {
+            if w.knobs != Knobs::default() {
+                out.push((
+                    knob_key(&w.namespace, &format!("namzu-ws-{}", w.id)),
+                    w.knobs.clone(),
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl WorkspaceSpec {
+    /// The Sandbox the library's create POST would have produced, as it stands now.
+    pub fn sandbox(&self, claim_uid: Option<&str>) -> Value {
+        let mut annotations = Map::new();
+        if let Some(e) = &self.epoch {
+            annotations.insert("sandbox.namzu.ai/holder-epoch".into(), json!(e));
+        }
+        if let Some(h) = &self.hash {
+            annotations.insert("sandbox.namzu.ai/pod-template-hash".into(), json!(h));
+        }
+        if let Some(c) = &self.changed_at {
+            annotations.insert(
+                "sandbox.namzu.ai/operating-mode-changed-at".into(),
+                json!(c),
+            );
+        }
+        for (k, v) in &self.annotations {
+            annotations.insert(k.clone(), json!(v));
+        }
+        let name = format!("namzu-ws-{}", self.id);
+        let mut meta = json!({"name":name,"namespace":self.namespace});
+        if !self.no_annotations {
+            meta["annotations"] = Value::Object(annotations);
+        }
+        if !self.labels.is_empty() {
+            meta["labels"] = json!(self.labels);
+        }
+        if let Some(c) = &self.created {
+            meta["creationTimestamp"] = json!(c);
+        }
+        if let (Some(claim), Some(uid)) = (&self.owner_claim, claim_uid) {
+            meta["ownerReferences"] = json!([{"apiVersion":"extensions.agents.x-k8s.io/v1beta1","kind":"SandboxClaim",
+                "name":claim,"uid":uid,"controller":true,"blockOwnerDeletion":true}]);
+        }
+        if self.deleting {
+            meta["finalizers"] = json!(["namzu.ai/demo-hold"]);
+            meta["deletionTimestamp"] = json!(self.created.clone().unwrap_or_default());
+        }
+        let vcts: Vec<Value> = self.disks.iter().map(|d| json!({"metadata":{"name":d},
+            "spec":{"accessModes":["ReadWriteOnce"],"volumeMode":"Block","resources":{"requests":{"storage":"10Gi"}}}})).collect();
+        let mut spec = json!({"podTemplate":self.pod_template,"operatingMode":self.mode,"service":true,"volumeClaimTemplates":vcts});
+        if let Some(t) = &self.shutdown_time {
+            spec["shutdownTime"] = json!(t);
+            spec["shutdownPolicy"] = json!("Retain");
+        }
+        json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","metadata":meta,"spec":spec})
+    }
+}
+
+fn resolve_times(v: &mut Value, now: DateTime<Utc>) -> Result<(), String> {
+    match v {
+        Value::String(s) if s.starts_with("{{") && s.ends_with("}}") => {
+            *s = resolve_time(&s[2..s.len() - 2], now)?;
+        }
+        Value::Array(items) => {
+            for i in items {
+                resolve_times(i, now)?;
+            }
+        }
+        Value::Object(map) => {
+            for (_, m) in map.iter_mut() {
+                resolve_times(m, now)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `now`, `now-5m`, `now+2h`, `now-60d`, with `|ms` for the millisecond (`toISOString`) form.
+fn resolve_time(expr: &str, now: DateTime<Utc>) -> Result<String, String> {
+    let bad = || format!("scenario: cannot read time expression {{{{{expr}}}}}");
+    let (expr, millis) = match expr.trim().strip_suffix("|ms") {
+        Some(e) => (e.trim(), true),
+        None => (expr.trim(), false),
+    };
+    let rest = expr.strip_prefix("now").ok_or_else(bad)?;
+    let t = if rest.is_empty() {
+        now
+    } else {
+        let (sign, amount) = rest.split_at(1);
+        let unit = amount.chars().last().ok_or_else(bad)?;
+        let n: i64 = amount[..amount.len() - 1].parse().map_err(|_| bad())?;
+        let d = match unit {
+            's' => Duration::seconds(n),
+            'm' => Duration::minutes(n),
+            'h' => Duration::hours(n),
+            'd' => Duration::days(n),
+            _ => return Err(bad()),
+        };
+        match sign {
+            "-" => now - d,
+            "+" => now + d,
+            _ => return Err(bad()),
+        }
+    };
+    Ok(if millis {
+        t.to_rfc3339_opts(SecondsFormat::Millis, true)
+    } else {
+        k8s_time(t)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn time_expressions() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+        assert_eq!(resolve_time("now", now).unwrap(), "2026-11-29T10:00:00Z");
+        assert_eq!(
+            resolve_time("now-90m", now).unwrap(),
+            "2026-11-29T08:30:00Z"
+        );
+        assert_eq!(
+            resolve_time("now-60d|ms", now).unwrap(),
+            "2026-09-30T10:00:00.000Z"
+        );
+        assert!(resolve_time("yesterday", now).is_err());
+    }
+}

@@ -1,0 +1,151 @@
+//! `Status` bodies worded as kube-apiserver words them.
+
+use super::resources::Resource;
+use serde_json::{Value, json};
+
+/// An API error: HTTP code and a Status body.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: u16,
+    pub body: Value,
+    /// `Retry-After` seconds, for 429/503.
+    pub retry_after: Option<u32>,
+}
+
+pub fn status(code: u16, reason: &str, message: &str, details: Value) -> ApiError {
+    ApiError {
+        code,
+        body: json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+            "message":message,"reason":reason,"details":details,"code":code}),
+        retry_after: None,
+    }
+}
+
+fn details(r: &Resource, name: &str) -> Value {
+    let mut d = json!({"group": r.group, "kind": r.plural});
+    if !name.is_empty() {
+        d["name"] = json!(name);
+    }
+    d
+}
+
+pub fn not_found(r: &Resource, name: &str) -> ApiError {
+    status(
+        404,
+        "NotFound",
+        &format!("{} \"{name}\" not found", r.qualified()),
+        details(r, name),
+    )
+}
+
+pub fn already_exists(r: &Resource, name: &str) -> ApiError {
+    status(
+        409,
+        "AlreadyExists",
+        &format!("{} \"{name}\" already exists", r.qualified()),
+        details(r, name),
+    )
+}
+
+pub fn precondition_rv(r: &Resource, name: &str) -> ApiError {
+    status(
+        409,
+        "Conflict",
+        &format!(
+            "Operation cannot be fulfilled on {} \"{name}\": the ResourceVersion in the precondition does not match the ResourceVersion in record. The object might have been modified",
+            r.kind_qualified()
+        ),
+        details(r, name),
+    )
+}
+
+pub fn precondition_uid(r: &Resource, name: &str, want: &str, have: &str) -> ApiError {
+    status(
+        409,
+        "Conflict",
+        &format!(
+            "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: UID in precondition: {want}, UID in object meta: {have}",
+            r.kind_qualified()
+        ),
+        details(r, name),
+    )
+}
+
+/// A failed JSON-Patch `test`, or a malformed patch: the server cannot tell them apart.
+pub fn patch_invalid() -> ApiError {
+    status(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+        json!({}),
+    )
+}
+
+pub fn bad_request(message: &str) -> ApiError {
+    status(400, "BadRequest", message, json!({}))
+}
+
+pub fn unauthorized() -> ApiError {
+    status(401, "Unauthorized", "Unauthorized", json!({}))
+}
+
+/// Worded like the RBAC authorizer.
+pub fn forbidden(
+    user: &str,
+    verb: &str,
+    r: &Resource,
+    namespace: Option<&str>,
+    name: &str,
+) -> ApiError {
+    let subject = if name.is_empty() {
+        r.qualified()
+    } else {
+        format!("{} \"{name}\"", r.qualified())
+    };
+    let scope = match namespace {
+        Some(ns) => format!("in the namespace \"{ns}\""),
+        None => "at the cluster scope".to_string(),
+    };
+    status(
+        403,
+        "Forbidden",
+        &format!(
+            "{subject} is forbidden: User \"{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
+            r.plural, r.group
+        ),
+        details(r, name),
+    )
+}
+
+pub fn gone(message: &str) -> ApiError {
+    status(410, "Expired", message, json!({}))
+}
+
+pub fn unsupported_media(content_type: &str) -> ApiError {
+    status(
+        415,
+        "UnsupportedMediaType",
+        &format!(
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json (got {content_type})"
+        ),
+        json!({}),
+    )
+}
+
+pub fn method_not_allowed() -> ApiError {
+    status(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+        json!({}),
+    )
+}
+
+pub fn path_not_found(path: &str) -> ApiError {
+    status(
+        404,
+        "NotFound",
+        &format!("the server could not find the requested resource ({path})"),
+        json!({}),
+    )
+}

@@ -1,0 +1,299 @@
+//! The object store: objects by (resource, namespace, name) in etcd key order, one global
+//! resourceVersion counter, uids, the watch history and garbage collection by ownerReferences.
+
+use super::resources::Resource;
+use super::status::{self, ApiError};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// `group/plural`: one store per resource whatever version serves it.
+pub fn rkey(r: &Resource) -> String {
+    format!("{}/{}", r.group, r.plural)
+}
+
+type Key = (String, String, String);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub rv: u64,
+    pub rkey: String,
+    pub namespace: String,
+    pub kind: EventType,
+    pub object: Value,
+}
+
+/// How many events a watch can resume from before it gets 410 Gone.
+const HISTORY: usize = 50_000;
+
+pub struct Store {
+    objects: BTreeMap<Key, Value>,
+    rv: u64,
+    uid_seq: u64,
+    history: VecDeque<Arc<Event>>,
+    /// The newest resourceVersion whose event is no longer kept: a watch from below it gets 410.
+    dropped_up_to: u64,
+    pub events: broadcast::Sender<Arc<Event>>,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new()
+    }
+}
+
+impl Store {
+    pub fn new() -> Store {
+        Store {
+            objects: BTreeMap::new(),
+            rv: 1000,
+            uid_seq: 0,
+            history: VecDeque::new(),
+            dropped_up_to: 0,
+            events: broadcast::channel(4096).0,
+        }
+    }
+
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    pub fn next_uid(&mut self) -> String {
+        self.uid_seq += 1;
+        format!(
+            "{:08x}-5a4d-4000-8000-{:012x}",
+            self.uid_seq * 2654435761 % 0xffff_ffff,
+            self.uid_seq
+        )
+    }
+
+    /// Forget history so watches from before now get 410 Gone.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.dropped_up_to = self.rv;
+    }
+
+    /// Events after `rv` for a resource, or `None` when `rv` is too old (410).
+    pub fn events_since(&self, rv: u64, rk: &str) -> Option<Vec<Arc<Event>>> {
+        if rv < self.dropped_up_to {
+            return None;
+        }
+        Some(
+            self.history
+                .iter()
+                .filter(|e| e.rv > rv && e.rkey == rk)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    fn emit(&mut self, rk: &str, namespace: &str, kind: EventType, object: &Value) {
+        let ev = Arc::new(Event {
+            rv: self.rv,
+            rkey: rk.to_string(),
+            namespace: namespace.to_string(),
+            kind,
+            object: object.clone(),
+        });
+        if self.history.len() >= HISTORY
+            && let Some(dropped) = self.history.pop_front()
+        {
+            self.dropped_up_to = dropped.rv;
+        }
+        self.history.push_back(ev.clone());
+        let _ = self.events.send(ev);
+    }
+
+    /// The API server omits empty label and annotation maps (omitempty), so a client never sees `{}`.
+    fn normalize(obj: &mut Value) {
+        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+            for key in ["annotations", "labels"] {
+                if meta
+                    .get(key)
+                    .is_some_and(|m| m.as_object().is_some_and(|m| m.is_empty()) || m.is_null())
+                {
+                    meta.remove(key);
+                }
+            }
+        }
+    }
+
+    fn bump(&mut self, obj: &mut Value) {
+        Store::normalize(obj);
+        self.rv += 1;
+        obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+    }
+
+    pub fn get(&self, r: &Resource, ns: &str, name: &str) -> Option<&Value> {
+        self.objects
+            .get(&(rkey(r), ns.to_string(), name.to_string()))
+    }
+
+    /// All objects of a resource, in one namespace or all, in key order.
+    pub fn list<'a>(
+        &'a self,
+        r: &Resource,
+        ns: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        let rk = rkey(r);
+        let start = (rk.clone(), ns.unwrap_or("").to_string(), String::new());
+        self.objects
+            .range(start..)
+            .take_while(move |((k, n, _), _)| *k == rk && ns.is_none_or(|ns| n == ns))
+            .map(|(_, v)| v)
+    }
+
+    /// Insert a new object: sets uid, creationTimestamp, resourceVersion, generation.
+    pub fn create(&mut self, r: &Resource, mut obj: Value, now: &str) -> Result<Value, ApiError> {
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if name.is_empty() {
+            return Err(status::status(
+                422,
+                "Invalid",
+                &format!(
+                    "{} \"\" is invalid: metadata.name: Required value: name or generateName is required",
+                    r.kind
+                ),
+                json!({}),
+            ));
+        }
+        let ns = if r.namespaced {
+            obj.pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("default")
+                .to_string()
+        } else {
+            String::new()
+        };
+        let key = (rkey(r), ns.clone(), name.clone());
+        if self.objects.contains_key(&key) {
+            return Err(status::already_exists(r, &name));
+        }
+        obj["apiVersion"] = json!(r.api_version());
+        obj["kind"] = json!(r.kind);
+        let meta = &mut obj["metadata"];
+        if r.namespaced {
+            meta["namespace"] = json!(ns);
+        }
+        let uid = self.next_uid();
+        let meta = &mut obj["metadata"];
+        meta["uid"] = json!(uid);
+        if meta.get("creationTimestamp").is_none_or(Value::is_null) {
+            meta["creationTimestamp"] = json!(now);
+        }
+        if !r.group.is_empty() || r.plural == "pods" {
+            meta["generation"] = json!(1);
+        }
+        self.bump(&mut obj);
+        self.objects.insert(key, obj.clone());
+        self.emit(&rkey(r), &ns, EventType::Added, &obj);
+        Ok(obj)
+    }
+
+    /// Store `obj` over the existing one if it differs: bumps resourceVersion, and generation
+    /// when `spec` changed. Returns the stored object.
+    pub fn update(&mut self, r: &Resource, mut obj: Value) -> Value {
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let key = (rkey(r), ns.clone(), name);
+        let Some(old) = self.objects.get(&key) else {
+            return obj;
+        };
+        let mut unchanged = obj.clone();
+        unchanged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+        if unchanged == *old {
+            return old.clone();
+        }
+        if old.get("spec") != obj.get("spec")
+            && let Some(g) = old.pointer("/metadata/generation").and_then(Value::as_i64)
+        {
+            obj["metadata"]["generation"] = json!(g + 1);
+        }
+        self.bump(&mut obj);
+        self.objects.insert(key, obj.clone());
+        self.emit(&rkey(r), &ns, EventType::Modified, &obj);
+        obj
+    }
+
+    /// Delete, or mark deleting when finalizers remain; dependents go by garbage collection.
+    pub fn delete(
+        &mut self,
+        r: &Resource,
+        ns: &str,
+        name: &str,
+        now: &str,
+        all: &[Resource],
+    ) -> Option<Value> {
+        let key = (rkey(r), ns.to_string(), name.to_string());
+        let mut obj = self.objects.get(&key)?.clone();
+        let has_finalizers = obj
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        if has_finalizers {
+            if obj.pointer("/metadata/deletionTimestamp").is_none() {
+                obj["metadata"]["deletionTimestamp"] = json!(now);
+                return Some(self.update(r, obj));
+            }
+            return Some(obj);
+        }
+        self.objects.remove(&key);
+        self.bump(&mut obj);
+        self.emit(&rkey(r), ns, EventType::Deleted, &obj);
+        if let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) {
+            self.collect_dependents(uid, ns, now, all);
+        }
+        Some(obj)
+    }
+
+    fn collect_dependents(&mut self, owner_uid: &str, ns: &str, now: &str, all: &[Resource]) {
+        for r in all {
+            let dependents: Vec<String> = self
+                .list(r, Some(ns))
+                .filter(|o| {
+                    o.pointer("/metadata/ownerReferences")
+                        .and_then(Value::as_array)
+                        .is_some_and(|refs| refs.iter().any(|x| x["uid"] == owner_uid))
+                })
+                .filter_map(|o| {
+                    o.pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
+                .collect();
+            for name in dependents {
+                self.delete(r, ns, &name, now, all);
+            }
+        }
+    }
+}

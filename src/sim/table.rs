@@ -1,0 +1,64 @@
+//! Server-side printing (`Accept: …;as=Table;g=meta.k8s.io`), which `kubectl get` asks for.
+
+use super::resources::Resource;
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+fn column(name: &str, format: &str) -> Value {
+    json!({"name":name,"type":"string","format":format,"description":"","priority":0})
+}
+
+fn age(obj: &Value, now: DateTime<Utc>) -> String {
+    obj.pointer("/metadata/creationTimestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| crate::domain::age::human_duration((now - t.with_timezone(&Utc)).num_seconds()))
+        .unwrap_or_else(|| "<unknown>".into())
+}
+
+fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let name = obj.pointer("/metadata/name").cloned().unwrap_or(json!(""));
+    if r.plural == "sandboxes" {
+        let ready = obj
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"));
+        let field = |k: &str| ready.and_then(|c| c.get(k)).cloned().unwrap_or(json!(""));
+        vec![name, field("status"), field("reason"), json!(age(obj, now))]
+    } else {
+        vec![name, json!(age(obj, now))]
+    }
+}
+
+/// A meta.k8s.io/v1 Table of `objects`; `include` is the `includeObject` parameter.
+pub fn table(
+    r: &Resource,
+    objects: &[Value],
+    rv: &str,
+    include: &str,
+    now: DateTime<Utc>,
+) -> Value {
+    let columns = if r.plural == "sandboxes" {
+        vec![
+            column("Name", "name"),
+            column("Ready", ""),
+            column("Reason", ""),
+            column("Age", ""),
+        ]
+    } else {
+        vec![column("Name", "name"), column("Age", "")]
+    };
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|o| {
+            let object = match include {
+                "None" => Value::Null,
+                "Object" => o.clone(),
+                _ => json!({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":o["metadata"]}),
+            };
+            json!({"cells":cells(r, o, now),"object":object})
+        })
+        .collect();
+    json!({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":rv},
+        "columnDefinitions":columns,"rows":rows})
+}

@@ -1,0 +1,143 @@
+//! Fidelity against a real client: kubectl, where it is on PATH, run against the sim.
+
+use crate::sim_support::*;
+use kubectl_namzu::sim::resources::SANDBOXES;
+use std::process::Output;
+
+/// Run kubectl against the sim; `None` (and a note) when kubectl is not installed.
+async fn kubectl(t: &TestSim, args: &[&str]) -> Option<Output> {
+    let which = std::process::Command::new("kubectl")
+        .arg("version")
+        .arg("--client")
+        .output();
+    if which.is_err() {
+        eprintln!("SKIPPED: kubectl is not on PATH; the kubectl fidelity test did not run");
+        return None;
+    }
+    let mut full: Vec<String> = vec![
+        "--kubeconfig".into(),
+        t.sim.kubeconfig().display().to_string(),
+        "--cache-dir".into(),
+        t.dir.path().join("kube-cache").display().to_string(),
+    ];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("kubectl").args(&full).output()
+    })
+    .await
+    .expect("join")
+    .expect("kubectl runs");
+    Some(out)
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_reads_patches_and_deletes_like_a_real_server() {
+    let t = start().await;
+    let Some(out) = kubectl(&t, &["get", "sandboxes.agents.x-k8s.io", "-A"]).await else {
+        return;
+    };
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let header = stdout.lines().next().unwrap_or("");
+    for col in ["NAMESPACE", "NAME", "READY", "REASON", "AGE"] {
+        assert!(header.contains(col), "{header}");
+    }
+    assert!(
+        stdout.contains("namzu-ws-awake") && stdout.contains("DependenciesReady"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("SandboxSuspended"), "{stdout}");
+
+    let out = kubectl(
+        &t,
+        &[
+            "get",
+            "sandboxes.agents.x-k8s.io",
+            "-n",
+            "agents",
+            "namzu-ws-awake",
+            "-o",
+            "json",
+        ],
+    )
+    .await
+    .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let obj: serde_json::Value = serde_json::from_str(&stdout).expect("kubectl printed JSON");
+    assert_eq!(
+        obj["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"],
+        "2"
+    );
+
+    // a JSON patch whose test fails: kubectl reports the 422 and nothing changes
+    let patch = r#"[{"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"9"},{"op":"add","path":"/spec/operatingMode","value":"Suspended"}]"#;
+    let out = kubectl(
+        &t,
+        &[
+            "patch",
+            "sandboxes.agents.x-k8s.io",
+            "-n",
+            "agents",
+            "namzu-ws-awake",
+            "--type=json",
+            "-p",
+            patch,
+        ],
+    )
+    .await
+    .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("the server rejected our request due to an error in our request"),
+        "{stderr}"
+    );
+    assert_eq!(
+        t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap()["spec"]["operatingMode"],
+        "Running"
+    );
+
+    // kubectl deletes without preconditions: strict mode refuses, and kubectl says why
+    let out = kubectl(
+        &t,
+        &[
+            "delete",
+            "sandboxes.agents.x-k8s.io",
+            "-n",
+            "agents",
+            "namzu-ws-awake",
+            "--wait=false",
+        ],
+    )
+    .await
+    .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(!out.status.success());
+    assert!(stderr.contains("strict mode"), "{stderr}");
+    t.sim.set_strict(false);
+    let out = kubectl(
+        &t,
+        &[
+            "delete",
+            "sandboxes.agents.x-k8s.io",
+            "-n",
+            "agents",
+            "namzu-ws-awake",
+            "--wait=false",
+        ],
+    )
+    .await
+    .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("deleted"), "{stdout}");
+    assert!(t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").is_none());
+}

@@ -1,0 +1,113 @@
+//! Starting the simulated cluster in-process and reaching it through a real kube::Client.
+
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use kubectl_namzu::sim::scenario::Scenario;
+use kubectl_namzu::sim::{Sim, SimConfig};
+use std::path::Path;
+
+pub struct TestSim {
+    pub sim: Sim,
+    pub dir: tempfile::TempDir,
+}
+
+/// A small scenario: one template, a Running and a Suspended workspace, a claim-owned one.
+pub const SMALL: &str = r#"
+namespaces: [agents]
+objects:
+  - apiVersion: extensions.agents.x-k8s.io/v1beta1
+    kind: SandboxTemplate
+    metadata: {name: coder, namespace: agents}
+    spec:
+      podTemplate:
+        metadata: {labels: {app: agent}}
+        spec: {containers: [{name: agent, image: "ghcr.io/x/agent:1.2"}]}
+  - apiVersion: extensions.agents.x-k8s.io/v1beta1
+    kind: SandboxClaim
+    metadata: {name: claimed, namespace: agents}
+    spec: {warmPoolRef: {name: pool}}
+workspaces:
+  - namespace: agents
+    id: awake
+    podTemplate: &pt
+      metadata: {labels: {app: agent, sandbox.namzu.ai/template: coder}}
+      spec: {containers: [{name: agent, image: "ghcr.io/x/agent:1.2"}]}
+    epoch: "2"
+    created: "{{now-3d}}"
+  - namespace: agents
+    id: asleep
+    podTemplate: *pt
+    mode: Suspended
+    changedAt: "2026-09-10T12:00:00.000Z"
+    annotations: {example.com/owner: ops}
+  - namespace: agents
+    id: owned
+    podTemplate: *pt
+    ownerClaim: claimed
+"#;
+
+pub async fn start_with(scenario: &str, tweak: impl FnOnce(&mut SimConfig)) -> TestSim {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = SimConfig::for_tests(&dir.path().join("kubeconfig"));
+    tweak(&mut config);
+    let scenario = Scenario::parse(
+        scenario,
+        config.manual_clock.expect("tests use a manual clock"),
+    )
+    .expect("scenario");
+    let sim = Sim::start(config, &scenario).await.expect("sim starts");
+    TestSim { sim, dir }
+}
+
+pub async fn start() -> TestSim {
+    start_with(SMALL, |_| {}).await
+}
+
+pub async fn client_from(path: &Path, retry: bool) -> Client {
+    let kc = Kubeconfig::read_from(path).expect("kubeconfig");
+    let mut config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .expect("config");
+    config.default_retry = retry;
+    Client::try_from(config).expect("client")
+}
+
+impl TestSim {
+    /// A client without kube's automatic retries, so injected statuses are seen as sent.
+    pub async fn client(&self) -> Client {
+        client_from(self.sim.kubeconfig(), false).await
+    }
+}
+
+pub fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+pub fn sandboxes(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        ns,
+        &ar("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
+    )
+}
+
+pub fn pods(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &ar("", "v1", "Pod", "pods"))
+}
+
+pub fn pvcs(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        ns,
+        &ar("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    )
+}
+
+/// The kube error's HTTP status, if it is an API error.
+pub fn status_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
