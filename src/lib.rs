@@ -1,5 +1,6 @@
 //! kubectl-namzu: inventory and fenced suspend/resume/delete of @namzu/sandbox workspaces.
 
 pub mod cli;
+pub mod cluster;
 pub mod domain;
 pub mod sim;

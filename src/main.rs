@@ -1,9 +1,19 @@
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use kubectl_namzu::cli::{self, Cli};
 
 fn main() {
-    let cli = Cli::parse();
-    if let Err(failure) = cli::run(cli) {
+    let argv0 = std::env::args().next().unwrap_or_default();
+    let name = cli::display_name(&argv0);
+    let matches = Cli::command().bin_name(&name).get_matches();
+    let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    let outcome = runtime.block_on(cli::run(parsed, &name));
+    // a hung request must not keep the process alive after its answer is printed
+    runtime.shutdown_background();
+    if let Err(failure) = outcome {
         eprintln!("error: {}", failure.message);
         std::process::exit(failure.code);
     }

@@ -1,10 +1,14 @@
 //! Exit codes (documented in README and `--help`) and the one-line failure they travel with.
 
+use crate::cluster::error::ClusterError;
+use crate::domain::naming::InvalidWorkspaceId;
+
 pub const OK: i32 = 0;
 pub const ERROR: i32 = 1;
 pub const USAGE: i32 = 2;
 
-pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage.";
+pub const HELP: &str =
+    "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id).";
 
 /// A failure: one line for stderr and its exit code.
 #[derive(Debug)]
@@ -19,5 +23,24 @@ impl Failure {
             code: ERROR,
             message: message.into(),
         }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            code: USAGE,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<ClusterError> for Failure {
+    fn from(e: ClusterError) -> Self {
+        Failure::error(e.to_string())
+    }
+}
+
+impl From<InvalidWorkspaceId> for Failure {
+    fn from(e: InvalidWorkspaceId) -> Self {
+        Failure::usage(e.to_string())
     }
 }

@@ -1,28 +1,97 @@
 //! Command-line surface: clap definitions and one file per verb. Verbs render and dispatch only.
 
+pub mod demo;
 pub mod exit;
+pub mod globals;
 pub mod input;
+pub mod list;
+pub mod output;
+pub mod overlay;
+pub mod schema;
+pub mod selection;
 pub mod template_hash;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-/// Inventory and fenced suspend/resume/delete of @namzu/sandbox workspaces.
+/// Inventory and fenced suspend/resume/delete of @namzu/sandbox workspaces on agent-sandbox.
 #[derive(Debug, Parser)]
-#[command(name = "kubectl namzu", version, about, long_about = None, after_help = exit::HELP)]
+#[command(name = "kubectl-namzu", version, about, long_about = None, after_help = exit::HELP)]
 pub struct Cli {
+    #[command(flatten)]
+    pub globals: globals::Globals,
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List workspaces with state, drift, holder epoch and diagnosis.
+    #[command(visible_aliases = ["ls", "get"])]
+    List(list::Args),
     /// Print the pod-template hash a workspace created from a SandboxTemplate would carry.
     TemplateHash(template_hash::Args),
+    /// Try everything against a built-in simulated cluster (no cluster needed).
+    Demo(demo::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completion {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the version.
+    Version,
+}
+
+/// `kubectl namzu` when run through kubectl (argv[0] is `kubectl-namzu`), else the binary's name.
+pub fn display_name(argv0: &str) -> String {
+    let file = std::path::Path::new(argv0)
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "kubectl-namzu".into());
+    match file.strip_prefix("kubectl-") {
+        Some(plugin) => format!("kubectl {}", plugin.trim_end_matches(".exe")),
+        None => file,
+    }
 }
 
 /// Run the parsed command; the error is one line for stderr and its exit code.
-pub fn run(cli: Cli) -> Result<(), exit::Failure> {
+pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
     match cli.command {
+        Command::List(args) => list::run(&cli.globals, args).await,
         Command::TemplateHash(args) => template_hash::run(args),
+        Command::Demo(args) => demo::run(args).await,
+        Command::Completion { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(
+                shell,
+                &mut cmd,
+                name.replace(' ', "-"),
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
+        Command::Version => {
+            println!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn usage_name_follows_argv0() {
+        assert_eq!(
+            display_name("/usr/local/bin/kubectl-namzu"),
+            "kubectl namzu"
+        );
+        assert_eq!(display_name("kubectl-namzu.exe"), "kubectl namzu");
+        assert_eq!(display_name("./target/debug/namzu"), "namzu");
     }
 }

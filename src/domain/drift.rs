@@ -74,7 +74,7 @@ pub fn template_hash(template: &Value, overlays: &Overlays) -> Option<String> {
     overlay(template, overlays).map(|t| pod_template_hash(&t))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DriftState {
     Current,
@@ -88,6 +88,16 @@ pub enum DriftState {
 }
 
 impl DriftState {
+    pub const ALL: [DriftState; 5] = [
+        DriftState::Current,
+        DriftState::Drifted,
+        DriftState::Unknown,
+        DriftState::NoTemplate,
+        DriftState::Unreadable,
+    ];
+    pub fn parse(text: &str) -> Option<DriftState> {
+        DriftState::ALL.into_iter().find(|d| d.as_str() == text)
+    }
     pub fn as_str(self) -> &'static str {
         match self {
             DriftState::Current => "current",

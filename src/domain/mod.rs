@@ -3,6 +3,7 @@
 
 pub mod age;
 pub mod canonical;
+pub mod columns;
 pub mod diagnosis;
 pub mod drift;
 pub mod epoch;
@@ -11,6 +12,7 @@ pub mod naming;
 pub mod object;
 pub mod patch;
 pub mod pod;
+pub mod select;
 pub mod state;
 pub mod timefmt;
 pub mod workspace;

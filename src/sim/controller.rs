@@ -126,6 +126,11 @@ impl Controller {
         let sandboxes: Vec<Value> = store.list(&SANDBOXES, None).cloned().collect();
         for sbx in sandboxes {
             if sbx.pointer("/metadata/deletionTimestamp").is_some() {
+                // the controller is idle once deletion starts; a settled scenario still had disks
+                if settle {
+                    let knobs = self.knobs_for(&sbx);
+                    self.ensure_pvcs(store, &sbx, &knobs, &k8s_time(now));
+                }
                 continue;
             }
             self.reconcile_one(store, sbx, now, settle);
@@ -217,6 +222,21 @@ impl Controller {
                     } else {
                         suspended_conditions(&cond)
                     };
+                }
+                // a settled scenario's draining pod: it ran, and the suspend has begun
+                None if settle && (knobs.stuck_terminating || knobs.grace_ms.is_some()) => {
+                    let p = self.create_pod(store, &sbx, &knobs, now, true);
+                    let p = self.progress_pod(store, &sbx, p, &knobs, now);
+                    self.start_termination(store, &sbx, p, &knobs, now, true);
+                    conds = vec![
+                        cond(
+                            "Ready",
+                            "False",
+                            "SandboxSuspended",
+                            "Sandbox is suspending",
+                        ),
+                        cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
+                    ];
                 }
                 None => conds = suspended_conditions(&cond),
             }

@@ -1,0 +1,109 @@
+//! `kubectl namzu demo`: the whole tool against a built-in simulated cluster, no cluster needed.
+
+use super::exit::Failure;
+use super::globals::Globals;
+use super::list;
+use crate::sim::controller::Timing;
+use crate::sim::discovery::AgentSandbox;
+use crate::sim::scenario::Scenario;
+use crate::sim::{Sim, SimConfig};
+use chrono::Utc;
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A scenario file (YAML or JSON) instead of the built-in demo.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Only serve the simulated cluster, until Ctrl-C, for kubectl and kubectl namzu in another terminal.
+    #[arg(long)]
+    pub serve: bool,
+    /// Port to serve on (0 = any free port).
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Where to write the kubeconfig (default: a file in the temp directory).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig_out: Option<PathBuf>,
+    /// Refuse blind writes (merge patches, unconditional deletes of Sandboxes) as the tests do.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+pub async fn run(args: Args) -> Result<(), Failure> {
+    let now = Utc::now();
+    let scenario = match &args.scenario {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::error(format!("cannot read {}: {e}", path.display())))?;
+            Scenario::parse(&text, now)
+                .map_err(|e| Failure::error(format!("{}: {e}", path.display())))?
+        }
+        None => Scenario::demo(now),
+    };
+    let default_path = std::env::temp_dir().join(format!(
+        "kubectl-namzu-demo-{}.kubeconfig",
+        std::process::id()
+    ));
+    let kubeconfig = args
+        .kubeconfig_out
+        .clone()
+        .unwrap_or_else(|| default_path.clone());
+    let config = SimConfig {
+        strict: args.strict,
+        manual_clock: None,
+        timing: Timing::default(),
+        users: Vec::new(),
+        agent_sandbox: AgentSandbox::Current,
+        port: args.port,
+        kubeconfig: kubeconfig.clone(),
+        namespace: "agents".into(),
+    };
+    let sim = Sim::start(config, &scenario)
+        .await
+        .map_err(|e| Failure::error(format!("cannot start the simulated cluster: {e}")))?;
+    let result = if args.serve {
+        serve(&sim).await
+    } else {
+        show(&sim).await
+    };
+    if args.kubeconfig_out.is_none() {
+        let _ = std::fs::remove_file(&default_path);
+    }
+    result
+}
+
+async fn serve(sim: &Sim) -> Result<(), Failure> {
+    let kc = sim.kubeconfig().display().to_string();
+    println!("Simulated agent-sandbox cluster serving at {}", sim.url());
+    println!("kubeconfig: {kc}");
+    println!("Try, in another terminal:");
+    println!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
+    println!("  kubectl namzu --kubeconfig {kc} list -A");
+    println!("Press Ctrl-C to stop.");
+    tokio::signal::ctrl_c()
+        .await
+        .map_err(|e| Failure::error(format!("cannot wait for Ctrl-C: {e}")))?;
+    Ok(())
+}
+
+/// The main experience against the simulated cluster: every workspace in every namespace.
+async fn show(sim: &Sim) -> Result<(), Failure> {
+    let globals = Globals {
+        kubeconfig: Some(sim.kubeconfig().to_path_buf()),
+        context: None,
+        cluster: None,
+        user: None,
+        namespace: None,
+        all_namespaces: true,
+        request_timeout: super::globals::RequestTimeout(Some(std::time::Duration::from_secs(30))),
+        verbose: false,
+    };
+    let args = list::Args {
+        output: super::output::Format::Table,
+        no_headers: false,
+        sort_by: crate::domain::select::SortKey::Name,
+        selection: Default::default(),
+        overlays: Default::default(),
+    };
+    list::run(&globals, args).await
+}

@@ -1,0 +1,76 @@
+//! kubectl's global flags, parsed by the plugin itself (kubectl passes them through untouched).
+
+use crate::cluster::connect::ConnectOptions;
+use crate::cluster::inventory::Scope;
+use crate::domain::select::parse_duration;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Globals {
+    /// Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use.
+    #[arg(long, global = true)]
+    pub context: Option<String>,
+    /// The kubeconfig cluster to use.
+    #[arg(long, global = true)]
+    pub cluster: Option<String>,
+    /// The kubeconfig user to use.
+    #[arg(long, global = true)]
+    pub user: Option<String>,
+    /// Namespace (default: the context's).
+    #[arg(short = 'n', long, global = true)]
+    pub namespace: Option<String>,
+    /// Every namespace.
+    #[arg(short = 'A', long, global = true)]
+    pub all_namespaces: bool,
+    /// Bound on each API request, e.g. 5s or 1m; 0 = no bound.
+    #[arg(long, global = true, default_value = "30s", value_parser = parse_timeout)]
+    pub request_timeout: RequestTimeout,
+    /// Log every API request to stderr.
+    #[arg(short = 'v', long, global = true)]
+    pub verbose: bool,
+}
+
+/// A bound on each request; `None` = unbounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimeout(pub Option<Duration>);
+
+/// kubectl's `--request-timeout`: `0` (none), a bare number of seconds, or a duration.
+fn parse_timeout(text: &str) -> Result<RequestTimeout, String> {
+    if text == "0" {
+        return Ok(RequestTimeout(None));
+    }
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(RequestTimeout(Some(Duration::from_secs(secs))));
+    }
+    let d = parse_duration(text)?;
+    d.to_std()
+        .map(|d| RequestTimeout(Some(d)))
+        .map_err(|_| format!("invalid timeout {text:?}"))
+}
+
+impl Globals {
+    pub fn connect_options(&self, interactive_exec: bool) -> ConnectOptions {
+        ConnectOptions {
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            cluster: self.cluster.clone(),
+            user: self.user.clone(),
+            namespace: self.namespace.clone(),
+            request_timeout: self.request_timeout.0,
+            verbose: self.verbose,
+            interactive_exec,
+        }
+    }
+
+    pub fn scope(&self, default_namespace: &str) -> Scope {
+        if self.all_namespaces {
+            Scope::All
+        } else {
+            Scope::Namespace(default_namespace.to_string())
+        }
+    }
+}

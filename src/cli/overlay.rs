@@ -1,0 +1,26 @@
+//! Overlay flags shared by `list`, `inspect` and `drift`: host config that is not on the object.
+
+use crate::domain::drift::OverlayFlags;
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct OverlayArgs {
+    /// The hosts' configured runtimeClassName (default: inferred from each Sandbox).
+    #[arg(long)]
+    pub runtime_class: Option<String>,
+    /// The hosts' configured egress profile (default: inferred).
+    #[arg(long)]
+    pub egress_profile: Option<String>,
+    /// The egress profile label key (default sandbox.namzu.ai/egress-profile).
+    #[arg(long)]
+    pub egress_profile_label_key: Option<String>,
+}
+
+impl OverlayArgs {
+    pub fn flags(&self) -> OverlayFlags {
+        OverlayFlags {
+            runtime_class_name: self.runtime_class.clone(),
+            profile: self.egress_profile.clone(),
+            profile_label_key: self.egress_profile_label_key.clone(),
+        }
+    }
+}

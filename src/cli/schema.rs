@@ -1,0 +1,45 @@
+//! The documented, stable JSON shape of a workspace (`list -o json|yaml`, README "JSON schema").
+
+use crate::domain::workspace::{Observed, Workspace};
+use serde_json::{Value, json};
+
+pub fn workspace(w: &Workspace) -> Value {
+    let epoch = match (&w.epoch.annotation, w.epoch.epoch) {
+        (raw, Some(e)) => json!({"value": e, "readable": true, "raw": raw}),
+        (raw, None) => json!({"value": null, "readable": false, "raw": raw}),
+    };
+    let pod = match &w.pod {
+        Observed::Forbidden => json!("forbidden"),
+        Observed::Known(None) => Value::Null,
+        Observed::Known(Some(p)) => json!({"name": p.name, "uid": p.uid, "phase": p.phase}),
+    };
+    let pvcs = match &w.pvcs {
+        Observed::Forbidden => json!("forbidden"),
+        Observed::Known(list) => json!(
+            list.iter()
+                .map(|p| json!({"name": p.name, "uid": p.uid, "phase": p.phase}))
+                .collect::<Vec<_>>()
+        ),
+    };
+    json!({
+        "id": w.id,
+        "namespace": w.namespace,
+        "sandboxName": w.sandbox_name,
+        "uid": w.uid,
+        "mode": w.mode.as_str(),
+        "state": w.state.as_str(),
+        "diagnosis": w.diagnosis.as_ref().map(|d| json!({"kind": d.kind.as_str(), "reason": d.reason, "message": d.message})),
+        "createdAt": w.created_at,
+        "operatingModeChangedAt": w.changed_at,
+        "holderEpoch": epoch,
+        "template": w.template,
+        "drift": {
+            "state": w.drift.state.as_str(),
+            "stored": w.drift.stored,
+            "current": w.drift.current,
+            "overlays": w.drift.overlays,
+        },
+        "pod": pod,
+        "pvcs": pvcs,
+    })
+}

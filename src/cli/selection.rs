@@ -1,0 +1,60 @@
+//! Choosing workspaces: the filters `list` takes (and the write verbs share).
+
+use crate::domain::diagnosis::Kind;
+use crate::domain::drift::DriftState;
+use crate::domain::select::{Filter, parse_duration};
+use crate::domain::state::State;
+
+fn one_of<T: Copy>(
+    text: &str,
+    parse: impl Fn(&str) -> Option<T>,
+    all: &[&str],
+    what: &str,
+) -> Result<T, String> {
+    parse(text).ok_or_else(|| format!("unknown {what} {text:?}; one of: {}", all.join(", ")))
+}
+
+fn parse_state(text: &str) -> Result<State, String> {
+    let all: Vec<&str> = State::ALL.iter().map(|s| s.as_str()).collect();
+    one_of(text, State::parse, &all, "state")
+}
+
+fn parse_drift(text: &str) -> Result<DriftState, String> {
+    let all: Vec<&str> = DriftState::ALL.iter().map(|s| s.as_str()).collect();
+    one_of(text, DriftState::parse, &all, "drift")
+}
+
+fn parse_kind(text: &str) -> Result<Kind, String> {
+    let all: Vec<&str> = Kind::ALL.iter().map(|s| s.as_str()).collect();
+    one_of(text, Kind::parse, &all, "diagnosis")
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SelectionArgs {
+    /// Only these states (comma-separated): Running, Starting, Suspending, Suspended, Failed, Expired, Deleting, Error.
+    #[arg(long, value_delimiter = ',', value_parser = parse_state)]
+    pub state: Vec<State>,
+    /// Only these drift values: current, drifted, unknown, no-template, unreadable.
+    #[arg(long, value_delimiter = ',', value_parser = parse_drift)]
+    pub drift: Vec<DriftState>,
+    /// Only these diagnoses, e.g. unschedulable,image-pull.
+    #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
+    pub diagnosis: Vec<Kind>,
+    /// Sandbox label selector, e.g. team=ml,tier!=dev.
+    #[arg(short = 'l', long)]
+    pub selector: Option<String>,
+    /// Suspended, and mode-changed-at older than this (e.g. 30d); workspaces without the annotation never match.
+    #[arg(long, value_parser = parse_duration)]
+    pub suspended_for: Option<chrono::Duration>,
+}
+
+impl SelectionArgs {
+    pub fn filter(&self) -> Filter {
+        Filter {
+            states: self.state.clone(),
+            drifts: self.drift.clone(),
+            diagnoses: self.diagnosis.clone(),
+            suspended_for: self.suspended_for,
+        }
+    }
+}

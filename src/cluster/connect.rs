@@ -1,0 +1,144 @@
+//! Loading the kubeconfig the way kubectl does (KUBECONFIG merge, --context/--cluster/--user,
+//! the context's namespace) and building the one kube::Client every call goes through.
+
+use super::error::{ClusterError, Op};
+use super::verbose::LogLayer;
+use http::HeaderValue;
+use kube::client::ClientBuilder;
+use kube::config::{ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use std::future::Future;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
+
+#[derive(Debug, Clone, Default)]
+pub struct ConnectOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub cluster: Option<String>,
+    pub user: Option<String>,
+    pub namespace: Option<String>,
+    /// Bound on each call; `None` = unbounded.
+    pub request_timeout: Option<Duration>,
+    pub verbose: bool,
+    /// Exec credential plugins may prompt (false while a full-screen UI is up).
+    pub interactive_exec: bool,
+}
+
+/// A client plus what the user asked for by default.
+#[derive(Clone)]
+pub struct Connection {
+    pub client: Client,
+    pub namespace: String,
+    pub context: String,
+    pub server: String,
+    pub timeout: Option<Duration>,
+}
+
+impl Connection {
+    pub async fn open(opts: &ConnectOptions) -> Result<Connection, ClusterError> {
+        let kubeconfig = match &opts.kubeconfig {
+            Some(path) => Kubeconfig::read_from(path)
+                .map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?,
+            None => Kubeconfig::read().map_err(|e| {
+                ClusterError::Config(format!(
+                    "{e} (set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check)"
+                ))
+            })?,
+        };
+        let context = opts
+            .context
+            .clone()
+            .or_else(|| kubeconfig.current_context.clone())
+            .ok_or_else(|| {
+                ClusterError::Config("no current-context is set; pass --context".into())
+            })?;
+        if !kubeconfig.contexts.iter().any(|c| c.name == context) {
+            return Err(ClusterError::Config(format!(
+                "context \"{context}\" not found"
+            )));
+        }
+        let kc_opts = KubeConfigOptions {
+            context: Some(context.clone()),
+            cluster: opts.cluster.clone(),
+            user: opts.user.clone(),
+        };
+        let mut config = Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
+            .await
+            .map_err(|e| ClusterError::Config(e.to_string()))?;
+        config.headers.push((
+            http::header::USER_AGENT,
+            HeaderValue::from_static(USER_AGENT),
+        ));
+        if !opts.interactive_exec
+            && let Some(exec) = config.auth_info.exec.as_mut()
+        {
+            exec.interactive_mode = Some(ExecInteractiveMode::Never);
+        }
+        let namespace = opts
+            .namespace
+            .clone()
+            .unwrap_or_else(|| config.default_namespace.clone());
+        let server = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        let builder =
+            ClientBuilder::try_from(config).map_err(|e| ClusterError::Config(e.to_string()))?;
+        let client = if opts.verbose {
+            builder.with_layer(&LogLayer).build()
+        } else {
+            builder.build()
+        };
+        Ok(Connection {
+            client,
+            namespace,
+            context,
+            server,
+            timeout: opts.request_timeout,
+        })
+    }
+
+    /// Run one API call under the request timeout, mapping its error to one clear line.
+    pub async fn bounded<T>(
+        &self,
+        op: &Op,
+        call: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, ClusterError> {
+        let result = match self.timeout {
+            Some(after) => {
+                tokio::time::timeout(after, call)
+                    .await
+                    .map_err(|_| ClusterError::Timeout {
+                        op: op.clone(),
+                        after,
+                    })?
+            }
+            None => call.await,
+        };
+        result.map_err(|e| ClusterError::from_kube(e, op, &self.server))
+    }
+
+    /// Which agent-sandbox API the cluster serves: `Ok` only with agents.x-k8s.io/v1beta1.
+    pub async fn check_agent_sandbox(&self) -> Result<(), ClusterError> {
+        let op = Op {
+            verb: "discover",
+            resource: "API groups".into(),
+            namespace: None,
+            name: String::new(),
+        };
+        let groups = self.bounded(&op, self.client.list_api_groups()).await?;
+        let Some(group) = groups.groups.iter().find(|g| g.name == "agents.x-k8s.io") else {
+            return Err(ClusterError::NotInstalled);
+        };
+        let served: Vec<String> = group.versions.iter().map(|v| v.version.clone()).collect();
+        if served.iter().any(|v| v == "v1beta1") {
+            Ok(())
+        } else {
+            Err(ClusterError::TooOld { served })
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! What can go wrong talking to a cluster, each as one clear line.
+
+use super::resources::Kind;
+use std::fmt;
+use std::time::Duration;
+
+/// The request an error belongs to, for messages that name verb, resource and namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub verb: &'static str,
+    pub resource: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl Op {
+    pub fn new(verb: &'static str, kind: &Kind, namespace: Option<&str>, name: &str) -> Op {
+        Op {
+            verb,
+            resource: kind.qualified(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.verb, self.resource)?;
+        if !self.name.is_empty() {
+            write!(f, " {}", self.name)?;
+        }
+        match &self.namespace {
+            Some(ns) => write!(f, " in namespace {ns}"),
+            None => write!(f, " in all namespaces"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterError {
+    /// The kubeconfig could not be read or names something that is not there.
+    Config(String),
+    Unreachable {
+        server: String,
+        cause: String,
+    },
+    Tls {
+        server: String,
+        cause: String,
+    },
+    Unauthorized {
+        server: String,
+    },
+    /// Getting credentials failed (exec plugin, token file).
+    Auth(String),
+    Forbidden {
+        op: Op,
+        message: String,
+    },
+    /// Any other API status.
+    Api {
+        code: u16,
+        reason: String,
+        message: String,
+        op: Op,
+    },
+    NotInstalled,
+    TooOld {
+        served: Vec<String>,
+    },
+    Timeout {
+        op: Op,
+        after: Duration,
+    },
+    Other(String),
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClusterError::Config(m) => write!(f, "kubeconfig: {m}"),
+            ClusterError::Unreachable { server, cause } => write!(
+                f,
+                "cannot reach the Kubernetes API server at {server}: {cause}"
+            ),
+            ClusterError::Tls { server, cause } => {
+                write!(f, "TLS with the API server at {server} failed: {cause}")
+            }
+            ClusterError::Unauthorized { server } => write!(
+                f,
+                "the API server at {server} rejected the credentials (401 Unauthorized): re-authenticate (for example run `kubectl get ns`) or check the kubeconfig user"
+            ),
+            ClusterError::Auth(m) => write!(f, "could not get credentials for the API server: {m}"),
+            ClusterError::Forbidden { op, message } => {
+                write!(f, "forbidden: you may not {op} ({message})")
+            }
+            ClusterError::Api {
+                code,
+                reason,
+                message,
+                op,
+            } => write!(f, "{op}: {code} {reason}: {message}"),
+            ClusterError::NotInstalled => write!(
+                f,
+                "agent-sandbox is not installed on this cluster: the API group agents.x-k8s.io is not served (install agent-sandbox v0.5.0 or later)"
+            ),
+            ClusterError::TooOld { served } => write!(
+                f,
+                "agent-sandbox too old (needs ≥ v0.5.0): the cluster serves agents.x-k8s.io {} but not v1beta1",
+                served.join(", ")
+            ),
+            ClusterError::Timeout { op, after } => {
+                write!(f, "request timed out after {}s: {op}", after.as_secs_f64())
+            }
+            ClusterError::Other(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for ClusterError {}
+
+/// The innermost cause of an error chain, where transports put the useful words.
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+impl ClusterError {
+    pub fn from_kube(e: kube::Error, op: &Op, server: &str) -> ClusterError {
+        match e {
+            kube::Error::Api(s) => match s.code {
+                401 => ClusterError::Unauthorized {
+                    server: server.into(),
+                },
+                403 => ClusterError::Forbidden {
+                    op: op.clone(),
+                    message: s.message,
+                },
+                code => ClusterError::Api {
+                    code,
+                    reason: s.reason,
+                    message: s.message,
+                    op: op.clone(),
+                },
+            },
+            kube::Error::Auth(a) => ClusterError::Auth(format!("{a}: {}", root_cause(&a))),
+            e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
+                let chain = format!("{e:?}").to_lowercase();
+                let cause = root_cause(&e);
+                if chain.contains("certificate")
+                    || chain.contains("tls")
+                    || chain.contains("handshake")
+                {
+                    ClusterError::Tls {
+                        server: server.into(),
+                        cause,
+                    }
+                } else {
+                    ClusterError::Unreachable {
+                        server: server.into(),
+                        cause,
+                    }
+                }
+            }
+            other => ClusterError::Other(format!("{op}: {other}")),
+        }
+    }
+
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self, ClusterError::Forbidden { .. })
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ClusterError::Api { code: 404, .. })
+    }
+}

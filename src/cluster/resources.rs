@@ -1,0 +1,133 @@
+//! The API resources the tool reads and writes, and typed-free access to them.
+
+use super::connect::Connection;
+use super::error::{ClusterError, Op};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
+use serde_json::Value;
+
+pub struct Kind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+}
+
+impl Kind {
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(self.group, self.version, self.kind),
+            self.plural,
+        )
+    }
+    /// `sandboxes.agents.x-k8s.io`, as kubectl names a resource.
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_string()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+}
+
+pub const SANDBOXES: Kind = Kind {
+    group: "agents.x-k8s.io",
+    version: "v1beta1",
+    kind: "Sandbox",
+    plural: "sandboxes",
+};
+pub const TEMPLATES: Kind = Kind {
+    group: "extensions.agents.x-k8s.io",
+    version: "v1beta1",
+    kind: "SandboxTemplate",
+    plural: "sandboxtemplates",
+};
+pub const CLAIMS: Kind = Kind {
+    group: "extensions.agents.x-k8s.io",
+    version: "v1beta1",
+    kind: "SandboxClaim",
+    plural: "sandboxclaims",
+};
+pub const WARM_POOLS: Kind = Kind {
+    group: "extensions.agents.x-k8s.io",
+    version: "v1beta1",
+    kind: "SandboxWarmPool",
+    plural: "sandboxwarmpools",
+};
+pub const PODS: Kind = Kind {
+    group: "",
+    version: "v1",
+    kind: "Pod",
+    plural: "pods",
+};
+pub const PVCS: Kind = Kind {
+    group: "",
+    version: "v1",
+    kind: "PersistentVolumeClaim",
+    plural: "persistentvolumeclaims",
+};
+pub const EVENTS: Kind = Kind {
+    group: "",
+    version: "v1",
+    kind: "Event",
+    plural: "events",
+};
+pub const NAMESPACES: Kind = Kind {
+    group: "",
+    version: "v1",
+    kind: "Namespace",
+    plural: "namespaces",
+};
+
+/// An object as the JSON the API served (kind and apiVersion filled in for list items).
+pub fn to_value(obj: DynamicObject, kind: &Kind) -> Value {
+    let mut v = serde_json::to_value(obj).expect("a DynamicObject serialises");
+    if v.get("kind").is_none_or(Value::is_null) {
+        v["kind"] = Value::String(kind.kind.into());
+        v["apiVersion"] = Value::String(kind.api_resource().api_version);
+    }
+    v
+}
+
+pub fn api(conn: &Connection, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+    let ar = kind.api_resource();
+    match namespace {
+        Some(ns) => Api::namespaced_with(conn.client.clone(), ns, &ar),
+        None => Api::all_with(conn.client.clone(), &ar),
+    }
+}
+
+/// LIST one resource in a namespace (or everywhere), optionally by label selector.
+pub async fn list(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+) -> Result<Vec<Value>, ClusterError> {
+    let op = Op::new("list", kind, namespace, "");
+    let params = match selector {
+        Some(s) => ListParams::default().labels(s),
+        None => ListParams::default(),
+    };
+    let list = conn
+        .bounded(&op, api(conn, kind, namespace).list(&params))
+        .await?;
+    Ok(list.items.into_iter().map(|o| to_value(o, kind)).collect())
+}
+
+/// GET one object; `Ok(None)` when it does not exist.
+pub async fn get(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Value>, ClusterError> {
+    let op = Op::new("get", kind, Some(namespace), name);
+    match conn
+        .bounded(&op, api(conn, kind, Some(namespace)).get(name))
+        .await
+    {
+        Ok(o) => Ok(Some(to_value(o, kind))),
+        Err(ClusterError::Api { code: 404, .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

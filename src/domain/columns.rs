@@ -1,0 +1,130 @@
+//! The inventory's columns (DESIGN.md §3) as text: absent `-`, unreadable `!<raw>`, not allowed
+//! to read `?`. Shared by `list` and the TUI so both say the same thing.
+
+use super::age::age;
+use super::drift::DriftState;
+use super::timefmt;
+use super::workspace::{Observed, Workspace};
+use chrono::{DateTime, Utc};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Workspace,
+    Namespace,
+    Mode,
+    State,
+    Age,
+    ModeChanged,
+    Epoch,
+    Template,
+    Drift,
+    Diagnosis,
+    Uid,
+    Pod,
+    Node,
+    Image,
+    TemplateHash,
+}
+
+impl Column {
+    pub fn header(self) -> &'static str {
+        match self {
+            Column::Workspace => "WORKSPACE",
+            Column::Namespace => "NAMESPACE",
+            Column::Mode => "MODE",
+            Column::State => "STATE",
+            Column::Age => "AGE",
+            Column::ModeChanged => "MODE-CHANGED",
+            Column::Epoch => "EPOCH",
+            Column::Template => "TEMPLATE",
+            Column::Drift => "DRIFT",
+            Column::Diagnosis => "DIAGNOSIS",
+            Column::Uid => "UID",
+            Column::Pod => "POD",
+            Column::Node => "NODE",
+            Column::Image => "IMAGE",
+            Column::TemplateHash => "TEMPLATE-HASH",
+        }
+    }
+}
+
+/// The columns of a view: NAMESPACE only across namespaces; wide adds identity and pod detail.
+pub fn columns(all_namespaces: bool, wide: bool) -> Vec<Column> {
+    let mut out = vec![Column::Workspace];
+    if all_namespaces {
+        out.push(Column::Namespace);
+    }
+    out.extend([
+        Column::Mode,
+        Column::State,
+        Column::Age,
+        Column::ModeChanged,
+        Column::Epoch,
+        Column::Template,
+        Column::Drift,
+        Column::Diagnosis,
+    ]);
+    if wide {
+        out.extend([
+            Column::Uid,
+            Column::Pod,
+            Column::Node,
+            Column::Image,
+            Column::TemplateHash,
+        ]);
+    }
+    out
+}
+
+fn or_dash(s: Option<&str>) -> String {
+    s.filter(|s| !s.is_empty()).unwrap_or("-").to_string()
+}
+
+fn ts_age(ts: Option<&str>, now: DateTime<Utc>) -> String {
+    match ts {
+        None => "-".into(),
+        Some(raw) => timefmt::parse(raw).map_or_else(|| format!("!{raw}"), |t| age(t, now)),
+    }
+}
+
+/// The epoch as shown: the number, `-` when absent (reads as 0), `!<raw>` when unreadable.
+pub fn epoch_text(w: &Workspace) -> String {
+    match (&w.epoch.annotation, w.epoch.epoch) {
+        (None, _) => "-".into(),
+        (Some(_), Some(e)) => e.to_string(),
+        (Some(raw), None) => format!("!{raw}"),
+    }
+}
+
+pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
+    let pod = w.pod.known();
+    let pod_field = |f: &dyn Fn(&super::workspace::PodSummary) -> Option<String>| match pod {
+        None => "?".to_string(),
+        Some(None) => "-".to_string(),
+        Some(Some(p)) => or_dash(f(p).as_deref()),
+    };
+    match column {
+        Column::Workspace => w.id.clone(),
+        Column::Namespace => w.namespace.clone(),
+        Column::Mode => w.mode.as_str().into(),
+        Column::State => w.state.as_str().into(),
+        Column::Age => ts_age(w.created_at.as_deref(), now),
+        Column::ModeChanged => ts_age(w.changed_at.as_deref(), now),
+        Column::Epoch => epoch_text(w),
+        Column::Template => or_dash(w.template.as_deref()),
+        Column::Drift => match w.drift.state {
+            DriftState::Unreadable => "?".into(),
+            s => s.as_str().into(),
+        },
+        Column::Diagnosis => match (&w.diagnosis, &w.pod) {
+            (Some(d), _) => d.kind.as_str().into(),
+            (None, Observed::Forbidden) => "?".into(),
+            (None, _) => "-".into(),
+        },
+        Column::Uid => or_dash(w.uid.as_deref()),
+        Column::Pod => pod_field(&|p| Some(p.name.clone())),
+        Column::Node => pod_field(&|p| p.node.clone()),
+        Column::Image => pod_field(&|p| p.image.clone()),
+        Column::TemplateHash => or_dash(w.drift.stored.as_deref()),
+    }
+}

@@ -1,0 +1,148 @@
+//! Which workspaces a view shows and in what order: filters (including the retention rule of
+//! namzu-backend.md §9) and sort keys, shared by `list`, the write verbs' selections and the TUI.
+
+use super::diagnosis::Kind;
+use super::drift::DriftState;
+use super::patch::Mode;
+use super::state::State;
+use super::timefmt;
+use super::workspace::Workspace;
+use chrono::{DateTime, Duration, Utc};
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Name,
+    Age,
+    ModeChanged,
+    Epoch,
+    State,
+    Drift,
+}
+
+impl SortKey {
+    pub const ALL: [(&'static str, SortKey); 6] = [
+        ("name", SortKey::Name),
+        ("age", SortKey::Age),
+        ("mode-changed", SortKey::ModeChanged),
+        ("epoch", SortKey::Epoch),
+        ("state", SortKey::State),
+        ("drift", SortKey::Drift),
+    ];
+    pub fn parse(text: &str) -> Option<SortKey> {
+        SortKey::ALL
+            .iter()
+            .find(|(n, _)| *n == text)
+            .map(|(_, k)| *k)
+    }
+}
+
+fn name_order(a: &Workspace, b: &Workspace) -> Ordering {
+    (&a.namespace, &a.id).cmp(&(&b.namespace, &b.id))
+}
+
+/// `None` sorts last whatever the direction of the rest.
+fn some_first<T: Ord>(a: Option<T>, b: Option<T>) -> Ordering {
+    match (a, b) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// Compare by `key`, ties broken by namespace and id. Timestamps sort oldest first, as
+/// `kubectl --sort-by=.metadata.creationTimestamp` does; absent values last.
+pub fn compare(a: &Workspace, b: &Workspace, key: SortKey) -> Ordering {
+    let time = |s: &Option<String>| s.as_deref().and_then(timefmt::parse);
+    let primary = match key {
+        SortKey::Name => Ordering::Equal,
+        SortKey::Age => some_first(time(&a.created_at), time(&b.created_at)),
+        SortKey::ModeChanged => some_first(time(&a.changed_at), time(&b.changed_at)),
+        SortKey::Epoch => some_first(a.epoch.epoch, b.epoch.epoch),
+        SortKey::State => a.state.cmp(&b.state),
+        SortKey::Drift => a.drift.state.cmp(&b.drift.state),
+    };
+    primary.then_with(|| name_order(a, b))
+}
+
+pub fn sort(workspaces: &mut [Workspace], key: SortKey, reverse: bool) {
+    workspaces.sort_by(|a, b| {
+        let o = compare(a, b, key);
+        if reverse { o.reverse() } else { o }
+    });
+}
+
+/// Every condition given must hold; an empty list does not filter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    pub states: Vec<State>,
+    pub drifts: Vec<DriftState>,
+    pub diagnoses: Vec<Kind>,
+    /// The retention rule: mode Suspended AND changed-at older than this; no changed-at never matches.
+    pub suspended_for: Option<Duration>,
+}
+
+impl Filter {
+    pub fn matches(&self, w: &Workspace, now: DateTime<Utc>) -> bool {
+        (self.states.is_empty() || self.states.contains(&w.state))
+            && (self.drifts.is_empty() || self.drifts.contains(&w.drift.state))
+            && (self.diagnoses.is_empty()
+                || w.diagnosis
+                    .as_ref()
+                    .is_some_and(|d| self.diagnoses.contains(&d.kind)))
+            && self.suspended_for.is_none_or(|d| {
+                w.mode == Mode::Suspended
+                    && w.changed_at
+                        .as_deref()
+                        .and_then(timefmt::parse)
+                        .is_some_and(|t| now - t > d)
+            })
+    }
+}
+
+/// `30d`, `12h`, `90m`, `45s`, `2w`, and sums such as `1d12h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || {
+        format!(
+            "invalid duration {text:?}: use a number and a unit (s, m, h, d, w), e.g. 30d or 1d12h"
+        )
+    };
+    let mut total = Duration::zero();
+    let mut digits = String::new();
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let n: i64 = digits.parse().map_err(|_| bad())?;
+        digits.clear();
+        total += match c {
+            's' => Duration::seconds(n),
+            'm' => Duration::minutes(n),
+            'h' => Duration::hours(n),
+            'd' => Duration::days(n),
+            'w' => Duration::weeks(n),
+            _ => return Err(bad()),
+        };
+    }
+    if !digits.is_empty() || text.trim().is_empty() {
+        return Err(bad());
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30d"), Ok(Duration::days(30)));
+        assert_eq!(parse_duration("1d12h"), Ok(Duration::hours(36)));
+        assert_eq!(parse_duration("2w"), Ok(Duration::days(14)));
+        for bad in ["", "30", "d", "3x", "-1d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}
