@@ -113,7 +113,7 @@ impl Connection {
                 tokio::time::timeout(after, call)
                     .await
                     .map_err(|_| ClusterError::Timeout {
-                        op: op.clone(),
+                        op: Box::new(op.clone()),
                         after,
                     })?
             }

@@ -55,7 +55,7 @@ pub enum ClusterError {
     /// Getting credentials failed (exec plugin, token file).
     Auth(String),
     Forbidden {
-        op: Op,
+        op: Box<Op>,
         message: String,
     },
     /// Any other API status.
@@ -63,14 +63,14 @@ pub enum ClusterError {
         code: u16,
         reason: String,
         message: String,
-        op: Op,
+        op: Box<Op>,
     },
     NotInstalled,
     TooOld {
         served: Vec<String>,
     },
     Timeout {
-        op: Op,
+        op: Box<Op>,
         after: Duration,
     },
     Other(String),
@@ -137,14 +137,14 @@ impl ClusterError {
                     server: server.into(),
                 },
                 403 => ClusterError::Forbidden {
-                    op: op.clone(),
+                    op: Box::new(op.clone()),
                     message: s.message,
                 },
                 code => ClusterError::Api {
                     code,
                     reason: s.reason,
                     message: s.message,
-                    op: op.clone(),
+                    op: Box::new(op.clone()),
                 },
             },
             kube::Error::Auth(a) => ClusterError::Auth(format!("{a}: {}", root_cause(&a))),
