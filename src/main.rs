@@ -14,7 +14,9 @@ fn main() {
     // a hung request must not keep the process alive after its answer is printed
     runtime.shutdown_background();
     if let Err(failure) = outcome {
-        eprintln!("error: {}", failure.message);
+        // one line, whatever a library's message carried
+        let line: Vec<&str> = failure.message.split_whitespace().collect();
+        eprintln!("error: {}", line.join(" "));
         std::process::exit(failure.code);
     }
 }

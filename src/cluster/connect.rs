@@ -86,8 +86,10 @@ impl Connection {
             .to_string()
             .trim_end_matches('/')
             .to_string();
-        let builder =
-            ClientBuilder::try_from(config).map_err(|e| ClusterError::Config(e.to_string()))?;
+        let builder = ClientBuilder::try_from(config).map_err(|e| match e {
+            kube::Error::Auth(a) => ClusterError::credentials(&a),
+            other => ClusterError::Config(other.to_string()),
+        })?;
         let client = if opts.verbose {
             builder.with_layer(&LogLayer).build()
         } else {

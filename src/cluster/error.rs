@@ -147,7 +147,7 @@ impl ClusterError {
                     op: Box::new(op.clone()),
                 },
             },
-            kube::Error::Auth(a) => ClusterError::Auth(format!("{a}: {}", root_cause(&a))),
+            kube::Error::Auth(a) => ClusterError::credentials(&a),
             e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
                 let chain = format!("{e:?}").to_lowercase();
                 let cause = root_cause(&e);
@@ -168,6 +168,27 @@ impl ClusterError {
             }
             other => ClusterError::Other(format!("{op}: {other}")),
         }
+    }
+
+    /// An exec credential plugin that failed says so in its stderr: keep that, drop the rest.
+    pub fn credentials(e: &kube::client::AuthError) -> ClusterError {
+        use kube::client::AuthError;
+        let message = match e {
+            AuthError::AuthExecRun { cmd, out } => {
+                let program = cmd
+                    .split_whitespace()
+                    .find(|w| !w.contains('='))
+                    .unwrap_or(cmd)
+                    .trim_matches('"');
+                let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                format!("exec plugin {program} failed ({}): {said}", out.status)
+            }
+            AuthError::AuthExecStart(io) => {
+                format!("exec plugin could not be started (is it on PATH?): {io}")
+            }
+            other => format!("{other}: {}", root_cause(other)),
+        };
+        ClusterError::Auth(message)
     }
 
     pub fn is_forbidden(&self) -> bool {

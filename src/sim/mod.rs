@@ -85,14 +85,14 @@ pub struct SimConfig {
 }
 
 impl SimConfig {
-    /// Strict, manual clock at 2026-11-29T10:00:00Z, no auth, any free port.
+    /// Strict, a manual clock starting at the current second (so a binary reading the wall clock
+    /// agrees with it to within a test's run), no auth, any free port.
     pub fn for_tests(kubeconfig: &Path) -> SimConfig {
+        let now = Utc::now();
         SimConfig {
             strict: true,
             manual_clock: Some(
-                DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
-                    .expect("fixed")
-                    .with_timezone(&Utc),
+                now - chrono::Duration::nanoseconds(now.timestamp_subsec_nanos() as i64),
             ),
             timing: Timing::default(),
             users: Vec::new(),

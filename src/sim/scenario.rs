@@ -87,6 +87,9 @@ impl Scenario {
         doc.apply_merge()
             .map_err(|e| format!("scenario merge keys: {e}"))?;
         let mut json: Value = serde_json::to_value(doc).map_err(|e| format!("scenario: {e}"))?;
+        if json.is_null() {
+            return Ok(Scenario::default());
+        }
         resolve_times(&mut json, now)?;
         serde_json::from_value(json).map_err(|e| format!("scenario: {e}"))
     }

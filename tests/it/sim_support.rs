@@ -111,3 +111,42 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
         _ => None,
     }
 }
+
+/// Run the real binary against the sim's kubeconfig (plus `args`), off the runtime's threads.
+pub async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
+    let mut full = vec![
+        "--kubeconfig".to_string(),
+        t.sim.kubeconfig().display().to_string(),
+    ];
+    full.extend(args.iter().map(|s| s.to_string()));
+    namzu_env(full, Vec::new()).await
+}
+
+/// Run the real binary with exactly these arguments and extra environment.
+pub async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+            .args(&args)
+            .env_remove("KUBECONFIG")
+            .env("NO_COLOR", "1")
+            .envs(env)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run kubectl-namzu")
+    })
+    .await
+    .expect("join")
+}
+
+pub fn out(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn err(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The demo scenario on a manual clock.
+pub async fn start_demo() -> TestSim {
+    start_with(kubectl_namzu::sim::scenario::DEMO, |_| {}).await
+}

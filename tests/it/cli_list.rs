@@ -1,0 +1,640 @@
+//! `kubectl namzu list` as a process against the sim: formats, filters, sort, errors, RBAC.
+
+use crate::sim_support::*;
+use kubectl_namzu::sim::auth::{Rule, User};
+use kubectl_namzu::sim::discovery::AgentSandbox;
+use kubectl_namzu::sim::faults::{Action, Fault};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+fn json(o: &std::process::Output) -> Vec<Value> {
+    assert!(o.status.success(), "{}", err(o));
+    serde_json::from_str::<Value>(&out(o))
+        .expect("JSON on stdout")
+        .as_array()
+        .expect("an array")
+        .clone()
+}
+
+fn field(items: &[Value], pointer: &str) -> BTreeSet<String> {
+    items
+        .iter()
+        .filter_map(|i| i.pointer(pointer))
+        .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
+        .collect()
+}
+
+const MT: &str = "multi_thread";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() {
+    let _ = MT;
+    let t = start_demo().await;
+    let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
+    let items = json(&o);
+    assert_eq!(items.len(), 25);
+    let states = field(&items, "/state");
+    for s in [
+        "Running",
+        "Starting",
+        "Suspending",
+        "Suspended",
+        "Failed",
+        "Expired",
+        "Deleting",
+        "Error",
+    ] {
+        assert!(states.contains(s), "state {s} missing: {states:?}");
+    }
+    let kinds = field(&items, "/diagnosis/kind");
+    for k in [
+        "unschedulable",
+        "image-pull",
+        "crash-loop",
+        "disk-pending",
+        "suspend-unconfirmed",
+        "stuck-terminating",
+        "pod-terminated",
+        "controller-error",
+        "foreign-pod",
+        "stale-status",
+    ] {
+        assert!(kinds.contains(k), "diagnosis {k} missing: {kinds:?}");
+    }
+    let drifts = field(&items, "/drift/state");
+    for d in ["current", "drifted", "unknown", "no-template", "unreadable"] {
+        assert!(drifts.contains(d), "drift {d} missing: {drifts:?}");
+    }
+    let names = field(&items, "/sandboxName");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("stranger") || n.contains("task") || n.contains("hermes"))
+    );
+    // the forbidden templates in staging: one warning line, and the rows still listed
+    let e = err(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("sandboxtemplates") && e.contains("staging"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn management_6_lists_exactly_the_two_workspaces() {
+    let scenario = r#"
+namespaces: [ns]
+objects:
+  - {apiVersion: extensions.agents.x-k8s.io/v1beta1, kind: SandboxTemplate, metadata: {name: ws, namespace: ns},
+     spec: {podTemplate: {spec: {containers: [{name: c, image: i}]}}}}
+  - {apiVersion: agents.x-k8s.io/v1beta1, kind: Sandbox, metadata: {name: sbx-7f3a, namespace: ns},
+     spec: {podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}}
+  - {apiVersion: agents.x-k8s.io/v1beta1, kind: Sandbox, metadata: {name: namzu-ws-stranger, namespace: ns},
+     spec: {podTemplate: {spec: {containers: [{name: c, image: i}]}}}}
+workspaces:
+  - {namespace: ns, id: awake, podTemplate: &pt {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}, noAnnotations: true}
+  - {namespace: ns, id: asleep, podTemplate: *pt, mode: Suspended, changedAt: "2026-09-10T12:00:00Z"}
+"#;
+    let t = start_with(scenario, |c| c.namespace = "ns".into()).await;
+    let items = json(&namzu(&t, &["list", "-o", "json"]).await);
+    let ids: Vec<&str> = items.iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["asleep", "awake"]);
+    let asleep = &items[0];
+    assert_eq!(asleep["mode"], "Suspended");
+    assert_eq!(
+        asleep["operatingModeChangedAt"], "2026-09-10T12:00:00Z",
+        "as stored"
+    );
+    assert_eq!(asleep["template"], "ws");
+    let awake = &items[1];
+    assert_eq!(awake["mode"], "Running");
+    assert_eq!(
+        awake["operatingModeChangedAt"],
+        Value::Null,
+        "never defaulted to createdAt"
+    );
+    assert_eq!(
+        awake["holderEpoch"],
+        serde_json::json!({"value":0,"readable":true,"raw":null})
+    );
+    assert_eq!(awake["drift"]["state"], "unknown");
+    // read-only: nothing but GETs
+    assert!(t.sim.requests().iter().all(|r| r.method == "GET"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formats_and_headers() {
+    let t = start_demo().await;
+    let table = namzu(&t, &["list", "-n", "research"]).await;
+    let text = out(&table);
+    let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "WORKSPACE",
+            "MODE",
+            "STATE",
+            "AGE",
+            "MODE-CHANGED",
+            "EPOCH",
+            "TEMPLATE",
+            "DRIFT",
+            "DIAGNOSIS"
+        ]
+    );
+    assert_eq!(text.lines().count(), 5);
+    assert!(!text.contains('\x1b'), "no colour off a terminal");
+
+    let wide = out(&namzu(
+        &t,
+        &["list", "-n", "research", "-o", "wide", "--no-headers"],
+    )
+    .await);
+    assert_eq!(wide.lines().count(), 4);
+    let tango: Vec<&str> = wide
+        .lines()
+        .find(|l| l.starts_with("tango"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(tango.len(), 14);
+    assert_eq!(tango[10], "namzu-ws-tango", "POD");
+    assert!(tango[13].starts_with("sha256:"), "TEMPLATE-HASH");
+
+    let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);
+    assert_eq!(
+        names.lines().next(),
+        Some("sandbox.agents.x-k8s.io/namzu-ws-tango")
+    );
+
+    let yaml = out(&namzu(&t, &["list", "-n", "research", "-o", "yaml"]).await);
+    let parsed: Value = serde_yaml::from_str(&yaml).unwrap();
+    assert_eq!(parsed.as_array().unwrap().len(), 4);
+
+    let items = json(&namzu(&t, &["list", "-A", "-o", "json"]).await);
+    let sierra = items.iter().find(|i| i["id"] == "sierra").unwrap();
+    assert_eq!(
+        sierra["holderEpoch"],
+        serde_json::json!({"value":null,"readable":false,"raw":"latest"})
+    );
+    let alpha = items.iter().find(|i| i["id"] == "alpha").unwrap();
+    assert_eq!(
+        alpha["holderEpoch"],
+        serde_json::json!({"value":7,"readable":true,"raw":"7"})
+    );
+    for key in [
+        "id",
+        "namespace",
+        "sandboxName",
+        "uid",
+        "mode",
+        "state",
+        "diagnosis",
+        "createdAt",
+        "operatingModeChangedAt",
+        "holderEpoch",
+        "template",
+        "drift",
+        "pod",
+        "pvcs",
+    ] {
+        assert!(alpha.get(key).is_some(), "{key}");
+    }
+    assert_eq!(alpha["drift"]["stored"], alpha["drift"]["current"]);
+    assert_eq!(alpha["pod"]["phase"], "Running");
+    assert_eq!(alpha["pvcs"][0]["name"], "workspace-disk-namzu-ws-alpha");
+    let xray = items.iter().find(|i| i["id"] == "xray").unwrap();
+    assert_eq!(xray["drift"]["state"], "unreadable");
+    let table = out(&namzu(&t, &["list", "-n", "staging"]).await);
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .any(|c| c == "?"),
+        "forbidden shows ?: {table}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filters_and_sorting() {
+    let t = start_demo().await;
+    let ids = |o: &std::process::Output| {
+        json(o)
+            .iter()
+            .map(|i| i["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let suspended = ids(&namzu(&t, &["list", "-A", "-o", "json", "--state", "suspended"]).await);
+    assert_eq!(
+        suspended,
+        ["delta", "echo", "sierra", "uniform", "victor", "yankee"]
+    );
+    let drifted = ids(&namzu(
+        &t,
+        &["list", "-A", "-o", "json", "--drift", "drifted,no-template"],
+    )
+    .await);
+    assert_eq!(
+        drifted,
+        [
+            "bravo", "delta", "golf", "papa", "quebec", "victor", "whiskey"
+        ]
+    );
+    let diag = ids(&namzu(
+        &t,
+        &[
+            "list",
+            "-A",
+            "-o",
+            "json",
+            "--diagnosis",
+            "image-pull,crash-loop",
+        ],
+    )
+    .await);
+    assert_eq!(diag, ["golf", "hotel"]);
+    // retention: Suspended and changed-at older than 25 days (delta 60d, victor 30d); never
+    // one without the annotation
+    let old = ids(&namzu(&t, &["list", "-A", "-o", "json", "--suspended-for", "25d"]).await);
+    assert_eq!(old, ["delta", "victor"]);
+    let by_epoch = ids(&namzu(
+        &t,
+        &["list", "-n", "research", "-o", "json", "--sort-by", "epoch"],
+    )
+    .await);
+    assert_eq!(
+        by_epoch,
+        ["victor", "whiskey", "uniform", "tango"],
+        "absent reads as 0, ties by name"
+    );
+    let by_age = ids(&namzu(
+        &t,
+        &["list", "-n", "research", "-o", "json", "--sort-by", "age"],
+    )
+    .await);
+    assert_eq!(
+        by_age,
+        ["victor", "whiskey", "uniform", "tango"],
+        "oldest first"
+    );
+    let by_changed = ids(&namzu(
+        &t,
+        &[
+            "list",
+            "-n",
+            "research",
+            "-o",
+            "json",
+            "--sort-by",
+            "mode-changed",
+        ],
+    )
+    .await);
+    assert_eq!(by_changed, ["whiskey", "victor", "uniform", "tango"]);
+    let by_state = ids(&namzu(
+        &t,
+        &["list", "-n", "research", "-o", "json", "--sort-by", "state"],
+    )
+    .await);
+    assert_eq!(by_state, ["tango", "whiskey", "uniform", "victor"]);
+    let by_drift = ids(&namzu(
+        &t,
+        &["list", "-n", "research", "-o", "json", "--sort-by", "drift"],
+    )
+    .await);
+    assert_eq!(by_drift, ["tango", "uniform", "victor", "whiskey"]);
+    // label selector goes to the server
+    t.sim.modify(
+        &kubectl_namzu::sim::resources::SANDBOXES,
+        "research",
+        "namzu-ws-tango",
+        |o| o["metadata"]["labels"] = serde_json::json!({"team":"ml"}),
+    );
+    let labelled = ids(&namzu(&t, &["list", "-A", "-o", "json", "-l", "team=ml"]).await);
+    assert_eq!(labelled, ["tango"]);
+    assert!(
+        t.sim
+            .requests()
+            .iter()
+            .any(|r| r.query_param("labelSelector").as_deref() == Some("team=ml"))
+    );
+
+    for bad in [
+        ["--state", "sleepy"],
+        ["--drift", "old"],
+        ["--diagnosis", "x"],
+        ["--sort-by", "size"],
+        ["--suspended-for", "30"],
+        ["-o", "xml"],
+    ] {
+        let o = namzu(&t, &["list", bad[0], bad[1]]).await;
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", err(&o));
+    }
+}
+
+fn rbac_user(rules: Vec<Rule>) -> Vec<User> {
+    vec![User::with_rules("ops", "ops-token", rules)]
+}
+
+fn read_all_but(skip: &str) -> Vec<Rule> {
+    [
+        "sandboxes",
+        "pods",
+        "persistentvolumeclaims",
+        "sandboxtemplates",
+        "namespaces",
+    ]
+    .into_iter()
+    .filter(|r| *r != skip)
+    .map(|r| Rule::new(&["get", "list", "watch"], &["*"], &[r], &[]))
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
+    for (skip, column_check) in [
+        ("pods", "/pod"),
+        ("persistentvolumeclaims", "/pvcs"),
+        ("sandboxtemplates", "/drift/state"),
+    ] {
+        let t = start_with(SMALL, |c| c.users = rbac_user(read_all_but(skip))).await;
+        let o = namzu(&t, &["list", "-n", "agents", "-o", "json"]).await;
+        let items = json(&o);
+        assert_eq!(items.len(), 3, "{skip}");
+        let want = if skip == "sandboxtemplates" {
+            "unreadable"
+        } else {
+            "forbidden"
+        };
+        assert!(
+            items
+                .iter()
+                .all(|i| i.pointer(column_check).unwrap() == want),
+            "{skip}: {items:?}"
+        );
+        let e = err(&o);
+        assert_eq!(e.lines().count(), 1, "{skip}: {e}");
+        assert!(e.contains(skip), "{skip}: {e}");
+        if skip != "persistentvolumeclaims" {
+            let table = out(&namzu(&t, &["list", "-n", "agents"]).await);
+            let rows_with_question_mark = table
+                .lines()
+                .skip(1)
+                .filter(|l| l.split_whitespace().any(|c| c == "?"))
+                .count();
+            assert_eq!(rows_with_question_mark, 3, "{skip}: {table}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_scoped_user_with_all_namespaces_falls_back() {
+    let rules = vec![Rule::new(
+        &["get", "list", "watch"],
+        &["*"],
+        &["*"],
+        &["agents"],
+    )];
+    let t = start_with(SMALL, |c| {
+        c.users = rbac_user(rules);
+        c.namespace = "agents".into();
+    })
+    .await;
+    let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
+    let items = json(&o);
+    assert_eq!(items.len(), 3);
+    assert!(
+        err(&o).contains("showing namespace agents only"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeconfig_contexts_and_merging() {
+    let t = start().await;
+    let dir = t.dir.path();
+    // two contexts in one file: the current one points nowhere, --context picks the sim
+    let server = t.sim.url();
+    let two = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: sim\n  cluster: {{server: \"{server}\"}}\n- name: dead\n  cluster: {{server: \"http://127.0.0.1:1\"}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: sim\n  context: {{cluster: sim, user: u, namespace: agents}}\n- name: dead\n  context: {{cluster: dead, user: u}}\n"
+    );
+    let path = dir.join("two");
+    std::fs::write(&path, two).unwrap();
+    let p = path.display().to_string();
+    let ok = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            p.clone(),
+            "--context".into(),
+            "sim".into(),
+            "list".into(),
+            "-o".into(),
+            "name".into(),
+        ],
+        vec![],
+    )
+    .await;
+    assert!(ok.status.success(), "{}", err(&ok));
+    assert_eq!(out(&ok).lines().count(), 3, "namespace from the context");
+    let dead = namzu_env(
+        vec!["--kubeconfig".into(), p.clone(), "list".into()],
+        vec![],
+    )
+    .await;
+    assert_eq!(dead.status.code(), Some(1));
+    let e = err(&dead);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("cannot reach the Kubernetes API server at http://127.0.0.1:1"),
+        "{e}"
+    );
+    let missing = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            p.clone(),
+            "--context".into(),
+            "nope".into(),
+            "list".into(),
+        ],
+        vec![],
+    )
+    .await;
+    assert!(
+        err(&missing).contains("context \"nope\" not found"),
+        "{}",
+        err(&missing)
+    );
+
+    // KUBECONFIG with several paths merges: the first file's current-context wins
+    let first = dir.join("first");
+    std::fs::write(
+        &first,
+        "apiVersion: v1\nkind: Config\ncurrent-context: sim\n",
+    )
+    .unwrap();
+    let joined = std::env::join_paths([first.clone(), path.clone()])
+        .unwrap()
+        .into_string()
+        .unwrap();
+    let merged = namzu_env(
+        vec!["list".into(), "-o".into(), "name".into()],
+        vec![("KUBECONFIG".into(), joined)],
+    )
+    .await;
+    assert!(merged.status.success(), "{}", err(&merged));
+    assert_eq!(out(&merged).lines().count(), 3);
+
+    let garbage = dir.join("garbage");
+    std::fs::write(&garbage, "{{{ not yaml").unwrap();
+    let bad = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            garbage.display().to_string(),
+            "list".into(),
+        ],
+        vec![],
+    )
+    .await;
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(err(&bad).starts_with("error: kubeconfig:"), "{}", err(&bad));
+    assert_eq!(err(&bad).lines().count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_failures_are_one_line() {
+    let t = start_with(SMALL, |c| c.users = vec![User::admin("admin", "good")]).await;
+    let dir = t.dir.path();
+    let wrong = dir.join("wrong");
+    t.sim
+        .write_kubeconfig_for(&wrong, Some("bad"), "agents")
+        .unwrap();
+    let o = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            wrong.display().to_string(),
+            "list".into(),
+        ],
+        vec![],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("401") && err(&o).contains("re-authenticate"),
+        "{}",
+        err(&o)
+    );
+
+    // an exec credential plugin that fails
+    let exec = format!(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: x\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: sh\n      args: [\"-c\", \"echo token expired >&2; exit 1\"]\n      interactiveMode: Never\ncontexts:\n- name: x\n  context: {{cluster: x, user: u}}\n",
+        t.sim.url()
+    );
+    let path = dir.join("exec");
+    std::fs::write(&path, exec).unwrap();
+    let o = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            path.display().to_string(),
+            "list".into(),
+        ],
+        vec![],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("could not get credentials"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_or_old_agent_sandbox_is_named() {
+    let t = start_with("", |c| c.agent_sandbox = AgentSandbox::Missing).await;
+    let o = namzu(&t, &["list", "-A"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("agent-sandbox is not installed") && err(&o).contains("agents.x-k8s.io"),
+        "{}",
+        err(&o)
+    );
+    let t = start_with("", |c| c.agent_sandbox = AgentSandbox::TooOld).await;
+    let o = namzu(&t, &["list"]).await;
+    assert!(
+        err(&o).contains("agent-sandbox too old (needs ≥ v0.5.0)") && err(&o).contains("v1alpha1"),
+        "{}",
+        err(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_timeout_bounds_each_call_and_verbose_logs() {
+    let t = start().await;
+    t.sim
+        .add_fault(Fault::new(Some("GET"), "/pods", Action::Hang));
+    let o = namzu(&t, &["list", "-n", "agents", "--request-timeout", "1s"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("timed out after 1s") && err(&o).contains("list pods"),
+        "{}",
+        err(&o)
+    );
+    t.sim.clear_faults();
+    let o = namzu(&t, &["list", "-n", "agents", "-v"]).await;
+    assert!(o.status.success());
+    assert!(
+        err(&o).lines().any(|l| l
+            .starts_with("I GET /apis/agents.x-k8s.io/v1beta1/namespaces/agents/sandboxes")
+            && l.contains(" 200 in ")),
+        "{}",
+        err(&o)
+    );
+    assert!(
+        t.sim
+            .requests()
+            .iter()
+            .all(|r| r.user_agent.starts_with("kubectl-namzu/"))
+    );
+}
+
+fn many(n: usize) -> String {
+    let mut s = String::from("namespaces: [ns]\nworkspaces:\n");
+    for i in 0..n {
+        s.push_str(&format!(
+            "  - {{namespace: ns, id: w{i}, podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: c, image: i}}]}}}}}}\n",
+            i % 3
+        ));
+    }
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inventory_pass_is_constant_in_requests() {
+    let mut counts = Vec::new();
+    for n in [1usize, 100, 2000] {
+        let t = start_with(&many(n), |c| c.namespace = "ns".into()).await;
+        let o = namzu(&t, &["list", "-o", "json"]).await;
+        assert_eq!(json(&o).len(), n);
+        counts.push(t.sim.requests().len());
+        let t = start_with(&many(n), |c| c.namespace = "ns".into()).await;
+        let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
+        assert_eq!(json(&o).len(), n);
+        counts.push(t.sim.requests().len());
+    }
+    // 3 lists + one GET per distinct template (3, or 1 when n = 1)
+    assert_eq!(counts, [4, 4, 6, 6, 6, 6]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_and_version() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let o = namzu_env(vec!["completion".into(), shell.into()], vec![]).await;
+        assert!(o.status.success() && out(&o).contains("list"), "{shell}");
+    }
+    let o = namzu_env(vec!["version".into()], vec![]).await;
+    assert_eq!(
+        out(&o).trim(),
+        format!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"))
+    );
+}
