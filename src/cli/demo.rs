@@ -35,19 +35,12 @@ pub async fn run(args: Args) -> Result<(), Failure> {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Failure::error(format!("cannot read {}: {e}", path.display())))?;
-            Scenario::parse(&text, now)
-                .map_err(|e| Failure::error(format!("{}: {e}", path.display())))?
+            Scenario::parse(&text, now).map_err(|e| Failure::error(format!("{}: {e}", path.display())))?
         }
         None => Scenario::demo(now),
     };
-    let default_path = std::env::temp_dir().join(format!(
-        "kubectl-namzu-demo-{}.kubeconfig",
-        std::process::id()
-    ));
-    let kubeconfig = args
-        .kubeconfig_out
-        .clone()
-        .unwrap_or_else(|| default_path.clone());
+    let default_path = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.kubeconfig", std::process::id()));
+    let kubeconfig = args.kubeconfig_out.clone().unwrap_or_else(|| default_path.clone());
     let config = SimConfig {
         strict: args.strict,
         manual_clock: None,

@@ -7,8 +7,7 @@ pub const OK: i32 = 0;
 pub const ERROR: i32 = 1;
 pub const USAGE: i32 = 2;
 
-pub const HELP: &str =
-    "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id).";
+pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id).";
 
 /// A failure: one line for stderr and its exit code.
 #[derive(Debug)]

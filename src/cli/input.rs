@@ -13,8 +13,7 @@ pub fn read_object(path: &str) -> Result<Value, Failure> {
             .map_err(|e| Failure::error(format!("cannot read stdin: {e}")))?;
         s
     } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| Failure::error(format!("cannot read {path}: {e}")))?
+        std::fs::read_to_string(path).map_err(|e| Failure::error(format!("cannot read {path}: {e}")))?
     };
     // JSON first: YAML would read some JSON numbers (1e3) differently than JSON.parse does
     serde_json::from_str(&text).or_else(|_| {

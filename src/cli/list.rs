@@ -60,13 +60,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     sort(&mut workspaces, args.sort_by, false);
     print!(
         "{}",
-        render(
-            &workspaces,
-            args.output,
-            globals.all_namespaces,
-            args.no_headers,
-            now
-        )
+        render(&workspaces, args.output, globals.all_namespaces, args.no_headers, now)
     );
     if workspaces.is_empty() && matches!(args.output, Format::Table | Format::Wide) {
         match &scope {
@@ -119,11 +113,7 @@ pub fn render(
             let headers: Vec<&str> = cols.iter().map(|c| c.header()).collect();
             let rows: Vec<Vec<(String, Tone)>> = workspaces
                 .iter()
-                .map(|w| {
-                    cols.iter()
-                        .map(|c| (cell(w, *c, now), tone(w, *c)))
-                        .collect()
-                })
+                .map(|w| cols.iter().map(|c| (cell(w, *c, now), tone(w, *c))).collect())
                 .collect();
             output::table(&headers, &rows, no_headers, output::colour_enabled())
         }

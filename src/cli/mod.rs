@@ -1,9 +1,13 @@
 //! Command-line surface: clap definitions and one file per verb. Verbs render and dispatch only.
 
+pub mod capacity;
 pub mod demo;
+pub mod describe;
+pub mod drift;
 pub mod exit;
 pub mod globals;
 pub mod input;
+pub mod inspect;
 pub mod list;
 pub mod output;
 pub mod overlay;
@@ -28,6 +32,13 @@ pub enum Command {
     /// List workspaces with state, drift, holder epoch and diagnosis.
     #[command(visible_aliases = ["ls", "get"])]
     List(list::Args),
+    /// Everything known about one workspace, like kubectl describe.
+    #[command(visible_alias = "describe")]
+    Inspect(inspect::Args),
+    /// Field-level template drift of one workspace, or of every drifted one.
+    Drift(drift::Args),
+    /// Warm-pool capacity, pending pods and workspace counts by state.
+    Capacity(capacity::Args),
     /// Print the pod-template hash a workspace created from a SandboxTemplate would carry.
     TemplateHash(template_hash::Args),
     /// Try everything against a built-in simulated cluster (no cluster needed).
@@ -57,16 +68,14 @@ pub fn display_name(argv0: &str) -> String {
 pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
     match cli.command {
         Command::List(args) => list::run(&cli.globals, args).await,
+        Command::Inspect(args) => inspect::run(&cli.globals, args).await,
+        Command::Drift(args) => drift::run(&cli.globals, args).await,
+        Command::Capacity(args) => capacity::run(&cli.globals, args).await,
         Command::TemplateHash(args) => template_hash::run(args),
         Command::Demo(args) => demo::run(args).await,
         Command::Completion { shell } => {
             let mut cmd = Cli::command();
-            clap_complete::generate(
-                shell,
-                &mut cmd,
-                name.replace(' ', "-"),
-                &mut std::io::stdout(),
-            );
+            clap_complete::generate(shell, &mut cmd, name.replace(' ', "-"), &mut std::io::stdout());
             Ok(())
         }
         Command::Version => {
@@ -87,10 +96,7 @@ mod tests {
 
     #[test]
     fn usage_name_follows_argv0() {
-        assert_eq!(
-            display_name("/usr/local/bin/kubectl-namzu"),
-            "kubectl namzu"
-        );
+        assert_eq!(display_name("/usr/local/bin/kubectl-namzu"), "kubectl namzu");
         assert_eq!(display_name("kubectl-namzu.exe"), "kubectl namzu");
         assert_eq!(display_name("./target/debug/namzu"), "namzu");
     }

@@ -40,12 +40,7 @@ fn paint(text: &str, tone: Tone) -> String {
 }
 
 /// Columns padded to their widest cell, separated by three spaces, as kubectl prints them.
-pub fn table(
-    headers: &[&str],
-    rows: &[Vec<(String, Tone)>],
-    no_headers: bool,
-    colour: bool,
-) -> String {
+pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, colour: bool) -> String {
     let mut widths: Vec<usize> = headers
         .iter()
         .map(|h| if no_headers { 0 } else { h.chars().count() })
@@ -70,12 +65,7 @@ pub fn table(
         out.push('\n');
     };
     if !no_headers {
-        line(
-            headers
-                .iter()
-                .map(|h| (h.to_string(), Tone::Plain))
-                .collect(),
-        );
+        line(headers.iter().map(|h| (h.to_string(), Tone::Plain)).collect());
     }
     for row in rows {
         line(row.clone());

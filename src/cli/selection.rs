@@ -5,12 +5,7 @@ use crate::domain::drift::DriftState;
 use crate::domain::select::{Filter, parse_duration};
 use crate::domain::state::State;
 
-fn one_of<T: Copy>(
-    text: &str,
-    parse: impl Fn(&str) -> Option<T>,
-    all: &[&str],
-    what: &str,
-) -> Result<T, String> {
+fn one_of<T: Copy>(text: &str, parse: impl Fn(&str) -> Option<T>, all: &[&str], what: &str) -> Result<T, String> {
     parse(text).ok_or_else(|| format!("unknown {what} {text:?}; one of: {}", all.join(", ")))
 }
 

@@ -40,8 +40,9 @@ pub struct Connection {
 impl Connection {
     pub async fn open(opts: &ConnectOptions) -> Result<Connection, ClusterError> {
         let kubeconfig = match &opts.kubeconfig {
-            Some(path) => Kubeconfig::read_from(path)
-                .map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?,
+            Some(path) => {
+                Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?
+            }
             None => Kubeconfig::read().map_err(|e| {
                 ClusterError::Config(format!(
                     "{e} (set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check)"
@@ -52,13 +53,9 @@ impl Connection {
             .context
             .clone()
             .or_else(|| kubeconfig.current_context.clone())
-            .ok_or_else(|| {
-                ClusterError::Config("no current-context is set; pass --context".into())
-            })?;
+            .ok_or_else(|| ClusterError::Config("no current-context is set; pass --context".into()))?;
         if !kubeconfig.contexts.iter().any(|c| c.name == context) {
-            return Err(ClusterError::Config(format!(
-                "context \"{context}\" not found"
-            )));
+            return Err(ClusterError::Config(format!("context \"{context}\" not found")));
         }
         let kc_opts = KubeConfigOptions {
             context: Some(context.clone()),
@@ -68,10 +65,9 @@ impl Connection {
         let mut config = Config::from_custom_kubeconfig(kubeconfig, &kc_opts)
             .await
             .map_err(|e| ClusterError::Config(e.to_string()))?;
-        config.headers.push((
-            http::header::USER_AGENT,
-            HeaderValue::from_static(USER_AGENT),
-        ));
+        config
+            .headers
+            .push((http::header::USER_AGENT, HeaderValue::from_static(USER_AGENT)));
         if !opts.interactive_exec
             && let Some(exec) = config.auth_info.exec.as_mut()
         {
@@ -81,11 +77,7 @@ impl Connection {
             .namespace
             .clone()
             .unwrap_or_else(|| config.default_namespace.clone());
-        let server = config
-            .cluster_url
-            .to_string()
-            .trim_end_matches('/')
-            .to_string();
+        let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
         let builder = ClientBuilder::try_from(config).map_err(|e| match e {
             kube::Error::Auth(a) => ClusterError::credentials(&a),
             other => ClusterError::Config(other.to_string()),
@@ -111,14 +103,12 @@ impl Connection {
         call: impl Future<Output = Result<T, kube::Error>>,
     ) -> Result<T, ClusterError> {
         let result = match self.timeout {
-            Some(after) => {
-                tokio::time::timeout(after, call)
-                    .await
-                    .map_err(|_| ClusterError::Timeout {
-                        op: Box::new(op.clone()),
-                        after,
-                    })?
-            }
+            Some(after) => tokio::time::timeout(after, call)
+                .await
+                .map_err(|_| ClusterError::Timeout {
+                    op: Box::new(op.clone()),
+                    after,
+                })?,
             None => call.await,
         };
         result.map_err(|e| ClusterError::from_kube(e, op, &self.server))

@@ -80,10 +80,9 @@ impl fmt::Display for ClusterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClusterError::Config(m) => write!(f, "kubeconfig: {m}"),
-            ClusterError::Unreachable { server, cause } => write!(
-                f,
-                "cannot reach the Kubernetes API server at {server}: {cause}"
-            ),
+            ClusterError::Unreachable { server, cause } => {
+                write!(f, "cannot reach the Kubernetes API server at {server}: {cause}")
+            }
             ClusterError::Tls { server, cause } => {
                 write!(f, "TLS with the API server at {server} failed: {cause}")
             }
@@ -133,9 +132,7 @@ impl ClusterError {
     pub fn from_kube(e: kube::Error, op: &Op, server: &str) -> ClusterError {
         match e {
             kube::Error::Api(s) => match s.code {
-                401 => ClusterError::Unauthorized {
-                    server: server.into(),
-                },
+                401 => ClusterError::Unauthorized { server: server.into() },
                 403 => ClusterError::Forbidden {
                     op: Box::new(op.clone()),
                     message: s.message,
@@ -151,10 +148,7 @@ impl ClusterError {
             e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
                 let chain = format!("{e:?}").to_lowercase();
                 let cause = root_cause(&e);
-                if chain.contains("certificate")
-                    || chain.contains("tls")
-                    || chain.contains("handshake")
-                {
+                if chain.contains("certificate") || chain.contains("tls") || chain.contains("handshake") {
                     ClusterError::Tls {
                         server: server.into(),
                         cause,

@@ -9,6 +9,7 @@ use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::object::namespace;
+use crate::domain::pod::Index;
 use crate::domain::workspace::{self, Inputs, Observed, Workspace};
 use chrono::{DateTime, Utc};
 use futures::future::join_all;
@@ -22,6 +23,16 @@ pub enum TemplateFetch {
     NotFound,
     /// Forbidden, or the read failed.
     Unreadable,
+}
+
+impl TemplateFetch {
+    pub fn as_read(&self) -> TemplateRead<'_> {
+        match self {
+            TemplateFetch::Found(t) => TemplateRead::Found(t),
+            TemplateFetch::NotFound => TemplateRead::NotFound,
+            TemplateFetch::Unreadable => TemplateRead::Unreadable,
+        }
+    }
 }
 
 /// Everything one namespace's inventory pass read.
@@ -42,6 +53,13 @@ pub struct Inventory {
     pub warnings: Vec<String>,
 }
 
+/// One derived workspace and what it was derived from.
+pub struct Entry<'a> {
+    pub workspace: Workspace,
+    pub sandbox: &'a Value,
+    pub template: TemplateRead<'a>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
     Namespace(String),
@@ -58,32 +76,34 @@ pub struct Query {
 impl Inventory {
     /// Derive every workspace, in namespace then name order.
     pub fn workspaces(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Workspace> {
+        self.entries(flags, now).into_iter().map(|e| e.workspace).collect()
+    }
+
+    /// Every workspace with the Sandbox and template it was derived from.
+    pub fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
         let mut out = Vec::new();
         for ns in &self.namespaces {
+            let (pods, pvcs) = (ns.pods.map(|v| Index::new(v)), ns.pvcs.map(|v| Index::new(v)));
             for sbx in &ns.sandboxes {
-                let template = match template_label(sbx).and_then(|t| ns.templates.get(t)) {
-                    Some(TemplateFetch::Found(t)) => TemplateRead::Found(t),
-                    Some(TemplateFetch::NotFound) => TemplateRead::NotFound,
-                    Some(TemplateFetch::Unreadable) | None => TemplateRead::Unreadable,
-                };
-                out.push(workspace::derive(&Inputs {
+                let template = template_label(sbx)
+                    .and_then(|t| ns.templates.get(t))
+                    .map_or(TemplateRead::Unreadable, TemplateFetch::as_read);
+                let workspace = workspace::derive(&Inputs {
                     sandbox: sbx,
-                    pods: observed_slice(&ns.pods),
-                    pvcs: observed_slice(&ns.pvcs),
+                    pods: pods.as_ref(),
+                    pvcs: pvcs.as_ref(),
                     template,
                     flags,
                     now,
-                }));
+                });
+                out.push(Entry {
+                    workspace,
+                    sandbox: sbx,
+                    template,
+                });
             }
         }
         out
-    }
-}
-
-fn observed_slice(o: &Observed<Vec<Value>>) -> Observed<&[Value]> {
-    match o {
-        Observed::Known(v) => Observed::Known(v.as_slice()),
-        Observed::Forbidden => Observed::Forbidden,
     }
 }
 
@@ -99,11 +119,7 @@ async fn explain_missing(conn: &Connection, e: ClusterError) -> ClusterError {
 }
 
 /// Run the inventory pass over `scope`.
-pub async fn read(
-    conn: &Connection,
-    scope: &Scope,
-    query: &Query,
-) -> Result<Inventory, ClusterError> {
+pub async fn read(conn: &Connection, scope: &Scope, query: &Query) -> Result<Inventory, ClusterError> {
     let mut inv = Inventory::default();
     match scope {
         Scope::Namespace(ns) => {
@@ -131,12 +147,7 @@ async fn read_namespace(
         Err(e) => return Err(explain_missing(conn, e).await),
     };
     let pods = degrade(pods, warnings, "pods", "POD, NODE and DIAGNOSIS show ?")?;
-    let pvcs = degrade(
-        pvcs,
-        warnings,
-        "persistentvolumeclaims",
-        "disk diagnosis shows ?",
-    )?;
+    let pvcs = degrade(pvcs, warnings, "persistentvolumeclaims", "disk diagnosis shows ?")?;
     let templates = read_templates(conn, ns, &sandboxes, warnings).await?;
     Ok(NamespaceData {
         namespace: ns.to_string(),
@@ -173,12 +184,7 @@ async fn read_templates(
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, TemplateFetch>, ClusterError> {
     let names: BTreeSet<&str> = sandboxes.iter().filter_map(template_label).collect();
-    let reads = join_all(
-        names
-            .iter()
-            .map(|n| resources::get(conn, &TEMPLATES, ns, n)),
-    )
-    .await;
+    let reads = join_all(names.iter().map(|n| resources::get(conn, &TEMPLATES, ns, n))).await;
     let mut out = BTreeMap::new();
     let mut forbidden = false;
     for (name, r) in names.into_iter().zip(reads) {
@@ -209,11 +215,7 @@ async fn read_templates(
     Ok(out)
 }
 
-async fn read_all(
-    conn: &Connection,
-    query: &Query,
-    inv: &mut Inventory,
-) -> Result<(), ClusterError> {
+async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Result<(), ClusterError> {
     match resources::list(conn, &SANDBOXES, None, query.selector.as_deref()).await {
         Ok(all) => {
             let mut by_ns: BTreeMap<String, Vec<Value>> = BTreeMap::new();
@@ -229,14 +231,8 @@ async fn read_all(
             for (ns, sandboxes) in by_ns {
                 let templates = read_templates(conn, &ns, &sandboxes, &mut inv.warnings).await?;
                 inv.namespaces.push(NamespaceData {
-                    pods: pods
-                        .get(&ns)
-                        .cloned()
-                        .unwrap_or(Observed::Known(Vec::new())),
-                    pvcs: pvcs
-                        .get(&ns)
-                        .cloned()
-                        .unwrap_or(Observed::Known(Vec::new())),
+                    pods: pods.get(&ns).cloned().unwrap_or(Observed::Known(Vec::new())),
+                    pvcs: pvcs.get(&ns).cloned().unwrap_or(Observed::Known(Vec::new())),
                     namespace: ns,
                     sandboxes,
                     templates,
@@ -263,8 +259,7 @@ async fn read_all(
                 match read_namespace(conn, &ns, query, &mut inv.warnings).await {
                     Ok(data) => inv.namespaces.push(data),
                     Err(ClusterError::Forbidden { op, .. }) => {
-                        inv.warnings
-                            .push(format!("warning: you may not {op}; skipped"));
+                        inv.warnings.push(format!("warning: you may not {op}; skipped"));
                     }
                     Err(e) => return Err(e),
                 }

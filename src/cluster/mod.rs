@@ -1,6 +1,7 @@
 //! Cluster I/O through kube-rs only: connecting, the inventory pass, fenced writes, waits, RBAC.
 
 pub mod connect;
+pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod resources;

@@ -14,10 +14,7 @@ pub struct Kind {
 
 impl Kind {
     pub fn api_resource(&self) -> ApiResource {
-        ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk(self.group, self.version, self.kind),
-            self.plural,
-        )
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(self.group, self.version, self.kind), self.plural)
     }
     /// `sandboxes.agents.x-k8s.io`, as kubectl names a resource.
     pub fn qualified(&self) -> String {
@@ -108,24 +105,57 @@ pub async fn list(
         Some(s) => ListParams::default().labels(s),
         None => ListParams::default(),
     };
-    let list = conn
-        .bounded(&op, api(conn, kind, namespace).list(&params))
-        .await?;
-    Ok(list.items.into_iter().map(|o| to_value(o, kind)).collect())
+    raw_list(conn, kind, namespace, &params, &op).await
 }
 
-/// GET one object; `Ok(None)` when it does not exist.
-pub async fn get(
+/// The items of a LIST straight into JSON values (kind and apiVersion filled in where the core
+/// API leaves them out), without a typed round trip: the inventory reads thousands of objects.
+async fn raw_list(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: Option<&str>,
+    params: &ListParams,
+    op: &Op,
+) -> Result<Vec<Value>, ClusterError> {
+    #[derive(serde::Deserialize)]
+    struct RawList {
+        #[serde(default)]
+        items: Vec<Value>,
+    }
+    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
+    let request = kube::core::Request::new(url)
+        .list(params)
+        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    let list: RawList = conn.bounded(op, conn.client.request::<RawList>(request)).await?;
+    let api_version = kind.api_resource().api_version;
+    Ok(list
+        .items
+        .into_iter()
+        .map(|mut v| {
+            if v.get("kind").is_none_or(Value::is_null) {
+                v["kind"] = Value::String(kind.kind.into());
+                v["apiVersion"] = Value::String(api_version.clone());
+            }
+            v
+        })
+        .collect())
+}
+
+/// LIST by field selector (`metadata.name=…`, `involvedObject.name=…`) in one namespace.
+pub async fn list_fields(
     conn: &Connection,
     kind: &Kind,
     namespace: &str,
-    name: &str,
-) -> Result<Option<Value>, ClusterError> {
+    fields: &str,
+) -> Result<Vec<Value>, ClusterError> {
+    let op = Op::new("list", kind, Some(namespace), "");
+    raw_list(conn, kind, Some(namespace), &ListParams::default().fields(fields), &op).await
+}
+
+/// GET one object; `Ok(None)` when it does not exist.
+pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) -> Result<Option<Value>, ClusterError> {
     let op = Op::new("get", kind, Some(namespace), name);
-    match conn
-        .bounded(&op, api(conn, kind, Some(namespace)).get(name))
-        .await
-    {
+    match conn.bounded(&op, api(conn, kind, Some(namespace)).get(name)).await {
         Ok(o) => Ok(Some(to_value(o, kind))),
         Err(ClusterError::Api { code: 404, .. }) => Ok(None),
         Err(e) => Err(e),

@@ -44,11 +44,7 @@ pub fn human_duration(seconds: i64) -> String {
     }
     if hours < 24 * 8 {
         let (d, h) = (hours / 24, hours % 24);
-        return if h == 0 {
-            format!("{d}d")
-        } else {
-            format!("{d}d{h}h")
-        };
+        return if h == 0 { format!("{d}d") } else { format!("{d}d{h}h") };
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);

@@ -69,8 +69,7 @@ fn js_key_order(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
 }
 
 fn array_index(key: &str) -> Option<u32> {
-    let canonical = key == "0"
-        || (!key.is_empty() && !key.starts_with('0') && key.bytes().all(|b| b.is_ascii_digit()));
+    let canonical = key == "0" || (!key.is_empty() && !key.starts_with('0') && key.bytes().all(|b| b.is_ascii_digit()));
     if !canonical || key.len() > 10 {
         return None;
     }
@@ -185,9 +184,6 @@ mod tests {
     #[test]
     fn escapes() {
         let v = Value::String("\"\\\u{8}\u{c}\n\r\t\u{1}\u{7f}\u{2028}é".into());
-        assert_eq!(
-            canonical_json(&v),
-            "\"\\\"\\\\\\b\\f\\n\\r\\t\\u0001\u{7f}\u{2028}é\""
-        );
+        assert_eq!(canonical_json(&v), "\"\\\"\\\\\\b\\f\\n\\r\\t\\u0001\u{7f}\u{2028}é\"");
     }
 }

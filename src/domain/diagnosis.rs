@@ -85,8 +85,7 @@ pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagno
     let pod = ev.pod.and_then(|p| p.present());
     let found = [
         // the controller mirrors PodScheduled onto the Sandbox (v0.5.6+): useful when pods are forbidden
-        pod.and_then(unschedulable)
-            .or_else(|| unschedulable(sandbox)),
+        pod.and_then(unschedulable).or_else(|| unschedulable(sandbox)),
         pod.and_then(|p| waiting(p, |r| IMAGE_PULL_REASONS.contains(&r), Kind::ImagePull)),
         pod.and_then(|p| waiting(p, |r| r == "CrashLoopBackOff", Kind::CrashLoop)),
         ev.pvcs.as_deref().and_then(disk_pending),
@@ -110,8 +109,7 @@ fn diag(kind: Kind, reason: &str, message: &str) -> Diagnosis {
 
 fn unschedulable(pod: &Value) -> Option<Diagnosis> {
     let (status, reason, message) = condition_parts(condition(pod, "PodScheduled")?);
-    (status == "False" && reason == "Unschedulable")
-        .then(|| diag(Kind::Unschedulable, reason, message))
+    (status == "False" && reason == "Unschedulable").then(|| diag(Kind::Unschedulable, reason, message))
 }
 
 fn waiting(pod: &Value, matches: impl Fn(&str) -> bool, kind: Kind) -> Option<Diagnosis> {
@@ -163,10 +161,7 @@ fn foreign_pod(sandbox: &Value, pod: Option<&Value>) -> Option<Diagnosis> {
         diag(
             Kind::ForeignPod,
             "PodNotOwned",
-            &format!(
-                "pod {} is not owned by this Sandbox",
-                super::object::name(pod)
-            ),
+            &format!("pod {} is not owned by this Sandbox", super::object::name(pod)),
         )
     })
 }
@@ -198,10 +193,7 @@ fn suspend_unconfirmed(mode: Mode, pod: Option<&Value>) -> Option<Diagnosis> {
         diag(
             Kind::SuspendUnconfirmed,
             "PodStillPresent",
-            &format!(
-                "mode is Suspended but pod {} {how}",
-                super::object::name(pod)
-            ),
+            &format!("mode is Suspended but pod {} {how}", super::object::name(pod)),
         )
     })
 }
@@ -224,8 +216,7 @@ fn pod_terminated(sandbox: &Value, mode: Mode, pod: Option<&Value>) -> Option<Di
 
 fn controller_error(sandbox: &Value) -> Option<Diagnosis> {
     let (_, reason, message) = condition_parts(condition(sandbox, "Ready")?);
-    matches!(reason, "ReconcilerError" | "MultiplePods")
-        .then(|| diag(Kind::ControllerError, reason, message))
+    matches!(reason, "ReconcilerError" | "MultiplePods").then(|| diag(Kind::ControllerError, reason, message))
 }
 
 fn stale_status(sandbox: &Value) -> Option<Diagnosis> {

@@ -23,9 +23,7 @@ pub struct Overlays {
 
 impl Overlays {
     pub fn profile_key(&self) -> &str {
-        self.profile_label_key
-            .as_deref()
-            .unwrap_or(EGRESS_PROFILE_LABEL)
+        self.profile_label_key.as_deref().unwrap_or(EGRESS_PROFILE_LABEL)
     }
 }
 
@@ -135,16 +133,11 @@ pub fn stored_hash(sandbox: &Value) -> Option<&str> {
 /// flags pin their field; otherwise "not configured", then the value the Sandbox's own pod
 /// template carries (the host may have configured exactly that).
 pub fn candidate_overlays(sandbox: &Value, flags: &OverlayFlags) -> Vec<Overlays> {
-    let template_name = super::naming::template_label(sandbox)
-        .unwrap_or("")
-        .to_string();
+    let template_name = super::naming::template_label(sandbox).unwrap_or("").to_string();
     let stored_spec = |k: &str| str_at(sandbox, &["spec", "podTemplate", "spec", k]);
     let key = flags.profile_label_key.clone();
     let key_str = key.as_deref().unwrap_or(EGRESS_PROFILE_LABEL);
-    let stored_profile = str_at(
-        sandbox,
-        &["spec", "podTemplate", "metadata", "labels", key_str],
-    );
+    let stored_profile = str_at(sandbox, &["spec", "podTemplate", "metadata", "labels", key_str]);
 
     let runtimes: Vec<Option<String>> = match &flags.runtime_class_name {
         Some(rc) => vec![Some(rc.clone())],
@@ -189,13 +182,14 @@ pub fn drift(sandbox: &Value, template: TemplateRead<'_>, flags: &OverlayFlags) 
         TemplateRead::Unreadable => return no_current(DriftState::Unreadable, stored),
     };
     let candidates = candidate_overlays(sandbox, flags);
-    let hashed: Vec<(Overlays, Option<String>)> = candidates
-        .into_iter()
-        .map(|o| {
-            let h = template_hash(template, &o);
-            (o, h)
-        })
-        .collect();
+    // a candidate that hashes like an earlier one adds nothing (a runtime equal to the template's)
+    let mut hashed: Vec<(Overlays, Option<String>)> = Vec::new();
+    for o in candidates {
+        let h = template_hash(template, &o);
+        if !hashed.iter().any(|(_, seen)| *seen == h) {
+            hashed.push((o, h));
+        }
+    }
     if hashed.iter().all(|(_, h)| h.is_none()) {
         // a template without spec.podTemplate cannot be hashed
         return no_current(DriftState::Unreadable, stored);
@@ -218,6 +212,13 @@ pub fn drift(sandbox: &Value, template: TemplateRead<'_>, flags: &OverlayFlags) 
         current,
         overlays: Some(overlays),
     }
+}
+
+/// Field-level changes from the Sandbox's stored pod template to what `template` gives today.
+pub fn field_changes(sandbox: &Value, template: &Value, overlays: &Overlays) -> Vec<super::diff::Change> {
+    let stored = at(sandbox, &["spec", "podTemplate"]).cloned().unwrap_or(Value::Null);
+    let current = overlay(template, overlays).unwrap_or(Value::Null);
+    super::diff::diff(&stored, &current)
 }
 
 fn no_current(state: DriftState, stored: Option<String>) -> Drift {
@@ -282,10 +283,7 @@ mod tests {
             runtime_class_name: Some("runc".into()),
             ..Default::default()
         };
-        assert_eq!(
-            drift(&sbx, TemplateRead::Found(&t), &flags).state,
-            DriftState::Drifted
-        );
+        assert_eq!(drift(&sbx, TemplateRead::Found(&t), &flags).state, DriftState::Drifted);
     }
 
     #[test]

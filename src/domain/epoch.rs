@@ -34,14 +34,8 @@ impl Reading {
             has_annotations,
             resource_version,
         };
-        match annotations
-            .and_then(|a| a.get(HOLDER_EPOCH))
-            .and_then(Value::as_str)
-        {
-            None => Reading {
-                epoch: Some(0),
-                ..base
-            },
+        match annotations.and_then(|a| a.get(HOLDER_EPOCH)).and_then(Value::as_str) {
+            None => Reading { epoch: Some(0), ..base },
             Some(raw) => Reading {
                 epoch: parse_stored(raw),
                 annotation: Some(raw.to_string()),
@@ -63,8 +57,7 @@ impl Reading {
 
 /// `^(?:0|[1-9][0-9]*)$` and ≤ 2^53−1, else unreadable.
 fn parse_stored(raw: &str) -> Option<u64> {
-    let canonical = raw == "0"
-        || (!raw.is_empty() && !raw.starts_with('0') && raw.bytes().all(|b| b.is_ascii_digit()));
+    let canonical = raw == "0" || (!raw.is_empty() && !raw.starts_with('0') && raw.bytes().all(|b| b.is_ascii_digit()));
     if !canonical {
         return None;
     }
@@ -73,9 +66,7 @@ fn parse_stored(raw: &str) -> Option<u64> {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EpochError {
-    #[error(
-        "holder epoch {0:?} is invalid: the epoch must be a non-negative safe integer (0..=9007199254740991)"
-    )]
+    #[error("holder epoch {0:?} is invalid: the epoch must be a non-negative safe integer (0..=9007199254740991)")]
     Invalid(String),
     #[error("cannot take over: the stored holder epoch {0} is already the largest safe integer")]
     Exhausted(u64),
@@ -100,9 +91,7 @@ pub fn parse_epoch_arg(text: &str) -> Result<u64, EpochError> {
 /// `--take-over`: stored + 1, which fences the current holder out.
 pub fn take_over(reading: &Reading) -> Result<u64, EpochError> {
     match reading.epoch {
-        None => Err(EpochError::Unreadable(
-            reading.annotation.clone().unwrap_or_default(),
-        )),
+        None => Err(EpochError::Unreadable(reading.annotation.clone().unwrap_or_default())),
         Some(MAX_EPOCH) => Err(EpochError::Exhausted(MAX_EPOCH)),
         Some(e) => Ok(e + 1),
     }
@@ -122,20 +111,8 @@ mod tests {
         assert_eq!(read(json!({})).epoch, Some(0));
         assert_eq!(read(json!({ HOLDER_EPOCH: "0" })).epoch, Some(0));
         assert_eq!(read(json!({ HOLDER_EPOCH: "7" })).epoch, Some(7));
-        assert_eq!(
-            read(json!({ HOLDER_EPOCH: "9007199254740991" })).epoch,
-            Some(MAX_EPOCH)
-        );
-        for bad in [
-            "",
-            "latest",
-            "007",
-            "-1",
-            "1.5",
-            "9007199254740992",
-            " 1",
-            "+1",
-        ] {
+        assert_eq!(read(json!({ HOLDER_EPOCH: "9007199254740991" })).epoch, Some(MAX_EPOCH));
+        for bad in ["", "latest", "007", "-1", "1.5", "9007199254740992", " 1", "+1"] {
             let r = read(json!({ HOLDER_EPOCH: bad }));
             assert_eq!(r.epoch, None, "{bad}");
             assert_eq!(r.annotation.as_deref(), Some(bad));

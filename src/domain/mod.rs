@@ -3,8 +3,10 @@
 
 pub mod age;
 pub mod canonical;
+pub mod capacity;
 pub mod columns;
 pub mod diagnosis;
+pub mod diff;
 pub mod drift;
 pub mod epoch;
 pub mod keys;

@@ -44,10 +44,7 @@ pub fn id_of(sandbox_name: &str) -> Option<&str> {
 
 /// The template label a workspace's pod template carries, if non-empty.
 pub fn template_label(sandbox: &Value) -> Option<&str> {
-    non_empty(
-        sandbox,
-        &["spec", "podTemplate", "metadata", "labels", TEMPLATE_LABEL],
-    )
+    non_empty(sandbox, &["spec", "podTemplate", "metadata", "labels", TEMPLATE_LABEL])
 }
 
 /// A Sandbox is a workspace iff it has the prefix AND a non-empty template label.
@@ -66,17 +63,7 @@ mod tests {
         for ok in ["a", "0", "a-b", "shared-desk", &"a".repeat(54), "9-9"] {
             assert!(validate_id(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "",
-            "-a",
-            "a-",
-            "A",
-            "Not A Label",
-            "a_b",
-            "a.b",
-            "é",
-            &"a".repeat(55),
-        ] {
+        for bad in ["", "-a", "a-", "A", "Not A Label", "a_b", "a.b", "é", &"a".repeat(55)] {
             let err = validate_id(bad).unwrap_err();
             assert!(err.to_string().contains("cannot name a Sandbox"), "{bad}");
         }

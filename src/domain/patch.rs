@@ -167,10 +167,7 @@ pub fn build(input: PatchInput<'_>) -> Result<Vec<PatchOp>, PatchError> {
                     .ok_or(PatchError::WholeMapUnconditioned)?;
                 tests.push(PatchOp::test(RESOURCE_VERSION_POINTER, rv));
             }
-            let map: Map<String, Value> = annotations
-                .into_iter()
-                .map(|(k, v)| (k, Value::String(v)))
-                .collect();
+            let map: Map<String, Value> = annotations.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
             mutations.push(PatchOp::add("/metadata/annotations", map));
         }
     }
@@ -185,12 +182,7 @@ pub fn build(input: PatchInput<'_>) -> Result<Vec<PatchOp>, PatchError> {
 }
 
 /// A fenced mode change at `epoch`: the suspend and resume bodies.
-pub fn mode_change(
-    reading: &Reading,
-    epoch: u64,
-    mode: Mode,
-    changed_at: String,
-) -> Result<Vec<PatchOp>, PatchError> {
+pub fn mode_change(reading: &Reading, epoch: u64, mode: Mode, changed_at: String) -> Result<Vec<PatchOp>, PatchError> {
     build(PatchInput {
         reading,
         epoch: Some(epoch),
@@ -242,12 +234,7 @@ mod tests {
     #[test]
     fn refresh_shapes() {
         let mode_test = || PatchOp::test(MODE_POINTER, "Suspended");
-        let hash = || {
-            vec![(
-                "sandbox.namzu.ai/pod-template-hash".to_string(),
-                "sha256:x".to_string(),
-            )]
-        };
+        let hash = || vec![("sandbox.namzu.ai/pod-template-hash".to_string(), "sha256:x".to_string())];
         // unfenced, no annotations map: tests [mode, rv], whole-map add {C, H}
         let r = reading(json!({"resourceVersion":"12"}));
         let ops = build(PatchInput {
@@ -287,23 +274,14 @@ mod tests {
         assert_eq!(
             paths,
             vec![
-                (
-                    Op::Test,
-                    "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"
-                ),
+                (Op::Test, "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"),
                 (Op::Test, "/spec/operatingMode"),
-                (
-                    Op::Add,
-                    "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"
-                ),
+                (Op::Add, "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"),
                 (
                     Op::Add,
                     "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at"
                 ),
-                (
-                    Op::Add,
-                    "/metadata/annotations/sandbox.namzu.ai~1pod-template-hash"
-                ),
+                (Op::Add, "/metadata/annotations/sandbox.namzu.ai~1pod-template-hash"),
                 (Op::Add, "/spec/podTemplate"),
                 (Op::Add, "/spec/operatingMode"),
             ]

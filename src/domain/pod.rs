@@ -3,6 +3,7 @@
 
 use super::object::{annotation, at, name, owner_refs, str_at};
 use serde_json::Value;
+use std::collections::HashMap;
 
 /// What is known of a workspace's pod.
 #[derive(Debug, Clone, Copy)]
@@ -38,15 +39,36 @@ pub fn is_stopped(pod: &Value) -> bool {
     matches!(phase(pod), "Succeeded" | "Failed")
 }
 
-/// The pod of a Sandbox among `pods` of its namespace: by name (the `agents.x-k8s.io/pod-name`
-/// annotation, else the Sandbox name), else the first live pod matching `status.selector`.
-pub fn find<'a>(sandbox: &Value, pods: &'a [Value]) -> Option<&'a Value> {
+/// Objects of one namespace by name, built once so a pass over n workspaces stays O(n).
+#[derive(Debug, Default)]
+pub struct Index<'a> {
+    objects: &'a [Value],
+    by_name: HashMap<&'a str, &'a Value>,
+}
+
+impl<'a> Index<'a> {
+    pub fn new(objects: &'a [Value]) -> Index<'a> {
+        Index {
+            objects,
+            by_name: objects.iter().map(|o| (name(o), o)).collect(),
+        }
+    }
+
+    pub fn named(&self, n: &str) -> Option<&'a Value> {
+        self.by_name.get(n).copied()
+    }
+}
+
+/// The pod of a Sandbox: by name (the `agents.x-k8s.io/pod-name` annotation, else the Sandbox
+/// name), else the first live pod matching `status.selector`.
+pub fn find<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
     let pod_name = annotation(sandbox, "agents.x-k8s.io/pod-name").unwrap_or(name(sandbox));
-    if let Some(p) = pods.iter().find(|p| name(p) == pod_name) {
+    if let Some(p) = pods.named(pod_name) {
         return Some(p);
     }
     let (key, value) = str_at(sandbox, &["status", "selector"])?.split_once('=')?;
-    pods.iter()
+    pods.objects
+        .iter()
         .filter(|p| str_at(p, &["metadata", "labels", key]) == Some(value))
         .find(|p| is_live(p))
 }

@@ -30,10 +30,7 @@ impl SortKey {
         ("drift", SortKey::Drift),
     ];
     pub fn parse(text: &str) -> Option<SortKey> {
-        SortKey::ALL
-            .iter()
-            .find(|(n, _)| *n == text)
-            .map(|(_, k)| *k)
+        SortKey::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
     }
 }
 
@@ -87,10 +84,7 @@ impl Filter {
     pub fn matches(&self, w: &Workspace, now: DateTime<Utc>) -> bool {
         (self.states.is_empty() || self.states.contains(&w.state))
             && (self.drifts.is_empty() || self.drifts.contains(&w.drift.state))
-            && (self.diagnoses.is_empty()
-                || w.diagnosis
-                    .as_ref()
-                    .is_some_and(|d| self.diagnoses.contains(&d.kind)))
+            && (self.diagnoses.is_empty() || w.diagnosis.as_ref().is_some_and(|d| self.diagnoses.contains(&d.kind)))
             && self.suspended_for.is_none_or(|d| {
                 w.mode == Mode::Suspended
                     && w.changed_at
@@ -103,11 +97,7 @@ impl Filter {
 
 /// `30d`, `12h`, `90m`, `45s`, `2w`, and sums such as `1d12h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!(
-            "invalid duration {text:?}: use a number and a unit (s, m, h, d, w), e.g. 30d or 1d12h"
-        )
-    };
+    let bad = || format!("invalid duration {text:?}: use a number and a unit (s, m, h, d, w), e.g. 30d or 1d12h");
     let mut total = Duration::zero();
     let mut digits = String::new();
     for c in text.trim().chars() {

@@ -43,9 +43,7 @@ impl State {
         }
     }
     pub fn parse(text: &str) -> Option<State> {
-        State::ALL
-            .into_iter()
-            .find(|s| s.as_str().eq_ignore_ascii_case(text))
+        State::ALL.into_iter().find(|s| s.as_str().eq_ignore_ascii_case(text))
     }
 }
 
@@ -66,15 +64,9 @@ pub fn derive(sandbox: &Value, mode: Mode, pod: Option<&PodView<'_>>) -> State {
             let pod_gone = match pod {
                 Some(p) => p.present().is_none_or(pod::is_stopped),
                 // pods unreadable: the controller's Suspended condition is the best evidence
-                None => {
-                    condition(sandbox, "Suspended").is_some_and(|c| condition_parts(c).0 == "True")
-                }
+                None => condition(sandbox, "Suspended").is_some_and(|c| condition_parts(c).0 == "True"),
             };
-            if pod_gone {
-                State::Suspended
-            } else {
-                State::Suspending
-            }
+            if pod_gone { State::Suspended } else { State::Suspending }
         }
         Mode::Running => match ready {
             Some(("True", _, _)) => State::Running,

@@ -9,9 +9,7 @@ pub fn js_iso(t: DateTime<Utc>) -> String {
 
 /// An RFC 3339 timestamp as Kubernetes or the library writes it.
 pub fn parse(text: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use super::keys::CHANGED_AT;
 use super::naming::{id_of, template_label};
 use super::object::{annotation, name, namespace, non_empty, str_at, uid};
 use super::patch::Mode;
-use super::pod::{self, PodView};
+use super::pod::{self, Index, PodView};
 use super::state::{self, State};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -27,15 +27,27 @@ impl<T> Observed<T> {
             Observed::Forbidden => None,
         }
     }
+
+    pub fn as_ref(&self) -> Observed<&T> {
+        self.map(|t| t)
+    }
+
+    /// The same observation of something derived from the data.
+    pub fn map<'a, U>(&'a self, f: impl FnOnce(&'a T) -> U) -> Observed<U> {
+        match self {
+            Observed::Known(t) => Observed::Known(f(t)),
+            Observed::Forbidden => Observed::Forbidden,
+        }
+    }
 }
 
 /// The reads one workspace is derived from.
 pub struct Inputs<'a> {
     pub sandbox: &'a Value,
     /// All pods of the namespace (`Forbidden` when pods cannot be listed).
-    pub pods: Observed<&'a [Value]>,
+    pub pods: Observed<&'a Index<'a>>,
     /// All PVCs of the namespace.
-    pub pvcs: Observed<&'a [Value]>,
+    pub pvcs: Observed<&'a Index<'a>>,
     pub template: TemplateRead<'a>,
     pub flags: &'a OverlayFlags,
     pub now: DateTime<Utc>,
@@ -90,9 +102,7 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
         pod::pvc_names(sbx)
             .into_iter()
             .map(|n| {
-                let found = pvcs
-                    .iter()
-                    .find(|p| name(p) == n && owned_or_unowned(p, sbx));
+                let found = pvcs.named(&n).filter(|p| owned_or_unowned(p, sbx));
                 (n, found)
             })
             .collect::<Vec<_>>()
@@ -129,11 +139,7 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
                     .map(|(name, p)| PvcSummary {
                         name,
                         uid: p.and_then(uid).map(str::to_string),
-                        phase: p.map(|p| {
-                            str_at(p, &["status", "phase"])
-                                .unwrap_or("Unknown")
-                                .to_string()
-                        }),
+                        phase: p.map(|p| str_at(p, &["status", "phase"]).unwrap_or("Unknown").to_string()),
                     })
                     .collect(),
             ),

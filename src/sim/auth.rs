@@ -20,12 +20,7 @@ fn any() -> Vec<String> {
 }
 
 impl Rule {
-    pub fn new(
-        verbs: &[&str],
-        api_groups: &[&str],
-        resources: &[&str],
-        namespaces: &[&str],
-    ) -> Rule {
+    pub fn new(verbs: &[&str], api_groups: &[&str], resources: &[&str], namespaces: &[&str]) -> Rule {
         let own = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect();
         Rule {
             verbs: own(verbs),
@@ -51,6 +46,9 @@ pub struct User {
     pub token: String,
     #[serde(default)]
     pub rules: Option<Vec<Rule>>,
+    /// Requests that carry no token are this user (kubectl sends no token over plain http).
+    #[serde(default)]
+    pub anonymous: bool,
 }
 
 impl User {
@@ -59,6 +57,7 @@ impl User {
             name: name.into(),
             token: token.into(),
             rules: None,
+            anonymous: false,
         }
     }
 
@@ -67,15 +66,14 @@ impl User {
             name: name.into(),
             token: token.into(),
             rules: Some(rules),
+            anonymous: false,
         }
     }
 
     pub fn can(&self, verb: &str, group: &str, resource: &str, namespace: Option<&str>) -> bool {
-        self.rules.as_ref().is_none_or(|rules| {
-            rules
-                .iter()
-                .any(|r| r.allows(verb, group, resource, namespace))
-        })
+        self.rules
+            .as_ref()
+            .is_none_or(|rules| rules.iter().any(|r| r.allows(verb, group, resource, namespace)))
     }
 }
 
@@ -84,20 +82,16 @@ impl User {
 pub struct Unauthenticated;
 
 /// Who a request is: with no users configured, everyone is an anonymous admin.
-pub fn authenticate<'a>(
-    users: &'a [User],
-    authorization: Option<&str>,
-) -> Result<Option<&'a User>, Unauthenticated> {
+pub fn authenticate<'a>(users: &'a [User], authorization: Option<&str>) -> Result<Option<&'a User>, Unauthenticated> {
     if users.is_empty() {
         return Ok(None);
     }
-    let token = authorization
-        .and_then(|h| h.strip_prefix("Bearer "))
-        .map(str::trim);
-    match token.and_then(|t| users.iter().find(|u| u.token == t)) {
-        Some(u) => Ok(Some(u)),
-        None => Err(Unauthenticated),
-    }
+    let token = authorization.and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
+    let user = match token {
+        Some(t) => users.iter().find(|u| u.token == t),
+        None => users.iter().find(|u| u.anonymous),
+    };
+    user.map(Some).ok_or(Unauthenticated)
 }
 
 #[cfg(test)]

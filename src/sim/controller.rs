@@ -63,6 +63,8 @@ pub struct Controller {
     /// (object uid, reason) already announced by an Event.
     announced: HashSet<(String, String)>,
     event_seq: u64,
+    /// The earliest time a scheduled transition falls due (readiness, pod gone, expiry).
+    pub next_due: Option<DateTime<Utc>>,
 }
 
 impl Controller {
@@ -92,14 +94,7 @@ pub fn name_hash(name: &str) -> String {
     format!("{h:08x}")
 }
 
-fn condition(
-    type_: &str,
-    status: &str,
-    reason: &str,
-    message: &str,
-    generation: i64,
-    now: &str,
-) -> Value {
+fn condition(type_: &str, status: &str, reason: &str, message: &str, generation: i64, now: &str) -> Value {
     json!({"type":type_,"status":status,"reason":reason,"message":message,
         "observedGeneration":generation,"lastTransitionTime":now})
 }
@@ -121,8 +116,13 @@ impl Controller {
         self.knobs.get(&key).cloned().unwrap_or_default()
     }
 
+    fn due(&mut self, at: DateTime<Utc>) {
+        self.next_due = Some(self.next_due.map_or(at, |d| d.min(at)));
+    }
+
     /// One pass over every Sandbox. `settle` treats every delay as elapsed (scenario load).
     pub fn reconcile(&mut self, store: &mut Store, now: DateTime<Utc>, settle: bool) {
+        self.next_due = None;
         let sandboxes: Vec<Value> = store.list(&SANDBOXES, None).cloned().collect();
         for sbx in sandboxes {
             if sbx.pointer("/metadata/deletionTimestamp").is_some() {
@@ -135,6 +135,11 @@ impl Controller {
             }
             self.reconcile_one(store, sbx, now, settle);
         }
+        // pods still draining fall due when their grace ends (a stuck one's end has passed)
+        let draining: Vec<DateTime<Utc>> = self.gone_at.values().copied().filter(|t| *t > now).collect();
+        for t in draining {
+            self.due(t);
+        }
     }
 
     fn reconcile_one(&mut self, store: &mut Store, sbx: Value, now: DateTime<Utc>, settle: bool) {
@@ -144,38 +149,32 @@ impl Controller {
             s(&sbx, "/metadata/name").to_string(),
         );
         let now_s = k8s_time(now);
-        let generation = sbx
-            .pointer("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        let observed = if knobs.stale_status {
-            generation - 1
-        } else {
-            generation
-        };
+        let generation = sbx.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+        let observed = if knobs.stale_status { generation - 1 } else { generation };
         let cond = |t: &str, st: &str, r: &str, m: &str| condition(t, st, r, m, observed, &now_s);
         self.ensure_pvcs(store, &sbx, &knobs, &now_s);
 
-        if let Some(t) = sbx.pointer("/spec/shutdownTime").and_then(Value::as_str)
-            && DateTime::parse_from_rfc3339(t).is_ok_and(|t| t <= now)
-        {
+        let shutdown = sbx
+            .pointer("/spec/shutdownTime")
+            .and_then(Value::as_str)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok());
+        if let Some(t) = shutdown.filter(|t| *t > now) {
+            self.due(t.with_timezone(&Utc));
+        }
+        if shutdown.is_some_and(|t| t <= now) {
             self.delete_pod(store, &ns, &name, &now_s);
             if s(&sbx, "/spec/shutdownPolicy") == "Delete" {
                 store.delete(&SANDBOXES, &ns, &name, &now_s, &CASCADE);
                 return;
             }
-            let conds = vec![cond(
-                "Ready",
-                "False",
-                "SandboxExpired",
-                "Sandbox has expired",
-            )];
+            let conds = vec![cond("Ready", "False", "SandboxExpired", "Sandbox has expired")];
             self.write_status(store, &sbx, conds, json!({}));
             return;
         }
 
         if knobs.foreign_pod && store.get(&PODS, &ns, &name).is_none() {
-            self.create_pod(store, &sbx, &knobs, now, false);
+            let p = self.create_pod(store, &sbx, &knobs, now, settle);
+            self.progress_pod(store, &sbx, p, &knobs, now);
         }
         let pod = store.get(&PODS, &ns, &name).cloned();
         let suspended = s(&sbx, "/spec/operatingMode") == "Suspended";
@@ -185,12 +184,7 @@ impl Controller {
             match pod {
                 Some(p) if !owns(&sbx, &p) => {
                     conds = vec![
-                        cond(
-                            "Ready",
-                            "False",
-                            "SandboxSuspended",
-                            "Sandbox is suspending",
-                        ),
+                        cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
                         cond(
                             "Suspended",
                             "False",
@@ -203,20 +197,13 @@ impl Controller {
                     let uid = s(&p, "/metadata/uid").to_string();
                     if p.pointer("/metadata/deletionTimestamp").is_none() {
                         self.start_termination(store, &sbx, p, &knobs, now, settle);
-                    } else if self.gone_at.get(&uid).is_some_and(|t| *t <= now)
-                        && !knobs.stuck_terminating
-                    {
+                    } else if self.gone_at.get(&uid).is_some_and(|t| *t <= now) && !knobs.stuck_terminating {
                         self.delete_pod(store, &ns, &name, &now_s);
                     }
                     let still_there = store.get(&PODS, &ns, &name).is_some();
                     conds = if still_there {
                         vec![
-                            cond(
-                                "Ready",
-                                "False",
-                                "SandboxSuspended",
-                                "Sandbox is suspending",
-                            ),
+                            cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
                             cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
                         ]
                     } else {
@@ -229,12 +216,7 @@ impl Controller {
                     let p = self.progress_pod(store, &sbx, p, &knobs, now);
                     self.start_termination(store, &sbx, p, &knobs, now, true);
                     conds = vec![
-                        cond(
-                            "Ready",
-                            "False",
-                            "SandboxSuspended",
-                            "Sandbox is suspending",
-                        ),
+                        cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
                         cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
                     ];
                 }
@@ -242,16 +224,10 @@ impl Controller {
             }
         } else {
             let pod = match pod {
-                Some(p)
-                    if s(&p, "/status/phase") == "Failed"
-                        || s(&p, "/status/phase") == "Succeeded" =>
-                {
-                    Some(p)
-                }
+                Some(p) if s(&p, "/status/phase") == "Failed" || s(&p, "/status/phase") == "Succeeded" => Some(p),
                 Some(p) if p.pointer("/metadata/deletionTimestamp").is_some() => {
                     let uid = s(&p, "/metadata/uid");
-                    if self.gone_at.get(uid).is_some_and(|t| *t <= now) && !knobs.stuck_terminating
-                    {
+                    if self.gone_at.get(uid).is_some_and(|t| *t <= now) && !knobs.stuck_terminating {
                         self.delete_pod(store, &ns, &name, &now_s);
                         Some(self.create_pod(store, &sbx, &knobs, now, settle))
                     } else {
@@ -271,24 +247,14 @@ impl Controller {
             if let Some(ps) = pod.pointer("/status/conditions").and_then(Value::as_array)
                 && let Some(c) = ps.iter().find(|c| c["type"] == "PodScheduled")
             {
-                conds.push(cond(
-                    "PodScheduled",
-                    s(c, "/status"),
-                    s(c, "/reason"),
-                    s(c, "/message"),
-                ));
+                conds.push(cond("PodScheduled", s(c, "/status"), s(c, "/reason"), s(c, "/message")));
             }
         }
         if let Some(msg) = &knobs.reconciler_error {
             conds.retain(|c| c["type"] != "Ready");
             conds.insert(
                 0,
-                cond(
-                    "Ready",
-                    "False",
-                    "ReconcilerError",
-                    &format!("Error seen: {msg}"),
-                ),
+                cond("Ready", "False", "ReconcilerError", &format!("Error seen: {msg}")),
             );
             self.announce(
                 store,
@@ -304,12 +270,7 @@ impl Controller {
 }
 
 fn running_conditions(pod: &Value, cond: &dyn Fn(&str, &str, &str, &str) -> Value) -> Vec<Value> {
-    let not_suspended = cond(
-        "Suspended",
-        "False",
-        "NotSuspended",
-        "Sandbox is not suspended",
-    );
+    let not_suspended = cond("Suspended", "False", "NotSuspended", "Sandbox is not suspended");
     let phase = s(pod, "/status/phase");
     let ready = match phase {
         "Failed" => cond(
@@ -319,32 +280,16 @@ fn running_conditions(pod: &Value, cond: &dyn Fn(&str, &str, &str, &str) -> Valu
             &format!("Pod {} failed", s(pod, "/metadata/name")),
         ),
         "Succeeded" => cond("Ready", "False", "PodSucceeded", "Pod succeeded"),
-        _ if pod.pointer("/metadata/deletionTimestamp").is_some() => cond(
-            "Ready",
-            "False",
-            "DependenciesNotReady",
-            "Pod is terminating",
-        ),
-        "Running" if pod_ready(pod) => cond(
-            "Ready",
-            "True",
-            "DependenciesReady",
-            "Pod is Ready; Service Exists",
-        ),
-        "Running" => cond(
-            "Ready",
-            "False",
-            "DependenciesNotReady",
-            "Pod is Running but not Ready",
-        ),
+        _ if pod.pointer("/metadata/deletionTimestamp").is_some() => {
+            cond("Ready", "False", "DependenciesNotReady", "Pod is terminating")
+        }
+        "Running" if pod_ready(pod) => cond("Ready", "True", "DependenciesReady", "Pod is Ready; Service Exists"),
+        "Running" => cond("Ready", "False", "DependenciesNotReady", "Pod is Running but not Ready"),
         _ => cond(
             "Ready",
             "False",
             "DependenciesNotReady",
-            &format!(
-                "Pod is {}",
-                if phase.is_empty() { "Pending" } else { phase }
-            ),
+            &format!("Pod is {}", if phase.is_empty() { "Pending" } else { phase }),
         ),
     };
     let mut conds = vec![ready, not_suspended];
@@ -360,13 +305,7 @@ fn running_conditions(pod: &Value, cond: &dyn Fn(&str, &str, &str, &str) -> Valu
 }
 
 impl Controller {
-    fn write_status(
-        &mut self,
-        store: &mut Store,
-        sbx: &Value,
-        mut conds: Vec<Value>,
-        extra: Value,
-    ) {
+    fn write_status(&mut self, store: &mut Store, sbx: &Value, mut conds: Vec<Value>, extra: Value) {
         let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
         let Some(current) = store.get(&SANDBOXES, ns, name).cloned() else {
             return;
@@ -386,23 +325,16 @@ impl Controller {
         status.insert("selector".into(), json!(selector));
         if current.pointer("/spec/service").and_then(Value::as_bool) == Some(true) {
             status.insert("service".into(), json!(name));
-            status.insert(
-                "serviceFQDN".into(),
-                json!(format!("{name}.{ns}.svc.cluster.local")),
-            );
+            status.insert("serviceFQDN".into(), json!(format!("{name}.{ns}.svc.cluster.local")));
         }
         let mut next = current.clone();
         next["status"] = Value::Object(status);
         // the pod name annotation tracks the pod
-        let has_pod = store
-            .get(&PODS, ns, name)
-            .is_some_and(|p| owns(&current, p));
+        let has_pod = store.get(&PODS, ns, name).is_some_and(|p| owns(&current, p));
         let annotations = next["metadata"].as_object_mut().expect("metadata");
         match (
             has_pod,
-            annotations
-                .get_mut("annotations")
-                .and_then(Value::as_object_mut),
+            annotations.get_mut("annotations").and_then(Value::as_object_mut),
         ) {
             (true, Some(a)) => {
                 a.insert("agents.x-k8s.io/pod-name".into(), json!(name));
@@ -427,17 +359,10 @@ impl Controller {
             .unwrap_or_default();
         for vct in vcts {
             let pvc_name = format!("{}-{name}", s(&vct, "/metadata/name"));
-            let phase = if knobs.pvc_pending {
-                "Pending"
-            } else {
-                "Bound"
-            };
+            let phase = if knobs.pvc_pending { "Pending" } else { "Bound" };
             match store.get(&PVCS, ns, &pvc_name).cloned() {
                 None => {
-                    let mut labels = vct
-                        .pointer("/metadata/labels")
-                        .cloned()
-                        .unwrap_or(json!({}));
+                    let mut labels = vct.pointer("/metadata/labels").cloned().unwrap_or(json!({}));
                     labels["agents.x-k8s.io/sandbox-name-hash"] = json!(name_hash(name));
                     let pvc = json!({"metadata":{"name":pvc_name,"namespace":ns,"labels":labels,
                         "ownerReferences":[owner_ref(sbx)]},
@@ -456,31 +381,13 @@ impl Controller {
         }
     }
 
-    fn create_pod(
-        &mut self,
-        store: &mut Store,
-        sbx: &Value,
-        knobs: &Knobs,
-        now: DateTime<Utc>,
-        settle: bool,
-    ) -> Value {
+    fn create_pod(&mut self, store: &mut Store, sbx: &Value, knobs: &Knobs, now: DateTime<Utc>, settle: bool) -> Value {
         let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
-        let template = sbx
-            .pointer("/spec/podTemplate")
-            .cloned()
-            .unwrap_or(json!({}));
-        let mut labels = template
-            .pointer("/metadata/labels")
-            .cloned()
-            .unwrap_or(json!({}));
+        let template = sbx.pointer("/spec/podTemplate").cloned().unwrap_or(json!({}));
+        let mut labels = template.pointer("/metadata/labels").cloned().unwrap_or(json!({}));
         if let Some(l) = labels.as_object_mut() {
-            l.retain(|k, _| {
-                !k.starts_with("agents.x-k8s.io/") && !k.starts_with("extensions.agents.x-k8s.io/")
-            });
-            l.insert(
-                "agents.x-k8s.io/sandbox-name-hash".into(),
-                json!(name_hash(name)),
-            );
+            l.retain(|k, _| !k.starts_with("agents.x-k8s.io/") && !k.starts_with("extensions.agents.x-k8s.io/"));
+            l.insert("agents.x-k8s.io/sandbox-name-hash".into(), json!(name_hash(name)));
         }
         let mut spec = template.get("spec").cloned().unwrap_or(json!({}));
         let vcts = sbx
@@ -496,9 +403,7 @@ impl Controller {
                 .unwrap_or_default();
             for v in &vcts {
                 let vn = s(v, "/metadata/name");
-                volumes.push(
-                    json!({"name":vn,"persistentVolumeClaim":{"claimName":format!("{vn}-{name}")}}),
-                );
+                volumes.push(json!({"name":vn,"persistentVolumeClaim":{"claimName":format!("{vn}-{name}")}}));
             }
             spec["volumes"] = json!(volumes);
         }
@@ -512,16 +417,13 @@ impl Controller {
             "ownerReferences":owners},
             "spec":spec,
             "status":{"phase":"Pending","conditions":[]}});
-        let created = store
-            .create(&PODS, pod, &k8s_time(now))
-            .expect("no pod of that name");
+        let created = store.create(&PODS, pod, &k8s_time(now)).expect("no pod of that name");
         let uid = s(&created, "/metadata/uid").to_string();
         let ready_delay = knobs
             .ready_delay_ms
             .map(|ms| Duration::milliseconds(ms as i64))
             .unwrap_or(self.timing.ready_delay);
-        self.started
-            .insert(uid, if settle { now - ready_delay } else { now });
+        self.started.insert(uid, if settle { now - ready_delay } else { now });
         if !knobs.foreign_pod {
             self.announce(
                 store,
@@ -536,14 +438,7 @@ impl Controller {
     }
 
     /// Move a live pod along: scheduling, image pull, start, readiness — or the knob's trouble.
-    fn progress_pod(
-        &mut self,
-        store: &mut Store,
-        sbx: &Value,
-        pod: Value,
-        knobs: &Knobs,
-        now: DateTime<Utc>,
-    ) -> Value {
+    fn progress_pod(&mut self, store: &mut Store, sbx: &Value, pod: Value, knobs: &Knobs, now: DateTime<Utc>) -> Value {
         if pod.pointer("/metadata/deletionTimestamp").is_some()
             || matches!(s(&pod, "/status/phase"), "Failed" | "Succeeded")
         {
@@ -558,6 +453,14 @@ impl Controller {
             .unwrap_or(self.timing.ready_delay);
         let started = *self.started.entry(uid.clone()).or_insert(now);
         let due = now >= started + ready_delay;
+        // the container started when the pod became ready, and stays started
+        let started_at = pod
+            .pointer("/status/containerStatuses/0/state/running/startedAt")
+            .and_then(Value::as_str)
+            .map_or_else(|| k8s_time(started + ready_delay), str::to_string);
+        if !due {
+            self.due(started + ready_delay);
+        }
         let containers: Vec<String> = pod
             .pointer("/spec/containers")
             .and_then(Value::as_array)
@@ -628,7 +531,7 @@ impl Controller {
             next["spec"]["nodeName"] = json!(node);
             next["status"] = json!({"phase":"Running","podIP":ip,"podIPs":[{"ip":ip}],
                 "conditions":[pc("PodScheduled","True","",""),pc("Ready","True","","")],
-                "containerStatuses": cstatus(json!({"running":{"startedAt":now_s}}), true, 0)});
+                "containerStatuses": cstatus(json!({"running":{"startedAt":started_at}}), true, 0)});
         }
         // keep transition times of unchanged pod conditions
         keep_transition_times(
@@ -638,11 +541,7 @@ impl Controller {
                 .map(Vec::as_mut_slice)
                 .unwrap_or(&mut []),
         );
-        if next != pod {
-            store.update(&PODS, next)
-        } else {
-            pod
-        }
+        if next != pod { store.update(&PODS, next) } else { pod }
     }
 
     fn start_termination(
@@ -672,8 +571,7 @@ impl Controller {
         };
         pod["metadata"]["deletionTimestamp"] = json!(k8s_time(deadline));
         pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace.num_seconds());
-        self.gone_at
-            .insert(s(&pod, "/metadata/uid").to_string(), gone);
+        self.gone_at.insert(s(&pod, "/metadata/uid").to_string(), gone);
         let name = s(&pod, "/metadata/name").to_string();
         store.update(&PODS, pod);
         self.announce(
@@ -685,13 +583,7 @@ impl Controller {
             &k8s_time(now),
         );
         if settle && !knobs.stuck_terminating && knobs.grace_ms.is_none() {
-            store.delete(
-                &PODS,
-                s(sbx, "/metadata/namespace"),
-                &name,
-                &k8s_time(now),
-                &[],
-            );
+            store.delete(&PODS, s(sbx, "/metadata/namespace"), &name, &k8s_time(now), &[]);
         }
     }
 
@@ -704,20 +596,9 @@ impl Controller {
     }
 
     /// Record an Event once per (object, reason).
-    fn announce(
-        &mut self,
-        store: &mut Store,
-        sbx: &Value,
-        reason: &str,
-        message: &str,
-        type_: &str,
-        now: &str,
-    ) {
+    fn announce(&mut self, store: &mut Store, sbx: &Value, reason: &str, message: &str, type_: &str, now: &str) {
         let uid = s(sbx, "/metadata/uid").to_string();
-        if !self
-            .announced
-            .insert((uid.clone(), format!("{reason}:{message}")))
-        {
+        if !self.announced.insert((uid.clone(), format!("{reason}:{message}"))) {
             return;
         }
         self.event_seq += 1;
@@ -752,8 +633,5 @@ fn owns(sbx: &Value, pod: &Value) -> bool {
 fn pod_ready(pod: &Value) -> bool {
     pod.pointer("/status/conditions")
         .and_then(Value::as_array)
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "True")
-        })
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
 }

@@ -41,8 +41,7 @@ pub fn core_versions() -> Value {
 }
 
 fn groups_of(served: &[Resource]) -> Vec<(String, Vec<String>)> {
-    let mut groups: Vec<(String, Vec<String>)> =
-        vec![("authorization.k8s.io".into(), vec!["v1".into()])];
+    let mut groups: Vec<(String, Vec<String>)> = vec![("authorization.k8s.io".into(), vec!["v1".into()])];
     for r in served.iter().filter(|r| !r.group.is_empty()) {
         match groups.iter_mut().find(|(g, _)| g == r.group) {
             Some((_, vs)) if !vs.iter().any(|v| v == r.version) => vs.push(r.version.into()),
@@ -62,10 +61,7 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
 }
 
 pub fn group_list(served: &[Resource]) -> Value {
-    let groups: Vec<Value> = groups_of(served)
-        .iter()
-        .map(|(g, vs)| group_doc(g, vs))
-        .collect();
+    let groups: Vec<Value> = groups_of(served).iter().map(|(g, vs)| group_doc(g, vs)).collect();
     json!({"kind":"APIGroupList","apiVersion":"v1","groups":groups})
 }
 
@@ -78,9 +74,7 @@ pub fn group(served: &[Resource], name: &str) -> Option<Value> {
     Some(doc)
 }
 
-const VERBS: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
+const VERBS: [&str; 7] = ["create", "delete", "get", "list", "patch", "update", "watch"];
 
 /// `APIResourceList` of one group version; `None` when not served.
 pub fn resources(served: &[Resource], group: &str, version: &str) -> Option<Value> {

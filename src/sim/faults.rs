@@ -135,13 +135,7 @@ mod tests {
 
     #[test]
     fn nth_and_times() {
-        let mut f = Fault::status(
-            Some("patch"),
-            "/sandboxes/",
-            500,
-            "etcdserver: request timed out",
-        )
-        .nth(2);
+        let mut f = Fault::status(Some("patch"), "/sandboxes/", 500, "etcdserver: request timed out").nth(2);
         assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_none());
         assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_some());
         assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_none());

@@ -69,10 +69,7 @@ pub struct Req {
 
 impl Req {
     pub fn param(&self, key: &str) -> Option<&str> {
-        self.query
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }
 
@@ -84,8 +81,7 @@ fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<
     if let Some(s) = retry_after {
         b = b.header("retry-after", s.to_string());
     }
-    b.body(full(serde_json::to_vec(body).expect("json")))
-        .expect("response")
+    b.body(full(serde_json::to_vec(body).expect("json"))).expect("response")
 }
 
 fn error_response(e: &ApiError) -> Response<Body> {
@@ -93,10 +89,7 @@ fn error_response(e: &ApiError) -> Response<Body> {
 }
 
 /// Serve one request; `Err` closes the connection with no answer (an injected reset).
-pub async fn handle(
-    shared: Arc<Shared>,
-    req: Request<Incoming>,
-) -> Result<Response<Body>, std::io::Error> {
+pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
     let header = |k: &str| {
         req.headers()
             .get(k)
@@ -142,9 +135,7 @@ pub async fn handle(
         let st = shared.lock();
         match authenticate(
             &st.users,
-            Some(&authorization)
-                .filter(|a| !a.is_empty())
-                .map(String::as_str),
+            Some(&authorization).filter(|a| !a.is_empty()).map(String::as_str),
         ) {
             Ok(u) => u.cloned(),
             Err(_) => {
@@ -156,9 +147,7 @@ pub async fn handle(
             }
         }
     };
-    rec.user = user
-        .as_ref()
-        .map_or("admin".to_string(), |u| u.name.clone());
+    rec.user = user.as_ref().map_or("admin".to_string(), |u| u.name.clone());
 
     let fault = {
         let mut st = shared.lock();
@@ -208,7 +197,8 @@ pub async fn handle(
 fn route(shared: &Arc<Shared>, req: &Req) -> Response<Body> {
     let now = shared.clock.now();
     let mut st = shared.lock();
-    st.reconcile(now);
+    // reads see what the controller last did; writes wake it (below), time wakes it (tick)
+    st.tick(now);
     let served = st.agent_sandbox.served();
     let target = parse_path(&req.path);
     let result = match (req.method.as_str(), target) {
@@ -249,10 +239,7 @@ fn route(shared: &Arc<Shared>, req: &Req) -> Response<Body> {
             {
                 return error_response(&status::path_not_found(&req.path));
             }
-            if req.method == "GET"
-                && name.is_none()
-                && matches!(req.param("watch"), Some("1" | "true"))
-            {
+            if req.method == "GET" && name.is_none() && matches!(req.param("watch"), Some("1" | "true")) {
                 return match authorize(req, &r, "watch", namespace.as_deref(), "") {
                     Err(e) => error_response(&e),
                     Ok(()) => watch::start(&mut st, &r, namespace.as_deref(), req),
@@ -273,17 +260,9 @@ fn route(shared: &Arc<Shared>, req: &Req) -> Response<Body> {
     }
 }
 
-fn authorize(
-    req: &Req,
-    r: &Resource,
-    verb: &str,
-    ns: Option<&str>,
-    name: &str,
-) -> Result<(), ApiError> {
+fn authorize(req: &Req, r: &Resource, verb: &str, ns: Option<&str>, name: &str) -> Result<(), ApiError> {
     match &req.user {
-        Some(u) if !u.can(verb, r.group, r.plural, ns) => {
-            Err(status::forbidden(&u.name, verb, r, ns, name))
-        }
+        Some(u) if !u.can(verb, r.group, r.plural, ns) => Err(status::forbidden(&u.name, verb, r, ns, name)),
         _ => Ok(()),
     }
 }
@@ -295,13 +274,7 @@ fn access_review(req: &Req) -> (u16, Value) {
         .and_then(|b| b.pointer("/spec/resourceAttributes"))
         .cloned()
         .unwrap_or(json!({}));
-    let f = |k: &str| {
-        attrs
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+    let f = |k: &str| attrs.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let ns = f("namespace");
     let allowed = req.user.as_ref().is_none_or(|u| {
         u.can(
@@ -353,22 +326,18 @@ fn objects(
                 let rv = st.store.resource_version().to_string();
                 return Ok((
                     200,
-                    table::table(
-                        r,
-                        &[obj],
-                        &rv,
-                        req.param("includeObject").unwrap_or("Metadata"),
-                        now,
-                    ),
+                    table::table(r, &[obj], &rv, req.param("includeObject").unwrap_or("Metadata"), now),
                 ));
             }
             Ok((200, obj))
         }
         "list" => list(st, req, r, ns, table_wanted, now),
         "create" => {
-            let mut obj = req.body.clone().filter(Value::is_object).ok_or_else(|| {
-                status::bad_request("the body of the request must be a JSON object")
-            })?;
+            let mut obj = req
+                .body
+                .clone()
+                .filter(Value::is_object)
+                .ok_or_else(|| status::bad_request("the body of the request must be a JSON object"))?;
             if let Some(ns) = ns {
                 match obj.pointer("/metadata/namespace").and_then(Value::as_str) {
                     Some(other) if other != ns => {
@@ -400,10 +369,8 @@ fn list(
     table_wanted: bool,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Answer {
-    let labels = Selector::parse(req.param("labelSelector").unwrap_or(""))
-        .map_err(|m| status::bad_request(&m))?;
-    let fields = Selector::parse(req.param("fieldSelector").unwrap_or(""))
-        .map_err(|m| status::bad_request(&m))?;
+    let labels = Selector::parse(req.param("labelSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
+    let fields = Selector::parse(req.param("fieldSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
     let limit = req
         .param("limit")
         .and_then(|l| l.parse::<usize>().ok())
@@ -428,21 +395,13 @@ fn list(
     {
         let remaining = items.len() - limit;
         items.truncate(limit);
-        meta["continue"] = json!(encode_continue(&object_key(
-            items.last().expect("limit > 0")
-        )));
+        meta["continue"] = json!(encode_continue(&object_key(items.last().expect("limit > 0"))));
         meta["remainingItemCount"] = json!(remaining);
     }
     if table_wanted {
         return Ok((
             200,
-            table::table(
-                r,
-                &items,
-                &rv,
-                req.param("includeObject").unwrap_or("Metadata"),
-                now,
-            ),
+            table::table(r, &items, &rv, req.param("includeObject").unwrap_or("Metadata"), now),
         ));
     }
     if r.group.is_empty() {
@@ -461,12 +420,7 @@ fn list(
 }
 
 fn object_key(o: &Value) -> String {
-    let f = |k: &str| {
-        o.pointer(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
+    let f = |k: &str| o.pointer(k).and_then(Value::as_str).unwrap_or("").to_string();
     format!("{}\u{0}{}", f("/metadata/namespace"), f("/metadata/name"))
 }
 
@@ -490,10 +444,7 @@ fn decode_continue(token: &str) -> Result<String, ApiError> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
         .collect();
-    bytes
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .ok_or_else(bad)
+    bytes.ok().and_then(|b| String::from_utf8(b).ok()).ok_or_else(bad)
 }
 
 /// Keep what a write to the main resource cannot change.
@@ -533,25 +484,17 @@ fn invalid(r: &Resource, name: &str, field_message: &str) -> ApiError {
     status::status(
         422,
         "Invalid",
-        &format!(
-            "{} \"{name}\" is invalid: {field_message}",
-            r.kind_qualified()
-        ),
+        &format!("{} \"{name}\" is invalid: {field_message}", r.kind_qualified()),
         json!({"name":name,"group":r.group,"kind":r.kind}),
     )
 }
 
 /// The schema rules the real server enforces that matter here.
 fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
-    let name = obj
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
     for map in ["labels", "annotations"] {
         if let Some(m) = obj["metadata"].get(map).filter(|m| !m.is_null()) {
-            let ok = m
-                .as_object()
-                .is_some_and(|m| m.values().all(Value::is_string));
+            let ok = m.as_object().is_some_and(|m| m.values().all(Value::is_string));
             if !ok {
                 return Err(invalid(
                     r,
@@ -569,14 +512,11 @@ fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiErr
             return Err(invalid(
                 r,
                 name,
-                &format!(
-                    "spec.operatingMode: Unsupported value: {mode}: supported values: \"Running\", \"Suspended\""
-                ),
+                &format!("spec.operatingMode: Unsupported value: {mode}: supported values: \"Running\", \"Suspended\""),
             ));
         }
         if let Some(old) = old
-            && old.pointer("/spec/volumeClaimTemplates")
-                != obj.pointer("/spec/volumeClaimTemplates")
+            && old.pointer("/spec/volumeClaimTemplates") != obj.pointer("/spec/volumeClaimTemplates")
         {
             return Err(invalid(
                 r,
@@ -589,13 +529,7 @@ fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiErr
 }
 
 fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
-    let ct = req
-        .content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let ct = req.content_type.split(';').next().unwrap_or("").trim().to_string();
     if st.strict && r.plural == "sandboxes" {
         let leading_test = ct == "application/json-patch+json"
             && req
@@ -619,8 +553,7 @@ fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answe
     let mut new = old.clone();
     match ct.as_str() {
         "application/json-patch+json" => {
-            let ops: json_patch::Patch =
-                serde_json::from_slice(&req.raw_body).map_err(|_| status::patch_invalid())?;
+            let ops: json_patch::Patch = serde_json::from_slice(&req.raw_body).map_err(|_| status::patch_invalid())?;
             json_patch::patch(&mut new, &ops).map_err(|_| status::patch_invalid())?;
         }
         "application/merge-patch+json" => {
@@ -669,12 +602,7 @@ fn commit(st: &mut State, req: &Req, r: &Resource, old: Value, mut new: Value) -
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
         .filter(|v| !v.is_empty());
-    if sent_rv.is_some_and(|v| {
-        Some(v)
-            != old
-                .pointer("/metadata/resourceVersion")
-                .and_then(Value::as_str)
-    }) {
+    if sent_rv.is_some_and(|v| Some(v) != old.pointer("/metadata/resourceVersion").and_then(Value::as_str)) {
         return Err(status::status(
             409,
             "Conflict",
@@ -697,9 +625,7 @@ fn commit(st: &mut State, req: &Req, r: &Resource, old: Value, mut new: Value) -
 fn delete(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str, now: &str) -> Answer {
     let opts = req.body.clone().unwrap_or(json!({}));
     let pre_uid = opts.pointer("/preconditions/uid").and_then(Value::as_str);
-    let pre_rv = opts
-        .pointer("/preconditions/resourceVersion")
-        .and_then(Value::as_str);
+    let pre_rv = opts.pointer("/preconditions/resourceVersion").and_then(Value::as_str);
     if st.strict && r.plural == "sandboxes" && pre_uid.is_none() && pre_rv.is_none() {
         return Err(status::bad_request(
             "strict mode: a DELETE of a Sandbox must carry DeleteOptions preconditions (uid and/or resourceVersion)",
@@ -731,13 +657,8 @@ fn delete(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str, now: &s
     {
         return Ok((200, old));
     }
-    let deleted = st
-        .store
-        .delete(r, ns, name, now, &CASCADE)
-        .expect("present");
-    if deleted.pointer("/metadata/deletionTimestamp").is_some()
-        && st.store.get(r, ns, name).is_some()
-    {
+    let deleted = st.store.delete(r, ns, name, now, &CASCADE).expect("present");
+    if deleted.pointer("/metadata/deletionTimestamp").is_some() && st.store.get(r, ns, name).is_some() {
         return Ok((200, deleted));
     }
     Ok((

@@ -52,6 +52,13 @@ impl State {
     pub fn reconcile(&mut self, now: DateTime<Utc>) {
         self.controller.reconcile(&mut self.store, now, false);
     }
+
+    /// Reconcile only when a scheduled transition has fallen due.
+    pub fn tick(&mut self, now: DateTime<Utc>) {
+        if self.controller.next_due.is_some_and(|d| d <= now) {
+            self.reconcile(now);
+        }
+    }
 }
 
 pub struct Shared {
@@ -91,9 +98,7 @@ impl SimConfig {
         let now = Utc::now();
         SimConfig {
             strict: true,
-            manual_clock: Some(
-                now - chrono::Duration::nanoseconds(now.timestamp_subsec_nanos() as i64),
-            ),
+            manual_clock: Some(now - chrono::Duration::nanoseconds(now.timestamp_subsec_nanos() as i64)),
             timing: Timing::default(),
             users: Vec::new(),
             agent_sandbox: AgentSandbox::Current,
@@ -174,12 +179,7 @@ impl Sim {
     }
 
     /// Write a kubeconfig for another token (another user) at `path`.
-    pub fn write_kubeconfig_for(
-        &self,
-        path: &Path,
-        token: Option<&str>,
-        namespace: &str,
-    ) -> std::io::Result<()> {
+    pub fn write_kubeconfig_for(&self, path: &Path, token: Option<&str>, namespace: &str) -> std::io::Result<()> {
         write_kubeconfig(path, self.addr, token, namespace)
     }
 
@@ -232,22 +232,11 @@ impl Sim {
     }
 
     pub fn list(&self, r: &Resource, namespace: Option<&str>) -> Vec<Value> {
-        self.shared
-            .lock()
-            .store
-            .list(r, namespace)
-            .cloned()
-            .collect()
+        self.shared.lock().store.list(r, namespace).cloned().collect()
     }
 
     /// Change an object behind the API's back (as another writer would): bumps resourceVersion.
-    pub fn modify(
-        &self,
-        r: &Resource,
-        namespace: &str,
-        name: &str,
-        edit: impl FnOnce(&mut Value),
-    ) -> Option<Value> {
+    pub fn modify(&self, r: &Resource, namespace: &str, name: &str, edit: impl FnOnce(&mut Value)) -> Option<Value> {
         let now = self.now();
         let mut st = self.shared.lock();
         let mut obj = st.store.get(r, namespace, name)?.clone();
@@ -269,11 +258,12 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     let mut st = shared.lock();
     let mut namespaces: Vec<String> = scenario.namespaces.clone();
     namespaces.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
-    namespaces.extend(scenario.objects.iter().filter_map(|o| {
-        o.pointer("/metadata/namespace")?
-            .as_str()
-            .map(str::to_string)
-    }));
+    namespaces.extend(
+        scenario
+            .objects
+            .iter()
+            .filter_map(|o| o.pointer("/metadata/namespace")?.as_str().map(str::to_string)),
+    );
     namespaces.push("default".into());
     for ns in namespaces {
         if st.store.get(&NAMESPACES, "", &ns).is_none() {
@@ -310,11 +300,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .owner_claim
             .as_ref()
             .and_then(|c| st.store.get(&CLAIMS, &w.namespace, c))
-            .and_then(|c| {
-                c.pointer("/metadata/uid")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            });
+            .and_then(|c| c.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string));
         st.store
             .create(&SANDBOXES, w.sandbox(claim_uid.as_deref()), &now_s)
             .map_err(|e| e.body["message"].to_string())?;
@@ -322,9 +308,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     for (key, knobs) in scenario.all_knobs() {
         st.controller.knobs.insert(key, knobs);
     }
-    let State {
-        store, controller, ..
-    } = &mut *st;
+    let State { store, controller, .. } = &mut *st;
     // settle twice: pods are created, then move to their steady state
     controller.reconcile(store, now, true);
     controller.reconcile(store, now, true);
@@ -352,16 +336,11 @@ async fn tick(shared: Arc<Shared>) {
     loop {
         interval.tick().await;
         let now = shared.clock.now();
-        shared.lock().reconcile(now);
+        shared.lock().tick(now);
     }
 }
 
-fn write_kubeconfig(
-    path: &Path,
-    addr: SocketAddr,
-    token: Option<&str>,
-    namespace: &str,
-) -> std::io::Result<()> {
+fn write_kubeconfig(path: &Path, addr: SocketAddr, token: Option<&str>, namespace: &str) -> std::io::Result<()> {
     let user = match token {
         Some(t) => json!({"token": t}),
         None => json!({}),
@@ -378,8 +357,5 @@ fn write_kubeconfig(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(
-        path,
-        serde_yaml::to_string(&doc).map_err(std::io::Error::other)?,
-    )
+    std::fs::write(path, serde_yaml::to_string(&doc).map_err(std::io::Error::other)?)
 }

@@ -178,16 +178,8 @@ pub fn parse_path(path: &str) -> Option<Target> {
         ["api", "v1"] => Some(Target::CoreResources),
         ["api", "v1", rest @ ..] => objects("", "v1", rest),
         ["apis", group] => Some(Target::GroupVersions(group.to_string())),
-        ["apis", group, version] => Some(Target::GroupResources(
-            group.to_string(),
-            version.to_string(),
-        )),
-        [
-            "apis",
-            "authorization.k8s.io",
-            "v1",
-            "selfsubjectaccessreviews",
-        ] => Some(Target::SelfSubjectAccessReview),
+        ["apis", group, version] => Some(Target::GroupResources(group.to_string(), version.to_string())),
+        ["apis", "authorization.k8s.io", "v1", "selfsubjectaccessreviews"] => Some(Target::SelfSubjectAccessReview),
         ["apis", group, version, rest @ ..] => objects(group, version, rest),
         _ => None,
     }
@@ -200,12 +192,9 @@ mod tests {
     #[test]
     fn paths() {
         assert_eq!(parse_path("/api/v1"), Some(Target::CoreResources));
-        let t =
-            parse_path("/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-a").unwrap();
-        assert!(
-            matches!(t, Target::Objects { ref plural, ref name, ref namespace, .. }
-            if plural == "sandboxes" && name.as_deref() == Some("namzu-ws-a") && namespace.as_deref() == Some("ns"))
-        );
+        let t = parse_path("/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-a").unwrap();
+        assert!(matches!(t, Target::Objects { ref plural, ref name, ref namespace, .. }
+            if plural == "sandboxes" && name.as_deref() == Some("namzu-ws-a") && namespace.as_deref() == Some("ns")));
         let all = parse_path("/apis/agents.x-k8s.io/v1beta1/sandboxes").unwrap();
         assert!(matches!(
             all,
@@ -216,8 +205,6 @@ mod tests {
             }
         ));
         let ns = parse_path("/api/v1/namespaces/agents").unwrap();
-        assert!(
-            matches!(ns, Target::Objects { ref plural, namespace: None, .. } if plural == "namespaces")
-        );
+        assert!(matches!(ns, Target::Objects { ref plural, namespace: None, .. } if plural == "namespaces"));
     }
 }

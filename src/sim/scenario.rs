@@ -84,8 +84,7 @@ impl Scenario {
     pub fn parse(text: &str, now: DateTime<Utc>) -> Result<Scenario, String> {
         let mut doc: serde_yaml::Value =
             serde_yaml::from_str(text).map_err(|e| format!("scenario is not YAML or JSON: {e}"))?;
-        doc.apply_merge()
-            .map_err(|e| format!("scenario merge keys: {e}"))?;
+        doc.apply_merge().map_err(|e| format!("scenario merge keys: {e}"))?;
         let mut json: Value = serde_json::to_value(doc).map_err(|e| format!("scenario: {e}"))?;
         if json.is_null() {
             return Ok(Scenario::default());
@@ -100,17 +99,10 @@ impl Scenario {
 
     /// Every knob, by `namespace/name`.
     pub fn all_knobs(&self) -> Vec<(String, Knobs)> {
-        let mut out: Vec<(String, Knobs)> = self
-            .knobs
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut out: Vec<(String, Knobs)> = self.knobs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         for w in &self.workspaces {
             if w.knobs != Knobs::default() {
-                out.push((
-                    knob_key(&w.namespace, &format!("namzu-ws-{}", w.id)),
-                    w.knobs.clone(),
-                ));
+                out.push((knob_key(&w.namespace, &format!("namzu-ws-{}", w.id)), w.knobs.clone()));
             }
         }
         out
@@ -128,10 +120,7 @@ impl WorkspaceSpec {
             annotations.insert("sandbox.namzu.ai/pod-template-hash".into(), json!(h));
         }
         if let Some(c) = &self.changed_at {
-            annotations.insert(
-                "sandbox.namzu.ai/operating-mode-changed-at".into(),
-                json!(c),
-            );
+            annotations.insert("sandbox.namzu.ai/operating-mode-changed-at".into(), json!(c));
         }
         for (k, v) in &self.annotations {
             annotations.insert(k.clone(), json!(v));
@@ -155,8 +144,14 @@ impl WorkspaceSpec {
             meta["finalizers"] = json!(["namzu.ai/demo-hold"]);
             meta["deletionTimestamp"] = json!(self.created.clone().unwrap_or_default());
         }
-        let vcts: Vec<Value> = self.disks.iter().map(|d| json!({"metadata":{"name":d},
-            "spec":{"accessModes":["ReadWriteOnce"],"volumeMode":"Block","resources":{"requests":{"storage":"10Gi"}}}})).collect();
+        let vcts: Vec<Value> = self
+            .disks
+            .iter()
+            .map(|d| {
+                json!({"metadata":{"name":d},
+            "spec":{"accessModes":["ReadWriteOnce"],"volumeMode":"Block","resources":{"requests":{"storage":"10Gi"}}}})
+            })
+            .collect();
         let mut spec = json!({"podTemplate":self.pod_template,"operatingMode":self.mode,"service":true,"volumeClaimTemplates":vcts});
         if let Some(t) = &self.shutdown_time {
             spec["shutdownTime"] = json!(t);
@@ -229,14 +224,8 @@ mod tests {
     fn time_expressions() {
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
         assert_eq!(resolve_time("now", now).unwrap(), "2026-11-29T10:00:00Z");
-        assert_eq!(
-            resolve_time("now-90m", now).unwrap(),
-            "2026-11-29T08:30:00Z"
-        );
-        assert_eq!(
-            resolve_time("now-60d|ms", now).unwrap(),
-            "2026-09-30T10:00:00.000Z"
-        );
+        assert_eq!(resolve_time("now-90m", now).unwrap(), "2026-11-29T08:30:00Z");
+        assert_eq!(resolve_time("now-60d|ms", now).unwrap(), "2026-09-30T10:00:00.000Z");
         assert!(resolve_time("yesterday", now).is_err());
     }
 }

@@ -37,14 +37,8 @@ fn split_top(text: &str) -> Vec<&str> {
 impl Selector {
     pub fn parse(text: &str) -> Result<Selector, String> {
         let mut reqs = Vec::new();
-        for part in split_top(text)
-            .into_iter()
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-        {
-            reqs.push(
-                parse_req(part).ok_or_else(|| format!("unable to parse requirement: {part:?}"))?,
-            );
+        for part in split_top(text).into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+            reqs.push(parse_req(part).ok_or_else(|| format!("unable to parse requirement: {part:?}"))?);
         }
         Ok(Selector(reqs))
     }

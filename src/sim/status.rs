@@ -90,13 +90,7 @@ pub fn unauthorized() -> ApiError {
 }
 
 /// Worded like the RBAC authorizer.
-pub fn forbidden(
-    user: &str,
-    verb: &str,
-    r: &Resource,
-    namespace: Option<&str>,
-    name: &str,
-) -> ApiError {
+pub fn forbidden(user: &str, verb: &str, r: &Resource, namespace: Option<&str>, name: &str) -> ApiError {
     let subject = if name.is_empty() {
         r.qualified()
     } else {

@@ -143,16 +143,11 @@ impl Store {
     }
 
     pub fn get(&self, r: &Resource, ns: &str, name: &str) -> Option<&Value> {
-        self.objects
-            .get(&(rkey(r), ns.to_string(), name.to_string()))
+        self.objects.get(&(rkey(r), ns.to_string(), name.to_string()))
     }
 
     /// All objects of a resource, in one namespace or all, in key order.
-    pub fn list<'a>(
-        &'a self,
-        r: &Resource,
-        ns: Option<&'a str>,
-    ) -> impl Iterator<Item = &'a Value> + 'a {
+    pub fn list<'a>(&'a self, r: &Resource, ns: Option<&'a str>) -> impl Iterator<Item = &'a Value> + 'a {
         let rk = rkey(r);
         let start = (rk.clone(), ns.unwrap_or("").to_string(), String::new());
         self.objects
@@ -246,14 +241,7 @@ impl Store {
     }
 
     /// Delete, or mark deleting when finalizers remain; dependents go by garbage collection.
-    pub fn delete(
-        &mut self,
-        r: &Resource,
-        ns: &str,
-        name: &str,
-        now: &str,
-        all: &[Resource],
-    ) -> Option<Value> {
+    pub fn delete(&mut self, r: &Resource, ns: &str, name: &str, now: &str, all: &[Resource]) -> Option<Value> {
         let key = (rkey(r), ns.to_string(), name.to_string());
         let mut obj = self.objects.get(&key)?.clone();
         let has_finalizers = obj
@@ -285,11 +273,7 @@ impl Store {
                         .and_then(Value::as_array)
                         .is_some_and(|refs| refs.iter().any(|x| x["uid"] == owner_uid))
                 })
-                .filter_map(|o| {
-                    o.pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .map(str::to_string)
-                })
+                .filter_map(|o| o.pointer("/metadata/name").and_then(Value::as_str).map(str::to_string))
                 .collect();
             for name in dependents {
                 self.delete(r, ns, &name, now, all);

@@ -31,13 +31,7 @@ fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
 }
 
 /// A meta.k8s.io/v1 Table of `objects`; `include` is the `includeObject` parameter.
-pub fn table(
-    r: &Resource,
-    objects: &[Value],
-    rv: &str,
-    include: &str,
-    now: DateTime<Utc>,
-) -> Value {
+pub fn table(r: &Resource, objects: &[Value], rv: &str, include: &str, now: DateTime<Utc>) -> Value {
     let columns = if r.plural == "sandboxes" {
         vec![
             column("Name", "name"),

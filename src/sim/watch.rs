@@ -23,10 +23,7 @@ fn line(kind: &str, object: &Value) -> Bytes {
 }
 
 fn too_old(rv: &str) -> Bytes {
-    line(
-        "ERROR",
-        &status::gone(&format!("too old resource version: {rv}")).body,
-    )
+    line("ERROR", &status::gone(&format!("too old resource version: {rv}")).body)
 }
 
 struct Filter {
@@ -55,9 +52,7 @@ pub fn start(st: &mut State, r: &Resource, namespace: Option<&str>, req: &Req) -
             let e = status::bad_request(&m);
             return Response::builder()
                 .status(400)
-                .body(super::http::full(
-                    serde_json::to_vec(&e.body).expect("json"),
-                ))
+                .body(super::http::full(serde_json::to_vec(&e.body).expect("json")))
                 .expect("response");
         }
     };
@@ -108,9 +103,7 @@ pub fn start(st: &mut State, r: &Resource, namespace: Option<&str>, req: &Req) -
     let (tx, rx) = mpsc::channel::<Bytes>(1024);
     tokio::spawn(pump(first, gone, feed, tx, filter, from_rv, timeout));
     let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     Response::builder()
         .status(200)

@@ -74,10 +74,7 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     // the forbidden templates in staging: one warning line, and the rows still listed
     let e = err(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(
-        e.contains("sandboxtemplates") && e.contains("staging"),
-        "{e}"
-    );
+    assert!(e.contains("sandboxtemplates") && e.contains("staging"), "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,10 +98,7 @@ workspaces:
     assert_eq!(ids, ["asleep", "awake"]);
     let asleep = &items[0];
     assert_eq!(asleep["mode"], "Suspended");
-    assert_eq!(
-        asleep["operatingModeChangedAt"], "2026-09-10T12:00:00Z",
-        "as stored"
-    );
+    assert_eq!(asleep["operatingModeChangedAt"], "2026-09-10T12:00:00Z", "as stored");
     assert_eq!(asleep["template"], "ws");
     let awake = &items[1];
     assert_eq!(awake["mode"], "Running");
@@ -145,11 +139,7 @@ async fn formats_and_headers() {
     assert_eq!(text.lines().count(), 5);
     assert!(!text.contains('\x1b'), "no colour off a terminal");
 
-    let wide = out(&namzu(
-        &t,
-        &["list", "-n", "research", "-o", "wide", "--no-headers"],
-    )
-    .await);
+    let wide = out(&namzu(&t, &["list", "-n", "research", "-o", "wide", "--no-headers"]).await);
     assert_eq!(wide.lines().count(), 4);
     let tango: Vec<&str> = wide
         .lines()
@@ -162,10 +152,7 @@ async fn formats_and_headers() {
     assert!(tango[13].starts_with("sha256:"), "TEMPLATE-HASH");
 
     let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);
-    assert_eq!(
-        names.lines().next(),
-        Some("sandbox.agents.x-k8s.io/namzu-ws-tango")
-    );
+    assert_eq!(names.lines().next(), Some("sandbox.agents.x-k8s.io/namzu-ws-tango"));
 
     let yaml = out(&namzu(&t, &["list", "-n", "research", "-o", "yaml"]).await);
     let parsed: Value = serde_yaml::from_str(&yaml).unwrap();
@@ -207,12 +194,7 @@ async fn formats_and_headers() {
     assert_eq!(xray["drift"]["state"], "unreadable");
     let table = out(&namzu(&t, &["list", "-n", "staging"]).await);
     assert!(
-        table
-            .lines()
-            .nth(1)
-            .unwrap()
-            .split_whitespace()
-            .any(|c| c == "?"),
+        table.lines().nth(1).unwrap().split_whitespace().any(|c| c == "?"),
         "forbidden shows ?: {table}"
     );
 }
@@ -227,31 +209,15 @@ async fn filters_and_sorting() {
             .collect::<Vec<_>>()
     };
     let suspended = ids(&namzu(&t, &["list", "-A", "-o", "json", "--state", "suspended"]).await);
-    assert_eq!(
-        suspended,
-        ["delta", "echo", "sierra", "uniform", "victor", "yankee"]
-    );
-    let drifted = ids(&namzu(
-        &t,
-        &["list", "-A", "-o", "json", "--drift", "drifted,no-template"],
-    )
-    .await);
+    assert_eq!(suspended, ["delta", "echo", "sierra", "uniform", "victor", "yankee"]);
+    let drifted = ids(&namzu(&t, &["list", "-A", "-o", "json", "--drift", "drifted,no-template"]).await);
     assert_eq!(
         drifted,
-        [
-            "bravo", "delta", "golf", "papa", "quebec", "victor", "whiskey"
-        ]
+        ["bravo", "delta", "golf", "papa", "quebec", "victor", "whiskey"]
     );
     let diag = ids(&namzu(
         &t,
-        &[
-            "list",
-            "-A",
-            "-o",
-            "json",
-            "--diagnosis",
-            "image-pull,crash-loop",
-        ],
+        &["list", "-A", "-o", "json", "--diagnosis", "image-pull,crash-loop"],
     )
     .await);
     assert_eq!(diag, ["golf", "hotel"]);
@@ -259,51 +225,23 @@ async fn filters_and_sorting() {
     // one without the annotation
     let old = ids(&namzu(&t, &["list", "-A", "-o", "json", "--suspended-for", "25d"]).await);
     assert_eq!(old, ["delta", "victor"]);
-    let by_epoch = ids(&namzu(
-        &t,
-        &["list", "-n", "research", "-o", "json", "--sort-by", "epoch"],
-    )
-    .await);
+    let by_epoch = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "epoch"]).await);
     assert_eq!(
         by_epoch,
         ["victor", "whiskey", "uniform", "tango"],
         "absent reads as 0, ties by name"
     );
-    let by_age = ids(&namzu(
-        &t,
-        &["list", "-n", "research", "-o", "json", "--sort-by", "age"],
-    )
-    .await);
-    assert_eq!(
-        by_age,
-        ["victor", "whiskey", "uniform", "tango"],
-        "oldest first"
-    );
+    let by_age = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "age"]).await);
+    assert_eq!(by_age, ["victor", "whiskey", "uniform", "tango"], "oldest first");
     let by_changed = ids(&namzu(
         &t,
-        &[
-            "list",
-            "-n",
-            "research",
-            "-o",
-            "json",
-            "--sort-by",
-            "mode-changed",
-        ],
+        &["list", "-n", "research", "-o", "json", "--sort-by", "mode-changed"],
     )
     .await);
     assert_eq!(by_changed, ["whiskey", "victor", "uniform", "tango"]);
-    let by_state = ids(&namzu(
-        &t,
-        &["list", "-n", "research", "-o", "json", "--sort-by", "state"],
-    )
-    .await);
+    let by_state = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "state"]).await);
     assert_eq!(by_state, ["tango", "whiskey", "uniform", "victor"]);
-    let by_drift = ids(&namzu(
-        &t,
-        &["list", "-n", "research", "-o", "json", "--sort-by", "drift"],
-    )
-    .await);
+    let by_drift = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "drift"]).await);
     assert_eq!(by_drift, ["tango", "uniform", "victor", "whiskey"]);
     // label selector goes to the server
     t.sim.modify(
@@ -369,9 +307,7 @@ async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
             "forbidden"
         };
         assert!(
-            items
-                .iter()
-                .all(|i| i.pointer(column_check).unwrap() == want),
+            items.iter().all(|i| i.pointer(column_check).unwrap() == want),
             "{skip}: {items:?}"
         );
         let e = err(&o);
@@ -391,12 +327,7 @@ async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_scoped_user_with_all_namespaces_falls_back() {
-    let rules = vec![Rule::new(
-        &["get", "list", "watch"],
-        &["*"],
-        &["*"],
-        &["agents"],
-    )];
+    let rules = vec![Rule::new(&["get", "list", "watch"], &["*"], &["*"], &["agents"])];
     let t = start_with(SMALL, |c| {
         c.users = rbac_user(rules);
         c.namespace = "agents".into();
@@ -405,11 +336,7 @@ async fn namespace_scoped_user_with_all_namespaces_falls_back() {
     let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
     let items = json(&o);
     assert_eq!(items.len(), 3);
-    assert!(
-        err(&o).contains("showing namespace agents only"),
-        "{}",
-        err(&o)
-    );
+    assert!(err(&o).contains("showing namespace agents only"), "{}", err(&o));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -439,11 +366,7 @@ async fn kubeconfig_contexts_and_merging() {
     .await;
     assert!(ok.status.success(), "{}", err(&ok));
     assert_eq!(out(&ok).lines().count(), 3, "namespace from the context");
-    let dead = namzu_env(
-        vec!["--kubeconfig".into(), p.clone(), "list".into()],
-        vec![],
-    )
-    .await;
+    let dead = namzu_env(vec!["--kubeconfig".into(), p.clone(), "list".into()], vec![]).await;
     assert_eq!(dead.status.code(), Some(1));
     let e = err(&dead);
     assert_eq!(e.lines().count(), 1, "{e}");
@@ -470,11 +393,7 @@ async fn kubeconfig_contexts_and_merging() {
 
     // KUBECONFIG with several paths merges: the first file's current-context wins
     let first = dir.join("first");
-    std::fs::write(
-        &first,
-        "apiVersion: v1\nkind: Config\ncurrent-context: sim\n",
-    )
-    .unwrap();
+    std::fs::write(&first, "apiVersion: v1\nkind: Config\ncurrent-context: sim\n").unwrap();
     let joined = std::env::join_paths([first.clone(), path.clone()])
         .unwrap()
         .into_string()
@@ -490,11 +409,7 @@ async fn kubeconfig_contexts_and_merging() {
     let garbage = dir.join("garbage");
     std::fs::write(&garbage, "{{{ not yaml").unwrap();
     let bad = namzu_env(
-        vec![
-            "--kubeconfig".into(),
-            garbage.display().to_string(),
-            "list".into(),
-        ],
+        vec!["--kubeconfig".into(), garbage.display().to_string(), "list".into()],
         vec![],
     )
     .await;
@@ -508,15 +423,9 @@ async fn auth_failures_are_one_line() {
     let t = start_with(SMALL, |c| c.users = vec![User::admin("admin", "good")]).await;
     let dir = t.dir.path();
     let wrong = dir.join("wrong");
-    t.sim
-        .write_kubeconfig_for(&wrong, Some("bad"), "agents")
-        .unwrap();
+    t.sim.write_kubeconfig_for(&wrong, Some("bad"), "agents").unwrap();
     let o = namzu_env(
-        vec![
-            "--kubeconfig".into(),
-            wrong.display().to_string(),
-            "list".into(),
-        ],
+        vec!["--kubeconfig".into(), wrong.display().to_string(), "list".into()],
         vec![],
     )
     .await;
@@ -535,11 +444,7 @@ async fn auth_failures_are_one_line() {
     let path = dir.join("exec");
     std::fs::write(&path, exec).unwrap();
     let o = namzu_env(
-        vec![
-            "--kubeconfig".into(),
-            path.display().to_string(),
-            "list".into(),
-        ],
+        vec!["--kubeconfig".into(), path.display().to_string(), "list".into()],
         vec![],
     )
     .await;
@@ -571,8 +476,7 @@ async fn missing_or_old_agent_sandbox_is_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_timeout_bounds_each_call_and_verbose_logs() {
     let t = start().await;
-    t.sim
-        .add_fault(Fault::new(Some("GET"), "/pods", Action::Hang));
+    t.sim.add_fault(Fault::new(Some("GET"), "/pods", Action::Hang));
     let o = namzu(&t, &["list", "-n", "agents", "--request-timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -584,9 +488,10 @@ async fn request_timeout_bounds_each_call_and_verbose_logs() {
     let o = namzu(&t, &["list", "-n", "agents", "-v"]).await;
     assert!(o.status.success());
     assert!(
-        err(&o).lines().any(|l| l
-            .starts_with("I GET /apis/agents.x-k8s.io/v1beta1/namespaces/agents/sandboxes")
-            && l.contains(" 200 in ")),
+        err(&o).lines().any(
+            |l| l.starts_with("I GET /apis/agents.x-k8s.io/v1beta1/namespaces/agents/sandboxes")
+                && l.contains(" 200 in ")
+        ),
         "{}",
         err(&o)
     );
@@ -633,8 +538,5 @@ async fn completion_and_version() {
         assert!(o.status.success() && out(&o).contains("list"), "{shell}");
     }
     let o = namzu_env(vec!["version".into()], vec![]).await;
-    assert_eq!(
-        out(&o).trim(),
-        format!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"))
-    );
+    assert_eq!(out(&o).trim(), format!("kubectl-namzu {}", env!("CARGO_PKG_VERSION")));
 }

@@ -52,9 +52,5 @@ async fn demo_scenario_loads_with_consistent_hashes() {
             .get("annotations")
             .is_some_and(|a| a.get("sandbox.namzu.ai/holder-epoch").is_none())
     }));
-    assert!(
-        running
-            .iter()
-            .any(|w| w["metadata"].get("annotations").is_none())
-    );
+    assert!(running.iter().any(|w| w["metadata"].get("annotations").is_none()));
 }

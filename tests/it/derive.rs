@@ -3,6 +3,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use kubectl_namzu::domain::diagnosis::Kind;
 use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
+use kubectl_namzu::domain::pod::Index;
 use kubectl_namzu::domain::state::State;
 use kubectl_namzu::domain::workspace::{Inputs, Observed, Workspace, derive};
 use serde_json::{Value, json};
@@ -45,8 +46,8 @@ fn pvc(phase: &str) -> Value {
 fn view(sbx: &Value, pods: &[Value], pvcs: &[Value]) -> Workspace {
     derive(&Inputs {
         sandbox: sbx,
-        pods: Observed::Known(pods),
-        pvcs: Observed::Known(pvcs),
+        pods: Observed::Known(&Index::new(pods)),
+        pvcs: Observed::Known(&Index::new(pvcs)),
         template: TemplateRead::NotFound,
         flags: &OverlayFlags::default(),
         now: now(),
@@ -61,29 +62,20 @@ fn ready(status: &str, reason: &str) -> Value {
 fn every_state() {
     let bound = [pvc("Bound")];
     let running = sandbox("Running", vec![ready("True", "DependenciesReady")]);
-    assert_eq!(
-        view(&running, &[pod(json!({}))], &bound).state,
-        State::Running
-    );
+    assert_eq!(view(&running, &[pod(json!({}))], &bound).state, State::Running);
     assert_eq!(view(&running, &[pod(json!({}))], &bound).diagnosis, None);
 
     let starting = sandbox("Running", vec![ready("False", "DependenciesNotReady")]);
     assert_eq!(view(&starting, &[], &bound).state, State::Starting);
     // an absent mode reads as Running, like the library
     let mut no_mode = starting.clone();
-    no_mode["spec"]
-        .as_object_mut()
-        .unwrap()
-        .remove("operatingMode");
+    no_mode["spec"].as_object_mut().unwrap().remove("operatingMode");
     assert_eq!(view(&no_mode, &[], &bound).state, State::Starting);
 
     let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
     assert_eq!(view(&suspended, &[], &bound).state, State::Suspended);
     let draining = pod(json!({}));
-    assert_eq!(
-        view(&suspended, &[draining], &bound).state,
-        State::Suspending
-    );
+    assert_eq!(view(&suspended, &[draining], &bound).state, State::Suspending);
 
     let failed = sandbox("Running", vec![ready("False", "PodFailed")]);
     assert_eq!(
@@ -157,44 +149,24 @@ fn every_diagnosis_kind() {
     let init = pod(
         json!({"phase":"Pending","initContainerStatuses":[{"name":"init","state":{"waiting":{"reason":"ImagePullBackOff"}}}]}),
     );
-    assert_eq!(
-        kind(&view(&starting, &[init], &bound)),
-        Some(Kind::ImagePull)
-    );
+    assert_eq!(kind(&view(&starting, &[init], &bound)), Some(Kind::ImagePull));
 
     let crash = pod(
         json!({"containerStatuses":[{"name":"agent","state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 5m0s"}}}]}),
     );
-    assert_eq!(
-        kind(&view(&starting, &[crash], &bound)),
-        Some(Kind::CrashLoop)
-    );
+    assert_eq!(kind(&view(&starting, &[crash], &bound)), Some(Kind::CrashLoop));
 
-    assert_eq!(
-        kind(&view(&starting, &[], &[pvc("Pending")])),
-        Some(Kind::DiskPending)
-    );
+    assert_eq!(kind(&view(&starting, &[], &[pvc("Pending")])), Some(Kind::DiskPending));
     let missing = view(&starting, &[], &[]);
     assert_eq!(kind(&missing), Some(Kind::DiskPending));
-    assert!(
-        missing
-            .diagnosis
-            .unwrap()
-            .message
-            .contains("workspace-disk-namzu-ws-a")
-    );
+    assert!(missing.diagnosis.unwrap().message.contains("workspace-disk-namzu-ws-a"));
 
     let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
     let not_owned = sandbox(
         "Suspended",
         vec![
             ready("False", "SandboxSuspended"),
-            cond(
-                "Suspended",
-                "False",
-                "PodNotOwned",
-                "pod exists but not owned",
-            ),
+            cond("Suspended", "False", "PodNotOwned", "pod exists but not owned"),
         ],
     );
     assert_eq!(
@@ -203,10 +175,7 @@ fn every_diagnosis_kind() {
     );
     let mut stranger = pod(json!({}));
     stranger["metadata"]["ownerReferences"] = json!([{"uid":"someone-else"}]);
-    assert_eq!(
-        kind(&view(&suspended, &[stranger], &bound)),
-        Some(Kind::ForeignPod)
-    );
+    assert_eq!(kind(&view(&suspended, &[stranger], &bound)), Some(Kind::ForeignPod));
 
     let mut stuck = pod(json!({}));
     stuck["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:00:00Z");
@@ -239,40 +208,25 @@ fn every_diagnosis_kind() {
 
     let error = sandbox(
         "Running",
-        vec![cond(
-            "Ready",
-            "False",
-            "ReconcilerError",
-            "Error seen: boom",
-        )],
+        vec![cond("Ready", "False", "ReconcilerError", "Error seen: boom")],
     );
     let w = view(&error, &[], &bound);
     assert_eq!(kind(&w), Some(Kind::ControllerError));
     assert_eq!(w.diagnosis.unwrap().message, "Error seen: boom");
-    let multi = sandbox(
-        "Running",
-        vec![cond("Ready", "False", "MultiplePods", "2 pods")],
-    );
-    assert_eq!(
-        kind(&view(&multi, &[], &bound)),
-        Some(Kind::ControllerError)
-    );
+    let multi = sandbox("Running", vec![cond("Ready", "False", "MultiplePods", "2 pods")]);
+    assert_eq!(kind(&view(&multi, &[], &bound)), Some(Kind::ControllerError));
 
     let mut stale = sandbox("Running", vec![ready("True", "DependenciesReady")]);
     stale["metadata"]["generation"] = json!(3);
-    assert_eq!(
-        kind(&view(&stale, &[pod(json!({}))], &bound)),
-        Some(Kind::StaleStatus)
-    );
+    assert_eq!(kind(&view(&stale, &[pod(json!({}))], &bound)), Some(Kind::StaleStatus));
 }
 
 #[test]
 fn most_specific_diagnosis_wins() {
     // unschedulable AND a pending disk: the scheduler's reason is the more specific one
     let starting = sandbox("Running", vec![ready("False", "DependenciesNotReady")]);
-    let unsched = pod(
-        json!({"phase":"Pending","conditions":[cond("PodScheduled","False","Unschedulable","no nodes")]}),
-    );
+    let unsched =
+        pod(json!({"phase":"Pending","conditions":[cond("PodScheduled","False","Unschedulable","no nodes")]}));
     assert_eq!(
         kind(&view(&starting, &[unsched], &[pvc("Pending")])),
         Some(Kind::Unschedulable)
@@ -284,17 +238,11 @@ fn identity_fields_are_never_defaulted() {
     let s = sandbox("Running", vec![ready("True", "DependenciesReady")]);
     let w = view(&s, &[pod(json!({}))], &[pvc("Bound")]);
     assert_eq!(w.id, "a");
-    assert_eq!(
-        w.changed_at, None,
-        "changed-at is never defaulted to createdAt"
-    );
+    assert_eq!(w.changed_at, None, "changed-at is never defaulted to createdAt");
     assert_eq!(w.epoch.epoch, Some(0));
     assert_eq!(w.template.as_deref(), Some("ws"));
     let p = w.pod.known().unwrap().as_ref().unwrap();
-    assert_eq!(
-        (p.uid.as_deref(), p.node.as_deref()),
-        (Some("pod-uid"), Some("node-1"))
-    );
+    assert_eq!((p.uid.as_deref(), p.node.as_deref()), (Some("pod-uid"), Some("node-1")));
     let pvcs = w.pvcs.known().unwrap();
     assert_eq!(pvcs[0].uid.as_deref(), Some("pvc-uid"));
 }

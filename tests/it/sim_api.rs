@@ -4,10 +4,7 @@
 use crate::sim_support::*;
 use chrono::Duration;
 use futures::{StreamExt, TryStreamExt};
-use kube::api::{
-    DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent,
-    WatchParams,
-};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent, WatchParams};
 use kube::core::DynamicObject;
 use kubectl_namzu::sim::auth::{Rule, User};
 use kubectl_namzu::sim::controller::Knobs;
@@ -63,11 +60,7 @@ async fn discovery_and_version() {
         .list_api_group_resources("agents.x-k8s.io/v1beta1")
         .await
         .unwrap();
-    assert!(
-        res.resources
-            .iter()
-            .any(|r| r.name == "sandboxes" && r.namespaced)
-    );
+    assert!(res.resources.iter().any(|r| r.name == "sandboxes" && r.namespaced));
     let core = client.list_core_api_resources("v1").await.unwrap();
     for want in ["pods", "persistentvolumeclaims", "events", "namespaces"] {
         assert!(core.resources.iter().any(|r| r.name == want), "{want}");
@@ -82,11 +75,7 @@ async fn list_get_and_selectors() {
     let client = t.client().await;
     let api = sandboxes(&client, "agents");
     let list = api.list(&ListParams::default()).await.unwrap();
-    let names: Vec<_> = list
-        .items
-        .iter()
-        .map(|o| o.metadata.name.clone().unwrap())
-        .collect();
+    let names: Vec<_> = list.items.iter().map(|o| o.metadata.name.clone().unwrap()).collect();
     assert_eq!(
         names,
         ["namzu-ws-asleep", "namzu-ws-awake", "namzu-ws-owned"],
@@ -97,10 +86,7 @@ async fn list_get_and_selectors() {
 
     let one = api.get("namzu-ws-awake").await.unwrap();
     assert!(one.metadata.uid.is_some() && one.metadata.creation_timestamp.is_some());
-    assert_eq!(
-        one.metadata.annotations.unwrap()["sandbox.namzu.ai/holder-epoch"],
-        "2"
-    );
+    assert_eq!(one.metadata.annotations.unwrap()["sandbox.namzu.ai/holder-epoch"], "2");
     let missing = api.get("namzu-ws-nope").await.unwrap_err();
     assert_eq!(status_code(&missing), Some(404));
     assert!(
@@ -116,11 +102,7 @@ async fn list_get_and_selectors() {
         .list(&ListParams::default().labels("sandbox.namzu.ai/template=coder"))
         .await
         .unwrap();
-    assert_eq!(
-        running.items.len(),
-        2,
-        "awake and owned run; asleep has no pod"
-    );
+    assert_eq!(running.items.len(), 2, "awake and owned run; asleep has no pod");
     let none = pods
         .list(&ListParams::default().labels("sandbox.namzu.ai/template notin (coder)"))
         .await
@@ -153,10 +135,7 @@ async fn list_get_and_selectors() {
         client.clone(),
         &ar("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
     );
-    assert_eq!(
-        all.list(&ListParams::default()).await.unwrap().items.len(),
-        3
-    );
+    assert_eq!(all.list(&ListParams::default()).await.unwrap().items.len(), 3);
 }
 
 #[tokio::test]
@@ -164,19 +143,14 @@ async fn create_conflicts_and_namespaces() {
     let t = start().await;
     let client = t.client().await;
     let api = sandboxes(&client, "agents");
-    let obj: DynamicObject = serde_json::from_value(
-        json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
-        "metadata":{"name":"namzu-ws-awake"},"spec":{"podTemplate":{"spec":{}}}}),
-    )
+    let obj: DynamicObject = serde_json::from_value(json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
+        "metadata":{"name":"namzu-ws-awake"},"spec":{"podTemplate":{"spec":{}}}}))
     .unwrap();
     let e = api.create(&PostParams::default(), &obj).await.unwrap_err();
     assert_eq!(status_code(&e), Some(409));
     assert!(e.to_string().contains("already exists"), "{e}");
     let other = sandboxes(&client, "no-such-ns");
-    let e = other
-        .create(&PostParams::default(), &obj)
-        .await
-        .unwrap_err();
+    let e = other.create(&PostParams::default(), &obj).await.unwrap_err();
     assert_eq!(status_code(&e), Some(404));
 }
 
@@ -201,28 +175,23 @@ async fn json_patch_applies_all_or_nothing() {
         ok.metadata.annotations.as_ref().unwrap()["sandbox.namzu.ai/holder-epoch"],
         "3"
     );
-    assert_ne!(
-        ok.metadata.resource_version,
-        before.metadata.resource_version
-    );
-    assert_eq!(
-        ok.metadata.generation,
-        Some(2),
-        "a spec change bumps generation"
-    );
+    assert_ne!(ok.metadata.resource_version, before.metadata.resource_version);
+    assert_eq!(ok.metadata.generation, Some(2), "a spec change bumps generation");
 
     // a failed test changes nothing and answers 422 Invalid with the real wording
     let rv = ok.metadata.resource_version.clone();
     let e = api
-        .patch("namzu-ws-awake", &PatchParams::default(), &json_patch(json!([
+        .patch(
+            "namzu-ws-awake",
+            &PatchParams::default(),
+            &json_patch(json!([
             {"op":"test","path":"/metadata/name","value":"namzu-ws-awake"},
             {"op":"add","path":"/metadata/labels","value":{"x":"y"}},
-            {"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"2"}])))
+            {"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"2"}])),
+        )
         .await
         .unwrap_err();
-    let kube::Error::Api(s) = &e else {
-        panic!("{e}")
-    };
+    let kube::Error::Api(s) = &e else { panic!("{e}") };
     assert_eq!((s.code, s.reason.as_str()), (422, "Invalid"));
     assert_eq!(
         s.message,
@@ -278,10 +247,14 @@ async fn merge_patch_and_status_is_kept() {
     let client = t.client().await;
     let api = sandboxes(&client, "agents");
     let out = api
-        .patch("namzu-ws-awake", &PatchParams::default(), &Patch::Merge(json!({
+        .patch(
+            "namzu-ws-awake",
+            &PatchParams::default(),
+            &Patch::Merge(json!({
             "metadata":{"annotations":{"sandbox.namzu.ai/operating-mode-changed-at":"2026-11-29T10:00:00.000Z"}},
             "spec":{"operatingMode":"Suspended"},
-            "status":{"conditions":[]}})))
+            "status":{"conditions":[]}})),
+        )
         .await
         .unwrap();
     let ann = out.metadata.annotations.clone().unwrap();
@@ -294,10 +267,7 @@ async fn merge_patch_and_status_is_kept() {
         "2026-11-29T10:00:00.000Z"
     );
     assert!(
-        !data(&out, "/status/conditions")
-            .as_array()
-            .unwrap()
-            .is_empty(),
+        !data(&out, "/status/conditions").as_array().unwrap().is_empty(),
         "status subresource: main-resource writes leave status alone"
     );
 }
@@ -333,11 +303,7 @@ async fn strict_mode_rejects_blind_writes() {
     assert!(e.to_string().contains("preconditions"), "{e}");
     assert!(api.get("namzu-ws-awake").await.is_ok());
     let rec = t.sim.requests();
-    let statuses: Vec<u16> = rec
-        .iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| r.status)
-        .collect();
+    let statuses: Vec<u16> = rec.iter().filter(|r| r.method != "GET").map(|r| r.status).collect();
     assert_eq!(statuses, [400, 400, 400]);
 }
 
@@ -364,9 +330,7 @@ async fn delete_preconditions_and_cascade() {
         ..Default::default()
     };
     let e = api.delete("namzu-ws-awake", &stale).await.unwrap_err();
-    let kube::Error::Api(s) = &e else {
-        panic!("{e}")
-    };
+    let kube::Error::Api(s) = &e else { panic!("{e}") };
     assert_eq!((s.code, s.reason.as_str()), (409, "Conflict"));
     assert_eq!(
         s.message,
@@ -393,17 +357,9 @@ async fn delete_preconditions_and_cascade() {
         ..Default::default()
     };
     api.delete("namzu-ws-awake", &good).await.unwrap();
+    assert_eq!(status_code(&api.get("namzu-ws-awake").await.unwrap_err()), Some(404));
     assert_eq!(
-        status_code(&api.get("namzu-ws-awake").await.unwrap_err()),
-        Some(404)
-    );
-    assert_eq!(
-        status_code(
-            &pods(&client, "agents")
-                .get("namzu-ws-awake")
-                .await
-                .unwrap_err()
-        ),
+        status_code(&pods(&client, "agents").get("namzu-ws-awake").await.unwrap_err()),
         Some(404),
         "pod cascades"
     );
@@ -426,21 +382,10 @@ async fn delete_preconditions_and_cascade() {
     let claims = kube::Api::<DynamicObject>::namespaced_with(
         client.clone(),
         "agents",
-        &ar(
-            "extensions.agents.x-k8s.io",
-            "v1beta1",
-            "SandboxClaim",
-            "sandboxclaims",
-        ),
+        &ar("extensions.agents.x-k8s.io", "v1beta1", "SandboxClaim", "sandboxclaims"),
     );
-    claims
-        .delete("claimed", &DeleteParams::default())
-        .await
-        .unwrap();
-    assert_eq!(
-        status_code(&api.get("namzu-ws-owned").await.unwrap_err()),
-        Some(404)
-    );
+    claims.delete("claimed", &DeleteParams::default()).await.unwrap();
+    assert_eq!(status_code(&api.get("namzu-ws-owned").await.unwrap_err()), Some(404));
 }
 
 #[tokio::test]
@@ -456,9 +401,15 @@ async fn watch_streams_changes_and_410_when_too_old() {
         .unwrap()
         .boxed();
     let obj = api.get("namzu-ws-asleep").await.unwrap();
-    api.patch("namzu-ws-asleep", &PatchParams::default(), &json_patch(json!([
+    api.patch(
+        "namzu-ws-asleep",
+        &PatchParams::default(),
+        &json_patch(json!([
         {"op":"test","path":"/metadata/resourceVersion","value":obj.metadata.resource_version.unwrap()},
-        {"op":"add","path":"/metadata/annotations/example.com~1note","value":"hi"}]))).await.unwrap();
+        {"op":"add","path":"/metadata/annotations/example.com~1note","value":"hi"}])),
+    )
+    .await
+    .unwrap();
     let ev = stream.try_next().await.unwrap().expect("an event");
     match ev {
         WatchEvent::Modified(o) => {
@@ -480,8 +431,7 @@ async fn watch_streams_changes_and_410_when_too_old() {
     }
 
     // the runtime watcher re-lists after a 410 and keeps going
-    let mut w =
-        kube::runtime::watcher(api.clone(), kube::runtime::watcher::Config::default()).boxed();
+    let mut w = kube::runtime::watcher(api.clone(), kube::runtime::watcher::Config::default()).boxed();
     let first = w.try_next().await.unwrap();
     assert!(matches!(first, Some(kube::runtime::watcher::Event::Init)));
 }
@@ -503,17 +453,10 @@ async fn bearer_tokens_and_rbac() {
     ];
     let t = start_with(SMALL, |c| c.users = users).await;
     let admin = t.client().await;
-    assert!(
-        sandboxes(&admin, "agents")
-            .list(&ListParams::default())
-            .await
-            .is_ok()
-    );
+    assert!(sandboxes(&admin, "agents").list(&ListParams::default()).await.is_ok());
 
     let bad = t.dir.path().join("bad");
-    t.sim
-        .write_kubeconfig_for(&bad, Some("wrong"), "agents")
-        .unwrap();
+    t.sim.write_kubeconfig_for(&bad, Some("wrong"), "agents").unwrap();
     let e = sandboxes(&client_from(&bad, false).await, "agents")
         .list(&ListParams::default())
         .await
@@ -525,19 +468,9 @@ async fn bearer_tokens_and_rbac() {
         .write_kubeconfig_for(&viewer_path, Some("viewer-token"), "agents")
         .unwrap();
     let viewer = client_from(&viewer_path, false).await;
-    assert!(
-        sandboxes(&viewer, "agents")
-            .list(&ListParams::default())
-            .await
-            .is_ok()
-    );
-    let e = pods(&viewer, "agents")
-        .list(&ListParams::default())
-        .await
-        .unwrap_err();
-    let kube::Error::Api(s) = &e else {
-        panic!("{e}")
-    };
+    assert!(sandboxes(&viewer, "agents").list(&ListParams::default()).await.is_ok());
+    let e = pods(&viewer, "agents").list(&ListParams::default()).await.unwrap_err();
+    let kube::Error::Api(s) = &e else { panic!("{e}") };
     assert_eq!(s.code, 403);
     assert_eq!(
         s.message,
@@ -595,33 +528,28 @@ async fn injected_faults() {
         .nth(1),
     );
     let e = api.get("namzu-ws-awake").await.unwrap_err();
-    let kube::Error::Api(s) = &e else {
-        panic!("{e}")
-    };
-    assert_eq!(
-        (s.code, s.message.as_str()),
-        (500, "etcdserver: request timed out")
-    );
+    let kube::Error::Api(s) = &e else { panic!("{e}") };
+    assert_eq!((s.code, s.message.as_str()), (500, "etcdserver: request timed out"));
     assert!(api.get("namzu-ws-awake").await.is_ok(), "nth(1) fires once");
 
     t.sim.add_fault(
-        Fault::status(
-            Some("GET"),
-            "/sandboxes/namzu-ws-asleep",
-            429,
-            "too many requests",
-        )
-        .retry_after(1)
-        .times(1),
+        Fault::status(Some("GET"), "/sandboxes/namzu-ws-asleep", 429, "too many requests")
+            .retry_after(1)
+            .times(1),
     );
-    assert_eq!(
-        status_code(&api.get("namzu-ws-asleep").await.unwrap_err()),
-        Some(429)
-    );
+    assert_eq!(status_code(&api.get("namzu-ws-asleep").await.unwrap_err()), Some(429));
     let rec = t.sim.requests();
     assert_eq!(rec.last().unwrap().status, 429);
 
-    t.sim.add_fault(Fault::status(Some("PATCH"), "*/sandboxes/*", 403, "sandboxes.agents.x-k8s.io \"namzu-ws-awake\" is forbidden: User \"x\" cannot patch resource \"sandboxes\"").times(1));
+    t.sim.add_fault(
+        Fault::status(
+            Some("PATCH"),
+            "*/sandboxes/*",
+            403,
+            "sandboxes.agents.x-k8s.io \"namzu-ws-awake\" is forbidden: User \"x\" cannot patch resource \"sandboxes\"",
+        )
+        .times(1),
+    );
     let e = api
         .patch(
             "namzu-ws-awake",
@@ -634,17 +562,11 @@ async fn injected_faults() {
 
     t.sim
         .add_fault(Fault::new(Some("GET"), "/pods/namzu-ws-awake", Action::Reset).times(1));
-    let e = pods(&client, "agents")
-        .get("namzu-ws-awake")
-        .await
-        .unwrap_err();
+    let e = pods(&client, "agents").get("namzu-ws-awake").await.unwrap_err();
     assert_eq!(status_code(&e), None, "a reset is a transport error: {e}");
 
-    t.sim.add_fault(Fault::new(
-        Some("GET"),
-        "/pods/namzu-ws-owned",
-        Action::Hang,
-    ));
+    t.sim
+        .add_fault(Fault::new(Some("GET"), "/pods/namzu-ws-owned", Action::Hang));
     let hung = tokio::time::timeout(
         std::time::Duration::from_millis(300),
         pods(&client, "agents").get("namzu-ws-owned"),
@@ -666,10 +588,7 @@ async fn suspend_then_resume_moves_pods_like_the_controller() {
     let uid0 = pod0["metadata"]["uid"].clone();
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
     assert_eq!(ready(&sbx), ("True".into(), "DependenciesReady".into()));
-    assert_eq!(
-        condition(&sbx, "Suspended"),
-        ("False".into(), "NotSuspended".into())
-    );
+    assert_eq!(condition(&sbx, "Suspended"), ("False".into(), "NotSuspended".into()));
     assert_eq!(
         sbx["metadata"]["annotations"]["agents.x-k8s.io/pod-name"],
         "namzu-ws-awake"
@@ -697,10 +616,7 @@ async fn suspend_then_resume_moves_pods_like_the_controller() {
     assert!(draining["metadata"]["deletionTimestamp"].is_string());
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
     assert_eq!(ready(&sbx), ("False".into(), "SandboxSuspended".into()));
-    assert_eq!(
-        condition(&sbx, "Suspended"),
-        ("False".into(), "PodTerminating".into())
-    );
+    assert_eq!(condition(&sbx, "Suspended"), ("False".into(), "PodTerminating".into()));
 
     t.sim.advance(Duration::seconds(3));
     assert!(
@@ -708,26 +624,15 @@ async fn suspend_then_resume_moves_pods_like_the_controller() {
         "gone after the grace period"
     );
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
-    assert_eq!(
-        condition(&sbx, "Suspended"),
-        ("True".into(), "PodTerminated".into())
-    );
-    assert_eq!(
-        sbx["status"]["conditions"][0]["message"],
-        "Sandbox is suspended"
-    );
+    assert_eq!(condition(&sbx, "Suspended"), ("True".into(), "PodTerminated".into()));
+    assert_eq!(sbx["status"]["conditions"][0]["message"], "Sandbox is suspended");
     assert!(sbx["status"].get("podIPs").is_none() && sbx["status"].get("nodeName").is_none());
     assert!(
-        t.sim
-            .get(&PVCS, "agents", "workspace-disk-namzu-ws-awake")
-            .is_some(),
+        t.sim.get(&PVCS, "agents", "workspace-disk-namzu-ws-awake").is_some(),
         "the disk is kept"
     );
 
-    let rv = sbx["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let rv = sbx["metadata"]["resourceVersion"].as_str().unwrap().to_string();
     api.patch(
         "namzu-ws-awake",
         &PatchParams::default(),
@@ -737,10 +642,7 @@ async fn suspend_then_resume_moves_pods_like_the_controller() {
     )
     .await
     .unwrap();
-    let pod1 = t
-        .sim
-        .get(&PODS, "agents", "namzu-ws-awake")
-        .expect("a new pod");
+    let pod1 = t.sim.get(&PODS, "agents", "namzu-ws-awake").expect("a new pod");
     assert_ne!(pod1["metadata"]["uid"], uid0, "a new pod uid");
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
     assert_eq!(ready(&sbx), ("False".into(), "DependenciesNotReady".into()));
@@ -759,9 +661,8 @@ async fn knobs_reproduce_field_trouble() {
     let ns = "agents";
     let name = "namzu-ws-asleep";
     let resume = |t: &TestSim| {
-        t.sim.modify(&SANDBOXES, ns, name, |o| {
-            o["spec"]["operatingMode"] = json!("Running")
-        });
+        t.sim
+            .modify(&SANDBOXES, ns, name, |o| o["spec"]["operatingMode"] = json!("Running"));
     };
     let suspend = |t: &TestSim| {
         t.sim.modify(&SANDBOXES, ns, name, |o| {
@@ -783,10 +684,7 @@ async fn knobs_reproduce_field_trouble() {
     t.sim.advance(Duration::seconds(5));
     let p = pod(&t);
     assert_eq!(p["status"]["phase"], "Pending");
-    assert_eq!(
-        condition(&p, "PodScheduled"),
-        ("False".into(), "Unschedulable".into())
-    );
+    assert_eq!(condition(&p, "PodScheduled"), ("False".into(), "Unschedulable".into()));
     let sbx = t.sim.get(&SANDBOXES, ns, name).unwrap();
     assert_eq!(
         condition(&sbx, "PodScheduled"),
@@ -842,16 +740,12 @@ async fn knobs_reproduce_field_trouble() {
         },
     );
     assert_eq!(
-        t.sim
-            .get(&PVCS, ns, "workspace-disk-namzu-ws-asleep")
-            .unwrap()["status"]["phase"],
+        t.sim.get(&PVCS, ns, "workspace-disk-namzu-ws-asleep").unwrap()["status"]["phase"],
         "Pending"
     );
     t.sim.set_knobs(ns, name, Knobs::default());
     assert_eq!(
-        t.sim
-            .get(&PVCS, ns, "workspace-disk-namzu-ws-asleep")
-            .unwrap()["status"]["phase"],
+        t.sim.get(&PVCS, ns, "workspace-disk-namzu-ws-asleep").unwrap()["status"]["phase"],
         "Bound"
     );
 
@@ -872,11 +766,7 @@ async fn knobs_reproduce_field_trouble() {
         ("False".into(), "PodFailed".into())
     );
     t.sim.advance(Duration::seconds(5));
-    assert_eq!(
-        pod(&t)["metadata"]["uid"],
-        failed_uid,
-        "a failed pod is not recreated"
-    );
+    assert_eq!(pod(&t)["metadata"]["uid"], failed_uid, "a failed pod is not recreated");
     t.sim.modify(&SANDBOXES, ns, name, |o| {
         o["spec"]["operatingMode"] = json!("Suspended")
     });
@@ -948,8 +838,5 @@ async fn knobs_reproduce_field_trouble() {
     let p = pod(&t);
     assert_ne!(p["metadata"]["ownerReferences"][0]["kind"], "Sandbox");
     let sbx = t.sim.get(&SANDBOXES, ns, name).unwrap();
-    assert_eq!(
-        condition(&sbx, "Suspended"),
-        ("False".into(), "PodNotOwned".into())
-    );
+    assert_eq!(condition(&sbx, "Suspended"), ("False".into(), "PodNotOwned".into()));
 }

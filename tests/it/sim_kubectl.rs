@@ -21,12 +21,10 @@ async fn kubectl(t: &TestSim, args: &[&str]) -> Option<Output> {
         t.dir.path().join("kube-cache").display().to_string(),
     ];
     full.extend(args.iter().map(|s| s.to_string()));
-    let out = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("kubectl").args(&full).output()
-    })
-    .await
-    .expect("join")
-    .expect("kubectl runs");
+    let out = tokio::task::spawn_blocking(move || std::process::Command::new("kubectl").args(&full).output())
+        .await
+        .expect("join")
+        .expect("kubectl runs");
     Some(out)
 }
 
@@ -72,10 +70,7 @@ async fn kubectl_reads_patches_and_deletes_like_a_real_server() {
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     let obj: serde_json::Value = serde_json::from_str(&stdout).expect("kubectl printed JSON");
-    assert_eq!(
-        obj["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"],
-        "2"
-    );
+    assert_eq!(obj["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"], "2");
 
     // a JSON patch whose test fails: kubectl reports the 422 and nothing changes
     let patch = r#"[{"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"9"},{"op":"add","path":"/spec/operatingMode","value":"Suspended"}]"#;

@@ -51,11 +51,7 @@ pub async fn start_with(scenario: &str, tweak: impl FnOnce(&mut SimConfig)) -> T
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = SimConfig::for_tests(&dir.path().join("kubeconfig"));
     tweak(&mut config);
-    let scenario = Scenario::parse(
-        scenario,
-        config.manual_clock.expect("tests use a manual clock"),
-    )
-    .expect("scenario");
+    let scenario = Scenario::parse(scenario, config.manual_clock.expect("tests use a manual clock")).expect("scenario");
     let sim = Sim::start(config, &scenario).await.expect("sim starts");
     TestSim { sim, dir }
 }
@@ -114,10 +110,7 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
 
 /// Run the real binary against the sim's kubeconfig (plus `args`), off the runtime's threads.
 pub async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
-    let mut full = vec![
-        "--kubeconfig".to_string(),
-        t.sim.kubeconfig().display().to_string(),
-    ];
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     namzu_env(full, Vec::new()).await
 }

@@ -10,11 +10,7 @@ fn prints_the_vector_hash_for_every_case() {
         let path = dir.path().join(format!("t{i}.json"));
         std::fs::write(&path, serde_json::to_string(&case["template"]).unwrap()).unwrap();
         let o = overlays_of(case);
-        let mut args = vec![
-            "template-hash".to_string(),
-            "-f".into(),
-            path.display().to_string(),
-        ];
+        let mut args = vec!["template-hash".to_string(), "-f".into(), path.display().to_string()];
         let opts = &case["options"];
         for (flag, key) in [
             ("--template-name", "templateName"),
@@ -29,12 +25,7 @@ fn prints_the_vector_hash_for_every_case() {
         }
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = run_bin(&argv, None);
-        assert!(
-            out.status.success(),
-            "case {}: {}",
-            case["name"],
-            stderr(&out)
-        );
+        assert!(out.status.success(), "case {}: {}", case["name"], stderr(&out));
         assert_eq!(
             stdout(&out),
             format!("{}\n", case["hash"].as_str().unwrap()),
@@ -62,10 +53,7 @@ fn bad_input_is_one_line_and_exit_1() {
         p.display().to_string()
     };
     let cases = [
-        (
-            dir.path().join("missing.yaml").display().to_string(),
-            "cannot read",
-        ),
+        (dir.path().join("missing.yaml").display().to_string(), "cannot read"),
         (write("garbage.yaml", "{ [ nope"), "neither JSON nor YAML"),
         (
             write("pod.yaml", "kind: Pod\nmetadata: {name: x}\n"),

@@ -23,12 +23,8 @@ fn pod_template_hash_vectors() {
 pub fn overlays_of(case: &Value) -> Overlays {
     let opt = |k: &str| case["options"][k].as_str().map(str::to_string);
     Overlays {
-        template_name: opt("templateName").unwrap_or_else(|| {
-            case["template"]["metadata"]["name"]
-                .as_str()
-                .unwrap()
-                .into()
-        }),
+        template_name: opt("templateName")
+            .unwrap_or_else(|| case["template"]["metadata"]["name"].as_str().unwrap().into()),
         runtime_class_name: opt("runtimeClassName"),
         profile: opt("profile"),
         profile_label_key: opt("profileLabelKey"),
@@ -39,12 +35,7 @@ pub fn overlays_of(case: &Value) -> Overlays {
 fn template_hash_vectors() {
     for case in vector_cases("template-hash.json") {
         let got = template_hash(&case["template"], &overlays_of(&case));
-        assert_eq!(
-            got.as_deref(),
-            case["hash"].as_str(),
-            "case {}",
-            case["name"]
-        );
+        assert_eq!(got.as_deref(), case["hash"].as_str(), "case {}", case["name"]);
     }
 }
 
@@ -67,11 +58,7 @@ fn holder_epoch_patch_vectors() {
         }
         let epoch = case["epoch"].as_u64().unwrap();
         let allowed = reading.allows(epoch);
-        assert_eq!(
-            allowed,
-            case["allowed"].as_bool().unwrap(),
-            "allowed, case {name}"
-        );
+        assert_eq!(allowed, case["allowed"].as_bool().unwrap(), "allowed, case {name}");
         if !allowed {
             assert!(case.get("patch").is_none());
             continue;

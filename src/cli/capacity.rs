@@ -1,0 +1,177 @@
+//! `kubectl namzu capacity`: per warm pool ready/desired replicas and claims, pending pods, and
+//! workspace counts by state.
+
+use super::exit::Failure;
+use super::globals::Globals;
+use super::output::{self, Format, Tone};
+use crate::cluster::connect::Connection;
+use crate::cluster::error::ClusterError;
+use crate::cluster::inventory::{self, Query, Scope};
+use crate::cluster::resources::{self, CLAIMS, WARM_POOLS};
+use crate::domain::capacity::{PoolCapacity, pending_pods, pools};
+use crate::domain::object::namespace;
+use crate::domain::state::State;
+use chrono::Utc;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Output format: table, json or yaml.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: Format,
+}
+
+struct NamespaceCapacity {
+    namespace: String,
+    pools: Vec<PoolCapacity>,
+    /// `None` when pods may not be listed.
+    pending: Option<usize>,
+    states: BTreeMap<State, usize>,
+}
+
+/// Pools or claims in scope; `None` when the extensions are not installed (404). Cluster-wide
+/// when allowed, else per namespace the inventory covered; a forbidden namespace is skipped.
+async fn extension_objects(
+    conn: &Connection,
+    kind: &resources::Kind,
+    scope: &Scope,
+    namespaces: &[String],
+) -> Result<Option<Vec<Value>>, ClusterError> {
+    let first = match scope {
+        Scope::Namespace(n) => resources::list(conn, kind, Some(n), None).await,
+        Scope::All => resources::list(conn, kind, None, None).await,
+    };
+    match first {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) if e.is_forbidden() && *scope == Scope::All => {
+            let mut out = Vec::new();
+            for ns in namespaces {
+                match resources::list(conn, kind, Some(ns), None).await {
+                    Ok(v) => out.extend(v),
+                    Err(e) if e.is_forbidden() => eprintln!("warning: {e}; skipped"),
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(Some(out))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let scope = globals.scope(&conn.namespace);
+    let inv = inventory::read(&conn, &scope, &Query::default()).await?;
+    let covered: Vec<String> = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
+    let (pool_objs, claim_objs) = tokio::join!(
+        extension_objects(&conn, &WARM_POOLS, &scope, &covered),
+        extension_objects(&conn, &CLAIMS, &scope, &covered),
+    );
+    let (pool_objs, claim_objs) = (pool_objs?, claim_objs?);
+    for w in &inv.warnings {
+        eprintln!("{w}");
+    }
+    if pool_objs.is_none() {
+        eprintln!("note: the agent-sandbox extensions (warm pools, claims) are not installed");
+    }
+    let now = Utc::now();
+    let workspaces = inv.workspaces(&Default::default(), now);
+    let mut rows: BTreeMap<String, NamespaceCapacity> = BTreeMap::new();
+    fn entry<'a>(rows: &'a mut BTreeMap<String, NamespaceCapacity>, ns: &str) -> &'a mut NamespaceCapacity {
+        rows.entry(ns.to_string()).or_insert_with(|| NamespaceCapacity {
+            namespace: ns.to_string(),
+            pools: Vec::new(),
+            pending: None,
+            states: BTreeMap::new(),
+        })
+    }
+    if let Scope::Namespace(ns) = &scope {
+        entry(&mut rows, ns);
+    }
+    let (pool_objs, claim_objs) = (pool_objs.unwrap_or_default(), claim_objs.unwrap_or_default());
+    let mut pool_ns: Vec<&str> = pool_objs.iter().map(namespace).collect();
+    pool_ns.dedup();
+    for ns in pool_ns {
+        let in_ns = |list: &[Value]| list.iter().filter(|o| namespace(o) == ns).cloned().collect::<Vec<_>>();
+        entry(&mut rows, ns).pools = pools(&in_ns(&pool_objs), &in_ns(&claim_objs));
+    }
+    for data in &inv.namespaces {
+        entry(&mut rows, &data.namespace).pending = data.pods.known().map(|p| pending_pods(p));
+    }
+    for w in &workspaces {
+        *entry(&mut rows, &w.namespace).states.entry(w.state).or_default() += 1;
+    }
+    let rows: Vec<NamespaceCapacity> = rows.into_values().collect();
+    match args.output {
+        Format::Json | Format::Yaml => print!(
+            "{}",
+            output::structured(&json!(rows.iter().map(structured).collect::<Vec<_>>()), args.output)
+        ),
+        _ => print!("{}", text(&rows)),
+    }
+    Ok(())
+}
+
+fn structured(n: &NamespaceCapacity) -> Value {
+    json!({
+        "namespace": n.namespace,
+        "warmPools": n.pools.iter().map(|p| json!({"name": p.name, "template": p.template, "ready": p.ready, "desired": p.desired, "claims": p.claims})).collect::<Vec<_>>(),
+        "pendingPods": n.pending,
+        "workspaces": n.states.iter().map(|(s, c)| (s.as_str().to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
+    })
+}
+
+fn text(rows: &[NamespaceCapacity]) -> String {
+    let pool_rows: Vec<Vec<(String, Tone)>> = rows
+        .iter()
+        .flat_map(|n| {
+            n.pools.iter().map(move |p| {
+                let short = if p.ready < p.desired { Tone::Busy } else { Tone::Good };
+                vec![
+                    (n.namespace.clone(), Tone::Plain),
+                    (p.name.clone(), Tone::Plain),
+                    (p.template.clone().unwrap_or_else(|| "-".into()), Tone::Plain),
+                    (format!("{}/{}", p.ready, p.desired), short),
+                    (p.claims.to_string(), Tone::Plain),
+                ]
+            })
+        })
+        .collect();
+    let mut s = if pool_rows.is_empty() {
+        "No warm pools.\n".to_string()
+    } else {
+        output::table(
+            &["NAMESPACE", "WARM-POOL", "TEMPLATE", "READY", "CLAIMS"],
+            &pool_rows,
+            false,
+            output::colour_enabled(),
+        )
+    };
+    s.push('\n');
+    let ws_rows: Vec<Vec<(String, Tone)>> = rows
+        .iter()
+        .map(|n| {
+            let counts = n
+                .states
+                .iter()
+                .map(|(st, c)| format!("{} {c}", st.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            vec![
+                (n.namespace.clone(), Tone::Plain),
+                (n.pending.map_or("?".into(), |p| p.to_string()), Tone::Plain),
+                (n.states.values().sum::<usize>().to_string(), Tone::Plain),
+                (if counts.is_empty() { "-".into() } else { counts }, Tone::Plain),
+            ]
+        })
+        .collect();
+    s.push_str(&output::table(
+        &["NAMESPACE", "PENDING-PODS", "WORKSPACES", "BY STATE"],
+        &ws_rows,
+        false,
+        output::colour_enabled(),
+    ));
+    s
+}

@@ -1,0 +1,52 @@
+//! Human-readable text pieces shared by `inspect` and `drift` (and the TUI's detail pane).
+
+use crate::domain::age::age;
+use crate::domain::diff::Change;
+use crate::domain::drift::Overlays;
+use crate::domain::timefmt;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// `2026-11-29T08:00:00Z (2h ago)`, or the raw text marked unreadable.
+pub fn when(ts: Option<&str>, now: DateTime<Utc>) -> String {
+    match ts {
+        None => "-".into(),
+        Some(raw) => match timefmt::parse(raw) {
+            Some(t) => format!("{raw} ({} ago)", age(t, now)),
+            None => format!("!{raw} (unreadable)"),
+        },
+    }
+}
+
+/// The overlays a hash was computed with, in words.
+pub fn overlays(o: &Overlays) -> String {
+    let mut parts = vec![format!("template label {}", o.template_name)];
+    if let Some(rc) = &o.runtime_class_name {
+        parts.push(format!("runtimeClassName {rc}"));
+    }
+    if let Some(p) = &o.profile {
+        parts.push(format!("egress profile {}={p}", o.profile_key()));
+    }
+    parts.join(", ")
+}
+
+fn short(v: &Option<Value>) -> String {
+    match v {
+        None => "(absent)".into(),
+        Some(v) => {
+            let s = v.to_string();
+            if s.chars().count() > 80 {
+                format!("{}…", s.chars().take(79).collect::<String>())
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// `path: old → new`, one per line, indented.
+pub fn changes(list: &[Change], indent: &str) -> String {
+    list.iter()
+        .map(|c| format!("{indent}{}: {} → {}\n", c.path, short(&c.old), short(&c.new)))
+        .collect()
+}

@@ -1,0 +1,127 @@
+//! `kubectl namzu drift [ID]`: the field-level difference between a workspace's pod template and
+//! what its SandboxTemplate (with the overlays) gives today — for one workspace, or every drifted one.
+
+use super::describe;
+use super::exit::Failure;
+use super::globals::Globals;
+use super::output::{self, Format};
+use super::overlay::OverlayArgs;
+use crate::cluster::connect::Connection;
+use crate::cluster::detail;
+use crate::cluster::inventory::{self, Query};
+use crate::domain::diff::Change;
+use crate::domain::drift::{DriftState, TemplateRead, field_changes};
+use crate::domain::naming::validate_id;
+use crate::domain::workspace::Workspace;
+use chrono::Utc;
+use serde_json::{Value, json};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// One workspace id; without it, every drifted workspace in scope.
+    pub id: Option<String>,
+    /// Output format: table (text) or json/yaml.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: Format,
+    #[command(flatten)]
+    pub overlays: OverlayArgs,
+}
+
+/// One workspace's drift report.
+struct Report {
+    workspace: Workspace,
+    changes: Vec<Change>,
+}
+
+fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>) -> Report {
+    let changes = match (template, &w.drift.overlays) {
+        (TemplateRead::Found(t), Some(o)) if w.drift.state != DriftState::Current => field_changes(sandbox, t, o),
+        _ => Vec::new(),
+    };
+    Report { workspace: w, changes }
+}
+
+pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    if let Some(id) = &args.id {
+        validate_id(id)?;
+    }
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let now = Utc::now();
+    let flags = args.overlays.flags();
+    let reports = match &args.id {
+        Some(id) => {
+            let ns = conn.namespace.clone();
+            let Some(d) = detail::read(&conn, &ns, id).await? else {
+                return Err(Failure::error(format!("workspace {id} not found in namespace {ns}")));
+            };
+            vec![report(d.workspace(&flags, now), &d.sandbox, d.template.as_read())]
+        }
+        None => {
+            let inv = inventory::read(&conn, &globals.scope(&conn.namespace), &Query::default()).await?;
+            for w in &inv.warnings {
+                eprintln!("{w}");
+            }
+            inv.entries(&flags, now)
+                .into_iter()
+                .filter(|e| e.workspace.drift.state == DriftState::Drifted)
+                .map(|e| report(e.workspace, e.sandbox, e.template))
+                .collect()
+        }
+    };
+    match args.output {
+        Format::Json | Format::Yaml => print!(
+            "{}",
+            output::structured(&json!(reports.iter().map(structured).collect::<Vec<_>>()), args.output)
+        ),
+        Format::Name => reports
+            .iter()
+            .for_each(|r| println!("sandbox.agents.x-k8s.io/{}", r.workspace.sandbox_name)),
+        Format::Table | Format::Wide => {
+            if reports.is_empty() {
+                eprintln!("No drifted workspaces.");
+            }
+            reports.iter().for_each(|r| print!("{}", text(r)));
+        }
+    }
+    Ok(())
+}
+
+fn structured(r: &Report) -> Value {
+    let w = &r.workspace;
+    json!({
+        "id": w.id, "namespace": w.namespace, "state": w.drift.state.as_str(),
+        "stored": w.drift.stored, "current": w.drift.current, "overlays": w.drift.overlays,
+        "changes": r.changes.iter().map(|c| json!({"path": c.path, "old": c.old, "new": c.new})).collect::<Vec<_>>(),
+    })
+}
+
+fn text(r: &Report) -> String {
+    let w = &r.workspace;
+    let mut s = format!("{} ({}): {}\n", w.id, w.namespace, w.drift.state.as_str());
+    let hash = |h: &Option<String>| h.clone().unwrap_or_else(|| "-".into());
+    s.push_str(&format!(
+        "  stored  {}\n  current {}\n",
+        hash(&w.drift.stored),
+        hash(&w.drift.current)
+    ));
+    if let Some(o) = &w.drift.overlays {
+        s.push_str(&format!("  overlays: {}\n", describe::overlays(o)));
+    }
+    let note = match w.drift.state {
+        DriftState::Current => Some("the workspace runs its template's current revision"),
+        DriftState::NoTemplate => Some("the SandboxTemplate no longer exists: nothing to compare with"),
+        DriftState::Unreadable => Some("the SandboxTemplate could not be read"),
+        DriftState::Unknown if r.changes.is_empty() => {
+            Some("no hash stored, and the pod template matches the template")
+        }
+        DriftState::Drifted if r.changes.is_empty() => Some(
+            "the hash differs but no field does: the overlays inferred may not be the hosts' (see --runtime-class, --egress-profile)",
+        ),
+        _ => None,
+    };
+    if let Some(n) = note {
+        s.push_str(&format!("  {n}\n"));
+    }
+    s.push_str(&describe::changes(&r.changes, "  "));
+    s
+}

@@ -1,0 +1,109 @@
+//! Everything known about one workspace: its Sandbox, pod, disks, template and recent events —
+//! a handful of requests, however many workspaces the namespace holds.
+
+use super::connect::Connection;
+use super::error::ClusterError;
+use super::inventory::TemplateFetch;
+use super::resources::{self, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
+use crate::domain::drift::OverlayFlags;
+use crate::domain::naming::{sandbox_name, template_label};
+use crate::domain::object::str_at;
+use crate::domain::pod::{Index, pvc_names};
+use crate::domain::workspace::{self, Inputs, Observed, Workspace};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+#[derive(Debug, Clone)]
+pub struct Detail {
+    pub sandbox: Value,
+    pub pods: Observed<Vec<Value>>,
+    pub pvcs: Observed<Vec<Value>>,
+    pub template: TemplateFetch,
+    /// Events of the Sandbox and of its pod (they share the name), oldest first.
+    pub events: Observed<Vec<Value>>,
+}
+
+fn known_or_forbidden(r: Result<Vec<Value>, ClusterError>) -> Result<Observed<Vec<Value>>, ClusterError> {
+    match r {
+        Ok(v) => Ok(Observed::Known(v)),
+        Err(e) if e.is_forbidden() => Ok(Observed::Forbidden),
+        Err(e) => Err(e),
+    }
+}
+
+/// Read one workspace by id; `Ok(None)` when no such Sandbox exists.
+pub async fn read(conn: &Connection, namespace: &str, id: &str) -> Result<Option<Detail>, ClusterError> {
+    let name = sandbox_name(id).map_err(|e| ClusterError::Other(e.to_string()))?;
+    let Some(sandbox) = resources::get(conn, &SANDBOXES, namespace, &name).await? else {
+        return Ok(None);
+    };
+    // the pod is named after the Sandbox; a pod under another name carries its selector
+    let selector = str_at(&sandbox, &["status", "selector"]).map(str::to_string);
+    let by_name = format!("metadata.name={name}");
+    let pods_call = async {
+        match &selector {
+            Some(s) => resources::list(conn, &PODS, Some(namespace), Some(s)).await,
+            None => resources::list_fields(conn, &PODS, namespace, &by_name).await,
+        }
+    };
+    let events_field = format!("involvedObject.name={name}");
+    let pvc_reads = async {
+        let mut found = Vec::new();
+        for pvc in pvc_names(&sandbox) {
+            if let Some(p) = resources::get(conn, &PVCS, namespace, &pvc).await? {
+                found.push(p);
+            }
+        }
+        Ok(found)
+    };
+    let template_read = async {
+        match template_label(&sandbox) {
+            None => Ok(TemplateFetch::NotFound),
+            Some(t) => match resources::get(conn, &TEMPLATES, namespace, t).await {
+                Ok(Some(v)) => Ok(TemplateFetch::Found(v)),
+                Ok(None) => Ok(TemplateFetch::NotFound),
+                Err(e) if e.is_forbidden() => Ok(TemplateFetch::Unreadable),
+                Err(e) => Err(e),
+            },
+        }
+    };
+    let (pods, pvcs, template, events) = tokio::join!(
+        pods_call,
+        pvc_reads,
+        template_read,
+        resources::list_fields(conn, &EVENTS, namespace, &events_field),
+    );
+    let mut events = known_or_forbidden(events)?;
+    if let Observed::Known(list) = &mut events {
+        list.sort_by_key(|e| event_time(e).map(str::to_string));
+    }
+    Ok(Some(Detail {
+        pods: known_or_forbidden(pods)?,
+        pvcs: known_or_forbidden(pvcs)?,
+        template: template?,
+        events,
+        sandbox,
+    }))
+}
+
+/// When an event last happened, in whichever field its writer used.
+pub fn event_time(e: &Value) -> Option<&str> {
+    ["lastTimestamp", "eventTime", "firstTimestamp"]
+        .iter()
+        .find_map(|k| e.get(*k).and_then(Value::as_str))
+        .or_else(|| str_at(e, &["metadata", "creationTimestamp"]))
+}
+
+impl Detail {
+    pub fn workspace(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Workspace {
+        let (pods, pvcs) = (self.pods.map(|v| Index::new(v)), self.pvcs.map(|v| Index::new(v)));
+        workspace::derive(&Inputs {
+            sandbox: &self.sandbox,
+            pods: pods.as_ref(),
+            pvcs: pvcs.as_ref(),
+            template: self.template.as_read(),
+            flags,
+            now,
+        })
+    }
+}

@@ -1,0 +1,68 @@
+//! Warm-pool capacity as the library's `readKubernetesTaskCapacity` reads it (namzu-backend.md §6).
+
+use super::object::{at, name};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolCapacity {
+    pub name: String,
+    pub template: Option<String>,
+    /// `status.readyReplicas`, or 0.
+    pub ready: i64,
+    /// `spec.replicas`, or 0.
+    pub desired: i64,
+    /// Claims whose `spec.warmPoolRef.name` is this pool, in any state.
+    pub claims: usize,
+}
+
+pub fn pools(pools: &[Value], claims: &[Value]) -> Vec<PoolCapacity> {
+    pools
+        .iter()
+        .map(|p| {
+            let pool = name(p).to_string();
+            PoolCapacity {
+                template: at(p, &["spec", "sandboxTemplateRef", "name"])
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                ready: at(p, &["status", "readyReplicas"]).and_then(Value::as_i64).unwrap_or(0),
+                desired: at(p, &["spec", "replicas"]).and_then(Value::as_i64).unwrap_or(0),
+                claims: claims
+                    .iter()
+                    .filter(|c| at(c, &["spec", "warmPoolRef", "name"]).and_then(Value::as_str) == Some(pool.as_str()))
+                    .count(),
+                name: pool,
+            }
+        })
+        .collect()
+}
+
+/// Every pod in phase Pending, workspace pods included, as the library counts them.
+pub fn pending_pods(pods: &[Value]) -> usize {
+    pods.iter().filter(|p| super::pod::phase(p) == "Pending").count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn counts_like_the_library() {
+        let pools_in = [
+            json!({"metadata":{"name":"p"},"spec":{"replicas":3,"sandboxTemplateRef":{"name":"t"}},"status":{"readyReplicas":2}}),
+            json!({"metadata":{"name":"empty"},"spec":{}}),
+        ];
+        let claims = [
+            json!({"spec":{"warmPoolRef":{"name":"p"}}}),
+            json!({"spec":{"warmPoolRef":{"name":"other"}}}),
+        ];
+        let out = pools(&pools_in, &claims);
+        assert_eq!((out[0].ready, out[0].desired, out[0].claims), (2, 3, 1));
+        assert_eq!((out[1].ready, out[1].desired, out[1].claims), (0, 0, 0));
+        let pods = [
+            json!({"status":{"phase":"Pending"}}),
+            json!({"status":{"phase":"Running"}}),
+        ];
+        assert_eq!(pending_pods(&pods), 1);
+    }
+}
