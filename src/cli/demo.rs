@@ -90,6 +90,8 @@ async fn show(sim: &Sim) -> Result<(), Failure> {
         all_namespaces: true,
         request_timeout: super::globals::RequestTimeout(Some(std::time::Duration::from_secs(30))),
         verbose: false,
+        read_only: false,
+        audit_log: None,
     };
     let args = list::Args {
         output: super::output::Format::Table,

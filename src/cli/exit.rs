@@ -6,8 +6,16 @@ use crate::domain::naming::InvalidWorkspaceId;
 pub const OK: i32 = 0;
 pub const ERROR: i32 = 1;
 pub const USAGE: i32 = 2;
+/// Refused by the holder-epoch fence, or changed concurrently: not applied.
+pub const NOT_APPLIED: i32 = 3;
+/// The workspace does not exist (suspend, resume).
+pub const NOT_FOUND: i32 = 4;
+/// The write landed but the transition was not confirmed before --timeout.
+pub const WAIT_TIMED_OUT: i32 = 5;
 
-pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id).";
+pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id), \
+3 refused by the holder-epoch fence or changed concurrently (not applied), 4 workspace not found, \
+5 wait timed out (the write landed; the transition is unconfirmed).";
 
 /// A failure: one line for stderr and its exit code.
 #[derive(Debug)]

@@ -32,6 +32,12 @@ pub struct Globals {
     /// Log every API request to stderr.
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
+    /// Refuse every write (suspend, resume, delete); reads still work.
+    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub read_only: bool,
+    /// Audit log path (default $XDG_STATE_HOME/kubectl-namzu/audit.jsonl).
+    #[arg(long, global = true, env = "KUBECTL_NAMZU_AUDIT_LOG", value_name = "PATH")]
+    pub audit_log: Option<PathBuf>,
 }
 
 /// A bound on each request; `None` = unbounded.
@@ -63,6 +69,19 @@ impl Globals {
             request_timeout: self.request_timeout.0,
             verbose: self.verbose,
             interactive_exec,
+        }
+    }
+
+    pub fn guard(&self) -> crate::cluster::write::Guard {
+        crate::cluster::write::Guard {
+            read_only: self.read_only,
+            audit: self.audit(),
+        }
+    }
+
+    pub fn audit(&self) -> crate::cluster::audit::AuditLog {
+        crate::cluster::audit::AuditLog {
+            path: self.audit_log.clone().or_else(crate::cluster::audit::default_path),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Command-line surface: clap definitions and one file per verb. Verbs render and dispatch only.
 
+pub mod audit;
 pub mod capacity;
 pub mod demo;
 pub mod describe;
@@ -14,6 +15,7 @@ pub mod overlay;
 pub mod schema;
 pub mod selection;
 pub mod template_hash;
+pub mod write;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -39,6 +41,14 @@ pub enum Command {
     Drift(drift::Args),
     /// Warm-pool capacity, pending pods and workspace counts by state.
     Capacity(capacity::Args),
+    /// Suspend workspaces (pod deleted, disk kept) under the holder-epoch fence.
+    Suspend(write::ModeArgs),
+    /// Resume suspended workspaces under the holder-epoch fence.
+    Resume(write::ModeArgs),
+    /// Delete workspaces and their disks, with a resourceVersion precondition.
+    Delete(write::DeleteArgs),
+    /// The writes this machine sent (the audit log).
+    Audit(audit::Args),
     /// Print the pod-template hash a workspace created from a SandboxTemplate would carry.
     TemplateHash(template_hash::Args),
     /// Try everything against a built-in simulated cluster (no cluster needed).
@@ -71,6 +81,10 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,
         Command::Drift(args) => drift::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
+        Command::Suspend(args) => write::suspend(&cli.globals, args).await,
+        Command::Resume(args) => write::resume(&cli.globals, args).await,
+        Command::Delete(args) => write::delete(&cli.globals, args).await,
+        Command::Audit(args) => audit::run(&cli.globals, args),
         Command::TemplateHash(args) => template_hash::run(args),
         Command::Demo(args) => demo::run(args).await,
         Command::Completion { shell } => {

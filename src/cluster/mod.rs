@@ -1,8 +1,11 @@
 //! Cluster I/O through kube-rs only: connecting, the inventory pass, fenced writes, waits, RBAC.
 
+pub mod audit;
 pub mod connect;
 pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod resources;
 mod verbose;
+pub mod wait;
+pub mod write;

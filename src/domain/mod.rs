@@ -9,6 +9,7 @@ pub mod diagnosis;
 pub mod diff;
 pub mod drift;
 pub mod epoch;
+pub mod fence;
 pub mod keys;
 pub mod naming;
 pub mod object;

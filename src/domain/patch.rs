@@ -201,6 +201,11 @@ pub fn stamp_only(reading: &Reading, epoch: u64) -> Result<Vec<PatchOp>, PatchEr
     })
 }
 
+/// The library's fenced DELETE body: a resourceVersion precondition, never uid, no propagation.
+pub fn delete_options(resource_version: &str) -> Value {
+    serde_json::json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"resourceVersion": resource_version}})
+}
+
 /// The body as JSON, as it goes on the wire.
 pub fn to_json(ops: &[PatchOp]) -> Value {
     serde_json::to_value(ops).expect("patch ops serialise")

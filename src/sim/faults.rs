@@ -17,6 +17,19 @@ pub enum Action {
     Hang,
     /// Close the connection without an answer.
     Reset,
+    /// Change the addressed object first (as another writer would), then serve the request.
+    Mutate(Mutation),
+}
+
+/// What another writer does to the addressed object just before a request is served.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mutation {
+    /// A status write: resourceVersion moves, annotations do not.
+    BumpResourceVersion,
+    /// Set an annotation (e.g. a host stamping a higher holder epoch).
+    SetAnnotation { key: String, value: String },
+    /// Delete the object.
+    Delete,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -163,6 +163,10 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
             shared.lock().record.push(rec);
             return Err(std::io::Error::other("injected connection reset"));
         }
+        Some(Action::Mutate(m)) => {
+            let now = shared.clock.now();
+            shared.lock().mutate(&path, &m, now);
+        }
         Some(Action::Status {
             code,
             reason,
@@ -188,15 +192,20 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
         raw_body,
         user,
     };
-    let response = route(&shared, &req);
-    rec.status = response.status().as_u16();
-    shared.lock().record.push(rec);
-    Ok(response)
+    Ok(route(&shared, &req, rec))
 }
 
-fn route(shared: &Arc<Shared>, req: &Req) -> Response<Body> {
+/// Serve and record under one lock, so the record's order is the order writes were applied.
+fn route(shared: &Arc<Shared>, req: &Req, mut rec: Recorded) -> Response<Body> {
     let now = shared.clock.now();
     let mut st = shared.lock();
+    let response = serve(&mut st, req, now);
+    rec.status = response.status().as_u16();
+    st.record.push(rec);
+    response
+}
+
+fn serve(st: &mut State, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Response<Body> {
     // reads see what the controller last did; writes wake it (below), time wakes it (tick)
     st.tick(now);
     let served = st.agent_sandbox.served();
@@ -242,10 +251,10 @@ fn route(shared: &Arc<Shared>, req: &Req) -> Response<Body> {
             if req.method == "GET" && name.is_none() && matches!(req.param("watch"), Some("1" | "true")) {
                 return match authorize(req, &r, "watch", namespace.as_deref(), "") {
                     Err(e) => error_response(&e),
-                    Ok(()) => watch::start(&mut st, &r, namespace.as_deref(), req),
+                    Ok(()) => watch::start(st, &r, namespace.as_deref(), req),
                 };
             }
-            objects(&mut st, req, &r, namespace.as_deref(), name.as_deref(), now)
+            objects(st, req, &r, namespace.as_deref(), name.as_deref(), now)
         }
         (_, Some(_)) => Err(status::method_not_allowed()),
         (_, None) => Err(status::path_not_found(&req.path)),

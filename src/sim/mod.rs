@@ -53,6 +53,48 @@ impl State {
         self.controller.reconcile(&mut self.store, now, false);
     }
 
+    /// Another writer's change to the object a request path addresses.
+    pub fn mutate(&mut self, path: &str, m: &faults::Mutation, now: DateTime<Utc>) {
+        let Some(resources::Target::Objects {
+            group,
+            plural,
+            namespace,
+            name: Some(name),
+            ..
+        }) = resources::parse_path(path)
+        else {
+            return;
+        };
+        let Some(r) = self
+            .agent_sandbox
+            .served()
+            .into_iter()
+            .find(|r| r.group == group && r.plural == plural)
+        else {
+            return;
+        };
+        let ns = namespace.unwrap_or_default();
+        let Some(mut obj) = self.store.get(&r, &ns, &name).cloned() else {
+            return;
+        };
+        match m {
+            faults::Mutation::BumpResourceVersion => {
+                let n = obj.pointer("/status/simTouches").and_then(Value::as_u64).unwrap_or(0);
+                obj["status"]["simTouches"] = json!(n + 1);
+                self.store.update(&r, obj);
+            }
+            faults::Mutation::SetAnnotation { key, value } => {
+                obj["metadata"]["annotations"][key.as_str()] = json!(value);
+                self.store.update(&r, obj);
+            }
+            faults::Mutation::Delete => {
+                self.store
+                    .delete(&r, &ns, &name, &clock::k8s_time(now), &resources::CASCADE);
+            }
+        }
+        self.reconcile(now);
+    }
+
     /// Reconcile only when a scheduled transition has fallen due.
     pub fn tick(&mut self, now: DateTime<Utc>) {
         if self.controller.next_due.is_some_and(|d| d <= now) {

@@ -1,0 +1,68 @@
+//! `kubectl namzu audit`: the writes this machine sent, from the audit log.
+
+use super::exit::Failure;
+use super::globals::Globals;
+use super::output::{self, Format, Tone};
+use serde_json::Value;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only the last N entries.
+    #[arg(long)]
+    pub tail: Option<usize>,
+    /// Output: table or json.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: Format,
+}
+
+pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    let log = globals.audit();
+    let mut entries = log
+        .read()
+        .map_err(|e| Failure::error(format!("cannot read the audit log: {e}")))?;
+    if let Some(n) = args.tail {
+        entries = entries.split_off(entries.len().saturating_sub(n));
+    }
+    match args.output {
+        Format::Json | Format::Yaml => print!("{}", output::structured(&Value::Array(entries), args.output)),
+        _ => {
+            if entries.is_empty() {
+                let at = log.path.map_or("(no path)".into(), |p| p.display().to_string());
+                eprintln!("No writes recorded in {at}.");
+                return Ok(());
+            }
+            let s = |e: &Value, k: &str| {
+                e.get(k)
+                    .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
+            };
+            let rows: Vec<Vec<(String, Tone)>> = entries
+                .iter()
+                .map(|e| {
+                    let request = e.pointer("/request/method").and_then(Value::as_str).unwrap_or("-");
+                    vec![
+                        (s(e, "time"), Tone::Plain),
+                        (s(e, "verb"), Tone::Plain),
+                        (s(e, "namespace"), Tone::Plain),
+                        (s(e, "workspace"), Tone::Plain),
+                        (format!("{}/{}", s(e, "epochCarried"), s(e, "epochStored")), Tone::Plain),
+                        (request.to_string(), Tone::Plain),
+                        (s(e, "status"), Tone::Plain),
+                        (s(e, "outcome"), Tone::Plain),
+                    ]
+                })
+                .collect();
+            let headers = [
+                "TIME",
+                "VERB",
+                "NAMESPACE",
+                "WORKSPACE",
+                "EPOCH(CARRIED/STORED)",
+                "REQUEST",
+                "STATUS",
+                "OUTCOME",
+            ];
+            print!("{}", output::table(&headers, &rows, false, output::colour_enabled()));
+        }
+    }
+    Ok(())
+}

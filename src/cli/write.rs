@@ -1,0 +1,463 @@
+//! `suspend`, `resume` and `delete`: each workspace gets its own fenced read-check-write through
+//! the one write path; a summary follows when there are several.
+
+use super::exit::{self, Failure};
+use super::globals::Globals;
+use super::output::{self, Format, Tone};
+use super::selection::SelectionArgs;
+use crate::cluster::connect::Connection;
+use crate::cluster::inventory::{self, Query};
+use crate::cluster::resources::{self, SANDBOXES};
+use crate::cluster::wait::{self, Waited};
+use crate::cluster::write::{self, Guard, Outcome, Plan, Request};
+use crate::domain::epoch::parse_epoch_arg;
+use crate::domain::fence::{EpochChoice, EpochUse, Verb};
+use crate::domain::naming::{sandbox_name, validate_id};
+use crate::domain::patch::{MODE_POINTER, Mode};
+use crate::domain::select::parse_duration;
+use chrono::Utc;
+use serde_json::{Value, json};
+use std::io::{BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+fn parse_epoch(text: &str) -> Result<u64, String> {
+    parse_epoch_arg(text).map_err(|e| e.to_string())
+}
+
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    parse_duration(text)?
+        .to_std()
+        .map_err(|_| format!("invalid timeout {text:?}"))
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Common {
+    /// Workspace ids (the Sandboxes are namzu-ws-<id>).
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Every workspace in scope (when no ids or filters are given).
+    #[arg(long)]
+    pub all: bool,
+    /// The holder epoch the write carries (default: the stored one, which fences nobody out).
+    #[arg(long, value_parser = parse_epoch, conflicts_with = "take_over")]
+    pub epoch: Option<u64>,
+    /// Carry the stored epoch + 1: the current holder is fenced out.
+    #[arg(long)]
+    pub take_over: bool,
+    /// Read and check, print the exact request, send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Output: table (text) or json.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: Format,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct WaitArgs {
+    /// Wait until the transition is confirmed (suspend: pod gone; resume: Ready with a new pod).
+    #[arg(long)]
+    pub wait: bool,
+    /// How long --wait waits.
+    #[arg(long, default_value = "60s", value_parser = parse_timeout)]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ModeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Do not ask for confirmation (required when stdin is not a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+/// One workspace's result, for the line, the summary and `-o json`.
+struct Report {
+    namespace: String,
+    id: String,
+    outcome: Outcome,
+    waited: Option<Waited>,
+}
+
+fn is_stamp_only(r: &Request) -> bool {
+    r.method == "PATCH"
+        && !r
+            .body
+            .as_array()
+            .is_some_and(|ops| ops.iter().any(|o| o["path"] == MODE_POINTER))
+}
+
+fn past(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Suspend => "suspended",
+        Verb::Resume => "resumed",
+        Verb::Delete => "deleted",
+    }
+}
+
+impl Report {
+    fn code(&self) -> i32 {
+        match (&self.outcome, &self.waited) {
+            (Outcome::Applied { .. }, Some(Waited::TimedOut { .. })) => exit::WAIT_TIMED_OUT,
+            (Outcome::Applied { .. }, Some(Waited::Failed(_))) => exit::ERROR,
+            (
+                Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
+                _,
+            ) => exit::OK,
+            (Outcome::Refused { .. } | Outcome::NotApplied { .. } | Outcome::Conflict { .. }, _) => exit::NOT_APPLIED,
+            (Outcome::NotFound, _) => exit::NOT_FOUND,
+            (Outcome::ClaimOwned { .. } | Outcome::ReadOnly | Outcome::Failed(_), _) => exit::ERROR,
+        }
+    }
+
+    fn result(&self) -> &'static str {
+        match (&self.outcome, &self.waited) {
+            (Outcome::Applied { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
+            (Outcome::Applied { .. }, _) => "applied",
+            (Outcome::Unchanged { .. }, _) => "unchanged",
+            (Outcome::AlreadyGone, _) => "already-gone",
+            (Outcome::DryRun { .. }, _) => "dry-run",
+            (Outcome::Refused { .. }, _) => "refused",
+            (Outcome::NotApplied { .. }, _) => "not-applied",
+            (Outcome::Conflict { .. }, _) => "conflict",
+            (Outcome::NotFound, _) => "not-found",
+            (Outcome::ClaimOwned { .. }, _) => "claim-owned",
+            (Outcome::ReadOnly, _) => "read-only",
+            (Outcome::Failed(_), _) => "error",
+        }
+    }
+
+    fn epoch(&self) -> Option<&EpochUse> {
+        match &self.outcome {
+            Outcome::Applied { epoch, .. } | Outcome::DryRun { epoch, .. } => Some(epoch),
+            _ => None,
+        }
+    }
+
+    fn request(&self) -> Option<&Request> {
+        match &self.outcome {
+            Outcome::Applied { request, .. }
+            | Outcome::DryRun { request, .. }
+            | Outcome::NotApplied { request, .. } => Some(request),
+            _ => None,
+        }
+    }
+
+    fn detail(&self, verb: Verb) -> String {
+        let wait_note = match &self.waited {
+            None => String::new(),
+            Some(Waited::Confirmed) => "; confirmed".into(),
+            Some(Waited::Failed(m)) => format!("; waiting failed: {m}"),
+            Some(Waited::TimedOut {
+                waiting_for,
+                state,
+                diagnosis,
+            }) => format!(
+                "; unconfirmed: still waiting for {waiting_for} (state {}{})",
+                state.map_or("?", |s| s.as_str()),
+                diagnosis
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(", {}: {}", d.kind.as_str(), d.message))
+            ),
+        };
+        match &self.outcome {
+            Outcome::Applied { request, epoch, .. } if is_stamp_only(request) => {
+                format!("holder epoch stamped, mode unchanged ({}){wait_note}", epoch.describe())
+            }
+            Outcome::Applied { epoch, .. } => format!("{} ({}){wait_note}", past(verb), epoch.describe()),
+            Outcome::Unchanged {
+                mode: Mode::Suspended, ..
+            } => "already suspended: nothing sent".into(),
+            Outcome::Unchanged {
+                mode: Mode::Running, ..
+            } => "already running: nothing sent".into(),
+            Outcome::AlreadyGone => "already gone".into(),
+            Outcome::DryRun { request, epoch } => format!(
+                "dry run ({}): would send {} {} ({})\n{}",
+                epoch.describe(),
+                request.method,
+                request.path,
+                request.content_type,
+                serde_json::to_string_pretty(&request.body).expect("JSON")
+            ),
+            Outcome::Refused { message } => format!("refused: {message}"),
+            Outcome::NotApplied { message, .. } => format!("not applied: {message}"),
+            Outcome::Conflict { message } => format!("changed concurrently: {message}"),
+            Outcome::NotFound => format!("not found in namespace {}", self.namespace),
+            Outcome::ClaimOwned { claim } => format!(
+                "refused: SandboxClaim {claim} owns this Sandbox, so deleting it only makes the claim recreate it; delete the claim instead: kubectl delete sandboxclaims.extensions.agents.x-k8s.io {claim} -n {}",
+                self.namespace
+            ),
+            Outcome::ReadOnly => "read-only mode: nothing sent".into(),
+            Outcome::Failed(e) => format!("error: {e}"),
+        }
+    }
+
+    fn json(&self, verb: Verb) -> Value {
+        json!({
+            "id": self.id,
+            "namespace": self.namespace,
+            "verb": verb.as_str(),
+            "result": self.result(),
+            "epoch": self.epoch().map(|e| json!({"carried": e.carried, "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
+            "request": self.request().map(Request::to_json),
+            "message": self.detail(verb),
+        })
+    }
+}
+
+/// The workspaces to act on: the ids given, or the selection's matches.
+async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Result<Vec<(String, String)>, Failure> {
+    let sel = &common.selection;
+    let filtered = !sel.state.is_empty()
+        || !sel.drift.is_empty()
+        || !sel.diagnosis.is_empty()
+        || sel.selector.is_some()
+        || sel.suspended_for.is_some();
+    if !common.ids.is_empty() {
+        if filtered || common.all {
+            return Err(Failure::usage(
+                "give workspace ids or a selection (-l, --state, --suspended-for, --all), not both",
+            ));
+        }
+        return Ok(common
+            .ids
+            .iter()
+            .map(|id| (conn.namespace.clone(), id.clone()))
+            .collect());
+    }
+    if !filtered && !common.all {
+        return Err(Failure::usage(
+            "name the workspaces, or select them (-l, --state, --drift, --diagnosis, --suspended-for), or pass --all",
+        ));
+    }
+    let inv = inventory::read(
+        conn,
+        &globals.scope(&conn.namespace),
+        &Query {
+            selector: sel.selector.clone(),
+        },
+    )
+    .await?;
+    for w in &inv.warnings {
+        eprintln!("{w}");
+    }
+    let now = Utc::now();
+    let filter = sel.filter();
+    Ok(inv
+        .workspaces(&Default::default(), now)
+        .into_iter()
+        .filter(|w| filter.matches(w, now))
+        .map(|w| (w.namespace, w.id))
+        .collect())
+}
+
+fn choice(common: &Common) -> EpochChoice {
+    match (common.epoch, common.take_over) {
+        (Some(e), _) => EpochChoice::Explicit(e),
+        (None, true) => EpochChoice::TakeOver,
+        (None, false) => EpochChoice::Stored,
+    }
+}
+
+pub async fn suspend(globals: &Globals, args: ModeArgs) -> Result<(), Failure> {
+    run(globals, Verb::Suspend, &args.common, Some(&args.wait), false).await
+}
+
+pub async fn resume(globals: &Globals, args: ModeArgs) -> Result<(), Failure> {
+    run(globals, Verb::Resume, &args.common, Some(&args.wait), false).await
+}
+
+pub async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> {
+    run(globals, Verb::Delete, &args.common, None, args.yes).await
+}
+
+/// Ask on the terminal for the workspace id; anything else cancels that workspace.
+async fn confirm(conn: &Connection, namespace: &str, id: &str) -> Result<bool, Failure> {
+    let name = sandbox_name(id)?;
+    let current = resources::get(conn, &SANDBOXES, namespace, &name).await?;
+    let what = match &current {
+        None => return Ok(true), // already gone: the write path reports it, nothing to destroy
+        Some(s) => {
+            let mode = crate::domain::patch::Mode::of_sandbox(s);
+            let epoch = crate::domain::epoch::Reading::of(s);
+            format!(
+                "{name} in {namespace} is {} (holder epoch {}). Deleting it destroys its pod, its agent sessions and its disks (PVCs).",
+                mode.as_str(),
+                epoch.annotation.unwrap_or_else(|| "0".into())
+            )
+        }
+    };
+    eprintln!("{what}");
+    eprint!("Type the workspace id ({id}) to delete it: ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    let answer = tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
+        .await
+        .map_err(|e| Failure::error(e.to_string()))?
+        .map_err(|e| Failure::error(format!("cannot read the confirmation: {e}")))?;
+    Ok(answer.trim() == id)
+}
+
+async fn run(
+    globals: &Globals,
+    verb: Verb,
+    common: &Common,
+    wait_args: Option<&WaitArgs>,
+    yes: bool,
+) -> Result<(), Failure> {
+    for id in &common.ids {
+        validate_id(id)?;
+    }
+    let interactive = std::io::stdin().is_terminal();
+    if verb == Verb::Delete && !yes && !common.dry_run && !interactive && !globals.read_only {
+        return Err(Failure::usage(
+            "delete destroys the workspace's disks: pass --yes (stdin is not a terminal, so it cannot ask)",
+        ));
+    }
+    let guard: Guard = globals.guard();
+    if guard.read_only {
+        return Err(Failure::error(format!(
+            "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY): {} sends no write",
+            verb.as_str()
+        )));
+    }
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let targets = targets(&conn, globals, common).await?;
+    if targets.is_empty() {
+        eprintln!("No workspaces matched.");
+        return Ok(());
+    }
+    let human = !matches!(common.output, Format::Json | Format::Yaml);
+    if human && !common.dry_run {
+        match verb {
+            Verb::Suspend => eprintln!(
+                "note: a suspend ends the agent sessions, terminals and detached commands inside the workspace"
+            ),
+            Verb::Delete if yes => eprintln!("note: delete destroys each workspace's pod, agent sessions and disks"),
+            _ => {}
+        }
+    }
+    let mut reports = Vec::new();
+    for (namespace, id) in targets {
+        if verb == Verb::Delete && !yes && !common.dry_run && !confirm(&conn, &namespace, &id).await? {
+            eprintln!("{id}: cancelled (the id typed did not match): nothing sent");
+            continue;
+        }
+        let pod_before = if verb == Verb::Resume {
+            write::pod_uid_before(&conn, &namespace, &id).await
+        } else {
+            None
+        };
+        let plan = Plan {
+            verb,
+            namespace: namespace.clone(),
+            id: id.clone(),
+            epoch: choice(common),
+            dry_run: common.dry_run,
+        };
+        let outcome = write::write(&conn, &guard, &plan).await;
+        let mut report = Report {
+            namespace,
+            id,
+            outcome,
+            waited: None,
+        };
+        if let (true, Some(w)) = (report.outcome.landed(), wait_args.filter(|w| w.wait)) {
+            report.waited = Some(wait_for(&conn, &report, verb, pod_before.as_deref(), w.timeout, human).await);
+        }
+        if human {
+            println!("{}: {}", report.id, report.detail(verb));
+        }
+        reports.push(report);
+    }
+    if human && reports.len() > 1 {
+        println!();
+        print!("{}", summary(&reports));
+    }
+    if !human {
+        let items: Vec<Value> = reports.iter().map(|r| r.json(verb)).collect();
+        print!("{}", output::structured(&Value::Array(items), common.output));
+    }
+    let codes: Vec<i32> = reports.iter().map(Report::code).filter(|c| *c != exit::OK).collect();
+    match codes.first() {
+        None => Ok(()),
+        Some(first) => {
+            let code = if codes.iter().all(|c| c == first) {
+                *first
+            } else {
+                exit::ERROR
+            };
+            let failed = codes.len();
+            Err(Failure {
+                code,
+                message: format!("{failed} of {} workspaces were not {}", reports.len(), past(verb)),
+            })
+        }
+    }
+}
+
+async fn wait_for(
+    conn: &Connection,
+    r: &Report,
+    verb: Verb,
+    pod_before: Option<&str>,
+    timeout: Duration,
+    human: bool,
+) -> Waited {
+    let spinner = human && std::io::stderr().is_terminal();
+    let start = std::time::Instant::now();
+    let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+    let mut n = 0usize;
+    let waited = wait::wait(conn, &r.namespace, &r.id, verb, pod_before, timeout, |what, state| {
+        if spinner {
+            n += 1;
+            eprint!(
+                "\r\x1b[2K{} {}: {}s, waiting for {what} ({})",
+                frames[n % frames.len()],
+                r.id,
+                start.elapsed().as_secs(),
+                state.map_or("?", |s| s.as_str())
+            );
+        }
+    })
+    .await;
+    if spinner {
+        eprint!("\r\x1b[2K");
+    }
+    waited
+}
+
+fn summary(reports: &[Report]) -> String {
+    let rows: Vec<Vec<(String, Tone)>> = reports
+        .iter()
+        .map(|r| {
+            let tone = match r.code() {
+                exit::OK => Tone::Good,
+                exit::WAIT_TIMED_OUT => Tone::Busy,
+                _ => Tone::Bad,
+            };
+            vec![
+                (r.id.clone(), Tone::Plain),
+                (r.namespace.clone(), Tone::Plain),
+                (r.result().to_string(), tone),
+                (r.epoch().map_or("-".into(), |e| e.describe()), Tone::Plain),
+            ]
+        })
+        .collect();
+    output::table(
+        &["WORKSPACE", "NAMESPACE", "RESULT", "EPOCH"],
+        &rows,
+        false,
+        output::colour_enabled(),
+    )
+}
