@@ -210,8 +210,11 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
         return Outcome::ClaimOwned { claim };
     }
     let mut sends = 0;
+    let mut choice = plan.epoch;
     loop {
-        let decision = match fence::decide(&current, plan.verb, plan.epoch, &js_iso(Utc::now())) {
+        let decided = fence::resolve(&current, choice)
+            .and_then(|e| fence::decide(&current, plan.verb, EpochChoice::Explicit(e), &js_iso(Utc::now())));
+        let decision = match decided {
             Ok(d) => d,
             Err(Hold::AlreadyThere(mode)) => return Outcome::Unchanged { mode, object: current },
             Err(hold) => {
@@ -229,6 +232,7 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
             }
         };
         let Decision { epoch, send: what } = decision;
+        choice = EpochChoice::Explicit(epoch.carried);
         let request = request_for(plan, &what);
         if plan.dry_run {
             return Outcome::DryRun { request, epoch };

@@ -121,6 +121,12 @@ fn carried(reading: &Reading, choice: EpochChoice) -> Result<u64, Hold> {
     }
 }
 
+/// The epoch a write carries, resolved once from the first read: retries keep it, so a holder
+/// that takes over between read and write fences this write out instead of being followed.
+pub fn resolve(sandbox: &Value, choice: EpochChoice) -> Result<u64, Hold> {
+    carried(&Reading::of(sandbox), choice)
+}
+
 /// Decide a write from one read of the Sandbox. `changed_at` is the stamp a mode change writes.
 pub fn decide(sandbox: &Value, verb: Verb, choice: EpochChoice, changed_at: &str) -> Result<Decision, Hold> {
     let reading = Reading::of(sandbox);

@@ -116,6 +116,19 @@ impl Controller {
         self.knobs.get(&key).cloned().unwrap_or_default()
     }
 
+    /// A terminating pod whose grace is over (never a stuck one); a draining one falls due later.
+    fn drained(&mut self, pod_uid: &str, now: DateTime<Utc>, knobs: &Knobs) -> bool {
+        match self.gone_at.get(pod_uid).copied() {
+            Some(_) if knobs.stuck_terminating => false,
+            Some(t) if t <= now => true,
+            Some(t) => {
+                self.due(t);
+                false
+            }
+            None => false,
+        }
+    }
+
     fn due(&mut self, at: DateTime<Utc>) {
         self.next_due = Some(self.next_due.map_or(at, |d| d.min(at)));
     }
@@ -134,11 +147,6 @@ impl Controller {
                 continue;
             }
             self.reconcile_one(store, sbx, now, settle);
-        }
-        // pods still draining fall due when their grace ends (a stuck one's end has passed)
-        let draining: Vec<DateTime<Utc>> = self.gone_at.values().copied().filter(|t| *t > now).collect();
-        for t in draining {
-            self.due(t);
         }
     }
 
@@ -197,7 +205,7 @@ impl Controller {
                     let uid = s(&p, "/metadata/uid").to_string();
                     if p.pointer("/metadata/deletionTimestamp").is_none() {
                         self.start_termination(store, &sbx, p, &knobs, now, settle);
-                    } else if self.gone_at.get(&uid).is_some_and(|t| *t <= now) && !knobs.stuck_terminating {
+                    } else if self.drained(&uid, now, &knobs) {
                         self.delete_pod(store, &ns, &name, &now_s);
                     }
                     let still_there = store.get(&PODS, &ns, &name).is_some();
@@ -227,7 +235,7 @@ impl Controller {
                 Some(p) if s(&p, "/status/phase") == "Failed" || s(&p, "/status/phase") == "Succeeded" => Some(p),
                 Some(p) if p.pointer("/metadata/deletionTimestamp").is_some() => {
                     let uid = s(&p, "/metadata/uid");
-                    if self.gone_at.get(uid).is_some_and(|t| *t <= now) && !knobs.stuck_terminating {
+                    if self.drained(uid, now, &knobs) {
                         self.delete_pod(store, &ns, &name, &now_s);
                         Some(self.create_pod(store, &sbx, &knobs, now, settle))
                     } else {
@@ -572,6 +580,9 @@ impl Controller {
         pod["metadata"]["deletionTimestamp"] = json!(k8s_time(deadline));
         pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace.num_seconds());
         self.gone_at.insert(s(&pod, "/metadata/uid").to_string(), gone);
+        if !knobs.stuck_terminating {
+            self.due(gone);
+        }
         let name = s(&pod, "/metadata/name").to_string();
         store.update(&PODS, pod);
         self.announce(

@@ -2,9 +2,11 @@
 
 mod cli_inspect;
 mod cli_list;
+mod cli_write;
 mod demo_scenario;
 mod derive;
 mod properties;
+mod race;
 mod sim_api;
 mod sim_kubectl;
 mod sim_support;

@@ -1,0 +1,589 @@
+//! Fenced writes through the real binary against the strict sim: the operator-relevant scenarios
+//! of namzu-backend.md §8 (holder-epoch 2, 3, 5, 7–11, 15–21; management 8–11), with the exact
+//! bodies from the sim's request record.
+
+use crate::sim_support::*;
+use kubectl_namzu::sim::auth::{Rule, User};
+use kubectl_namzu::sim::controller::Knobs;
+use kubectl_namzu::sim::faults::{Action, Fault, Mutation};
+use kubectl_namzu::sim::record::Recorded;
+use kubectl_namzu::sim::resources::SANDBOXES;
+use serde_json::{Value, json};
+
+const E: &str = "/metadata/annotations/sandbox.namzu.ai~1holder-epoch";
+const C: &str = "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at";
+
+/// One workspace `shared-desk` in `ns`, with the given metadata shape.
+fn scenario(mode: &str, annotations: &str) -> String {
+    format!(
+        "namespaces: [ns]\nworkspaces:\n  - {{namespace: ns, id: shared-desk, mode: {mode}, {annotations} podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: ws}}}}, spec: {{containers: [{{name: c, image: i}}]}}}}}}\n"
+    )
+}
+
+async fn sim_with(mode: &str, annotations: &str) -> TestSim {
+    start_with(&scenario(mode, annotations), |c| c.namespace = "ns".into()).await
+}
+
+/// Run with the audit log in the sim's temp dir.
+async fn run(t: &TestSim, args: &[&str]) -> std::process::Output {
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let audit = t.dir.path().join("audit.jsonl").display().to_string();
+    namzu_env(full, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit)]).await
+}
+
+fn writes(t: &TestSim) -> Vec<Recorded> {
+    t.sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" || r.method == "DELETE")
+        .collect()
+}
+
+fn sandbox(t: &TestSim) -> Option<Value> {
+    t.sim.get(&SANDBOXES, "ns", "namzu-ws-shared-desk")
+}
+
+/// The body with changed-at wildcarded (it is the tool's clock).
+fn wild(body: &Value) -> Value {
+    let mut b = body.clone();
+    for op in b.as_array_mut().unwrap() {
+        if op["path"] == C {
+            assert!(op["value"].as_str().unwrap().ends_with('Z'), "toISOString form");
+            op["value"] = json!("*");
+        }
+        if op["path"] == "/metadata/annotations"
+            && op["value"].get("sandbox.namzu.ai/operating-mode-changed-at").is_some()
+        {
+            op["value"]["sandbox.namzu.ai/operating-mode-changed-at"] = json!("*");
+        }
+    }
+    b
+}
+
+fn mode_of(v: &Value) -> &str {
+    v["spec"]["operatingMode"].as_str().unwrap_or("")
+}
+
+fn epoch_of(v: &Value) -> Option<&str> {
+    v["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"].as_str()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he2_and_he7_suspend_keeps_the_stored_epoch_with_the_exact_body() {
+    let t = sim_with("Running", r#"epoch: "7","#).await;
+    let o = run(&t, &["suspend", "shared-desk"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).trim(), "shared-desk: suspended (keeps holder epoch 7)");
+    let w = writes(&t);
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].content_type, "application/json-patch+json");
+    assert_eq!(
+        wild(w[0].body.as_ref().unwrap()),
+        json!([{"op":"test","path":E,"value":"7"},{"op":"add","path":E,"value":"7"},{"op":"add","path":C,"value":"*"},{"op":"add","path":"/spec/operatingMode","value":"Suspended"}])
+    );
+    assert_eq!(w[0].query_param("fieldManager").as_deref(), Some("kubectl-namzu"));
+    assert!(w[0].user_agent.starts_with("kubectl-namzu/"));
+    let s = sandbox(&t).unwrap();
+    assert_eq!((mode_of(&s), epoch_of(&s)), ("Suspended", Some("7")));
+    // the GET came first: the read half of the pair
+    let rec = t.sim.requests();
+    let patch_at = rec.iter().position(|r| r.method == "PATCH").unwrap();
+    assert!(
+        rec[..patch_at]
+            .iter()
+            .any(|r| r.method == "GET" && r.path.ends_with("/sandboxes/namzu-ws-shared-desk"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
+    let t = sim_with("Running", r#"epoch: "4","#).await;
+    // B adopts the Running workspace at 5: a stamp-only write
+    let o = run(&t, &["resume", "shared-desk", "--epoch", "5"]).await;
+    assert!(
+        out(&o).contains("holder epoch stamped, mode unchanged (takes over: 4 → 5)"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(
+        writes(&t)[0].body,
+        Some(json!([{"op":"test","path":E,"value":"4"},{"op":"add","path":E,"value":"5"}]))
+    );
+    let pod_uid = |t: &TestSim| {
+        t.sim
+            .get(&kubectl_namzu::sim::resources::PODS, "ns", "namzu-ws-shared-desk")
+            .unwrap()["metadata"]["uid"]
+            .clone()
+    };
+    let uid_before = pod_uid(&t);
+    // A suspends at 4: refused, nothing sent
+    let o = run(&t, &["suspend", "shared-desk", "--epoch", "4"]).await;
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        out(&o).contains(
+            "carried holder epoch 4, but the Sandbox is held at epoch 5 — another process took this workspace over"
+        ),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(writes(&t).len(), 1);
+    let s = sandbox(&t).unwrap();
+    assert_eq!((mode_of(&s), epoch_of(&s)), ("Running", Some("5")));
+    assert_eq!(pod_uid(&t), uid_before, "the pod is untouched");
+    // B's own suspend succeeds and the stored epoch stays 5
+    let o = run(&t, &["suspend", "shared-desk", "--epoch", "5"]).await;
+    assert!(o.status.success());
+    let s = sandbox(&t).unwrap();
+    assert_eq!((mode_of(&s), epoch_of(&s)), ("Suspended", Some("5")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he5_resume_below_the_stored_epoch_is_refused() {
+    let t = sim_with("Suspended", r#"epoch: "5","#).await;
+    let o = run(&t, &["resume", "shared-desk", "--epoch", "4"]).await;
+    assert_eq!(o.status.code(), Some(3));
+    assert!(writes(&t).is_empty());
+    assert_eq!(mode_of(&sandbox(&t).unwrap()), "Suspended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he8_no_annotations_map_adds_the_whole_map_under_a_resource_version_test() {
+    let t = sim_with("Running", "noAnnotations: true,").await;
+    let rv = sandbox(&t).unwrap()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = run(&t, &["suspend", "shared-desk", "--epoch", "3"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(
+        wild(writes(&t)[0].body.as_ref().unwrap()),
+        json!([{"op":"test","path":"/metadata/resourceVersion","value":rv},
+            {"op":"add","path":"/metadata/annotations","value":{"sandbox.namzu.ai/holder-epoch":"3","sandbox.namzu.ai/operating-mode-changed-at":"*"}},
+            {"op":"add","path":"/spec/operatingMode","value":"Suspended"}])
+    );
+    assert_eq!(epoch_of(&sandbox(&t).unwrap()), Some("3"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he9_foreign_annotation_survives_per_key_adds() {
+    let t = sim_with("Running", "annotations: {example.com/owner: ops},").await;
+    let rv = sandbox(&t).unwrap()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    run(&t, &["suspend", "shared-desk", "--epoch", "3"]).await;
+    assert_eq!(
+        wild(writes(&t)[0].body.as_ref().unwrap()),
+        json!([{"op":"test","path":"/metadata/resourceVersion","value":rv},{"op":"add","path":E,"value":"3"},
+            {"op":"add","path":C,"value":"*"},{"op":"add","path":"/spec/operatingMode","value":"Suspended"}])
+    );
+    let s = sandbox(&t).unwrap();
+    assert_eq!(s["metadata"]["annotations"]["example.com/owner"], "ops");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he10_a_moved_resource_version_is_reread_rebuilt_and_resent() {
+    let t = sim_with("Running", "annotations: {example.com/owner: ops},").await;
+    t.sim.add_fault(
+        Fault::new(
+            Some("PATCH"),
+            "/sandboxes/namzu-ws-shared-desk",
+            Action::Mutate(Mutation::BumpResourceVersion),
+        )
+        .nth(1),
+    );
+    t.sim.clear_requests();
+    let o = run(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let calls: Vec<(String, u16)> = t
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/sandboxes/namzu-ws-shared-desk"))
+        .map(|r| (r.method, r.status))
+        .collect();
+    let want: Vec<(String, u16)> = [("GET", 200), ("PATCH", 422), ("GET", 200), ("PATCH", 200)]
+        .iter()
+        .map(|(m, s)| (m.to_string(), *s))
+        .collect();
+    assert_eq!(calls, want);
+    assert_eq!(epoch_of(&sandbox(&t).unwrap()), Some("1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he11_refused_with_nothing_moved_is_not_retried() {
+    let t = sim_with("Running", "annotations: {example.com/owner: ops},").await;
+    t.sim.add_fault(Fault::status(
+        Some("PATCH"),
+        "/sandboxes/",
+        422,
+        "the server rejected our request due to an error in our request",
+    ));
+    t.sim.clear_requests();
+    let o = run(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
+    assert_eq!(o.status.code(), Some(3));
+    assert!(out(&o).contains("not applied"), "{}", out(&o));
+    let calls: Vec<String> = t
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.contains("/sandboxes/"))
+        .map(|r| r.method)
+        .collect();
+    assert_eq!(calls, ["GET", "PATCH", "GET"]);
+    assert_eq!(mode_of(&sandbox(&t).unwrap()), "Running");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he15_to_he18_fenced_delete() {
+    // 15: at 4 against 5: refused, no DELETE
+    let t = sim_with("Suspended", r#"epoch: "5","#).await;
+    for verb in ["suspend", "delete"] {
+        let o = run(
+            &t,
+            &[verb, "shared-desk", "--epoch", "4", "--yes"]
+                .iter()
+                .filter(|a| verb == "delete" || **a != "--yes")
+                .copied()
+                .collect::<Vec<_>>(),
+        )
+        .await;
+        assert_eq!(o.status.code(), Some(3), "{verb}: {}", err(&o));
+    }
+    assert!(writes(&t).is_empty());
+    // 16: at 5 against 5: one DELETE with the library's exact body; gone, disk and pod with it
+    let rv = sandbox(&t).unwrap()["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = run(&t, &["delete", "shared-desk", "--epoch", "5", "--yes"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let w = writes(&t);
+    assert_eq!(w.len(), 1);
+    assert_eq!(w[0].content_type, "application/json");
+    assert_eq!(
+        w[0].body,
+        Some(json!({"apiVersion":"v1","kind":"DeleteOptions","preconditions":{"resourceVersion":rv}}))
+    );
+    assert!(sandbox(&t).is_none());
+    assert!(
+        t.sim
+            .get(
+                &kubectl_namzu::sim::resources::PVCS,
+                "ns",
+                "workspace-disk-namzu-ws-shared-desk"
+            )
+            .is_none()
+    );
+    // 17: already deleted by somebody else: success, no DELETE
+    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    assert!(o.status.success());
+    assert!(out(&o).contains("already gone"));
+    assert_eq!(writes(&t).len(), 1);
+
+    // 18: one 409, then OK: two DELETEs
+    let t = sim_with("Suspended", r#"epoch: "5","#).await;
+    t.sim
+        .add_fault(Fault::status(Some("DELETE"), "/sandboxes/", 409, "Operation cannot be fulfilled").nth(1));
+    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let statuses: Vec<u16> = writes(&t).iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [409, 200]);
+    assert!(sandbox(&t).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn he19_to_he21_reads_and_bad_epochs() {
+    let t = sim_with("Running", r#"epoch: "5","#).await;
+    let o = run(&t, &["list", "-o", "json"]).await;
+    let items: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(items[0]["holderEpoch"]["value"], 5);
+    assert!(writes(&t).is_empty());
+    // 20: 1.5 and -1 are refused before any request
+    t.sim.clear_requests();
+    for bad in ["1.5", "-1", "9007199254740992"] {
+        let o = run(&t, &["suspend", "shared-desk", &format!("--epoch={bad}")]).await;
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(err(&o).contains("non-negative safe integer"), "{bad}: {}", err(&o));
+    }
+    assert!(t.sim.requests().is_empty(), "0 requests");
+    // 21: an unreadable stored epoch refuses, naming the raw value
+    let t = sim_with("Running", r#"epoch: "latest","#).await;
+    let o = run(&t, &["suspend", "shared-desk", "--epoch", "9"]).await;
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        out(&o).contains("\"latest\", which is not a decimal integer"),
+        "{}",
+        out(&o)
+    );
+    assert!(writes(&t).is_empty());
+    let items: Value = serde_json::from_str(&out(&run(&t, &["list", "-o", "json"]).await)).unwrap();
+    assert_eq!(
+        items[0]["holderEpoch"],
+        json!({"value":null,"readable":false,"raw":"latest"})
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn management_8_delete_of_a_suspended_workspace() {
+    let t = sim_with("Suspended", "").await;
+    t.sim
+        .add_fault(Fault::status(Some("DELETE"), "/sandboxes/", 500, "etcdserver: request timed out").nth(1));
+    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(out(&o).contains("etcdserver: request timed out"), "{}", out(&o));
+    assert!(sandbox(&t).is_some(), "a 500 is not a delete");
+    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    assert!(o.status.success(), "the retry succeeds: {}", err(&o));
+    let deletes: Vec<u16> = writes(&t).iter().map(|r| r.status).collect();
+    assert_eq!(deletes, [500, 200], "exactly one DELETE per attempt");
+    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    assert!(o.status.success() && out(&o).contains("already gone"));
+    let o = run(&t, &["delete", "Not A Label", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err(&o).contains("cannot name a Sandbox"));
+    assert_eq!(writes(&t).len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn management_9_to_11_suspend_waits_for_the_pod() {
+    let t = start_with(&scenario("Running", r#"epoch: "1","#), |c| {
+        c.namespace = "ns".into();
+        c.timing.grace = chrono::Duration::zero();
+    })
+    .await;
+    let o = run(&t, &["suspend", "shared-desk", "--wait"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        out(&o).contains("suspended (keeps holder epoch 1); confirmed"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(writes(&t).len(), 1);
+    assert!(
+        t.sim.requests().iter().any(|r| r.path.contains("/pods")),
+        "the wait read the pod"
+    );
+    assert!(
+        t.sim
+            .get(&kubectl_namzu::sim::resources::PODS, "ns", "namzu-ws-shared-desk")
+            .is_none()
+    );
+
+    // 10: draining forever: the wait times out, the workspace stays Suspended, nothing deleted
+    let t = sim_with("Running", r#"epoch: "1","#).await;
+    t.sim.set_knobs(
+        "ns",
+        "namzu-ws-shared-desk",
+        Knobs {
+            stuck_terminating: true,
+            ..Default::default()
+        },
+    );
+    let o = run(&t, &["suspend", "shared-desk", "--wait", "--timeout", "1s"]).await;
+    assert_eq!(o.status.code(), Some(5), "{}", err(&o));
+    assert!(
+        out(&o).contains("unconfirmed: still waiting for pod namzu-ws-shared-desk to finish terminating"),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(mode_of(&sandbox(&t).unwrap()), "Suspended");
+    assert!(t.sim.requests().iter().all(|r| r.method != "DELETE"));
+
+    // 11: a missing workspace
+    let o = run(&t, &["suspend", "nobody"]).await;
+    assert_eq!(o.status.code(), Some(4));
+    assert!(out(&o).contains("not found"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_waits_for_ready_and_a_new_pod() {
+    let t = start_with(&scenario("Suspended", r#"epoch: "2","#), |c| {
+        c.namespace = "ns".into();
+        c.timing.ready_delay = chrono::Duration::zero();
+    })
+    .await;
+    let o = run(&t, &["resume", "shared-desk", "--wait", "-o", "json"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v[0]["result"], "applied");
+    assert_eq!(v[0]["epoch"]["effect"], "keeps holder epoch 2");
+    assert_eq!(v[0]["request"]["method"], "PATCH");
+    // the pod that stays Pending: the wait times out with the diagnosis
+    let t = sim_with("Suspended", r#"epoch: "2","#).await;
+    t.sim.set_knobs(
+        "ns",
+        "namzu-ws-shared-desk",
+        Knobs {
+            unschedulable: Some("0/3 nodes are available: 3 Insufficient memory.".into()),
+            ..Default::default()
+        },
+    );
+    let o = run(&t, &["resume", "shared-desk", "--wait", "--timeout", "1s"]).await;
+    assert_eq!(o.status.code(), Some(5));
+    assert!(
+        out(&o).contains("unschedulable: 0/3 nodes are available: 3 Insufficient memory."),
+        "{}",
+        out(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn faults_on_the_write_path() {
+    // the object deleted between GET and PATCH
+    let t = sim_with("Running", r#"epoch: "1","#).await;
+    t.sim
+        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Mutate(Mutation::Delete)).nth(1));
+    let o = run(&t, &["suspend", "shared-desk"]).await;
+    assert_eq!(o.status.code(), Some(4), "{}", out(&o));
+    // a host takes over between our GET and our PATCH: re-read, the fence now refuses
+    let t = sim_with("Running", r#"epoch: "1","#).await;
+    t.sim.add_fault(
+        Fault::new(
+            Some("PATCH"),
+            "/sandboxes/",
+            Action::Mutate(Mutation::SetAnnotation {
+                key: "sandbox.namzu.ai/holder-epoch".into(),
+                value: "2".into(),
+            }),
+        )
+        .nth(1),
+    );
+    let o = run(&t, &["suspend", "shared-desk"]).await;
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert!(out(&o).contains("held at epoch 2"), "{}", out(&o));
+    assert_eq!(writes(&t).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
+    assert_eq!(mode_of(&sandbox(&t).unwrap()), "Running");
+    // a hang: the request timeout ends it, one line
+    t.sim.add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Hang));
+    let o = run(
+        &t,
+        &["suspend", "shared-desk", "--take-over", "--request-timeout", "1s"],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out(&o).contains("timed out after 1s: patch sandboxes.agents.x-k8s.io"),
+        "{}",
+        out(&o)
+    );
+    // a 500 on PATCH: not applied; the retry later succeeds
+    let t = sim_with("Running", r#"epoch: "1","#).await;
+    t.sim
+        .add_fault(Fault::status(Some("PATCH"), "/sandboxes/", 500, "etcdserver: request timed out").nth(1));
+    assert_eq!(run(&t, &["suspend", "shared-desk"]).await.status.code(), Some(1));
+    assert_eq!(mode_of(&sandbox(&t).unwrap()), "Running");
+    assert!(run(&t, &["suspend", "shared-desk"]).await.status.success());
+    assert_eq!(mode_of(&sandbox(&t).unwrap()), "Suspended");
+    // 403 on patch: one line naming the verb
+    let rules = vec![Rule::new(&["get", "list"], &["*"], &["*"], &[])];
+    let t = start_with(&scenario("Running", ""), |c| {
+        c.namespace = "ns".into();
+        c.users = vec![User::with_rules("viewer", "v", rules)];
+    })
+    .await;
+    let o = run(&t, &["suspend", "shared-desk"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out(&o).contains("forbidden: you may not patch sandboxes.agents.x-k8s.io namzu-ws-shared-desk in namespace ns"),
+        "{}",
+        out(&o)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_blocks_every_verb_and_sends_nothing() {
+    let t = sim_with("Running", r#"epoch: "1","#).await;
+    for args in [
+        vec!["--read-only", "suspend", "shared-desk"],
+        vec!["--read-only", "resume", "shared-desk"],
+        vec!["--read-only", "delete", "shared-desk", "--yes"],
+    ] {
+        let o = run(&t, &args).await;
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(err(&o).lines().count(), 1);
+        assert!(err(&o).contains("read-only mode"), "{}", err(&o));
+    }
+    let mut full = vec![
+        "--kubeconfig".to_string(),
+        t.sim.kubeconfig().display().to_string(),
+        "suspend".into(),
+        "shared-desk".into(),
+    ];
+    full.push("--take-over".into());
+    let o = namzu_env(full, vec![("KUBECTL_NAMZU_READ_ONLY".into(), "1".into())]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(writes(&t).is_empty(), "no write reached the server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_the_exact_request_and_sends_nothing() {
+    let t = sim_with("Running", r#"epoch: "7","#).await;
+    let o = run(
+        &t,
+        &["suspend", "shared-desk", "--take-over", "--dry-run", "-o", "json"],
+    )
+    .await;
+    let v: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(v[0]["result"], "dry-run");
+    assert_eq!(
+        v[0]["request"]["path"],
+        "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-shared-desk"
+    );
+    assert_eq!(v[0]["request"]["contentType"], "application/json-patch+json");
+    assert_eq!(v[0]["request"]["body"][1], json!({"op":"add","path":E,"value":"8"}));
+    assert_eq!(v[0]["epoch"]["effect"], "takes over: 7 → 8");
+    assert!(writes(&t).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selections_and_the_audit_log() {
+    let t = start_demo().await;
+    let o = run(&t, &["suspend", "-n", "research", "--state", "Running"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let text = out(&o);
+    assert!(
+        text.contains("tango: suspended (keeps holder epoch 12)")
+            && text.contains("whiskey: suspended (keeps holder epoch 0)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("WORKSPACE") && text.contains("RESULT"),
+        "summary table: {text}"
+    );
+    let o = run(&t, &["suspend", "-n", "research"]).await;
+    assert_eq!(o.status.code(), Some(2), "no ids and no selection");
+    let o = run(&t, &["audit", "-o", "json"]).await;
+    let entries: Value = serde_json::from_str(&out(&o)).unwrap();
+    let entries = entries.as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    for e in entries {
+        assert_eq!(e["verb"], "suspend");
+        assert_eq!(e["status"], 200);
+        assert_eq!(e["outcome"], "applied");
+        assert_eq!(e["request"]["method"], "PATCH");
+        assert!(e["request"]["body"][0]["op"] == "test");
+        assert!(e["server"].as_str().unwrap().starts_with("http://127.0.0.1:"));
+    }
+    // a mixed selection: one refused, one applied → non-zero exit
+    for id in ["namzu-ws-uniform", "namzu-ws-tango"] {
+        t.sim.modify(&SANDBOXES, "research", id, |o| {
+            o["spec"]["operatingMode"] = json!("Running")
+        });
+    }
+    let o = run(
+        &t,
+        &[
+            "suspend",
+            "-n",
+            "research",
+            "--state",
+            "Running,Starting",
+            "--epoch",
+            "5",
+        ],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+}
