@@ -42,7 +42,11 @@ async fn concurrent_writers_never_lose_the_fence() {
         let (kc, audit) = (kc.clone(), audit.clone());
         async move {
             for round in 0..8 {
-                let verb = if (round + who) % 2 == 0 { "suspend" } else { "resume" };
+                let verb = if (round + who).is_multiple_of(2) {
+                    "suspend"
+                } else {
+                    "resume"
+                };
                 let mut args = vec![
                     "--kubeconfig".to_string(),
                     kc.clone(),
@@ -71,7 +75,11 @@ async fn concurrent_writers_never_lose_the_fence() {
                 .cloned()
                 .unwrap_or_default();
             let next: u64 = stored.parse::<u64>().unwrap() + 1;
-            let mode = if round % 2 == 0 { "Suspended" } else { "Running" };
+            let mode = if round.is_multiple_of(2) {
+                "Suspended"
+            } else {
+                "Running"
+            };
             let patch: json_patch::Patch = serde_json::from_value(json!([
                 {"op":"test","path":E,"value":stored},
                 {"op":"add","path":E,"value":next.to_string()},
