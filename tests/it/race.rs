@@ -65,7 +65,7 @@ async fn concurrent_writers_never_lose_the_fence() {
     let client = t.client().await;
     let host = async {
         let api = sandboxes(&client, "ns");
-        for round in 0..12 {
+        for round in 0..12u32 {
             let current = api.get("namzu-ws-shared-desk").await.unwrap();
             let stored = current
                 .metadata
