@@ -4,3 +4,4 @@ pub mod cli;
 pub mod cluster;
 pub mod domain;
 pub mod sim;
+pub mod tui;

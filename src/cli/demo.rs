@@ -29,7 +29,7 @@ pub struct Args {
     pub strict: bool,
 }
 
-pub async fn run(args: Args) -> Result<(), Failure> {
+pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
     let now = Utc::now();
     let scenario = match &args.scenario {
         Some(path) => {
@@ -54,11 +54,13 @@ pub async fn run(args: Args) -> Result<(), Failure> {
     let sim = Sim::start(config, &scenario)
         .await
         .map_err(|e| Failure::error(format!("cannot start the simulated cluster: {e}")))?;
+    let audit = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.audit.jsonl", std::process::id()));
     let result = if args.serve {
         serve(&sim).await
     } else {
-        show(&sim).await
+        show(&sim, outer.read_only, &audit).await
     };
+    let _ = std::fs::remove_file(&audit);
     if args.kubeconfig_out.is_none() {
         let _ = std::fs::remove_file(&default_path);
     }
@@ -79,8 +81,10 @@ async fn serve(sim: &Sim) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The main experience against the simulated cluster: every workspace in every namespace.
-async fn show(sim: &Sim) -> Result<(), Failure> {
+/// The main experience against the simulated cluster: the TUI on a terminal, else the list.
+/// Its writes are audited to a file of its own, removed when the demo ends.
+async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(), Failure> {
+    use std::io::IsTerminal;
     let globals = Globals {
         kubeconfig: Some(sim.kubeconfig().to_path_buf()),
         context: None,
@@ -90,9 +94,12 @@ async fn show(sim: &Sim) -> Result<(), Failure> {
         all_namespaces: true,
         request_timeout: super::globals::RequestTimeout(Some(std::time::Duration::from_secs(30))),
         verbose: false,
-        read_only: false,
-        audit_log: None,
+        read_only,
+        audit_log: Some(audit.to_path_buf()),
     };
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        return crate::tui::run(&globals, std::time::Duration::from_secs(2)).await;
+    }
     let args = list::Args {
         output: super::output::Format::Table,
         no_headers: false,

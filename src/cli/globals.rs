@@ -82,6 +82,7 @@ impl Globals {
     pub fn audit(&self) -> crate::cluster::audit::AuditLog {
         crate::cluster::audit::AuditLog {
             path: self.audit_log.clone().or_else(crate::cluster::audit::default_path),
+            session: None,
         }
     }
 

@@ -26,7 +26,7 @@ pub struct Cli {
     #[command(flatten)]
     pub globals: globals::Globals,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -53,6 +53,8 @@ pub enum Command {
     TemplateHash(template_hash::Args),
     /// Try everything against a built-in simulated cluster (no cluster needed).
     Demo(demo::Args),
+    /// The full-screen inventory (also what `kubectl namzu` alone opens on a terminal).
+    Tui(TuiArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completion {
         #[arg(value_enum)]
@@ -60,6 +62,29 @@ pub enum Command {
     },
     /// Print the version.
     Version,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct TuiArgs {
+    /// How often the inventory is re-listed.
+    #[arg(long, default_value = "2s", value_parser = parse_interval)]
+    pub refresh_interval: std::time::Duration,
+}
+
+fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
+    let d = crate::domain::select::parse_duration(text)?;
+    d.to_std()
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("invalid interval {text:?}"))
+}
+
+impl Default for TuiArgs {
+    fn default() -> Self {
+        TuiArgs {
+            refresh_interval: std::time::Duration::from_secs(2),
+        }
+    }
 }
 
 /// `kubectl namzu` when run through kubectl (argv[0] is `kubectl-namzu`), else the binary's name.
@@ -76,7 +101,16 @@ pub fn display_name(argv0: &str) -> String {
 
 /// Run the parsed command; the error is one line for stderr and its exit code.
 pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
-    match cli.command {
+    use std::io::IsTerminal;
+    let Some(command) = cli.command else {
+        if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+            return crate::tui::run(&cli.globals, TuiArgs::default().refresh_interval).await;
+        }
+        let _ = Cli::command().bin_name(name).print_help();
+        return Ok(());
+    };
+    match command {
+        Command::Tui(args) => crate::tui::run(&cli.globals, args.refresh_interval).await,
         Command::List(args) => list::run(&cli.globals, args).await,
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,
         Command::Drift(args) => drift::run(&cli.globals, args).await,
@@ -86,7 +120,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Delete(args) => write::delete(&cli.globals, args).await,
         Command::Audit(args) => audit::run(&cli.globals, args),
         Command::TemplateHash(args) => template_hash::run(args),
-        Command::Demo(args) => demo::run(args).await,
+        Command::Demo(args) => demo::run(&cli.globals, args).await,
         Command::Completion { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, name.replace(' ', "-"), &mut std::io::stdout());

@@ -181,7 +181,7 @@ impl Report {
                 mode: Mode::Running, ..
             } => "already running: nothing sent".into(),
             Outcome::AlreadyGone => "already gone".into(),
-            Outcome::DryRun { request, epoch } => format!(
+            Outcome::DryRun { request, epoch, .. } => format!(
                 "dry run ({}): would send {} {} ({})\n{}",
                 epoch.describe(),
                 request.method,

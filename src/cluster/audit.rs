@@ -19,9 +19,11 @@ pub fn default_path() -> Option<PathBuf> {
     Some(state.join("kubectl-namzu").join("audit.jsonl"))
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AuditLog {
     pub path: Option<PathBuf>,
+    /// This session's entries too, for a UI that shows what was sent.
+    pub session: Option<std::sync::Arc<std::sync::Mutex<Vec<Value>>>>,
 }
 
 impl AuditLog {
@@ -35,9 +37,14 @@ impl AuditLog {
                 .map_or(Ok(()), std::fs::create_dir_all)
                 .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(path))
                 .and_then(|mut f| writeln!(f, "{entry}"));
-            if let Err(e) = appended {
+            if let Err(e) = appended
+                && self.session.is_none()
+            {
                 eprintln!("warning: cannot append to the audit log {}: {e}", path.display());
             }
+        }
+        if let Some(session) = &self.session {
+            session.lock().unwrap_or_else(|p| p.into_inner()).push(entry.clone());
         }
         entry
     }

@@ -1,5 +1,6 @@
 //! Cluster I/O through kube-rs only: connecting, the inventory pass, fenced writes, waits, RBAC.
 
+pub mod access;
 pub mod audit;
 pub mod connect;
 pub mod detail;

@@ -68,9 +68,11 @@ pub enum Outcome {
     },
     /// Delete of a Sandbox that is not there (or went away meanwhile): success.
     AlreadyGone,
+    /// What would be sent, and the mode the fresh read found.
     DryRun {
         request: Request,
         epoch: EpochUse,
+        mode: Mode,
     },
     /// The fence (or an unconditionable object) refused before anything was sent.
     Refused {
@@ -235,7 +237,11 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
         choice = EpochChoice::Explicit(epoch.carried);
         let request = request_for(plan, &what);
         if plan.dry_run {
-            return Outcome::DryRun { request, epoch };
+            return Outcome::DryRun {
+                request,
+                epoch,
+                mode: Mode::of_sandbox(&current),
+            };
         }
         sends += 1;
         match send(conn, plan, &request).await {

@@ -1,0 +1,78 @@
+//! Everything that can happen to the UI, and everything the UI asks the I/O task to do.
+
+use crate::cluster::inventory::Scope;
+use crate::cluster::wait::Waited;
+use crate::cluster::write::{Outcome, Plan};
+use crate::domain::fence::Verb;
+use crate::domain::workspace::Workspace;
+use chrono::{DateTime, Utc};
+use ratatui::crossterm::event::KeyEvent;
+use serde_json::Value;
+
+/// A workspace by namespace and id.
+pub type RowKey = (String, String);
+
+/// One refresh's result.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub rows: Vec<Workspace>,
+    /// The Sandbox objects, for the YAML view.
+    pub objects: Vec<(RowKey, Value)>,
+    pub warnings: Vec<String>,
+    /// Namespaces seen (for switching).
+    pub namespaces: Vec<String>,
+}
+
+/// The only way state changes: `update(app, action)`.
+#[derive(Debug)]
+pub enum Action {
+    /// A key press (releases and repeats never arrive here).
+    Key(KeyEvent),
+    /// Time passed: ages tick, freshness updates.
+    Tick(DateTime<Utc>),
+    Loaded {
+        scope: Scope,
+        result: Result<Loaded, String>,
+    },
+    Access {
+        scope: Scope,
+        patch: Option<bool>,
+        delete: Option<bool>,
+    },
+    Detail {
+        key: RowKey,
+        result: Result<String, String>,
+    },
+    /// A dry run of a pending action: what would be sent, or why nothing would.
+    Preview {
+        key: RowKey,
+        take_over: bool,
+        outcome: Outcome,
+    },
+    Done {
+        key: RowKey,
+        verb: Verb,
+        outcome: Outcome,
+    },
+    WaitProgress {
+        key: RowKey,
+        message: String,
+    },
+    Waited {
+        key: RowKey,
+        verb: Verb,
+        waited: Waited,
+    },
+    /// This session's audit entries, after a write.
+    Sent(Vec<Value>),
+}
+
+/// Work for the I/O task; results come back as actions.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    Refresh(Scope),
+    CheckAccess(Scope),
+    Detail(RowKey),
+    Preview { plan: Plan, take_over: bool },
+    Write { plan: Plan, wait: bool },
+}

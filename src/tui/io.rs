@@ -1,0 +1,152 @@
+//! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
+//! reports back as actions. The UI never awaits these.
+
+use super::action::{Action, Effect, Loaded, RowKey};
+use crate::cli::describe;
+use crate::cluster::access;
+use crate::cluster::connect::Connection;
+use crate::cluster::detail;
+use crate::cluster::inventory::{self, Query, Scope};
+use crate::cluster::wait;
+use crate::cluster::write::{self, Guard};
+use crate::domain::drift::{OverlayFlags, TemplateRead, field_changes};
+use crate::domain::fence::Verb;
+use chrono::Utc;
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+
+pub struct Io {
+    pub conn: Connection,
+    pub guard: Guard,
+    pub flags: OverlayFlags,
+    pub wait_timeout: Duration,
+}
+
+impl Io {
+    pub async fn perform(&self, effect: Effect, out: UnboundedSender<Action>) {
+        let send = |a: Action| {
+            let _ = out.send(a);
+        };
+        match effect {
+            Effect::Refresh(scope) => send(Action::Loaded {
+                result: self.load(&scope).await,
+                scope,
+            }),
+            Effect::CheckAccess(scope) => {
+                let ns = match &scope {
+                    Scope::Namespace(n) => Some(n.as_str()),
+                    Scope::All => None,
+                };
+                let (patch, delete) = tokio::join!(
+                    access::can(&self.conn, "patch", "agents.x-k8s.io", "sandboxes", ns),
+                    access::can(&self.conn, "delete", "agents.x-k8s.io", "sandboxes", ns),
+                );
+                send(Action::Access {
+                    scope,
+                    patch: patch.ok(),
+                    delete: delete.ok(),
+                });
+            }
+            Effect::Detail(key) => send(Action::Detail {
+                result: self.detail(&key).await,
+                key,
+            }),
+            Effect::Preview { plan, take_over } => {
+                let key = (plan.namespace.clone(), plan.id.clone());
+                let outcome = write::write(&self.conn, &self.guard, &plan).await;
+                send(Action::Preview {
+                    key,
+                    take_over,
+                    outcome,
+                });
+            }
+            Effect::Write { plan, wait } => {
+                let key: RowKey = (plan.namespace.clone(), plan.id.clone());
+                let before = if plan.verb == Verb::Resume {
+                    write::pod_uid_before(&self.conn, &plan.namespace, &plan.id).await
+                } else {
+                    None
+                };
+                let outcome = write::write(&self.conn, &self.guard, &plan).await;
+                let landed = outcome.landed();
+                send(Action::Done {
+                    key: key.clone(),
+                    verb: plan.verb,
+                    outcome,
+                });
+                if let Some(session) = &self.guard.audit.session {
+                    send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
+                }
+                if landed && wait {
+                    let progress_key = key.clone();
+                    let waited = wait::wait(
+                        &self.conn,
+                        &plan.namespace,
+                        &plan.id,
+                        plan.verb,
+                        before.as_deref(),
+                        self.wait_timeout,
+                        |what, _| {
+                            send(Action::WaitProgress {
+                                key: progress_key.clone(),
+                                message: format!("waiting for {what}"),
+                            });
+                        },
+                    )
+                    .await;
+                    send(Action::Waited {
+                        key,
+                        verb: plan.verb,
+                        waited,
+                    });
+                }
+            }
+        }
+    }
+
+    async fn load(&self, scope: &Scope) -> Result<Loaded, String> {
+        let inv = inventory::read(&self.conn, scope, &Query::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let now = Utc::now();
+        let entries = inv.entries(&self.flags, now);
+        let objects = entries
+            .iter()
+            .map(|e| {
+                (
+                    (e.workspace.namespace.clone(), e.workspace.id.clone()),
+                    e.sandbox.clone(),
+                )
+            })
+            .collect();
+        let rows = entries.into_iter().map(|e| e.workspace).collect();
+        let namespaces = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
+        Ok(Loaded {
+            rows,
+            objects,
+            warnings: inv.warnings,
+            namespaces,
+        })
+    }
+
+    async fn detail(&self, key: &RowKey) -> Result<String, String> {
+        let d = detail::read(&self.conn, &key.0, &key.1)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("workspace {} is gone", key.1))?;
+        let now = Utc::now();
+        let w = d.workspace(&self.flags, now);
+        let mut text = crate::cli::inspect::render(&w, &d, now);
+        if let (TemplateRead::Found(t), Some(o)) = (d.template.as_read(), &w.drift.overlays) {
+            let changes = field_changes(&d.sandbox, t, o);
+            if !changes.is_empty() {
+                text.push_str("Drift (stored → template today):\n");
+                text.push_str(&describe::changes(&changes, "  "));
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// How long a TUI action waits for its transition before saying it is unconfirmed.
+pub const WAIT: Duration = Duration::from_secs(60);

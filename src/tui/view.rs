@@ -1,0 +1,398 @@
+//! Rendering: a pure function of the state, generic over the ratatui backend.
+
+use super::app::{App, Confirm, Focus, Overlay, key_of};
+use crate::cluster::inventory::Scope;
+use crate::cluster::write::Outcome;
+use crate::domain::age::age;
+use crate::domain::columns::{Column, cell, columns};
+use crate::domain::drift::DriftState;
+use crate::domain::fence::Verb;
+use crate::domain::state::State;
+use crate::domain::workspace::Workspace;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
+
+/// Colours off under NO_COLOR (decided once by the caller).
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub colour: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.colour {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+}
+
+pub fn past(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Suspend => "suspended",
+        Verb::Resume => "resumed",
+        Verb::Delete => "deleted",
+    }
+}
+
+fn state_colour(s: State) -> Color {
+    match s {
+        State::Running => Color::Green,
+        State::Starting | State::Suspending => Color::Yellow,
+        State::Suspended => Color::Blue,
+        State::Failed | State::Error => Color::Red,
+        State::Expired | State::Deleting => Color::Magenta,
+    }
+}
+
+fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
+    match c {
+        Column::State => theme.fg(state_colour(w.state)),
+        Column::Drift if w.drift.state == DriftState::Drifted => theme.fg(Color::Yellow),
+        Column::Drift if w.drift.state == DriftState::NoTemplate => theme.fg(Color::Red),
+        Column::Diagnosis if w.diagnosis.is_some() => theme.fg(Color::Red),
+        Column::Epoch if w.epoch.epoch.is_none() => theme.fg(Color::Red),
+        _ => Style::default(),
+    }
+}
+
+/// The columns that fit: narrow terminals drop MODE, MODE-CHANGED and TEMPLATE first.
+fn fitting(all_namespaces: bool, width: u16) -> Vec<Column> {
+    let mut cols = columns(all_namespaces, false);
+    if width < 110 {
+        cols.retain(|c| !matches!(c, Column::Mode | Column::ModeChanged | Column::Template));
+    }
+    cols
+}
+
+pub fn render(frame: &mut Frame, app: &App, theme: Theme) {
+    let [header, body, footer] =
+        Layout::vertical([Constraint::Length(2), Constraint::Min(3), Constraint::Length(2)]).areas(frame.area());
+    render_header(frame, header, app, theme);
+    render_table(frame, body, app, theme);
+    render_footer(frame, footer, app, theme);
+    if let Some(top) = app.overlays.last() {
+        render_overlay(frame, app, top, theme);
+    }
+}
+
+fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
+    let scope = match &app.scope {
+        Scope::All => "all".to_string(),
+        Scope::Namespace(ns) => ns.clone(),
+    };
+    let mut first = vec![
+        Span::styled(" kubectl-namzu ", Style::default().add_modifier(Modifier::BOLD)),
+        Span::raw(format!(
+            " context {}  server {}  namespace {scope}",
+            app.context, app.server
+        )),
+    ];
+    if app.read_only {
+        first.push(Span::styled(
+            "  READ-ONLY",
+            theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        ));
+    }
+    let counts: Vec<String> = app
+        .counts()
+        .iter()
+        .map(|(s, n)| format!("{} {n}", s.as_str()))
+        .collect();
+    let freshness = match (&app.loaded_at, &app.refresh_error) {
+        (None, None) => Span::raw("loading…"),
+        (Some(t), None) => Span::raw(format!("updated {} ago", age(*t, app.now))),
+        (when, Some(e)) => Span::styled(
+            format!(
+                "⚠ refresh failed: {e}{}",
+                when.map_or(String::new(), |t| format!(
+                    " — showing data from {} ago",
+                    age(t, app.now)
+                ))
+            ),
+            theme.fg(Color::Red).add_modifier(Modifier::BOLD),
+        ),
+    };
+    let second = Line::from(vec![
+        Span::raw(format!(
+            " {}  ",
+            if counts.is_empty() {
+                "no workspaces".into()
+            } else {
+                counts.join("  ")
+            }
+        )),
+        Span::raw("│ "),
+        freshness,
+    ]);
+    frame.render_widget(Paragraph::new(vec![Line::from(first), second]), area);
+}
+
+fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
+    let all = app.scope == Scope::All;
+    let cols = fitting(all, area.width);
+    let rows_visible = app.visible();
+    let mut header: Vec<Cell> = vec![Cell::from(" ")];
+    header.extend(cols.iter().map(|c| Cell::from(c.header())));
+    header.push(Cell::from("RESULT"));
+    let rows: Vec<Row> = rows_visible
+        .iter()
+        .map(|w| {
+            let key = key_of(w);
+            let mark = if app.marks.contains(&key) { "✓" } else { " " };
+            let mut cells = vec![Cell::from(mark)];
+            cells.extend(
+                cols.iter()
+                    .map(|c| Cell::from(cell(w, *c, app.now)).style(cell_style(w, *c, theme))),
+            );
+            let note = app.notes.get(&key);
+            cells.push(
+                Cell::from(note.map_or(String::new(), |n| n.text.clone())).style(match note {
+                    Some(n) if !n.ok => theme.fg(Color::Red),
+                    _ => Style::default(),
+                }),
+            );
+            Row::new(cells)
+        })
+        .collect();
+    let mut widths: Vec<Constraint> = vec![Constraint::Length(1)];
+    widths.extend(cols.iter().map(|c| match c {
+        Column::Workspace => Constraint::Min(10),
+        Column::Namespace => Constraint::Length(10),
+        Column::Mode | Column::State => Constraint::Length(10),
+        Column::Age | Column::ModeChanged => Constraint::Length(if *c == Column::Age { 6 } else { 12 }),
+        Column::Epoch => Constraint::Length(8),
+        Column::Template => Constraint::Length(11),
+        Column::Drift => Constraint::Length(11),
+        Column::Diagnosis => Constraint::Length(19),
+        _ => Constraint::Length(12),
+    }));
+    widths.push(Constraint::Fill(1));
+    let title = match (app.filter_editing, app.filter.is_empty()) {
+        (true, _) => format!(" filter: {}█ ", app.filter),
+        (false, false) => format!(
+            " filter: {} ({} of {}) ",
+            app.filter,
+            rows_visible.len(),
+            app.rows.len()
+        ),
+        (false, true) => format!(" {} workspaces ", app.rows.len()),
+    };
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
+        .block(Block::default().borders(Borders::TOP).title(title))
+        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .column_spacing(1);
+    let mut state = TableState::default().with_selected((!rows_visible.is_empty()).then_some(app.selected));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+fn keys_for(app: &App) -> &'static str {
+    if app.filter_editing {
+        return "type to filter · Enter keep · Esc clear";
+    }
+    match app.overlays.last() {
+        Some(Overlay::Confirm(c)) if c.verb == Verb::Delete => {
+            "type the id · Tab switch · Enter choose · Ctrl-T take over · Esc cancel"
+        }
+        Some(Overlay::Confirm(_)) => "Tab switch · Enter choose · t take over · Esc cancel",
+        Some(Overlay::Detail { .. } | Overlay::Yaml { .. } | Overlay::Sent { .. }) => "↑↓ PgUp PgDn scroll · Esc close",
+        Some(Overlay::Help) => "Esc close",
+        None => {
+            "↑↓ move · Enter detail · y yaml · / filter · o sort · space mark · S suspend · R resume · D delete · a all ns · n next ns · w sent · ? help · q quit"
+        }
+    }
+}
+
+fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
+    let status = if app.status.is_empty() {
+        app.warnings.first().cloned().unwrap_or_default()
+    } else {
+        app.status.clone()
+    };
+    let lines = vec![
+        Line::from(Span::styled(keys_for(app), theme.fg(Color::DarkGray))),
+        Line::from(status),
+    ];
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
+    let w = area.width * pct_w / 100;
+    let h = area.height * pct_h / 100;
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn render_overlay(frame: &mut Frame, app: &App, top: &Overlay, theme: Theme) {
+    let area = centered(frame.area(), 90, 85);
+    frame.render_widget(Clear, area);
+    let block = |title: String| Block::default().borders(Borders::ALL).title(title);
+    match top {
+        Overlay::Detail { key, text, scroll } => {
+            let body = match text {
+                None => "reading…".to_string(),
+                Some(Ok(t)) => t.clone(),
+                Some(Err(e)) => format!("cannot read: {e}"),
+            };
+            let p = Paragraph::new(body)
+                .block(block(format!(" {} ({}) ", key.1, key.0)))
+                .scroll((*scroll, 0));
+            frame.render_widget(p, area);
+        }
+        Overlay::Yaml { key, text, scroll } => {
+            let p = Paragraph::new(text.as_str())
+                .block(block(format!(" namzu-ws-{} — YAML ", key.1)))
+                .scroll((*scroll, 0));
+            frame.render_widget(p, area);
+        }
+        Overlay::Help => frame.render_widget(Paragraph::new(HELP).block(block(" keys ".into())), area),
+        Overlay::Sent { scroll } => {
+            let mut lines = Vec::new();
+            if app.sent.is_empty() {
+                lines.push("Nothing sent in this session.".to_string());
+            }
+            for e in &app.sent {
+                let s = |k: &str| {
+                    e.get(k)
+                        .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
+                };
+                lines.push(format!(
+                    "{}  {} {}/{}  epoch {}  → {} {}",
+                    s("time"),
+                    s("verb"),
+                    s("namespace"),
+                    s("workspace"),
+                    s("epochCarried"),
+                    s("status"),
+                    s("outcome")
+                ));
+                if let Some(r) = e.get("request").filter(|r| !r.is_null()) {
+                    lines.push(format!(
+                        "    {} {}",
+                        r["method"].as_str().unwrap_or(""),
+                        r["path"].as_str().unwrap_or("")
+                    ));
+                    lines.push(format!("    {}", r["body"]));
+                }
+            }
+            let p = Paragraph::new(lines.join("\n"))
+                .block(block(" what was sent (this session) ".into()))
+                .scroll((*scroll, 0));
+            frame.render_widget(p, area);
+        }
+        Overlay::Confirm(c) => render_confirm(frame, area, c, theme),
+    }
+}
+
+fn verb_title(v: Verb) -> &'static str {
+    match v {
+        Verb::Suspend => "Suspend",
+        Verb::Resume => "Resume",
+        Verb::Delete => "Delete",
+    }
+}
+
+fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
+    let mut lines: Vec<Line> = Vec::new();
+    let n = c.targets.len();
+    lines.push(Line::from(format!(
+        "{} {n} workspace{} — take over: {}",
+        verb_title(c.verb),
+        if n == 1 { "" } else { "s" },
+        if c.take_over {
+            "ON (stored epoch + 1: the current holder is fenced out)"
+        } else {
+            "off (keeps the stored epoch)"
+        }
+    )));
+    lines.push(Line::from(""));
+    for key in &c.targets {
+        let head = format!("{} ({}): ", key.1, key.0);
+        let body = match c.previews.get(key) {
+            None => vec!["reading…".to_string()],
+            Some(Outcome::DryRun { request, epoch, mode }) => {
+                let mut v = vec![format!(
+                    "{}, stored epoch {} → carries {} ({}); {} {}",
+                    mode.as_str(),
+                    epoch.raw.clone().unwrap_or_else(|| "none (0)".into()),
+                    epoch.carried,
+                    epoch.describe(),
+                    request.method,
+                    request.path
+                )];
+                // one operation per line: the exact body, readable
+                match request.body.as_array() {
+                    Some(ops) => v.extend(ops.iter().map(|op| format!("  {op}"))),
+                    None => v.push(format!("  {}", request.body)),
+                }
+                v
+            }
+            Some(other) => vec![super::app::note_for(c.verb, other).text + " — nothing would be sent"],
+        };
+        lines.push(Line::from(head + &body[0]));
+        lines.extend(body[1..].iter().map(|l| Line::from(l.clone())));
+    }
+    if c.verb == Verb::Delete {
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            "Deleting destroys the pod, its agent sessions and the disks (PVCs).",
+            theme.fg(Color::Red).add_modifier(Modifier::BOLD),
+        )));
+        lines.push(Line::from(format!(
+            "Type {:?} to enable Delete: {}█",
+            c.phrase(),
+            c.typed
+        )));
+    }
+    lines.push(Line::from(""));
+    let button = |label: &str, focused: bool, enabled: bool| {
+        let mut style = Style::default();
+        if focused {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        if !enabled {
+            style = style.add_modifier(Modifier::DIM);
+        }
+        Span::styled(format!("[ {label} ]"), style)
+    };
+    lines.push(Line::from(vec![
+        button("Cancel", c.focus == Focus::Cancel, true),
+        Span::raw("   "),
+        button(verb_title(c.verb), c.focus == Focus::Confirm, c.ready()),
+    ]));
+    let p = Paragraph::new(Text::from(lines)).wrap(Wrap { trim: false }).block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title(format!(" {} ", verb_title(c.verb))),
+    );
+    frame.render_widget(p, area);
+}
+
+const HELP: &str = "\
+ Navigation    ↑/k ↓/j  PgUp PgDn  Home/g End/G
+ Filter        /  (id, template, state, diagnosis, namespace) · Esc clears
+ Sort          o  next column · O  reverse
+ Scope         a  all namespaces on/off · n  next namespace
+ Refresh       F5 or Ctrl-R (also every refresh interval)
+ Detail        Enter  conditions, pod, disks, epoch, drift, events
+ YAML          y  the Sandbox (managedFields hidden)
+ Mark          space  mark/unmark (actions apply to marked rows)
+ Suspend       S  (shifted: hard to hit by accident)
+ Resume        R
+ Delete        D  then type the workspace id
+ Take over     t in a confirmation (Ctrl-T while typing a delete)
+ What was sent w
+ Help          ?
+ Quit          q or Ctrl-C; Esc closes the top overlay first
+
+Every action opens a confirmation with a fresh read, the epoch it carries and the exact request;
+focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.";
