@@ -364,6 +364,7 @@ async fn run(
             id: id.clone(),
             epoch: choice(common),
             dry_run: common.dry_run,
+            expected_uid: None,
         };
         let outcome = write::write(&conn, &guard, &plan).await;
         let mut report = Report {

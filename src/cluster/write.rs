@@ -28,6 +28,8 @@ pub struct Plan {
     pub epoch: EpochChoice,
     /// Read and check, print the request, send nothing.
     pub dry_run: bool,
+    /// The Sandbox uid the user looked at: a replaced Sandbox (same name, new uid) is refused.
+    pub expected_uid: Option<String>,
 }
 
 /// Where writes are allowed and recorded.
@@ -73,6 +75,7 @@ pub enum Outcome {
         request: Request,
         epoch: EpochUse,
         mode: Mode,
+        uid: Option<String>,
     },
     /// The fence (or an unconditionable object) refused before anything was sent.
     Refused {
@@ -206,6 +209,16 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
         Ok(None) => return Outcome::NotFound,
         Err(e) => return Outcome::Failed(e),
     };
+    let uid = str_at(&current, &["metadata", "uid"]);
+    if let Some(expected) = plan.expected_uid.as_deref().filter(|e| uid != Some(*e)) {
+        audit(guard, conn, plan, None, None, None, "refused");
+        return Outcome::Refused {
+            message: format!(
+                "the Sandbox was replaced since you looked (uid {expected} is now {}): nothing sent",
+                uid.unwrap_or("-")
+            ),
+        };
+    }
     if plan.verb == Verb::Delete
         && let Some(claim) = claim_owner(&current)
     {
@@ -241,6 +254,7 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
                 request,
                 epoch,
                 mode: Mode::of_sandbox(&current),
+                uid: str_at(&current, &["metadata", "uid"]).map(str::to_string),
             };
         }
         sends += 1;

@@ -270,7 +270,8 @@ impl App {
     }
 }
 
-fn plan(verb: Verb, key: &RowKey, take_over: bool, dry_run: bool) -> Plan {
+/// The read-only preview of an action: the fresh read the confirmation shows.
+fn preview_plan(verb: Verb, key: &RowKey, take_over: bool) -> Plan {
     Plan {
         verb,
         namespace: key.0.clone(),
@@ -280,7 +281,28 @@ fn plan(verb: Verb, key: &RowKey, take_over: bool, dry_run: bool) -> Plan {
         } else {
             EpochChoice::Stored
         },
-        dry_run,
+        dry_run: true,
+        expected_uid: None,
+    }
+}
+
+/// The confirmed write: it carries exactly the epoch and uid the confirmation showed, so a
+/// holder that took over (or a Sandbox replaced) since then is refused, not followed.
+fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan, RowNote> {
+    match preview {
+        Some(Outcome::DryRun { epoch, uid, .. }) => Ok(Plan {
+            verb,
+            namespace: key.0.clone(),
+            id: key.1.clone(),
+            epoch: EpochChoice::Explicit(epoch.carried),
+            dry_run: false,
+            expected_uid: uid.clone(),
+        }),
+        Some(other) => Err(note_for(verb, other)),
+        None => Err(RowNote {
+            text: "not read yet: nothing sent; try again".into(),
+            ok: false,
+        }),
     }
 }
 
@@ -288,7 +310,7 @@ fn previews(c: &Confirm) -> Vec<Effect> {
     c.targets
         .iter()
         .map(|k| Effect::Preview {
-            plan: plan(c.verb, k, c.take_over, true),
+            plan: preview_plan(c.verb, k, c.take_over),
             take_over: c.take_over,
         })
         .collect()
@@ -455,7 +477,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     if let Some(top) = app.overlays.last_mut() {
-        let answer = on_overlay_key(top, key, &mut app.status);
+        let answer = on_overlay_key(top, key, &mut app.status, &mut app.notes);
         return match answer {
             None => {
                 app.overlays.pop();
@@ -555,7 +577,12 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
 }
 
 /// Keys on the top overlay: `None` closes it; `Some(effects)` keeps it (or a confirm's writes).
-fn on_overlay_key(top: &mut Overlay, key: KeyEvent, status: &mut String) -> Option<Vec<Effect>> {
+fn on_overlay_key(
+    top: &mut Overlay,
+    key: KeyEvent,
+    status: &mut String,
+    notes: &mut BTreeMap<RowKey, RowNote>,
+) -> Option<Vec<Effect>> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let scroll_by = |s: &mut u16, code: KeyCode| match code {
         KeyCode::Up | KeyCode::Char('k') => *s = s.saturating_sub(1),
@@ -597,15 +624,21 @@ fn on_overlay_key(top: &mut Overlay, key: KeyEvent, status: &mut String) -> Opti
                 }
                 Focus::Confirm => {
                     let wait = c.verb != Verb::Delete;
-                    Some(
-                        c.targets
-                            .iter()
-                            .map(|k| Effect::Write {
-                                plan: plan(c.verb, k, c.take_over, false),
-                                wait,
-                            })
-                            .collect(),
-                    )
+                    let mut writes = Vec::new();
+                    for k in &c.targets {
+                        match confirmed(c.verb, k, c.previews.get(k)) {
+                            Ok(plan) => writes.push(Effect::Write { plan, wait }),
+                            Err(note) => {
+                                notes.insert(k.clone(), note);
+                            }
+                        }
+                    }
+                    // the dialog closes even when nothing was left to send
+                    if writes.is_empty() {
+                        *status = "nothing sent".into();
+                        return None;
+                    }
+                    Some(writes)
                 }
             },
             _ => Some(Vec::new()),

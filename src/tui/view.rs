@@ -117,18 +117,13 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
             theme.fg(Color::Red).add_modifier(Modifier::BOLD),
         ),
     };
-    let second = Line::from(vec![
-        Span::raw(format!(
-            " {}  ",
-            if counts.is_empty() {
-                "no workspaces".into()
-            } else {
-                counts.join("  ")
-            }
-        )),
-        Span::raw("│ "),
-        freshness,
-    ]);
+    // freshness first: on a narrow terminal it is what must not be cut off
+    let counts = if counts.is_empty() {
+        "no workspaces".to_string()
+    } else {
+        counts.join("  ")
+    };
+    let second = Line::from(vec![Span::raw(" "), freshness, Span::raw(format!(" │ {counts}"))]);
     frame.render_widget(Paragraph::new(vec![Line::from(first), second]), area);
 }
 
@@ -136,10 +131,21 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let all = app.scope == Scope::All;
     let cols = fitting(all, area.width);
     let rows_visible = app.visible();
+    // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces
+    let height = area.height.saturating_sub(2) as usize;
+    let start = if app.selected >= height {
+        app.selected + 1 - height
+    } else {
+        0
+    };
+    let window = &rows_visible[start.min(rows_visible.len())..(start + height).min(rows_visible.len())];
     let mut header: Vec<Cell> = vec![Cell::from(" ")];
     header.extend(cols.iter().map(|c| Cell::from(c.header())));
-    header.push(Cell::from("RESULT"));
-    let rows: Vec<Row> = rows_visible
+    let results = area.width >= 110;
+    if results {
+        header.push(Cell::from("RESULT"));
+    }
+    let rows: Vec<Row> = window
         .iter()
         .map(|w| {
             let key = key_of(w);
@@ -149,13 +155,14 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
                 cols.iter()
                     .map(|c| Cell::from(cell(w, *c, app.now)).style(cell_style(w, *c, theme))),
             );
-            let note = app.notes.get(&key);
-            cells.push(
-                Cell::from(note.map_or(String::new(), |n| n.text.clone())).style(match note {
+            if results {
+                let note = app.notes.get(&key);
+                let style = match note {
                     Some(n) if !n.ok => theme.fg(Color::Red),
                     _ => Style::default(),
-                }),
-            );
+                };
+                cells.push(Cell::from(note.map_or(String::new(), |n| n.text.clone())).style(style));
+            }
             Row::new(cells)
         })
         .collect();
@@ -171,7 +178,9 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         Column::Diagnosis => Constraint::Length(19),
         _ => Constraint::Length(12),
     }));
-    widths.push(Constraint::Fill(1));
+    if results {
+        widths.push(Constraint::Fill(1));
+    }
     let title = match (app.filter_editing, app.filter.is_empty()) {
         (true, _) => format!(" filter: {}█ ", app.filter),
         (false, false) => format!(
@@ -187,7 +196,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .block(Block::default().borders(Borders::TOP).title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .column_spacing(1);
-    let mut state = TableState::default().with_selected((!rows_visible.is_empty()).then_some(app.selected));
+    let mut state = TableState::default().with_selected((!window.is_empty()).then_some(app.selected - start));
     frame.render_stateful_widget(table, area, &mut state);
 }
 
@@ -319,7 +328,9 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
         let head = format!("{} ({}): ", key.1, key.0);
         let body = match c.previews.get(key) {
             None => vec!["reading…".to_string()],
-            Some(Outcome::DryRun { request, epoch, mode }) => {
+            Some(Outcome::DryRun {
+                request, epoch, mode, ..
+            }) => {
                 let mut v = vec![format!(
                     "{}, stored epoch {} → carries {} ({}); {} {}",
                     mode.as_str(),
@@ -336,7 +347,7 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
                 }
                 v
             }
-            Some(other) => vec![super::app::note_for(c.verb, other).text + " — nothing would be sent"],
+            Some(other) => vec![super::app::note_for(c.verb, other).text],
         };
         lines.push(Line::from(head + &body[0]));
         lines.extend(body[1..].iter().map(|l| Line::from(l.clone())));

@@ -12,4 +12,5 @@ mod sim_kubectl;
 mod sim_support;
 mod support;
 mod template_hash_cli;
+mod tui;
 mod vectors;

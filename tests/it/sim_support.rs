@@ -141,5 +141,5 @@ pub fn err(o: &std::process::Output) -> String {
 
 /// The demo scenario on a manual clock.
 pub async fn start_demo() -> TestSim {
-    start_with(kubectl_namzu::sim::scenario::DEMO, |_| {}).await
+    start_with(kubectl_namzu::sim::scenario::DEMO, |c| c.namespace = "agents".into()).await
 }

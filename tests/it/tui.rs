@@ -1,0 +1,366 @@
+//! The TUI: snapshots of every view on TestBackend, key sequences through `update` against the
+//! sim (the I/O effects run through the real write path), and a hung API server.
+
+use crate::sim_support::*;
+use kubectl_namzu::cluster::audit::AuditLog;
+use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
+use kubectl_namzu::cluster::write::Guard;
+use kubectl_namzu::sim::faults::{Action as Fault_, Fault, Mutation};
+use kubectl_namzu::sim::resources::SANDBOXES;
+use kubectl_namzu::tui::action::{Action, Effect};
+use kubectl_namzu::tui::app::{App, update};
+use kubectl_namzu::tui::io::Io;
+use kubectl_namzu::tui::view::{self, Theme};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc::unbounded_channel;
+
+struct Harness {
+    t: TestSim,
+    io: Arc<Io>,
+    app: App,
+}
+
+/// The demo with instant transitions: a pod goes or gets ready at the controller's next look.
+async fn quick_demo() -> TestSim {
+    start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+        c.namespace = "agents".into();
+        c.timing.grace = chrono::Duration::zero();
+        c.timing.ready_delay = chrono::Duration::zero();
+    })
+    .await
+}
+
+async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
+    let opts = ConnectOptions {
+        kubeconfig: Some(t.sim.kubeconfig().to_path_buf()),
+        request_timeout: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    let conn = Connection::open(&opts).await.unwrap();
+    let audit = AuditLog {
+        path: Some(t.dir.path().join("audit.jsonl")),
+        session: Some(Arc::new(Mutex::new(Vec::new()))),
+    };
+    let app = App::new(
+        &conn.context,
+        "http://sim",
+        &conn.namespace,
+        all,
+        read_only,
+        t.sim.now(),
+    );
+    let io = Arc::new(Io {
+        conn,
+        guard: Guard { read_only, audit },
+        flags: Default::default(),
+        wait_timeout: Duration::from_secs(2),
+    });
+    let mut h = Harness { t, io, app };
+    let first = h.app.start();
+    h.settle(first).await;
+    h
+}
+
+impl Harness {
+    /// Run effects to completion, feeding their actions back through `update`.
+    async fn settle(&mut self, mut effects: Vec<Effect>) {
+        while !effects.is_empty() {
+            let (tx, mut rx) = unbounded_channel();
+            for e in effects.drain(..) {
+                self.io.perform(e, tx.clone()).await;
+            }
+            drop(tx);
+            while let Some(a) = rx.recv().await {
+                effects.extend(update(&mut self.app, a));
+            }
+        }
+        self.app.now = self.t.sim.now();
+    }
+
+    async fn keys(&mut self, keys: &[KeyCode]) {
+        for k in keys {
+            let effects = update(&mut self.app, Action::Key(KeyEvent::new(*k, KeyModifiers::NONE)));
+            self.settle(effects).await;
+        }
+    }
+
+    async fn type_text(&mut self, text: &str) {
+        let codes: Vec<KeyCode> = text.chars().map(KeyCode::Char).collect();
+        self.keys(&codes).await;
+    }
+
+    fn screen(&self, w: u16, h: u16) -> String {
+        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        term.draw(|f| view::render(f, &self.app, Theme { colour: false }))
+            .unwrap();
+        let buf = term.backend().buffer().clone();
+        (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn snap(name: &str, screen: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[TIME]");
+    settings.add_filter(r"\d{2}:\d{2}:\d{2}\.\d{3}Z", "[HMS]");
+    settings.add_filter(r"[0-9a-f]{8}-5a4d-4000-8000-[0-9a-f]{12}", "[UID]");
+    // stamps the tool writes come from the wall clock, a moment after the sim's manual clock
+    settings.add_filter(r"\b\d+s\b|<invalid>", "[SECS]");
+    settings.bind(|| insta::assert_snapshot!(name, screen));
+}
+
+/// Event ages in the detail pane come from the wall clock: filter them too.
+fn snap_ages(name: &str, screen: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\(\d+[smhdy]\d*[smhd]? ago\)", "([AGE] ago)");
+    settings.add_filter(r"(Normal|Warning)(\s+\S+\s+)\d+[smhd]\s", "$1$2[AGE] ");
+    settings.bind(|| snap(name, screen));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_of_every_view() {
+    let mut h = harness(start_demo().await, true, false).await;
+    snap("list_all_states_wide", &h.screen(160, 34));
+    snap("list_narrow_80x24", &h.screen(80, 24));
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("coder").await;
+    h.keys(&[
+        KeyCode::Enter,
+        KeyCode::Char('o'),
+        KeyCode::Char('o'),
+        KeyCode::Char('o'),
+        KeyCode::Char('O'),
+    ])
+    .await;
+    snap("filter_coder_sorted_by_epoch_reversed", &h.screen(160, 34));
+    h.keys(&[KeyCode::Esc]).await;
+    assert!(h.app.filter.is_empty());
+    h.app.sort = kubectl_namzu::domain::select::SortKey::Name;
+    h.app.reverse = false;
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("juliet").await;
+    h.keys(&[KeyCode::Enter, KeyCode::Enter]).await;
+    snap_ages("detail_juliet", &h.screen(140, 40));
+    h.keys(&[KeyCode::Esc, KeyCode::Char('y')]).await;
+    snap("yaml_juliet", &h.screen(120, 40));
+    h.keys(&[KeyCode::Esc, KeyCode::Char('?')]).await;
+    snap("help", &h.screen(120, 30));
+    h.keys(&[KeyCode::Esc]).await;
+    for (verb, key) in [("suspend", 'S'), ("resume", 'R'), ("delete", 'D')] {
+        h.keys(&[KeyCode::Char(key)]).await;
+        snap(&format!("confirm_{verb}"), &h.screen(140, 30));
+        h.keys(&[KeyCode::Esc]).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_of_results_errors_and_disabled_actions() {
+    let mut h = harness(quick_demo().await, false, false).await;
+    // bulk: mark three, suspend them all (one is already suspended)
+    h.keys(&[
+        KeyCode::Char(' '),
+        KeyCode::Char(' '),
+        KeyCode::Char(' '),
+        KeyCode::Char(' '),
+        KeyCode::Char('S'),
+    ])
+    .await;
+    snap("confirm_bulk_suspend", &h.screen(160, 34));
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    snap("bulk_result", &h.screen(160, 34));
+    // the API server starts failing: the last good rows stay, the error is on top
+    h.t.sim.add_fault(Fault::status(
+        Some("GET"),
+        "/sandboxes",
+        500,
+        "etcdserver: request timed out",
+    ));
+    h.t.sim.advance(chrono::Duration::seconds(7));
+    h.app.now = h.t.sim.now();
+    h.keys(&[KeyCode::F(5)]).await;
+    assert!(h.app.refresh_error.is_some());
+    assert!(!h.app.rows.is_empty());
+    snap("error_over_stale_data", &h.screen(160, 12));
+    h.t.sim.clear_faults();
+
+    let mut ro = harness(start_demo().await, false, true).await;
+    ro.keys(&[KeyCode::Char('S')]).await;
+    assert!(ro.app.overlays.is_empty(), "no dialog in read-only mode");
+    snap("read_only_suspend_disabled", &ro.screen(120, 8));
+
+    // RBAC: a viewer may not patch or delete: the actions say so before anything is tried
+    let viewer = vec![kubectl_namzu::sim::auth::User::with_rules(
+        "viewer",
+        "v",
+        vec![kubectl_namzu::sim::auth::Rule::new(
+            &["get", "list", "watch", "create"],
+            &["*"],
+            &["*"],
+            &[],
+        )],
+    )];
+    let t = start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+        c.users = viewer;
+        c.namespace = "agents".into();
+    })
+    .await;
+    let mut rbac = harness(t, false, false).await;
+    assert_eq!((rbac.app.can_patch, rbac.app.can_delete), (Some(false), Some(false)));
+    rbac.keys(&[KeyCode::Char('D')]).await;
+    assert!(rbac.app.overlays.is_empty());
+    snap("rbac_delete_disabled", &rbac.screen(120, 8));
+    assert!(
+        rbac.t
+            .sim
+            .requests()
+            .iter()
+            .all(|r| r.method == "GET" || r.path.contains("selfsubjectaccessreviews"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspend_with_take_over_from_the_list() {
+    let mut h = harness(quick_demo().await, false, false).await;
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("alpha").await;
+    h.keys(&[
+        KeyCode::Enter,
+        KeyCode::Char('S'),
+        KeyCode::Char('t'),
+        KeyCode::Tab,
+        KeyCode::Enter,
+    ])
+    .await;
+    let s = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").unwrap();
+    assert_eq!(s["spec"]["operatingMode"], "Suspended");
+    assert_eq!(
+        s["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"], "8",
+        "stored 7 + 1"
+    );
+    let patches: Vec<_> = h.t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
+    assert_eq!(patches.len(), 1);
+    let body = patches[0].body.clone().unwrap();
+    assert_eq!(
+        body[0],
+        serde_json::json!({"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"7"})
+    );
+    assert_eq!(
+        body[1],
+        serde_json::json!({"op":"add","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"8"})
+    );
+    assert_eq!(
+        body[3],
+        serde_json::json!({"op":"add","path":"/spec/operatingMode","value":"Suspended"})
+    );
+    let note = &h.app.notes[&("agents".to_string(), "alpha".to_string())];
+    assert!(note.ok, "{note:?}");
+    assert_eq!(h.app.sent.len(), 1, "what was sent");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fence_refusal_shows_and_changes_nothing() {
+    let mut h = harness(start_demo().await, false, false).await;
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("alpha").await;
+    h.keys(&[KeyCode::Enter, KeyCode::Char('S')]).await;
+    // the preview read epoch 7; a host takes over before the user confirms
+    h.t.sim.modify(&SANDBOXES, "agents", "namzu-ws-alpha", |o| {
+        o["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"] = serde_json::json!("9")
+    });
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    let s = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").unwrap();
+    assert_eq!(s["spec"]["operatingMode"], "Running");
+    assert!(
+        h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
+        "refused before sending"
+    );
+    let note = &h.app.notes[&("agents".to_string(), "alpha".to_string())];
+    assert!(!note.ok && note.text.contains("held at epoch 9"), "{note:?}");
+    assert!(h.screen(160, 10).contains("refused"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_without_the_typed_id_sends_nothing() {
+    let mut h = harness(start_demo().await, false, false).await;
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("echo").await;
+    h.keys(&[KeyCode::Enter, KeyCode::Char('D'), KeyCode::Tab, KeyCode::Enter])
+        .await;
+    assert!(h.app.status.contains("type \"echo\""), "{}", h.app.status);
+    h.type_text("ech").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert!(h.t.sim.requests().iter().all(|r| r.method != "DELETE"));
+    h.keys(&[KeyCode::Esc]).await;
+    assert!(h.app.overlays.is_empty());
+    assert!(h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-echo").is_some());
+    // typed in full, focus on Delete: one fenced DELETE
+    h.keys(&[KeyCode::Char('D')]).await;
+    h.type_text("echo").await;
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    assert!(h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-echo").is_none());
+    let deletes: Vec<_> =
+        h.t.sim
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "DELETE")
+            .collect();
+    assert_eq!(deletes.len(), 1);
+    assert!(deletes[0].body.as_ref().unwrap()["preconditions"]["resourceVersion"].is_string());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_api_server_leaves_the_ui_responsive() {
+    let h = harness(start_demo().await, false, false).await;
+    let Harness { t, io, mut app } = h;
+    t.sim.add_fault(Fault::new(Some("GET"), "/sandboxes", Fault_::Hang));
+    let (tx, rx) = unbounded_channel();
+    let keys = tx.clone();
+    let before = app.selected;
+    let driver = tokio::spawn(async move {
+        let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        kubectl_namzu::tui::event_loop(
+            &mut term,
+            &mut app,
+            io,
+            tx,
+            rx,
+            Duration::from_millis(50),
+            Theme { colour: false },
+        )
+        .await
+        .map(|_| app)
+    });
+    for code in [
+        KeyCode::F(5),
+        KeyCode::Char('j'),
+        KeyCode::Char('j'),
+        KeyCode::Char('?'),
+        KeyCode::Esc,
+        KeyCode::Char('q'),
+    ] {
+        keys.send(Action::Key(KeyEvent::new(code, KeyModifiers::NONE))).unwrap();
+    }
+    let app = tokio::time::timeout(Duration::from_secs(5), driver)
+        .await
+        .expect("keys are handled while a request hangs")
+        .unwrap()
+        .unwrap();
+    assert_eq!(app.selected, before + 2);
+    assert!(app.refreshing, "the hung refresh is still out");
+    drop(t);
+    let _ = Mutation::BumpResourceVersion;
+}
