@@ -13,4 +13,5 @@ mod sim_support;
 mod support;
 mod template_hash_cli;
 mod tui;
+mod tui_tmux;
 mod vectors;

@@ -1,0 +1,95 @@
+//! End to end: the real binary's demo in a real terminal (tmux): filter, detail, suspend, quit,
+//! and the terminal is restored. Skipped, saying so, where tmux is not installed.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+    session: &'static str,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", self.session])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.cmd(&["send-keys", "-t", self.session, k]);
+        }
+    }
+
+    /// Wait (bounded) until the screen shows `text`; the screen on failure.
+    fn expect(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "screen never showed {text:?}:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
+}
+
+#[test]
+fn demo_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; the terminal end-to-end test did not run");
+        return;
+    }
+    let t = Tmux {
+        socket: format!("namzu-e2e-{}", std::process::id()),
+        session: "demo",
+    };
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120");
+    t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
+    t.expect("25 workspaces");
+    t.keys(&["/", "alpha", "Enter"]);
+    t.expect("filter: alpha (1 of 25)");
+    t.keys(&["Enter"]);
+    t.expect("Holder epoch:    7 (annotation \"7\")");
+    t.keys(&["Escape", "S"]);
+    let confirm = t.expect("Suspend 1 workspace");
+    assert!(
+        confirm.contains("keeps holder epoch 7") && confirm.contains("\"op\":\"test\""),
+        "{confirm}"
+    );
+    t.keys(&["Tab", "Enter"]);
+    let done = t.expect("suspended confirmed");
+    assert!(done.contains("Suspended  Suspended"), "{done}");
+    t.keys(&["q"]);
+    let after = t.expect("NAMZU-EXITED");
+    assert!(
+        !after.contains("kubectl-namzu  context"),
+        "the TUI is gone from the screen:\n{after}"
+    );
+    assert_eq!(
+        t.cmd(&["display-message", "-p", "-t", t.session, "#{alternate_on}"])
+            .trim(),
+        "0",
+        "left the alternate screen"
+    );
+    // raw mode is off: the shell's terminal echoes what is typed again
+    t.keys(&["echo restored", "Enter"]);
+    t.expect("restored");
+}
