@@ -31,7 +31,7 @@ fn sandbox(i: usize) -> Value {
     json!({"metadata":{"name":format!("namzu-ws-w{i:05}"),"namespace":format!("ns-{}", i % 7),"uid":format!("uid-{i}"),
         "creationTimestamp":"2026-10-01T00:00:00Z","resourceVersion":"1",
         "annotations":{"sandbox.namzu.ai/holder-epoch":(i % 9).to_string(),"sandbox.namzu.ai/operating-mode-changed-at":"2026-11-01T00:00:00.000Z"}},
-        "spec":{"operatingMode": if i % 3 == 0 {"Suspended"} else {"Running"},
+        "spec":{"operatingMode": if i.is_multiple_of(3) {"Suspended"} else {"Running"},
             "podTemplate":{"metadata":{"labels":{"sandbox.namzu.ai/template":"coder"}},"spec":{"containers":[{"name":"a","image":"x"}]}}},
         "status":{"conditions":[{"type":"Ready","status":"True","reason":"DependenciesReady"}]}})
 }
