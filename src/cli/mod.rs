@@ -4,6 +4,7 @@ pub mod audit;
 pub mod capacity;
 pub mod demo;
 pub mod describe;
+pub mod doctor;
 pub mod drift;
 pub mod exit;
 pub mod globals;
@@ -12,6 +13,7 @@ pub mod inspect;
 pub mod list;
 pub mod output;
 pub mod overlay;
+pub mod rbac;
 pub mod schema;
 pub mod selection;
 pub mod template_hash;
@@ -53,6 +55,10 @@ pub enum Command {
     TemplateHash(template_hash::Args),
     /// Try everything against a built-in simulated cluster (no cluster needed).
     Demo(demo::Args),
+    /// Check the cluster, agent-sandbox and your permissions for every verb.
+    Doctor,
+    /// Print the minimal Role (and a RoleBinding to fill in) the tool needs.
+    Rbac(rbac::Args),
     /// The full-screen inventory (also what `kubectl namzu` alone opens on a terminal).
     Tui(TuiArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
@@ -110,6 +116,8 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         return Ok(());
     };
     match command {
+        Command::Doctor => doctor::run(&cli.globals).await,
+        Command::Rbac(args) => rbac::run(&cli.globals, args),
         Command::Tui(args) => crate::tui::run(&cli.globals, args.refresh_interval).await,
         Command::List(args) => list::run(&cli.globals, args).await,
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,

@@ -15,6 +15,7 @@ pub mod naming;
 pub mod object;
 pub mod patch;
 pub mod pod;
+pub mod rbac;
 pub mod select;
 pub mod state;
 pub mod timefmt;

@@ -1,5 +1,6 @@
 //! One integration-test binary (fast to link on a small machine); each module a capability.
 
+mod cli_doctor;
 mod cli_inspect;
 mod cli_list;
 mod cli_write;

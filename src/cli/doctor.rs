@@ -1,0 +1,128 @@
+//! `kubectl namzu doctor`: can this tool work here, and if not, what to do about it.
+
+use super::exit::Failure;
+use super::globals::Globals;
+use crate::cluster::access;
+use crate::cluster::connect::Connection;
+use crate::cluster::error::Op;
+use crate::cluster::resources::{self, SANDBOXES, TEMPLATES};
+use crate::domain::naming::{is_workspace, template_label};
+use crate::domain::rbac::VERBS;
+use std::collections::BTreeSet;
+
+fn qualified(group: &str, resource: &str) -> String {
+    if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
+pub async fn run(globals: &Globals) -> Result<(), Failure> {
+    let mut todo: Vec<String> = Vec::new();
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let ns = conn.namespace.clone();
+    let op = Op {
+        verb: "get",
+        resource: "/version".into(),
+        namespace: None,
+        name: String::new(),
+    };
+    match conn.bounded(&op, conn.client.apiserver_version()).await {
+        Ok(v) => println!(
+            "✓ server        {} ({}), context {}",
+            conn.server, v.git_version, conn.context
+        ),
+        Err(e) => {
+            println!("✗ server        {e}");
+            return Err(Failure::error(
+                "the API server cannot be reached: nothing else can be checked",
+            ));
+        }
+    }
+    let op = Op {
+        verb: "discover",
+        resource: "API groups".into(),
+        namespace: None,
+        name: String::new(),
+    };
+    let groups = conn.bounded(&op, conn.client.list_api_groups()).await?;
+    let served = |g: &str| -> Vec<String> {
+        groups
+            .groups
+            .iter()
+            .filter(|x| x.name == g)
+            .flat_map(|x| x.versions.iter().map(|v| v.version.clone()))
+            .collect()
+    };
+    let (core, ext) = (served("agents.x-k8s.io"), served("extensions.agents.x-k8s.io"));
+    if core.iter().any(|v| v == "v1beta1") {
+        println!("✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
+    } else if core.is_empty() {
+        println!("✗ agent-sandbox agents.x-k8s.io is not served");
+        todo.push("install agent-sandbox v0.5.0 or later (the Sandbox CRD, agents.x-k8s.io/v1beta1)".into());
+    } else {
+        println!("✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)", core.join(", "));
+        todo.push("upgrade agent-sandbox to v0.5.0 or later (v1beta1)".into());
+    }
+    if ext.iter().any(|v| v == "v1beta1") {
+        println!("✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
+    } else {
+        println!(
+            "! extensions    extensions.agents.x-k8s.io v1beta1 is not served: drift and capacity cannot read templates, pools or claims"
+        );
+    }
+    println!("Permissions in namespace {ns}:");
+    for (verb, needs) in VERBS {
+        let mut missing = Vec::new();
+        for n in needs {
+            match access::can(&conn, n.verb, n.group, n.resource, Some(&ns)).await {
+                Ok(true) => {}
+                Ok(false) => missing.push(format!("{} {}", n.verb, qualified(n.group, n.resource))),
+                Err(e) => missing.push(format!(
+                    "{} {} (could not ask: {e})",
+                    n.verb,
+                    qualified(n.group, n.resource)
+                )),
+            }
+        }
+        if missing.is_empty() {
+            println!("  ✓ {verb}");
+        } else {
+            println!("  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
+        }
+        if !missing.is_empty() && todo.iter().all(|t| !t.contains("kubectl namzu rbac")) {
+            todo.push(format!(
+                "ask for the Role printed by `kubectl namzu rbac -n {ns}` (or `--read-only`)"
+            ));
+        }
+    }
+    // templates are counted by GET, as the inventory reads them (hosts often may not list them)
+    match resources::list(&conn, &SANDBOXES, Some(&ns), None).await {
+        Ok(all) => {
+            let workspaces: Vec<_> = all.iter().filter(|s| is_workspace(s)).collect();
+            let names: BTreeSet<&str> = workspaces.iter().filter_map(|s| template_label(s)).collect();
+            let mut found = 0;
+            for name in &names {
+                if let Ok(Some(_)) = resources::get(&conn, &TEMPLATES, &ns, name).await {
+                    found += 1;
+                }
+            }
+            println!(
+                "  {} workspaces in namespace {ns}; they use {} templates, {found} of which exist and can be read",
+                workspaces.len(),
+                names.len()
+            );
+        }
+        Err(e) => println!("  workspaces in namespace {ns}: ? ({e})"),
+    }
+    if todo.is_empty() {
+        println!("Everything kubectl-namzu needs is here.");
+        return Ok(());
+    }
+    println!("What to do:");
+    for t in &todo {
+        println!("  - {t}");
+    }
+    Err(Failure::error(format!("{} problem(s) found", todo.len())))
+}

@@ -1,0 +1,111 @@
+//! What each of the tool's verbs needs from RBAC (namzu-backend.md §7 plus the inventory's reads),
+//! for `kubectl namzu rbac` and `kubectl namzu doctor`.
+
+/// One permission: API group, resource, verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Need {
+    pub group: &'static str,
+    pub resource: &'static str,
+    pub verb: &'static str,
+}
+
+const fn need(group: &'static str, resource: &'static str, verb: &'static str) -> Need {
+    Need { group, resource, verb }
+}
+
+pub const SANDBOXES: &str = "agents.x-k8s.io";
+pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
+
+/// Per tool verb, what it needs; the first entry is the one it cannot work without.
+pub const VERBS: [(&str, &[Need]); 6] = [
+    (
+        "list",
+        &[
+            need(SANDBOXES, "sandboxes", "list"),
+            need("", "pods", "list"),
+            need("", "persistentvolumeclaims", "list"),
+            need(EXTENSIONS, "sandboxtemplates", "get"),
+        ],
+    ),
+    (
+        "inspect",
+        &[
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "pods", "list"),
+            need("", "persistentvolumeclaims", "get"),
+            need("", "events", "list"),
+            need(EXTENSIONS, "sandboxtemplates", "get"),
+        ],
+    ),
+    (
+        "drift",
+        &[
+            need(SANDBOXES, "sandboxes", "get"),
+            need(EXTENSIONS, "sandboxtemplates", "get"),
+        ],
+    ),
+    (
+        "capacity",
+        &[
+            need(EXTENSIONS, "sandboxwarmpools", "list"),
+            need(EXTENSIONS, "sandboxclaims", "list"),
+        ],
+    ),
+    (
+        "suspend/resume",
+        &[
+            need(SANDBOXES, "sandboxes", "patch"),
+            need(SANDBOXES, "sandboxes", "get"),
+            // --wait reads the pod
+            need("", "pods", "get"),
+            need("", "pods", "list"),
+        ],
+    ),
+    (
+        "delete",
+        &[
+            need(SANDBOXES, "sandboxes", "delete"),
+            need(SANDBOXES, "sandboxes", "get"),
+        ],
+    ),
+];
+
+/// The Role rules: every need of every verb (writes left out for read-only), grouped by
+/// (group, resource), verbs sorted.
+pub fn rules(read_only: bool) -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&str, &str, Vec<&str>)> = Vec::new();
+    let writes = ["patch", "delete"];
+    for (_, needs) in VERBS {
+        for n in needs.iter().filter(|n| !(read_only && writes.contains(&n.verb))) {
+            match out.iter_mut().find(|(g, r, _)| *g == n.group && *r == n.resource) {
+                Some((_, _, verbs)) if !verbs.contains(&n.verb) => verbs.push(n.verb),
+                Some(_) => {}
+                None => out.push((n.group, n.resource, vec![n.verb])),
+            }
+        }
+    }
+    for (_, _, verbs) in &mut out {
+        verbs.sort();
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_has_no_write_verbs() {
+        let all = rules(false);
+        let ro = rules(true);
+        let verbs = |r: &[(&str, &str, Vec<&str>)]| r.iter().flat_map(|(_, _, v)| v.clone()).collect::<Vec<_>>();
+        assert!(verbs(&all).contains(&"patch") && verbs(&all).contains(&"delete"));
+        assert!(!verbs(&ro).contains(&"patch") && !verbs(&ro).contains(&"delete"));
+        let sandboxes = all
+            .iter()
+            .find(|(g, r, _)| *g == SANDBOXES && *r == "sandboxes")
+            .unwrap();
+        assert_eq!(sandboxes.2, ["delete", "get", "list", "patch"]);
+    }
+}

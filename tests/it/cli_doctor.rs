@@ -1,0 +1,152 @@
+//! `doctor` and `rbac` against the sim: a missing permission is named exactly, and the printed Role
+//! is enough for every verb (and the read-only one for none of the writes).
+
+use crate::sim_support::*;
+use kubectl_namzu::sim::auth::{Rule, User};
+use kubectl_namzu::sim::discovery::AgentSandbox;
+use serde_json::Value;
+
+const SCENARIO: &str = "namespaces: [default]\nobjects:\n  - {apiVersion: extensions.agents.x-k8s.io/v1beta1, kind: SandboxTemplate, metadata: {name: ws, namespace: default}, spec: {podTemplate: {spec: {containers: [{name: c, image: i}]}}}}\nworkspaces:\n  - {namespace: default, id: a, epoch: \"1\", podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n  - {namespace: default, id: b, mode: Suspended, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n";
+
+fn asset(name: &str) -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/rbac")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The sim rules a Role's YAML grants in `namespace`.
+fn rules_of(role_yaml: &str, namespace: &str) -> Vec<Rule> {
+    let role: Value = serde_yaml::from_str(role_yaml.split("---").next().unwrap()).unwrap();
+    role["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let strings = |k: &str| {
+                r[k].as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect::<Vec<_>>()
+            };
+            Rule::new(
+                &strings("verbs"),
+                &strings("apiGroups"),
+                &strings("resources"),
+                &[namespace],
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_prints_the_shipped_roles() {
+    let o = namzu_env(vec!["rbac".into(), "-n".into(), "default".into()], vec![]).await;
+    assert_eq!(out(&o), asset("role.yaml"));
+    let o = namzu_env(
+        vec!["rbac".into(), "-n".into(), "default".into(), "--read-only".into()],
+        vec![],
+    )
+    .await;
+    assert_eq!(out(&o), asset("role-read-only.yaml"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_printed_role_is_enough_for_every_verb() {
+    let users = vec![User::with_rules(
+        "operator",
+        "op",
+        rules_of(&asset("role.yaml"), "default"),
+    )];
+    let t = start_with(SCENARIO, |c| {
+        c.users = users;
+        c.timing.grace = chrono::Duration::zero();
+        c.timing.ready_delay = chrono::Duration::zero();
+    })
+    .await;
+    let audit = t.dir.path().join("audit.jsonl").display().to_string();
+    for args in [
+        vec!["list"],
+        vec!["inspect", "a"],
+        vec!["drift", "a"],
+        vec!["capacity"],
+        vec!["suspend", "a", "--wait"],
+        vec!["resume", "a", "--wait"],
+        vec!["delete", "b", "--yes"],
+        vec!["doctor"],
+    ] {
+        let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+        full.extend(args.iter().map(|s| s.to_string()));
+        let o = namzu_env(full, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit.clone())]).await;
+        assert!(o.status.success(), "{args:?}: {}{}", out(&o), err(&o));
+        assert!(
+            !err(&o).contains("forbidden") && !err(&o).contains("may not"),
+            "{args:?}: {}",
+            err(&o)
+        );
+    }
+    let forbidden: Vec<String> = t
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.status == 403)
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(forbidden.is_empty(), "forbidden: {forbidden:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_names_what_is_missing() {
+    let t = start_with(SCENARIO, |_| {}).await;
+    let o = namzu(&t, &["doctor"]).await;
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(
+        out(&o).contains("✓ agent-sandbox agents.x-k8s.io v1beta1"),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains("2 workspaces in namespace default; they use 1 templates, 1 of which exist"),
+        "{}",
+        out(&o)
+    );
+    assert!(out(&o).contains("Everything kubectl-namzu needs is here."));
+
+    // a user with the read-only Role: told exactly that delete (and patch) are missing
+    let users = vec![User::with_rules(
+        "viewer",
+        "v",
+        rules_of(&asset("role-read-only.yaml"), "default"),
+    )];
+    let t = start_with(SCENARIO, |c| c.users = users).await;
+    let o = namzu(&t, &["doctor"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    let text = out(&o);
+    assert!(
+        text.contains("  ✗ delete: you may not delete sandboxes.agents.x-k8s.io in namespace default"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ✗ suspend/resume: you may not patch sandboxes.agents.x-k8s.io in namespace default"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  ✓ list") && text.contains("kubectl namzu rbac -n default"),
+        "{text}"
+    );
+    // and the read-only Role refuses the writes for real
+    let o = namzu(&t, &["suspend", "a"]).await;
+    assert!(out(&o).contains("forbidden: you may not patch"), "{}", out(&o));
+
+    let t = start_with("", |c| c.agent_sandbox = AgentSandbox::Missing).await;
+    let o = namzu(&t, &["doctor"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out(&o).contains("✗ agent-sandbox agents.x-k8s.io is not served") && out(&o).contains("install agent-sandbox"),
+        "{}",
+        out(&o)
+    );
+}
