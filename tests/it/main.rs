@@ -8,6 +8,7 @@ mod demo_scenario;
 mod derive;
 mod properties;
 mod race;
+mod readme;
 mod sim_api;
 mod sim_kubectl;
 mod sim_support;

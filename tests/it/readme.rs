@@ -1,0 +1,58 @@
+//! Every `kubectl namzu …` command shown in README.md runs as shown against the simulated demo
+//! (the README says which ones need a real cluster: none do). `demo` itself is left out: it would
+//! start a second simulated cluster.
+
+use crate::sim_support::*;
+
+fn readme_commands() -> Vec<String> {
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut in_block = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block && line.trim_start().starts_with("```sh");
+            continue;
+        }
+        let line = line.trim();
+        if in_block && line.starts_with("kubectl namzu ") && !line.contains(" demo") {
+            out.push(line.split(" #").next().unwrap().trim().to_string());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_readme_example_runs() {
+    let commands = readme_commands();
+    assert!(commands.len() >= 8, "{commands:?}");
+    let t = start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+        c.namespace = "agents".into();
+        c.timing.grace = chrono::Duration::zero();
+        c.timing.ready_delay = chrono::Duration::zero();
+    })
+    .await;
+    let audit = t.dir.path().join("audit.jsonl").display().to_string();
+    for command in commands {
+        let words: Vec<&str> = command.split_whitespace().skip(2).collect();
+        let mut args = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+        let mut skip_next = false;
+        for w in words {
+            if skip_next {
+                skip_next = false;
+                continue;
+            }
+            if w == "--kubeconfig" {
+                skip_next = true; // the README's path is the served demo's; ours is this sim's
+                continue;
+            }
+            args.push(w.to_string());
+        }
+        let o = namzu_env(args, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit.clone())]).await;
+        assert!(
+            o.status.success(),
+            "README command failed: {command}\n{}{}",
+            out(&o),
+            err(&o)
+        );
+    }
+}
