@@ -99,7 +99,9 @@ mod tests {
     fn read_only_has_no_write_verbs() {
         let all = rules(false);
         let ro = rules(true);
-        let verbs = |r: &[(&str, &str, Vec<&str>)]| r.iter().flat_map(|(_, _, v)| v.clone()).collect::<Vec<_>>();
+        fn verbs(r: &[(&'static str, &'static str, Vec<&'static str>)]) -> Vec<&'static str> {
+            r.iter().flat_map(|(_, _, v)| v.clone()).collect()
+        }
         assert!(verbs(&all).contains(&"patch") && verbs(&all).contains(&"delete"));
         assert!(!verbs(&ro).contains(&"patch") && !verbs(&ro).contains(&"delete"));
         let sandboxes = all
