@@ -4,10 +4,10 @@ use crate::domain::drift::OverlayFlags;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct OverlayArgs {
-    /// The hosts' configured runtimeClassName (default: inferred from each Sandbox).
+    /// The hosts' configured runtimeClassName overlay (when not given: inferred from each Sandbox; template-hash: none).
     #[arg(long)]
     pub runtime_class: Option<String>,
-    /// The hosts' configured egress profile (default: inferred).
+    /// The hosts' configured egress profile overlay (when not given: inferred; template-hash: none).
     #[arg(long)]
     pub egress_profile: Option<String>,
     /// The egress profile label key (default sandbox.namzu.ai/egress-profile).

@@ -13,15 +13,8 @@ pub struct Args {
     /// Template name for the template label (default: the file's metadata.name).
     #[arg(long)]
     pub template_name: Option<String>,
-    /// The host's configured runtimeClassName overlay.
-    #[arg(long)]
-    pub runtime_class: Option<String>,
-    /// The host's configured egress profile overlay.
-    #[arg(long)]
-    pub egress_profile: Option<String>,
-    /// Label key of the egress profile (default sandbox.namzu.ai/egress-profile).
-    #[arg(long)]
-    pub egress_profile_label_key: Option<String>,
+    #[command(flatten)]
+    pub overlays: super::overlay::OverlayArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -52,9 +45,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         })?;
     let overlays = Overlays {
         template_name,
-        runtime_class_name: args.runtime_class,
-        profile: args.egress_profile,
-        profile_label_key: args.egress_profile_label_key,
+        runtime_class_name: args.overlays.runtime_class,
+        profile: args.overlays.egress_profile,
+        profile_label_key: args.overlays.egress_profile_label_key,
     };
     let hash = template_hash(&template, &overlays).expect("podTemplate checked above");
     println!("{hash}");

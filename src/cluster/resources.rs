@@ -26,54 +26,33 @@ impl Kind {
     }
 }
 
-pub const SANDBOXES: Kind = Kind {
-    group: "agents.x-k8s.io",
-    version: "v1beta1",
-    kind: "Sandbox",
-    plural: "sandboxes",
-};
-pub const TEMPLATES: Kind = Kind {
-    group: "extensions.agents.x-k8s.io",
-    version: "v1beta1",
-    kind: "SandboxTemplate",
-    plural: "sandboxtemplates",
-};
-pub const CLAIMS: Kind = Kind {
-    group: "extensions.agents.x-k8s.io",
-    version: "v1beta1",
-    kind: "SandboxClaim",
-    plural: "sandboxclaims",
-};
-pub const WARM_POOLS: Kind = Kind {
-    group: "extensions.agents.x-k8s.io",
-    version: "v1beta1",
-    kind: "SandboxWarmPool",
-    plural: "sandboxwarmpools",
-};
-pub const PODS: Kind = Kind {
-    group: "",
-    version: "v1",
-    kind: "Pod",
-    plural: "pods",
-};
-pub const PVCS: Kind = Kind {
-    group: "",
-    version: "v1",
-    kind: "PersistentVolumeClaim",
-    plural: "persistentvolumeclaims",
-};
-pub const EVENTS: Kind = Kind {
-    group: "",
-    version: "v1",
-    kind: "Event",
-    plural: "events",
-};
-pub const NAMESPACES: Kind = Kind {
-    group: "",
-    version: "v1",
-    kind: "Namespace",
-    plural: "namespaces",
-};
+const fn kind(group: &'static str, version: &'static str, kind: &'static str, plural: &'static str) -> Kind {
+    Kind {
+        group,
+        version,
+        kind,
+        plural,
+    }
+}
+
+pub const SANDBOXES: Kind = kind("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes");
+pub const TEMPLATES: Kind = kind(
+    "extensions.agents.x-k8s.io",
+    "v1beta1",
+    "SandboxTemplate",
+    "sandboxtemplates",
+);
+pub const CLAIMS: Kind = kind("extensions.agents.x-k8s.io", "v1beta1", "SandboxClaim", "sandboxclaims");
+pub const WARM_POOLS: Kind = kind(
+    "extensions.agents.x-k8s.io",
+    "v1beta1",
+    "SandboxWarmPool",
+    "sandboxwarmpools",
+);
+pub const PODS: Kind = kind("", "v1", "Pod", "pods");
+pub const PVCS: Kind = kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims");
+pub const EVENTS: Kind = kind("", "v1", "Event", "events");
+pub const NAMESPACES: Kind = kind("", "v1", "Namespace", "namespaces");
 
 /// An object as the JSON the API served (kind and apiVersion filled in for list items).
 pub fn to_value(obj: DynamicObject, kind: &Kind) -> Value {

@@ -16,6 +16,13 @@ fn json_patch(v: Value) -> Patch<()> {
     Patch::Json(serde_json::from_value(v).expect("patch"))
 }
 
+/// A JSON patch of namzu-ws-awake that must fail.
+async fn patch_err(api: &kube::Api<DynamicObject>, ops: Value) -> kube::Error {
+    api.patch("namzu-ws-awake", &PatchParams::default(), &json_patch(ops))
+        .await
+        .unwrap_err()
+}
+
 fn data(o: &DynamicObject, pointer: &str) -> Value {
     o.data.pointer(pointer).cloned().unwrap_or(Value::Null)
 }
@@ -180,17 +187,14 @@ async fn json_patch_applies_all_or_nothing() {
 
     // a failed test changes nothing and answers 422 Invalid with the real wording
     let rv = ok.metadata.resource_version.clone();
-    let e = api
-        .patch(
-            "namzu-ws-awake",
-            &PatchParams::default(),
-            &json_patch(json!([
+    let e = patch_err(
+        &api,
+        json!([
             {"op":"test","path":"/metadata/name","value":"namzu-ws-awake"},
             {"op":"add","path":"/metadata/labels","value":{"x":"y"}},
-            {"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"2"}])),
-        )
-        .await
-        .unwrap_err();
+            {"op":"test","path":"/metadata/annotations/sandbox.namzu.ai~1holder-epoch","value":"2"}]),
+    )
+    .await;
     let kube::Error::Api(s) = &e else { panic!("{e}") };
     assert_eq!((s.code, s.reason.as_str()), (422, "Invalid"));
     assert_eq!(
@@ -204,40 +208,31 @@ async fn json_patch_applies_all_or_nothing() {
     assert!(after.metadata.resource_version >= rv);
 
     // a bad path is the same 422
-    let e = api
-        .patch(
-            "namzu-ws-awake",
-            &PatchParams::default(),
-            &json_patch(json!([
+    let e = patch_err(
+        &api,
+        json!([
         {"op":"test","path":"/metadata/resourceVersion","value":"1"},
-        {"op":"remove","path":"/spec/nope"}])),
-        )
-        .await
-        .unwrap_err();
+        {"op":"remove","path":"/spec/nope"}]),
+    )
+    .await;
     assert_eq!(status_code(&e), Some(422));
 
     // schema: the mode enum and the immutable volumeClaimTemplates
-    let e = api
-        .patch(
-            "namzu-ws-awake",
-            &PatchParams::default(),
-            &json_patch(json!([
+    let e = patch_err(
+        &api,
+        json!([
         {"op":"test","path":"/metadata/name","value":"namzu-ws-awake"},
-        {"op":"add","path":"/spec/operatingMode","value":"Paused"}])),
-        )
-        .await
-        .unwrap_err();
+        {"op":"add","path":"/spec/operatingMode","value":"Paused"}]),
+    )
+    .await;
     assert_eq!(status_code(&e), Some(422));
-    let e = api
-        .patch(
-            "namzu-ws-awake",
-            &PatchParams::default(),
-            &json_patch(json!([
+    let e = patch_err(
+        &api,
+        json!([
         {"op":"test","path":"/metadata/name","value":"namzu-ws-awake"},
-        {"op":"add","path":"/spec/volumeClaimTemplates","value":[]}])),
-        )
-        .await
-        .unwrap_err();
+        {"op":"add","path":"/spec/volumeClaimTemplates","value":[]}]),
+    )
+    .await;
     assert!(e.to_string().contains("immutable"), "{e}");
 }
 

@@ -28,6 +28,15 @@ async fn kubectl(t: &TestSim, args: &[&str]) -> Option<Output> {
     Some(out)
 }
 
+const DELETE: &[&str] = &[
+    "delete",
+    "sandboxes.agents.x-k8s.io",
+    "-n",
+    "agents",
+    "namzu-ws-awake",
+    "--wait=false",
+];
+
 fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -101,36 +110,12 @@ async fn kubectl_reads_patches_and_deletes_like_a_real_server() {
     );
 
     // kubectl deletes without preconditions: strict mode refuses, and kubectl says why
-    let out = kubectl(
-        &t,
-        &[
-            "delete",
-            "sandboxes.agents.x-k8s.io",
-            "-n",
-            "agents",
-            "namzu-ws-awake",
-            "--wait=false",
-        ],
-    )
-    .await
-    .unwrap();
+    let out = kubectl(&t, DELETE).await.unwrap();
     let (_, stderr) = text(&out);
     assert!(!out.status.success());
     assert!(stderr.contains("strict mode"), "{stderr}");
     t.sim.set_strict(false);
-    let out = kubectl(
-        &t,
-        &[
-            "delete",
-            "sandboxes.agents.x-k8s.io",
-            "-n",
-            "agents",
-            "namzu-ws-awake",
-            "--wait=false",
-        ],
-    )
-    .await
-    .unwrap();
+    let out = kubectl(&t, DELETE).await.unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("deleted"), "{stdout}");
