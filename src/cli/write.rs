@@ -325,12 +325,6 @@ async fn run(
         ));
     }
     let guard: Guard = globals.guard();
-    if guard.read_only {
-        return Err(Failure::error(format!(
-            "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY): {} sends no write",
-            verb.as_str()
-        )));
-    }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let targets = targets(&conn, globals, common).await?;
     if targets.is_empty() {
@@ -338,7 +332,7 @@ async fn run(
         return Ok(());
     }
     let human = !matches!(common.output, Format::Json | Format::Yaml);
-    if human && !common.dry_run {
+    if human && !common.dry_run && !guard.read_only {
         match verb {
             Verb::Suspend => eprintln!(
                 "note: a suspend ends the agent sessions, terminals and detached commands inside the workspace"
@@ -349,7 +343,13 @@ async fn run(
     }
     let mut reports = Vec::new();
     for (namespace, id) in targets {
-        if verb == Verb::Delete && !yes && !common.dry_run && !confirm(&conn, &namespace, &id).await? {
+        // (asking is pointless when the write path will refuse anyway)
+        if verb == Verb::Delete
+            && !yes
+            && !common.dry_run
+            && !guard.read_only
+            && !confirm(&conn, &namespace, &id).await?
+        {
             eprintln!("{id}: cancelled (the id typed did not match): nothing sent");
             continue;
         }
@@ -367,6 +367,13 @@ async fn run(
             expected_uid: None,
         };
         let outcome = write::write(&conn, &guard, &plan).await;
+        // the write path refuses in read-only mode; one line says so, for all the workspaces
+        if outcome == Outcome::ReadOnly {
+            return Err(Failure::error(format!(
+                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY): {} sends no write",
+                verb.as_str()
+            )));
+        }
         let mut report = Report {
             namespace,
             id,
