@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod capacity;
+pub mod complete;
 pub mod demo;
 pub mod describe;
 pub mod doctor;
@@ -68,6 +69,12 @@ pub enum Command {
     },
     /// Print the version.
     Version,
+    /// Completion candidates in cobra's protocol (for the kubectl_complete-namzu shim).
+    #[command(name = "__complete", hide = true)]
+    Complete {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -132,6 +139,10 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Completion { shell } => {
             let mut cmd = Cli::command();
             clap_complete::generate(shell, &mut cmd, name.replace(' ', "-"), &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Complete { args } => {
+            complete::run(&cli.globals, args).await;
             Ok(())
         }
         Command::Version => {

@@ -540,3 +540,25 @@ async fn completion_and_version() {
     let o = namzu_env(vec!["version".into()], vec![]).await;
     assert_eq!(out(&o).trim(), format!("kubectl-namzu {}", env!("CARGO_PKG_VERSION")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn completion_through_the_kubectl_shim_protocol() {
+    let t = start_demo().await;
+    let o = namzu(&t, &["__complete", "su"]).await;
+    assert_eq!(out(&o), "suspend\n:4\n");
+    let o = namzu(&t, &["__complete", "inspect", "a"]).await;
+    assert_eq!(out(&o), "alpha\n:4\n", "workspace ids of the context's namespace");
+    let o = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            "/nonexistent".into(),
+            "__complete".into(),
+            "delete".into(),
+            "".into(),
+        ],
+        vec![],
+    )
+    .await;
+    assert!(o.status.success());
+    assert_eq!(out(&o), ":4\n", "no cluster: no candidates, never an error");
+}

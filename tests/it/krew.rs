@@ -1,0 +1,196 @@
+//! Packaging: `scripts/release.sh` packs the binary, LICENSE and README and writes the krew
+//! manifest; the manifest passes krew-index's checks; kubectl finds and runs the installed plugin.
+
+use crate::sim_support::out;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// krew-index's validation of a Plugin manifest, plus: each archive it names (found in `dir`)
+/// has that sha256 and holds the binary and LICENSE.
+fn validate(manifest_path: &Path, dir: Option<&Path>) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(manifest_path).unwrap();
+    let m: Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(m["apiVersion"], "krew.googlecontainertools.github.com/v1alpha2");
+    assert_eq!(m["kind"], "Plugin");
+    let name = m["metadata"]["name"].as_str().unwrap();
+    let file_stem = manifest_path.file_stem().unwrap().to_str().unwrap();
+    assert!(
+        file_stem == name || file_stem == ".krew",
+        "name {name} matches the file {file_stem}"
+    );
+    assert!(
+        !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-'),
+        "^[\\w-]+$"
+    );
+    let spec = &m["spec"];
+    let version = spec["version"].as_str().unwrap();
+    let v = version.strip_prefix('v').expect("semver with a leading v");
+    let core: Vec<&str> = v.split(['-', '+']).next().unwrap().split('.').collect();
+    assert!(
+        core.len() == 3
+            && core
+                .iter()
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())),
+        "{version}"
+    );
+    let short = spec["shortDescription"].as_str().unwrap();
+    assert!(short.chars().count() <= 50, "shortDescription ≤ 50: {short}");
+    let description = spec["description"].as_str().unwrap();
+    assert!(description.lines().all(|l| l.chars().count() <= 80), "80 columns");
+    assert!(
+        !description.contains("kubectl namzu ") && !description.to_lowercase().contains("usage"),
+        "no usage examples"
+    );
+    let mut seen = BTreeSet::new();
+    let mut platforms = Vec::new();
+    for p in spec["platforms"].as_array().unwrap() {
+        let labels = &p["selector"]["matchLabels"];
+        let (os, arch) = (
+            labels["os"].as_str().unwrap().to_string(),
+            labels["arch"].as_str().unwrap().to_string(),
+        );
+        assert!(
+            seen.insert((os.clone(), arch.clone())),
+            "one platform per os/arch: {os}/{arch}"
+        );
+        let sha = p["sha256"].as_str().unwrap();
+        assert!(
+            sha.len() == 64 && sha.chars().all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)),
+            "sha256: {sha}"
+        );
+        let bin = p["bin"].as_str().unwrap();
+        assert_eq!(
+            bin,
+            if os == "windows" {
+                "kubectl-namzu.exe"
+            } else {
+                "kubectl-namzu"
+            }
+        );
+        let uri = p["uri"].as_str().unwrap();
+        assert!(uri.starts_with("https://"), "{uri}");
+        if let Some(dir) = dir {
+            let archive = dir.join(uri.rsplit('/').next().unwrap());
+            let sum = Command::new("sha256sum").arg(&archive).output().unwrap();
+            assert_eq!(
+                out(&sum).split_whitespace().next(),
+                Some(sha),
+                "the manifest's sha256 is the archive's"
+            );
+            let listing = Command::new("tar").arg("-tzf").arg(&archive).output().unwrap();
+            let files: BTreeSet<String> = out(&listing).lines().map(str::to_string).collect();
+            assert!(files.contains(bin) && files.contains("LICENSE"), "{files:?}");
+        }
+        platforms.push((os, arch));
+    }
+    platforms
+}
+
+fn release_into(dir: &Path) {
+    let o = Command::new("bash")
+        .arg(root().join("scripts/release.sh"))
+        .args(["--binary", env!("CARGO_BIN_EXE_kubectl-namzu"), "--out"])
+        .arg(dir)
+        .output()
+        .expect("bash runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn the_release_template_names_five_platforms() {
+    // render the bot's template as it would (placeholder sums), then check it like krew-index
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join(".krew.yaml"))
+        .unwrap()
+        .replace("{{ .TagName }}", "v0.1.0");
+    let rendered: String = text
+        .lines()
+        .map(|l| match l.trim().strip_prefix("{{addURIAndSha \"") {
+            Some(rest) => format!(
+                "    uri: {}\n    sha256: {}",
+                rest.split('"').next().unwrap(),
+                "0".repeat(64)
+            ),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let path = dir.path().join("namzu.yaml");
+    std::fs::write(&path, rendered).unwrap();
+    let platforms = validate(&path, None);
+    let want: Vec<(String, String)> = [
+        ("linux", "amd64"),
+        ("linux", "arm64"),
+        ("darwin", "amd64"),
+        ("darwin", "arm64"),
+        ("windows", "amd64"),
+    ]
+    .iter()
+    .map(|(o, a)| (o.to_string(), a.to_string()))
+    .collect();
+    assert_eq!(platforms, want);
+}
+
+#[test]
+fn release_script_packs_and_writes_a_valid_manifest_that_kubectl_installs() {
+    let dist = tempfile::tempdir().unwrap();
+    release_into(dist.path());
+    let platforms = validate(&dist.path().join("namzu.yaml"), Some(dist.path()));
+    assert_eq!(
+        platforms,
+        [("linux".to_string(), "amd64".to_string())],
+        "this machine's target"
+    );
+
+    if Command::new("kubectl").arg("version").arg("--client").output().is_err() {
+        eprintln!("SKIPPED: kubectl is not on PATH; the install-through-kubectl check did not run");
+        return;
+    }
+    // install: unpack into a directory on PATH, as krew does
+    let bin_dir = tempfile::tempdir().unwrap();
+    let archive = std::fs::read_dir(dist.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with(".tar.gz"))
+        .unwrap();
+    assert!(
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(bin_dir.path())
+            .status()
+            .unwrap()
+            .success()
+    );
+    let path = format!(
+        "{}:{}",
+        bin_dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let listed = Command::new("kubectl")
+        .args(["plugin", "list", "--name-only"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(
+        out(&listed).lines().any(|l| l.trim() == "kubectl-namzu"),
+        "{}",
+        out(&listed)
+    );
+    let version = Command::new("kubectl")
+        .args(["namzu", "version"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out(&version).trim(),
+        format!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"))
+    );
+}
