@@ -4,6 +4,7 @@
 
 use crate::sim_support::*;
 use kube::api::{Patch, PatchParams};
+use kubectl_namzu::sim::faults::{Action, Fault, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use serde_json::{Value, json};
 
@@ -35,6 +36,19 @@ fn written(body: &Value) -> (Option<u64>, Option<String>) {
 async fn concurrent_writers_never_lose_the_fence() {
     let scenario = "namespaces: [ns]\nworkspaces:\n  - {namespace: ns, id: shared-desk, epoch: \"1\", podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n";
     let t = start_with(scenario, |c| c.namespace = "ns".into()).await;
+    // a third party stamps a far higher epoch just before the 6th PATCH is served: that PATCH's
+    // test must fail, whatever the interleaving, and everyone below 1000 is fenced out after it
+    t.sim.add_fault(
+        Fault::new(
+            Some("PATCH"),
+            "/sandboxes/namzu-ws-shared-desk",
+            Action::Mutate(Mutation::SetAnnotation {
+                key: EPOCH_KEY.into(),
+                value: "1000".into(),
+            }),
+        )
+        .nth(6),
+    );
     let kc = t.sim.kubeconfig().display().to_string();
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
 
@@ -124,7 +138,7 @@ async fn concurrent_writers_never_lose_the_fence() {
     }
     assert!(
         applied >= 10 && patches.iter().any(|p| p.status == 422),
-        "both outcomes happened"
+        "both outcomes happened (the 6th PATCH is always refused)"
     );
     let end = t.sim.get(&SANDBOXES, "ns", "namzu-ws-shared-desk").unwrap();
     assert_eq!(end["metadata"]["annotations"][EPOCH_KEY], highest.to_string());
