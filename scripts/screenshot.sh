@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Re-make assets/screenshot.png from the demo TUI: run it in tmux, capture the screen with its
+# colours, render it with scripts/ansi2png.py. Needs tmux, python3 and Pillow (pip install pillow).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --locked
+socket="namzu-shot-$$"
+trap 'tmux -L "$socket" kill-server 2>/dev/null || true' EXIT
+tmux -L "$socket" new-session -d -s shot -x 150 -y 36 "TERM=xterm-256color ./target/release/kubectl-namzu demo"
+for _ in $(seq 100); do
+  tmux -L "$socket" capture-pane -p -t shot | grep -q "25 workspaces" && break
+  sleep 0.1
+done
+# select foxtrot (unschedulable) so the highlight shows a diagnosis
+tmux -L "$socket" send-keys -t shot j j j j j
+sleep 0.5
+tmux -L "$socket" capture-pane -e -p -t shot | python3 scripts/ansi2png.py assets/screenshot.png
+echo assets/screenshot.png
