@@ -34,10 +34,12 @@ pub enum Action {
         scope: Scope,
         result: Result<Loaded, String>,
     },
+    /// SelfSubjectAccessReview answers, and the namespaces the user may list (for switching).
     Access {
         scope: Scope,
         patch: Option<bool>,
         delete: Option<bool>,
+        namespaces: Vec<String>,
     },
     Detail {
         key: RowKey,

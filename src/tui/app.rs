@@ -357,11 +357,22 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Action::Access { scope, patch, delete } => {
+        Action::Access {
+            scope,
+            patch,
+            delete,
+            namespaces,
+        } => {
             if scope == app.scope {
                 app.can_patch = patch;
                 app.can_delete = delete;
             }
+            for ns in namespaces {
+                if !app.namespaces.contains(&ns) {
+                    app.namespaces.push(ns);
+                }
+            }
+            app.namespaces.sort();
             Vec::new()
         }
         Action::Detail { key, result } => {

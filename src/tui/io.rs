@@ -7,10 +7,12 @@ use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
 use crate::cluster::inventory::{self, Query, Scope};
+use crate::cluster::resources;
 use crate::cluster::wait;
 use crate::cluster::write::{self, Guard};
 use crate::domain::drift::{OverlayFlags, TemplateRead, field_changes};
 use crate::domain::fence::Verb;
+use crate::domain::object::name;
 use chrono::Utc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
@@ -37,14 +39,18 @@ impl Io {
                     Scope::Namespace(n) => Some(n.as_str()),
                     Scope::All => None,
                 };
-                let (patch, delete) = tokio::join!(
+                let (patch, delete, listed) = tokio::join!(
                     access::can(&self.conn, "patch", "agents.x-k8s.io", "sandboxes", ns),
                     access::can(&self.conn, "delete", "agents.x-k8s.io", "sandboxes", ns),
+                    resources::list(&self.conn, &resources::NAMESPACES, None, None),
                 );
+                // a user who may not list namespaces switches among those the inventory saw
+                let namespaces = listed.unwrap_or_default().iter().map(|n| name(n).to_string()).collect();
                 send(Action::Access {
                     scope,
                     patch: patch.ok(),
                     delete: delete.ok(),
+                    namespaces,
                 });
             }
             Effect::Detail(key) => send(Action::Detail {

@@ -364,3 +364,25 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
     drop(t);
     let _ = Mutation::BumpResourceVersion;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_switch_and_all_namespaces_toggle() {
+    let mut h = harness(start_demo().await, false, false).await;
+    assert_eq!(h.app.rows.len(), 19);
+    assert_eq!(
+        h.app.namespaces,
+        ["agents", "default", "research", "staging"],
+        "listed at start"
+    );
+    h.keys(&[KeyCode::Char('n'), KeyCode::Char('n')]).await;
+    assert_eq!(
+        h.app.scope,
+        kubectl_namzu::cluster::inventory::Scope::Namespace("research".into())
+    );
+    assert_eq!(h.app.rows.len(), 4);
+    assert_eq!(h.app.can_patch, Some(true), "access re-checked for the new namespace");
+    h.keys(&[KeyCode::Char('a')]).await;
+    assert_eq!(h.app.rows.len(), 25);
+    h.keys(&[KeyCode::Char('a')]).await;
+    assert_eq!(h.app.rows.len(), 4, "back to the namespace it was in");
+}
