@@ -96,14 +96,6 @@ fn is_stamp_only(r: &Request) -> bool {
             .is_some_and(|ops| ops.iter().any(|o| o["path"] == MODE_POINTER))
 }
 
-fn past(verb: Verb) -> &'static str {
-    match verb {
-        Verb::Suspend => "suspended",
-        Verb::Resume => "resumed",
-        Verb::Delete => "deleted",
-    }
-}
-
 impl Report {
     fn code(&self) -> i32 {
         match (&self.outcome, &self.waited) {
@@ -173,7 +165,7 @@ impl Report {
             Outcome::Applied { request, epoch, .. } if is_stamp_only(request) => {
                 format!("holder epoch stamped, mode unchanged ({}){wait_note}", epoch.describe())
             }
-            Outcome::Applied { epoch, .. } => format!("{} ({}){wait_note}", past(verb), epoch.describe()),
+            Outcome::Applied { epoch, .. } => format!("{} ({}){wait_note}", verb.past(), epoch.describe()),
             Outcome::Unchanged {
                 mode: Mode::Suspended, ..
             } => "already suspended: nothing sent".into(),
@@ -408,7 +400,7 @@ async fn run(
             let failed = codes.len();
             Err(Failure {
                 code,
-                message: format!("{failed} of {} workspaces were not {}", reports.len(), past(verb)),
+                message: format!("{failed} of {} workspaces were not {}", reports.len(), verb.past()),
             })
         }
     }

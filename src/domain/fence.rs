@@ -20,6 +20,15 @@ impl Verb {
             Verb::Delete => "delete",
         }
     }
+
+    /// "suspended", "resumed", "deleted".
+    pub fn past(self) -> &'static str {
+        match self {
+            Verb::Suspend => "suspended",
+            Verb::Resume => "resumed",
+            Verb::Delete => "deleted",
+        }
+    }
 }
 
 /// Which epoch the write carries.

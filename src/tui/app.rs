@@ -419,7 +419,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Waited { key, verb, waited } => {
             let note = match waited {
                 Waited::Confirmed => RowNote {
-                    text: format!("{} confirmed", super::view::past(verb)),
+                    text: format!("{} confirmed", verb.past()),
                     ok: true,
                 },
                 Waited::TimedOut {
@@ -446,7 +446,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
 /// The row's note after an action.
 pub fn note_for(verb: Verb, outcome: &Outcome) -> RowNote {
     let (text, ok) = match outcome {
-        Outcome::Applied { epoch, .. } => (format!("{} ({})", super::view::past(verb), epoch.describe()), true),
+        Outcome::Applied { epoch, .. } => (format!("{} ({})", verb.past(), epoch.describe()), true),
         Outcome::Unchanged { .. } => ("already there: nothing sent".into(), true),
         Outcome::AlreadyGone => ("already gone".into(), true),
         Outcome::DryRun { .. } => ("dry run".into(), true),

@@ -31,14 +31,6 @@ impl Theme {
     }
 }
 
-pub fn past(verb: Verb) -> &'static str {
-    match verb {
-        Verb::Suspend => "suspended",
-        Verb::Resume => "resumed",
-        Verb::Delete => "deleted",
-    }
-}
-
 fn state_colour(s: State) -> Color {
     match s {
         State::Running => Color::Green,
