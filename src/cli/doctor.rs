@@ -40,22 +40,10 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
             ));
         }
     }
-    let op = Op {
-        verb: "discover",
-        resource: "API groups".into(),
-        namespace: None,
-        name: String::new(),
-    };
-    let groups = conn.bounded(&op, conn.client.list_api_groups()).await?;
-    let served = |g: &str| -> Vec<String> {
-        groups
-            .groups
-            .iter()
-            .filter(|x| x.name == g)
-            .flat_map(|x| x.versions.iter().map(|v| v.version.clone()))
-            .collect()
-    };
-    let (core, ext) = (served("agents.x-k8s.io"), served("extensions.agents.x-k8s.io"));
+    let (core, ext) = (
+        conn.served_versions("agents.x-k8s.io").await?,
+        conn.served_versions("extensions.agents.x-k8s.io").await?,
+    );
     if core.iter().any(|v| v == "v1beta1") {
         println!("✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
     } else if core.is_empty() {

@@ -114,8 +114,8 @@ impl Connection {
         result.map_err(|e| ClusterError::from_kube(e, op, &self.server))
     }
 
-    /// Which agent-sandbox API the cluster serves: `Ok` only with agents.x-k8s.io/v1beta1.
-    pub async fn check_agent_sandbox(&self) -> Result<(), ClusterError> {
+    /// The versions the cluster serves of an API group (empty when the group is not served).
+    pub async fn served_versions(&self, group: &str) -> Result<Vec<String>, ClusterError> {
         let op = Op {
             verb: "discover",
             resource: "API groups".into(),
@@ -123,10 +123,20 @@ impl Connection {
             name: String::new(),
         };
         let groups = self.bounded(&op, self.client.list_api_groups()).await?;
-        let Some(group) = groups.groups.iter().find(|g| g.name == "agents.x-k8s.io") else {
+        Ok(groups
+            .groups
+            .iter()
+            .filter(|g| g.name == group)
+            .flat_map(|g| g.versions.iter().map(|v| v.version.clone()))
+            .collect())
+    }
+
+    /// Which agent-sandbox API the cluster serves: `Ok` only with agents.x-k8s.io/v1beta1.
+    pub async fn check_agent_sandbox(&self) -> Result<(), ClusterError> {
+        let served = self.served_versions("agents.x-k8s.io").await?;
+        if served.is_empty() {
             return Err(ClusterError::NotInstalled);
-        };
-        let served: Vec<String> = group.versions.iter().map(|v| v.version.clone()).collect();
+        }
         if served.iter().any(|v| v == "v1beta1") {
             Ok(())
         } else {
