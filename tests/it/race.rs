@@ -137,7 +137,7 @@ async fn concurrent_writers_never_lose_the_fence() {
         }
     }
     assert!(
-        applied >= 10 && patches.iter().any(|p| p.status == 422),
+        applied >= 5 && patches.iter().any(|p| p.status == 422),
         "both outcomes happened (the 6th PATCH is always refused)"
     );
     let end = t.sim.get(&SANDBOXES, "ns", "namzu-ws-shared-desk").unwrap();
