@@ -148,7 +148,17 @@ impl ClusterError {
             e @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
                 let chain = format!("{e:?}").to_lowercase();
                 let cause = root_cause(&e);
-                if chain.contains("certificate") || chain.contains("tls") || chain.contains("handshake") {
+                // rustls names what went wrong; a plain-http server answering TLS is a "corrupt message"
+                let tls = [
+                    "certificate",
+                    "tls",
+                    "handshake",
+                    "corrupt message",
+                    "invalidcontenttype",
+                    "unknownissuer",
+                    "alert",
+                ];
+                if tls.iter().any(|t| chain.contains(t)) {
                     ClusterError::Tls {
                         server: server.into(),
                         cause,

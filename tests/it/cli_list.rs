@@ -436,6 +436,25 @@ async fn auth_failures_are_one_line() {
         err(&o)
     );
 
+    // TLS to a server that is not speaking it: named as TLS, not as unreachable
+    let https = dir.join("https");
+    let text = std::fs::read_to_string(t.sim.kubeconfig())
+        .unwrap()
+        .replace("http://", "https://");
+    std::fs::write(&https, text).unwrap();
+    let o = namzu_env(
+        vec!["--kubeconfig".into(), https.display().to_string(), "list".into()],
+        vec![],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("TLS with the API server at https://127.0.0.1:"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(err(&o).lines().count(), 1);
+
     // an exec credential plugin that fails
     let exec = format!(
         "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: x\n  cluster: {{server: \"{}\"}}\nusers:\n- name: u\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: sh\n      args: [\"-c\", \"echo token expired >&2; exit 1\"]\n      interactiveMode: Never\ncontexts:\n- name: x\n  context: {{cluster: x, user: u}}\n",
