@@ -195,6 +195,19 @@ fn status_of(e: &ClusterError) -> Option<u16> {
     }
 }
 
+/// A refusal when the Sandbox read is not the one this write is about.
+fn replaced(guard: &Guard, conn: &Connection, plan: &Plan, identity: Option<&str>, read: &Value) -> Option<Outcome> {
+    let uid = str_at(read, &["metadata", "uid"]);
+    let expected = identity.filter(|e| uid != Some(*e))?;
+    audit(guard, conn, plan, None, None, None, "refused");
+    Some(Outcome::Refused {
+        message: format!(
+            "the Sandbox was replaced (uid {expected} is now {}): a different workspace under the same name; nothing sent",
+            uid.unwrap_or("-")
+        ),
+    })
+}
+
 /// Perform one fenced write, start to finish.
 pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
     if guard.read_only {
@@ -209,15 +222,14 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
         Ok(None) => return Outcome::NotFound,
         Err(e) => return Outcome::Failed(e),
     };
-    let uid = str_at(&current, &["metadata", "uid"]);
-    if let Some(expected) = plan.expected_uid.as_deref().filter(|e| uid != Some(*e)) {
-        audit(guard, conn, plan, None, None, None, "refused");
-        return Outcome::Refused {
-            message: format!(
-                "the Sandbox was replaced since you looked (uid {expected} is now {}): nothing sent",
-                uid.unwrap_or("-")
-            ),
-        };
+    // the identity the write is about: the one the user looked at, else the first read's; a
+    // re-read that finds another uid under the name is a different workspace, never written
+    let identity = plan
+        .expected_uid
+        .clone()
+        .or_else(|| str_at(&current, &["metadata", "uid"]).map(str::to_string));
+    if let Some(refused) = replaced(guard, conn, plan, identity.as_deref(), &current) {
+        return refused;
     }
     if plan.verb == Verb::Delete
         && let Some(claim) = claim_owner(&current)
@@ -297,6 +309,9 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
                     }
                     Err(e) => return Outcome::Failed(e),
                 };
+                if let Some(refused) = replaced(guard, conn, plan, identity.as_deref(), &after) {
+                    return refused;
+                }
                 if fence::shows(&after, plan.verb, epoch.carried) && status != Some(422) {
                     audit(guard, conn, plan, Some(&epoch), Some(&request), status, "applied");
                     return Outcome::Applied {

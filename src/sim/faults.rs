@@ -30,6 +30,8 @@ pub enum Mutation {
     SetAnnotation { key: String, value: String },
     /// Delete the object.
     Delete,
+    /// Delete it and create one of the same name and content: a new uid and resourceVersion.
+    Replace,
 }
 
 #[derive(Debug, Clone, PartialEq)]

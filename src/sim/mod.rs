@@ -91,6 +91,16 @@ impl State {
                 self.store
                     .delete(&r, &ns, &name, &clock::k8s_time(now), &resources::CASCADE);
             }
+            faults::Mutation::Replace => {
+                let at = clock::k8s_time(now);
+                self.store.delete(&r, &ns, &name, &at, &resources::CASCADE);
+                if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    for k in ["uid", "resourceVersion", "creationTimestamp", "generation"] {
+                        meta.remove(k);
+                    }
+                }
+                let _ = self.store.create(&r, obj, &at);
+            }
         }
         self.reconcile(now);
     }

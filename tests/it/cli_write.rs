@@ -455,6 +455,17 @@ async fn faults_on_the_write_path() {
     assert!(out(&o).contains("held at epoch 2"), "{}", out(&o));
     assert_eq!(writes(&t).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
     assert_eq!(mode_of(&sandbox(&t).unwrap()), "Running");
+    // the Sandbox replaced (same name, new uid) between GET and PATCH: the resourceVersion test
+    // fails, the re-read finds a stranger, and nothing is written to it
+    let t2 = sim_with("Running", "annotations: {example.com/owner: ops},").await;
+    t2.sim
+        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Mutate(Mutation::Replace)).nth(1));
+    let o = run(&t2, &["suspend", "shared-desk", "--epoch", "1"]).await;
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert!(out(&o).contains("the Sandbox was replaced"), "{}", out(&o));
+    assert_eq!(writes(&t2).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
+    assert_eq!(mode_of(&sandbox(&t2).unwrap()), "Running");
+
     // a hang: the request timeout ends it, one line
     t.sim.add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Hang));
     let o = run(
