@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Build release archives (kubectl-namzu + LICENSE + README.md) and the krew manifest for them.
 #
-#   scripts/release.sh [--version vX.Y.Z] [--out DIR] [--base-url URL] [--binary PATH] [TARGET...]
+#   scripts/release.sh [--all] [--version vX.Y.Z] [--out DIR] [--base-url URL] [--binary PATH] [TARGET...]
 #
-# TARGETs are Rust target triples (default: this machine's). Each is built with
-# `cargo build --release --locked --target TARGET` unless --binary gives an already built binary
-# (one target only). Archives are kubectl-namzu_<version>_<target>.tar.gz (.zip for windows);
-# DIR/namzu.yaml is the krew Plugin manifest with their real sha256s, one platform per target.
+# TARGETs are Rust target triples (default: this machine's); --all means every platform in
+# .krew.yaml and also writes the committed manifest krew/namzu.yaml. With cargo-zigbuild
+# (`pip install ziglang cargo-zigbuild`) every target cross-builds from Linux: linux against glibc
+# 2.17, darwin against scripts/macos-sdk-stubs when no SDK is installed; without it each target is
+# `cargo build --release --locked --target TARGET`. --binary packs an already built binary (one
+# target only). Archives are kubectl-namzu_<version>_<target>.tar.gz (.zip for windows), made
+# byte-reproducible: same commit + same rustc = same sha256. DIR/namzu.yaml is the krew Plugin
+# manifest with their real sha256s, one platform per target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,18 +18,28 @@ version="v$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 out=dist
 base_url="https://github.com/cogitave/kubectl-namzu/releases/download"
 binary=""
+all=false
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
+    --all) all=true; shift ;;
     --version) version="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --base-url) base_url="$2"; shift 2 ;;
     --binary) binary="$2"; shift 2 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     -*) echo "release.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
 done
+if $all; then
+  [ ${#targets[@]} -eq 0 ] && [ -z "$binary" ] || { echo "release.sh: --all takes no TARGET or --binary" >&2; exit 2; }
+  mapfile -t targets < <(sed -n 's/.*kubectl-namzu_{{ .TagName }}_\([^"]*\)\.\(tar\.gz\|zip\)".*/\1/p' .krew.yaml)
+  # the committed manifest must describe a commit: refuse to build it from uncommitted changes
+  if [ -n "$(git status --porcelain -- . ':!krew/namzu.yaml')" ]; then
+    echo "release.sh: --all needs a clean work tree (commit first)" >&2; exit 2
+  fi
+fi
 [ ${#targets[@]} -gt 0 ] || targets=("$(rustc -vV | sed -n 's/^host: //p')")
 if [ -n "$binary" ] && [ ${#targets[@]} -ne 1 ]; then
   echo "release.sh: --binary goes with exactly one target" >&2; exit 2
@@ -45,25 +59,60 @@ platform() {
   echo "$os $arch"
 }
 
+# Paths of this checkout and of the cargo home are remapped so the binary does not depend on them.
+export RUSTFLAGS="--remap-path-prefix=$PWD=/kubectl-namzu --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
+build() {
+  local target="$1"
+  if ! command -v cargo-zigbuild > /dev/null; then
+    cargo build --release --locked --target "$target"
+    return
+  fi
+  case "$target" in
+    *-linux-gnu) target="$target.2.17" ;; # the oldest glibc Rust supports: runs on any distro
+    x86_64-apple-darwin) export MACOSX_DEPLOYMENT_TARGET=10.12 ;; # Rust's own minimums
+    aarch64-apple-darwin) export MACOSX_DEPLOYMENT_TARGET=11.0 ;;
+  esac
+  if [[ "$target" == *-apple-darwin ]] && [ -z "${SDKROOT:-}" ] && ! command -v xcrun > /dev/null; then
+    SDKROOT="$PWD/scripts/macos-sdk-stubs" cargo zigbuild --release --locked --target "$target"
+  else
+    cargo zigbuild --release --locked --target "$target"
+  fi
+}
+
+# Archive entries get the commit's time, root ownership and fixed modes: reproducible bytes.
+epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2> /dev/null || echo 315532800)}"
 mkdir -p "$out"
 for target in "${targets[@]}"; do
-  read -r os _ < <(platform "$target")
+  plat="$(platform "$target")"
+  read -r os _ <<< "$plat"
   exe=kubectl-namzu; [ "$os" = windows ] && exe=kubectl-namzu.exe
   src="$binary"
   if [ -z "$src" ]; then
-    cargo build --release --locked --target "$target"
+    build "$target"
     src="target/$target/release/$exe"
   fi
   name="kubectl-namzu_${version}_${target}"
   stage="$(mktemp -d)"
-  cp "$src" "$stage/$exe"
-  cp LICENSE README.md "$stage/"
+  install -m 755 "$src" "$stage/$exe"
+  install -m 644 LICENSE README.md "$stage/"
   if [ "$os" = windows ]; then
-    (cd "$stage" && python3 -m zipfile -c "$OLDPWD/$out/$name.zip" "$exe" LICENSE README.md)
+    python3 - "$out/$name.zip" "$stage" "$epoch" "$exe" LICENSE README.md <<'ZIP'
+import os, sys, time, zipfile
+archive, stage, epoch, *names = sys.argv[1:]
+stamp = time.gmtime(max(int(epoch), 315532800))[:6]  # zip cannot date before 1980
+with zipfile.ZipFile(archive, "w") as z:
+    for n in names:
+        info = zipfile.ZipInfo(n, stamp)
+        info.compress_type, info.create_system = zipfile.ZIP_DEFLATED, 3  # 3: unix modes below
+        info.external_attr = (os.stat(os.path.join(stage, n)).st_mode & 0o777 | 0o100000) << 16
+        z.writestr(info, open(os.path.join(stage, n), "rb").read())
+ZIP
   else
-    tar -czf "$out/$name.tar.gz" -C "$stage" "$exe" LICENSE README.md
+    tar --sort=name --mtime="@$epoch" --owner=0 --group=0 --numeric-owner --format=gnu \
+      -C "$stage" -cf - "$exe" LICENSE README.md | gzip -9n > "$out/$name.tar.gz"
   fi
   rm -rf "$stage"
+  echo "$out/$name.$([ "$os" = windows ] && echo zip || echo tar.gz)"
 done
 
 # Render .krew.yaml (the release bot's template) with this version and the archives' real
@@ -89,3 +138,9 @@ body = "".join(l for l in head.splitlines(True) if not l.startswith("#"))
 print(body + "  platforms:\n" + "".join(kept), end="")
 RENDER
 echo "$out/namzu.yaml"
+if $all; then
+  { echo "# krew manifest of $version: scripts/release.sh --all at commit $(git rev-parse HEAD)"
+    echo "# with $(rustc -V); rebuilding that commit with that rustc gives these sha256s."
+    cat "$out/namzu.yaml"; } > krew/namzu.yaml
+  echo krew/namzu.yaml
+fi
