@@ -35,10 +35,10 @@ done
 if $all; then
   [ ${#targets[@]} -eq 0 ] && [ -z "$binary" ] || { echo "release.sh: --all takes no TARGET or --binary" >&2; exit 2; }
   mapfile -t targets < <(sed -n 's/.*kubectl-namzu_{{ .TagName }}_\([^"]*\)\.\(tar\.gz\|zip\)".*/\1/p' .krew.yaml)
-  # the committed manifest must describe a commit: refuse to build it from uncommitted changes
-  if [ -n "$(git status --porcelain -- . ':!krew/namzu.yaml')" ]; then
-    echo "release.sh: --all needs a clean work tree (commit first)" >&2; exit 2
-  fi
+  # the committed manifest must describe a commit: refuse uncommitted changes, before and after
+  clean() { [ -z "$(git status --porcelain -- . ':!krew/namzu.yaml')" ]; }
+  clean || { echo "release.sh: --all needs a clean work tree (commit first)" >&2; exit 2; }
+  commit="$(git rev-parse HEAD)"
 fi
 [ ${#targets[@]} -gt 0 ] || targets=("$(rustc -vV | sed -n 's/^host: //p')")
 if [ -n "$binary" ] && [ ${#targets[@]} -ne 1 ]; then
@@ -139,7 +139,10 @@ print(body + "  platforms:\n" + "".join(kept), end="")
 RENDER
 echo "$out/namzu.yaml"
 if $all; then
-  { echo "# krew manifest of $version: scripts/release.sh --all at commit $(git rev-parse HEAD)"
+  if ! clean || [ "$(git rev-parse HEAD)" != "$commit" ]; then
+    echo "release.sh: the work tree changed during the build; krew/namzu.yaml not written" >&2; exit 1
+  fi
+  { echo "# krew manifest of $version: scripts/release.sh --all at commit $commit"
     echo "# with $(rustc -V); rebuilding that commit with that rustc gives these sha256s."
     cat "$out/namzu.yaml"; } > krew/namzu.yaml
   echo krew/namzu.yaml

@@ -83,13 +83,65 @@ fn validate(manifest_path: &Path, dir: Option<&Path>) -> Vec<(String, String)> {
                 Some(sha),
                 "the manifest's sha256 is the archive's"
             );
-            let listing = Command::new("tar").arg("-tzf").arg(&archive).output().unwrap();
-            let files: BTreeSet<String> = out(&listing).lines().map(str::to_string).collect();
+            let files = archive_listing(&archive);
             assert!(files.contains(bin) && files.contains("LICENSE"), "{files:?}");
         }
         platforms.push((os, arch));
     }
     platforms
+}
+
+/// The names an archive holds (.tar.gz by tar, .zip by Python's zipfile).
+fn archive_listing(archive: &Path) -> BTreeSet<String> {
+    let listing = if archive.extension().is_some_and(|e| e == "zip") {
+        let list = "import sys, zipfile; print(*zipfile.ZipFile(sys.argv[1]).namelist(), sep='\\n')";
+        Command::new("python3").args(["-c", list]).arg(archive).output()
+    } else {
+        Command::new("tar").arg("-tzf").arg(archive).output()
+    };
+    let listing = listing.unwrap();
+    assert!(listing.status.success(), "{} lists", archive.display());
+    out(&listing).lines().map(str::to_string).collect()
+}
+
+/// The platforms the issue asks for, in the template's order.
+fn five_platforms() -> Vec<(String, String)> {
+    [
+        ("linux", "amd64"),
+        ("linux", "arm64"),
+        ("darwin", "amd64"),
+        ("darwin", "arm64"),
+        ("windows", "amd64"),
+    ]
+    .iter()
+    .map(|(o, a)| (o.to_string(), a.to_string()))
+    .collect()
+}
+
+/// `.krew.yaml` rendered as the release bot would for `version`, with placeholder sums.
+fn render_template(version: &str, path: &Path) {
+    let text = std::fs::read_to_string(root().join(".krew.yaml"))
+        .unwrap()
+        .replace("{{ .TagName }}", version);
+    let rendered: String = text
+        .lines()
+        .map(|l| match l.trim().strip_prefix("{{addURIAndSha \"") {
+            Some(rest) => format!(
+                "    uri: {}\n    sha256: {}",
+                rest.split('"').next().unwrap(),
+                "0".repeat(64)
+            ),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(path, rendered).unwrap();
+}
+
+fn uris(manifest: &Path) -> Vec<String> {
+    let m: Value = serde_yaml::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    let platforms = m["spec"]["platforms"].as_array().unwrap();
+    platforms.iter().map(|p| p["uri"].as_str().unwrap().to_string()).collect()
 }
 
 fn release_into(dir: &Path) {
@@ -104,37 +156,31 @@ fn release_into(dir: &Path) {
 
 #[test]
 fn the_release_template_names_five_platforms() {
-    // render the bot's template as it would (placeholder sums), then check it like krew-index
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(root().join(".krew.yaml"))
-        .unwrap()
-        .replace("{{ .TagName }}", "v0.1.0");
-    let rendered: String = text
-        .lines()
-        .map(|l| match l.trim().strip_prefix("{{addURIAndSha \"") {
-            Some(rest) => format!(
-                "    uri: {}\n    sha256: {}",
-                rest.split('"').next().unwrap(),
-                "0".repeat(64)
-            ),
-            None => l.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
     let path = dir.path().join("namzu.yaml");
-    std::fs::write(&path, rendered).unwrap();
-    let platforms = validate(&path, None);
-    let want: Vec<(String, String)> = [
-        ("linux", "amd64"),
-        ("linux", "arm64"),
-        ("darwin", "amd64"),
-        ("darwin", "arm64"),
-        ("windows", "amd64"),
-    ]
-    .iter()
-    .map(|(o, a)| (o.to_string(), a.to_string()))
-    .collect();
-    assert_eq!(platforms, want);
+    render_template("v0.1.0", &path);
+    assert_eq!(validate(&path, None), five_platforms());
+}
+
+/// krew/namzu.yaml is what `scripts/release.sh --all` wrote for this version: valid, all five
+/// platforms, the template's URIs. Its archives are checked too when KUBECTL_NAMZU_RELEASE_DIR
+/// names the directory release.sh wrote them to (they are release assets, not in git).
+#[test]
+fn the_committed_manifest_is_this_versions_release() {
+    let path = root().join("krew/namzu.yaml");
+    let archives = std::env::var_os("KUBECTL_NAMZU_RELEASE_DIR").map(PathBuf::from);
+    if archives.is_none() {
+        eprintln!("krew/namzu.yaml: sums not checked against archives (KUBECTL_NAMZU_RELEASE_DIR unset)");
+    }
+    assert_eq!(validate(&path, archives.as_deref()), five_platforms());
+    let dir = tempfile::tempdir().unwrap();
+    let expected = dir.path().join("namzu.yaml");
+    render_template(&format!("v{}", env!("CARGO_PKG_VERSION")), &expected);
+    assert_eq!(
+        uris(&path),
+        uris(&expected),
+        "krew/namzu.yaml is for another version: run scripts/release.sh --all"
+    );
 }
 
 #[test]
