@@ -62,21 +62,25 @@ platform() {
 # Paths of this checkout and of the cargo home are remapped so the binary does not depend on them.
 export RUSTFLAGS="--remap-path-prefix=$PWD=/kubectl-namzu --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
 build() {
-  local target="$1"
+  local target="$1" flags="$RUSTFLAGS" sdk="${SDKROOT:-}"
   if ! command -v cargo-zigbuild > /dev/null; then
     cargo build --release --locked --target "$target"
     return
   fi
   case "$target" in
     *-linux-gnu) target="$target.2.17" ;; # the oldest glibc Rust supports: runs on any distro
-    x86_64-apple-darwin) export MACOSX_DEPLOYMENT_TARGET=10.12 ;; # Rust's own minimums
+    *-apple-darwin)
+      # No debug stabs in the output: they name this build's object paths and would feed the
+      # LC_UUID the linker hashes from the file (strip runs only after it).
+      flags+=" -C link-arg=-Wl,-S"
+      [ -n "$sdk" ] || command -v xcrun > /dev/null || sdk="$PWD/scripts/macos-sdk-stubs" ;;
+    *-windows-gnu) flags+=" -C link-arg=-Wl,--no-insert-timestamp" ;; # no link time in the PE header
+  esac
+  case "$target" in # Rust's own minimum macOS versions
+    x86_64-apple-darwin) export MACOSX_DEPLOYMENT_TARGET=10.12 ;;
     aarch64-apple-darwin) export MACOSX_DEPLOYMENT_TARGET=11.0 ;;
   esac
-  if [[ "$target" == *-apple-darwin ]] && [ -z "${SDKROOT:-}" ] && ! command -v xcrun > /dev/null; then
-    SDKROOT="$PWD/scripts/macos-sdk-stubs" cargo zigbuild --release --locked --target "$target"
-  else
-    cargo zigbuild --release --locked --target "$target"
-  fi
+  env ${sdk:+SDKROOT="$sdk"} RUSTFLAGS="$flags" cargo zigbuild --release --locked --target "$target"
 }
 
 # Archive entries get the commit's time, root ownership and fixed modes: reproducible bytes.
@@ -142,6 +146,7 @@ if $all; then
   if ! clean || [ "$(git rev-parse HEAD)" != "$commit" ]; then
     echo "release.sh: the work tree changed during the build; krew/namzu.yaml not written" >&2; exit 1
   fi
+  mkdir -p krew
   { echo "# krew manifest of $version: scripts/release.sh --all at commit $commit"
     echo "# with $(rustc -V); rebuilding that commit with that rustc gives these sha256s."
     cat "$out/namzu.yaml"; } > krew/namzu.yaml
