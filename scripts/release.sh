@@ -74,7 +74,6 @@ build() {
       # LC_UUID the linker hashes from the file (strip runs only after it).
       flags+=" -C link-arg=-Wl,-S"
       [ -n "$sdk" ] || command -v xcrun > /dev/null || sdk="$PWD/scripts/macos-sdk-stubs" ;;
-    *-windows-gnu) flags+=" -C link-arg=-Wl,--no-insert-timestamp" ;; # no link time in the PE header
   esac
   case "$target" in # Rust's own minimum macOS versions
     x86_64-apple-darwin) export MACOSX_DEPLOYMENT_TARGET=10.12 ;;
@@ -98,6 +97,16 @@ for target in "${targets[@]}"; do
   name="kubectl-namzu_${version}_${target}"
   stage="$(mktemp -d)"
   install -m 755 "$src" "$stage/$exe"
+  # the PE header's link time becomes the commit's (zig's linker has no switch for it)
+  [ "$os" != windows ] || python3 - "$stage/$exe" "$epoch" <<'PE'
+import struct, sys
+path, epoch = sys.argv[1], int(sys.argv[2])
+exe = bytearray(open(path, "rb").read())
+pe = struct.unpack_from("<I", exe, 0x3C)[0]
+assert exe[pe:pe + 4] == b"PE\0\0", "not a PE file"
+struct.pack_into("<I", exe, pe + 8, epoch & 0xFFFFFFFF)  # COFF TimeDateStamp
+open(path, "wb").write(exe)
+PE
   install -m 644 LICENSE README.md "$stage/"
   if [ "$os" = windows ]; then
     python3 - "$out/$name.zip" "$stage" "$epoch" "$exe" LICENSE README.md <<'ZIP'
