@@ -141,7 +141,10 @@ fn render_template(version: &str, path: &Path) {
 fn uris(manifest: &Path) -> Vec<String> {
     let m: Value = serde_yaml::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
     let platforms = m["spec"]["platforms"].as_array().unwrap();
-    platforms.iter().map(|p| p["uri"].as_str().unwrap().to_string()).collect()
+    platforms
+        .iter()
+        .map(|p| p["uri"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn release_into(dir: &Path) {
