@@ -226,13 +226,13 @@ async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Resu
                 resources::list(conn, &PODS, None, None),
                 resources::list(conn, &PVCS, None, None),
             );
-            let pods = split_or_fallback(conn, pods, &PODS, &by_ns, &mut inv.warnings).await?;
-            let pvcs = split_or_fallback(conn, pvcs, &PVCS, &by_ns, &mut inv.warnings).await?;
+            let mut pods = split_or_fallback(conn, pods, &PODS, &by_ns, &mut inv.warnings).await?;
+            let mut pvcs = split_or_fallback(conn, pvcs, &PVCS, &by_ns, &mut inv.warnings).await?;
             for (ns, sandboxes) in by_ns {
                 let templates = read_templates(conn, &ns, &sandboxes, &mut inv.warnings).await?;
                 inv.namespaces.push(NamespaceData {
-                    pods: pods.get(&ns).cloned().unwrap_or(Observed::Known(Vec::new())),
-                    pvcs: pvcs.get(&ns).cloned().unwrap_or(Observed::Known(Vec::new())),
+                    pods: pods.remove(&ns).unwrap_or(Observed::Known(Vec::new())),
+                    pvcs: pvcs.remove(&ns).unwrap_or(Observed::Known(Vec::new())),
                     namespace: ns,
                     sandboxes,
                     templates,
