@@ -10,7 +10,8 @@
 # `cargo build --release --locked --target TARGET`. --binary packs an already built binary (one
 # target only). Archives are kubectl-namzu_<version>_<target>.tar.gz (.zip for windows), made
 # byte-reproducible: same commit + same rustc = same sha256. DIR/namzu.yaml is the krew Plugin
-# manifest with their real sha256s, one platform per target.
+# manifest with their real sha256s, one platform per target. Exit 2: bad usage or a missing
+# prerequisite (one line says which); 1: a build or packing step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,29 +21,37 @@ base_url="https://github.com/cogitave/kubectl-namzu/releases/download"
 binary=""
 all=false
 targets=()
+fail() { echo "release.sh: $1" >&2; exit "${2:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
+    --version|--out|--base-url|--binary) [ $# -ge 2 ] || fail "$1 needs a value" ;;&
     --all) all=true; shift ;;
     --version) version="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --base-url) base_url="$2"; shift 2 ;;
     --binary) binary="$2"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
-    -*) echo "release.sh: unknown option $1" >&2; exit 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -*) fail "unknown option $1" ;;
     *) targets+=("$1"); shift ;;
   esac
 done
 if $all; then
-  [ ${#targets[@]} -eq 0 ] && [ -z "$binary" ] || { echo "release.sh: --all takes no TARGET or --binary" >&2; exit 2; }
+  [ ${#targets[@]} -eq 0 ] && [ -z "$binary" ] || fail "--all takes no TARGET or --binary"
   mapfile -t targets < <(sed -n 's/.*kubectl-namzu_{{ .TagName }}_\([^"]*\)\.\(tar\.gz\|zip\)".*/\1/p' .krew.yaml)
+  # cross-building every platform needs zig and each target's standard library: say so up front
+  command -v cargo-zigbuild > /dev/null || fail "--all needs cargo-zigbuild: pip install ziglang cargo-zigbuild"
+  installed="$(rustup target list --installed 2> /dev/null || true)"
+  for t in "${targets[@]}"; do
+    grep -qx "$t" <<< "$installed" || fail "--all needs the $t target: rustup target add $t"
+  done
   # the committed manifest must describe a commit: refuse uncommitted changes, before and after
   clean() { [ -z "$(git status --porcelain -- . ':!krew/namzu.yaml')" ]; }
-  clean || { echo "release.sh: --all needs a clean work tree (commit first)" >&2; exit 2; }
+  clean || fail "--all needs a clean work tree (commit first)"
   commit="$(git rev-parse HEAD)"
 fi
 [ ${#targets[@]} -gt 0 ] || targets=("$(rustc -vV | sed -n 's/^host: //p')")
 if [ -n "$binary" ] && [ ${#targets[@]} -ne 1 ]; then
-  echo "release.sh: --binary goes with exactly one target" >&2; exit 2
+  fail "--binary goes with exactly one target"
 fi
 
 # krew's os/arch for a target triple
@@ -153,7 +162,7 @@ RENDER
 echo "$out/namzu.yaml"
 if $all; then
   if ! clean || [ "$(git rev-parse HEAD)" != "$commit" ]; then
-    echo "release.sh: the work tree changed during the build; krew/namzu.yaml not written" >&2; exit 1
+    fail "the work tree changed during the build; krew/namzu.yaml not written" 1
   fi
   mkdir -p krew
   { echo "# krew manifest of $version: scripts/release.sh --all at commit $commit"

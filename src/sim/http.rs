@@ -7,6 +7,7 @@ use super::record::Recorded;
 use super::resources::{CASCADE, NAMESPACES, Resource, Target, parse_path};
 use super::selector::Selector;
 use super::status::{self, ApiError};
+use super::store::meta;
 use super::{Shared, State, discovery, table, watch};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
@@ -429,8 +430,7 @@ fn list(
 }
 
 fn object_key(o: &Value) -> String {
-    let f = |k: &str| o.pointer(k).and_then(Value::as_str).unwrap_or("").to_string();
-    format!("{}\u{0}{}", f("/metadata/namespace"), f("/metadata/name"))
+    format!("{}\u{0}{}", meta(o, "namespace"), meta(o, "name"))
 }
 
 fn encode_continue(key: &str) -> String {
@@ -500,7 +500,7 @@ fn invalid(r: &Resource, name: &str, field_message: &str) -> ApiError {
 
 /// The schema rules the real server enforces that matter here.
 fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = meta(obj, "name");
     for map in ["labels", "annotations"] {
         if let Some(m) = obj["metadata"].get(map).filter(|m| !m.is_null()) {
             let ok = m.as_object().is_some_and(|m| m.values().all(Value::is_string));
@@ -554,31 +554,22 @@ fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answe
             ));
         }
     }
-    let old = st
-        .store
-        .get(r, ns, name)
-        .cloned()
-        .ok_or_else(|| status::not_found(r, name))?;
+    let old = existing(st, r, ns, name)?;
     let mut new = old.clone();
     match ct.as_str() {
         "application/json-patch+json" => {
             let ops: json_patch::Patch = serde_json::from_slice(&req.raw_body).map_err(|_| status::patch_invalid())?;
             json_patch::patch(&mut new, &ops).map_err(|_| status::patch_invalid())?;
         }
-        "application/merge-patch+json" => {
+        // strategic merge is served for the core types only, and modelled as a merge patch
+        "application/merge-patch+json" | "application/strategic-merge-patch+json"
+            if ct == "application/merge-patch+json" || r.group.is_empty() =>
+        {
             let body = req
                 .body
                 .clone()
                 .filter(Value::is_object)
                 .ok_or_else(|| status::bad_request("the merge patch must be a JSON object"))?;
-            json_patch::merge(&mut new, &body);
-        }
-        "application/strategic-merge-patch+json" if r.group.is_empty() => {
-            let body = req
-                .body
-                .clone()
-                .filter(Value::is_object)
-                .ok_or_else(|| status::bad_request("the patch must be a JSON object"))?;
             json_patch::merge(&mut new, &body);
         }
         other => return Err(status::unsupported_media(other)),
@@ -587,11 +578,7 @@ fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answe
 }
 
 fn update(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
-    let old = st
-        .store
-        .get(r, ns, name)
-        .cloned()
-        .ok_or_else(|| status::not_found(r, name))?;
+    let old = existing(st, r, ns, name)?;
     let new = req
         .body
         .clone()
@@ -600,13 +587,17 @@ fn update(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answ
     commit(st, req, r, old, new)
 }
 
+/// The stored object a write applies to, or the API's 404.
+fn existing(st: &State, r: &Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
+    st.store
+        .get(r, ns, name)
+        .cloned()
+        .ok_or_else(|| status::not_found(r, name))
+}
+
 /// Store a written object: optimistic concurrency on resourceVersion, immutables kept, validated.
 fn commit(st: &mut State, req: &Req, r: &Resource, old: Value, mut new: Value) -> Answer {
-    let name = old
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let name = meta(&old, "name").to_string();
     let sent_rv = new
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -640,11 +631,7 @@ fn delete(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str, now: &s
             "strict mode: a DELETE of a Sandbox must carry DeleteOptions preconditions (uid and/or resourceVersion)",
         ));
     }
-    let old = st
-        .store
-        .get(r, ns, name)
-        .cloned()
-        .ok_or_else(|| status::not_found(r, name))?;
+    let old = existing(st, r, ns, name)?;
     let have = |k: &str| {
         old.pointer(&format!("/metadata/{k}"))
             .and_then(Value::as_str)

@@ -15,6 +15,14 @@ pub fn rkey(r: &Resource) -> String {
 
 type Key = (String, String, String);
 
+/// A `metadata` string field of an object, "" when absent.
+pub fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
     Added,
@@ -158,11 +166,7 @@ impl Store {
 
     /// Insert a new object: sets uid, creationTimestamp, resourceVersion, generation.
     pub fn create(&mut self, r: &Resource, mut obj: Value, now: &str) -> Result<Value, ApiError> {
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let name = meta(&obj, "name").to_string();
         if name.is_empty() {
             return Err(status::status(
                 422,
@@ -210,16 +214,7 @@ impl Store {
     /// Store `obj` over the existing one if it differs: bumps resourceVersion, and generation
     /// when `spec` changed. Returns the stored object.
     pub fn update(&mut self, r: &Resource, mut obj: Value) -> Value {
-        let ns = obj
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let (ns, name) = (meta(&obj, "namespace").to_string(), meta(&obj, "name").to_string());
         let key = (rkey(r), ns.clone(), name);
         let Some(old) = self.objects.get(&key) else {
             return obj;
