@@ -1,6 +1,7 @@
 //! kubectl-namzu: inventory and fenced suspend/resume/delete of @namzu/sandbox workspaces.
 
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod domain;
 pub mod sim;

@@ -2,7 +2,7 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
-use super::output::{self, Format, Tone};
+use super::output::{self, ReportFormat, Tone};
 use serde_json::Value;
 
 #[derive(Debug, clap::Args)]
@@ -10,22 +10,34 @@ pub struct Args {
     /// Only the last N entries.
     #[arg(long)]
     pub tail: Option<usize>,
-    /// Output: table or json.
+    /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
-    pub output: Format,
+    pub output: ReportFormat,
 }
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let log = globals.audit();
-    let mut entries = log
+    let read = log
         .read()
         .map_err(|e| Failure::error(format!("cannot read the audit log: {e}")))?;
+    if read.skipped > 0 {
+        let at = log.path.as_ref().map_or("".into(), |p| p.display().to_string());
+        eprintln!(
+            "warning: {} line{} of {at} {} not an audit entry (torn, not UTF-8 or not JSON of this tool): skipped",
+            read.skipped,
+            if read.skipped == 1 { "" } else { "s" },
+            if read.skipped == 1 { "is" } else { "are" },
+        );
+    }
+    let mut entries = read.entries;
     if let Some(n) = args.tail {
         entries = entries.split_off(entries.len().saturating_sub(n));
     }
     match args.output {
-        Format::Json | Format::Yaml => print!("{}", output::structured(&Value::Array(entries), args.output)),
-        _ => {
+        ReportFormat::Json | ReportFormat::Yaml => {
+            crate::out!("{}", output::structured(&Value::Array(entries), args.output.format()))
+        }
+        ReportFormat::Table => {
             if entries.is_empty() {
                 let at = log.path.map_or("(no path)".into(), |p| p.display().to_string());
                 eprintln!("No writes recorded in {at}.");
@@ -61,7 +73,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 "STATUS",
                 "OUTCOME",
             ];
-            print!("{}", output::table(&headers, &rows, false, output::colour_enabled()));
+            crate::out!("{}", output::table(&headers, &rows, false, output::colour_enabled()));
         }
     }
     Ok(())

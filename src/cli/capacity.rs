@@ -3,7 +3,7 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
-use super::output::{self, Format, Tone};
+use super::output::{self, ReportFormat, Tone};
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory::{self, Query, Scope};
@@ -11,15 +11,14 @@ use crate::cluster::resources::{self, CLAIMS, WARM_POOLS};
 use crate::domain::capacity::{PoolCapacity, pending_pods, pools};
 use crate::domain::object::namespace;
 use crate::domain::state::State;
-use chrono::Utc;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Output format: table, json or yaml.
+    /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
-    pub output: Format,
+    pub output: ReportFormat,
 }
 
 struct NamespaceCapacity {
@@ -76,7 +75,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if pool_objs.is_none() {
         eprintln!("note: the agent-sandbox extensions (warm pools, claims) are not installed");
     }
-    let now = Utc::now();
+    let now = conn.clock.now();
     let workspaces = inv.workspaces(&Default::default(), now);
     let mut rows: BTreeMap<String, NamespaceCapacity> = BTreeMap::new();
     fn entry<'a>(rows: &'a mut BTreeMap<String, NamespaceCapacity>, ns: &str) -> &'a mut NamespaceCapacity {
@@ -105,11 +104,14 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let rows: Vec<NamespaceCapacity> = rows.into_values().collect();
     match args.output {
-        Format::Json | Format::Yaml => print!(
+        ReportFormat::Json | ReportFormat::Yaml => crate::out!(
             "{}",
-            output::structured(&json!(rows.iter().map(structured).collect::<Vec<_>>()), args.output)
+            output::structured(
+                &json!(rows.iter().map(structured).collect::<Vec<_>>()),
+                args.output.format()
+            )
         ),
-        _ => print!("{}", text(&rows)),
+        ReportFormat::Table => crate::out!("{}", text(&rows)),
     }
     Ok(())
 }

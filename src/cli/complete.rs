@@ -5,7 +5,6 @@ use super::Cli;
 use super::globals::Globals;
 use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Query};
-use chrono::Utc;
 use clap::CommandFactory;
 
 /// Verbs whose positional arguments are workspace ids.
@@ -28,10 +27,10 @@ pub async fn run(globals: &Globals, args: Vec<String>) {
     };
     candidates.retain(|c| c.starts_with(&partial));
     for c in candidates {
-        println!("{c}");
+        crate::outln!("{c}");
     }
     // cobra's ShellCompDirectiveNoFileComp
-    println!(":4");
+    crate::outln!(":4");
 }
 
 /// The workspace ids in the current namespace; nothing (never an error) when the cluster is away.
@@ -44,7 +43,7 @@ async fn workspace_ids(globals: &Globals) -> Vec<String> {
     let scope = globals.scope(&conn.namespace);
     match inventory::read(&conn, &scope, &Query::default()).await {
         Ok(inv) => inv
-            .workspaces(&Default::default(), Utc::now())
+            .workspaces(&Default::default(), conn.clock.now())
             .into_iter()
             .map(|w| w.id)
             .collect(),

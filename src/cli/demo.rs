@@ -69,12 +69,12 @@ pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
 
 async fn serve(sim: &Sim) -> Result<(), Failure> {
     let kc = sim.kubeconfig().display().to_string();
-    println!("Simulated agent-sandbox cluster serving at {}", sim.url());
-    println!("kubeconfig: {kc}");
-    println!("Try, in another terminal:");
-    println!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
-    println!("  kubectl namzu --kubeconfig {kc} list -A");
-    println!("Press Ctrl-C to stop.");
+    crate::outln!("Simulated agent-sandbox cluster serving at {}", sim.url());
+    crate::outln!("kubeconfig: {kc}");
+    crate::outln!("Try, in another terminal:");
+    crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
+    crate::outln!("  kubectl namzu --kubeconfig {kc} list -A");
+    crate::outln!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c()
         .await
         .map_err(|e| Failure::error(format!("cannot wait for Ctrl-C: {e}")))?;
@@ -96,6 +96,7 @@ async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(),
         verbose: false,
         read_only,
         audit_log: Some(audit.to_path_buf()),
+        no_audit: false,
     };
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         return crate::tui::run(&globals, std::time::Duration::from_secs(2)).await;

@@ -29,12 +29,14 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         name: String::new(),
     };
     match conn.bounded(&op, conn.client.apiserver_version()).await {
-        Ok(v) => println!(
+        Ok(v) => crate::outln!(
             "✓ server        {} ({}), context {}",
-            conn.server, v.git_version, conn.context
+            conn.server,
+            v.git_version,
+            conn.context
         ),
         Err(e) => {
-            println!("✗ server        {e}");
+            crate::outln!("✗ server        {e}");
             return Err(Failure::error(
                 "the API server cannot be reached: nothing else can be checked",
             ));
@@ -45,22 +47,22 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         conn.served_versions("extensions.agents.x-k8s.io").await?,
     );
     if core.iter().any(|v| v == "v1beta1") {
-        println!("✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
+        crate::outln!("✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
     } else if core.is_empty() {
-        println!("✗ agent-sandbox agents.x-k8s.io is not served");
+        crate::outln!("✗ agent-sandbox agents.x-k8s.io is not served");
         todo.push("install agent-sandbox v0.5.0 or later (the Sandbox CRD, agents.x-k8s.io/v1beta1)".into());
     } else {
-        println!("✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)", core.join(", "));
+        crate::outln!("✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)", core.join(", "));
         todo.push("upgrade agent-sandbox to v0.5.0 or later (v1beta1)".into());
     }
     if ext.iter().any(|v| v == "v1beta1") {
-        println!("✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
+        crate::outln!("✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
     } else {
-        println!(
+        crate::outln!(
             "! extensions    extensions.agents.x-k8s.io v1beta1 is not served: drift and capacity cannot read templates, pools or claims"
         );
     }
-    println!("Permissions in namespace {ns}:");
+    crate::outln!("Permissions in namespace {ns}:");
     for (verb, needs) in VERBS {
         let mut missing = Vec::new();
         for n in needs {
@@ -75,9 +77,9 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
             }
         }
         if missing.is_empty() {
-            println!("  ✓ {verb}");
+            crate::outln!("  ✓ {verb}");
         } else {
-            println!("  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
+            crate::outln!("  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
         }
         if !missing.is_empty() && todo.iter().all(|t| !t.contains("kubectl namzu rbac")) {
             todo.push(format!(
@@ -96,21 +98,21 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
                     found += 1;
                 }
             }
-            println!(
+            crate::outln!(
                 "  {} workspaces in namespace {ns}; they use {} templates, {found} of which exist and can be read",
                 workspaces.len(),
                 names.len()
             );
         }
-        Err(e) => println!("  workspaces in namespace {ns}: ? ({e})"),
+        Err(e) => crate::outln!("  workspaces in namespace {ns}: ? ({e})"),
     }
     if todo.is_empty() {
-        println!("Everything kubectl-namzu needs is here.");
+        crate::outln!("Everything kubectl-namzu needs is here.");
         return Ok(());
     }
-    println!("What to do:");
+    crate::outln!("What to do:");
     for t in &todo {
-        println!("  - {t}");
+        crate::outln!("  - {t}");
     }
     Err(Failure::error(format!("{} problem(s) found", todo.len())))
 }

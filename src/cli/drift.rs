@@ -13,7 +13,6 @@ use crate::domain::diff::Change;
 use crate::domain::drift::{DriftState, TemplateRead, field_changes};
 use crate::domain::naming::validate_id;
 use crate::domain::workspace::Workspace;
-use chrono::Utc;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -46,7 +45,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         validate_id(id)?;
     }
     let conn = Connection::open(&globals.connect_options(true)).await?;
-    let now = Utc::now();
+    let now = conn.clock.now();
     let flags = args.overlays.flags();
     let reports = match &args.id {
         Some(id) => {
@@ -69,18 +68,18 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     };
     match args.output {
-        Format::Json | Format::Yaml => print!(
+        Format::Json | Format::Yaml => crate::out!(
             "{}",
             output::structured(&json!(reports.iter().map(structured).collect::<Vec<_>>()), args.output)
         ),
         Format::Name => reports
             .iter()
-            .for_each(|r| println!("sandbox.agents.x-k8s.io/{}", r.workspace.sandbox_name)),
+            .for_each(|r| crate::outln!("sandbox.agents.x-k8s.io/{}", r.workspace.sandbox_name)),
         Format::Table | Format::Wide => {
             if reports.is_empty() {
                 eprintln!("No drifted workspaces.");
             }
-            reports.iter().for_each(|r| print!("{}", text(r)));
+            reports.iter().for_each(|r| crate::out!("{}", text(r)));
         }
     }
     Ok(())

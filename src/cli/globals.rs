@@ -2,6 +2,7 @@
 
 use crate::cluster::connect::ConnectOptions;
 use crate::cluster::inventory::Scope;
+use crate::domain::naming::validate_namespace;
 use crate::domain::select::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,7 +22,7 @@ pub struct Globals {
     #[arg(long, global = true)]
     pub user: Option<String>,
     /// Namespace (default: the context's).
-    #[arg(short = 'n', long, global = true)]
+    #[arg(short = 'n', long, global = true, value_parser = parse_namespace)]
     pub namespace: Option<String>,
     /// Every namespace.
     #[arg(short = 'A', long, global = true)]
@@ -33,11 +34,30 @@ pub struct Globals {
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
     /// Refuse every write (suspend, resume, delete); reads still work.
-    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = parse_switch, action = clap::ArgAction::SetTrue)]
     pub read_only: bool,
     /// Audit log path (default $XDG_STATE_HOME/kubectl-namzu/audit.jsonl).
     #[arg(long, global = true, env = "KUBECTL_NAMZU_AUDIT_LOG", value_name = "PATH")]
     pub audit_log: Option<PathBuf>,
+    /// Send writes without recording them in the audit log (by default a write that cannot be
+    /// recorded is not sent).
+    #[arg(long, global = true)]
+    pub no_audit: bool,
+}
+
+fn parse_namespace(text: &str) -> Result<String, String> {
+    validate_namespace(text).map_err(|e| e.to_string())?;
+    Ok(text.to_string())
+}
+
+/// A boolean switch from a flag or the environment: empty means unset (false), as a shell's
+/// `VAR=` reads; otherwise kubectl's words for true and false.
+fn parse_switch(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "" | "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
+        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
+        _ => Err(format!("{text:?} is not a boolean: use true or false")),
+    }
 }
 
 /// A bound on each request; `None` = unbounded.
@@ -69,6 +89,7 @@ impl Globals {
             request_timeout: self.request_timeout.0,
             verbose: self.verbose,
             interactive_exec,
+            clock: None,
         }
     }
 
@@ -81,7 +102,11 @@ impl Globals {
 
     pub fn audit(&self) -> crate::cluster::audit::AuditLog {
         crate::cluster::audit::AuditLog {
-            path: self.audit_log.clone().or_else(crate::cluster::audit::default_path),
+            path: if self.no_audit {
+                None
+            } else {
+                self.audit_log.clone().or_else(crate::cluster::audit::default_path)
+            },
             session: None,
         }
     }

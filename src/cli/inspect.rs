@@ -40,14 +40,14 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             args.id
         )));
     };
-    let now = Utc::now();
+    let now = conn.clock.now();
     let w = d.workspace(&args.overlays.flags(), now);
     let text = match args.output {
         Format::Json | Format::Yaml => output::structured(&structured(&w, &d), args.output),
         Format::Name => format!("sandbox.agents.x-k8s.io/{}\n", w.sandbox_name),
         Format::Table | Format::Wide => render(&w, &d, now),
     };
-    print!("{text}");
+    crate::out!("{text}");
     Ok(())
 }
 

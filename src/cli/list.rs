@@ -50,7 +50,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     for w in &inv.warnings {
         eprintln!("{w}");
     }
-    let now = Utc::now();
+    let now = conn.clock.now();
     let filter = args.selection.filter();
     let mut workspaces: Vec<Workspace> = inv
         .workspaces(&args.overlays.flags(), now)
@@ -58,7 +58,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         .filter(|w| filter.matches(w, now))
         .collect();
     sort(&mut workspaces, args.sort_by, false);
-    print!(
+    crate::out!(
         "{}",
         render(&workspaces, args.output, globals.all_namespaces, args.no_headers, now)
     );

@@ -138,7 +138,9 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Demo(args) => demo::run(&cli.globals, args).await,
         Command::Completion { shell } => {
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, name.replace(' ', "-"), &mut std::io::stdout());
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, name.replace(' ', "-"), &mut script);
+            output::write_stdout(&String::from_utf8_lossy(&script));
             Ok(())
         }
         Command::Complete { args } => {
@@ -146,7 +148,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
             Ok(())
         }
         Command::Version => {
-            println!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"));
+            crate::outln!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
     }

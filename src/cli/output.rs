@@ -1,7 +1,63 @@
 //! Output formats and plain-text tables, coloured only on a terminal and never under NO_COLOR.
 
 use serde_json::Value;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Write to stdout. A reader that went away (`| head -1`) is no error: output stops, and the
+/// verb learns it from [`stdout_closed`] — a bulk write stops between workspaces.
+pub fn write_stdout(text: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Whether a write to stdout has failed (the pipe's reader closed it).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// `println!` to stdout through [`write_stdout`]: never panics on a closed pipe.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::cli::output::write_stdout("\n") };
+    ($($arg:tt)*) => { $crate::cli::output::write_stdout(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` to stdout through [`write_stdout`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::output::write_stdout(&format!($($arg)*)) };
+}
+
+/// Text from the cluster made safe for a terminal: control characters (an escape sequence, a
+/// newline that would split a table row) are shown as `\u{..}` escapes instead of acting.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Multi-line text from the cluster made safe for a terminal: lines stay lines, every other
+/// control character is escaped as in [`printable`].
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -10,6 +66,24 @@ pub enum Format {
     Json,
     Yaml,
     Name,
+}
+
+/// The formats of a report (a write's results, capacity, the audit log): a table or the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Json,
+    Yaml,
+}
+
+impl ReportFormat {
+    pub fn format(self) -> Format {
+        match self {
+            ReportFormat::Table => Format::Table,
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Yaml => Format::Yaml,
+        }
+    }
 }
 
 /// Colour when stdout is a terminal and NO_COLOR is unset or empty.
@@ -47,7 +121,7 @@ pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, c
         .collect();
     for row in rows {
         for (i, (cell, _)) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(printable(cell).chars().count());
         }
     }
     let mut out = String::new();
@@ -57,8 +131,9 @@ pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, c
             let pad = if i == last {
                 0
             } else {
-                widths[i] - cell.chars().count() + 3
+                widths[i] - printable(&cell).chars().count() + 3
             };
+            let cell = printable(&cell);
             out.push_str(&if colour { paint(&cell, tone) } else { cell });
             out.extend(std::iter::repeat_n(' ', pad));
         }
@@ -76,11 +151,131 @@ pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, c
 /// JSON (pretty) or YAML of a value, newline-terminated.
 pub fn structured(value: &Value, format: Format) -> String {
     match format {
-        Format::Yaml => serde_yaml::to_string(value).expect("JSON values serialise as YAML"),
+        Format::Yaml => yaml(value),
         _ => {
             let mut s = serde_json::to_string_pretty(value).expect("JSON values serialise");
             s.push('\n');
             s
         }
+    }
+}
+
+/// YAML as kubectl prints it, with every string that a YAML 1.1 or 1.2 reader could take for
+/// something else (`no`, `2026-01-01`, `1e3`, `0x1f`, `~`, an RFC 3339 time) double-quoted, so
+/// `-o yaml` carries exactly the strings `-o json` does.
+pub fn yaml(value: &Value) -> String {
+    let mut out = String::new();
+    yaml_block(value, 0, &mut out);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+fn yaml_block(value: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                out.push_str(&format!("{pad}{}:", yaml_scalar_str(k)));
+                yaml_child(v, indent + 2, out);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            for v in items {
+                out.push_str(&format!("{pad}-"));
+                match v {
+                    Value::Object(m) if !m.is_empty() => {
+                        // the first key on the dash's line, the rest aligned under it
+                        let mut inner = String::new();
+                        yaml_block(v, indent + 2, &mut inner);
+                        out.push(' ');
+                        out.push_str(&inner[indent + 2..]);
+                    }
+                    _ => yaml_child(v, indent + 2, out),
+                }
+            }
+        }
+        scalar => {
+            out.push_str(&format!("{pad}{}\n", yaml_scalar(scalar)));
+        }
+    }
+}
+
+/// After `key:` or `-`: a scalar on the same line, a collection below (lists at the key's indent).
+fn yaml_child(v: &Value, indent: usize, out: &mut String) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            out.push('\n');
+            yaml_block(v, indent, out);
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.push('\n');
+            yaml_block(v, indent - 2, out);
+        }
+        scalar => out.push_str(&format!(" {}\n", yaml_scalar(scalar))),
+    }
+}
+
+fn yaml_scalar(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => yaml_scalar_str(s),
+        Value::Array(_) => "[]".into(),
+        Value::Object(_) => "{}".into(),
+    }
+}
+
+/// A string plain where no reader can mistake it, else a JSON string (valid YAML double-quoted).
+fn yaml_scalar_str(s: &str) -> String {
+    const WORDS: &[&str] = &["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"];
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./".contains(c))
+        && !WORDS.contains(&s.to_ascii_lowercase().as_str())
+        && !s.ends_with('.');
+    if plain {
+        s.to_string()
+    } else {
+        Value::String(s.to_string()).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn yaml_keeps_every_string_a_string() {
+        let v = json!({
+            "metadata": {"name": "namzu-ws-a", "annotations": {"a/b": "no", "d": "2026-01-01", "t": "2026-11-29T12:00:00Z",
+                "n": "7", "e": "1e3", "y": "Y", "empty": "", "nl": "a\nb", "esc": "\u{1b}[31m"},
+                "labels": {}},
+            "items": [{"a": 1, "b": [true, null]}, "x", [], {"k": {"deep": [1.5]}}],
+            "list": ["on", "plain-word"],
+        });
+        let text = yaml(&v);
+        assert!(
+            text.contains("a/b: \"no\"") && text.contains("d: \"2026-01-01\"") && text.contains("\"y\": \"Y\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("name: namzu-ws-a\n") && text.contains("- plain-word\n"),
+            "{text}"
+        );
+        let back: Value = serde_yaml::from_str(&text).expect("valid YAML");
+        assert_eq!(back, v, "{text}");
+    }
+
+    #[test]
+    fn printable_escapes_control_characters() {
+        assert_eq!(printable("ok"), "ok");
+        assert_eq!(printable("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
+        assert_eq!(printable_lines("x\ny\u{7}"), "x\ny\\u{7}");
     }
 }

@@ -44,6 +44,6 @@ pub fn manifest(namespace: &str, read_only: bool) -> String {
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let namespace = globals.namespace.clone().unwrap_or_else(|| "default".into());
-    print!("{}", manifest(&namespace, args.read_only));
+    crate::out!("{}", manifest(&namespace, args.read_only));
     Ok(())
 }

@@ -50,6 +50,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
         profile_label_key: args.overlays.egress_profile_label_key,
     };
     let hash = template_hash(&template, &overlays).expect("podTemplate checked above");
-    println!("{hash}");
+    crate::outln!("{hash}");
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use super::exit::{self, Failure};
 use super::globals::Globals;
-use super::output::{self, Format, Tone};
+use super::output::{self, ReportFormat, Tone};
 use super::selection::SelectionArgs;
 use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Query};
@@ -15,7 +15,6 @@ use crate::domain::fence::{EpochChoice, EpochUse, Verb};
 use crate::domain::naming::{sandbox_name, validate_id};
 use crate::domain::patch::{MODE_POINTER, Mode};
 use crate::domain::select::parse_duration;
-use chrono::Utc;
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
@@ -48,9 +47,9 @@ pub struct Common {
     /// Read and check, print the exact request, send nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Output: table (text) or json.
+    /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
-    pub output: Format,
+    pub output: ReportFormat,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -86,6 +85,8 @@ struct Report {
     id: String,
     outcome: Outcome,
     waited: Option<Waited>,
+    /// `--take-over` was asked for: finding the mode already there means it was not performed.
+    take_over: bool,
 }
 
 fn is_stamp_only(r: &Request) -> bool {
@@ -101,6 +102,9 @@ impl Report {
         match (&self.outcome, &self.waited) {
             (Outcome::Applied { .. }, Some(Waited::TimedOut { .. })) => exit::WAIT_TIMED_OUT,
             (Outcome::Applied { .. }, Some(Waited::Failed(_))) => exit::ERROR,
+            (Outcome::Unchanged { .. }, _) if self.take_over => exit::NOT_APPLIED,
+            (Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => exit::WAIT_TIMED_OUT,
+            (Outcome::Unchanged { .. }, Some(Waited::Failed(_))) => exit::ERROR,
             (
                 Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
                 _,
@@ -115,6 +119,8 @@ impl Report {
         match (&self.outcome, &self.waited) {
             (Outcome::Applied { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
             (Outcome::Applied { .. }, _) => "applied",
+            (Outcome::Unchanged { .. }, _) if self.take_over => "take-over-not-performed",
+            (Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
             (Outcome::Unchanged { .. }, _) => "unchanged",
             (Outcome::AlreadyGone, _) => "already-gone",
             (Outcome::DryRun { .. }, _) => "dry-run",
@@ -166,12 +172,21 @@ impl Report {
                 format!("holder epoch stamped, mode unchanged ({}){wait_note}", epoch.describe())
             }
             Outcome::Applied { epoch, .. } => format!("{} ({}){wait_note}", verb.past(), epoch.describe()),
-            Outcome::Unchanged {
-                mode: Mode::Suspended, ..
-            } => "already suspended: nothing sent".into(),
-            Outcome::Unchanged {
-                mode: Mode::Running, ..
-            } => "already running: nothing sent".into(),
+            Outcome::Unchanged { mode, object } => {
+                let already = match mode {
+                    Mode::Suspended => "already suspended: nothing sent",
+                    Mode::Running => "already running: nothing sent",
+                };
+                if self.take_over {
+                    let stored = crate::domain::epoch::Reading::of(object).annotation;
+                    format!(
+                        "{already}; the take-over was NOT performed (holder epoch {} stays)",
+                        stored.unwrap_or_else(|| "0".into())
+                    )
+                } else {
+                    format!("{already}{wait_note}")
+                }
+            }
             Outcome::AlreadyGone => "already gone".into(),
             Outcome::DryRun { request, epoch, .. } => format!(
                 "dry run ({}): would send {} {} ({})\n{}",
@@ -243,7 +258,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
     for w in &inv.warnings {
         eprintln!("{w}");
     }
-    let now = Utc::now();
+    let now = conn.clock.now();
     let filter = sel.filter();
     Ok(inv
         .workspaces(&Default::default(), now)
@@ -300,6 +315,81 @@ async fn confirm(conn: &Connection, namespace: &str, id: &str) -> Result<bool, F
     Ok(answer.trim() == id)
 }
 
+/// Why a bulk write stopped before its last workspace.
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    StdoutClosed,
+    Interrupted,
+}
+
+impl Stop {
+    fn reason(self) -> &'static str {
+        match self {
+            Stop::StdoutClosed => "stdout was closed",
+            Stop::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Ctrl-C (or SIGTERM) during a write: the write in flight finishes, none starts after it.
+#[derive(Clone)]
+struct Interrupt {
+    raised: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    notify: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Interrupt {
+    fn install() -> Interrupt {
+        let me = Interrupt {
+            raised: Default::default(),
+            notify: Default::default(),
+        };
+        let signalled = me.clone();
+        tokio::spawn(async move {
+            if terminated().await {
+                signalled.raised.store(true, std::sync::atomic::Ordering::SeqCst);
+                signalled.notify.notify_waiters();
+            }
+        });
+        me
+    }
+
+    fn raised(&self) -> bool {
+        self.raised.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Run `work` unless interrupted first (`None` then); for waits and prompts, never writes.
+    async fn unless<T>(&self, work: impl std::future::Future<Output = T>) -> Option<T> {
+        if self.raised() {
+            return None;
+        }
+        tokio::select! {
+            out = work => Some(out),
+            _ = self.notify.notified() => None,
+        }
+    }
+}
+
+/// The first Ctrl-C, SIGTERM or SIGHUP; `false` if no handler could be installed.
+pub async fn terminated() -> bool {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+            return false;
+        };
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => r.is_ok(),
+            _ = term.recv() => true,
+            _ = hup.recv() => true,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await.is_ok()
+    }
+}
+
 async fn run(
     globals: &Globals,
     verb: Verb,
@@ -310,6 +400,11 @@ async fn run(
     for id in &common.ids {
         validate_id(id)?;
     }
+    if globals.all_namespaces && !common.ids.is_empty() {
+        return Err(Failure::usage(
+            "a workspace cannot be named across all namespaces: drop -A, or name its namespace with -n",
+        ));
+    }
     let interactive = std::io::stdin().is_terminal();
     if verb == Verb::Delete && !yes && !common.dry_run && !interactive && !globals.read_only {
         return Err(Failure::usage(
@@ -317,13 +412,16 @@ async fn run(
         ));
     }
     let guard: Guard = globals.guard();
+    if !common.dry_run && !guard.read_only {
+        guard.audit.ready().map_err(Failure::error)?;
+    }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let targets = targets(&conn, globals, common).await?;
     if targets.is_empty() {
         eprintln!("No workspaces matched.");
         return Ok(());
     }
-    let human = !matches!(common.output, Format::Json | Format::Yaml);
+    let human = common.output == ReportFormat::Table;
     if human && !common.dry_run && !guard.read_only {
         match verb {
             Verb::Suspend => eprintln!(
@@ -333,17 +431,28 @@ async fn run(
             _ => {}
         }
     }
+    let interrupt = Interrupt::install();
     let mut reports = Vec::new();
-    for (namespace, id) in targets {
-        // (asking is pointless when the write path will refuse anyway)
-        if verb == Verb::Delete
-            && !yes
-            && !common.dry_run
-            && !guard.read_only
-            && !confirm(&conn, &namespace, &id).await?
+    let mut stopped = None;
+    for (index, (namespace, id)) in targets.iter().cloned().enumerate() {
+        // between workspaces, never inside one: a closed pipe or Ctrl-C starts no new write
+        if let Some(stop) = output::stdout_closed()
+            .then_some(Stop::StdoutClosed)
+            .or(interrupt.raised().then_some(Stop::Interrupted))
         {
-            eprintln!("{id}: cancelled (the id typed did not match): nothing sent");
-            continue;
+            stopped = Some((stop, index));
+            break;
+        }
+        // (asking is pointless when the write path will refuse anyway)
+        if verb == Verb::Delete && !yes && !common.dry_run && !guard.read_only {
+            let Some(confirmed) = interrupt.unless(confirm(&conn, &namespace, &id)).await else {
+                stopped = Some((Stop::Interrupted, index));
+                break;
+            };
+            if !confirmed? {
+                eprintln!("{id}: cancelled (the id typed did not match): nothing sent");
+                continue;
+            }
         }
         let pod_before = if verb == Verb::Resume {
             write::pod_uid_before(&conn, &namespace, &id).await
@@ -371,39 +480,82 @@ async fn run(
             id,
             outcome,
             waited: None,
+            take_over: common.take_over,
         };
-        if let (true, Some(w)) = (report.outcome.landed(), wait_args.filter(|w| w.wait)) {
-            report.waited = Some(wait_for(&conn, &report, verb, pod_before.as_deref(), w.timeout, human).await);
+        // a landed write waits for its transition; so does one found already there, which may
+        // still be on its way (Suspending: the pod not yet gone)
+        let unchanged = matches!(report.outcome, Outcome::Unchanged { .. }) && !report.take_over;
+        if let (true, Some(w)) = (report.outcome.landed() || unchanged, wait_args.filter(|w| w.wait)) {
+            let before = if unchanged { None } else { pod_before.as_deref() };
+            report.waited = Some(
+                interrupt
+                    .unless(wait_for(&conn, &report, verb, before, w.timeout, human))
+                    .await
+                    .unwrap_or_else(|| Waited::Failed("interrupted before the transition was confirmed".into())),
+            );
         }
         if human {
-            println!("{}: {}", report.id, report.detail(verb));
+            // results on stdout, failures on stderr (as kubectl splits them)
+            if report.code() == exit::OK {
+                crate::outln!("{}: {}", report.id, report.detail(verb));
+            } else {
+                eprintln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
+            }
         }
         reports.push(report);
     }
+    if let Some((stop, index)) = stopped {
+        let not_started: Vec<String> = targets[index..].iter().map(|(_, id)| id.clone()).collect();
+        let done: Vec<String> = reports.iter().map(|r| r.id.clone()).collect();
+        write::record_stop(&conn, &guard, verb, stop.reason(), &done, &not_started);
+        eprintln!(
+            "stopped ({}) after {} of {} workspaces; not started: {}",
+            stop.reason(),
+            done.len(),
+            targets.len(),
+            not_started.join(", ")
+        );
+    }
     if human && reports.len() > 1 {
-        println!();
-        print!("{}", summary(&reports));
+        crate::outln!();
+        crate::out!("{}", summary(&reports));
     }
     if !human {
         let items: Vec<Value> = reports.iter().map(|r| r.json(verb)).collect();
-        print!("{}", output::structured(&Value::Array(items), common.output));
+        crate::out!("{}", output::structured(&Value::Array(items), common.output.format()));
     }
-    let codes: Vec<i32> = reports.iter().map(Report::code).filter(|c| *c != exit::OK).collect();
-    match codes.first() {
-        None => Ok(()),
-        Some(first) => {
-            let code = if codes.iter().all(|c| c == first) {
-                *first
-            } else {
-                exit::ERROR
-            };
-            let failed = codes.len();
-            Err(Failure {
-                code,
-                message: format!("{failed} of {} workspaces were not {}", reports.len(), verb.past()),
-            })
-        }
+    if let Some((stop, _)) = stopped {
+        return Err(Failure::error(format!(
+            "{} stopped before every selected workspace was done ({})",
+            verb.as_str(),
+            stop.reason()
+        )));
     }
+    let failed: Vec<&Report> = reports.iter().filter(|r| r.code() != exit::OK).collect();
+    let Some(first) = failed.first() else { return Ok(()) };
+    let code = if failed.iter().all(|r| r.code() == first.code()) {
+        first.code()
+    } else {
+        exit::ERROR
+    };
+    // a write that landed but was not confirmed is not a write that failed: say which is which
+    let unconfirmed = failed.iter().filter(|r| r.outcome.landed()).count();
+    let not_done = failed.len() - unconfirmed;
+    let total = reports.len();
+    let mut parts = Vec::new();
+    if not_done > 0 {
+        parts.push(format!("{not_done} of {total} workspaces were not {}", verb.past()));
+    }
+    if unconfirmed > 0 {
+        parts.push(format!(
+            "{unconfirmed} of {total} workspaces were {} but the transition was not confirmed",
+            verb.past()
+        ));
+    }
+    Err(Failure {
+        code,
+        message: parts.join("; "),
+    })
 }
 
 async fn wait_for(

@@ -1,10 +1,10 @@
 //! The audit log: one JSON line per write attempt (and per refusal), appended under the user's
 //! state directory. Written only by the write path.
 
-use chrono::{SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `$KUBECTL_NAMZU_AUDIT_LOG`, else `$XDG_STATE_HOME/kubectl-namzu/audit.jsonl`, else
 /// `~/.local/state/kubectl-namzu/audit.jsonl`.
@@ -21,22 +21,60 @@ pub fn default_path() -> Option<PathBuf> {
 
 #[derive(Debug, Clone, Default)]
 pub struct AuditLog {
+    /// `None` with `--no-audit`: writes go unrecorded, by the user's explicit choice.
     pub path: Option<PathBuf>,
     /// This session's entries too, for a UI that shows what was sent.
     pub session: Option<std::sync::Arc<std::sync::Mutex<Vec<Value>>>>,
 }
 
+/// The audit log as read back: the entries, and how many lines were not entries (torn by a crash,
+/// not UTF-8, not JSON, or JSON that is not one of ours).
+#[derive(Debug, Default)]
+pub struct AuditRead {
+    pub entries: Vec<Value>,
+    pub skipped: usize,
+}
+
+/// Open for appending, private to the user: the log holds what was sent where.
+fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
+}
+
 impl AuditLog {
-    /// Append one entry, stamped with the time. A log that cannot be written is reported on
-    /// stderr once per entry and never stops the write it records.
-    pub fn record(&self, mut entry: Value) -> Value {
-        entry["time"] = Value::String(Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true));
+    /// Whether an entry can be appended: checked before a write is sent, so a write is never
+    /// sent that the log cannot record.
+    pub fn ready(&self) -> Result<(), String> {
+        let Some(path) = &self.path else { return Ok(()) };
+        open_append(path).map(|_| ()).map_err(|e| {
+            format!(
+                "cannot record writes in the audit log {}: {e}; nothing sent (fix the path, set --audit-log, or pass --no-audit to write unrecorded)",
+                path.display()
+            )
+        })
+    }
+
+    /// Append one entry, stamped with `now`. A log that fails after [`AuditLog::ready`] said
+    /// yes is reported on stderr: the write it records has happened and cannot be undone.
+    pub fn record(&self, mut entry: Value, now: DateTime<Utc>) -> Value {
+        entry["time"] = Value::String(now.to_rfc3339_opts(SecondsFormat::Millis, true));
         if let Some(path) = &self.path {
-            let appended = path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|_| std::fs::OpenOptions::new().create(true).append(true).open(path))
-                .and_then(|mut f| writeln!(f, "{entry}"));
+            // one write call per line, so concurrent writers never interleave within a line
+            let appended = open_append(path).and_then(|mut f| f.write_all(format!("{entry}\n").as_bytes()));
             if let Err(e) = appended
                 && self.session.is_none()
             {
@@ -49,13 +87,33 @@ impl AuditLog {
         entry
     }
 
-    /// Every entry, oldest first; unreadable lines are skipped.
-    pub fn read(&self) -> std::io::Result<Vec<Value>> {
-        let Some(path) = &self.path else { return Ok(Vec::new()) };
-        match std::fs::read_to_string(path) {
-            Ok(text) => Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(e),
+    /// Every entry, oldest first; lines that are not entries are counted, not fatal.
+    pub fn read(&self) -> std::io::Result<AuditRead> {
+        let Some(path) = &self.path else {
+            return Ok(AuditRead::default());
+        };
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AuditRead::default()),
+            Err(e) => return Err(e),
+        };
+        let mut read = AuditRead::default();
+        for line in bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+        {
+            match serde_json::from_slice::<Value>(line) {
+                Ok(entry) if is_entry(&entry) => read.entries.push(entry),
+                _ => read.skipped += 1,
+            }
         }
+        Ok(read)
     }
+}
+
+/// One of ours: an object naming its verb, outcome and time as strings.
+fn is_entry(v: &Value) -> bool {
+    ["verb", "outcome", "time"]
+        .iter()
+        .all(|k| v.get(k).is_some_and(Value::is_string))
 }

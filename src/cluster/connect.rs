@@ -3,6 +3,8 @@
 
 use super::error::{ClusterError, Op};
 use super::verbose::LogLayer;
+use crate::clock::Clock;
+use crate::domain::naming::validate_namespace;
 use http::HeaderValue;
 use kube::client::ClientBuilder;
 use kube::config::{ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
@@ -25,6 +27,40 @@ pub struct ConnectOptions {
     pub verbose: bool,
     /// Exec credential plugins may prompt (false while a full-screen UI is up).
     pub interactive_exec: bool,
+    /// Where "now" comes from; `None` = the system clock, or `$KUBECTL_NAMZU_NOW` when set.
+    pub clock: Option<Clock>,
+}
+
+/// `$KUBECONFIG` as kubectl reads it: the files of the list merged in order, a missing file
+/// skipped (an empty list is an error); else `~/.kube/config`.
+fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
+    let hint = "(set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check)";
+    let listed: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
+        .map(|v| {
+            std::env::split_paths(&v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    if listed.is_empty() {
+        return Kubeconfig::read().map_err(|e| ClusterError::Config(format!("{e} {hint}")));
+    }
+    let mut merged: Option<Kubeconfig> = None;
+    for path in listed.iter().filter(|p| p.exists()) {
+        let next = Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?;
+        merged = Some(match merged {
+            None => next,
+            Some(m) => m
+                .merge(next)
+                .map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?,
+        });
+    }
+    merged.ok_or_else(|| {
+        ClusterError::Config(format!(
+            "none of the files in KUBECONFIG exists ({}) {hint}",
+            std::env::join_paths(&listed).map_or(String::new(), |p| p.to_string_lossy().into_owned())
+        ))
+    })
 }
 
 /// A client plus what the user asked for by default.
@@ -35,19 +71,21 @@ pub struct Connection {
     pub context: String,
     pub server: String,
     pub timeout: Option<Duration>,
+    /// Every age, filter and stamp this connection's commands compute reads this clock.
+    pub clock: Clock,
 }
 
 impl Connection {
     pub async fn open(opts: &ConnectOptions) -> Result<Connection, ClusterError> {
+        let clock = match &opts.clock {
+            Some(c) => c.clone(),
+            None => Clock::from_env().map_err(ClusterError::Config)?,
+        };
         let kubeconfig = match &opts.kubeconfig {
             Some(path) => {
                 Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?
             }
-            None => Kubeconfig::read().map_err(|e| {
-                ClusterError::Config(format!(
-                    "{e} (set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check)"
-                ))
-            })?,
+            None => read_default_kubeconfig()?,
         };
         let context = opts
             .context
@@ -56,6 +94,21 @@ impl Connection {
             .ok_or_else(|| ClusterError::Config("no current-context is set; pass --context".into()))?;
         if !kubeconfig.contexts.iter().any(|c| c.name == context) {
             return Err(ClusterError::Config(format!("context \"{context}\" not found")));
+        }
+        // kube would fall back to no cluster or no credentials at all; kubectl refuses
+        if let Some(user) = opts
+            .user
+            .as_ref()
+            .filter(|u| !kubeconfig.auth_infos.iter().any(|a| &a.name == *u))
+        {
+            return Err(ClusterError::Config(format!("auth info \"{user}\" does not exist")));
+        }
+        if let Some(cluster) = opts
+            .cluster
+            .as_ref()
+            .filter(|c| !kubeconfig.clusters.iter().any(|k| &k.name == *c))
+        {
+            return Err(ClusterError::Config(format!("cluster \"{cluster}\" does not exist")));
         }
         let kc_opts = KubeConfigOptions {
             context: Some(context.clone()),
@@ -77,6 +130,11 @@ impl Connection {
             .namespace
             .clone()
             .unwrap_or_else(|| config.default_namespace.clone());
+        // the namespace goes into every URL path: only a valid one, wherever it came from
+        validate_namespace(&namespace).map_err(|e| match &opts.namespace {
+            Some(_) => ClusterError::Config(e.to_string()),
+            None => ClusterError::Config(format!("context \"{context}\": {e}")),
+        })?;
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
         let builder = ClientBuilder::try_from(config).map_err(|e| match e {
             kube::Error::Auth(a) => ClusterError::credentials(&a),
@@ -93,6 +151,7 @@ impl Connection {
             context,
             server,
             timeout: opts.request_timeout,
+            clock,
         })
     }
 

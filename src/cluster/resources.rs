@@ -2,6 +2,7 @@
 
 use super::connect::Connection;
 use super::error::{ClusterError, Op};
+use crate::domain::naming::{is_path_safe_name, validate_namespace};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
 
@@ -101,23 +102,27 @@ async fn raw_list(
         #[serde(default)]
         items: Vec<Value>,
     }
+    check_path(op, namespace, "")?;
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
     let request = kube::core::Request::new(url)
         .list(params)
         .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     let list: RawList = conn.bounded(op, conn.client.request::<RawList>(request)).await?;
-    let api_version = kind.api_resource().api_version;
-    Ok(list
-        .items
-        .into_iter()
-        .map(|mut v| {
-            if v.get("kind").is_none_or(Value::is_null) {
-                v["kind"] = Value::String(kind.kind.into());
-                v["apiVersion"] = Value::String(api_version.clone());
-            }
-            v
-        })
-        .collect())
+    let mut items = list.items;
+    // every item must be an object of the kind listed, in the namespace listed
+    for (i, v) in items.iter_mut().enumerate() {
+        let fits = v.is_object()
+            && namespace.is_none_or(|ns| crate::domain::object::str_at(v, &["metadata", "namespace"]) == Some(ns));
+        if !fits {
+            return Err(ClusterError::Other(format!(
+                "{op}: the API server answered a list whose item {i} is not a {} of this namespace: {}",
+                kind.kind,
+                crate::domain::object::brief(v)
+            )));
+        }
+        fill_kind(v, kind);
+    }
+    Ok(items)
 }
 
 /// LIST by field selector (`metadata.name=…`, `involvedObject.name=…`) in one namespace.
@@ -131,12 +136,64 @@ pub async fn list_fields(
     raw_list(conn, kind, Some(namespace), &ListParams::default().fields(fields), &op).await
 }
 
-/// GET one object; `Ok(None)` when it does not exist.
+/// GET one object; `Ok(None)` when it does not exist. The answer must be the object asked for.
 pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) -> Result<Option<Value>, ClusterError> {
     let op = Op::new("get", kind, Some(namespace), name);
-    match conn.bounded(&op, api(conn, kind, Some(namespace)).get(name)).await {
-        Ok(o) => Ok(Some(to_value(o, kind))),
+    check_path(&op, Some(namespace), name)?;
+    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(namespace));
+    let request = kube::core::Request::new(url)
+        .get(name, &Default::default())
+        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    match conn.bounded(&op, conn.client.request::<Value>(request)).await {
+        Ok(mut o) => {
+            fill_kind(&mut o, kind);
+            check_identity(&o, kind, namespace, name).map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+            Ok(Some(o))
+        }
         Err(ClusterError::Api { code: 404, .. }) => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+/// Only valid names reach a URL path: a namespace or name that could add a segment or a query
+/// (`a/sandboxes/b?x=`) is refused before any request.
+fn check_path(op: &Op, namespace: Option<&str>, name: &str) -> Result<(), ClusterError> {
+    if let Some(ns) = namespace {
+        validate_namespace(ns).map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    }
+    if !name.is_empty() && !is_path_safe_name(name) {
+        return Err(ClusterError::Other(format!("{op}: invalid name {name:?}")));
+    }
+    Ok(())
+}
+
+/// The core API leaves kind and apiVersion out of list items; fill them in where absent.
+fn fill_kind(v: &mut Value, kind: &Kind) {
+    if let Some(obj) = v.as_object_mut()
+        && obj.get("kind").is_none_or(Value::is_null)
+    {
+        obj.insert("kind".into(), Value::String(kind.kind.into()));
+        obj.insert("apiVersion".into(), Value::String(kind.api_resource().api_version));
+    }
+}
+
+/// An answer is the object asked for: its kind, apiVersion, namespace and name, or an error
+/// saying what came instead (a proxy or a hostile server can answer with anything).
+pub fn check_identity(v: &Value, kind: &Kind, namespace: &str, name: &str) -> Result<(), ClusterError> {
+    let field = |path: &[&str]| crate::domain::object::str_at(v, path).unwrap_or("-").to_string();
+    let api_version = kind.api_resource().api_version;
+    let (k, av, ns, n) = (
+        field(&["kind"]),
+        field(&["apiVersion"]),
+        field(&["metadata", "namespace"]),
+        field(&["metadata", "name"]),
+    );
+    if k == kind.kind && av == api_version && ns == namespace && n == name {
+        Ok(())
+    } else {
+        Err(ClusterError::Other(format!(
+            "the API server answered with {k} {av} {ns}/{n} where {} {api_version} {namespace}/{name} was asked for",
+            kind.kind
+        )))
     }
 }

@@ -11,7 +11,6 @@ use crate::domain::object::{condition, condition_parts, generation, str_at};
 use crate::domain::pod;
 use crate::domain::state::State;
 use crate::domain::workspace::Observed;
-use chrono::Utc;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -81,7 +80,7 @@ pub async fn wait(
             Observed::Known(p) => p.clone(),
             Observed::Forbidden => return Waited::Failed("pods may not be read: cannot confirm the transition".into()),
         };
-        let w = d.workspace(&OverlayFlags::default(), Utc::now());
+        let w = d.workspace(&OverlayFlags::default(), conn.clock.now());
         match still_waiting(verb, &d.sandbox, &pods, pod_before) {
             None => return Waited::Confirmed,
             Some(what) => {

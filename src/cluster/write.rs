@@ -11,7 +11,6 @@ use crate::domain::naming::sandbox_name;
 use crate::domain::object::{owner_refs, str_at};
 use crate::domain::patch::Mode;
 use crate::domain::timefmt::js_iso;
-use chrono::Utc;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -168,6 +167,38 @@ async fn fresh(conn: &Connection, plan: &Plan) -> Result<Option<Value>, ClusterE
     resources::get(conn, &SANDBOXES, &plan.namespace, &name).await
 }
 
+/// The answer to a PATCH must be the Sandbox patched: same kind, namespace, name and uid.
+fn check_answer(plan: &Plan, answer: &Value, uid: Option<&str>) -> Result<(), ClusterError> {
+    let name = sandbox_name(&plan.id).map_err(|e| ClusterError::Other(e.to_string()))?;
+    resources::check_identity(answer, &SANDBOXES, &plan.namespace, &name)?;
+    let answered = str_at(answer, &["metadata", "uid"]);
+    match uid {
+        Some(u) if answered != Some(u) => Err(ClusterError::Other(format!(
+            "the API server answered the PATCH of {name} with uid {} where {u} was written: not the object written",
+            answered.unwrap_or("-")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Audit a bulk write that stopped before its end: which workspaces were done, which not started.
+pub fn record_stop(
+    conn: &Connection,
+    guard: &Guard,
+    verb: Verb,
+    reason: &str,
+    done: &[String],
+    not_started: &[String],
+) {
+    guard.audit.record(
+        json!({
+            "context": conn.context, "server": conn.server, "verb": verb.as_str(), "outcome": "stopped",
+            "reason": reason, "done": done, "notStarted": not_started,
+        }),
+        conn.clock.now(),
+    );
+}
+
 /// Audit entry for one attempt (or one refusal, with no request).
 fn audit(
     guard: &Guard,
@@ -178,12 +209,15 @@ fn audit(
     status: Option<u16>,
     outcome: &str,
 ) {
-    guard.audit.record(json!({
-        "context": conn.context, "server": conn.server, "namespace": plan.namespace, "workspace": plan.id,
-        "verb": plan.verb.as_str(),
-        "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
-        "request": request.map(Request::to_json), "status": status, "outcome": outcome,
-    }));
+    guard.audit.record(
+        json!({
+            "context": conn.context, "server": conn.server, "namespace": plan.namespace, "workspace": plan.id,
+            "verb": plan.verb.as_str(),
+            "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
+            "request": request.map(Request::to_json), "status": status, "outcome": outcome,
+        }),
+        conn.clock.now(),
+    );
 }
 
 fn status_of(e: &ClusterError) -> Option<u16> {
@@ -216,6 +250,11 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
     if let Err(e) = sandbox_name(&plan.id) {
         return Outcome::Refused { message: e.to_string() };
     }
+    if !plan.dry_run
+        && let Err(message) = guard.audit.ready()
+    {
+        return Outcome::Failed(ClusterError::Other(message));
+    }
     let mut current = match fresh(conn, plan).await {
         Ok(Some(o)) => o,
         Ok(None) if plan.verb == Verb::Delete => return Outcome::AlreadyGone,
@@ -240,10 +279,16 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
     let mut choice = plan.epoch;
     loop {
         let decided = fence::resolve(&current, choice)
-            .and_then(|e| fence::decide(&current, plan.verb, EpochChoice::Explicit(e), &js_iso(Utc::now())));
+            .and_then(|e| fence::decide(&current, plan.verb, EpochChoice::Explicit(e), &js_iso(conn.clock.now())));
         let decision = match decided {
             Ok(d) => d,
-            Err(Hold::AlreadyThere(mode)) => return Outcome::Unchanged { mode, object: current },
+            Err(Hold::AlreadyThere(mode)) => {
+                // after a refused send, the record ends with what became of it
+                if sends > 0 {
+                    audit(guard, conn, plan, None, None, None, "unchanged");
+                }
+                return Outcome::Unchanged { mode, object: current };
+            }
             Err(hold) => {
                 let message = hold.message(plan.verb.as_str(), &plan.id);
                 let epoch = match &hold {
@@ -270,7 +315,16 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
             };
         }
         sends += 1;
-        match send(conn, plan, &request).await {
+        let sent = send(conn, plan, &request).await.and_then(|answer| {
+            // a delete answers with a Status or the object; a patch must answer the object written
+            if plan.verb != Verb::Delete
+                && let Some(a) = &answer
+            {
+                check_answer(plan, a, identity.as_deref())?;
+            }
+            Ok(answer)
+        });
+        match sent {
             Ok(answer) => {
                 audit(guard, conn, plan, Some(&epoch), Some(&request), Some(200), "applied");
                 let object = if plan.verb == Verb::Delete { None } else { answer };

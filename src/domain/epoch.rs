@@ -77,10 +77,11 @@ pub enum EpochError {
 }
 
 /// Validate an `--epoch` argument: a non-negative integer ≤ 2^53−1, written as JS would accept a
-/// safe integer (`1.5`, `-1`, `1e3` and friends are refused; `+`/padding too).
+/// safe integer (`1.5`, `-1`, `1e3` and friends are refused; `+`, spaces and leading zeros too:
+/// an epoch is written one way, as the annotation stores it).
 pub fn parse_epoch_arg(text: &str) -> Result<u64, EpochError> {
-    let t = text.trim();
-    let digits = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let t = text;
+    let digits = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && (t == "0" || !t.starts_with('0'));
     digits
         .then(|| t.parse::<u64>().ok())
         .flatten()
@@ -136,7 +137,19 @@ mod tests {
     fn epoch_argument_edges() {
         assert_eq!(parse_epoch_arg("0"), Ok(0));
         assert_eq!(parse_epoch_arg("9007199254740991"), Ok(MAX_EPOCH));
-        for bad in ["", "-1", "1.5", "9007199254740992", "1e3", "x", "+2"] {
+        for bad in [
+            "",
+            "-1",
+            "1.5",
+            "9007199254740992",
+            "1e3",
+            "x",
+            "+2",
+            " 7",
+            "7 ",
+            "07",
+            "00",
+        ] {
             let e = parse_epoch_arg(bad).unwrap_err();
             assert!(e.to_string().contains("non-negative safe integer"), "{bad}");
         }

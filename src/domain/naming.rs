@@ -31,6 +31,46 @@ pub fn validate_id(id: &str) -> Result<(), InvalidWorkspaceId> {
     }
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid namespace {namespace:?}: a namespace is a DNS-1123 label, 1-63 characters of lowercase letters, digits and '-', starting and ending with a letter or digit"
+)]
+pub struct InvalidNamespace {
+    pub namespace: String,
+}
+
+/// A namespace as Kubernetes accepts it (a DNS-1123 label): nothing else may reach a URL path,
+/// where `a/sandboxes/b?x=` would name another object.
+pub fn validate_namespace(namespace: &str) -> Result<(), InvalidNamespace> {
+    let b = namespace.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let ok = (1..=63).contains(&b.len())
+        && alnum(&b[0])
+        && alnum(&b[b.len() - 1])
+        && b.iter().all(|c| alnum(c) || *c == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(InvalidNamespace {
+            namespace: namespace.to_string(),
+        })
+    }
+}
+
+/// An object name the tool puts in a URL path: a DNS-1123 subdomain (what every kind it reads
+/// by name uses), so a name can never add a path segment or a query.
+pub fn is_path_safe_name(name: &str) -> bool {
+    (1..=253).contains(&name.len())
+        && name.split('.').all(|label| {
+            let b = label.as_bytes();
+            !b.is_empty()
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+                && b[0] != b'-'
+                && b[b.len() - 1] != b'-'
+        })
+}
+
 /// The Sandbox name of a (valid) workspace id.
 pub fn sandbox_name(id: &str) -> Result<String, InvalidWorkspaceId> {
     validate_id(id)?;
@@ -69,6 +109,33 @@ mod tests {
         }
         assert_eq!(sandbox_name("x1").unwrap(), "namzu-ws-x1");
         assert_eq!(format!("namzu-ws-{}", "a".repeat(54)).len(), 63);
+    }
+
+    #[test]
+    fn namespace_and_name_rules() {
+        for ok in ["a", "agents", "team-1", &"a".repeat(63)] {
+            assert!(validate_namespace(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "A",
+            "a/b",
+            "research/sandboxes/namzu-ws-tango?x=",
+            "a.b",
+            "..",
+            "%2f",
+            &"a".repeat(64),
+        ] {
+            assert!(validate_namespace(bad).is_err(), "{bad}");
+        }
+        for ok in ["namzu-ws-a", "coder", "a.b-c"] {
+            assert!(is_path_safe_name(ok), "{ok}");
+        }
+        for bad in ["", "a/b", "a?b", "..", ".", "a..b", "A", "%2e"] {
+            assert!(!is_path_safe_name(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -17,6 +17,23 @@ pub fn non_empty<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
     str_at(obj, path).filter(|s| !s.is_empty())
 }
 
+/// What a JSON value is, in a few words, for an error about an unexpected one.
+pub fn brief(v: &Value) -> String {
+    match v {
+        Value::Object(_) => format!(
+            "{} {}/{}",
+            str_at(v, &["kind"]).unwrap_or("an object"),
+            str_at(v, &["metadata", "namespace"]).unwrap_or("-"),
+            str_at(v, &["metadata", "name"]).unwrap_or("-")
+        ),
+        Value::Array(_) => "an array".into(),
+        Value::String(_) => "a string".into(),
+        Value::Number(_) => "a number".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Null => "null".into(),
+    }
+}
+
 pub fn name(obj: &Value) -> &str {
     str_at(obj, &["metadata", "name"]).unwrap_or("")
 }

@@ -95,9 +95,18 @@ impl Filter {
     }
 }
 
-/// `30d`, `12h`, `90m`, `45s`, `2w`, and sums such as `1d12h`.
+/// The longest duration a flag takes: a century, far beyond any age, far inside every clock's range.
+pub const MAX_DURATION_DAYS: i64 = 36_525;
+
+fn max_duration() -> Duration {
+    Duration::days(MAX_DURATION_DAYS)
+}
+
+/// `30d`, `12h`, `90m`, `45s`, `2w`, and sums such as `1d12h`, up to a century.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {text:?}: use a number and a unit (s, m, h, d, w), e.g. 30d or 1d12h");
+    let too_long =
+        || format!("invalid duration {text:?}: longer than the {MAX_DURATION_DAYS} days a duration may span");
     let mut total = Duration::zero();
     let mut digits = String::new();
     for c in text.trim().chars() {
@@ -105,16 +114,23 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             digits.push(c);
             continue;
         }
-        let n: i64 = digits.parse().map_err(|_| bad())?;
+        if digits.is_empty() {
+            return Err(bad());
+        }
+        let n: i64 = digits.parse().map_err(|_| too_long())?;
         digits.clear();
-        total += match c {
-            's' => Duration::seconds(n),
-            'm' => Duration::minutes(n),
-            'h' => Duration::hours(n),
-            'd' => Duration::days(n),
-            'w' => Duration::weeks(n),
+        let part = match c {
+            's' => Duration::try_seconds(n),
+            'm' => Duration::try_minutes(n),
+            'h' => Duration::try_hours(n),
+            'd' => Duration::try_days(n),
+            'w' => Duration::try_weeks(n),
             _ => return Err(bad()),
         };
+        total = part
+            .and_then(|p| total.checked_add(&p))
+            .filter(|t| *t <= max_duration())
+            .ok_or_else(too_long)?;
     }
     if !digits.is_empty() || text.trim().is_empty() {
         return Err(bad());
@@ -134,5 +150,17 @@ mod tests {
         for bad in ["", "30", "d", "3x", "-1d"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+        // out of any clock's range: a usage error, never chrono's panic
+        for huge in [
+            "99999999999w",
+            "9999999999999h",
+            "99999999999999999999s",
+            "36526d",
+            "36525d1s",
+        ] {
+            let e = parse_duration(huge).unwrap_err();
+            assert!(e.contains("longer than"), "{huge}: {e}");
+        }
+        assert_eq!(parse_duration("36525d"), Ok(Duration::days(MAX_DURATION_DAYS)));
     }
 }

@@ -143,14 +143,22 @@ pub struct SimConfig {
     pub namespace: String,
 }
 
+/// Where every test's manual clock starts: a fixed instant, so output never depends on the day.
+pub const TEST_START: &str = "2026-11-29T12:00:00Z";
+
+pub fn test_start() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(TEST_START)
+        .expect("TEST_START is RFC 3339")
+        .with_timezone(&Utc)
+}
+
 impl SimConfig {
-    /// Strict, a manual clock starting at the current second (so a binary reading the wall clock
-    /// agrees with it to within a test's run), no auth, any free port.
+    /// Strict, a manual clock starting at [`TEST_START`] whatever the day (the tool under test
+    /// is handed the same clock), no auth, any free port.
     pub fn for_tests(kubeconfig: &Path) -> SimConfig {
-        let now = Utc::now();
         SimConfig {
             strict: true,
-            manual_clock: Some(now - chrono::Duration::nanoseconds(now.timestamp_subsec_nanos() as i64)),
+            manual_clock: Some(test_start()),
             timing: Timing::default(),
             users: Vec::new(),
             agent_sandbox: AgentSandbox::Current,
@@ -185,7 +193,7 @@ impl Sim {
         }
         let clock = match config.manual_clock {
             Some(t) => Clock::manual(t),
-            None => Clock::Real,
+            None => Clock::System,
         };
         let state = State {
             store: Store::new(),
@@ -237,6 +245,11 @@ impl Sim {
 
     pub fn now(&self) -> DateTime<Utc> {
         self.shared.clock.now()
+    }
+
+    /// The sim's clock itself, to hand to the tool under test: both then read the same instant.
+    pub fn clock(&self) -> Clock {
+        self.shared.clock.clone()
     }
 
     /// Move a manual clock forward and let the controller catch up.

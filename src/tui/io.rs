@@ -13,7 +13,6 @@ use crate::cluster::write::{self, Guard};
 use crate::domain::drift::{OverlayFlags, TemplateRead, field_changes};
 use crate::domain::fence::Verb;
 use crate::domain::object::name;
-use chrono::Utc;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -114,7 +113,7 @@ impl Io {
         let inv = inventory::read(&self.conn, scope, &Query::default())
             .await
             .map_err(|e| e.to_string())?;
-        let now = Utc::now();
+        let now = self.conn.clock.now();
         let entries = inv.entries(&self.flags, now);
         let objects = entries
             .iter()
@@ -140,7 +139,7 @@ impl Io {
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.1))?;
-        let now = Utc::now();
+        let now = self.conn.clock.now();
         let w = d.workspace(&self.flags, now);
         let mut text = crate::cli::inspect::render(&w, &d, now);
         if let (TemplateRead::Found(t), Some(o)) = (d.template.as_read(), &w.drift.overlays) {

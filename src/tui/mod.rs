@@ -12,7 +12,6 @@ use crate::cluster::connect::Connection;
 use crate::cluster::error::Op;
 use action::{Action, Effect};
 use app::{App, update};
-use chrono::Utc;
 use io::Io;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -42,7 +41,7 @@ pub async fn run(globals: &Globals, refresh: Duration) -> Result<(), Failure> {
         &conn.namespace,
         globals.all_namespaces,
         guard.read_only,
-        Utc::now(),
+        conn.clock.now(),
     );
     let io = Arc::new(Io {
         conn,
@@ -56,12 +55,13 @@ pub async fn run(globals: &Globals, refresh: Duration) -> Result<(), Failure> {
 
     let (actions_tx, actions_rx) = unbounded_channel();
     let keys_tx = actions_tx.clone();
+    let key_clock = io.conn.clock.clone();
     // crossterm's read blocks: a thread of its own, forwarding key presses only
     std::thread::spawn(move || {
         while let Ok(ev) = event::read() {
             let action = match ev {
                 Event::Key(k) if k.kind == KeyEventKind::Press => Action::Key(k),
-                Event::Resize(..) => Action::Tick(Utc::now()),
+                Event::Resize(..) => Action::Tick(key_clock.now()),
                 _ => continue,
             };
             if keys_tx.send(action).is_err() {
@@ -103,7 +103,7 @@ pub async fn event_loop<B: Backend>(
         terminal.draw(|f| view::render(f, app, theme)).map_err(draw_failed)?;
         let effects = tokio::select! {
             Some(action) = rx.recv() => update(app, action),
-            _ = ticks.tick() => update(app, Action::Tick(Utc::now())),
+            _ = ticks.tick() => update(app, Action::Tick(io.conn.clock.now())),
             _ = refreshes.tick() => update(app, Action::Key(ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::F(5)))),
         };
         if app.quit {

@@ -332,10 +332,11 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
                     request.method,
                     request.path
                 )];
-                // one operation per line: the exact body, readable
+                // one operation per line, spaced between JSON tokens so a long one wraps between
+                // tokens, never inside a string: the same JSON value as the body sent
                 match request.body.as_array() {
-                    Some(ops) => v.extend(ops.iter().map(|op| format!("  {op}"))),
-                    None => v.push(format!("  {}", request.body)),
+                    Some(ops) => v.extend(ops.iter().map(|op| format!("  {}", spaced_json(op)))),
+                    None => v.push(format!("  {}", spaced_json(&request.body))),
                 }
                 v
             }
@@ -399,3 +400,37 @@ const HELP: &str = "\
 
 Every action opens a confirmation with a fresh read, the epoch it carries and the exact request;
 focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.";
+
+/// Compact JSON with a space after every `,` and `:` between tokens (never inside a string), so
+/// word wrapping breaks a long patch operation only where JSON allows whitespace.
+pub fn spaced_json(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Array(items) => format!("[{}]", items.iter().map(spaced_json).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), spaced_json(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        scalar => scalar.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spaced_json;
+    use serde_json::json;
+
+    #[test]
+    fn spaced_json_is_the_same_value_with_breaks_between_tokens() {
+        let op = json!({"op": "add", "path": "/metadata/annotations", "value": {"a, b": "x: y", "n": [1, true, null]}});
+        let text = spaced_json(&op);
+        assert_eq!(
+            text,
+            r#"{"op": "add", "path": "/metadata/annotations", "value": {"a, b": "x: y", "n": [1, true, null]}}"#
+        );
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), op);
+    }
+}

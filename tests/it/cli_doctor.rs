@@ -139,7 +139,7 @@ async fn doctor_names_what_is_missing() {
     );
     // and the read-only Role refuses the writes for real
     let o = namzu(&t, &["suspend", "a"]).await;
-    assert!(out(&o).contains("forbidden: you may not patch"), "{}", out(&o));
+    assert!(err(&o).contains("forbidden: you may not patch"), "{}", err(&o));
 
     let t = start_with("", |c| c.agent_sandbox = AgentSandbox::Missing).await;
     let o = namzu(&t, &["doctor"]).await;

@@ -29,7 +29,7 @@ async fn run(t: &TestSim, args: &[&str]) -> std::process::Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
-    namzu_env(full, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit)]).await
+    namzu_env(full, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit), now_env(t)]).await
 }
 
 fn writes(t: &TestSim) -> Vec<Recorded> {
@@ -121,11 +121,11 @@ async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
     let o = run(&t, &["suspend", "shared-desk", "--epoch", "4"]).await;
     assert_eq!(o.status.code(), Some(3));
     assert!(
-        out(&o).contains(
+        err(&o).contains(
             "carried holder epoch 4, but the Sandbox is held at epoch 5 — another process took this workspace over"
         ),
         "{}",
-        out(&o)
+        err(&o)
     );
     assert_eq!(writes(&t).len(), 1);
     let s = sandbox(&t).unwrap();
@@ -223,7 +223,7 @@ async fn he11_refused_with_nothing_moved_is_not_retried() {
     t.sim.clear_requests();
     let o = run(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
     assert_eq!(o.status.code(), Some(3));
-    assert!(out(&o).contains("not applied"), "{}", out(&o));
+    assert!(err(&o).contains("not applied"), "{}", err(&o));
     let calls: Vec<String> = t
         .sim
         .requests()
@@ -313,9 +313,9 @@ async fn he19_to_he21_reads_and_bad_epochs() {
     let o = run(&t, &["suspend", "shared-desk", "--epoch", "9"]).await;
     assert_eq!(o.status.code(), Some(3));
     assert!(
-        out(&o).contains("\"latest\", which is not a decimal integer"),
+        err(&o).contains("\"latest\", which is not a decimal integer"),
         "{}",
-        out(&o)
+        err(&o)
     );
     assert!(writes(&t).is_empty());
     let items: Value = serde_json::from_str(&out(&run(&t, &["list", "-o", "json"]).await)).unwrap();
@@ -332,7 +332,7 @@ async fn management_8_delete_of_a_suspended_workspace() {
         .add_fault(Fault::status(Some("DELETE"), "/sandboxes/", 500, "etcdserver: request timed out").nth(1));
     let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
     assert_eq!(o.status.code(), Some(1));
-    assert!(out(&o).contains("etcdserver: request timed out"), "{}", out(&o));
+    assert!(err(&o).contains("etcdserver: request timed out"), "{}", err(&o));
     assert!(sandbox(&t).is_some(), "a 500 is not a delete");
     let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
     assert!(o.status.success(), "the retry succeeds: {}", err(&o));
@@ -384,9 +384,9 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
     let o = run(&t, &["suspend", "shared-desk", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(
-        out(&o).contains("unconfirmed: still waiting for pod namzu-ws-shared-desk to finish terminating"),
+        err(&o).contains("unconfirmed: still waiting for pod namzu-ws-shared-desk to finish terminating"),
         "{}",
-        out(&o)
+        err(&o)
     );
     assert_eq!(mode_of(&sandbox(&t).unwrap()), "Suspended");
     assert!(t.sim.requests().iter().all(|r| r.method != "DELETE"));
@@ -394,7 +394,7 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
     // 11: a missing workspace
     let o = run(&t, &["suspend", "nobody"]).await;
     assert_eq!(o.status.code(), Some(4));
-    assert!(out(&o).contains("not found"));
+    assert!(err(&o).contains("not found"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -423,9 +423,9 @@ async fn resume_waits_for_ready_and_a_new_pod() {
     let o = run(&t, &["resume", "shared-desk", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5));
     assert!(
-        out(&o).contains("unschedulable: 0/3 nodes are available: 3 Insufficient memory."),
+        err(&o).contains("unschedulable: 0/3 nodes are available: 3 Insufficient memory."),
         "{}",
-        out(&o)
+        err(&o)
     );
 }
 
@@ -452,7 +452,7 @@ async fn faults_on_the_write_path() {
     );
     let o = run(&t, &["suspend", "shared-desk"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
-    assert!(out(&o).contains("held at epoch 2"), "{}", out(&o));
+    assert!(err(&o).contains("held at epoch 2"), "{}", err(&o));
     assert_eq!(writes(&t).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
     assert_eq!(mode_of(&sandbox(&t).unwrap()), "Running");
     // the Sandbox replaced (same name, new uid) between GET and PATCH: the resourceVersion test
@@ -462,7 +462,7 @@ async fn faults_on_the_write_path() {
         .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Mutate(Mutation::Replace)).nth(1));
     let o = run(&t2, &["suspend", "shared-desk", "--epoch", "1"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
-    assert!(out(&o).contains("the Sandbox was replaced"), "{}", out(&o));
+    assert!(err(&o).contains("the Sandbox was replaced"), "{}", err(&o));
     assert_eq!(writes(&t2).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
     assert_eq!(mode_of(&sandbox(&t2).unwrap()), "Running");
 
@@ -475,9 +475,9 @@ async fn faults_on_the_write_path() {
     .await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        out(&o).contains("timed out after 1s: patch sandboxes.agents.x-k8s.io"),
+        err(&o).contains("timed out after 1s: patch sandboxes.agents.x-k8s.io"),
         "{}",
-        out(&o)
+        err(&o)
     );
     // a 500 on PATCH: not applied; the retry later succeeds
     let t = sim_with("Running", r#"epoch: "1","#).await;
@@ -497,9 +497,9 @@ async fn faults_on_the_write_path() {
     let o = run(&t, &["suspend", "shared-desk"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        out(&o).contains("forbidden: you may not patch sandboxes.agents.x-k8s.io namzu-ws-shared-desk in namespace ns"),
+        err(&o).contains("forbidden: you may not patch sandboxes.agents.x-k8s.io namzu-ws-shared-desk in namespace ns"),
         "{}",
-        out(&o)
+        err(&o)
     );
 }
 

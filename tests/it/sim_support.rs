@@ -3,8 +3,9 @@
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use kubectl_namzu::clock::NOW_ENV;
 use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig};
+use kubectl_namzu::sim::{Sim, SimConfig, TEST_START};
 use std::path::Path;
 
 pub struct TestSim {
@@ -112,16 +113,23 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
 pub async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
-    namzu_env(full, Vec::new()).await
+    namzu_env(full, vec![now_env(t)]).await
 }
 
-/// Run the real binary with exactly these arguments and extra environment.
+/// The binary's clock pinned to the sim's: both read the same instant, whatever the day.
+pub fn now_env(t: &TestSim) -> (String, String) {
+    (NOW_ENV.into(), t.sim.now().to_rfc3339())
+}
+
+/// Run the real binary with exactly these arguments and extra environment; its clock reads
+/// [`TEST_START`] (where every test sim's clock starts) unless `env` says otherwise.
 pub async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
     tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
             .args(&args)
             .env_remove("KUBECONFIG")
             .env("NO_COLOR", "1")
+            .env(NOW_ENV, TEST_START)
             .envs(env)
             .stdin(std::process::Stdio::null())
             .output()

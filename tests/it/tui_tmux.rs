@@ -72,7 +72,7 @@ fn demo_in_a_real_terminal() {
     // the dialog opens at once; its fresh read arrives a moment later
     let confirm = t.expect("keeps holder epoch 7");
     assert!(
-        confirm.contains("keeps holder epoch 7") && confirm.contains("\"op\":\"test\""),
+        confirm.contains("keeps holder epoch 7") && confirm.contains("\"op\": \"test\""),
         "{confirm}"
     );
     t.keys(&["Tab", "Enter"]);
