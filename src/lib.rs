@@ -4,5 +4,6 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod domain;
+pub mod signals;
 pub mod sim;
 pub mod tui;

@@ -4,8 +4,11 @@ use kubectl_namzu::cli::{self, Cli};
 fn main() {
     let argv0 = std::env::args().next().unwrap_or_default();
     let name = cli::display_name(&argv0);
-    let matches = Cli::command().bin_name(&name).get_matches();
-    let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = Cli::command()
+        .bin_name(&name)
+        .try_get_matches()
+        .unwrap_or_else(|e| usage_exit(e));
+    let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -14,9 +17,31 @@ fn main() {
     // a hung request must not keep the process alive after its answer is printed
     runtime.shutdown_background();
     if let Err(failure) = outcome {
-        // one line, whatever a library's message carried
+        // one line, whatever a library's message carried, and nothing a terminal would obey
         let line: Vec<&str> = failure.message.split_whitespace().collect();
-        eprintln!("error: {}", line.join(" "));
+        eprintln!("error: {}", cli::output::printable(&line.join(" ")));
         std::process::exit(failure.code);
     }
+}
+
+/// Help and version print as clap prints them; a usage error is its one first line, exit 2.
+fn usage_exit(e: clap::Error) -> ! {
+    if !e.use_stderr() {
+        e.exit();
+    }
+    // clap's message and its hints (possible values, a similar flag) joined, usage left to --help
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = if parts.is_empty() {
+        "error: invalid arguments".to_string()
+    } else {
+        parts.join(" ")
+    };
+    eprintln!("{} (see --help)", cli::output::printable(&line));
+    std::process::exit(kubectl_namzu::cli::exit::USAGE);
 }

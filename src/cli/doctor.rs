@@ -2,9 +2,10 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
+use super::output;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
-use crate::cluster::error::Op;
+use crate::cluster::error::{ClusterError, Op};
 use crate::cluster::resources::{self, SANDBOXES, TEMPLATES};
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::rbac::VERBS;
@@ -36,10 +37,17 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
             conn.context
         ),
         Err(e) => {
-            crate::outln!("✗ server        {e}");
-            return Err(Failure::error(
-                "the API server cannot be reached: nothing else can be checked",
-            ));
+            crate::outln!("✗ server        {}", output::printable(&e.to_string()));
+            let what = match e {
+                ClusterError::Unreachable { .. } | ClusterError::Tls { .. } | ClusterError::Timeout { .. } => {
+                    "the API server cannot be reached"
+                }
+                ClusterError::Unauthorized { .. } | ClusterError::Auth(_) | ClusterError::Forbidden { .. } => {
+                    "the API server refused these credentials"
+                }
+                _ => "the API server did not answer /version as a Kubernetes API server does",
+            };
+            return Err(Failure::error(format!("{what}: nothing else can be checked")));
         }
     }
     let (core, ext) = (
@@ -64,22 +72,25 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
     }
     crate::outln!("Permissions in namespace {ns}:");
     for (verb, needs) in VERBS {
-        let mut missing = Vec::new();
+        let (mut missing, mut unknown) = (Vec::new(), Vec::new());
         for n in needs {
             match access::can(&conn, n.verb, n.group, n.resource, Some(&ns)).await {
                 Ok(true) => {}
                 Ok(false) => missing.push(format!("{} {}", n.verb, qualified(n.group, n.resource))),
-                Err(e) => missing.push(format!(
-                    "{} {} (could not ask: {e})",
-                    n.verb,
-                    qualified(n.group, n.resource)
-                )),
+                Err(e) => unknown.push(format!("{} {} ({e})", n.verb, qualified(n.group, n.resource))),
             }
         }
-        if missing.is_empty() {
+        if missing.is_empty() && unknown.is_empty() {
             crate::outln!("  ✓ {verb}");
-        } else {
+        } else if !missing.is_empty() {
             crate::outln!("  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
+        }
+        // not being able to ask is not being refused: say which it is
+        if !unknown.is_empty() {
+            crate::outln!(
+                "  ? {verb}: could not ask whether you may {}",
+                output::printable(&unknown.join(", "))
+            );
         }
         if !missing.is_empty() && todo.iter().all(|t| !t.contains("kubectl namzu rbac")) {
             todo.push(format!(

@@ -58,7 +58,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         None => {
             let inv = inventory::read(&conn, &globals.scope(&conn.namespace), &Query::default()).await?;
             for w in &inv.warnings {
-                eprintln!("{w}");
+                eprintln!("{}", output::printable(w));
             }
             inv.entries(&flags, now)
                 .into_iter()
@@ -79,7 +79,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             if reports.is_empty() {
                 eprintln!("No drifted workspaces.");
             }
-            reports.iter().for_each(|r| crate::out!("{}", text(r)));
+            reports
+                .iter()
+                .for_each(|r| crate::out!("{}", output::printable_lines(&text(r))));
         }
     }
     Ok(())

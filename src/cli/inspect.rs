@@ -45,7 +45,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let text = match args.output {
         Format::Json | Format::Yaml => output::structured(&structured(&w, &d), args.output),
         Format::Name => format!("sandbox.agents.x-k8s.io/{}\n", w.sandbox_name),
-        Format::Table | Format::Wide => render(&w, &d, now),
+        Format::Table | Format::Wide => output::printable_lines(&render(&w, &d, now)),
     };
     crate::out!("{text}");
     Ok(())

@@ -48,7 +48,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     };
     let inv = inventory::read(&conn, &scope, &query).await?;
     for w in &inv.warnings {
-        eprintln!("{w}");
+        eprintln!("{}", output::printable(w));
     }
     let now = conn.clock.now();
     let filter = args.selection.filter();

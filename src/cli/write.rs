@@ -256,7 +256,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
     )
     .await?;
     for w in &inv.warnings {
-        eprintln!("{w}");
+        eprintln!("{}", output::printable(w));
     }
     let now = conn.clock.now();
     let filter = sel.filter();
@@ -344,12 +344,11 @@ impl Interrupt {
             raised: Default::default(),
             notify: Default::default(),
         };
-        let signalled = me.clone();
+        let (termination, signalled) = (crate::signals::Termination::listen(), me.clone());
         tokio::spawn(async move {
-            if terminated().await {
-                signalled.raised.store(true, std::sync::atomic::Ordering::SeqCst);
-                signalled.notify.notify_waiters();
-            }
+            termination.received().await;
+            signalled.raised.store(true, std::sync::atomic::Ordering::SeqCst);
+            signalled.notify.notify_waiters();
         });
         me
     }
@@ -367,26 +366,6 @@ impl Interrupt {
             out = work => Some(out),
             _ = self.notify.notified() => None,
         }
-    }
-}
-
-/// The first Ctrl-C, SIGTERM or SIGHUP; `false` if no handler could be installed.
-pub async fn terminated() -> bool {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
-            return false;
-        };
-        tokio::select! {
-            r = tokio::signal::ctrl_c() => r.is_ok(),
-            _ = term.recv() => true,
-            _ = hup.recv() => true,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        tokio::signal::ctrl_c().await.is_ok()
     }
 }
 

@@ -139,6 +139,11 @@ pub async fn list_fields(
 /// GET one object; `Ok(None)` when it does not exist. The answer must be the object asked for.
 pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) -> Result<Option<Value>, ClusterError> {
     let op = Op::new("get", kind, Some(namespace), name);
+    // no object can have a name that is not one (a template label such as `Coder_X`): not found,
+    // without a request that could carry it into a URL
+    if !is_path_safe_name(name) {
+        return Ok(None);
+    }
     check_path(&op, Some(namespace), name)?;
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(namespace));
     let request = kube::core::Request::new(url)

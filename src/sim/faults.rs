@@ -19,6 +19,9 @@ pub enum Action {
     Reset,
     /// Change the addressed object first (as another writer would), then serve the request.
     Mutate(Mutation),
+    /// Answer with exactly these bytes as `application/json` (a hostile or broken server, a
+    /// proxy answering for another object): what a client must survive.
+    Raw { code: u16, body: String },
 }
 
 /// What another writer does to the addressed object just before a request is served.
@@ -28,6 +31,8 @@ pub enum Mutation {
     BumpResourceVersion,
     /// Set an annotation (e.g. a host stamping a higher holder epoch).
     SetAnnotation { key: String, value: String },
+    /// Apply a JSON merge patch (RFC 7386), e.g. a host that took over and suspended.
+    MergePatch(serde_json::Value),
     /// Delete the object.
     Delete,
     /// Delete it and create one of the same name and content: a new uid and resourceVersion.

@@ -168,6 +168,16 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
             let now = shared.clock.now();
             shared.lock().mutate(&path, &m, now);
         }
+        Some(Action::Raw { code, body }) => {
+            rec.status = code;
+            shared.lock().record.push(rec);
+            let answer = Response::builder()
+                .status(code)
+                .header("content-type", "application/json")
+                .body(full(body.into_bytes()))
+                .expect("response");
+            return Ok(answer);
+        }
         Some(Action::Status {
             code,
             reason,

@@ -87,6 +87,10 @@ impl State {
                 obj["metadata"]["annotations"][key.as_str()] = json!(value);
                 self.store.update(&r, obj);
             }
+            faults::Mutation::MergePatch(patch) => {
+                json_patch::merge(&mut obj, patch);
+                self.store.update(&r, obj);
+            }
             faults::Mutation::Delete => {
                 self.store
                     .delete(&r, &ns, &name, &clock::k8s_time(now), &resources::CASCADE);
@@ -422,5 +426,14 @@ fn write_kubeconfig(path: &Path, addr: SocketAddr, token: Option<&str>, namespac
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(path, serde_yaml::to_string(&doc).map_err(std::io::Error::other)?)
+    // a kubeconfig holds a token: readable by its owner only, as kubectl writes one
+    let text = serde_yaml::to_string(&doc).map_err(std::io::Error::other)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    std::io::Write::write_all(&mut file, text.as_bytes())
 }

@@ -67,6 +67,10 @@ pub enum Action {
     },
     /// This session's audit entries, after a write.
     Sent(Vec<Value>),
+    /// An I/O task died (a bug): the UI ends and says why, rather than wait for an answer forever.
+    Crashed(String),
+    /// SIGTERM, SIGHUP or SIGINT: quit as `q` does, restoring the terminal.
+    Terminated,
 }
 
 /// Work for the I/O task; results come back as actions.

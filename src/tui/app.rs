@@ -5,6 +5,7 @@ use crate::cluster::inventory::Scope;
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::{EpochChoice, Verb};
+use crate::domain::naming::validate_namespace;
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
@@ -101,6 +102,8 @@ pub struct App {
     /// This session's writes (from the write path's audit entries).
     pub sent: Vec<Value>,
     pub quit: bool,
+    /// Why the UI ended other than by the user's choice.
+    pub fatal: Option<String>,
 }
 
 pub fn key_of(w: &Workspace) -> RowKey {
@@ -140,6 +143,7 @@ impl App {
             overlays: Vec::new(),
             sent: Vec::new(),
             quit: false,
+            fatal: None,
         }
     }
 
@@ -209,6 +213,17 @@ impl App {
                 verb.as_str()
             )
         })
+    }
+
+    /// Namespaces the switch may cycle through: only names Kubernetes accepts, whatever the
+    /// server listed (a name reaches every URL the TUI builds).
+    fn learn_namespaces(&mut self, found: Vec<String>) {
+        for ns in found {
+            if validate_namespace(&ns).is_ok() && !self.namespaces.contains(&ns) {
+                self.namespaces.push(ns);
+            }
+        }
+        self.namespaces.sort();
     }
 
     fn clamp(&mut self) {
@@ -320,6 +335,15 @@ fn previews(c: &Confirm) -> Vec<Effect> {
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::Key(key) => on_key(app, key),
+        Action::Crashed(message) => {
+            app.fatal = Some(message);
+            app.quit = true;
+            Vec::new()
+        }
+        Action::Terminated => {
+            app.quit = true;
+            Vec::new()
+        }
         Action::Tick(now) => {
             app.now = now;
             Vec::new()
@@ -335,12 +359,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                     app.rows = loaded.rows;
                     app.objects = loaded.objects.into_iter().collect();
                     app.warnings = loaded.warnings;
-                    for ns in loaded.namespaces {
-                        if !app.namespaces.contains(&ns) {
-                            app.namespaces.push(ns);
-                        }
-                    }
-                    app.namespaces.sort();
+                    app.learn_namespaces(loaded.namespaces);
                     app.loaded_at = Some(app.now);
                     app.refresh_error = None;
                     let keys: BTreeSet<RowKey> = app.rows.iter().map(key_of).collect();
@@ -367,12 +386,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 app.can_patch = patch;
                 app.can_delete = delete;
             }
-            for ns in namespaces {
-                if !app.namespaces.contains(&ns) {
-                    app.namespaces.push(ns);
-                }
-            }
-            app.namespaces.sort();
+            app.learn_namespaces(namespaces);
             Vec::new()
         }
         Action::Detail { key, result } => {

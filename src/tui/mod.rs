@@ -75,11 +75,19 @@ pub async fn run(globals: &Globals, refresh: Duration) -> Result<(), Failure> {
     result
 }
 
-/// Run effects on their own tasks; their answers come back on `tx`.
+/// Run effects on their own tasks; their answers come back on `tx`. A task that panics is
+/// reported as [`Action::Crashed`], so the UI ends cleanly instead of waiting on it.
 fn spawn_all(io: &Arc<Io>, effects: Vec<Effect>, tx: &UnboundedSender<Action>) {
     for e in effects {
-        let (io, tx) = (io.clone(), tx.clone());
-        tokio::spawn(async move { io.perform(e, tx).await });
+        let (io, answers, crashes) = (io.clone(), tx.clone(), tx.clone());
+        let task = tokio::spawn(async move { io.perform(e, answers).await });
+        tokio::spawn(async move {
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                let _ = crashes.send(Action::Crashed(format!("internal error in the terminal UI: {e}")));
+            }
+        });
     }
 }
 
@@ -99,6 +107,11 @@ pub async fn event_loop<B: Backend>(
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     let mut refreshes = tokio::time::interval(refresh);
     refreshes.tick().await;
+    let (termination, signals) = (crate::signals::Termination::listen(), tx.clone());
+    tokio::spawn(async move {
+        termination.received().await;
+        let _ = signals.send(Action::Terminated);
+    });
     loop {
         terminal.draw(|f| view::render(f, app, theme)).map_err(draw_failed)?;
         let effects = tokio::select! {
@@ -107,7 +120,7 @@ pub async fn event_loop<B: Backend>(
             _ = refreshes.tick() => update(app, Action::Key(ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::F(5)))),
         };
         if app.quit {
-            return Ok(());
+            return app.fatal.take().map_or(Ok(()), |m| Err(Failure::error(m)));
         }
         spawn_all(&io, effects, &tx);
     }

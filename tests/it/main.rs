@@ -6,6 +6,7 @@ mod cli_list;
 mod cli_write;
 mod demo_scenario;
 mod derive;
+mod hostile;
 mod krew;
 mod properties;
 mod race;

@@ -1,0 +1,520 @@
+//! Hostile inputs and faults, through the real binary: a namespace that would rewrite a URL,
+//! answers that are not what was asked for, a closed pipe and a signal in the middle of a bulk
+//! write, out-of-range durations, escape sequences in cluster data, an unusable audit log. Each
+//! ends in one clear line and a documented exit code — never a panic, never a write elsewhere.
+
+use crate::sim_support::*;
+use kubectl_namzu::sim::controller::Knobs;
+use kubectl_namzu::sim::faults::{Action as Fault_, Fault, Mutation};
+use kubectl_namzu::sim::resources::SANDBOXES;
+use serde_json::Value;
+use std::process::{Output, Stdio};
+
+const HOSTILE_NS: &str = "research/sandboxes/namzu-ws-tango?x=";
+
+/// stderr is exactly one line (and no panic text).
+fn one_line(o: &Output) -> String {
+    let e = err(o);
+    assert_eq!(e.trim_end().lines().count(), 1, "one line on stderr, got:\n{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    e
+}
+
+fn audit_env(t: &TestSim) -> (String, String) {
+    (
+        "KUBECTL_NAMZU_AUDIT_LOG".into(),
+        t.dir.path().join("audit.jsonl").display().to_string(),
+    )
+}
+
+async fn run(t: &TestSim, args: &[&str]) -> Output {
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    namzu_env(full, vec![audit_env(t), now_env(t)]).await
+}
+
+fn audit_entries(t: &TestSim) -> Vec<Value> {
+    std::fs::read_to_string(t.dir.path().join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
+        .collect()
+}
+
+fn patches(t: &TestSim) -> usize {
+    t.sim.requests().iter().filter(|r| r.method == "PATCH").count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_that_would_rewrite_the_url_never_reaches_one() {
+    let t = start_demo().await;
+    t.sim.clear_requests();
+    // from the flag: refused as kubectl refuses it, before any request
+    for ns in [HOSTILE_NS, "", "a/b", "..", "Research", "a?b"] {
+        let o = run(&t, &["-n", ns, "suspend", "alpha"]).await;
+        assert_eq!(o.status.code(), Some(2), "{ns:?}");
+        assert!(one_line(&o).contains("invalid namespace"), "{ns:?}: {}", err(&o));
+    }
+    // from the kubeconfig's context
+    let kubeconfig = t.dir.path().join("hostile.kubeconfig");
+    t.sim.write_kubeconfig_for(&kubeconfig, None, HOSTILE_NS).unwrap();
+    let path = kubeconfig.display().to_string();
+    for verb in [vec!["suspend", "alpha"], vec!["list"], vec!["inspect", "alpha"]] {
+        let mut args = vec!["--kubeconfig", &path];
+        args.extend(verb);
+        let o = namzu_env(args.iter().map(|s| s.to_string()).collect(), vec![audit_env(&t)]).await;
+        assert_eq!(o.status.code(), Some(1));
+        assert!(one_line(&o).contains("invalid namespace"), "{}", err(&o));
+    }
+    assert!(t.sim.requests().is_empty(), "{:?}", t.sim.requests());
+    // a name cannot be looked for in every namespace
+    let o = run(&t, &["-A", "suspend", "alpha"]).await;
+    assert_eq!(o.status.code(), Some(2));
+    assert!(one_line(&o).contains("across all namespaces"));
+    assert_eq!(
+        t.sim.get(&SANDBOXES, "research", "namzu-ws-tango").unwrap()["spec"]["operatingMode"],
+        "Running"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_that_are_not_what_was_asked_for_are_errors() {
+    let t = start().await;
+    // a list whose items are not objects: one line from every verb that lists, no panic
+    let list = r#"{"kind":"SandboxList","apiVersion":"agents.x-k8s.io/v1beta1","metadata":{},"items":["x",7,{"metadata":{"name":"namzu-ws-a","namespace":"agents"}}]}"#;
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/namespaces/agents/sandboxes",
+        Fault_::Raw {
+            code: 200,
+            body: list.into(),
+        },
+    ));
+    for args in [
+        vec!["-n", "agents", "list"],
+        vec!["-n", "agents", "capacity"],
+        vec!["-n", "agents", "drift"],
+        vec!["-n", "agents", "suspend", "--all"],
+        vec!["-n", "agents", "inspect", "awake"],
+    ] {
+        let o = run(&t, &args).await;
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", err(&o));
+        assert!(one_line(&o).contains("answered"), "{args:?}: {}", err(&o));
+    }
+    let o = run(&t, &["-n", "agents", "doctor"]).await;
+    assert!(
+        !err(&o).contains("panicked") && o.status.code() != Some(101),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(patches(&t), 0);
+    t.sim.clear_faults();
+
+    // a GET answered with another object: the write path stops before the fence, nothing sent
+    let other = serde_json::to_string(&t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap()).unwrap();
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/sandboxes/namzu-ws-awake",
+        Fault_::Raw { code: 200, body: other },
+    ));
+    let o = run(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("answered with Sandbox agents.x-k8s.io/v1beta1 agents/namzu-ws-asleep"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(patches(&t), 0);
+    t.sim.clear_faults();
+
+    // a PATCH answered with another object is not reported as applied
+    let other = serde_json::to_string(&t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap()).unwrap();
+    t.sim.add_fault(Fault::new(
+        Some("PATCH"),
+        "/sandboxes/namzu-ws-awake",
+        Fault_::Raw { code: 200, body: other },
+    ));
+    let o = run(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(!out(&o).contains("suspended ("), "{}", out(&o));
+    t.sim.clear_faults();
+
+    // doctor: a /version that is not one is not "cannot be reached"
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/version",
+        Fault_::Raw {
+            code: 200,
+            body: "[1,2".into(),
+        },
+    ));
+    let o = run(&t, &["doctor"]).await;
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        one_line(&o).contains("did not answer /version as a Kubernetes API server does"),
+        "{}",
+        err(&o)
+    );
+}
+
+/// Run the binary with its stdout a pipe whose reader has already gone (as `| head -0` leaves it).
+async fn run_into_closed_pipe(t: &TestSim, args: &[&str]) -> Output {
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let env = [audit_env(t), now_env(t)];
+    tokio::task::spawn_blocking(move || {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+            .args(&full)
+            .env_remove("KUBECONFIG")
+            .env("NO_COLOR", "1")
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        child.wait_with_output().expect("wait")
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_stops_a_bulk_write_between_workspaces_and_says_which() {
+    let t = start_demo().await;
+    let running: Vec<String> = t
+        .sim
+        .list(&SANDBOXES, Some("agents"))
+        .iter()
+        .filter(|s| s["spec"]["operatingMode"] == "Running")
+        .map(|s| s["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(running.len() > 2);
+    t.sim.clear_requests();
+    let o = run_into_closed_pipe(
+        &t,
+        &["-n", "agents", "suspend", "--state", "Running,Starting,Failed,Error"],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    // the first workspace's write completes; its line cannot be printed; no other write starts
+    assert_eq!(patches(&t), 1, "{}", err(&o));
+    assert!(
+        err(&o).contains("stopped (stdout was closed) after 1 of"),
+        "{}",
+        err(&o)
+    );
+    assert!(err(&o).contains("not started: "), "{}", err(&o));
+    let stop = audit_entries(&t)
+        .into_iter()
+        .find(|e| e["outcome"] == "stopped")
+        .expect("a stop entry");
+    assert_eq!(stop["done"].as_array().unwrap().len(), 1);
+    assert!(!stop["notStarted"].as_array().unwrap().is_empty());
+    // reads end quietly too: no panic, no error
+    for args in [
+        vec!["-n", "agents", "list"],
+        vec!["doctor"],
+        vec!["-n", "agents", "delete", "--all", "--dry-run"],
+    ] {
+        let o = run_into_closed_pipe(&t, &args).await;
+        assert!(!err(&o).contains("panicked"), "{args:?}: {}", err(&o));
+        assert_ne!(o.status.code(), Some(101));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_during_a_bulk_write_finishes_the_write_in_flight_and_starts_no_other() {
+    let t = start_demo().await;
+    // the first PATCH takes a while: the signal lands while it is in flight
+    t.sim.add_fault(
+        Fault::new(
+            Some("PATCH"),
+            "/sandboxes/",
+            Fault_::Delay(std::time::Duration::from_millis(800)),
+        )
+        .nth(1),
+    );
+    t.sim.clear_requests();
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(["-n", "agents", "suspend", "--state", "Running,Starting"].map(String::from));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(&full)
+        .env_remove("KUBECONFIG")
+        .envs([audit_env(&t), now_env(&t)])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // wait (bounded) for the first workspace's fresh read: the write is under way
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !t
+        .sim
+        .requests()
+        .iter()
+        .any(|r| r.method == "GET" && r.path.contains("/sandboxes/namzu-ws-"))
+    {
+        assert!(std::time::Instant::now() < deadline, "no write started");
+        tokio::task::yield_now().await;
+    }
+    let pid = child.id().to_string();
+    std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap();
+    let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("stopped (interrupted) after 1 of"), "{}", err(&o));
+    let landed: Vec<_> = t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
+    assert_eq!(landed.len(), 1, "the write in flight finished, no other started");
+    assert_eq!(landed[0].status, 200);
+    let entries = audit_entries(&t);
+    assert_eq!(entries.iter().filter(|e| e["outcome"] == "applied").count(), 1);
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["outcome"] == "stopped" && e["reason"] == "interrupted")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_flags_are_one_line_and_exit_2() {
+    let t = start().await;
+    for args in [
+        vec!["list", "--suspended-for", "99999999999w"],
+        vec!["list", "--request-timeout", "9999999999999h"],
+        vec!["suspend", "awake", "--wait", "--timeout", "99999999999999999999s"],
+        vec!["tui", "--refresh-interval", "9999999999999h"],
+        vec!["suspend", "awake", "--epoch", " 7"],
+        vec!["suspend", "awake", "--epoch", "07"],
+        vec!["suspend", "awake", "--epoch", "7 "],
+        vec!["capacity", "-o", "name"],
+        vec!["suspend", "awake", "-o", "name"],
+        vec!["list", "--stat"],
+    ] {
+        let o = run(&t, &args).await;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
+        one_line(&o);
+    }
+    assert_eq!(patches(&t), 0);
+    // an empty switch in the environment is unset, as a shell reads `VAR=`
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(["-n", "agents", "list"].map(String::from));
+    let o = namzu_env(full, vec![("KUBECTL_NAMZU_READ_ONLY".into(), String::new())]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeconfig_choices_follow_kubectl() {
+    let t = start().await;
+    let k = t.sim.kubeconfig().display().to_string();
+    // a user or cluster that the kubeconfig lacks is an error, never a run without credentials
+    for (flag, word) in [("--user", "auth info"), ("--cluster", "cluster")] {
+        let o = namzu_env(
+            vec![
+                "--kubeconfig".into(),
+                k.clone(),
+                flag.into(),
+                "nope".into(),
+                "list".into(),
+            ],
+            vec![],
+        )
+        .await;
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            one_line(&o).contains(&format!("{word} \"nope\" does not exist")),
+            "{}",
+            err(&o)
+        );
+    }
+    // KUBECONFIG: a missing file in the list is skipped, as kubectl skips it
+    let list = std::env::join_paths(["/nonexistent/kubeconfig", k.as_str()]).unwrap();
+    let o = namzu_env(
+        vec!["-n".into(), "agents".into(), "list".into(), "-o".into(), "name".into()],
+        vec![("KUBECONFIG".into(), list.to_string_lossy().into_owned())],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("namzu-ws-awake"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_text_cannot_drive_the_terminal_and_yaml_keeps_strings() {
+    let scenario = r#"
+namespaces: [agents]
+workspaces:
+  - namespace: agents
+    id: odd
+    podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: "coder\u001b[2J"}}, spec: {containers: [{name: c, image: i}]}}
+    annotations: {example.com/note: "no", example.com/when: "2026-01-01", example.com/evil: "\u001b]0;pwned\u0007line\nbreak"}
+"#;
+    let t = start_with(scenario, |c| c.namespace = "agents".into()).await;
+    for args in [vec!["list"], vec!["list", "-o", "wide"], vec!["inspect", "odd"]] {
+        let o = run(&t, &args).await;
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", err(&o));
+        assert!(
+            !out(&o).contains('\u{1b}'),
+            "{args:?}: raw escape reached the terminal:\n{}",
+            out(&o)
+        );
+        assert!(out(&o).contains(r"coder\u{1b}[2J"), "{args:?}: {}", out(&o));
+    }
+    // -o yaml: every string stays a string for a YAML 1.1 reader too (dates, times, `no`)
+    for verb in [vec!["list"], vec!["inspect", "odd"]] {
+        let yaml = out(&run(&t, &[verb.clone(), vec!["-o", "yaml"]].concat()).await);
+        let json = out(&run(&t, &[verb.clone(), vec!["-o", "json"]].concat()).await);
+        assert!(!yaml.contains(": 2026-") && !yaml.contains(": no\n"), "{yaml}");
+        let from_yaml: Value = serde_yaml::from_str(&yaml).unwrap();
+        let from_json: Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(from_yaml, from_json, "-o yaml and -o json carry the same data");
+    }
+    let yaml = out(&run(&t, &["inspect", "odd", "-o", "yaml"]).await);
+    assert!(yaml.contains(r#"createdAt: "2026-11-29T12:00:00Z""#), "{yaml}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_log_is_private_and_a_write_it_cannot_record_is_not_sent() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = start().await;
+    let dir = t.dir.path().join("state/kubectl-namzu");
+    let log = dir.join("audit.jsonl");
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(
+        [
+            "-n",
+            "agents",
+            "suspend",
+            "awake",
+            "--audit-log",
+            &log.display().to_string(),
+        ]
+        .map(String::from),
+    );
+    let o = namzu_env(full, vec![]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(std::fs::metadata(&log).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(t.sim.kubeconfig()).unwrap().permissions().mode() & 0o777,
+        0o600,
+        "the sim's kubeconfig holds a token"
+    );
+    // an audit log that cannot be written: refused before anything is sent
+    t.sim.clear_requests();
+    for bad in ["/dev/full", t.dir.path().to_str().unwrap()] {
+        let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+        full.extend(["-n", "agents", "resume", "awake", "--audit-log", bad].map(String::from));
+        let o = namzu_env(full, vec![]).await;
+        assert_eq!(o.status.code(), Some(1), "{bad}");
+        assert!(
+            one_line(&o).contains("cannot record writes in the audit log"),
+            "{}",
+            err(&o)
+        );
+    }
+    assert!(t.sim.requests().is_empty(), "nothing sent");
+    // --no-audit writes, unrecorded, by choice
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(
+        [
+            "-n",
+            "agents",
+            "resume",
+            "awake",
+            "--no-audit",
+            "--audit-log",
+            "/dev/full",
+        ]
+        .map(String::from),
+    );
+    let o = namzu_env(full, vec![]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // torn, foreign and non-UTF-8 lines do not hide the good ones
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(b"{\"verb\":\"suspend\",\"outc\n\xff\xfe\n{\"hello\":1}\n");
+    std::fs::write(&log, bytes).unwrap();
+    let o = namzu_env(
+        vec![
+            "audit".into(),
+            "-o".into(),
+            "json".into(),
+            "--audit-log".into(),
+            log.display().to_string(),
+        ],
+        vec![],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(0));
+    let entries: Vec<Value> = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(entries.len(), 1);
+    assert!(one_line(&o).contains("3 lines"), "{}", err(&o));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_summary_says_matches_what_happened() {
+    // a take-over that lost the race to another host's take-over (the re-read finds the mode
+    // there and the epoch it would carry already stored): not performed, so not exit 0
+    let t = start().await;
+    t.sim.add_fault(
+        Fault::new(
+            Some("PATCH"),
+            "/sandboxes/namzu-ws-awake",
+            Fault_::Mutate(Mutation::MergePatch(serde_json::json!({
+                "metadata": {"annotations": {"sandbox.namzu.ai/holder-epoch": "3"}},
+                "spec": {"operatingMode": "Suspended"}
+            }))),
+        )
+        .nth(1),
+    );
+    let o = run(&t, &["-n", "agents", "suspend", "awake", "--take-over"]).await;
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    assert!(
+        err(&o).contains("the take-over was NOT performed (holder epoch 3 stays)"),
+        "{}",
+        err(&o)
+    );
+    let last = audit_entries(&t).pop().unwrap();
+    assert_eq!(last["outcome"], "unchanged", "the audit says how it ended: {last}");
+    t.sim.clear_faults();
+    let o = run(&t, &["-n", "agents", "resume", "awake"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+
+    // a landed write whose wait timed out: "not confirmed", never "not resumed"
+    t.sim.set_knobs(
+        "agents",
+        "namzu-ws-asleep",
+        Knobs {
+            unschedulable: Some("0/3 nodes are available".into()),
+            ..Default::default()
+        },
+    );
+    let o = run(&t, &["-n", "agents", "resume", "asleep", "--wait", "--timeout", "1s"]).await;
+    assert_eq!(o.status.code(), Some(5), "{}", err(&o));
+    assert!(
+        err(&o).contains("1 of 1 workspaces were resumed but the transition was not confirmed"),
+        "{}",
+        err(&o)
+    );
+    assert!(!err(&o).contains("were not resumed"), "{}", err(&o));
+
+    // suspend --wait of a workspace still suspending waits for the pod, then times out (exit 5)
+    t.sim.set_knobs(
+        "agents",
+        "namzu-ws-awake",
+        Knobs {
+            stuck_terminating: true,
+            ..Default::default()
+        },
+    );
+    let o = run(&t, &["-n", "agents", "suspend", "awake", "--epoch", "3"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let o = run(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;
+    assert_eq!(o.status.code(), Some(5), "{}", err(&o));
+    assert!(err(&o).contains("still waiting for pod namzu-ws-awake"), "{}", err(&o));
+}
