@@ -474,10 +474,11 @@ async fn run(
             );
         }
         if human {
-            // results on stdout, failures on stderr (as kubectl splits them)
+            // results on stdout, failures on stderr (as kubectl splits them); a single
+            // workspace's failure is the command's one error line, below
             if report.code() == exit::OK {
                 crate::outln!("{}: {}", report.id, report.detail(verb));
-            } else {
+            } else if targets.len() > 1 {
                 eprintln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
             }
         }
@@ -517,8 +518,14 @@ async fn run(
     } else {
         exit::ERROR
     };
+    if let [only] = reports.as_slice() {
+        return Err(Failure {
+            code,
+            message: format!("{}: {}", only.id, only.detail(verb)),
+        });
+    }
     // a write that landed but was not confirmed is not a write that failed: say which is which
-    let unconfirmed = failed.iter().filter(|r| r.outcome.landed()).count();
+    let unconfirmed = failed.iter().filter(|r| r.waited.is_some()).count();
     let not_done = failed.len() - unconfirmed;
     let total = reports.len();
     let mut parts = Vec::new();

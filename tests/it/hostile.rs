@@ -486,6 +486,7 @@ async fn what_the_summary_says_matches_what_happened() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 
     // a landed write whose wait timed out: "not confirmed", never "not resumed"
+    let t = start().await;
     t.sim.set_knobs(
         "agents",
         "namzu-ws-asleep",
@@ -494,14 +495,15 @@ async fn what_the_summary_says_matches_what_happened() {
             ..Default::default()
         },
     );
-    let o = run(&t, &["-n", "agents", "resume", "asleep", "--wait", "--timeout", "1s"]).await;
+    let o = run(&t, &["-n", "agents", "resume", "asleep", "awake", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(
-        err(&o).contains("1 of 1 workspaces were resumed but the transition was not confirmed"),
+        err(&o).contains("1 of 2 workspaces were resumed but the transition was not confirmed"),
         "{}",
         err(&o)
     );
     assert!(!err(&o).contains("were not resumed"), "{}", err(&o));
+    assert!(out(&o).contains("awake: already running: nothing sent; confirmed"), "{}", out(&o));
 
     // suspend --wait of a workspace still suspending waits for the pod, then times out (exit 5)
     t.sim.set_knobs(
@@ -517,4 +519,112 @@ async fn what_the_summary_says_matches_what_happened() {
     let o = run(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(err(&o).contains("still waiting for pod namzu-ws-awake"), "{}", err(&o));
+}
+
+/// Percent-decoding of one path segment, as a server reads it.
+fn decode(segment: &str) -> String {
+    let b = segment.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(n) = u8::from_str_radix(&segment[i + 1..i + 3], 16)
+        {
+            out.push(n);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Strings a careless or hostile user could pass: valid names, path and query syntax, anything.
+fn arbitrary_text() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        "[a-z0-9]{1,10}",
+        "[a-z0-9/?#%.&= ,!()~-]{0,16}",
+        "\\PC{0,12}",
+        "[0-9]{1,25}[smhdwx ]{0,2}",
+        Just("research/sandboxes/namzu-ws-tango?x=".to_string()),
+        Just("..".to_string()),
+        Just("a%2Fb".to_string()),
+    ]
+}
+
+/// Every flag that reaches a request, fed arbitrary text: exit 2 with one line, or requests whose
+/// paths and parameters decode to exactly what was asked for; never a panic.
+#[test]
+fn arbitrary_flag_values_never_reach_a_request_as_anything_but_themselves() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let t = runtime.block_on(start_demo());
+    let kubeconfig = t.sim.kubeconfig().display().to_string();
+    let mut runner = TestRunner::new(Config {
+        cases: 24,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let flags = ["namespace", "id", "epoch", "selector", "duration", "timeout"];
+    runner
+        .run(&(0..flags.len(), arbitrary_text()), |(which, text)| {
+            let flag = flags[which];
+            let args: Vec<String> = match flag {
+                "namespace" => vec!["-n", &text, "list"],
+                "id" => vec!["-n", "agents", "suspend", &text, "--dry-run"],
+                "epoch" => vec!["-n", "agents", "suspend", "alpha", "--dry-run", "--epoch", &text],
+                "selector" => vec!["-n", "agents", "list", "-l", &text],
+                "duration" => vec!["-n", "agents", "list", "--suspended-for", &text],
+                _ => vec!["-n", "agents", "resume", "alpha", "--dry-run", "--wait", "--timeout", &text],
+            }
+            .into_iter()
+            .map(String::from)
+            .collect();
+            t.sim.clear_requests();
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .args(&args)
+                .env_remove("KUBECONFIG")
+                .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let e = err(&o);
+            prop_assert!(!e.contains("panicked") && o.status.code() != Some(101), "{flag} {text:?}: {e}");
+            if o.status.code() != Some(0) {
+                prop_assert_eq!(e.trim_end().lines().count(), 1, "{} {:?}: {}", flag, text, e);
+            }
+            if o.status.code() == Some(2) {
+                prop_assert!(t.sim.requests().is_empty(), "{flag} {text:?}: a usage error sent requests");
+            }
+            for r in t.sim.requests() {
+                let segments: Vec<String> = r.path.split('/').map(decode).collect();
+                if let Some(i) = segments.iter().position(|s| s == "namespaces")
+                    && i + 1 < segments.len()
+                {
+                    let expected = if flag == "namespace" { text.as_str() } else { "agents" };
+                    prop_assert_eq!(&segments[i + 1], expected, "{} {:?}: {}", flag, text, r.path);
+                }
+                if flag == "id" && r.path.contains("/sandboxes/") {
+                    prop_assert_eq!(
+                        segments.last().unwrap(),
+                        &format!("namzu-ws-{text}"),
+                        "{}",
+                        r.path
+                    );
+                    prop_assert_eq!(segments.len(), 8, "{}", r.path);
+                }
+                if flag == "selector" && r.path.ends_with("/sandboxes") {
+                    prop_assert_eq!(r.query_param("labelSelector"), Some(text.clone()), "{}", r.query);
+                }
+                prop_assert!(r.method == "GET", "{flag} {text:?}: a dry run or a read sent {}", r.method);
+            }
+            Ok(())
+        })
+        .unwrap();
 }

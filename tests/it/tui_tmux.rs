@@ -94,3 +94,40 @@ fn demo_in_a_real_terminal() {
     t.keys(&["echo restored", "Enter"]);
     t.expect("restored");
 }
+
+/// SIGTERM, SIGHUP and SIGINT sent to the TUI leave the terminal as `q` does: the alternate
+/// screen off, the cursor shown, the line discipline cooked (echo, icanon, isig).
+#[test]
+fn signals_restore_the_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; the terminal signal test did not run");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    for signal in ["TERM", "HUP", "INT"] {
+        let t = Tmux {
+            socket: format!("namzu-sig-{signal}-{}", std::process::id()),
+            session: "demo",
+        };
+        let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; stty -a; sleep 120");
+        t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
+        t.expect("25 workspaces");
+        let shell = t.cmd(&["display-message", "-p", "-t", t.session, "#{pane_pid}"]);
+        let children = Command::new("pgrep").args(["-P", shell.trim()]).output().expect("pgrep runs");
+        let pid = String::from_utf8_lossy(&children.stdout).lines().next().unwrap_or("").to_string();
+        assert!(!pid.is_empty(), "the TUI's pid under shell {shell}");
+        Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap();
+        let after = t.expect("NAMZU-EXITED");
+        assert!(!after.contains("kubectl-namzu  context"), "SIG{signal}: the TUI is gone:\n{after}");
+        let flags = t.cmd(&["display-message", "-p", "-t", t.session, "#{alternate_on} #{cursor_flag}"]);
+        assert_eq!(flags.trim(), "0 1", "SIG{signal}: alternate screen off, cursor shown");
+        let settings = t.expect("icanon");
+        let words: Vec<&str> = settings.split_whitespace().collect();
+        for flag in ["echo", "icanon", "isig", "icrnl", "opost"] {
+            assert!(
+                words.contains(&flag),
+                "SIG{signal}: the terminal is not restored ({flag} missing):\n{settings}"
+            );
+        }
+    }
+}
