@@ -16,15 +16,17 @@ pub struct InvalidWorkspaceId {
     pub id: String,
 }
 
+/// A DNS-1123 label of at most `max` characters: lowercase letters, digits and '-', starting and
+/// ending with a letter or digit.
+fn is_dns_label(text: &str, max: usize) -> bool {
+    let b = text.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    (1..=max).contains(&b.len()) && alnum(&b[0]) && alnum(&b[b.len() - 1]) && b.iter().all(|c| alnum(c) || *c == b'-')
+}
+
 /// Accepts exactly the ids @namzu/sandbox accepts.
 pub fn validate_id(id: &str) -> Result<(), InvalidWorkspaceId> {
-    let b = id.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let ok = (1..=MAX_ID_LEN).contains(&b.len())
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter().all(|c| alnum(c) || *c == b'-');
-    if ok {
+    if is_dns_label(id, MAX_ID_LEN) {
         Ok(())
     } else {
         Err(InvalidWorkspaceId { id: id.to_string() })
@@ -42,13 +44,7 @@ pub struct InvalidNamespace {
 /// A namespace as Kubernetes accepts it (a DNS-1123 label): nothing else may reach a URL path,
 /// where `a/sandboxes/b?x=` would name another object.
 pub fn validate_namespace(namespace: &str) -> Result<(), InvalidNamespace> {
-    let b = namespace.as_bytes();
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let ok = (1..=63).contains(&b.len())
-        && alnum(&b[0])
-        && alnum(&b[b.len() - 1])
-        && b.iter().all(|c| alnum(c) || *c == b'-');
-    if ok {
+    if is_dns_label(namespace, 63) {
         Ok(())
     } else {
         Err(InvalidNamespace {
@@ -60,15 +56,7 @@ pub fn validate_namespace(namespace: &str) -> Result<(), InvalidNamespace> {
 /// An object name the tool puts in a URL path: a DNS-1123 subdomain (what every kind it reads
 /// by name uses), so a name can never add a path segment or a query.
 pub fn is_path_safe_name(name: &str) -> bool {
-    (1..=253).contains(&name.len())
-        && name.split('.').all(|label| {
-            let b = label.as_bytes();
-            !b.is_empty()
-                && b.iter()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-                && b[0] != b'-'
-                && b[b.len() - 1] != b'-'
-        })
+    (1..=253).contains(&name.len()) && name.split('.').all(|label| is_dns_label(label, 63))
 }
 
 /// The Sandbox name of a (valid) workspace id.

@@ -41,6 +41,12 @@ fn audit_entries(t: &TestSim) -> Vec<Value> {
         .collect()
 }
 
+/// The sim answers `method path` with exactly `body` (200), as a hostile server or proxy would.
+fn answer_with(t: &TestSim, method: &str, path: &str, body: String) {
+    t.sim
+        .add_fault(Fault::new(Some(method), path, Fault_::Raw { code: 200, body }));
+}
+
 fn patches(t: &TestSim) -> usize {
     t.sim.requests().iter().filter(|r| r.method == "PATCH").count()
 }
@@ -82,14 +88,7 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
     let t = start().await;
     // a list whose items are not objects: one line from every verb that lists, no panic
     let list = r#"{"kind":"SandboxList","apiVersion":"agents.x-k8s.io/v1beta1","metadata":{},"items":["x",7,{"metadata":{"name":"namzu-ws-a","namespace":"agents"}}]}"#;
-    t.sim.add_fault(Fault::new(
-        Some("GET"),
-        "/namespaces/agents/sandboxes",
-        Fault_::Raw {
-            code: 200,
-            body: list.into(),
-        },
-    ));
+    answer_with(&t, "GET", "/namespaces/agents/sandboxes", list.into());
     for args in [
         vec!["-n", "agents", "list"],
         vec!["-n", "agents", "capacity"],
@@ -112,11 +111,7 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
 
     // a GET answered with another object: the write path stops before the fence, nothing sent
     let other = serde_json::to_string(&t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap()).unwrap();
-    t.sim.add_fault(Fault::new(
-        Some("GET"),
-        "/sandboxes/namzu-ws-awake",
-        Fault_::Raw { code: 200, body: other },
-    ));
+    answer_with(&t, "GET", "/sandboxes/namzu-ws-awake", other.clone());
     let o = run(&t, &["-n", "agents", "suspend", "awake"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -128,26 +123,26 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
     t.sim.clear_faults();
 
     // a PATCH answered with another object is not reported as applied
-    let other = serde_json::to_string(&t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap()).unwrap();
-    t.sim.add_fault(Fault::new(
-        Some("PATCH"),
-        "/sandboxes/namzu-ws-awake",
-        Fault_::Raw { code: 200, body: other },
-    ));
+    answer_with(&t, "PATCH", "/sandboxes/namzu-ws-awake", other);
     let o = run(&t, &["-n", "agents", "suspend", "awake"]).await;
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert!(!out(&o).contains("suspended ("), "{}", out(&o));
     t.sim.clear_faults();
 
-    // doctor: a /version that is not one is not "cannot be reached"
-    t.sim.add_fault(Fault::new(
-        Some("GET"),
-        "/version",
-        Fault_::Raw {
-            code: 200,
-            body: "[1,2".into(),
-        },
+    // doctor: an access review that fails is "could not ask", not "you may not"
+    t.sim.add_fault(Fault::status(
+        Some("POST"),
+        "selfsubjectaccessreviews",
+        500,
+        "etcdserver: leader changed",
     ));
+    let o = run(&t, &["-n", "agents", "doctor"]).await;
+    assert!(out(&o).contains("? list: could not ask whether you may"), "{}", out(&o));
+    assert!(!out(&o).contains("you may not"), "{}", out(&o));
+    t.sim.clear_faults();
+
+    // doctor: a /version that is not one is not "cannot be reached"
+    answer_with(&t, "GET", "/version", "[1,2".into());
     let o = run(&t, &["doctor"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -495,7 +490,11 @@ async fn what_the_summary_says_matches_what_happened() {
             ..Default::default()
         },
     );
-    let o = run(&t, &["-n", "agents", "resume", "asleep", "awake", "--wait", "--timeout", "1s"]).await;
+    let o = run(
+        &t,
+        &["-n", "agents", "resume", "asleep", "awake", "--wait", "--timeout", "1s"],
+    )
+    .await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(
         err(&o).contains("1 of 2 workspaces were resumed but the transition was not confirmed"),
@@ -503,7 +502,11 @@ async fn what_the_summary_says_matches_what_happened() {
         err(&o)
     );
     assert!(!err(&o).contains("were not resumed"), "{}", err(&o));
-    assert!(out(&o).contains("awake: already running: nothing sent; confirmed"), "{}", out(&o));
+    assert!(
+        out(&o).contains("awake: already running: nothing sent; confirmed"),
+        "{}",
+        out(&o)
+    );
 
     // suspend --wait of a workspace still suspending waits for the pod, then times out (exit 5)
     t.sim.set_knobs(
@@ -519,6 +522,19 @@ async fn what_the_summary_says_matches_what_happened() {
     let o = run(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(err(&o).contains("still waiting for pod namzu-ws-awake"), "{}", err(&o));
+}
+
+/// The binary, from a plain thread (a property test's body), with the test clock.
+fn run_blocking(kubeconfig: &str, args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 /// Percent-decoding of one path segment, as a server reads it.
@@ -579,28 +595,35 @@ fn arbitrary_flag_values_never_reach_a_request_as_anything_but_themselves() {
                 "epoch" => vec!["-n", "agents", "suspend", "alpha", "--dry-run", "--epoch", &text],
                 "selector" => vec!["-n", "agents", "list", "-l", &text],
                 "duration" => vec!["-n", "agents", "list", "--suspended-for", &text],
-                _ => vec!["-n", "agents", "resume", "alpha", "--dry-run", "--wait", "--timeout", &text],
+                _ => vec![
+                    "-n",
+                    "agents",
+                    "resume",
+                    "alpha",
+                    "--dry-run",
+                    "--wait",
+                    "--timeout",
+                    &text,
+                ],
             }
             .into_iter()
             .map(String::from)
             .collect();
             t.sim.clear_requests();
-            let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
-                .arg("--kubeconfig")
-                .arg(&kubeconfig)
-                .args(&args)
-                .env_remove("KUBECONFIG")
-                .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
+            let o = run_blocking(&kubeconfig, &args);
             let e = err(&o);
-            prop_assert!(!e.contains("panicked") && o.status.code() != Some(101), "{flag} {text:?}: {e}");
+            prop_assert!(
+                !e.contains("panicked") && o.status.code() != Some(101),
+                "{flag} {text:?}: {e}"
+            );
             if o.status.code() != Some(0) {
                 prop_assert_eq!(e.trim_end().lines().count(), 1, "{} {:?}: {}", flag, text, e);
             }
             if o.status.code() == Some(2) {
-                prop_assert!(t.sim.requests().is_empty(), "{flag} {text:?}: a usage error sent requests");
+                prop_assert!(
+                    t.sim.requests().is_empty(),
+                    "{flag} {text:?}: a usage error sent requests"
+                );
             }
             for r in t.sim.requests() {
                 let segments: Vec<String> = r.path.split('/').map(decode).collect();
@@ -611,18 +634,181 @@ fn arbitrary_flag_values_never_reach_a_request_as_anything_but_themselves() {
                     prop_assert_eq!(&segments[i + 1], expected, "{} {:?}: {}", flag, text, r.path);
                 }
                 if flag == "id" && r.path.contains("/sandboxes/") {
-                    prop_assert_eq!(
-                        segments.last().unwrap(),
-                        &format!("namzu-ws-{text}"),
-                        "{}",
-                        r.path
-                    );
+                    prop_assert_eq!(segments.last().unwrap(), &format!("namzu-ws-{text}"), "{}", r.path);
                     prop_assert_eq!(segments.len(), 8, "{}", r.path);
                 }
                 if flag == "selector" && r.path.ends_with("/sandboxes") {
                     prop_assert_eq!(r.query_param("labelSelector"), Some(text.clone()), "{}", r.query);
                 }
-                prop_assert!(r.method == "GET", "{flag} {text:?}: a dry run or a read sent {}", r.method);
+                prop_assert!(
+                    r.method == "GET",
+                    "{flag} {text:?}: a dry run or a read sent {}",
+                    r.method
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Any JSON: every type, huge numbers, control characters, deep nesting.
+fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<u64>().prop_map(Value::from),
+        Just(serde_json::json!(1e308)),
+        Just(serde_json::json!(-0.5)),
+        "\\PC{0,10}".prop_map(Value::String),
+        "[\\x00-\\x1f]{0,3}".prop_map(Value::String),
+        Just(Value::String("9007199254740993".into())),
+        Just(Value::String("2026-13-45T99:00:00Z".into())),
+    ];
+    leaf.prop_recursive(6, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,6}", inner, 0..4).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// The fields the derivation reads (and the ones around them), as JSON pointers.
+const READ_FIELDS: &[&str] = &[
+    "/metadata",
+    "/metadata/name",
+    "/metadata/uid",
+    "/metadata/creationTimestamp",
+    "/metadata/deletionTimestamp",
+    "/metadata/generation",
+    "/metadata/resourceVersion",
+    "/metadata/labels",
+    "/metadata/annotations",
+    "/metadata/annotations/sandbox.namzu.ai~1holder-epoch",
+    "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at",
+    "/metadata/annotations/sandbox.namzu.ai~1pod-template-hash",
+    "/metadata/ownerReferences",
+    "/spec",
+    "/spec/operatingMode",
+    "/spec/shutdownTime",
+    "/spec/podTemplate",
+    "/spec/podTemplate/metadata/labels",
+    "/spec/podTemplate/metadata/labels/sandbox.namzu.ai~1template",
+    "/spec/podTemplate/spec",
+    "/spec/volumeClaimTemplates",
+    "/status",
+    "/status/conditions",
+    "/status/observedGeneration",
+    "/status/replicas",
+];
+
+/// Set `pointer` to `value`, making (or replacing) whatever lies on the way.
+fn set_at(doc: &mut Value, pointer: &str, value: Value) {
+    let mut at = doc;
+    let keys: Vec<String> = pointer[1..]
+        .split('/')
+        .map(|k| k.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    for (i, key) in keys.iter().enumerate() {
+        if !at.is_object() {
+            *at = Value::Object(Default::default());
+        }
+        let map = at.as_object_mut().unwrap();
+        if i == keys.len() - 1 {
+            map.insert(key.clone(), value);
+            return;
+        }
+        at = map.entry(key.clone()).or_insert(Value::Null);
+    }
+}
+
+/// Arbitrary JSON at every field the derivation reads, served as a LIST and as a GET, through
+/// `list`, `inspect` and the TUI's refresh, update and render: one error line or a degraded
+/// row, never a panic.
+#[test]
+fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
+    use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
+    use kubectl_namzu::cluster::inventory::Scope;
+    use kubectl_namzu::tui::action::Effect;
+    use kubectl_namzu::tui::app::{App, update};
+    use kubectl_namzu::tui::io::Io;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let t = runtime.block_on(start_demo());
+    let base = t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").unwrap();
+    let kubeconfig = t.sim.kubeconfig().display().to_string();
+    let io = runtime.block_on(async {
+        let opts = ConnectOptions {
+            kubeconfig: Some(t.sim.kubeconfig().to_path_buf()),
+            request_timeout: Some(std::time::Duration::from_secs(5)),
+            clock: Some(t.sim.clock()),
+            ..Default::default()
+        };
+        Io {
+            conn: Connection::open(&opts).await.unwrap(),
+            guard: kubectl_namzu::cluster::write::Guard {
+                read_only: true,
+                audit: Default::default(),
+            },
+            flags: Default::default(),
+            wait_timeout: std::time::Duration::from_secs(1),
+        }
+    });
+    let mut runner = TestRunner::new(Config {
+        cases: 32,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let edits = prop::collection::vec((0..READ_FIELDS.len(), any_json()), 1..5);
+    let extra = prop_oneof![Just(None), any_json().prop_map(Some)];
+    runner
+        .run(&(edits, extra), |(edits, extra)| {
+            let mut object = base.clone();
+            for (field, value) in edits {
+                set_at(&mut object, READ_FIELDS[field], value);
+            }
+            let mut items = vec![object.clone()];
+            items.extend(extra);
+            let list = serde_json::json!({"kind": "SandboxList", "apiVersion": "agents.x-k8s.io/v1beta1",
+                "metadata": {"resourceVersion": "1"}, "items": items});
+            t.sim.clear_faults();
+            answer_with(&t, "GET", "/namespaces/agents/sandboxes", list.to_string());
+            answer_with(&t, "GET", "/sandboxes/namzu-ws-alpha", object.to_string());
+            for args in [
+                vec!["list", "-o", "wide"],
+                vec!["list", "-o", "json"],
+                vec!["inspect", "alpha"],
+            ] {
+                let o = run_blocking(&kubeconfig, &[vec!["-n", "agents"], args.clone()].concat());
+                let e = err(&o);
+                prop_assert!(
+                    !e.contains("panicked") && o.status.code() != Some(101),
+                    "{args:?}: {e}\n{object}"
+                );
+                prop_assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {e}");
+                if o.status.code() == Some(1) {
+                    prop_assert_eq!(e.trim_end().lines().count(), 1, "{:?}: {}", args, e);
+                }
+            }
+            // the TUI: refresh, detail, update and render at two sizes
+            let scope = Scope::Namespace("agents".into());
+            let mut app = App::new("ctx", "http://sim", "agents", false, true, t.sim.now());
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            runtime.block_on(async {
+                io.perform(Effect::Refresh(scope), tx.clone()).await;
+                io.perform(Effect::Detail(("agents".into(), "alpha".into())), tx).await;
+            });
+            while let Ok(action) = rx.try_recv() {
+                update(&mut app, action);
+            }
+            for (w, h) in [(80, 24), (200, 50)] {
+                let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+                term.draw(|f| {
+                    kubectl_namzu::tui::view::render(f, &app, kubectl_namzu::tui::view::Theme { colour: true })
+                })
+                .unwrap();
             }
             Ok(())
         })

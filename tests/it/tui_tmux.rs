@@ -113,13 +113,32 @@ fn signals_restore_the_terminal() {
         t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
         t.expect("25 workspaces");
         let shell = t.cmd(&["display-message", "-p", "-t", t.session, "#{pane_pid}"]);
-        let children = Command::new("pgrep").args(["-P", shell.trim()]).output().expect("pgrep runs");
-        let pid = String::from_utf8_lossy(&children.stdout).lines().next().unwrap_or("").to_string();
+        let children = Command::new("pgrep")
+            .args(["-P", shell.trim()])
+            .output()
+            .expect("pgrep runs");
+        let pid = String::from_utf8_lossy(&children.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
         assert!(!pid.is_empty(), "the TUI's pid under shell {shell}");
-        Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap();
+        Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
         let after = t.expect("NAMZU-EXITED");
-        assert!(!after.contains("kubectl-namzu  context"), "SIG{signal}: the TUI is gone:\n{after}");
-        let flags = t.cmd(&["display-message", "-p", "-t", t.session, "#{alternate_on} #{cursor_flag}"]);
+        assert!(
+            !after.contains("kubectl-namzu  context"),
+            "SIG{signal}: the TUI is gone:\n{after}"
+        );
+        let flags = t.cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            t.session,
+            "#{alternate_on} #{cursor_flag}",
+        ]);
         assert_eq!(flags.trim(), "0 1", "SIG{signal}: alternate screen off, cursor shown");
         let settings = t.expect("icanon");
         let words: Vec<&str> = settings.split_whitespace().collect();
