@@ -4,6 +4,7 @@ pub mod cli;
 pub mod clock;
 pub mod cluster;
 pub mod domain;
+pub mod present;
 pub mod signals;
 pub mod sim;
 pub mod tui;

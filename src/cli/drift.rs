@@ -1,7 +1,6 @@
 //! `kubectl namzu drift [ID]`: the field-level difference between a workspace's pod template and
 //! what its SandboxTemplate (with the overlays) gives today — for one workspace, or every drifted one.
 
-use super::describe;
 use super::exit::Failure;
 use super::globals::Globals;
 use super::output::{self, Format};
@@ -11,14 +10,15 @@ use crate::cluster::detail;
 use crate::cluster::inventory::{self, Query};
 use crate::domain::diff::Change;
 use crate::domain::drift::{DriftState, TemplateRead, field_changes};
-use crate::domain::naming::validate_id;
+use crate::domain::naming::WorkspaceId;
 use crate::domain::workspace::Workspace;
+use crate::present::describe;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// One workspace id; without it, every drifted workspace in scope.
-    pub id: Option<String>,
+    pub id: Option<WorkspaceId>,
     /// Output format: table (text) or json/yaml.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: Format,
@@ -41,9 +41,6 @@ fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>) -> Report {
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    if let Some(id) = &args.id {
-        validate_id(id)?;
-    }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let now = conn.clock.now();
     let flags = args.overlays.flags();

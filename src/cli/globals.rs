@@ -93,8 +93,8 @@ impl Globals {
         }
     }
 
-    pub fn guard(&self) -> crate::cluster::write::Guard {
-        crate::cluster::write::Guard {
+    pub fn write_policy(&self) -> crate::cluster::write::WritePolicy {
+        crate::cluster::write::WritePolicy {
             read_only: self.read_only,
             audit: self.audit(),
         }

@@ -9,12 +9,12 @@ use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Query};
 use crate::cluster::resources::{self, SANDBOXES};
 use crate::cluster::wait::{self, Waited};
-use crate::cluster::write::{self, Guard, Outcome, Plan, Request};
+use crate::cluster::write::{self, Outcome, Plan, Request, WritePolicy};
 use crate::domain::epoch::parse_epoch_arg;
 use crate::domain::fence::{EpochChoice, EpochUse, Verb};
-use crate::domain::naming::{sandbox_name, validate_id};
-use crate::domain::patch::{MODE_POINTER, Mode};
+use crate::domain::naming::WorkspaceId;
 use crate::domain::select::parse_duration;
+use crate::present::outcome as said;
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
@@ -32,7 +32,7 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
 #[derive(Debug, Clone, clap::Args)]
 pub struct Common {
     /// Workspace ids (the Sandboxes are namzu-ws-<id>).
-    pub ids: Vec<String>,
+    pub ids: Vec<WorkspaceId>,
     #[command(flatten)]
     pub selection: SelectionArgs,
     /// Every workspace in scope (when no ids or filters are given).
@@ -82,29 +82,21 @@ pub struct DeleteArgs {
 /// One workspace's result, for the line, the summary and `-o json`.
 struct Report {
     namespace: String,
-    id: String,
+    id: WorkspaceId,
     outcome: Outcome,
     waited: Option<Waited>,
     /// `--take-over` was asked for: finding the mode already there means it was not performed.
     take_over: bool,
 }
 
-fn is_stamp_only(r: &Request) -> bool {
-    r.method == "PATCH"
-        && !r
-            .body
-            .as_array()
-            .is_some_and(|ops| ops.iter().any(|o| o["path"] == MODE_POINTER))
-}
-
 impl Report {
     fn code(&self) -> i32 {
         match (&self.outcome, &self.waited) {
-            (Outcome::Applied { .. }, Some(Waited::TimedOut { .. })) => exit::WAIT_TIMED_OUT,
-            (Outcome::Applied { .. }, Some(Waited::Failed(_))) => exit::ERROR,
             (Outcome::Unchanged { .. }, _) if self.take_over => exit::NOT_APPLIED,
-            (Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => exit::WAIT_TIMED_OUT,
-            (Outcome::Unchanged { .. }, Some(Waited::Failed(_))) => exit::ERROR,
+            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => {
+                exit::WAIT_TIMED_OUT
+            }
+            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Failed(_))) => exit::ERROR,
             (
                 Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
                 _,
@@ -116,22 +108,7 @@ impl Report {
     }
 
     fn result(&self) -> &'static str {
-        match (&self.outcome, &self.waited) {
-            (Outcome::Applied { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
-            (Outcome::Applied { .. }, _) => "applied",
-            (Outcome::Unchanged { .. }, _) if self.take_over => "take-over-not-performed",
-            (Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
-            (Outcome::Unchanged { .. }, _) => "unchanged",
-            (Outcome::AlreadyGone, _) => "already-gone",
-            (Outcome::DryRun { .. }, _) => "dry-run",
-            (Outcome::Refused { .. }, _) => "refused",
-            (Outcome::NotApplied { .. }, _) => "not-applied",
-            (Outcome::Conflict { .. }, _) => "conflict",
-            (Outcome::NotFound, _) => "not-found",
-            (Outcome::ClaimOwned { .. }, _) => "claim-owned",
-            (Outcome::ReadOnly, _) => "read-only",
-            (Outcome::Failed(_), _) => "error",
-        }
+        said::result_word(&self.outcome, self.waited.as_ref(), self.take_over)
     }
 
     fn epoch(&self) -> Option<&EpochUse> {
@@ -150,68 +127,19 @@ impl Report {
         }
     }
 
+    /// The outcome's sentence, and the wait's after it.
     fn detail(&self, verb: Verb) -> String {
-        let wait_note = match &self.waited {
-            None => String::new(),
-            Some(Waited::Confirmed) => "; confirmed".into(),
-            Some(Waited::Failed(m)) => format!("; waiting failed: {m}"),
-            Some(Waited::TimedOut {
-                waiting_for,
-                state,
-                diagnosis,
-            }) => format!(
-                "; unconfirmed: still waiting for {waiting_for} (state {}{})",
-                state.map_or("?", |s| s.as_str()),
-                diagnosis
-                    .as_ref()
-                    .map_or(String::new(), |d| format!(", {}: {}", d.kind.as_str(), d.message))
-            ),
-        };
-        match &self.outcome {
-            Outcome::Applied { request, epoch, .. } if is_stamp_only(request) => {
-                format!("holder epoch stamped, mode unchanged ({}){wait_note}", epoch.describe())
-            }
-            Outcome::Applied { epoch, .. } => format!("{} ({}){wait_note}", verb.past(), epoch.describe()),
-            Outcome::Unchanged { mode, object } => {
-                let already = match mode {
-                    Mode::Suspended => "already suspended: nothing sent",
-                    Mode::Running => "already running: nothing sent",
-                };
-                if self.take_over {
-                    let stored = crate::domain::epoch::Reading::of(object).annotation;
-                    format!(
-                        "{already}; the take-over was NOT performed (holder epoch {} stays)",
-                        stored.unwrap_or_else(|| "0".into())
-                    )
-                } else {
-                    format!("{already}{wait_note}")
-                }
-            }
-            Outcome::AlreadyGone => "already gone".into(),
-            Outcome::DryRun { request, epoch, .. } => format!(
-                "dry run ({}): would send {} {} ({})\n{}",
-                epoch.describe(),
-                request.method,
-                request.path,
-                request.content_type,
-                serde_json::to_string_pretty(&request.body).expect("JSON")
-            ),
-            Outcome::Refused { message } => format!("refused: {message}"),
-            Outcome::NotApplied { message, .. } => format!("not applied: {message}"),
-            Outcome::Conflict { message } => format!("changed concurrently: {message}"),
-            Outcome::NotFound => format!("not found in namespace {}", self.namespace),
-            Outcome::ClaimOwned { claim } => format!(
-                "refused: SandboxClaim {claim} owns this Sandbox, so deleting it only makes the claim recreate it; delete the claim instead: kubectl delete sandboxclaims.extensions.agents.x-k8s.io {claim} -n {}",
-                self.namespace
-            ),
-            Outcome::ReadOnly => "read-only mode: nothing sent".into(),
-            Outcome::Failed(e) => format!("error: {e}"),
+        let mut text = said::outcome(verb, &self.namespace, &self.outcome, self.take_over);
+        if let Some(w) = &self.waited {
+            text.push_str("; ");
+            text.push_str(&said::waited(w));
         }
+        text
     }
 
     fn json(&self, verb: Verb) -> Value {
         json!({
-            "id": self.id,
+            "id": self.id.as_str(),
             "namespace": self.namespace,
             "verb": verb.as_str(),
             "result": self.result(),
@@ -223,7 +151,7 @@ impl Report {
 }
 
 /// The workspaces to act on: the ids given, or the selection's matches.
-async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Result<Vec<(String, String)>, Failure> {
+async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Result<Vec<(String, WorkspaceId)>, Failure> {
     let sel = &common.selection;
     let filtered = !sel.state.is_empty()
         || !sel.drift.is_empty()
@@ -264,7 +192,14 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
         .workspaces(&Default::default(), now)
         .into_iter()
         .filter(|w| filter.matches(w, now))
-        .map(|w| (w.namespace, w.id))
+        .filter_map(|w| match WorkspaceId::parse(&w.id) {
+            Ok(id) => Some((w.namespace, id)),
+            // a Sandbox named namzu-ws-<not an id> is listed, never written
+            Err(e) => {
+                eprintln!("skipped: {}", output::printable(&e.to_string()));
+                None
+            }
+        })
         .collect())
 }
 
@@ -289,8 +224,8 @@ pub async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> 
 }
 
 /// Ask on the terminal for the workspace id; anything else cancels that workspace.
-async fn confirm(conn: &Connection, namespace: &str, id: &str) -> Result<bool, Failure> {
-    let name = sandbox_name(id)?;
+async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<bool, Failure> {
+    let name = id.sandbox_name();
     let current = resources::get(conn, &SANDBOXES, namespace, &name).await?;
     let what = match &current {
         None => return Ok(true), // already gone: the write path reports it, nothing to destroy
@@ -312,7 +247,7 @@ async fn confirm(conn: &Connection, namespace: &str, id: &str) -> Result<bool, F
         .await
         .map_err(|e| Failure::error(e.to_string()))?
         .map_err(|e| Failure::error(format!("cannot read the confirmation: {e}")))?;
-    Ok(answer.trim() == id)
+    Ok(answer.trim() == id.as_str())
 }
 
 /// Why a bulk write stopped before its last workspace.
@@ -376,9 +311,6 @@ async fn run(
     wait_args: Option<&WaitArgs>,
     yes: bool,
 ) -> Result<(), Failure> {
-    for id in &common.ids {
-        validate_id(id)?;
-    }
     if globals.all_namespaces && !common.ids.is_empty() {
         return Err(Failure::usage(
             "a workspace cannot be named across all namespaces: drop -A, or name its namespace with -n",
@@ -390,9 +322,9 @@ async fn run(
             "delete destroys the workspace's disks: pass --yes (stdin is not a terminal, so it cannot ask)",
         ));
     }
-    let guard: Guard = globals.guard();
-    if !common.dry_run && !guard.read_only {
-        guard.audit.ready().map_err(Failure::error)?;
+    let policy: WritePolicy = globals.write_policy();
+    if !common.dry_run && !policy.read_only {
+        policy.audit.ready().map_err(Failure::error)?;
     }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let targets = targets(&conn, globals, common).await?;
@@ -401,7 +333,7 @@ async fn run(
         return Ok(());
     }
     let human = common.output == ReportFormat::Table;
-    if human && !common.dry_run && !guard.read_only {
+    if human && !common.dry_run && !policy.read_only {
         match verb {
             Verb::Suspend => eprintln!(
                 "note: a suspend ends the agent sessions, terminals and detached commands inside the workspace"
@@ -423,7 +355,7 @@ async fn run(
             break;
         }
         // (asking is pointless when the write path will refuse anyway)
-        if verb == Verb::Delete && !yes && !common.dry_run && !guard.read_only {
+        if verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only {
             let Some(confirmed) = interrupt.unless(confirm(&conn, &namespace, &id)).await else {
                 stopped = Some((Stop::Interrupted, index));
                 break;
@@ -446,7 +378,7 @@ async fn run(
             dry_run: common.dry_run,
             expected_uid: None,
         };
-        let outcome = write::write(&conn, &guard, &plan).await;
+        let outcome = write::write(&conn, &policy, &plan).await;
         // the write path refuses in read-only mode; one line says so, for all the workspaces
         if outcome == Outcome::ReadOnly {
             return Err(Failure::error(format!(
@@ -485,9 +417,9 @@ async fn run(
         reports.push(report);
     }
     if let Some((stop, index)) = stopped {
-        let not_started: Vec<String> = targets[index..].iter().map(|(_, id)| id.clone()).collect();
-        let done: Vec<String> = reports.iter().map(|r| r.id.clone()).collect();
-        write::record_stop(&conn, &guard, verb, stop.reason(), &done, &not_started);
+        let not_started: Vec<String> = targets[index..].iter().map(|(_, id)| id.to_string()).collect();
+        let done: Vec<String> = reports.iter().map(|r| r.id.to_string()).collect();
+        write::record_stop(&conn, &policy, verb, stop.reason(), &done, &not_started);
         eprintln!(
             "stopped ({}) after {} of {} workspaces; not started: {}",
             stop.reason(),
@@ -585,7 +517,7 @@ fn summary(reports: &[Report]) -> String {
                 _ => Tone::Bad,
             };
             vec![
-                (r.id.clone(), Tone::Plain),
+                (r.id.to_string(), Tone::Plain),
                 (r.namespace.clone(), Tone::Plain),
                 (r.result().to_string(), tone),
                 (r.epoch().map_or("-".into(), |e| e.describe()), Tone::Plain),

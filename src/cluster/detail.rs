@@ -6,7 +6,7 @@ use super::error::ClusterError;
 use super::inventory::TemplateFetch;
 use super::resources::{self, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::OverlayFlags;
-use crate::domain::naming::{sandbox_name, template_label};
+use crate::domain::naming::{WorkspaceId, template_label};
 use crate::domain::object::str_at;
 use crate::domain::pod::{Index, pvc_names};
 use crate::domain::workspace::{self, Inputs, Observed, Workspace};
@@ -32,8 +32,8 @@ fn known_or_forbidden(r: Result<Vec<Value>, ClusterError>) -> Result<Observed<Ve
 }
 
 /// Read one workspace by id; `Ok(None)` when no such Sandbox exists.
-pub async fn read(conn: &Connection, namespace: &str, id: &str) -> Result<Option<Detail>, ClusterError> {
-    let name = sandbox_name(id).map_err(|e| ClusterError::Other(e.to_string()))?;
+pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<Option<Detail>, ClusterError> {
+    let name = id.sandbox_name();
     let Some(sandbox) = resources::get(conn, &SANDBOXES, namespace, &name).await? else {
         return Ok(None);
     };

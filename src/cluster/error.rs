@@ -1,6 +1,6 @@
 //! What can go wrong talking to a cluster, each as one clear line.
 
-use super::resources::Kind;
+use super::kinds::Kind;
 use std::fmt;
 use std::time::Duration;
 

@@ -6,6 +6,7 @@ pub mod connect;
 pub mod detail;
 pub mod error;
 pub mod inventory;
+pub mod kinds;
 pub mod resources;
 mod verbose;
 pub mod wait;

@@ -7,6 +7,7 @@ use super::detail;
 use crate::domain::diagnosis::Diagnosis;
 use crate::domain::drift::OverlayFlags;
 use crate::domain::fence::Verb;
+use crate::domain::naming::WorkspaceId;
 use crate::domain::object::{condition, condition_parts, generation, str_at};
 use crate::domain::pod;
 use crate::domain::state::State;
@@ -61,7 +62,7 @@ fn still_waiting(verb: Verb, sandbox: &Value, pods: &[Value], pod_before: Option
 pub async fn wait(
     conn: &Connection,
     namespace: &str,
-    id: &str,
+    id: &WorkspaceId,
     verb: Verb,
     pod_before: Option<&str>,
     timeout: Duration,

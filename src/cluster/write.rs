@@ -6,16 +6,16 @@ use super::audit::AuditLog;
 use super::connect::Connection;
 use super::error::{ClusterError, Op};
 use super::resources::{self, SANDBOXES};
-use crate::domain::fence::{self, Decision, EpochChoice, EpochUse, Hold, Send, Verb};
-use crate::domain::naming::sandbox_name;
-use crate::domain::object::{owner_refs, str_at};
+use crate::domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
+use crate::domain::naming::WorkspaceId;
+use crate::domain::object::{claim_owner, uid};
 use crate::domain::patch::Mode;
+use crate::domain::retry::{self, OnReread, OnStatus, Reread};
 use crate::domain::timefmt::js_iso;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
-/// The library's cap on sends of one fenced write.
-pub const MAX_SENDS: u32 = 3;
+pub use crate::domain::retry::MAX_SENDS;
 pub const FIELD_MANAGER: &str = "kubectl-namzu";
 
 /// What the caller asks for.
@@ -23,7 +23,7 @@ pub const FIELD_MANAGER: &str = "kubectl-namzu";
 pub struct Plan {
     pub verb: Verb,
     pub namespace: String,
-    pub id: String,
+    pub id: WorkspaceId,
     pub epoch: EpochChoice,
     /// Read and check, print the request, send nothing.
     pub dry_run: bool,
@@ -33,7 +33,7 @@ pub struct Plan {
 
 /// Where writes are allowed and recorded.
 #[derive(Debug, Clone)]
-pub struct Guard {
+pub struct WritePolicy {
     pub read_only: bool,
     pub audit: AuditLog,
 }
@@ -59,6 +59,7 @@ pub enum Outcome {
     Applied {
         request: Request,
         epoch: EpochUse,
+        change: Change,
         sends: u32,
         object: Option<Value>,
     },
@@ -73,6 +74,7 @@ pub enum Outcome {
     DryRun {
         request: Request,
         epoch: EpochUse,
+        change: Change,
         mode: Mode,
         uid: Option<String>,
     },
@@ -104,38 +106,32 @@ impl Outcome {
     }
 }
 
-fn request_for(plan: &Plan, send: &Send) -> Request {
-    let name = sandbox_name(&plan.id).unwrap_or_default();
+/// The exact request for a body the domain built.
+fn request_for(plan: &Plan, body: &WriteBody) -> Request {
     let path = format!(
-        "/apis/agents.x-k8s.io/v1beta1/namespaces/{}/sandboxes/{name}",
-        plan.namespace
+        "/apis/agents.x-k8s.io/v1beta1/namespaces/{}/sandboxes/{}",
+        plan.namespace,
+        plan.id.sandbox_name()
     );
-    match send {
-        Send::Patch(ops) => Request {
+    match body {
+        WriteBody::Patch { ops, .. } => Request {
             method: "PATCH",
             path,
             content_type: "application/json-patch+json",
             body: crate::domain::patch::to_json(ops),
         },
-        Send::Delete(body) => Request {
+        WriteBody::Delete(options) => Request {
             method: "DELETE",
             path,
             content_type: "application/json",
-            body: body.clone(),
+            body: options.clone(),
         },
     }
 }
 
-fn claim_owner(sandbox: &Value) -> Option<String> {
-    owner_refs(sandbox)
-        .iter()
-        .find(|r| str_at(r, &["kind"]) == Some("SandboxClaim"))
-        .map(|r| str_at(r, &["name"]).unwrap_or("?").to_string())
-}
-
 /// Send one request through kube: the body is exactly the one the domain built.
-async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Option<Value>, ClusterError> {
-    let name = sandbox_name(&plan.id).map_err(|e| ClusterError::Other(e.to_string()))?;
+async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Value, ClusterError> {
+    let name = plan.id.sandbox_name();
     let op = Op::new(
         if request.method == "PATCH" { "patch" } else { "delete" },
         &SANDBOXES,
@@ -158,24 +154,17 @@ async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Optio
     };
     let mut http_request = http_request.map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     *http_request.body_mut() = body;
-    let answer: Value = conn.bounded(&op, conn.client.request::<Value>(http_request)).await?;
-    Ok(Some(answer))
-}
-
-async fn fresh(conn: &Connection, plan: &Plan) -> Result<Option<Value>, ClusterError> {
-    let name = sandbox_name(&plan.id).map_err(|e| ClusterError::Other(e.to_string()))?;
-    resources::get(conn, &SANDBOXES, &plan.namespace, &name).await
+    conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }
 
 /// The answer to a PATCH must be the Sandbox patched: same kind, namespace, name and uid.
-fn check_answer(plan: &Plan, answer: &Value, uid: Option<&str>) -> Result<(), ClusterError> {
-    let name = sandbox_name(&plan.id).map_err(|e| ClusterError::Other(e.to_string()))?;
+fn check_answer(plan: &Plan, answer: &Value, identity: Option<&str>) -> Result<(), ClusterError> {
+    let name = plan.id.sandbox_name();
     resources::check_identity(answer, &SANDBOXES, &plan.namespace, &name)?;
-    let answered = str_at(answer, &["metadata", "uid"]);
-    match uid {
-        Some(u) if answered != Some(u) => Err(ClusterError::Other(format!(
+    match identity {
+        Some(u) if uid(answer) != Some(u) => Err(ClusterError::Other(format!(
             "the API server answered the PATCH of {name} with uid {} where {u} was written: not the object written",
-            answered.unwrap_or("-")
+            uid(answer).unwrap_or("-")
         ))),
         _ => Ok(()),
     }
@@ -184,37 +173,16 @@ fn check_answer(plan: &Plan, answer: &Value, uid: Option<&str>) -> Result<(), Cl
 /// Audit a bulk write that stopped before its end: which workspaces were done, which not started.
 pub fn record_stop(
     conn: &Connection,
-    guard: &Guard,
+    policy: &WritePolicy,
     verb: Verb,
     reason: &str,
     done: &[String],
     not_started: &[String],
 ) {
-    guard.audit.record(
+    policy.audit.record(
         json!({
             "context": conn.context, "server": conn.server, "verb": verb.as_str(), "outcome": "stopped",
             "reason": reason, "done": done, "notStarted": not_started,
-        }),
-        conn.clock.now(),
-    );
-}
-
-/// Audit entry for one attempt (or one refusal, with no request).
-fn audit(
-    guard: &Guard,
-    conn: &Connection,
-    plan: &Plan,
-    epoch: Option<&EpochUse>,
-    request: Option<&Request>,
-    status: Option<u16>,
-    outcome: &str,
-) {
-    guard.audit.record(
-        json!({
-            "context": conn.context, "server": conn.server, "namespace": plan.namespace, "workspace": plan.id,
-            "verb": plan.verb.as_str(),
-            "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
-            "request": request.map(Request::to_json), "status": status, "outcome": outcome,
         }),
         conn.clock.now(),
     );
@@ -229,68 +197,75 @@ fn status_of(e: &ClusterError) -> Option<u16> {
     }
 }
 
-/// A refusal when the Sandbox read is not the one this write is about.
-fn replaced(guard: &Guard, conn: &Connection, plan: &Plan, identity: Option<&str>, read: &Value) -> Option<Outcome> {
-    let uid = str_at(read, &["metadata", "uid"]);
-    let expected = identity.filter(|e| uid != Some(*e))?;
-    audit(guard, conn, plan, None, None, None, "refused");
-    Some(Outcome::Refused {
-        message: format!(
-            "the Sandbox was replaced (uid {expected} is now {}): a different workspace under the same name; nothing sent",
-            uid.unwrap_or("-")
-        ),
-    })
+/// One write in progress: what it is about, and the audit entries it records as it goes.
+struct Attempt<'a> {
+    conn: &'a Connection,
+    policy: &'a WritePolicy,
+    plan: &'a Plan,
+    /// The uid the write is about: the one the user looked at, else the first read's.
+    identity: Option<String>,
+    sends: u32,
 }
 
-/// Perform one fenced write, start to finish.
-pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
-    if guard.read_only {
-        return Outcome::ReadOnly;
+impl Attempt<'_> {
+    /// One audit line: the epoch carried, the request (none for a refusal), its status, the result.
+    fn record(&self, epoch: Option<&EpochUse>, request: Option<&Request>, status: Option<u16>, outcome: &str) {
+        let (conn, plan) = (self.conn, self.plan);
+        self.policy.audit.record(
+            json!({
+                "context": conn.context, "server": conn.server, "namespace": plan.namespace,
+                "workspace": plan.id.as_str(), "verb": plan.verb.as_str(),
+                "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
+                "request": request.map(Request::to_json), "status": status, "outcome": outcome,
+            }),
+            conn.clock.now(),
+        );
     }
-    if let Err(e) = sandbox_name(&plan.id) {
-        return Outcome::Refused { message: e.to_string() };
+
+    async fn read(&self) -> Result<Option<Value>, ClusterError> {
+        resources::get(
+            self.conn,
+            &SANDBOXES,
+            &self.plan.namespace,
+            &self.plan.id.sandbox_name(),
+        )
+        .await
     }
-    if !plan.dry_run
-        && let Err(message) = guard.audit.ready()
-    {
-        return Outcome::Failed(ClusterError::Other(message));
+
+    /// A refusal when the Sandbox read is not the one this write is about.
+    fn replaced(&self, read: &Value) -> Option<Outcome> {
+        let expected = self.identity.as_deref().filter(|e| uid(read) != Some(*e))?;
+        self.record(None, None, None, "refused");
+        Some(Outcome::Refused {
+            message: format!(
+                "the Sandbox was replaced (uid {expected} is now {}): a different workspace under the same name; nothing sent",
+                uid(read).unwrap_or("-")
+            ),
+        })
     }
-    let mut current = match fresh(conn, plan).await {
-        Ok(Some(o)) => o,
-        Ok(None) if plan.verb == Verb::Delete => return Outcome::AlreadyGone,
-        Ok(None) => return Outcome::NotFound,
-        Err(e) => return Outcome::Failed(e),
-    };
-    // the identity the write is about: the one the user looked at, else the first read's; a
-    // re-read that finds another uid under the name is a different workspace, never written
-    let identity = plan
-        .expected_uid
-        .clone()
-        .or_else(|| str_at(&current, &["metadata", "uid"]).map(str::to_string));
-    if let Some(refused) = replaced(guard, conn, plan, identity.as_deref(), &current) {
-        return refused;
-    }
-    if plan.verb == Verb::Delete
-        && let Some(claim) = claim_owner(&current)
-    {
-        return Outcome::ClaimOwned { claim };
-    }
-    let mut sends = 0;
-    let mut choice = plan.epoch;
-    loop {
-        let decided = fence::resolve(&current, choice)
-            .and_then(|e| fence::decide(&current, plan.verb, EpochChoice::Explicit(e), &js_iso(conn.clock.now())));
-        let decision = match decided {
-            Ok(d) => d,
-            Err(Hold::AlreadyThere(mode)) => {
+
+    /// The fence's verdict on `current`, or the outcome that ends the write here.
+    fn decide(&self, current: &Value, choice: EpochChoice) -> Result<Decision, Outcome> {
+        let decided = fence::resolve(current, choice).and_then(|e| {
+            fence::decide(
+                current,
+                self.plan.verb,
+                EpochChoice::Explicit(e),
+                &js_iso(self.conn.clock.now()),
+            )
+        });
+        decided.map_err(|hold| match hold {
+            Hold::AlreadyThere(mode) => {
                 // after a refused send, the record ends with what became of it
-                if sends > 0 {
-                    audit(guard, conn, plan, None, None, None, "unchanged");
+                if self.sends > 0 {
+                    self.record(None, None, None, "unchanged");
                 }
-                return Outcome::Unchanged { mode, object: current };
+                Outcome::Unchanged {
+                    mode,
+                    object: current.clone(),
+                }
             }
-            Err(hold) => {
-                let message = hold.message(plan.verb.as_str(), &plan.id);
+            hold => {
                 let epoch = match &hold {
                     Hold::Fenced { carried, stored, raw } => carried.map(|c| EpochUse {
                         carried: c,
@@ -299,109 +274,179 @@ pub async fn write(conn: &Connection, guard: &Guard, plan: &Plan) -> Outcome {
                     }),
                     _ => None,
                 };
-                audit(guard, conn, plan, epoch.as_ref(), None, None, "refused");
-                return Outcome::Refused { message };
+                self.record(epoch.as_ref(), None, None, "refused");
+                Outcome::Refused {
+                    message: hold.message(self.plan.verb.as_str(), self.plan.id.as_str()),
+                }
             }
+        })
+    }
+
+    /// Send `request`; the answer must be the object written (a delete may answer a Status).
+    async fn send(&mut self, request: &Request) -> Result<Value, ClusterError> {
+        self.sends += 1;
+        let answer = send(self.conn, self.plan, request).await?;
+        if self.plan.verb != Verb::Delete {
+            check_answer(self.plan, &answer, self.identity.as_deref())?;
+        }
+        Ok(answer)
+    }
+}
+
+/// Checks before any read: read-only mode, and an audit log that can record what is sent.
+fn preflight(policy: &WritePolicy, plan: &Plan) -> Option<Outcome> {
+    if policy.read_only {
+        return Some(Outcome::ReadOnly);
+    }
+    if plan.dry_run {
+        return None;
+    }
+    policy
+        .audit
+        .ready()
+        .err()
+        .map(|m| Outcome::Failed(ClusterError::Other(m)))
+}
+
+/// Perform one fenced write, start to finish.
+pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
+    if let Some(stop) = preflight(policy, plan) {
+        return stop;
+    }
+    let mut attempt = Attempt {
+        conn,
+        policy,
+        plan,
+        identity: plan.expected_uid.clone(),
+        sends: 0,
+    };
+    let mut current = match attempt.read().await {
+        Ok(Some(o)) => o,
+        Ok(None) if plan.verb == Verb::Delete => return Outcome::AlreadyGone,
+        Ok(None) => return Outcome::NotFound,
+        Err(e) => return Outcome::Failed(e),
+    };
+    // a re-read that finds another uid under the name is a different workspace, never written
+    attempt.identity = attempt.identity.or_else(|| uid(&current).map(str::to_string));
+    if let Some(refused) = attempt.replaced(&current) {
+        return refused;
+    }
+    if plan.verb == Verb::Delete
+        && let Some(claim) = claim_owner(&current)
+    {
+        return Outcome::ClaimOwned { claim: claim.into() };
+    }
+    let mut choice = plan.epoch;
+    loop {
+        let Decision { epoch, body } = match attempt.decide(&current, choice) {
+            Ok(d) => d,
+            Err(outcome) => return outcome,
         };
-        let Decision { epoch, send: what } = decision;
+        // retries carry the epoch resolved from the first read
         choice = EpochChoice::Explicit(epoch.carried);
-        let request = request_for(plan, &what);
+        let (request, change) = (request_for(plan, &body), body.change());
         if plan.dry_run {
             return Outcome::DryRun {
                 request,
                 epoch,
+                change,
                 mode: Mode::of_sandbox(&current),
-                uid: str_at(&current, &["metadata", "uid"]).map(str::to_string),
+                uid: uid(&current).map(str::to_string),
             };
         }
-        sends += 1;
-        let sent = send(conn, plan, &request).await.and_then(|answer| {
-            // a delete answers with a Status or the object; a patch must answer the object written
-            if plan.verb != Verb::Delete
-                && let Some(a) = &answer
-            {
-                check_answer(plan, a, identity.as_deref())?;
-            }
-            Ok(answer)
-        });
-        match sent {
+        let error = match attempt.send(&request).await {
             Ok(answer) => {
-                audit(guard, conn, plan, Some(&epoch), Some(&request), Some(200), "applied");
-                let object = if plan.verb == Verb::Delete { None } else { answer };
+                attempt.record(Some(&epoch), Some(&request), Some(200), "applied");
+                let object = (plan.verb != Verb::Delete).then_some(answer);
                 return Outcome::Applied {
                     request,
                     epoch,
-                    sends,
+                    change,
+                    sends: attempt.sends,
                     object,
                 };
             }
-            Err(e) => {
-                let status = status_of(&e);
-                match status {
-                    // 404/410 on a delete: gone, as asked (a retried delete that had landed too)
-                    Some(404 | 410) if plan.verb == Verb::Delete => {
-                        audit(guard, conn, plan, Some(&epoch), Some(&request), status, "already-gone");
-                        return Outcome::AlreadyGone;
-                    }
-                    // a 422 on a patch, a 409 on a delete: the condition failed; a landed write
-                    // that the client retried can answer 404/409 too — look before saying so
-                    Some(422 | 404 | 409) => {}
-                    _ => {
-                        audit(guard, conn, plan, Some(&epoch), Some(&request), status, "failed");
-                        return Outcome::Failed(e);
-                    }
-                }
-                let after = match fresh(conn, plan).await {
-                    Ok(Some(o)) => o,
-                    Ok(None) if plan.verb == Verb::Delete => {
-                        audit(guard, conn, plan, Some(&epoch), Some(&request), status, "already-gone");
-                        return Outcome::AlreadyGone;
-                    }
-                    Ok(None) => {
-                        audit(guard, conn, plan, Some(&epoch), Some(&request), status, "not-found");
-                        return Outcome::NotFound;
-                    }
-                    Err(e) => return Outcome::Failed(e),
+            Err(e) => e,
+        };
+        let status = status_of(&error);
+        let record = |word: &str| attempt.record(Some(&epoch), Some(&request), status, word);
+        match retry::on_status(plan.verb, status) {
+            OnStatus::AlreadyGone => {
+                record("already-gone");
+                return Outcome::AlreadyGone;
+            }
+            OnStatus::Failed => {
+                record("failed");
+                return Outcome::Failed(error);
+            }
+            OnStatus::Reread => {}
+        }
+        let after = match attempt.read().await {
+            Ok(after) => after,
+            Err(e) => return Outcome::Failed(e),
+        };
+        let verdict = retry::on_reread(Reread {
+            verb: plan.verb,
+            status,
+            sends: attempt.sends,
+            identity: attempt.identity.as_deref(),
+            before: &current,
+            after: after.as_ref(),
+            carried: epoch.carried,
+        });
+        match verdict {
+            OnReread::AlreadyGone => {
+                record("already-gone");
+                return Outcome::AlreadyGone;
+            }
+            OnReread::NotFound => {
+                record("not-found");
+                return Outcome::NotFound;
+            }
+            OnReread::Replaced => {
+                let after = after.expect("a replaced object was read");
+                return attempt.replaced(&after).expect("another uid");
+            }
+            OnReread::Landed => {
+                record("applied");
+                return Outcome::Applied {
+                    request,
+                    epoch,
+                    change,
+                    sends: attempt.sends,
+                    object: after,
                 };
-                if let Some(refused) = replaced(guard, conn, plan, identity.as_deref(), &after) {
-                    return refused;
-                }
-                if fence::shows(&after, plan.verb, epoch.carried) && status != Some(422) {
-                    audit(guard, conn, plan, Some(&epoch), Some(&request), status, "applied");
-                    return Outcome::Applied {
-                        request,
-                        epoch,
-                        sends,
-                        object: Some(after),
-                    };
-                }
-                // a delete's 409 is re-read and retried as it stands (the library's rule); a
-                // patch whose 422 moved nothing is wrong for this object and is not retried
-                if plan.verb != Verb::Delete && !fence::moved(&current, &after) {
-                    audit(guard, conn, plan, Some(&epoch), Some(&request), status, "not-applied");
-                    return Outcome::NotApplied {
-                        request,
-                        message:
-                            "the API server did not apply the JSON patch and nothing moved since the read: not retried"
-                                .into(),
-                    };
-                }
-                if sends >= MAX_SENDS {
-                    audit(guard, conn, plan, Some(&epoch), Some(&request), status, "conflict");
-                    return Outcome::Conflict {
-                        message: format!("the Sandbox kept changing: {sends} sends were refused; nothing applied"),
-                    };
-                }
-                audit(guard, conn, plan, Some(&epoch), Some(&request), status, "retry");
-                current = after;
+            }
+            OnReread::NotApplied => {
+                record("not-applied");
+                return Outcome::NotApplied {
+                    request,
+                    message:
+                        "the API server did not apply the JSON patch and nothing moved since the read: not retried"
+                            .into(),
+                };
+            }
+            OnReread::Conflict => {
+                record("conflict");
+                return Outcome::Conflict {
+                    message: format!(
+                        "the Sandbox kept changing: {} sends were refused; nothing applied",
+                        attempt.sends
+                    ),
+                };
+            }
+            OnReread::Resend => {
+                record("retry");
+                current = after.expect("a moved object was read");
             }
         }
     }
 }
 
 /// The pod uid a resume must see replaced, read just before the write.
-pub async fn pod_uid_before(conn: &Connection, namespace: &str, id: &str) -> Option<String> {
-    let name = sandbox_name(id).ok()?;
-    let pod = resources::get(conn, &resources::PODS, namespace, &name).await.ok()??;
-    str_at(&pod, &["metadata", "uid"]).map(str::to_string)
+pub async fn pod_uid_before(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Option<String> {
+    let pod = resources::get(conn, &resources::PODS, namespace, &id.sandbox_name())
+        .await
+        .ok()??;
+    uid(&pod).map(str::to_string)
 }

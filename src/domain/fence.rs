@@ -82,8 +82,7 @@ impl Hold {
     /// The library's words for a fence refusal.
     pub fn message(&self, operation: &str, id: &str) -> String {
         match self {
-            Hold::AlreadyThere(Mode::Suspended) => "already suspended: nothing sent".into(),
-            Hold::AlreadyThere(Mode::Running) => "already running: nothing sent".into(),
+            Hold::AlreadyThere(mode) => format!("{} is already {}", id, mode.as_str()),
             Hold::Fenced {
                 carried,
                 stored: Some(s),
@@ -93,7 +92,7 @@ impl Hold {
                 carried.map_or("?".into(), |c| c.to_string())
             ),
             Hold::Fenced { raw, .. } => format!(
-                "{operation} of workspace {id} refused: the holder-epoch annotation reads {:?}, which is not a decimal integer. Nothing on the cluster changed. Fix the annotation, or remove it to start the workspace's epoch again at 0.",
+                "{operation} of workspace {id}: the holder-epoch annotation reads {:?}, which is not a decimal integer. Nothing on the cluster changed. Fix the annotation, or remove it to start the workspace's epoch again at 0.",
                 raw.clone().unwrap_or_default()
             ),
             Hold::BadEpoch(m) | Hold::Unconditionable(m) => m.clone(),
@@ -101,17 +100,38 @@ impl Hold {
     }
 }
 
-/// What to send.
+/// What a write changes: the kind of its body, known when it is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// `spec.operatingMode` moves (and the epoch and changed-at are stamped).
+    ModeChange,
+    /// The mode is already there; only a higher holder epoch is stamped (a take-over).
+    StampOnly,
+    Delete,
+}
+
+/// The body of the one request a write sends.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Send {
-    Patch(Vec<PatchOp>),
+pub enum WriteBody {
+    /// A JSON Patch, `test` operations first.
+    Patch { ops: Vec<PatchOp>, change: Change },
+    /// DeleteOptions with a resourceVersion precondition.
     Delete(Value),
+}
+
+impl WriteBody {
+    pub fn change(&self) -> Change {
+        match self {
+            WriteBody::Patch { change, .. } => *change,
+            WriteBody::Delete(_) => Change::Delete,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub epoch: EpochUse,
-    pub send: Send,
+    pub body: WriteBody,
 }
 
 fn carried(reading: &Reading, choice: EpochChoice) -> Result<u64, Hold> {
@@ -153,14 +173,14 @@ pub fn decide(sandbox: &Value, verb: Verb, choice: EpochChoice, changed_at: &str
         raw: reading.annotation.clone(),
     };
     let unconditionable = |e: patch::PatchError| Hold::Unconditionable(e.to_string());
-    let send = match verb {
+    let body = match verb {
         Verb::Delete => {
             let rv = reading.resource_version.as_deref().ok_or_else(|| {
                 Hold::Unconditionable(
                     "the Sandbox carries no metadata.resourceVersion: refusing an unconditional DELETE".into(),
                 )
             })?;
-            Send::Delete(patch::delete_options(rv))
+            WriteBody::Delete(patch::delete_options(rv))
         }
         Verb::Suspend | Verb::Resume => {
             let target = if verb == Verb::Suspend {
@@ -173,15 +193,20 @@ pub fn decide(sandbox: &Value, verb: Verb, choice: EpochChoice, changed_at: &str
                 if !rises {
                     return Err(Hold::AlreadyThere(target));
                 }
-                Send::Patch(patch::stamp_only(&reading, carried).map_err(unconditionable)?)
+                WriteBody::Patch {
+                    ops: patch::stamp_only(&reading, carried).map_err(unconditionable)?,
+                    change: Change::StampOnly,
+                }
             } else {
-                Send::Patch(
-                    patch::mode_change(&reading, carried, target, changed_at.to_string()).map_err(unconditionable)?,
-                )
+                WriteBody::Patch {
+                    ops: patch::mode_change(&reading, carried, target, changed_at.to_string())
+                        .map_err(unconditionable)?,
+                    change: Change::ModeChange,
+                }
             }
         }
     };
-    Ok(Decision { epoch, send })
+    Ok(Decision { epoch, body })
 }
 
 /// After a 422: did the object move since the read the patch was built from? (The library's
@@ -255,11 +280,19 @@ mod tests {
         let e = decide(&sbx("Suspended", Some("2")), Verb::Suspend, EpochChoice::Stored, "T").unwrap_err();
         assert_eq!(e, Hold::AlreadyThere(Mode::Suspended));
         let d = decide(&sbx("Suspended", Some("2")), Verb::Suspend, EpochChoice::TakeOver, "T").unwrap();
-        let Send::Patch(ops) = d.send else { panic!() };
-        assert_eq!(ops.len(), 2, "stamp-only: test + add epoch");
+        let WriteBody::Patch { ops, change } = d.body else {
+            panic!()
+        };
+        assert_eq!(
+            (ops.len(), change),
+            (2, Change::StampOnly),
+            "stamp-only: test + add epoch"
+        );
         let d = decide(&sbx("Running", Some("2")), Verb::Resume, EpochChoice::Explicit(6), "T").unwrap();
-        let Send::Patch(ops) = d.send else { panic!() };
-        assert_eq!(ops.len(), 2);
+        let WriteBody::Patch { ops, change } = d.body else {
+            panic!()
+        };
+        assert_eq!((ops.len(), change), (2, Change::StampOnly));
         assert!(decide(&sbx("Running", None), Verb::Resume, EpochChoice::Stored, "T").is_err());
     }
 }

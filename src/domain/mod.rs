@@ -16,6 +16,7 @@ pub mod object;
 pub mod patch;
 pub mod pod;
 pub mod rbac;
+pub mod retry;
 pub mod select;
 pub mod state;
 pub mod timefmt;

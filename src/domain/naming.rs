@@ -59,6 +59,40 @@ pub fn is_path_safe_name(name: &str) -> bool {
     (1..=253).contains(&name.len()) && name.split('.').all(|label| is_dns_label(label, 63))
 }
 
+/// A workspace id that @namzu/sandbox accepts: parsed once at the edge (a flag, a row, a
+/// completion), then carried; its Sandbox name needs no further check.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkspaceId(String);
+
+impl WorkspaceId {
+    pub fn parse(id: &str) -> Result<WorkspaceId, InvalidWorkspaceId> {
+        validate_id(id)?;
+        Ok(WorkspaceId(id.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// `namzu-ws-<id>`.
+    pub fn sandbox_name(&self) -> String {
+        format!("{SANDBOX_PREFIX}{}", self.0)
+    }
+}
+
+impl std::fmt::Display for WorkspaceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::str::FromStr for WorkspaceId {
+    type Err = InvalidWorkspaceId;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        WorkspaceId::parse(s)
+    }
+}
+
 /// The Sandbox name of a (valid) workspace id.
 pub fn sandbox_name(id: &str) -> Result<String, InvalidWorkspaceId> {
     validate_id(id)?;

@@ -34,6 +34,14 @@ pub fn brief(v: &Value) -> String {
     }
 }
 
+/// The SandboxClaim that owns this object, if one does (`?` when the reference has no name).
+pub fn claim_owner(obj: &Value) -> Option<&str> {
+    owner_refs(obj)
+        .iter()
+        .find(|r| str_at(r, &["kind"]) == Some("SandboxClaim"))
+        .map(|r| str_at(r, &["name"]).unwrap_or("?"))
+}
+
 pub fn name(obj: &Value) -> &str {
     str_at(obj, &["metadata", "name"]).unwrap_or("")
 }

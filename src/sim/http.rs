@@ -1,6 +1,6 @@
 //! The API server: hyper over loopback, routing, auth, faults, the verbs, strict mode, the record.
 
-use super::auth::{User, authenticate};
+use super::auth::authenticate;
 use super::clock::k8s_time;
 use super::faults::Action;
 use super::record::Recorded;
@@ -8,71 +8,13 @@ use super::resources::{CASCADE, NAMESPACES, Resource, Target, parse_path};
 use super::selector::Selector;
 use super::status::{self, ApiError};
 use super::store::meta;
+use super::wire::{Body, Req, full, query_pairs};
 use super::{Shared, State, discovery, table, watch};
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::{Value, json};
-use std::convert::Infallible;
 use std::sync::Arc;
-
-pub type Body = UnsyncBoxBody<Bytes, Infallible>;
-
-pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).boxed_unsync()
-}
-
-/// Split and percent-decode a query string.
-pub fn query_pairs(query: &str) -> Vec<(String, String)> {
-    query
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
-}
-
-fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                Ok(b) => {
-                    out.push(b);
-                    i += 2;
-                }
-                Err(_) => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// One parsed request.
-pub struct Req {
-    pub method: String,
-    pub path: String,
-    pub query: Vec<(String, String)>,
-    pub content_type: String,
-    pub accept: String,
-    pub body: Option<Value>,
-    pub raw_body: Bytes,
-    pub user: Option<User>,
-}
-
-impl Req {
-    pub fn param(&self, key: &str) -> Option<&str> {
-        self.query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-}
 
 fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
     let mut b = Response::builder()

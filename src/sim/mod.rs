@@ -16,6 +16,7 @@ pub mod status;
 pub mod store;
 mod table;
 mod watch;
+mod wire;
 
 use auth::User;
 use chrono::{DateTime, Utc};

@@ -19,7 +19,7 @@ pub struct Recorded {
 impl Recorded {
     /// A query parameter's (percent-decoded) value.
     pub fn query_param(&self, key: &str) -> Option<String> {
-        super::http::query_pairs(&self.query)
+        super::wire::query_pairs(&self.query)
             .into_iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v)

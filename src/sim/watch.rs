@@ -1,11 +1,11 @@
 //! `?watch=1`: ADDED/MODIFIED/DELETED as JSON lines from a resourceVersion; 410 when too old.
 
 use super::State;
-use super::http::{Body, Req};
 use super::resources::Resource;
 use super::selector::Selector;
 use super::status;
 use super::store::{Event, rkey};
+use super::wire::{Body, Req};
 use bytes::Bytes;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::Response;
@@ -52,7 +52,7 @@ pub fn start(st: &mut State, r: &Resource, namespace: Option<&str>, req: &Req) -
             let e = status::bad_request(&m);
             return Response::builder()
                 .status(400)
-                .body(super::http::full(serde_json::to_vec(&e.body).expect("json")))
+                .body(super::wire::full(serde_json::to_vec(&e.body).expect("json")))
                 .expect("response");
         }
     };

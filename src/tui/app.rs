@@ -5,7 +5,7 @@ use crate::cluster::inventory::Scope;
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::{EpochChoice, Verb};
-use crate::domain::naming::validate_namespace;
+use crate::domain::naming::{WorkspaceId, validate_namespace};
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
@@ -271,7 +271,7 @@ impl App {
             self.status = "no workspace selected".into();
             return Vec::new();
         }
-        let confirm = Confirm {
+        let mut confirm = Confirm {
             verb,
             targets,
             take_over: false,
@@ -279,18 +279,19 @@ impl App {
             focus: Focus::Cancel,
             typed: String::new(),
         };
-        let effects = previews(&confirm);
+        let effects = previews(&mut confirm);
         self.overlays.push(Overlay::Confirm(confirm));
         effects
     }
 }
 
-/// The read-only preview of an action: the fresh read the confirmation shows.
-fn preview_plan(verb: Verb, key: &RowKey, take_over: bool) -> Plan {
-    Plan {
+/// The read-only preview of an action: the fresh read the confirmation shows. `None` for a row
+/// whose id cannot name a Sandbox (listed, never written).
+fn preview_plan(verb: Verb, key: &RowKey, take_over: bool) -> Option<Plan> {
+    Some(Plan {
         verb,
         namespace: key.0.clone(),
-        id: key.1.clone(),
+        id: WorkspaceId::parse(&key.1).ok()?,
         epoch: if take_over {
             EpochChoice::TakeOver
         } else {
@@ -298,7 +299,7 @@ fn preview_plan(verb: Verb, key: &RowKey, take_over: bool) -> Plan {
         },
         dry_run: true,
         expected_uid: None,
-    }
+    })
 }
 
 /// The confirmed write: it carries exactly the epoch and uid the confirmation showed, so a
@@ -308,7 +309,10 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
         Some(Outcome::DryRun { epoch, uid, .. }) => Ok(Plan {
             verb,
             namespace: key.0.clone(),
-            id: key.1.clone(),
+            id: WorkspaceId::parse(&key.1).map_err(|e| RowNote {
+                text: e.to_string(),
+                ok: false,
+            })?,
             epoch: EpochChoice::Explicit(epoch.carried),
             dry_run: false,
             expected_uid: uid.clone(),
@@ -321,14 +325,25 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
     }
 }
 
-fn previews(c: &Confirm) -> Vec<Effect> {
-    c.targets
-        .iter()
-        .map(|k| Effect::Preview {
-            plan: preview_plan(c.verb, k, c.take_over),
-            take_over: c.take_over,
-        })
-        .collect()
+/// The fresh reads a confirmation shows; a row that cannot be written is refused at once.
+fn previews(c: &mut Confirm) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for k in &c.targets {
+        match preview_plan(c.verb, k, c.take_over) {
+            Some(plan) => effects.push(Effect::Preview {
+                plan,
+                take_over: c.take_over,
+            }),
+            None => {
+                let message = WorkspaceId::parse(&k.1)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                c.previews.insert(k.clone(), Outcome::Refused { message });
+            }
+        }
+    }
+    effects
 }
 
 /// The one mutation: apply `action`, return the I/O it asks for.

@@ -2,23 +2,23 @@
 //! reports back as actions. The UI never awaits these.
 
 use super::action::{Action, Effect, Loaded, RowKey};
-use crate::cli::describe;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
 use crate::cluster::inventory::{self, Query, Scope};
 use crate::cluster::resources;
 use crate::cluster::wait;
-use crate::cluster::write::{self, Guard};
-use crate::domain::drift::{OverlayFlags, TemplateRead, field_changes};
+use crate::cluster::write::{self, WritePolicy};
+use crate::domain::drift::OverlayFlags;
 use crate::domain::fence::Verb;
+use crate::domain::naming::WorkspaceId;
 use crate::domain::object::name;
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 pub struct Io {
     pub conn: Connection,
-    pub guard: Guard,
+    pub policy: WritePolicy,
     pub flags: OverlayFlags,
     pub wait_timeout: Duration,
 }
@@ -57,8 +57,8 @@ impl Io {
                 key,
             }),
             Effect::Preview { plan, take_over } => {
-                let key = (plan.namespace.clone(), plan.id.clone());
-                let outcome = write::write(&self.conn, &self.guard, &plan).await;
+                let key = (plan.namespace.clone(), plan.id.to_string());
+                let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 send(Action::Preview {
                     key,
                     take_over,
@@ -66,20 +66,20 @@ impl Io {
                 });
             }
             Effect::Write { plan, wait } => {
-                let key: RowKey = (plan.namespace.clone(), plan.id.clone());
+                let key: RowKey = (plan.namespace.clone(), plan.id.to_string());
                 let before = if plan.verb == Verb::Resume {
                     write::pod_uid_before(&self.conn, &plan.namespace, &plan.id).await
                 } else {
                     None
                 };
-                let outcome = write::write(&self.conn, &self.guard, &plan).await;
+                let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 let landed = outcome.landed();
                 send(Action::Done {
                     key: key.clone(),
                     verb: plan.verb,
                     outcome,
                 });
-                if let Some(session) = &self.guard.audit.session {
+                if let Some(session) = &self.policy.audit.session {
                     send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
                 }
                 if landed && wait {
@@ -135,20 +135,14 @@ impl Io {
     }
 
     async fn detail(&self, key: &RowKey) -> Result<String, String> {
-        let d = detail::read(&self.conn, &key.0, &key.1)
+        let id = WorkspaceId::parse(&key.1).map_err(|e| e.to_string())?;
+        let d = detail::read(&self.conn, &key.0, &id)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.1))?;
         let now = self.conn.clock.now();
         let w = d.workspace(&self.flags, now);
-        let mut text = crate::cli::inspect::render(&w, &d, now);
-        if let (TemplateRead::Found(t), Some(o)) = (d.template.as_read(), &w.drift.overlays) {
-            let changes = field_changes(&d.sandbox, t, o);
-            if !changes.is_empty() {
-                text.push_str("Drift (stored → template today):\n");
-                text.push_str(&describe::changes(&changes, "  "));
-            }
-        }
+        let text = crate::present::detail::render_with_drift(&w, &d, now);
         Ok(text)
     }
 }

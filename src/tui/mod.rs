@@ -6,10 +6,9 @@ pub mod app;
 pub mod io;
 pub mod view;
 
-use crate::cli::exit::Failure;
-use crate::cli::globals::Globals;
-use crate::cluster::connect::Connection;
-use crate::cluster::error::Op;
+use crate::cluster::connect::{ConnectOptions, Connection};
+use crate::cluster::error::{ClusterError, Op};
+use crate::cluster::write::WritePolicy;
 use action::{Action, Effect};
 use app::{App, update};
 use io::Io;
@@ -21,10 +20,37 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use view::Theme;
 
-/// Open the TUI. `refresh` is how often the inventory is re-listed.
-pub async fn run(globals: &Globals, refresh: Duration) -> Result<(), Failure> {
-    // exec credential plugins must not prompt inside the alternate screen
-    let conn = Connection::open(&globals.connect_options(false)).await?;
+/// What the TUI needs from its caller: where to connect, what it may write, how often to re-list.
+pub struct Options {
+    /// Exec credential plugins must not prompt inside the alternate screen: leave
+    /// `interactive_exec` false.
+    pub connect: ConnectOptions,
+    pub policy: WritePolicy,
+    /// Start with every namespace in scope.
+    pub all_namespaces: bool,
+    /// How often the inventory is re-listed.
+    pub refresh: Duration,
+}
+
+/// Why the TUI could not run or ended other than by the user's choice: one line.
+#[derive(Debug)]
+pub struct TuiError(pub String);
+
+impl std::fmt::Display for TuiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<ClusterError> for TuiError {
+    fn from(e: ClusterError) -> Self {
+        TuiError(e.to_string())
+    }
+}
+
+/// Open the TUI and run it until the user quits.
+pub async fn run(options: Options) -> Result<(), TuiError> {
+    let conn = Connection::open(&options.connect).await?;
     // one cheap request first, so a login failure is a normal line in the normal terminal
     let op = Op {
         verb: "get",
@@ -33,19 +59,19 @@ pub async fn run(globals: &Globals, refresh: Duration) -> Result<(), Failure> {
         name: String::new(),
     };
     conn.bounded(&op, conn.client.apiserver_version()).await?;
-    let mut guard = globals.guard();
-    guard.audit.session = Some(Arc::new(Mutex::new(Vec::new())));
+    let mut policy = options.policy;
+    policy.audit.session = Some(Arc::new(Mutex::new(Vec::new())));
     let mut app = App::new(
         &conn.context,
         &conn.server,
         &conn.namespace,
-        globals.all_namespaces,
-        guard.read_only,
+        options.all_namespaces,
+        policy.read_only,
         conn.clock.now(),
     );
     let io = Arc::new(Io {
         conn,
-        guard,
+        policy,
         flags: Default::default(),
         wait_timeout: io::WAIT,
     });
@@ -69,8 +95,17 @@ pub async fn run(globals: &Globals, refresh: Duration) -> Result<(), Failure> {
             }
         }
     });
-    let mut terminal = ratatui::try_init().map_err(|e| Failure::error(format!("cannot open the terminal UI: {e}")))?;
-    let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, refresh, theme).await;
+    let mut terminal = ratatui::try_init().map_err(|e| TuiError(format!("cannot open the terminal UI: {e}")))?;
+    let result = event_loop(
+        &mut terminal,
+        &mut app,
+        io,
+        actions_tx,
+        actions_rx,
+        options.refresh,
+        theme,
+    )
+    .await;
     ratatui::restore();
     result
 }
@@ -100,8 +135,8 @@ pub async fn event_loop<B: Backend>(
     mut rx: UnboundedReceiver<Action>,
     refresh: Duration,
     theme: Theme,
-) -> Result<(), Failure> {
-    let draw_failed = |e: B::Error| Failure::error(format!("cannot draw: {e}"));
+) -> Result<(), TuiError> {
+    let draw_failed = |e: B::Error| TuiError(format!("cannot draw: {e}"));
     let first = app.start();
     spawn_all(&io, first, &tx);
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
@@ -120,7 +155,7 @@ pub async fn event_loop<B: Backend>(
             _ = refreshes.tick() => update(app, Action::Key(ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::F(5)))),
         };
         if app.quit {
-            return app.fatal.take().map_or(Ok(()), |m| Err(Failure::error(m)));
+            return app.fatal.take().map_or(Ok(()), |m| Err(TuiError(m)));
         }
         spawn_all(&io, effects, &tx);
     }

@@ -748,7 +748,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
         };
         Io {
             conn: Connection::open(&opts).await.unwrap(),
-            guard: kubectl_namzu::cluster::write::Guard {
+            policy: kubectl_namzu::cluster::write::WritePolicy {
                 read_only: true,
                 audit: Default::default(),
             },

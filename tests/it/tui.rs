@@ -4,7 +4,7 @@
 use crate::sim_support::*;
 use kubectl_namzu::cluster::audit::AuditLog;
 use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
-use kubectl_namzu::cluster::write::Guard;
+use kubectl_namzu::cluster::write::WritePolicy;
 use kubectl_namzu::sim::faults::{Action as Fault_, Fault, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use kubectl_namzu::tui::action::{Action, Effect};
@@ -56,7 +56,7 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
     );
     let io = Arc::new(Io {
         conn,
-        guard: Guard { read_only, audit },
+        policy: WritePolicy { read_only, audit },
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
     });

@@ -1,4 +1,4 @@
-//! Human-readable text pieces shared by `inspect` and `drift` (and the TUI's detail pane).
+//! Text pieces of the detail view and `drift`: times with ages, overlays, field changes.
 
 use crate::domain::age::age;
 use crate::domain::diff::Change;

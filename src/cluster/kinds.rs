@@ -1,0 +1,52 @@
+//! The API resources the tool reads and writes: group, version, kind and plural of each.
+
+use kube::api::{ApiResource, GroupVersionKind};
+
+pub struct Kind {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+}
+
+impl Kind {
+    pub fn api_resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(self.group, self.version, self.kind), self.plural)
+    }
+    /// `sandboxes.agents.x-k8s.io`, as kubectl names a resource.
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_string()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+}
+
+const fn kind(group: &'static str, version: &'static str, kind: &'static str, plural: &'static str) -> Kind {
+    Kind {
+        group,
+        version,
+        kind,
+        plural,
+    }
+}
+
+pub const SANDBOXES: Kind = kind("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes");
+pub const TEMPLATES: Kind = kind(
+    "extensions.agents.x-k8s.io",
+    "v1beta1",
+    "SandboxTemplate",
+    "sandboxtemplates",
+);
+pub const CLAIMS: Kind = kind("extensions.agents.x-k8s.io", "v1beta1", "SandboxClaim", "sandboxclaims");
+pub const WARM_POOLS: Kind = kind(
+    "extensions.agents.x-k8s.io",
+    "v1beta1",
+    "SandboxWarmPool",
+    "sandboxwarmpools",
+);
+pub const PODS: Kind = kind("", "v1", "Pod", "pods");
+pub const PVCS: Kind = kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims");
+pub const EVENTS: Kind = kind("", "v1", "Event", "events");
+pub const NAMESPACES: Kind = kind("", "v1", "Namespace", "namespaces");

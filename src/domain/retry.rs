@@ -1,0 +1,193 @@
+//! What a refused send means, and what comes next: the library's retry rules
+//! (docs/interop.md §5) as two pure decisions, one on the status alone, one on the re-read.
+
+use super::fence::{Verb, moved, shows};
+use super::object::uid;
+use serde_json::Value;
+
+/// The library's cap on sends of one fenced write.
+pub const MAX_SENDS: u32 = 3;
+
+/// After a send failed with `status` (`None`: no answer at all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnStatus {
+    /// A delete whose object is gone (404/410): what was asked, perhaps by an earlier send.
+    AlreadyGone,
+    /// A failed condition (422, 409), or a 404 that a landed-then-retried write can answer: look
+    /// at the object again before saying what happened.
+    Reread,
+    /// Anything else: an error, reported as it is.
+    Failed,
+}
+
+pub fn on_status(verb: Verb, status: Option<u16>) -> OnStatus {
+    match status {
+        Some(404 | 410) if verb == Verb::Delete => OnStatus::AlreadyGone,
+        Some(422 | 404 | 409) => OnStatus::Reread,
+        _ => OnStatus::Failed,
+    }
+}
+
+/// What the re-read after a refused send says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnReread {
+    /// A delete's object is gone.
+    AlreadyGone,
+    /// A mode change's object is gone.
+    NotFound,
+    /// Another object (another uid) stands under the name: never written.
+    Replaced,
+    /// The object already shows the write: it landed and the client's retry was refused.
+    Landed,
+    /// A 422 with nothing moved since the read: the body is wrong for this object; no retry.
+    NotApplied,
+    /// Still changing after the last send allowed.
+    Conflict,
+    /// Moved under us: decide again on the re-read and send again.
+    Resend,
+}
+
+/// The facts the decision reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Reread<'a> {
+    pub verb: Verb,
+    pub status: Option<u16>,
+    /// Sends made so far, this one included.
+    pub sends: u32,
+    /// The uid the write is about.
+    pub identity: Option<&'a str>,
+    /// The object the refused body was built from.
+    pub before: &'a Value,
+    /// The object now; `None` when it is gone.
+    pub after: Option<&'a Value>,
+    pub carried: u64,
+}
+
+pub fn on_reread(r: Reread<'_>) -> OnReread {
+    let Some(after) = r.after else {
+        return if r.verb == Verb::Delete {
+            OnReread::AlreadyGone
+        } else {
+            OnReread::NotFound
+        };
+    };
+    if r.identity.is_some_and(|id| uid(after) != Some(id)) {
+        return OnReread::Replaced;
+    }
+    if shows(after, r.verb, r.carried) && r.status != Some(422) {
+        return OnReread::Landed;
+    }
+    // a delete's 409 is re-read and retried as it stands (the library's rule)
+    if r.verb != Verb::Delete && !moved(r.before, after) {
+        return OnReread::NotApplied;
+    }
+    if r.sends >= MAX_SENDS {
+        return OnReread::Conflict;
+    }
+    OnReread::Resend
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sbx(uid: &str, rv: &str, mode: &str, epoch: &str) -> Value {
+        json!({"metadata": {"uid": uid, "resourceVersion": rv,
+            "annotations": {"sandbox.namzu.ai/holder-epoch": epoch}}, "spec": {"operatingMode": mode}})
+    }
+
+    fn reread<'a>(verb: Verb, status: u16, sends: u32, before: &'a Value, after: Option<&'a Value>) -> Reread<'a> {
+        Reread {
+            verb,
+            status: Some(status),
+            sends,
+            identity: Some("u1"),
+            before,
+            after,
+            carried: 2,
+        }
+    }
+
+    #[test]
+    fn status_alone() {
+        assert_eq!(on_status(Verb::Delete, Some(404)), OnStatus::AlreadyGone);
+        assert_eq!(on_status(Verb::Delete, Some(410)), OnStatus::AlreadyGone);
+        assert_eq!(on_status(Verb::Delete, Some(409)), OnStatus::Reread);
+        assert_eq!(on_status(Verb::Suspend, Some(404)), OnStatus::Reread);
+        assert_eq!(on_status(Verb::Suspend, Some(422)), OnStatus::Reread);
+        assert_eq!(on_status(Verb::Resume, Some(500)), OnStatus::Failed);
+        assert_eq!(on_status(Verb::Resume, Some(410)), OnStatus::Failed);
+        assert_eq!(on_status(Verb::Suspend, None), OnStatus::Failed);
+    }
+
+    #[test]
+    fn gone_after_a_refusal() {
+        let before = sbx("u1", "1", "Running", "2");
+        assert_eq!(
+            on_reread(reread(Verb::Delete, 409, 1, &before, None)),
+            OnReread::AlreadyGone
+        );
+        assert_eq!(
+            on_reread(reread(Verb::Suspend, 422, 1, &before, None)),
+            OnReread::NotFound
+        );
+    }
+
+    #[test]
+    fn another_uid_under_the_name_is_never_written() {
+        let before = sbx("u1", "1", "Running", "2");
+        let after = sbx("u2", "9", "Running", "2");
+        assert_eq!(
+            on_reread(reread(Verb::Suspend, 422, 1, &before, Some(&after))),
+            OnReread::Replaced
+        );
+    }
+
+    #[test]
+    fn a_landed_write_whose_retry_was_refused() {
+        let before = sbx("u1", "1", "Running", "2");
+        let after = sbx("u1", "2", "Suspended", "2");
+        assert_eq!(
+            on_reread(reread(Verb::Suspend, 404, 1, &before, Some(&after))),
+            OnReread::Landed
+        );
+        // a 422 is a failed test, never a landed write
+        assert_ne!(
+            on_reread(reread(Verb::Suspend, 422, 1, &before, Some(&after))),
+            OnReread::Landed
+        );
+    }
+
+    #[test]
+    fn nothing_moved_is_not_applied_and_not_retried() {
+        let before = sbx("u1", "1", "Running", "2");
+        assert_eq!(
+            on_reread(reread(Verb::Suspend, 422, 1, &before, Some(&before.clone()))),
+            OnReread::NotApplied
+        );
+        // a delete's 409 is retried as it stands
+        assert_eq!(
+            on_reread(reread(Verb::Delete, 409, 1, &before, Some(&before.clone()))),
+            OnReread::Resend
+        );
+    }
+
+    #[test]
+    fn moved_means_resend_until_the_cap() {
+        let before = sbx("u1", "1", "Running", "2");
+        let after = sbx("u1", "5", "Running", "2");
+        assert_eq!(
+            on_reread(reread(Verb::Resume, 422, 1, &before, Some(&after))),
+            OnReread::Resend
+        );
+        assert_eq!(
+            on_reread(reread(Verb::Resume, 422, 2, &before, Some(&after))),
+            OnReread::Resend
+        );
+        assert_eq!(
+            on_reread(reread(Verb::Resume, 422, MAX_SENDS, &before, Some(&after))),
+            OnReread::Conflict
+        );
+    }
+}

@@ -1,0 +1,202 @@
+//! The detail text of one workspace, like `kubectl describe`: `inspect` prints it, the TUI's
+//! detail pane shows it with the drift's field diff. One section per function, in print order.
+
+use super::describe::{changes, overlays, when};
+use crate::cluster::detail::{Detail, event_time};
+use crate::domain::age::age;
+use crate::domain::columns::epoch_text;
+use crate::domain::drift::{DriftState, TemplateRead, field_changes};
+use crate::domain::object::{claim_owner, condition_parts, generation, owner_refs, str_at};
+use crate::domain::timefmt;
+use crate::domain::workspace::{Observed, Workspace};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::fmt::Write;
+
+/// `Key:` padded to one column, then the value.
+fn line(s: &mut String, key: &str, value: &str) {
+    let _ = writeln!(s, "{:<17}{value}", format!("{key}:"));
+}
+
+/// The describe text.
+pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
+    let mut s = String::new();
+    identity(&mut s, w, now);
+    epoch_and_drift(&mut s, w);
+    owners(&mut s, &d.sandbox);
+    pod_and_disks(&mut s, w);
+    conditions(&mut s, &d.sandbox);
+    events(&mut s, d, now);
+    s
+}
+
+/// [`render`], then the field-level drift (stored → template today) when the template was read.
+pub fn render_with_drift(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
+    let mut text = render(w, d, now);
+    if let (TemplateRead::Found(t), Some(o)) = (d.template.as_read(), &w.drift.overlays) {
+        let list = field_changes(&d.sandbox, t, o);
+        if !list.is_empty() {
+            text.push_str("Drift (stored → template today):\n");
+            text.push_str(&changes(&list, "  "));
+        }
+    }
+    text
+}
+
+fn identity(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
+    line(s, "Name", &w.sandbox_name);
+    line(s, "Workspace", &w.id);
+    line(s, "Namespace", &w.namespace);
+    line(s, "UID", w.uid.as_deref().unwrap_or("-"));
+    line(s, "Created", &when(w.created_at.as_deref(), now));
+    line(s, "Mode", w.mode.as_str());
+    line(s, "State", w.state.as_str());
+    let diagnosis = match &w.diagnosis {
+        Some(diag) => format!("{} ({}): {}", diag.kind.as_str(), diag.reason, diag.message),
+        None if matches!(w.pod, Observed::Forbidden) => "? (pods may not be read)".into(),
+        None => "-".into(),
+    };
+    line(s, "Diagnosis", &diagnosis);
+    let changed = match &w.changed_at {
+        Some(_) => when(w.changed_at.as_deref(), now),
+        None => "- (never changed by @namzu/sandbox)".into(),
+    };
+    line(s, "Mode changed at", &changed);
+}
+
+fn epoch_and_drift(s: &mut String, w: &Workspace) {
+    let epoch = match (&w.epoch.annotation, w.epoch.epoch) {
+        (None, _) => "0 (no holder-epoch annotation)".into(),
+        (Some(raw), Some(e)) => format!("{e} (annotation {raw:?})"),
+        (Some(raw), None) => format!(
+            "{} — unreadable: the annotation reads {raw:?}; every fenced write is refused",
+            epoch_text(w)
+        ),
+    };
+    line(s, "Holder epoch", &epoch);
+    line(s, "Template", w.template.as_deref().unwrap_or("-"));
+    let drift_note = match w.drift.state {
+        DriftState::Current => "current: the workspace runs its template's current revision",
+        DriftState::Drifted => "drifted: the template changed since this workspace was created or refreshed",
+        DriftState::Unknown => "unknown: no pod-template hash stored (created by an older release)",
+        DriftState::NoTemplate => "no-template: the SandboxTemplate no longer exists",
+        DriftState::Unreadable => "? (the SandboxTemplate could not be read)",
+    };
+    line(s, "Drift", drift_note);
+    line(s, "  Stored hash", w.drift.stored.as_deref().unwrap_or("-"));
+    line(s, "  Current hash", w.drift.current.as_deref().unwrap_or("-"));
+    if let Some(o) = &w.drift.overlays {
+        line(s, "  Overlays", &overlays(o));
+    }
+}
+
+fn owners(s: &mut String, sandbox: &Value) {
+    if let Some(claim) = claim_owner(sandbox) {
+        line(
+            s,
+            "Owner",
+            &format!(
+                "SandboxClaim {claim} — warning: deleting the Sandbox only makes the claim recreate it; delete the claim instead"
+            ),
+        );
+    }
+    for r in owner_refs(sandbox)
+        .iter()
+        .filter(|r| str_at(r, &["kind"]) != Some("SandboxClaim"))
+    {
+        let kind = str_at(r, &["kind"]).unwrap_or("?");
+        line(s, "Owner", &format!("{kind} {}", str_at(r, &["name"]).unwrap_or("?")));
+    }
+}
+
+fn pod_and_disks(s: &mut String, w: &Workspace) {
+    let pod = match &w.pod {
+        Observed::Forbidden => "? (pods may not be read)".into(),
+        Observed::Known(None) => "- (none)".into(),
+        Observed::Known(Some(p)) => format!(
+            "{}  uid {}  phase {}{}  node {}",
+            p.name,
+            p.uid.as_deref().unwrap_or("-"),
+            p.phase,
+            if p.terminating { " (terminating)" } else { "" },
+            p.node.as_deref().unwrap_or("-")
+        ),
+    };
+    line(s, "Pod", &pod);
+    match &w.pvcs {
+        Observed::Forbidden => line(s, "Disks", "? (persistentvolumeclaims may not be read)"),
+        Observed::Known(list) if list.is_empty() => line(s, "Disks", "- (no volumeClaimTemplates)"),
+        Observed::Known(list) => {
+            line(s, "Disks", "");
+            for p in list {
+                let _ = writeln!(
+                    s,
+                    "  {}  uid {}  {}",
+                    p.name,
+                    p.uid.as_deref().unwrap_or("-"),
+                    p.phase.as_deref().unwrap_or("MISSING")
+                );
+            }
+        }
+    }
+}
+
+/// Each condition with the generation it is for: one from an older generation is STALE.
+fn conditions(s: &mut String, sandbox: &Value) {
+    let current_gen = generation(sandbox);
+    let _ = writeln!(s, "Conditions:");
+    let conds = sandbox
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if conds.is_empty() {
+        let _ = writeln!(s, "  (none reported yet)");
+    }
+    for c in &conds {
+        let (status, reason, message) = condition_parts(c);
+        let observed = c.get("observedGeneration").and_then(Value::as_i64);
+        let generation = match (observed, current_gen) {
+            (Some(o), Some(g)) if o < g => format!("gen {o}/{g} STALE"),
+            (Some(o), Some(g)) => format!("gen {o}/{g}"),
+            _ => "gen ?".into(),
+        };
+        let _ = writeln!(
+            s,
+            "  {:<13}{:<8}{:<22}{:<16}{message}",
+            str_at(c, &["type"]).unwrap_or("?"),
+            status,
+            reason,
+            generation
+        );
+    }
+}
+
+/// The last 15 events, oldest first.
+fn events(s: &mut String, d: &Detail, now: DateTime<Utc>) {
+    let _ = writeln!(s, "Events:");
+    match &d.events {
+        Observed::Forbidden => {
+            let _ = writeln!(s, "  ? (events may not be listed)");
+        }
+        Observed::Known(list) if list.is_empty() => {
+            let _ = writeln!(s, "  <none>");
+        }
+        Observed::Known(list) => {
+            for e in list.iter().rev().take(15).rev() {
+                let t = event_time(e)
+                    .and_then(timefmt::parse)
+                    .map_or("?".to_string(), |t| age(t, now));
+                let _ = writeln!(
+                    s,
+                    "  {:<9}{:<20}{:<7}{:<9}{}",
+                    str_at(e, &["type"]).unwrap_or(""),
+                    str_at(e, &["reason"]).unwrap_or(""),
+                    t,
+                    str_at(e, &["involvedObject", "kind"]).unwrap_or(""),
+                    str_at(e, &["message"]).unwrap_or("")
+                );
+            }
+        }
+    }
+}

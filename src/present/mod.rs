@@ -1,0 +1,7 @@
+//! What the user reads, for both front-ends: the sentences said about a write's outcome and a
+//! wait, the detail text of a workspace, and the one key table of the terminal UI. Pure: types
+//! in, text out; `cli` and `tui` print it and never word the same thing twice.
+
+pub mod describe;
+pub mod detail;
+pub mod outcome;
