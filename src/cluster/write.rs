@@ -245,7 +245,7 @@ impl Attempt<'_> {
     }
 
     /// The fence's verdict on `current`, or the outcome that ends the write here.
-    fn decide(&self, current: &Value, choice: EpochChoice) -> Result<Decision, Outcome> {
+    fn decide(&self, current: &Value, choice: EpochChoice) -> Result<Decision, Box<Outcome>> {
         let decided = fence::resolve(current, choice).and_then(|e| {
             fence::decide(
                 current,
@@ -254,7 +254,7 @@ impl Attempt<'_> {
                 &js_iso(self.conn.clock.now()),
             )
         });
-        decided.map_err(|hold| match hold {
+        decided.map_err(|hold| Box::new(match hold {
             Hold::AlreadyThere(mode) => {
                 // after a refused send, the record ends with what became of it
                 if self.sends > 0 {
@@ -279,7 +279,7 @@ impl Attempt<'_> {
                     message: hold.message(self.plan.verb.as_str(), self.plan.id.as_str()),
                 }
             }
-        })
+        }))
     }
 
     /// Send `request`; the answer must be the object written (a delete may answer a Status).
@@ -340,7 +340,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
     loop {
         let Decision { epoch, body } = match attempt.decide(&current, choice) {
             Ok(d) => d,
-            Err(outcome) => return outcome,
+            Err(outcome) => return *outcome,
         };
         // retries carry the epoch resolved from the first read
         choice = EpochChoice::Explicit(epoch.carried);
