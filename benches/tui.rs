@@ -6,7 +6,7 @@ use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
 use kubectl_namzu::domain::pod::Index;
 use kubectl_namzu::domain::workspace::{Inputs, Observed, derive};
 use kubectl_namzu::tui::action::Action;
-use kubectl_namzu::tui::app::{App, update};
+use kubectl_namzu::tui::app::{App, AppOptions, update};
 use kubectl_namzu::tui::view::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -56,8 +56,15 @@ fn main() {
             })
         })
         .collect();
-    let mut app = App::new("ctx", "https://cluster", "ns-0", true, false, now);
-    app.rows = rows;
+    let mut app = App::new(AppOptions {
+        context: "ctx".into(),
+        server: "https://cluster".into(),
+        namespace: "ns-0".into(),
+        all_namespaces: true,
+        read_only: false,
+        now,
+    });
+    app.inventory.rows = rows;
     let held = rss_kib().saturating_sub(before);
     println!(
         "inventory of {WORKSPACES} workspaces held by the UI: about {:.1} MiB (RSS growth)",
@@ -84,7 +91,7 @@ fn main() {
         "update + render per frame at {WORKSPACES} workspaces: median {median:.2?}, p95 {p95:.2?} over {FRAMES} frames (target: well under 16 ms)"
     );
     // the filter re-evaluates every row on each frame too
-    app.filter = "w0".into();
+    app.view.filter = "w0".into();
     let start = Instant::now();
     for _ in 0..50 {
         terminal.draw(|f| view::render(f, &app, theme)).unwrap();

@@ -254,32 +254,34 @@ impl Attempt<'_> {
                 &js_iso(self.conn.clock.now()),
             )
         });
-        decided.map_err(|hold| Box::new(match hold {
-            Hold::AlreadyThere(mode) => {
-                // after a refused send, the record ends with what became of it
-                if self.sends > 0 {
-                    self.record(None, None, None, "unchanged");
+        decided.map_err(|hold| {
+            Box::new(match hold {
+                Hold::AlreadyThere(mode) => {
+                    // after a refused send, the record ends with what became of it
+                    if self.sends > 0 {
+                        self.record(None, None, None, "unchanged");
+                    }
+                    Outcome::Unchanged {
+                        mode,
+                        object: current.clone(),
+                    }
                 }
-                Outcome::Unchanged {
-                    mode,
-                    object: current.clone(),
+                hold => {
+                    let epoch = match &hold {
+                        Hold::Fenced { carried, stored, raw } => carried.map(|c| EpochUse {
+                            carried: c,
+                            stored: *stored,
+                            raw: raw.clone(),
+                        }),
+                        _ => None,
+                    };
+                    self.record(epoch.as_ref(), None, None, "refused");
+                    Outcome::Refused {
+                        message: hold.message(self.plan.verb.as_str(), self.plan.id.as_str()),
+                    }
                 }
-            }
-            hold => {
-                let epoch = match &hold {
-                    Hold::Fenced { carried, stored, raw } => carried.map(|c| EpochUse {
-                        carried: c,
-                        stored: *stored,
-                        raw: raw.clone(),
-                    }),
-                    _ => None,
-                };
-                self.record(epoch.as_ref(), None, None, "refused");
-                Outcome::Refused {
-                    message: hold.message(self.plan.verb.as_str(), self.plan.id.as_str()),
-                }
-            }
-        }))
+            })
+        })
     }
 
     /// Send `request`; the answer must be the object written (a delete may answer a Status).

@@ -4,4 +4,5 @@
 
 pub mod describe;
 pub mod detail;
+pub mod keys;
 pub mod outcome;

@@ -30,6 +30,8 @@ pub enum Action {
     Key(KeyEvent),
     /// Time passed: ages tick, freshness updates.
     Tick(DateTime<Utc>),
+    /// The refresh interval is up: re-list (unless a refresh is still under way).
+    Refresh,
     Loaded {
         scope: Scope,
         result: Result<Loaded, String>,

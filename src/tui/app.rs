@@ -9,8 +9,10 @@ use crate::domain::naming::{WorkspaceId, validate_namespace};
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
+use crate::present::keys::{self, Command, Context};
+use crate::present::outcome as said;
 use chrono::{DateTime, Utc};
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,7 +50,7 @@ impl Confirm {
 }
 
 #[derive(Debug, Clone)]
-pub enum Overlay {
+pub enum Popup {
     Detail {
         key: RowKey,
         text: Option<Result<String, String>>,
@@ -66,11 +68,69 @@ pub enum Overlay {
     },
 }
 
+/// What a key on the popup on top comes to.
+#[derive(Debug)]
+enum PopupReply {
+    /// The popup stays; run these effects.
+    Stay(Vec<Effect>),
+    /// The popup closes.
+    Close,
+    /// A confirmation was accepted: it closes, the marks clear, these writes run.
+    Submit(Vec<Effect>),
+    /// Ctrl-C: the UI ends.
+    Quit,
+}
+
 /// The result of an action on one row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RowNote {
     pub text: String,
     pub ok: bool,
+}
+
+/// What the cluster said, as of the last good refresh.
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    pub rows: Vec<Workspace>,
+    pub objects: BTreeMap<RowKey, Value>,
+    pub warnings: Vec<String>,
+    pub loaded_at: Option<DateTime<Utc>>,
+    /// The last refresh's error; the rows above stay on screen under it.
+    pub refresh_error: Option<String>,
+    pub refreshing: bool,
+    /// Namespaces the switch cycles through.
+    pub namespaces: Vec<String>,
+}
+
+/// How the user looks at the rows: filter, order, cursor, marks.
+#[derive(Debug, Clone)]
+pub struct TableView {
+    pub filter: String,
+    pub filter_editing: bool,
+    pub sort: SortKey,
+    pub reverse: bool,
+    pub selected: usize,
+    pub marks: BTreeSet<RowKey>,
+}
+
+/// What the user may do: `--read-only`, and RBAC as SelfSubjectAccessReview answered (`None`
+/// until it has).
+#[derive(Debug, Clone)]
+pub struct Permissions {
+    pub read_only: bool,
+    pub can_patch: Option<bool>,
+    pub can_delete: Option<bool>,
+}
+
+/// Where the UI starts.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    pub context: String,
+    pub server: String,
+    pub namespace: String,
+    pub all_namespaces: bool,
+    pub read_only: bool,
+    pub now: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone)]
@@ -79,26 +139,14 @@ pub struct App {
     pub server: String,
     pub scope: Scope,
     pub home_namespace: String,
-    pub namespaces: Vec<String>,
-    pub read_only: bool,
-    pub can_patch: Option<bool>,
-    pub can_delete: Option<bool>,
     pub now: DateTime<Utc>,
-    pub rows: Vec<Workspace>,
-    pub objects: BTreeMap<RowKey, Value>,
-    pub warnings: Vec<String>,
-    pub loaded_at: Option<DateTime<Utc>>,
-    pub refresh_error: Option<String>,
-    pub refreshing: bool,
-    pub filter: String,
-    pub filter_editing: bool,
-    pub sort: SortKey,
-    pub reverse: bool,
-    pub selected: usize,
-    pub marks: BTreeSet<RowKey>,
+    pub inventory: Inventory,
+    pub view: TableView,
+    pub permissions: Permissions,
+    /// Popups, the top one last: it takes the keys.
+    pub popups: Vec<Popup>,
     pub notes: BTreeMap<RowKey, RowNote>,
     pub status: String,
-    pub overlays: Vec<Overlay>,
     /// This session's writes (from the write path's audit entries).
     pub sent: Vec<Value>,
     pub quit: bool,
@@ -111,36 +159,37 @@ pub fn key_of(w: &Workspace) -> RowKey {
 }
 
 impl App {
-    pub fn new(context: &str, server: &str, namespace: &str, all: bool, read_only: bool, now: DateTime<Utc>) -> App {
+    pub fn new(o: AppOptions) -> App {
         App {
-            context: context.into(),
-            server: server.into(),
-            scope: if all {
+            context: o.context,
+            server: o.server,
+            scope: if o.all_namespaces {
                 Scope::All
             } else {
-                Scope::Namespace(namespace.into())
+                Scope::Namespace(o.namespace.clone())
             },
-            home_namespace: namespace.into(),
-            namespaces: vec![namespace.into()],
-            read_only,
-            can_patch: None,
-            can_delete: None,
-            now,
-            rows: Vec::new(),
-            objects: BTreeMap::new(),
-            warnings: Vec::new(),
-            loaded_at: None,
-            refresh_error: None,
-            refreshing: false,
-            filter: String::new(),
-            filter_editing: false,
-            sort: SortKey::Name,
-            reverse: false,
-            selected: 0,
-            marks: BTreeSet::new(),
+            home_namespace: o.namespace.clone(),
+            now: o.now,
+            inventory: Inventory {
+                namespaces: vec![o.namespace],
+                ..Default::default()
+            },
+            view: TableView {
+                filter: String::new(),
+                filter_editing: false,
+                sort: SortKey::Name,
+                reverse: false,
+                selected: 0,
+                marks: BTreeSet::new(),
+            },
+            permissions: Permissions {
+                read_only: o.read_only,
+                can_patch: None,
+                can_delete: None,
+            },
+            popups: Vec::new(),
             notes: BTreeMap::new(),
             status: String::new(),
-            overlays: Vec::new(),
             sent: Vec::new(),
             quit: false,
             fatal: None,
@@ -149,7 +198,7 @@ impl App {
 
     /// The effects to run at start: the first inventory and the RBAC check.
     pub fn start(&mut self) -> Vec<Effect> {
-        self.refreshing = true;
+        self.inventory.refreshing = true;
         vec![
             Effect::Refresh(self.scope.clone()),
             Effect::CheckAccess(self.scope.clone()),
@@ -158,8 +207,9 @@ impl App {
 
     /// Rows after the filter, in sort order.
     pub fn visible(&self) -> Vec<&Workspace> {
-        let needle = self.filter.to_lowercase();
+        let needle = self.view.filter.to_lowercase();
         let mut out: Vec<&Workspace> = self
+            .inventory
             .rows
             .iter()
             .filter(|w| {
@@ -176,19 +226,19 @@ impl App {
             })
             .collect();
         out.sort_by(|a, b| {
-            let o = compare(a, b, self.sort);
-            if self.reverse { o.reverse() } else { o }
+            let o = compare(a, b, self.view.sort);
+            if self.view.reverse { o.reverse() } else { o }
         });
         out
     }
 
     pub fn selected_key(&self) -> Option<RowKey> {
-        self.visible().get(self.selected).map(|w| key_of(w))
+        self.visible().get(self.view.selected).map(|w| key_of(w))
     }
 
     pub fn counts(&self) -> BTreeMap<State, usize> {
         let mut m = BTreeMap::new();
-        for w in &self.rows {
+        for w in &self.inventory.rows {
             *m.entry(w.state).or_insert(0) += 1;
         }
         m
@@ -196,12 +246,12 @@ impl App {
 
     /// Why an action may not be taken, if it may not.
     pub fn disabled(&self, verb: Verb) -> Option<String> {
-        if self.read_only {
+        if self.permissions.read_only {
             return Some(format!("{} is disabled: read-only mode", verb.as_str()));
         }
         let (allowed, rbac_verb) = match verb {
-            Verb::Delete => (self.can_delete, "delete"),
-            _ => (self.can_patch, "patch"),
+            Verb::Delete => (self.permissions.can_delete, "delete"),
+            _ => (self.permissions.can_patch, "patch"),
         };
         (allowed == Some(false)).then(|| {
             let scope = match &self.scope {
@@ -219,34 +269,34 @@ impl App {
     /// server listed (a name reaches every URL the TUI builds).
     fn learn_namespaces(&mut self, found: Vec<String>) {
         for ns in found {
-            if validate_namespace(&ns).is_ok() && !self.namespaces.contains(&ns) {
-                self.namespaces.push(ns);
+            if validate_namespace(&ns).is_ok() && !self.inventory.namespaces.contains(&ns) {
+                self.inventory.namespaces.push(ns);
             }
         }
-        self.namespaces.sort();
+        self.inventory.namespaces.sort();
     }
 
     fn clamp(&mut self) {
         let n = self.visible().len();
-        self.selected = if n == 0 { 0 } else { self.selected.min(n - 1) };
+        self.view.selected = if n == 0 { 0 } else { self.view.selected.min(n - 1) };
     }
 
     fn refresh(&mut self) -> Vec<Effect> {
-        if self.refreshing {
+        if self.inventory.refreshing {
             return Vec::new();
         }
-        self.refreshing = true;
+        self.inventory.refreshing = true;
         vec![Effect::Refresh(self.scope.clone())]
     }
 
     fn switch_scope(&mut self, scope: Scope) -> Vec<Effect> {
         self.scope = scope;
-        self.rows.clear();
-        self.marks.clear();
-        self.selected = 0;
-        self.can_patch = None;
-        self.can_delete = None;
-        self.refreshing = true;
+        self.inventory.rows.clear();
+        self.view.marks.clear();
+        self.view.selected = 0;
+        self.permissions.can_patch = None;
+        self.permissions.can_delete = None;
+        self.inventory.refreshing = true;
         self.status = match &self.scope {
             Scope::All => "all namespaces".into(),
             Scope::Namespace(ns) => format!("namespace {ns}"),
@@ -262,10 +312,10 @@ impl App {
             self.status = why;
             return Vec::new();
         }
-        let targets: Vec<RowKey> = if self.marks.is_empty() {
+        let targets: Vec<RowKey> = if self.view.marks.is_empty() {
             self.selected_key().into_iter().collect()
         } else {
-            self.marks.iter().cloned().collect()
+            self.view.marks.iter().cloned().collect()
         };
         if targets.is_empty() {
             self.status = "no workspace selected".into();
@@ -280,7 +330,7 @@ impl App {
             typed: String::new(),
         };
         let effects = previews(&mut confirm);
-        self.overlays.push(Overlay::Confirm(confirm));
+        self.popups.push(Popup::Confirm(confirm));
         effects
     }
 }
@@ -317,7 +367,7 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
             dry_run: false,
             expected_uid: uid.clone(),
         }),
-        Some(other) => Err(note_for(verb, other)),
+        Some(other) => Err(note_for(verb, key, other)),
         None => Err(RowNote {
             text: "not read yet: nothing sent; try again".into(),
             ok: false,
@@ -359,6 +409,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.quit = true;
             Vec::new()
         }
+        Action::Refresh => app.refresh(),
         Action::Tick(now) => {
             app.now = now;
             Vec::new()
@@ -367,27 +418,27 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             if scope != app.scope {
                 return Vec::new(); // an answer for a scope we left
             }
-            app.refreshing = false;
+            app.inventory.refreshing = false;
             match result {
                 Ok(loaded) => {
                     let selected = app.selected_key();
-                    app.rows = loaded.rows;
-                    app.objects = loaded.objects.into_iter().collect();
-                    app.warnings = loaded.warnings;
+                    app.inventory.rows = loaded.rows;
+                    app.inventory.objects = loaded.objects.into_iter().collect();
+                    app.inventory.warnings = loaded.warnings;
                     app.learn_namespaces(loaded.namespaces);
-                    app.loaded_at = Some(app.now);
-                    app.refresh_error = None;
-                    let keys: BTreeSet<RowKey> = app.rows.iter().map(key_of).collect();
-                    app.marks.retain(|k| keys.contains(k));
+                    app.inventory.loaded_at = Some(app.now);
+                    app.inventory.refresh_error = None;
+                    let keys: BTreeSet<RowKey> = app.inventory.rows.iter().map(key_of).collect();
+                    app.view.marks.retain(|k| keys.contains(k));
                     if let Some(k) = selected
                         && let Some(i) = app.visible().iter().position(|w| key_of(w) == k)
                     {
-                        app.selected = i;
+                        app.view.selected = i;
                     }
                     app.clamp();
                 }
                 // the last good rows stay on screen under the error
-                Err(e) => app.refresh_error = Some(e),
+                Err(e) => app.inventory.refresh_error = Some(e),
             }
             Vec::new()
         }
@@ -398,14 +449,14 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             namespaces,
         } => {
             if scope == app.scope {
-                app.can_patch = patch;
-                app.can_delete = delete;
+                app.permissions.can_patch = patch;
+                app.permissions.can_delete = delete;
             }
             app.learn_namespaces(namespaces);
             Vec::new()
         }
         Action::Detail { key, result } => {
-            if let Some(Overlay::Detail { key: k, text, .. }) = app.overlays.last_mut()
+            if let Some(Popup::Detail { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key
             {
                 *text = Some(result);
@@ -417,7 +468,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             take_over,
             outcome,
         } => {
-            if let Some(Overlay::Confirm(c)) = app.overlays.last_mut()
+            if let Some(Popup::Confirm(c)) = app.popups.last_mut()
                 && c.take_over == take_over
                 && c.targets.contains(&key)
             {
@@ -426,7 +477,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Done { key, verb, outcome } => {
-            let note = note_for(verb, &outcome);
+            let note = note_for(verb, &key, &outcome);
             app.status = format!("{}: {}", key.1, note.text);
             app.notes.insert(key, note);
             app.refresh()
@@ -446,24 +497,9 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Waited { key, verb, waited } => {
-            let note = match waited {
-                Waited::Confirmed => RowNote {
-                    text: format!("{} confirmed", verb.past()),
-                    ok: true,
-                },
-                Waited::TimedOut {
-                    waiting_for, diagnosis, ..
-                } => RowNote {
-                    text: format!(
-                        "timed out waiting for {waiting_for}{}",
-                        diagnosis.map_or(String::new(), |d| format!(" ({}: {})", d.kind.as_str(), d.message))
-                    ),
-                    ok: false,
-                },
-                Waited::Failed(m) => RowNote {
-                    text: format!("wait failed: {m}"),
-                    ok: false,
-                },
+            let note = RowNote {
+                text: format!("{} {}", verb.past(), said::waited(&waited)),
+                ok: waited == Waited::Confirmed,
             };
             app.status = format!("{}: {}", key.1, note.text);
             app.notes.insert(key, note);
@@ -472,101 +508,116 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
     }
 }
 
-/// The row's note after an action.
-pub fn note_for(verb: Verb, outcome: &Outcome) -> RowNote {
-    let (text, ok) = match outcome {
-        Outcome::Applied { epoch, .. } => (format!("{} ({})", verb.past(), epoch.describe()), true),
-        Outcome::Unchanged { .. } => ("already there: nothing sent".into(), true),
-        Outcome::AlreadyGone => ("already gone".into(), true),
-        Outcome::DryRun { .. } => ("dry run".into(), true),
-        Outcome::Refused { message } => (format!("refused: {message}"), false),
-        Outcome::NotApplied { message, .. } => (format!("not applied: {message}"), false),
-        Outcome::Conflict { message } => (format!("changed concurrently: {message}"), false),
-        Outcome::NotFound => ("not found".into(), false),
-        Outcome::ClaimOwned { claim } => (
-            format!("refused: owned by SandboxClaim {claim}; delete the claim instead"),
-            false,
-        ),
-        Outcome::ReadOnly => ("read-only: nothing sent".into(), false),
-        Outcome::Failed(e) => (e.to_string(), false),
-    };
-    RowNote { text, ok }
+/// The row's note after an action: the same sentence the CLI prints, first line only.
+pub fn note_for(verb: Verb, key: &RowKey, outcome: &Outcome) -> RowNote {
+    RowNote {
+        text: said::outcome_line(verb, &key.0, outcome, false),
+        ok: said::succeeded(outcome, false),
+    }
+}
+
+/// Where the keys go now: the filter being typed, the popup on top, or the list.
+fn context(app: &App) -> Context {
+    if app.view.filter_editing {
+        return Context::Filtering;
+    }
+    match app.popups.last() {
+        None => Context::List,
+        Some(Popup::Confirm(c)) if c.verb == Verb::Delete => Context::ConfirmDelete,
+        Some(Popup::Confirm(_)) => Context::Confirm,
+        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. }) => Context::Scrolling,
+        Some(Popup::Help) => Context::HelpPopup,
+    }
+}
+
+/// The footer's key hints for what has the keys now, fitted to `width`.
+pub fn footer_keys(app: &App, width: usize) -> String {
+    keys::footer(context(app), width)
 }
 
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    if ctrl && key.code == KeyCode::Char('c') {
+    let context = context(app);
+    let command = keys::command_for(context, key);
+    if command == Some(Command::Quit) {
         app.quit = true;
         return Vec::new();
     }
-    if app.filter_editing {
-        match key.code {
-            KeyCode::Esc => {
-                app.filter.clear();
-                app.filter_editing = false;
-            }
-            KeyCode::Enter => app.filter_editing = false,
-            KeyCode::Backspace => {
-                app.filter.pop();
-            }
-            KeyCode::Char(c) => app.filter.push(c),
-            _ => {}
-        }
-        app.selected = 0;
-        app.clamp();
+    if context == Context::Filtering {
+        on_filter_key(app, command, key);
         return Vec::new();
     }
-    if let Some(top) = app.overlays.last_mut() {
-        let answer = on_overlay_key(top, key, &mut app.status, &mut app.notes);
-        return match answer {
-            None => {
-                app.overlays.pop();
+    if let Some(top) = app.popups.last_mut() {
+        let reply = on_popup_key(top, command, key, &mut app.status, &mut app.notes);
+        return match reply {
+            PopupReply::Stay(effects) => effects,
+            PopupReply::Close => {
+                app.popups.pop();
                 Vec::new()
             }
-            Some(effects) => {
-                if let Some(Effect::Write { .. }) = effects.first() {
-                    app.overlays.pop();
-                    app.marks.clear();
-                }
-                effects
+            PopupReply::Submit(writes) => {
+                app.popups.pop();
+                app.view.marks.clear();
+                writes
+            }
+            PopupReply::Quit => {
+                app.quit = true;
+                Vec::new()
             }
         };
     }
+    command.map_or_else(Vec::new, |c| on_list_command(app, c))
+}
+
+fn on_filter_key(app: &mut App, command: Option<Command>, key: KeyEvent) {
+    match (command, key.code) {
+        (Some(Command::ClearFilter), _) => {
+            app.view.filter.clear();
+            app.view.filter_editing = false;
+        }
+        (Some(Command::Keep), _) => app.view.filter_editing = false,
+        (_, KeyCode::Backspace) => {
+            app.view.filter.pop();
+        }
+        (_, KeyCode::Char(c)) => app.view.filter.push(c),
+        _ => {}
+    }
+    app.view.selected = 0;
+    app.clamp();
+}
+
+fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
     let n = app.visible().len();
+    let last = n.saturating_sub(1);
     let page = 10;
-    match key.code {
-        KeyCode::Char('q') => app.quit = true,
-        KeyCode::Up | KeyCode::Char('k') => app.selected = app.selected.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => app.selected = (app.selected + 1).min(n.saturating_sub(1)),
-        KeyCode::PageUp => app.selected = app.selected.saturating_sub(page),
-        KeyCode::PageDown => app.selected = (app.selected + page).min(n.saturating_sub(1)),
-        KeyCode::Home | KeyCode::Char('g') => app.selected = 0,
-        KeyCode::End | KeyCode::Char('G') => app.selected = n.saturating_sub(1),
-        KeyCode::Char('/') => app.filter_editing = true,
-        KeyCode::Esc if !app.filter.is_empty() => app.filter.clear(),
-        KeyCode::Char('o') => {
-            let i = SortKey::ALL.iter().position(|(_, k)| *k == app.sort).unwrap_or(0);
+    let view = &mut app.view;
+    match command {
+        Command::Up => view.selected = view.selected.saturating_sub(1),
+        Command::Down => view.selected = (view.selected + 1).min(last),
+        Command::PageUp => view.selected = view.selected.saturating_sub(page),
+        Command::PageDown => view.selected = (view.selected + page).min(last),
+        Command::Top => view.selected = 0,
+        Command::Bottom => view.selected = last,
+        Command::Filter => view.filter_editing = true,
+        Command::ClearFilter => view.filter.clear(),
+        Command::NextSort => {
+            let i = SortKey::ALL.iter().position(|(_, k)| *k == view.sort).unwrap_or(0);
             let (name, next) = SortKey::ALL[(i + 1) % SortKey::ALL.len()];
-            app.sort = next;
+            view.sort = next;
             app.status = format!("sorted by {name}");
         }
-        KeyCode::Char('O') => {
-            app.reverse = !app.reverse;
-            app.status = if app.reverse {
-                "reverse order".into()
-            } else {
-                "normal order".into()
-            };
+        Command::ReverseSort => {
+            view.reverse = !view.reverse;
+            app.status = if view.reverse { "reverse order" } else { "normal order" }.into();
         }
-        KeyCode::Char(' ') => {
+        Command::Mark => {
             if let Some(k) = app.selected_key()
-                && !app.marks.remove(&k)
+                && !app.view.marks.remove(&k)
             {
-                app.marks.insert(k);
+                app.view.marks.insert(k);
             }
-            app.selected = (app.selected + 1).min(n.saturating_sub(1));
+            app.view.selected = (app.view.selected + 1).min(last);
         }
-        KeyCode::Char('a') => {
+        Command::AllNamespaces => {
             let scope = if app.scope == Scope::All {
                 Scope::Namespace(app.home_namespace.clone())
             } else {
@@ -574,21 +625,21 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             };
             return app.switch_scope(scope);
         }
-        KeyCode::Char('n') => {
+        Command::NextNamespace => {
+            let namespaces = &app.inventory.namespaces;
             let current = match &app.scope {
-                Scope::Namespace(ns) => app.namespaces.iter().position(|n| n == ns),
+                Scope::Namespace(ns) => namespaces.iter().position(|n| n == ns),
                 Scope::All => None,
             };
-            let next = current.map_or(0, |i| (i + 1) % app.namespaces.len());
-            let ns = app.namespaces[next].clone();
+            let next = current.map_or(0, |i| (i + 1) % namespaces.len());
+            let ns = namespaces[next].clone();
             app.home_namespace = ns.clone();
             return app.switch_scope(Scope::Namespace(ns));
         }
-        KeyCode::Char('r') if ctrl => return app.refresh(),
-        KeyCode::F(5) => return app.refresh(),
-        KeyCode::Enter => {
+        Command::Refresh => return app.refresh(),
+        Command::Detail => {
             if let Some(k) = app.selected_key() {
-                app.overlays.push(Overlay::Detail {
+                app.popups.push(Popup::Detail {
                     key: k.clone(),
                     text: None,
                     scroll: 0,
@@ -596,104 +647,123 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 return vec![Effect::Detail(k)];
             }
         }
-        KeyCode::Char('y') => {
+        Command::Yaml => {
             if let Some(k) = app.selected_key() {
-                let text = app.objects.get(&k).map(yaml).unwrap_or_default();
-                app.overlays.push(Overlay::Yaml {
+                let text = app.inventory.objects.get(&k).map(yaml).unwrap_or_default();
+                app.popups.push(Popup::Yaml {
                     key: k,
                     text,
                     scroll: 0,
                 });
             }
         }
-        KeyCode::Char('w') => app.overlays.push(Overlay::Sent { scroll: 0 }),
-        KeyCode::Char('?') => app.overlays.push(Overlay::Help),
-        KeyCode::Char('S') => return app.open_confirm(Verb::Suspend),
-        KeyCode::Char('R') => return app.open_confirm(Verb::Resume),
-        KeyCode::Char('D') => return app.open_confirm(Verb::Delete),
-        _ => {}
+        Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
+        Command::Help => app.popups.push(Popup::Help),
+        Command::Suspend => return app.open_confirm(Verb::Suspend),
+        Command::Resume => return app.open_confirm(Verb::Resume),
+        Command::Delete => return app.open_confirm(Verb::Delete),
+        Command::Quit => app.quit = true,
+        Command::Close | Command::SwitchFocus | Command::Choose | Command::TakeOver | Command::Keep => {}
     }
     Vec::new()
 }
 
-/// Keys on the top overlay: `None` closes it; `Some(effects)` keeps it (or a confirm's writes).
-fn on_overlay_key(
-    top: &mut Overlay,
+/// A key on the popup on top.
+fn on_popup_key(
+    top: &mut Popup,
+    command: Option<Command>,
     key: KeyEvent,
     status: &mut String,
     notes: &mut BTreeMap<RowKey, RowNote>,
-) -> Option<Vec<Effect>> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let scroll_by = |s: &mut u16, code: KeyCode| match code {
-        KeyCode::Up | KeyCode::Char('k') => *s = s.saturating_sub(1),
-        KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_add(1),
-        KeyCode::PageUp => *s = s.saturating_sub(10),
-        KeyCode::PageDown => *s = s.saturating_add(10),
-        _ => {}
-    };
+) -> PopupReply {
+    if command == Some(Command::Quit) {
+        return PopupReply::Quit;
+    }
     match top {
-        Overlay::Confirm(c) => match key.code {
-            KeyCode::Esc => None,
-            KeyCode::Tab | KeyCode::Left | KeyCode::Right | KeyCode::BackTab => {
-                c.focus = if c.focus == Focus::Cancel {
-                    Focus::Confirm
-                } else {
-                    Focus::Cancel
-                };
-                Some(Vec::new())
+        Popup::Confirm(c) => on_confirm_key(c, command, key, status, notes),
+        Popup::Detail { scroll, .. } | Popup::Yaml { scroll, .. } | Popup::Sent { scroll } => match command {
+            Some(Command::Close) => PopupReply::Close,
+            Some(Command::Up) => {
+                *scroll = scroll.saturating_sub(1);
+                PopupReply::Stay(Vec::new())
             }
-            // take-over: `t`, or Ctrl-T while typing a delete confirmation
-            KeyCode::Char('t') if ctrl || c.verb != Verb::Delete => {
-                c.take_over = !c.take_over;
-                c.previews.clear();
-                Some(previews(c))
+            Some(Command::Down) => {
+                *scroll = scroll.saturating_add(1);
+                PopupReply::Stay(Vec::new())
             }
-            KeyCode::Backspace if c.verb == Verb::Delete => {
-                c.typed.pop();
-                Some(Vec::new())
+            Some(Command::PageUp) => {
+                *scroll = scroll.saturating_sub(10);
+                PopupReply::Stay(Vec::new())
             }
-            KeyCode::Char(ch) if c.verb == Verb::Delete => {
-                c.typed.push(ch);
-                Some(Vec::new())
+            Some(Command::PageDown) => {
+                *scroll = scroll.saturating_add(10);
+                PopupReply::Stay(Vec::new())
             }
-            KeyCode::Enter => match c.focus {
-                Focus::Cancel => None,
-                Focus::Confirm if !c.ready() => {
-                    *status = format!("type {:?} to confirm the delete", c.phrase());
-                    Some(Vec::new())
-                }
-                Focus::Confirm => {
-                    let wait = c.verb != Verb::Delete;
-                    let mut writes = Vec::new();
-                    for k in &c.targets {
-                        match confirmed(c.verb, k, c.previews.get(k)) {
-                            Ok(plan) => writes.push(Effect::Write { plan, wait }),
-                            Err(note) => {
-                                notes.insert(k.clone(), note);
-                            }
+            _ => PopupReply::Stay(Vec::new()),
+        },
+        Popup::Help => match command {
+            Some(Command::Close) => PopupReply::Close,
+            _ => PopupReply::Stay(Vec::new()),
+        },
+    }
+}
+
+fn on_confirm_key(
+    c: &mut Confirm,
+    command: Option<Command>,
+    key: KeyEvent,
+    status: &mut String,
+    notes: &mut BTreeMap<RowKey, RowNote>,
+) -> PopupReply {
+    match (command, key.code) {
+        (Some(Command::Close), _) => PopupReply::Close,
+        (Some(Command::SwitchFocus), _) => {
+            c.focus = match c.focus {
+                Focus::Cancel => Focus::Confirm,
+                Focus::Confirm => Focus::Cancel,
+            };
+            PopupReply::Stay(Vec::new())
+        }
+        (Some(Command::TakeOver), _) => {
+            c.take_over = !c.take_over;
+            c.previews.clear();
+            PopupReply::Stay(previews(c))
+        }
+        (Some(Command::Choose), _) => match c.focus {
+            Focus::Cancel => PopupReply::Close,
+            Focus::Confirm if !c.ready() => {
+                *status = format!("type {:?} to confirm the delete", c.phrase());
+                PopupReply::Stay(Vec::new())
+            }
+            Focus::Confirm => {
+                let wait = c.verb != Verb::Delete;
+                let mut writes = Vec::new();
+                for k in &c.targets {
+                    match confirmed(c.verb, k, c.previews.get(k)) {
+                        Ok(plan) => writes.push(Effect::Write { plan, wait }),
+                        Err(note) => {
+                            notes.insert(k.clone(), note);
                         }
                     }
-                    // the dialog closes even when nothing was left to send
-                    if writes.is_empty() {
-                        *status = "nothing sent".into();
-                        return None;
-                    }
-                    Some(writes)
                 }
-            },
-            _ => Some(Vec::new()),
-        },
-        Overlay::Detail { scroll, .. } | Overlay::Yaml { scroll, .. } | Overlay::Sent { scroll } => match key.code {
-            KeyCode::Esc | KeyCode::Char('q') => None,
-            code => {
-                scroll_by(scroll, code);
-                Some(Vec::new())
+                // the dialog closes even when nothing was left to send
+                if writes.is_empty() {
+                    *status = "nothing sent".into();
+                    return PopupReply::Close;
+                }
+                PopupReply::Submit(writes)
             }
         },
-        Overlay::Help => match key.code {
-            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('?') => None,
-            _ => Some(Vec::new()),
-        },
+        // a delete's confirmation is typed
+        (_, KeyCode::Backspace) if c.verb == Verb::Delete => {
+            c.typed.pop();
+            PopupReply::Stay(Vec::new())
+        }
+        (_, KeyCode::Char(ch)) if c.verb == Verb::Delete => {
+            c.typed.push(ch);
+            PopupReply::Stay(Vec::new())
+        }
+        _ => PopupReply::Stay(Vec::new()),
     }
 }
 
@@ -704,4 +774,236 @@ pub fn yaml(obj: &Value) -> String {
         m.remove("managedFields");
     }
     serde_yaml::to_string(&o).unwrap_or_default()
+}
+
+/// `update` alone: keys and answers in, state and effects out; no server, no terminal.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::write::Request;
+    use crate::domain::drift::{OverlayFlags, TemplateRead};
+    use crate::domain::fence::{Change, EpochUse};
+    use crate::domain::patch::Mode;
+    use crate::domain::workspace::{Inputs, Observed, derive};
+    use crate::tui::action::Loaded;
+    use ratatui::crossterm::event::KeyModifiers;
+    use serde_json::json;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    fn row(id: &str, mode: &str) -> Workspace {
+        let sandbox = json!({"metadata": {"name": format!("namzu-ws-{id}"), "namespace": "ns", "uid": format!("uid-{id}")},
+            "spec": {"operatingMode": mode, "podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "t"}}}}});
+        derive(&Inputs {
+            sandbox: &sandbox,
+            pods: Observed::Forbidden,
+            pvcs: Observed::Forbidden,
+            template: TemplateRead::NotFound,
+            flags: &OverlayFlags::default(),
+            now: now(),
+        })
+    }
+
+    fn app(read_only: bool) -> App {
+        let mut app = App::new(AppOptions {
+            context: "ctx".into(),
+            server: "https://x".into(),
+            namespace: "ns".into(),
+            all_namespaces: false,
+            read_only,
+            now: now(),
+        });
+        let effects = app.start();
+        assert_eq!(effects.len(), 2, "the first refresh and the access check");
+        let loaded = Loaded {
+            rows: vec![
+                row("alpha", "Running"),
+                row("bravo", "Running"),
+                row("charlie", "Suspended"),
+            ],
+            objects: Vec::new(),
+            warnings: Vec::new(),
+            namespaces: vec!["ns".into(), "other".into()],
+        };
+        let scope = app.scope.clone();
+        update(
+            &mut app,
+            Action::Loaded {
+                scope,
+                result: Ok(loaded),
+            },
+        );
+        app
+    }
+
+    fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
+        update(app, Action::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+    }
+
+    fn dry_run(id: &str) -> Outcome {
+        Outcome::DryRun {
+            request: Request {
+                method: "PATCH",
+                path: format!("/x/namzu-ws-{id}"),
+                content_type: "application/json-patch+json",
+                body: json!([]),
+            },
+            epoch: EpochUse {
+                carried: 4,
+                stored: Some(4),
+                raw: Some("4".into()),
+            },
+            change: Change::ModeChange,
+            mode: Mode::Running,
+            uid: Some(format!("uid-{id}")),
+        }
+    }
+
+    #[test]
+    fn moving_marking_and_filtering() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Down);
+        press(&mut app, KeyCode::Char(' '));
+        assert_eq!(
+            app.view.marks.iter().map(|k| k.1.as_str()).collect::<Vec<_>>(),
+            ["bravo"]
+        );
+        assert_eq!(app.view.selected, 2, "marking moves down");
+        press(&mut app, KeyCode::Char('/'));
+        for c in "char".chars() {
+            press(&mut app, KeyCode::Char(c));
+        }
+        press(&mut app, KeyCode::Enter);
+        assert_eq!((app.view.filter.as_str(), app.visible().len()), ("char", 1));
+        press(&mut app, KeyCode::Esc);
+        assert!(app.view.filter.is_empty());
+    }
+
+    #[test]
+    fn a_confirmed_suspend_carries_the_previewed_epoch_and_uid() {
+        let mut app = app(false);
+        let effects = press(&mut app, KeyCode::Char('S'));
+        let [Effect::Preview { plan, take_over: false }] = effects.as_slice() else {
+            panic!("{effects:?}")
+        };
+        assert!(plan.dry_run && plan.id.as_str() == "alpha");
+        update(
+            &mut app,
+            Action::Preview {
+                key: ("ns".into(), "alpha".into()),
+                take_over: false,
+                outcome: dry_run("alpha"),
+            },
+        );
+        // focus starts on Cancel: Enter closes, nothing sent
+        assert!(press(&mut app, KeyCode::Enter).is_empty());
+        assert!(app.popups.is_empty());
+        press(&mut app, KeyCode::Char('S'));
+        update(
+            &mut app,
+            Action::Preview {
+                key: ("ns".into(), "alpha".into()),
+                take_over: false,
+                outcome: dry_run("alpha"),
+            },
+        );
+        press(&mut app, KeyCode::Tab);
+        let effects = press(&mut app, KeyCode::Enter);
+        let [Effect::Write { plan, wait: true }] = effects.as_slice() else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(plan.epoch, EpochChoice::Explicit(4));
+        assert_eq!(plan.expected_uid.as_deref(), Some("uid-alpha"));
+        assert!(!plan.dry_run && app.popups.is_empty());
+    }
+
+    #[test]
+    fn a_delete_needs_the_id_typed_and_take_over_rereads() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('D'));
+        press(&mut app, KeyCode::Tab);
+        assert!(
+            press(&mut app, KeyCode::Enter).is_empty(),
+            "nothing typed: nothing sent"
+        );
+        assert!(app.status.contains("type \"alpha\""), "{}", app.status);
+        let effects = update(
+            &mut app,
+            Action::Key(KeyEvent::new(KeyCode::Char('t'), KeyModifiers::CONTROL)),
+        );
+        assert!(matches!(effects.as_slice(), [Effect::Preview { take_over: true, .. }]));
+        let Some(Popup::Confirm(c)) = app.popups.last() else {
+            panic!()
+        };
+        assert!(c.take_over && c.typed.is_empty(), "Ctrl-T is not typed");
+    }
+
+    #[test]
+    fn read_only_and_rbac_disable_actions_with_the_reason() {
+        let mut app = app(true);
+        assert!(press(&mut app, KeyCode::Char('S')).is_empty());
+        assert!(
+            app.popups.is_empty() && app.status.contains("read-only"),
+            "{}",
+            app.status
+        );
+        let mut app = super::tests::app(false);
+        let scope = app.scope.clone();
+        update(
+            &mut app,
+            Action::Access {
+                scope,
+                patch: Some(true),
+                delete: Some(false),
+                namespaces: vec!["bad/ns".into(), "third".into()],
+            },
+        );
+        assert!(press(&mut app, KeyCode::Char('D')).is_empty());
+        assert!(app.status.contains("RBAC does not let you delete"), "{}", app.status);
+        assert_eq!(
+            app.inventory.namespaces,
+            ["ns", "other", "third"],
+            "an invalid namespace is never offered"
+        );
+    }
+
+    #[test]
+    fn refreshes_and_failures_keep_the_last_good_rows() {
+        let mut app = app(false);
+        assert_eq!(update(&mut app, Action::Refresh).len(), 1);
+        assert!(update(&mut app, Action::Refresh).is_empty(), "one refresh at a time");
+        let scope = app.scope.clone();
+        update(
+            &mut app,
+            Action::Loaded {
+                scope,
+                result: Err("etcd timed out".into()),
+            },
+        );
+        assert_eq!(app.inventory.rows.len(), 3);
+        assert_eq!(app.inventory.refresh_error.as_deref(), Some("etcd timed out"));
+        // switching namespace re-lists there and asks for access again
+        let effects = press(&mut app, KeyCode::Char('n'));
+        assert_eq!(app.scope, Scope::Namespace("other".into()));
+        assert_eq!(effects.len(), 2);
+    }
+
+    #[test]
+    fn popups_close_with_esc_and_ctrl_c_quits_from_anywhere() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('?'));
+        assert!(matches!(app.popups.last(), Some(Popup::Help)));
+        press(&mut app, KeyCode::Esc);
+        assert!(app.popups.is_empty());
+        press(&mut app, KeyCode::Char('w'));
+        update(
+            &mut app,
+            Action::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        );
+        assert!(app.quit);
+    }
 }

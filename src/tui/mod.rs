@@ -10,7 +10,7 @@ use crate::cluster::connect::{ConnectOptions, Connection};
 use crate::cluster::error::{ClusterError, Op};
 use crate::cluster::write::WritePolicy;
 use action::{Action, Effect};
-use app::{App, update};
+use app::{App, AppOptions, update};
 use io::Io;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -61,14 +61,14 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     conn.bounded(&op, conn.client.apiserver_version()).await?;
     let mut policy = options.policy;
     policy.audit.session = Some(Arc::new(Mutex::new(Vec::new())));
-    let mut app = App::new(
-        &conn.context,
-        &conn.server,
-        &conn.namespace,
-        options.all_namespaces,
-        policy.read_only,
-        conn.clock.now(),
-    );
+    let mut app = App::new(AppOptions {
+        context: conn.context.clone(),
+        server: conn.server.clone(),
+        namespace: conn.namespace.clone(),
+        all_namespaces: options.all_namespaces,
+        read_only: policy.read_only,
+        now: conn.clock.now(),
+    });
     let io = Arc::new(Io {
         conn,
         policy,
@@ -152,7 +152,7 @@ pub async fn event_loop<B: Backend>(
         let effects = tokio::select! {
             Some(action) = rx.recv() => update(app, action),
             _ = ticks.tick() => update(app, Action::Tick(io.conn.clock.now())),
-            _ = refreshes.tick() => update(app, Action::Key(ratatui::crossterm::event::KeyEvent::from(ratatui::crossterm::event::KeyCode::F(5)))),
+            _ = refreshes.tick() => update(app, Action::Refresh),
         };
         if app.quit {
             return app.fatal.take().map_or(Ok(()), |m| Err(TuiError(m)));

@@ -1,6 +1,6 @@
 //! Rendering: a pure function of the state, generic over the ratatui backend.
 
-use super::app::{App, Confirm, Focus, Overlay, key_of};
+use super::app::{App, Confirm, Focus, Popup, footer_keys, key_of};
 use crate::cluster::inventory::Scope;
 use crate::cluster::write::Outcome;
 use crate::domain::age::age;
@@ -67,8 +67,8 @@ pub fn render(frame: &mut Frame, app: &App, theme: Theme) {
     render_header(frame, header, app, theme);
     render_table(frame, body, app, theme);
     render_footer(frame, footer, app, theme);
-    if let Some(top) = app.overlays.last() {
-        render_overlay(frame, app, top, theme);
+    if let Some(top) = app.popups.last() {
+        render_popup(frame, app, top, theme);
     }
 }
 
@@ -84,7 +84,7 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
             app.context, app.server
         )),
     ];
-    if app.read_only {
+    if app.permissions.read_only {
         first.push(Span::styled(
             "  READ-ONLY",
             theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
@@ -95,7 +95,7 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .iter()
         .map(|(s, n)| format!("{} {n}", s.as_str()))
         .collect();
-    let freshness = match (&app.loaded_at, &app.refresh_error) {
+    let freshness = match (&app.inventory.loaded_at, &app.inventory.refresh_error) {
         (None, None) => Span::raw("loading…"),
         (Some(t), None) => Span::raw(format!("updated {} ago", age(*t, app.now))),
         (when, Some(e)) => Span::styled(
@@ -125,8 +125,8 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let rows_visible = app.visible();
     // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces
     let height = area.height.saturating_sub(2) as usize;
-    let start = if app.selected >= height {
-        app.selected + 1 - height
+    let start = if app.view.selected >= height {
+        app.view.selected + 1 - height
     } else {
         0
     };
@@ -141,7 +141,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .iter()
         .map(|w| {
             let key = key_of(w);
-            let mark = if app.marks.contains(&key) { "✓" } else { " " };
+            let mark = if app.view.marks.contains(&key) { "✓" } else { " " };
             let mut cells = vec![Cell::from(mark)];
             cells.extend(
                 cols.iter()
@@ -173,50 +173,36 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     if results {
         widths.push(Constraint::Fill(1));
     }
-    let title = match (app.filter_editing, app.filter.is_empty()) {
-        (true, _) => format!(" filter: {}█ ", app.filter),
+    let title = match (app.view.filter_editing, app.view.filter.is_empty()) {
+        (true, _) => format!(" filter: {}█ ", app.view.filter),
         (false, false) => format!(
             " filter: {} ({} of {}) ",
-            app.filter,
+            app.view.filter,
             rows_visible.len(),
-            app.rows.len()
+            app.inventory.rows.len()
         ),
-        (false, true) => format!(" {} workspaces ", app.rows.len()),
+        (false, true) => format!(" {} workspaces ", app.inventory.rows.len()),
     };
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
         .block(Block::default().borders(Borders::TOP).title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .column_spacing(1);
-    let mut state = TableState::default().with_selected((!window.is_empty()).then_some(app.selected - start));
+    let mut state = TableState::default().with_selected((!window.is_empty()).then_some(app.view.selected - start));
     frame.render_stateful_widget(table, area, &mut state);
-}
-
-fn keys_for(app: &App) -> &'static str {
-    if app.filter_editing {
-        return "type to filter · Enter keep · Esc clear";
-    }
-    match app.overlays.last() {
-        Some(Overlay::Confirm(c)) if c.verb == Verb::Delete => {
-            "type the id · Tab switch · Enter choose · Ctrl-T take over · Esc cancel"
-        }
-        Some(Overlay::Confirm(_)) => "Tab switch · Enter choose · t take over · Esc cancel",
-        Some(Overlay::Detail { .. } | Overlay::Yaml { .. } | Overlay::Sent { .. }) => "↑↓ PgUp PgDn scroll · Esc close",
-        Some(Overlay::Help) => "Esc close",
-        None => {
-            "↑↓ move · Enter detail · y yaml · / filter · o sort · space mark · S suspend · R resume · D delete · a all ns · n next ns · w sent · ? help · q quit"
-        }
-    }
 }
 
 fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let status = if app.status.is_empty() {
-        app.warnings.first().cloned().unwrap_or_default()
+        app.inventory.warnings.first().cloned().unwrap_or_default()
     } else {
         app.status.clone()
     };
     let lines = vec![
-        Line::from(Span::styled(keys_for(app), theme.fg(Color::DarkGray))),
+        Line::from(Span::styled(
+            footer_keys(app, area.width as usize),
+            theme.fg(Color::DarkGray),
+        )),
         Line::from(status),
     ];
     frame.render_widget(Paragraph::new(lines), area);
@@ -233,12 +219,12 @@ fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
     }
 }
 
-fn render_overlay(frame: &mut Frame, app: &App, top: &Overlay, theme: Theme) {
+fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
     let area = centered(frame.area(), 90, 85);
     frame.render_widget(Clear, area);
     let block = |title: String| Block::default().borders(Borders::ALL).title(title);
     match top {
-        Overlay::Detail { key, text, scroll } => {
+        Popup::Detail { key, text, scroll } => {
             let body = match text {
                 None => "reading…".to_string(),
                 Some(Ok(t)) => t.clone(),
@@ -249,14 +235,19 @@ fn render_overlay(frame: &mut Frame, app: &App, top: &Overlay, theme: Theme) {
                 .scroll((*scroll, 0));
             frame.render_widget(p, area);
         }
-        Overlay::Yaml { key, text, scroll } => {
+        Popup::Yaml { key, text, scroll } => {
             let p = Paragraph::new(text.as_str())
                 .block(block(format!(" namzu-ws-{} — YAML ", key.1)))
                 .scroll((*scroll, 0));
             frame.render_widget(p, area);
         }
-        Overlay::Help => frame.render_widget(Paragraph::new(HELP).block(block(" keys ".into())), area),
-        Overlay::Sent { scroll } => {
+        Popup::Help => frame.render_widget(
+            Paragraph::new(crate::present::keys::help())
+                .wrap(Wrap { trim: false })
+                .block(block(" keys ".into())),
+            area,
+        ),
+        Popup::Sent { scroll } => {
             let mut lines = Vec::new();
             if app.sent.is_empty() {
                 lines.push("Nothing sent in this session.".to_string());
@@ -290,7 +281,7 @@ fn render_overlay(frame: &mut Frame, app: &App, top: &Overlay, theme: Theme) {
                 .scroll((*scroll, 0));
             frame.render_widget(p, area);
         }
-        Overlay::Confirm(c) => render_confirm(frame, area, c, theme),
+        Popup::Confirm(c) => render_confirm(frame, area, c, theme),
     }
 }
 
@@ -340,7 +331,7 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
                 }
                 v
             }
-            Some(other) => vec![super::app::note_for(c.verb, other).text],
+            Some(other) => vec![super::app::note_for(c.verb, key, other).text],
         };
         lines.push(Line::from(head + &body[0]));
         lines.extend(body[1..].iter().map(|l| Line::from(l.clone())));
@@ -380,26 +371,6 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
     );
     frame.render_widget(p, area);
 }
-
-const HELP: &str = "\
- Navigation    ↑/k ↓/j  PgUp PgDn  Home/g End/G
- Filter        /  (id, template, state, diagnosis, namespace) · Esc clears
- Sort          o  next column · O  reverse
- Scope         a  all namespaces on/off · n  next namespace
- Refresh       F5 or Ctrl-R (also every refresh interval)
- Detail        Enter  conditions, pod, disks, epoch, drift, events
- YAML          y  the Sandbox (managedFields hidden)
- Mark          space  mark/unmark (actions apply to marked rows)
- Suspend       S  (shifted: hard to hit by accident)
- Resume        R
- Delete        D  then type the workspace id
- Take over     t in a confirmation (Ctrl-T while typing a delete)
- What was sent w
- Help          ?
- Quit          q or Ctrl-C; Esc closes the top overlay first
-
-Every action opens a confirmation with a fresh read, the epoch it carries and the exact request;
-focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.";
 
 /// Compact JSON with a space after every `,` and `:` between tokens (never inside a string), so
 /// word wrapping breaks a long patch operation only where JSON allows whitespace.

@@ -731,7 +731,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
     use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
     use kubectl_namzu::cluster::inventory::Scope;
     use kubectl_namzu::tui::action::Effect;
-    use kubectl_namzu::tui::app::{App, update};
+    use kubectl_namzu::tui::app::{App, AppOptions, update};
     use kubectl_namzu::tui::io::Io;
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
@@ -794,7 +794,14 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             }
             // the TUI: refresh, detail, update and render at two sizes
             let scope = Scope::Namespace("agents".into());
-            let mut app = App::new("ctx", "http://sim", "agents", false, true, t.sim.now());
+            let mut app = App::new(AppOptions {
+                context: "ctx".into(),
+                server: "http://sim".into(),
+                namespace: "agents".into(),
+                all_namespaces: false,
+                read_only: true,
+                now: t.sim.now(),
+            });
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             runtime.block_on(async {
                 io.perform(Effect::Refresh(scope), tx.clone()).await;

@@ -56,3 +56,16 @@ async fn every_readme_example_runs() {
         );
     }
 }
+
+/// The README's key table is the TUI's key table, row for row.
+#[test]
+fn the_readme_key_table_is_the_tui_key_table() {
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "| key | does |")
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert_eq!(table, kubectl_namzu::present::keys::readme_rows());
+}

@@ -8,7 +8,7 @@ use kubectl_namzu::cluster::write::WritePolicy;
 use kubectl_namzu::sim::faults::{Action as Fault_, Fault, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use kubectl_namzu::tui::action::{Action, Effect};
-use kubectl_namzu::tui::app::{App, update};
+use kubectl_namzu::tui::app::{App, AppOptions, update};
 use kubectl_namzu::tui::io::Io;
 use kubectl_namzu::tui::view::{self, Theme};
 use ratatui::Terminal;
@@ -46,14 +46,14 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
         path: Some(t.dir.path().join("audit.jsonl")),
         session: Some(Arc::new(Mutex::new(Vec::new()))),
     };
-    let app = App::new(
-        &conn.context,
-        "http://sim",
-        &conn.namespace,
-        all,
+    let app = App::new(AppOptions {
+        context: conn.context.clone(),
+        server: "http://sim".into(),
+        namespace: conn.namespace.clone(),
+        all_namespaces: all,
         read_only,
-        t.sim.now(),
-    );
+        now: t.sim.now(),
+    });
     let io = Arc::new(Io {
         conn,
         policy: WritePolicy { read_only, audit },
@@ -139,9 +139,9 @@ async fn snapshots_of_every_view() {
     .await;
     snap("filter_coder_sorted_by_epoch_reversed", &h.screen(160, 34));
     h.keys(&[KeyCode::Esc]).await;
-    assert!(h.app.filter.is_empty());
-    h.app.sort = kubectl_namzu::domain::select::SortKey::Name;
-    h.app.reverse = false;
+    assert!(h.app.view.filter.is_empty());
+    h.app.view.sort = kubectl_namzu::domain::select::SortKey::Name;
+    h.app.view.reverse = false;
     h.keys(&[KeyCode::Char('/')]).await;
     h.type_text("juliet").await;
     h.keys(&[KeyCode::Enter, KeyCode::Enter]).await;
@@ -183,14 +183,14 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     h.t.sim.advance(chrono::Duration::seconds(7));
     h.app.now = h.t.sim.now();
     h.keys(&[KeyCode::F(5)]).await;
-    assert!(h.app.refresh_error.is_some());
-    assert!(!h.app.rows.is_empty());
+    assert!(h.app.inventory.refresh_error.is_some());
+    assert!(!h.app.inventory.rows.is_empty());
     snap("error_over_stale_data", &h.screen(160, 12));
     h.t.sim.clear_faults();
 
     let mut ro = harness(start_demo().await, false, true).await;
     ro.keys(&[KeyCode::Char('S')]).await;
-    assert!(ro.app.overlays.is_empty(), "no dialog in read-only mode");
+    assert!(ro.app.popups.is_empty(), "no dialog in read-only mode");
     snap("read_only_suspend_disabled", &ro.screen(120, 8));
 
     // RBAC: a viewer may not patch or delete: the actions say so before anything is tried
@@ -210,9 +210,12 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     })
     .await;
     let mut rbac = harness(t, false, false).await;
-    assert_eq!((rbac.app.can_patch, rbac.app.can_delete), (Some(false), Some(false)));
+    assert_eq!(
+        (rbac.app.permissions.can_patch, rbac.app.permissions.can_delete),
+        (Some(false), Some(false))
+    );
     rbac.keys(&[KeyCode::Char('D')]).await;
-    assert!(rbac.app.overlays.is_empty());
+    assert!(rbac.app.popups.is_empty());
     snap("rbac_delete_disabled", &rbac.screen(120, 8));
     assert!(
         rbac.t
@@ -296,7 +299,7 @@ async fn delete_without_the_typed_id_sends_nothing() {
     h.keys(&[KeyCode::Enter]).await;
     assert!(h.t.sim.requests().iter().all(|r| r.method != "DELETE"));
     h.keys(&[KeyCode::Esc]).await;
-    assert!(h.app.overlays.is_empty());
+    assert!(h.app.popups.is_empty());
     assert!(h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-echo").is_some());
     // typed in full, focus on Delete: one fenced DELETE
     h.keys(&[KeyCode::Char('D')]).await;
@@ -320,7 +323,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
     t.sim.add_fault(Fault::new(Some("GET"), "/sandboxes", Fault_::Hang));
     let (tx, rx) = unbounded_channel();
     let keys = tx.clone();
-    let before = app.selected;
+    let before = app.view.selected;
     let driver = tokio::spawn(async move {
         let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
         kubectl_namzu::tui::event_loop(
@@ -350,8 +353,8 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
         .expect("keys are handled while a request hangs")
         .unwrap()
         .unwrap();
-    assert_eq!(app.selected, before + 2);
-    assert!(app.refreshing, "the hung refresh is still out");
+    assert_eq!(app.view.selected, before + 2);
+    assert!(app.inventory.refreshing, "the hung refresh is still out");
     drop(t);
     let _ = Mutation::BumpResourceVersion;
 }
@@ -359,9 +362,9 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    assert_eq!(h.app.rows.len(), 19);
+    assert_eq!(h.app.inventory.rows.len(), 19);
     assert_eq!(
-        h.app.namespaces,
+        h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
         "listed at start"
     );
@@ -370,10 +373,14 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         h.app.scope,
         kubectl_namzu::cluster::inventory::Scope::Namespace("research".into())
     );
-    assert_eq!(h.app.rows.len(), 4);
-    assert_eq!(h.app.can_patch, Some(true), "access re-checked for the new namespace");
+    assert_eq!(h.app.inventory.rows.len(), 4);
+    assert_eq!(
+        h.app.permissions.can_patch,
+        Some(true),
+        "access re-checked for the new namespace"
+    );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.rows.len(), 25);
+    assert_eq!(h.app.inventory.rows.len(), 25);
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.rows.len(), 4, "back to the namespace it was in");
+    assert_eq!(h.app.inventory.rows.len(), 4, "back to the namespace it was in");
 }

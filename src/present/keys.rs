@@ -1,0 +1,436 @@
+//! The terminal UI's one key table. Each context (the list, the filter being typed, a
+//! confirmation, a scrolling popup, the help popup) lists its bindings once: the UI dispatches
+//! through [`command_for`], the footer shows [`footer`], the help popup shows [`help`], and a
+//! test checks the README's key table against [`readme_rows`].
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Filter,
+    ClearFilter,
+    NextSort,
+    ReverseSort,
+    AllNamespaces,
+    NextNamespace,
+    Refresh,
+    Detail,
+    Yaml,
+    Mark,
+    Suspend,
+    Resume,
+    Delete,
+    Sent,
+    Help,
+    Quit,
+    /// Close the popup on top (Esc), or, in a confirmation, cancel.
+    Close,
+    /// In a confirmation: move the focus between Cancel and the action.
+    SwitchFocus,
+    /// In a confirmation: press the focused button.
+    Choose,
+    TakeOver,
+    /// While typing (a filter, a delete's id): keep what was typed.
+    Keep,
+}
+
+/// A key as the table names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Code(KeyCode),
+    Char(char),
+    Ctrl(char),
+}
+
+impl Key {
+    fn matches(self, event: KeyEvent) -> bool {
+        let ctrl = event.modifiers.contains(KeyModifiers::CONTROL);
+        match self {
+            Key::Code(code) => !ctrl && event.code == code,
+            Key::Char(c) => !ctrl && event.code == KeyCode::Char(c),
+            Key::Ctrl(c) => ctrl && event.code == KeyCode::Char(c),
+        }
+    }
+}
+
+/// One line of the table: its keys and what each does, how the help and README name them, and
+/// the footer's short hint (empty: not in the footer).
+pub struct Binding {
+    pub keys: &'static [(Key, Command)],
+    /// The keys as a person reads them: `↑/k ↓/j`, `S R D`.
+    pub label: &'static str,
+    /// What they do, for the help popup and the README.
+    pub does: &'static str,
+    /// The footer's words, most important bindings first in the table's `footer_order`.
+    pub hint: &'static str,
+    /// Lower shows first and is dropped last when the footer is narrow.
+    pub footer_order: u8,
+}
+
+/// Where the keys are pressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    List,
+    /// Typing a filter.
+    Filtering,
+    Confirm,
+    /// A delete confirmation, where letters are the id being typed.
+    ConfirmDelete,
+    /// Detail, YAML and what-was-sent: they scroll.
+    Scrolling,
+    HelpPopup,
+}
+
+use Command::*;
+use Key::{Char, Code, Ctrl};
+
+const LIST: &[Binding] = &[
+    Binding {
+        keys: &[
+            (Code(KeyCode::Up), Up),
+            (Char('k'), Up),
+            (Code(KeyCode::Down), Down),
+            (Char('j'), Down),
+            (Code(KeyCode::PageUp), PageUp),
+            (Code(KeyCode::PageDown), PageDown),
+            (Code(KeyCode::Home), Top),
+            (Char('g'), Top),
+            (Code(KeyCode::End), Bottom),
+            (Char('G'), Bottom),
+        ],
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "move",
+        hint: "↑↓ move",
+        footer_order: 9,
+    },
+    Binding {
+        keys: &[(Char('/'), Filter), (Code(KeyCode::Esc), ClearFilter)],
+        label: "/",
+        does: "live filter over id, template, state, diagnosis, namespace (Esc clears)",
+        hint: "/ filter",
+        footer_order: 4,
+    },
+    Binding {
+        keys: &[(Char('o'), NextSort), (Char('O'), ReverseSort)],
+        label: "o / O",
+        does: "sort by the next column / reverse",
+        hint: "o sort",
+        footer_order: 8,
+    },
+    Binding {
+        keys: &[(Char('a'), AllNamespaces), (Char('n'), NextNamespace)],
+        label: "a / n",
+        does: "all namespaces on/off / next namespace",
+        hint: "a all ns · n next ns",
+        footer_order: 10,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::F(5)), Refresh), (Ctrl('r'), Refresh)],
+        label: "F5, Ctrl-R",
+        does: "refresh now (it also re-lists every refresh interval)",
+        hint: "",
+        footer_order: 99,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Detail)],
+        label: "Enter",
+        does: "detail: conditions, pod, disks, epoch, drift with the field diff, diagnosis, events",
+        hint: "Enter detail",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Char('y'), Yaml)],
+        label: "y",
+        does: "the Sandbox as YAML (managedFields hidden)",
+        hint: "y yaml",
+        footer_order: 7,
+    },
+    Binding {
+        keys: &[(Char(' '), Mark)],
+        label: "space",
+        does: "mark rows: actions apply to every marked row",
+        hint: "space mark",
+        footer_order: 6,
+    },
+    Binding {
+        keys: &[(Char('S'), Suspend), (Char('R'), Resume), (Char('D'), Delete)],
+        label: "S R D",
+        does: "suspend, resume, delete (shifted, so hard to hit by accident)",
+        hint: "S suspend · R resume · D delete",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('w'), Sent)],
+        label: "w",
+        does: "what this session sent: every write with its body and outcome",
+        hint: "w sent",
+        footer_order: 11,
+    },
+    Binding {
+        keys: &[(Char('?'), Help)],
+        label: "?",
+        does: "help",
+        hint: "? help",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Char('q'), Quit), (Ctrl('c'), Quit)],
+        label: "q, Ctrl-C",
+        does: "quit (Esc closes the top popup first)",
+        hint: "q quit",
+        footer_order: 1,
+    },
+];
+
+const FILTERING: &[Binding] = &[
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Keep)],
+        label: "Enter",
+        does: "keep the filter",
+        hint: "type to filter · Enter keep",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), ClearFilter)],
+        label: "Esc",
+        does: "clear the filter",
+        hint: "Esc clear",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Ctrl('c'), Quit)],
+        label: "Ctrl-C",
+        does: "quit",
+        hint: "",
+        footer_order: 99,
+    },
+];
+
+const SWITCH: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Tab), SwitchFocus),
+        (Code(KeyCode::BackTab), SwitchFocus),
+        (Code(KeyCode::Left), SwitchFocus),
+        (Code(KeyCode::Right), SwitchFocus),
+    ],
+    label: "Tab ← →",
+    does: "switch between Cancel and the action (focus starts on Cancel)",
+    hint: "Tab switch",
+    footer_order: 1,
+};
+
+const CHOOSE: Binding = Binding {
+    keys: &[(Code(KeyCode::Enter), Choose)],
+    label: "Enter",
+    does: "press the focused button",
+    hint: "Enter choose",
+    footer_order: 2,
+};
+
+const CANCEL: Binding = Binding {
+    keys: &[(Code(KeyCode::Esc), Close), (Ctrl('c'), Quit)],
+    label: "Esc",
+    does: "cancel",
+    hint: "Esc cancel",
+    footer_order: 0,
+};
+
+const CONFIRM: &[Binding] = &[
+    SWITCH,
+    CHOOSE,
+    Binding {
+        keys: &[(Char('t'), TakeOver)],
+        label: "t",
+        does: "in a confirmation: take over (stored epoch + 1)",
+        hint: "t take over",
+        footer_order: 3,
+    },
+    CANCEL,
+];
+
+const CONFIRM_DELETE: &[Binding] = &[
+    Binding {
+        keys: &[],
+        label: "letters",
+        does: "type the workspace id",
+        hint: "type the id",
+        footer_order: 0,
+    },
+    SWITCH,
+    CHOOSE,
+    Binding {
+        keys: &[(Ctrl('t'), TakeOver)],
+        label: "Ctrl-T",
+        does: "take over while typing a delete",
+        hint: "Ctrl-T take over",
+        footer_order: 3,
+    },
+    CANCEL,
+];
+
+const SCROLLING: &[Binding] = &[
+    Binding {
+        keys: &[
+            (Code(KeyCode::Up), Up),
+            (Char('k'), Up),
+            (Code(KeyCode::Down), Down),
+            (Char('j'), Down),
+            (Code(KeyCode::PageUp), PageUp),
+            (Code(KeyCode::PageDown), PageDown),
+        ],
+        label: "↑/k ↓/j PgUp PgDn",
+        does: "scroll",
+        hint: "↑↓ PgUp PgDn scroll",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
+const HELP_POPUP: &[Binding] = &[Binding {
+    keys: &[
+        (Code(KeyCode::Esc), Close),
+        (Char('q'), Close),
+        (Char('?'), Close),
+        (Ctrl('c'), Quit),
+    ],
+    label: "Esc, q, ?",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+}];
+
+pub fn bindings(context: Context) -> &'static [Binding] {
+    match context {
+        Context::List => LIST,
+        Context::Filtering => FILTERING,
+        Context::Confirm => CONFIRM,
+        Context::ConfirmDelete => CONFIRM_DELETE,
+        Context::Scrolling => SCROLLING,
+        Context::HelpPopup => HELP_POPUP,
+    }
+}
+
+/// The command a key press asks for in `context`, if any.
+pub fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
+    bindings(context)
+        .iter()
+        .flat_map(|b| b.keys.iter())
+        .find(|(key, _)| key.matches(event))
+        .map(|(_, command)| *command)
+}
+
+/// The footer's hints for `context`, most important first, as many whole hints as fit `width`.
+pub fn footer(context: Context, width: usize) -> String {
+    let mut hints: Vec<&Binding> = bindings(context).iter().filter(|b| !b.hint.is_empty()).collect();
+    hints.sort_by_key(|b| b.footer_order);
+    let mut shown: Vec<&Binding> = Vec::new();
+    let mut used = 0;
+    for b in hints {
+        let cost = b.hint.chars().count() + if shown.is_empty() { 0 } else { 3 };
+        if used + cost <= width {
+            used += cost;
+            shown.push(b);
+        }
+    }
+    // shown in the table's order, so the footer reads the same at every width
+    let order = |b: &&Binding| bindings(context).iter().position(|x| std::ptr::eq(x, *b));
+    shown.sort_by_key(order);
+    shown.iter().map(|b| b.hint).collect::<Vec<_>>().join(" · ")
+}
+
+/// The help popup: the list's keys, then the confirmation's.
+pub fn help() -> String {
+    let shown: Vec<&Binding> = LIST.iter().chain(CONFIRM.iter().filter(|b| b.label == "t")).collect();
+    let width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
+    let mut lines: Vec<String> = shown.iter().map(|b| format!("{:<width$}{}", b.label, b.does)).collect();
+    lines.push(String::new());
+    lines.push(
+        "Every action opens a confirmation with a fresh read, the epoch it carries and the exact request;".into(),
+    );
+    lines.push("focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.".into());
+    lines.join("\n")
+}
+
+/// The README's key table rows: `| label | does |`, the list's keys and the take-over.
+pub fn readme_rows() -> Vec<String> {
+    LIST.iter()
+        .chain(CONFIRM.iter().filter(|b| b.label == "t"))
+        .map(|b| format!("| {} | {} |", b.label, b.does))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn every_context_dispatches_its_own_keys() {
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('S'))), Some(Suspend));
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('s'))), None);
+        assert_eq!(
+            command_for(Context::List, KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)),
+            Some(Refresh)
+        );
+        assert_eq!(command_for(Context::Confirm, key(KeyCode::Char('t'))), Some(TakeOver));
+        assert_eq!(
+            command_for(Context::ConfirmDelete, key(KeyCode::Char('t'))),
+            None,
+            "t is typed"
+        );
+        assert_eq!(command_for(Context::Scrolling, key(KeyCode::Char('q'))), Some(Close));
+    }
+
+    #[test]
+    fn no_key_means_two_things_in_one_context() {
+        for context in [
+            Context::List,
+            Context::Filtering,
+            Context::Confirm,
+            Context::ConfirmDelete,
+            Context::Scrolling,
+            Context::HelpPopup,
+        ] {
+            let keys: Vec<Key> = bindings(context)
+                .iter()
+                .flat_map(|b| b.keys.iter().map(|k| k.0))
+                .collect();
+            for (i, k) in keys.iter().enumerate() {
+                assert!(!keys[i + 1..].contains(k), "{context:?}: {k:?} bound twice");
+            }
+        }
+    }
+
+    #[test]
+    fn the_footer_keeps_help_and_quit_and_never_cuts_a_hint() {
+        let wide = footer(Context::List, 400);
+        assert!(
+            wide.starts_with("↑↓ move") && wide.contains("S suspend · R resume · D delete"),
+            "{wide}"
+        );
+        for width in [20, 40, 80, 120] {
+            let f = footer(Context::List, width);
+            assert!(f.chars().count() <= width, "{width}: {f}");
+            assert!(f.contains("? help") && f.contains("q quit"), "{width}: {f}");
+            for part in f.split(" · ") {
+                assert!(wide.contains(part), "{width}: {part:?} is cut");
+            }
+        }
+    }
+}
