@@ -7,7 +7,10 @@ use crate::domain::select::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// kubectl's global flags; every verb's `--help` lists them under their own heading, after the
+/// verb's own.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Global options")]
 pub struct Globals {
     /// Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config).
     #[arg(long, global = true, value_name = "PATH")]

@@ -2,7 +2,7 @@
 //! action and say why instead of failing later.
 
 use super::connect::Connection;
-use super::error::{ClusterError, Op};
+use super::error::{ApiCall, ClusterError};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
 use kube::api::{Api, PostParams};
 
@@ -27,7 +27,7 @@ pub async fn can(
         },
         ..Default::default()
     };
-    let op = Op {
+    let op = ApiCall {
         verb: "create",
         resource: "selfsubjectaccessreviews.authorization.k8s.io".into(),
         namespace: None,

@@ -1,7 +1,7 @@
 //! Loading the kubeconfig the way kubectl does (KUBECONFIG merge, --context/--cluster/--user,
 //! the context's namespace) and building the one kube::Client every call goes through.
 
-use super::error::{ClusterError, Op};
+use super::error::{ApiCall, ClusterError};
 use super::verbose::LogLayer;
 use crate::clock::Clock;
 use crate::domain::naming::validate_namespace;
@@ -158,7 +158,7 @@ impl Connection {
     /// Run one API call under the request timeout, mapping its error to one clear line.
     pub async fn bounded<T>(
         &self,
-        op: &Op,
+        op: &ApiCall,
         call: impl Future<Output = Result<T, kube::Error>>,
     ) -> Result<T, ClusterError> {
         let result = match self.timeout {
@@ -175,7 +175,7 @@ impl Connection {
 
     /// The versions the cluster serves of an API group (empty when the group is not served).
     pub async fn served_versions(&self, group: &str) -> Result<Vec<String>, ClusterError> {
-        let op = Op {
+        let op = ApiCall {
             verb: "discover",
             resource: "API groups".into(),
             namespace: None,

@@ -2,7 +2,7 @@
 //! a handful of requests, however many workspaces the namespace holds.
 
 use super::connect::Connection;
-use super::error::ClusterError;
+use super::error::{ClusterError, observed};
 use super::inventory::TemplateFetch;
 use super::resources::{self, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::OverlayFlags;
@@ -21,14 +21,6 @@ pub struct Detail {
     pub template: TemplateFetch,
     /// Events of the Sandbox and of its pod (they share the name), oldest first.
     pub events: Observed<Vec<Value>>,
-}
-
-fn known_or_forbidden(r: Result<Vec<Value>, ClusterError>) -> Result<Observed<Vec<Value>>, ClusterError> {
-    match r {
-        Ok(v) => Ok(Observed::Known(v)),
-        Err(e) if e.is_forbidden() => Ok(Observed::Forbidden),
-        Err(e) => Err(e),
-    }
 }
 
 /// Read one workspace by id; `Ok(None)` when no such Sandbox exists.
@@ -73,13 +65,13 @@ pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Resul
         template_read,
         resources::list_fields(conn, &EVENTS, namespace, &events_field),
     );
-    let mut events = known_or_forbidden(events)?;
+    let mut events = observed(events)?;
     if let Observed::Known(list) = &mut events {
         list.sort_by_key(|e| event_time(e).map(str::to_string));
     }
     Ok(Some(Detail {
-        pods: known_or_forbidden(pods)?,
-        pvcs: known_or_forbidden(pvcs)?,
+        pods: observed(pods)?,
+        pvcs: observed(pvcs)?,
         template: template?,
         events,
         sandbox,

@@ -6,16 +6,16 @@ use std::time::Duration;
 
 /// The request an error belongs to, for messages that name verb, resource and namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Op {
+pub struct ApiCall {
     pub verb: &'static str,
     pub resource: String,
     pub namespace: Option<String>,
     pub name: String,
 }
 
-impl Op {
-    pub fn new(verb: &'static str, kind: &Kind, namespace: Option<&str>, name: &str) -> Op {
-        Op {
+impl ApiCall {
+    pub fn new(verb: &'static str, kind: &Kind, namespace: Option<&str>, name: &str) -> ApiCall {
+        ApiCall {
             verb,
             resource: kind.qualified(),
             namespace: namespace.map(str::to_string),
@@ -24,7 +24,7 @@ impl Op {
     }
 }
 
-impl fmt::Display for Op {
+impl fmt::Display for ApiCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.verb, self.resource)?;
         if !self.name.is_empty() {
@@ -55,7 +55,7 @@ pub enum ClusterError {
     /// Getting credentials failed (exec plugin, token file).
     Auth(String),
     Forbidden {
-        op: Box<Op>,
+        op: Box<ApiCall>,
         message: String,
     },
     /// Any other API status.
@@ -63,14 +63,14 @@ pub enum ClusterError {
         code: u16,
         reason: String,
         message: String,
-        op: Box<Op>,
+        op: Box<ApiCall>,
     },
     NotInstalled,
     TooOld {
         served: Vec<String>,
     },
     Timeout {
-        op: Box<Op>,
+        op: Box<ApiCall>,
         after: Duration,
     },
     Other(String),
@@ -129,7 +129,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 impl ClusterError {
-    pub fn from_kube(e: kube::Error, op: &Op, server: &str) -> ClusterError {
+    pub fn from_kube(e: kube::Error, op: &ApiCall, server: &str) -> ClusterError {
         match e {
             kube::Error::Api(s) => match s.code {
                 401 => ClusterError::Unauthorized { server: server.into() },
@@ -201,5 +201,16 @@ impl ClusterError {
 
     pub fn is_not_found(&self) -> bool {
         matches!(self, ClusterError::Api { code: 404, .. })
+    }
+}
+
+/// A read that RBAC refused is an observation (shown as `?`), not an error; every other error
+/// stays one.
+pub fn observed<T>(read: Result<T, ClusterError>) -> Result<crate::domain::workspace::Observed<T>, ClusterError> {
+    use crate::domain::workspace::Observed;
+    match read {
+        Ok(v) => Ok(Observed::Known(v)),
+        Err(e) if e.is_forbidden() => Ok(Observed::Forbidden),
+        Err(e) => Err(e),
     }
 }

@@ -1,10 +1,10 @@
-//! The inventory pass (DESIGN.md §4): per namespace LIST sandboxes + LIST pods + LIST PVCs + one
+//! The inventory pass (docs/ARCHITECTURE.md, "One list"; docs/interop.md §1): per namespace LIST sandboxes + LIST pods + LIST PVCs + one
 //! GET per distinct template name — constant in the number of workspaces. A 403 on pods, PVCs or
 //! templates degrades those columns with one warning; `-A` lists cluster-wide when allowed and
 //! falls back per namespace.
 
 use super::connect::Connection;
-use super::error::ClusterError;
+use super::error::{ClusterError, observed};
 use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
 use crate::domain::naming::{is_workspace, template_label};
@@ -165,16 +165,12 @@ fn degrade(
     what: &str,
     effect: &str,
 ) -> Result<Observed<Vec<Value>>, ClusterError> {
-    match r {
-        Ok(v) => Ok(Observed::Known(v)),
-        Err(ClusterError::Forbidden { op, .. }) => {
-            warnings.push(format!(
-                "warning: you may not {op}; {effect} (needs RBAC list on {what})"
-            ));
-            Ok(Observed::Forbidden)
-        }
-        Err(e) => Err(e),
+    if let Err(ClusterError::Forbidden { op, .. }) = &r {
+        warnings.push(format!(
+            "warning: you may not {op}; {effect} (needs RBAC list on {what})"
+        ));
     }
+    observed(r)
 }
 
 async fn read_templates(

@@ -1,7 +1,7 @@
 //! The API resources the tool reads and writes, and typed-free access to them.
 
 use super::connect::Connection;
-use super::error::{ClusterError, Op};
+use super::error::{ApiCall, ClusterError};
 pub use super::kinds::{CLAIMS, EVENTS, Kind, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS};
 use crate::domain::naming::{is_path_safe_name, validate_namespace};
 use kube::api::{Api, DynamicObject, ListParams};
@@ -32,7 +32,7 @@ pub async fn list(
     namespace: Option<&str>,
     selector: Option<&str>,
 ) -> Result<Vec<Value>, ClusterError> {
-    let op = Op::new("list", kind, namespace, "");
+    let op = ApiCall::new("list", kind, namespace, "");
     let params = match selector {
         Some(s) => ListParams::default().labels(s),
         None => ListParams::default(),
@@ -47,7 +47,7 @@ async fn raw_list(
     kind: &Kind,
     namespace: Option<&str>,
     params: &ListParams,
-    op: &Op,
+    op: &ApiCall,
 ) -> Result<Vec<Value>, ClusterError> {
     #[derive(serde::Deserialize)]
     struct RawList {
@@ -84,13 +84,13 @@ pub async fn list_fields(
     namespace: &str,
     fields: &str,
 ) -> Result<Vec<Value>, ClusterError> {
-    let op = Op::new("list", kind, Some(namespace), "");
+    let op = ApiCall::new("list", kind, Some(namespace), "");
     raw_list(conn, kind, Some(namespace), &ListParams::default().fields(fields), &op).await
 }
 
 /// GET one object; `Ok(None)` when it does not exist. The answer must be the object asked for.
 pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) -> Result<Option<Value>, ClusterError> {
-    let op = Op::new("get", kind, Some(namespace), name);
+    let op = ApiCall::new("get", kind, Some(namespace), name);
     // no object can have a name that is not one (a template label such as `Coder_X`): not found,
     // without a request that could carry it into a URL
     if !is_path_safe_name(name) {
@@ -114,7 +114,7 @@ pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) ->
 
 /// Only valid names reach a URL path: a namespace or name that could add a segment or a query
 /// (`a/sandboxes/b?x=`) is refused before any request.
-fn check_path(op: &Op, namespace: Option<&str>, name: &str) -> Result<(), ClusterError> {
+fn check_path(op: &ApiCall, namespace: Option<&str>, name: &str) -> Result<(), ClusterError> {
     if let Some(ns) = namespace {
         validate_namespace(ns).map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     }

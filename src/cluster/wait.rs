@@ -1,4 +1,4 @@
-//! Waiting for a mode change to be confirmed (namzu-backend.md §3): a suspend until the pod is
+//! Waiting for a mode change to be confirmed (docs/interop.md §8): a suspend until the pod is
 //! gone (404/410 or Succeeded/Failed — a deletionTimestamp is not enough); a resume until
 //! Ready=True for the current generation AND a live pod whose uid differs from the one before.
 

@@ -4,7 +4,7 @@
 
 use super::audit::AuditLog;
 use super::connect::Connection;
-use super::error::{ClusterError, Op};
+use super::error::{ApiCall, ClusterError};
 use super::resources::{self, SANDBOXES};
 use crate::domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
 use crate::domain::naming::WorkspaceId;
@@ -132,7 +132,7 @@ fn request_for(plan: &Plan, body: &WriteBody) -> Request {
 /// Send one request through kube: the body is exactly the one the domain built.
 async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Value, ClusterError> {
     let name = plan.id.sandbox_name();
-    let op = Op::new(
+    let op = ApiCall::new(
         if request.method == "PATCH" { "patch" } else { "delete" },
         &SANDBOXES,
         Some(&plan.namespace),

@@ -1,5 +1,5 @@
 //! Canonical JSON and `podTemplateHash`, byte-identical to JavaScript's
-//! `JSON.stringify(canonical(JSON.parse(text)))` (vectors/README.md).
+//! `JSON.stringify(canonical(JSON.parse(text)))` (docs/interop.md §6, tests/vectors/README.md).
 
 use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};

@@ -1,4 +1,4 @@
-//! Warm-pool capacity as the library's `readKubernetesTaskCapacity` reads it (namzu-backend.md §6).
+//! Warm-pool capacity as the library's `readKubernetesTaskCapacity` reads it (docs/interop.md §11).
 
 use super::object::{at, name};
 use serde_json::Value;

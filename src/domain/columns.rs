@@ -1,4 +1,4 @@
-//! The inventory's columns (DESIGN.md §3) as text: absent `-`, unreadable `!<raw>`, not allowed
+//! The inventory's columns (docs/interop.md §2) as text: absent `-`, unreadable `!<raw>`, not allowed
 //! to read `?`. Shared by `list` and the TUI so both say the same thing.
 
 use super::age::age;

@@ -1,4 +1,4 @@
-//! Why a workspace is not where its mode says it should be (DESIGN.md §3), most specific first,
+//! Why a workspace is not where its mode says it should be (docs/interop.md §9), most specific first,
 //! with the controller's or kubelet's own reason and message.
 
 use super::object::{at, condition, condition_parts, generation, str_at};

@@ -1,4 +1,4 @@
-//! Template drift (namzu-backend.md §4): the library's overlay (`sandboxPodTemplate`), the hash it
+//! Template drift (docs/interop.md §6, §7): the library's overlay (`sandboxPodTemplate`), the hash it
 //! stamps, and how a Sandbox's stored hash compares with its template's current one.
 
 use super::canonical::pod_template_hash;

@@ -1,4 +1,4 @@
-//! The holder-epoch fence (namzu-backend.md §3): reading, the allow rule, argument validation, take-over.
+//! The holder-epoch fence (docs/interop.md §3): reading, the allow rule, argument validation, take-over.
 
 use super::keys::HOLDER_EPOCH;
 use serde_json::Value;

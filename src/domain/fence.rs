@@ -1,4 +1,4 @@
-//! Deciding a fenced write from one read (namzu-backend.md §3, DESIGN.md §2): which epoch it
+//! Deciding a fenced write from one read (docs/interop.md §3, §4): which epoch it
 //! carries, whether the fence lets it through, and what body it sends — or why nothing is sent.
 
 use super::epoch::{EpochError, Reading, take_over};

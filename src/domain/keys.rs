@@ -1,4 +1,4 @@
-//! Annotation and label keys owned by @namzu/sandbox (namzu-backend.md §1).
+//! Annotation and label keys owned by @namzu/sandbox (docs/interop.md §2).
 
 /// Pod-template label naming the SandboxTemplate a workspace pod came from.
 pub const TEMPLATE_LABEL: &str = "sandbox.namzu.ai/template";

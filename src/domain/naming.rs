@@ -1,4 +1,4 @@
-//! Workspace naming (namzu-backend.md §2): `namzu-ws-<id>`, ids refused — never sanitised.
+//! Workspace naming (docs/interop.md §1): `namzu-ws-<id>`, ids refused — never sanitised.
 
 use super::keys::TEMPLATE_LABEL;
 use super::object::non_empty;

@@ -1,4 +1,4 @@
-//! The one RFC 6902 body builder (`buildHolderEpochPatch`, namzu-backend.md §3).
+//! The one RFC 6902 body builder (`buildHolderEpochPatch`, docs/interop.md §4).
 //! Tests first, then mutations in a fixed order; a write with nothing to condition it on is refused.
 
 use super::epoch::Reading;
@@ -11,7 +11,7 @@ pub const MODE_POINTER: &str = "/spec/operatingMode";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Op {
+pub enum OpKind {
     Test,
     Add,
 }
@@ -19,7 +19,7 @@ pub enum Op {
 /// One operation, in the only two shapes the library sends.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PatchOp {
-    pub op: Op,
+    pub op: OpKind,
     pub path: String,
     pub value: Value,
 }
@@ -27,14 +27,14 @@ pub struct PatchOp {
 impl PatchOp {
     pub fn test(path: impl Into<String>, value: impl Into<Value>) -> Self {
         PatchOp {
-            op: Op::Test,
+            op: OpKind::Test,
             path: path.into(),
             value: value.into(),
         }
     }
     pub fn add(path: impl Into<String>, value: impl Into<Value>) -> Self {
         PatchOp {
-            op: Op::Add,
+            op: OpKind::Add,
             path: path.into(),
             value: value.into(),
         }
@@ -279,16 +279,16 @@ mod tests {
         assert_eq!(
             paths,
             vec![
-                (Op::Test, "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"),
-                (Op::Test, "/spec/operatingMode"),
-                (Op::Add, "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"),
+                (OpKind::Test, "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"),
+                (OpKind::Test, "/spec/operatingMode"),
+                (OpKind::Add, "/metadata/annotations/sandbox.namzu.ai~1holder-epoch"),
                 (
-                    Op::Add,
+                    OpKind::Add,
                     "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at"
                 ),
-                (Op::Add, "/metadata/annotations/sandbox.namzu.ai~1pod-template-hash"),
-                (Op::Add, "/spec/podTemplate"),
-                (Op::Add, "/spec/operatingMode"),
+                (OpKind::Add, "/metadata/annotations/sandbox.namzu.ai~1pod-template-hash"),
+                (OpKind::Add, "/spec/podTemplate"),
+                (OpKind::Add, "/spec/operatingMode"),
             ]
         );
     }

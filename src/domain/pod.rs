@@ -1,4 +1,4 @@
-//! Pod facts the library relies on (namzu-backend.md §5): live, stopped, terminating; and finding
+//! Pod facts the library relies on (docs/interop.md §8): live, stopped, terminating; and finding
 //! the pod and disks of a Sandbox in a namespace-wide list.
 
 use super::object::{annotation, at, name, owner_refs, str_at};

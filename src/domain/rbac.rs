@@ -1,4 +1,4 @@
-//! What each of the tool's verbs needs from RBAC (namzu-backend.md §7 plus the inventory's reads),
+//! What each of the tool's verbs needs from RBAC (docs/interop.md §11 plus the inventory's reads),
 //! for `kubectl namzu rbac` and `kubectl namzu doctor`.
 
 /// One permission: API group, resource, verb.

@@ -1,5 +1,5 @@
 //! Which workspaces a view shows and in what order: filters (including the retention rule of
-//! namzu-backend.md §9) and sort keys, shared by `list`, the write verbs' selections and the TUI.
+//! docs/interop.md §2) and sort keys, shared by `list`, the write verbs' selections and the TUI.
 
 use super::diagnosis::Kind;
 use super::drift::DriftState;

@@ -1,4 +1,4 @@
-//! The display state of a workspace (DESIGN.md §3, agent-sandbox.md "Suggested display state"):
+//! The display state of a workspace (docs/interop.md §8):
 //! from `spec.operatingMode`, `Ready`, the Sandbox's deletionTimestamp and the pod.
 
 use super::object::{at, condition, condition_parts};

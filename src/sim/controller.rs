@@ -1,4 +1,4 @@
-//! A model of the agent-sandbox controller (agent-sandbox.md §4) plus the kubelet and scheduler
+//! A model of the agent-sandbox controller (docs/interop.md §8) plus the kubelet and scheduler
 //! as far as a workspace sees them: pods, PVCs, conditions and events, with per-workspace knobs
 //! that reproduce the field's trouble. Driven by the sim's clock, so tests never sleep.
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub enum FaultAction {
     /// Answer with this status and a Status body (`Retry-After` when given).
     Status {
         code: u16,
@@ -48,13 +48,13 @@ pub struct Fault {
     pub nth: Option<u32>,
     /// Fire on the first n matching requests.
     pub times: Option<u32>,
-    pub action: Action,
+    pub action: FaultAction,
     pub(crate) seen: u32,
 }
 
 impl Fault {
     /// A rule that fires on every match until narrowed with [`Fault::nth`] or [`Fault::times`].
-    pub fn new(method: Option<&str>, path: &str, action: Action) -> Fault {
+    pub fn new(method: Option<&str>, path: &str, action: FaultAction) -> Fault {
         Fault {
             method: method.map(str::to_uppercase),
             path: path.to_string(),
@@ -79,7 +79,7 @@ impl Fault {
         Fault::new(
             method,
             path,
-            Action::Status {
+            FaultAction::Status {
                 code,
                 reason: reason.into(),
                 message: message.into(),
@@ -99,7 +99,7 @@ impl Fault {
     }
 
     pub fn retry_after(mut self, seconds: u32) -> Fault {
-        if let Action::Status { retry_after, .. } = &mut self.action {
+        if let FaultAction::Status { retry_after, .. } = &mut self.action {
             *retry_after = Some(seconds);
         }
         self
@@ -110,7 +110,7 @@ impl Fault {
     }
 
     /// Count a request; the action if this rule fires on it.
-    pub(crate) fn fire(&mut self, method: &str, path: &str) -> Option<Action> {
+    pub(crate) fn fire(&mut self, method: &str, path: &str) -> Option<FaultAction> {
         if !self.matches(method, path) {
             return None;
         }
@@ -160,7 +160,7 @@ mod tests {
         assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_some());
         assert!(f.fire("PATCH", "/apis/x/sandboxes/a").is_none());
         assert!(f.fire("GET", "/apis/x/sandboxes/a").is_none());
-        let mut t = Fault::new(None, "/api/*/pods", Action::Hang).times(1);
+        let mut t = Fault::new(None, "/api/*/pods", FaultAction::Hang).times(1);
         assert!(t.fire("GET", "/api/v1/namespaces/a/pods").is_some());
         assert!(t.fire("GET", "/api/v1/namespaces/a/pods").is_none());
     }

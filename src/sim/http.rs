@@ -2,14 +2,14 @@
 
 use super::auth::authenticate;
 use super::clock::k8s_time;
-use super::faults::Action;
+use super::faults::FaultAction;
 use super::record::Recorded;
 use super::resources::{CASCADE, NAMESPACES, Resource, Target, parse_path};
 use super::selector::Selector;
 use super::status::{self, ApiError};
 use super::store::meta;
 use super::wire::{Body, Req, full, query_pairs};
-use super::{Shared, State, discovery, table, watch};
+use super::{Shared, SimState, discovery, table, watch};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -97,20 +97,20 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
         st.faults.iter_mut().find_map(|f| f.fire(&method, &path))
     };
     match fault {
-        Some(Action::Delay(d)) => tokio::time::sleep(d).await,
-        Some(Action::Hang) => {
+        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
+        Some(FaultAction::Hang) => {
             shared.lock().record.push(rec);
             return std::future::pending().await;
         }
-        Some(Action::Reset) => {
+        Some(FaultAction::Reset) => {
             shared.lock().record.push(rec);
             return Err(std::io::Error::other("injected connection reset"));
         }
-        Some(Action::Mutate(m)) => {
+        Some(FaultAction::Mutate(m)) => {
             let now = shared.clock.now();
             shared.lock().mutate(&path, &m, now);
         }
-        Some(Action::Raw { code, body }) => {
+        Some(FaultAction::Raw { code, body }) => {
             rec.status = code;
             shared.lock().record.push(rec);
             let answer = Response::builder()
@@ -120,7 +120,7 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
                 .expect("response");
             return Ok(answer);
         }
-        Some(Action::Status {
+        Some(FaultAction::Status {
             code,
             reason,
             message,
@@ -158,7 +158,7 @@ fn route(shared: &Arc<Shared>, req: &Req, mut rec: Recorded) -> Response<Body> {
     response
 }
 
-fn serve(st: &mut State, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Response<Body> {
+fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Response<Body> {
     // reads see what the controller last did; writes wake it (below), time wakes it (tick)
     st.tick(now);
     let served = st.agent_sandbox.served();
@@ -257,7 +257,7 @@ fn access_review(req: &Req) -> (u16, Value) {
 type Answer = Result<(u16, Value), ApiError>;
 
 fn objects(
-    st: &mut State,
+    st: &mut SimState,
     req: &Req,
     r: &Resource,
     ns: Option<&str>,
@@ -324,7 +324,7 @@ fn objects(
 }
 
 fn list(
-    st: &State,
+    st: &SimState,
     req: &Req,
     r: &Resource,
     ns: Option<&str>,
@@ -489,7 +489,7 @@ fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiErr
     Ok(())
 }
 
-fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
+fn patch(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
     let ct = req.content_type.split(';').next().unwrap_or("").trim().to_string();
     if st.strict && r.plural == "sandboxes" {
         let leading_test = ct == "application/json-patch+json"
@@ -529,7 +529,7 @@ fn patch(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answe
     commit(st, req, r, old, new)
 }
 
-fn update(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
+fn update(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
     let old = existing(st, r, ns, name)?;
     let new = req
         .body
@@ -540,7 +540,7 @@ fn update(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str) -> Answ
 }
 
 /// The stored object a write applies to, or the API's 404.
-fn existing(st: &State, r: &Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
+fn existing(st: &SimState, r: &Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
     st.store
         .get(r, ns, name)
         .cloned()
@@ -548,7 +548,7 @@ fn existing(st: &State, r: &Resource, ns: &str, name: &str) -> Result<Value, Api
 }
 
 /// Store a written object: optimistic concurrency on resourceVersion, immutables kept, validated.
-fn commit(st: &mut State, req: &Req, r: &Resource, old: Value, mut new: Value) -> Answer {
+fn commit(st: &mut SimState, req: &Req, r: &Resource, old: Value, mut new: Value) -> Answer {
     let name = meta(&old, "name").to_string();
     let sent_rv = new
         .pointer("/metadata/resourceVersion")
@@ -574,7 +574,7 @@ fn commit(st: &mut State, req: &Req, r: &Resource, old: Value, mut new: Value) -
     Ok((200, st.store.update(r, new)))
 }
 
-fn delete(st: &mut State, req: &Req, r: &Resource, ns: &str, name: &str, now: &str) -> Answer {
+fn delete(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name: &str, now: &str) -> Answer {
     let opts = req.body.clone().unwrap_or(json!({}));
     let pre_uid = opts.pointer("/preconditions/uid").and_then(Value::as_str);
     let pre_rv = opts.pointer("/preconditions/resourceVersion").and_then(Value::as_str);

@@ -1,4 +1,4 @@
-//! The simulated cluster (DESIGN.md §6): a loopback Kubernetes API server with a model of the
+//! The simulated cluster (docs/ARCHITECTURE.md, "The simulated cluster"): a loopback Kubernetes API server with a model of the
 //! agent-sandbox controller, for `kubectl namzu demo` and for every integration test.
 //! It stands alone: nothing here calls the tool's cluster, CLI or TUI code.
 
@@ -39,7 +39,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// Everything the server holds, behind one lock.
-pub struct State {
+pub struct SimState {
     pub store: Store,
     pub controller: Controller,
     pub faults: Vec<Fault>,
@@ -49,7 +49,7 @@ pub struct State {
     pub agent_sandbox: AgentSandbox,
 }
 
-impl State {
+impl SimState {
     pub fn reconcile(&mut self, now: DateTime<Utc>) {
         self.controller.reconcile(&mut self.store, now, false);
     }
@@ -119,12 +119,12 @@ impl State {
 }
 
 pub struct Shared {
-    state: Mutex<State>,
+    state: Mutex<SimState>,
     pub clock: Clock,
 }
 
 impl Shared {
-    pub fn lock(&self) -> MutexGuard<'_, State> {
+    pub fn lock(&self) -> MutexGuard<'_, SimState> {
         // a panicking test thread must not take every later request down with it
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -200,7 +200,7 @@ impl Sim {
             Some(t) => Clock::manual(t),
             None => Clock::System,
         };
-        let state = State {
+        let state = SimState {
             store: Store::new(),
             controller: Controller::new(config.timing),
             faults: Vec::new(),
@@ -378,7 +378,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     for (key, knobs) in scenario.all_knobs() {
         st.controller.knobs.insert(key, knobs);
     }
-    let State { store, controller, .. } = &mut *st;
+    let SimState { store, controller, .. } = &mut *st;
     // settle twice: pods are created, then move to their steady state
     controller.reconcile(store, now, true);
     controller.reconcile(store, now, true);

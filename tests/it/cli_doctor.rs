@@ -1,7 +1,7 @@
 //! `doctor` and `rbac` against the sim: a missing permission is named exactly, and the printed Role
 //! is enough for every verb (and the read-only one for none of the writes).
 
-use crate::sim_support::*;
+use crate::support::*;
 use kubectl_namzu::sim::auth::{Rule, User};
 use kubectl_namzu::sim::discovery::AgentSandbox;
 use serde_json::Value;

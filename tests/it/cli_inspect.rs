@@ -1,6 +1,6 @@
 //! `inspect`, `drift` and `capacity` as processes against the demo scenario.
 
-use crate::sim_support::*;
+use crate::support::*;
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,9 +1,9 @@
 //! `kubectl namzu list` as a process against the sim: formats, filters, sort, errors, RBAC.
 
-use crate::sim_support::*;
+use crate::support::*;
 use kubectl_namzu::sim::auth::{Rule, User};
 use kubectl_namzu::sim::discovery::AgentSandbox;
-use kubectl_namzu::sim::faults::{Action, Fault};
+use kubectl_namzu::sim::faults::{Fault, FaultAction};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -495,7 +495,7 @@ async fn missing_or_old_agent_sandbox_is_named() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_timeout_bounds_each_call_and_verbose_logs() {
     let t = start().await;
-    t.sim.add_fault(Fault::new(Some("GET"), "/pods", Action::Hang));
+    t.sim.add_fault(Fault::new(Some("GET"), "/pods", FaultAction::Hang));
     let o = namzu(&t, &["list", "-n", "agents", "--request-timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(

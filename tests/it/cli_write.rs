@@ -1,11 +1,11 @@
 //! Fenced writes through the real binary against the strict sim: the operator-relevant scenarios
-//! of namzu-backend.md §8 (holder-epoch 2, 3, 5, 7–11, 15–21; management 8–11), with the exact
+//! of docs/interop.md §10 (holder-epoch 2, 3, 5, 7–11, 15–21; management 8–11), with the exact
 //! bodies from the sim's request record.
 
-use crate::sim_support::*;
+use crate::support::*;
 use kubectl_namzu::sim::auth::{Rule, User};
 use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Action, Fault, Mutation};
+use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::record::Recorded;
 use kubectl_namzu::sim::resources::SANDBOXES;
 use serde_json::{Value, json};
@@ -22,14 +22,6 @@ fn scenario(mode: &str, annotations: &str) -> String {
 
 async fn sim_with(mode: &str, annotations: &str) -> TestSim {
     start_with(&scenario(mode, annotations), |c| c.namespace = "ns".into()).await
-}
-
-/// Run with the audit log in the sim's temp dir.
-async fn run(t: &TestSim, args: &[&str]) -> std::process::Output {
-    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    let audit = t.dir.path().join("audit.jsonl").display().to_string();
-    namzu_env(full, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit), now_env(t)]).await
 }
 
 fn writes(t: &TestSim) -> Vec<Recorded> {
@@ -72,7 +64,7 @@ fn epoch_of(v: &Value) -> Option<&str> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn he2_and_he7_suspend_keeps_the_stored_epoch_with_the_exact_body() {
     let t = sim_with("Running", r#"epoch: "7","#).await;
-    let o = run(&t, &["suspend", "shared-desk"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk"]).await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(out(&o).trim(), "shared-desk: suspended (keeps holder epoch 7)");
     let w = writes(&t);
@@ -100,7 +92,7 @@ async fn he2_and_he7_suspend_keeps_the_stored_epoch_with_the_exact_body() {
 async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
     let t = sim_with("Running", r#"epoch: "4","#).await;
     // B adopts the Running workspace at 5: a stamp-only write
-    let o = run(&t, &["resume", "shared-desk", "--epoch", "5"]).await;
+    let o = run_audited(&t, &["resume", "shared-desk", "--epoch", "5"]).await;
     assert!(
         out(&o).contains("holder epoch stamped, mode unchanged (takes over: 4 → 5)"),
         "{}",
@@ -118,7 +110,7 @@ async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
     };
     let uid_before = pod_uid(&t);
     // A suspends at 4: refused, nothing sent
-    let o = run(&t, &["suspend", "shared-desk", "--epoch", "4"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--epoch", "4"]).await;
     assert_eq!(o.status.code(), Some(3));
     assert!(
         err(&o).contains(
@@ -132,7 +124,7 @@ async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
     assert_eq!((mode_of(&s), epoch_of(&s)), ("Running", Some("5")));
     assert_eq!(pod_uid(&t), uid_before, "the pod is untouched");
     // B's own suspend succeeds and the stored epoch stays 5
-    let o = run(&t, &["suspend", "shared-desk", "--epoch", "5"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--epoch", "5"]).await;
     assert!(o.status.success());
     let s = sandbox(&t).unwrap();
     assert_eq!((mode_of(&s), epoch_of(&s)), ("Suspended", Some("5")));
@@ -141,7 +133,7 @@ async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn he5_resume_below_the_stored_epoch_is_refused() {
     let t = sim_with("Suspended", r#"epoch: "5","#).await;
-    let o = run(&t, &["resume", "shared-desk", "--epoch", "4"]).await;
+    let o = run_audited(&t, &["resume", "shared-desk", "--epoch", "4"]).await;
     assert_eq!(o.status.code(), Some(3));
     assert!(writes(&t).is_empty());
     assert_eq!(mode_of(&sandbox(&t).unwrap()), "Suspended");
@@ -154,7 +146,7 @@ async fn he8_no_annotations_map_adds_the_whole_map_under_a_resource_version_test
         .as_str()
         .unwrap()
         .to_string();
-    let o = run(&t, &["suspend", "shared-desk", "--epoch", "3"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--epoch", "3"]).await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(
         wild(writes(&t)[0].body.as_ref().unwrap()),
@@ -172,7 +164,7 @@ async fn he9_foreign_annotation_survives_per_key_adds() {
         .as_str()
         .unwrap()
         .to_string();
-    run(&t, &["suspend", "shared-desk", "--epoch", "3"]).await;
+    run_audited(&t, &["suspend", "shared-desk", "--epoch", "3"]).await;
     assert_eq!(
         wild(writes(&t)[0].body.as_ref().unwrap()),
         json!([{"op":"test","path":"/metadata/resourceVersion","value":rv},{"op":"add","path":E,"value":"3"},
@@ -189,12 +181,12 @@ async fn he10_a_moved_resource_version_is_reread_rebuilt_and_resent() {
         Fault::new(
             Some("PATCH"),
             "/sandboxes/namzu-ws-shared-desk",
-            Action::Mutate(Mutation::BumpResourceVersion),
+            FaultAction::Mutate(Mutation::BumpResourceVersion),
         )
         .nth(1),
     );
     t.sim.clear_requests();
-    let o = run(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let calls: Vec<(String, u16)> = t
         .sim
@@ -221,7 +213,7 @@ async fn he11_refused_with_nothing_moved_is_not_retried() {
         "the server rejected our request due to an error in our request",
     ));
     t.sim.clear_requests();
-    let o = run(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--epoch", "1"]).await;
     assert_eq!(o.status.code(), Some(3));
     assert!(err(&o).contains("not applied"), "{}", err(&o));
     let calls: Vec<String> = t
@@ -240,7 +232,7 @@ async fn he15_to_he18_fenced_delete() {
     // 15: at 4 against 5: refused, no DELETE
     let t = sim_with("Suspended", r#"epoch: "5","#).await;
     for verb in ["suspend", "delete"] {
-        let o = run(
+        let o = run_audited(
             &t,
             &[verb, "shared-desk", "--epoch", "4", "--yes"]
                 .iter()
@@ -257,7 +249,7 @@ async fn he15_to_he18_fenced_delete() {
         .as_str()
         .unwrap()
         .to_string();
-    let o = run(&t, &["delete", "shared-desk", "--epoch", "5", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "shared-desk", "--epoch", "5", "--yes"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let w = writes(&t);
     assert_eq!(w.len(), 1);
@@ -277,7 +269,7 @@ async fn he15_to_he18_fenced_delete() {
             .is_none()
     );
     // 17: already deleted by somebody else: success, no DELETE
-    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "shared-desk", "--yes"]).await;
     assert!(o.status.success());
     assert!(out(&o).contains("already gone"));
     assert_eq!(writes(&t).len(), 1);
@@ -286,7 +278,7 @@ async fn he15_to_he18_fenced_delete() {
     let t = sim_with("Suspended", r#"epoch: "5","#).await;
     t.sim
         .add_fault(Fault::status(Some("DELETE"), "/sandboxes/", 409, "Operation cannot be fulfilled").nth(1));
-    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "shared-desk", "--yes"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let statuses: Vec<u16> = writes(&t).iter().map(|r| r.status).collect();
     assert_eq!(statuses, [409, 200]);
@@ -296,21 +288,21 @@ async fn he15_to_he18_fenced_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn he19_to_he21_reads_and_bad_epochs() {
     let t = sim_with("Running", r#"epoch: "5","#).await;
-    let o = run(&t, &["list", "-o", "json"]).await;
+    let o = run_audited(&t, &["list", "-o", "json"]).await;
     let items: Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(items[0]["holderEpoch"]["value"], 5);
     assert!(writes(&t).is_empty());
     // 20: 1.5 and -1 are refused before any request
     t.sim.clear_requests();
     for bad in ["1.5", "-1", "9007199254740992"] {
-        let o = run(&t, &["suspend", "shared-desk", &format!("--epoch={bad}")]).await;
+        let o = run_audited(&t, &["suspend", "shared-desk", &format!("--epoch={bad}")]).await;
         assert_eq!(o.status.code(), Some(2), "{bad}");
         assert!(err(&o).contains("non-negative safe integer"), "{bad}: {}", err(&o));
     }
     assert!(t.sim.requests().is_empty(), "0 requests");
     // 21: an unreadable stored epoch refuses, naming the raw value
     let t = sim_with("Running", r#"epoch: "latest","#).await;
-    let o = run(&t, &["suspend", "shared-desk", "--epoch", "9"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--epoch", "9"]).await;
     assert_eq!(o.status.code(), Some(3));
     assert!(
         err(&o).contains("\"latest\", which is not a decimal integer"),
@@ -318,7 +310,7 @@ async fn he19_to_he21_reads_and_bad_epochs() {
         err(&o)
     );
     assert!(writes(&t).is_empty());
-    let items: Value = serde_json::from_str(&out(&run(&t, &["list", "-o", "json"]).await)).unwrap();
+    let items: Value = serde_json::from_str(&out(&run_audited(&t, &["list", "-o", "json"]).await)).unwrap();
     assert_eq!(
         items[0]["holderEpoch"],
         json!({"value":null,"readable":false,"raw":"latest"})
@@ -330,17 +322,17 @@ async fn management_8_delete_of_a_suspended_workspace() {
     let t = sim_with("Suspended", "").await;
     t.sim
         .add_fault(Fault::status(Some("DELETE"), "/sandboxes/", 500, "etcdserver: request timed out").nth(1));
-    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "shared-desk", "--yes"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("etcdserver: request timed out"), "{}", err(&o));
     assert!(sandbox(&t).is_some(), "a 500 is not a delete");
-    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "shared-desk", "--yes"]).await;
     assert!(o.status.success(), "the retry succeeds: {}", err(&o));
     let deletes: Vec<u16> = writes(&t).iter().map(|r| r.status).collect();
     assert_eq!(deletes, [500, 200], "exactly one DELETE per attempt");
-    let o = run(&t, &["delete", "shared-desk", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "shared-desk", "--yes"]).await;
     assert!(o.status.success() && out(&o).contains("already gone"));
-    let o = run(&t, &["delete", "Not A Label", "--yes"]).await;
+    let o = run_audited(&t, &["delete", "Not A Label", "--yes"]).await;
     assert_eq!(o.status.code(), Some(2));
     assert!(err(&o).contains("cannot name a Sandbox"));
     assert_eq!(writes(&t).len(), 2);
@@ -353,7 +345,7 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
         c.timing.grace = chrono::Duration::zero();
     })
     .await;
-    let o = run(&t, &["suspend", "shared-desk", "--wait"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--wait"]).await;
     assert!(o.status.success(), "{}", err(&o));
     assert!(
         out(&o).contains("suspended (keeps holder epoch 1); confirmed"),
@@ -381,7 +373,7 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
             ..Default::default()
         },
     );
-    let o = run(&t, &["suspend", "shared-desk", "--wait", "--timeout", "1s"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(
         err(&o).contains("unconfirmed: still waiting for pod namzu-ws-shared-desk to finish terminating"),
@@ -392,7 +384,7 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
     assert!(t.sim.requests().iter().all(|r| r.method != "DELETE"));
 
     // 11: a missing workspace
-    let o = run(&t, &["suspend", "nobody"]).await;
+    let o = run_audited(&t, &["suspend", "nobody"]).await;
     assert_eq!(o.status.code(), Some(4));
     assert!(err(&o).contains("not found"));
 }
@@ -404,7 +396,7 @@ async fn resume_waits_for_ready_and_a_new_pod() {
         c.timing.ready_delay = chrono::Duration::zero();
     })
     .await;
-    let o = run(&t, &["resume", "shared-desk", "--wait", "-o", "json"]).await;
+    let o = run_audited(&t, &["resume", "shared-desk", "--wait", "-o", "json"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
     assert_eq!(v[0]["result"], "applied");
@@ -420,7 +412,7 @@ async fn resume_waits_for_ready_and_a_new_pod() {
             ..Default::default()
         },
     );
-    let o = run(&t, &["resume", "shared-desk", "--wait", "--timeout", "1s"]).await;
+    let o = run_audited(&t, &["resume", "shared-desk", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5));
     assert!(
         err(&o).contains("unschedulable: 0/3 nodes are available: 3 Insufficient memory."),
@@ -434,8 +426,8 @@ async fn faults_on_the_write_path() {
     // the object deleted between GET and PATCH
     let t = sim_with("Running", r#"epoch: "1","#).await;
     t.sim
-        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Mutate(Mutation::Delete)).nth(1));
-    let o = run(&t, &["suspend", "shared-desk"]).await;
+        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", FaultAction::Mutate(Mutation::Delete)).nth(1));
+    let o = run_audited(&t, &["suspend", "shared-desk"]).await;
     assert_eq!(o.status.code(), Some(4), "{}", out(&o));
     // a host takes over between our GET and our PATCH: re-read, the fence now refuses
     let t = sim_with("Running", r#"epoch: "1","#).await;
@@ -443,14 +435,14 @@ async fn faults_on_the_write_path() {
         Fault::new(
             Some("PATCH"),
             "/sandboxes/",
-            Action::Mutate(Mutation::SetAnnotation {
+            FaultAction::Mutate(Mutation::SetAnnotation {
                 key: "sandbox.namzu.ai/holder-epoch".into(),
                 value: "2".into(),
             }),
         )
         .nth(1),
     );
-    let o = run(&t, &["suspend", "shared-desk"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
     assert!(err(&o).contains("held at epoch 2"), "{}", err(&o));
     assert_eq!(writes(&t).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
@@ -459,16 +451,17 @@ async fn faults_on_the_write_path() {
     // fails, the re-read finds a stranger, and nothing is written to it
     let t2 = sim_with("Running", "annotations: {example.com/owner: ops},").await;
     t2.sim
-        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Mutate(Mutation::Replace)).nth(1));
-    let o = run(&t2, &["suspend", "shared-desk", "--epoch", "1"]).await;
+        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", FaultAction::Mutate(Mutation::Replace)).nth(1));
+    let o = run_audited(&t2, &["suspend", "shared-desk", "--epoch", "1"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
     assert!(err(&o).contains("the Sandbox was replaced"), "{}", err(&o));
     assert_eq!(writes(&t2).iter().map(|r| r.status).collect::<Vec<_>>(), [422]);
     assert_eq!(mode_of(&sandbox(&t2).unwrap()), "Running");
 
     // a hang: the request timeout ends it, one line
-    t.sim.add_fault(Fault::new(Some("PATCH"), "/sandboxes/", Action::Hang));
-    let o = run(
+    t.sim
+        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/", FaultAction::Hang));
+    let o = run_audited(
         &t,
         &["suspend", "shared-desk", "--take-over", "--request-timeout", "1s"],
     )
@@ -483,9 +476,12 @@ async fn faults_on_the_write_path() {
     let t = sim_with("Running", r#"epoch: "1","#).await;
     t.sim
         .add_fault(Fault::status(Some("PATCH"), "/sandboxes/", 500, "etcdserver: request timed out").nth(1));
-    assert_eq!(run(&t, &["suspend", "shared-desk"]).await.status.code(), Some(1));
+    assert_eq!(
+        run_audited(&t, &["suspend", "shared-desk"]).await.status.code(),
+        Some(1)
+    );
     assert_eq!(mode_of(&sandbox(&t).unwrap()), "Running");
-    assert!(run(&t, &["suspend", "shared-desk"]).await.status.success());
+    assert!(run_audited(&t, &["suspend", "shared-desk"]).await.status.success());
     assert_eq!(mode_of(&sandbox(&t).unwrap()), "Suspended");
     // 403 on patch: one line naming the verb
     let rules = vec![Rule::new(&["get", "list"], &["*"], &["*"], &[])];
@@ -494,7 +490,7 @@ async fn faults_on_the_write_path() {
         c.users = vec![User::with_rules("viewer", "v", rules)];
     })
     .await;
-    let o = run(&t, &["suspend", "shared-desk"]).await;
+    let o = run_audited(&t, &["suspend", "shared-desk"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
         err(&o).contains("forbidden: you may not patch sandboxes.agents.x-k8s.io namzu-ws-shared-desk in namespace ns"),
@@ -511,7 +507,7 @@ async fn read_only_blocks_every_verb_and_sends_nothing() {
         vec!["--read-only", "resume", "shared-desk"],
         vec!["--read-only", "delete", "shared-desk", "--yes"],
     ] {
-        let o = run(&t, &args).await;
+        let o = run_audited(&t, &args).await;
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         assert_eq!(err(&o).lines().count(), 1);
         assert!(err(&o).contains("read-only mode"), "{}", err(&o));
@@ -531,7 +527,7 @@ async fn read_only_blocks_every_verb_and_sends_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dry_run_prints_the_exact_request_and_sends_nothing() {
     let t = sim_with("Running", r#"epoch: "7","#).await;
-    let o = run(
+    let o = run_audited(
         &t,
         &["suspend", "shared-desk", "--take-over", "--dry-run", "-o", "json"],
     )
@@ -551,7 +547,7 @@ async fn dry_run_prints_the_exact_request_and_sends_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn selections_and_the_audit_log() {
     let t = start_demo().await;
-    let o = run(&t, &["suspend", "-n", "research", "--state", "Running"]).await;
+    let o = run_audited(&t, &["suspend", "-n", "research", "--state", "Running"]).await;
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let text = out(&o);
     assert!(
@@ -563,9 +559,9 @@ async fn selections_and_the_audit_log() {
         text.contains("WORKSPACE") && text.contains("RESULT"),
         "summary table: {text}"
     );
-    let o = run(&t, &["suspend", "-n", "research"]).await;
+    let o = run_audited(&t, &["suspend", "-n", "research"]).await;
     assert_eq!(o.status.code(), Some(2), "no ids and no selection");
-    let o = run(&t, &["audit", "-o", "json"]).await;
+    let o = run_audited(&t, &["audit", "-o", "json"]).await;
     let entries: Value = serde_json::from_str(&out(&o)).unwrap();
     let entries = entries.as_array().unwrap();
     assert_eq!(entries.len(), 2);
@@ -583,7 +579,7 @@ async fn selections_and_the_audit_log() {
             o["spec"]["operatingMode"] = json!("Running")
         });
     }
-    let o = run(
+    let o = run_audited(
         &t,
         &[
             "suspend",

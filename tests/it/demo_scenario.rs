@@ -37,7 +37,7 @@ async fn demo_scenario_loads_with_consistent_hashes() {
             );
         }
     }
-    // the three annotation shapes of namzu-backend.md §3 among Running workspaces
+    // the three annotation shapes of docs/interop.md §4 among Running workspaces
     let running: Vec<_> = workspaces
         .iter()
         .filter(|w| w["spec"]["operatingMode"] == "Running")

@@ -3,9 +3,9 @@
 //! write, out-of-range durations, escape sequences in cluster data, an unusable audit log. Each
 //! ends in one clear line and a documented exit code — never a panic, never a write elsewhere.
 
-use crate::sim_support::*;
+use crate::support::*;
 use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Action as Fault_, Fault, Mutation};
+use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use serde_json::Value;
 use std::process::{Output, Stdio};
@@ -20,19 +20,6 @@ fn one_line(o: &Output) -> String {
     e
 }
 
-fn audit_env(t: &TestSim) -> (String, String) {
-    (
-        "KUBECTL_NAMZU_AUDIT_LOG".into(),
-        t.dir.path().join("audit.jsonl").display().to_string(),
-    )
-}
-
-async fn run(t: &TestSim, args: &[&str]) -> Output {
-    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    namzu_env(full, vec![audit_env(t), now_env(t)]).await
-}
-
 fn audit_entries(t: &TestSim) -> Vec<Value> {
     std::fs::read_to_string(t.dir.path().join("audit.jsonl"))
         .unwrap_or_default()
@@ -44,7 +31,7 @@ fn audit_entries(t: &TestSim) -> Vec<Value> {
 /// The sim answers `method path` with exactly `body` (200), as a hostile server or proxy would.
 fn answer_with(t: &TestSim, method: &str, path: &str, body: String) {
     t.sim
-        .add_fault(Fault::new(Some(method), path, Fault_::Raw { code: 200, body }));
+        .add_fault(Fault::new(Some(method), path, FaultAction::Raw { code: 200, body }));
 }
 
 fn patches(t: &TestSim) -> usize {
@@ -57,7 +44,7 @@ async fn a_namespace_that_would_rewrite_the_url_never_reaches_one() {
     t.sim.clear_requests();
     // from the flag: refused as kubectl refuses it, before any request
     for ns in [HOSTILE_NS, "", "a/b", "..", "Research", "a?b"] {
-        let o = run(&t, &["-n", ns, "suspend", "alpha"]).await;
+        let o = run_audited(&t, &["-n", ns, "suspend", "alpha"]).await;
         assert_eq!(o.status.code(), Some(2), "{ns:?}");
         assert!(one_line(&o).contains("invalid namespace"), "{ns:?}: {}", err(&o));
     }
@@ -74,7 +61,7 @@ async fn a_namespace_that_would_rewrite_the_url_never_reaches_one() {
     }
     assert!(t.sim.requests().is_empty(), "{:?}", t.sim.requests());
     // a name cannot be looked for in every namespace
-    let o = run(&t, &["-A", "suspend", "alpha"]).await;
+    let o = run_audited(&t, &["-A", "suspend", "alpha"]).await;
     assert_eq!(o.status.code(), Some(2));
     assert!(one_line(&o).contains("across all namespaces"));
     assert_eq!(
@@ -96,11 +83,11 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
         vec!["-n", "agents", "suspend", "--all"],
         vec!["-n", "agents", "inspect", "awake"],
     ] {
-        let o = run(&t, &args).await;
+        let o = run_audited(&t, &args).await;
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", err(&o));
         assert!(one_line(&o).contains("answered"), "{args:?}: {}", err(&o));
     }
-    let o = run(&t, &["-n", "agents", "doctor"]).await;
+    let o = run_audited(&t, &["-n", "agents", "doctor"]).await;
     assert!(
         !err(&o).contains("panicked") && o.status.code() != Some(101),
         "{}",
@@ -112,7 +99,7 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
     // a GET answered with another object: the write path stops before the fence, nothing sent
     let other = serde_json::to_string(&t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap()).unwrap();
     answer_with(&t, "GET", "/sandboxes/namzu-ws-awake", other.clone());
-    let o = run(&t, &["-n", "agents", "suspend", "awake"]).await;
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
         err(&o).contains("answered with Sandbox agents.x-k8s.io/v1beta1 agents/namzu-ws-asleep"),
@@ -124,7 +111,7 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
 
     // a PATCH answered with another object is not reported as applied
     answer_with(&t, "PATCH", "/sandboxes/namzu-ws-awake", other);
-    let o = run(&t, &["-n", "agents", "suspend", "awake"]).await;
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake"]).await;
     assert_eq!(o.status.code(), Some(1), "{}", out(&o));
     assert!(!out(&o).contains("suspended ("), "{}", out(&o));
     t.sim.clear_faults();
@@ -136,14 +123,14 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
         500,
         "etcdserver: leader changed",
     ));
-    let o = run(&t, &["-n", "agents", "doctor"]).await;
+    let o = run_audited(&t, &["-n", "agents", "doctor"]).await;
     assert!(out(&o).contains("? list: could not ask whether you may"), "{}", out(&o));
     assert!(!out(&o).contains("you may not"), "{}", out(&o));
     t.sim.clear_faults();
 
     // doctor: a /version that is not one is not "cannot be reached"
     answer_with(&t, "GET", "/version", "[1,2".into());
-    let o = run(&t, &["doctor"]).await;
+    let o = run_audited(&t, &["doctor"]).await;
     assert_eq!(o.status.code(), Some(1));
     assert!(
         one_line(&o).contains("did not answer /version as a Kubernetes API server does"),
@@ -228,7 +215,7 @@ async fn a_signal_during_a_bulk_write_finishes_the_write_in_flight_and_starts_no
         Fault::new(
             Some("PATCH"),
             "/sandboxes/",
-            Fault_::Delay(std::time::Duration::from_millis(800)),
+            FaultAction::Delay(std::time::Duration::from_millis(800)),
         )
         .nth(1),
     );
@@ -292,7 +279,7 @@ async fn bad_flags_are_one_line_and_exit_2() {
         vec!["suspend", "awake", "-o", "name"],
         vec!["list", "--stat"],
     ] {
-        let o = run(&t, &args).await;
+        let o = run_audited(&t, &args).await;
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
         one_line(&o);
     }
@@ -351,7 +338,7 @@ workspaces:
 "#;
     let t = start_with(scenario, |c| c.namespace = "agents".into()).await;
     for args in [vec!["list"], vec!["list", "-o", "wide"], vec!["inspect", "odd"]] {
-        let o = run(&t, &args).await;
+        let o = run_audited(&t, &args).await;
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", err(&o));
         assert!(
             !out(&o).contains('\u{1b}'),
@@ -362,14 +349,14 @@ workspaces:
     }
     // -o yaml: every string stays a string for a YAML 1.1 reader too (dates, times, `no`)
     for verb in [vec!["list"], vec!["inspect", "odd"]] {
-        let yaml = out(&run(&t, &[verb.clone(), vec!["-o", "yaml"]].concat()).await);
-        let json = out(&run(&t, &[verb.clone(), vec!["-o", "json"]].concat()).await);
+        let yaml = out(&run_audited(&t, &[verb.clone(), vec!["-o", "yaml"]].concat()).await);
+        let json = out(&run_audited(&t, &[verb.clone(), vec!["-o", "json"]].concat()).await);
         assert!(!yaml.contains(": 2026-") && !yaml.contains(": no\n"), "{yaml}");
         let from_yaml: Value = serde_yaml::from_str(&yaml).unwrap();
         let from_json: Value = serde_json::from_str(&json).unwrap();
         assert_eq!(from_yaml, from_json, "-o yaml and -o json carry the same data");
     }
-    let yaml = out(&run(&t, &["inspect", "odd", "-o", "yaml"]).await);
+    let yaml = out(&run_audited(&t, &["inspect", "odd", "-o", "yaml"]).await);
     assert!(yaml.contains(r#"createdAt: "2026-11-29T12:00:00Z""#), "{yaml}");
 }
 
@@ -460,14 +447,14 @@ async fn what_the_summary_says_matches_what_happened() {
         Fault::new(
             Some("PATCH"),
             "/sandboxes/namzu-ws-awake",
-            Fault_::Mutate(Mutation::MergePatch(serde_json::json!({
+            FaultAction::Mutate(Mutation::MergePatch(serde_json::json!({
                 "metadata": {"annotations": {"sandbox.namzu.ai/holder-epoch": "3"}},
                 "spec": {"operatingMode": "Suspended"}
             }))),
         )
         .nth(1),
     );
-    let o = run(&t, &["-n", "agents", "suspend", "awake", "--take-over"]).await;
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake", "--take-over"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
     assert!(
         err(&o).contains("the take-over was NOT performed (holder epoch 3 stays)"),
@@ -477,7 +464,7 @@ async fn what_the_summary_says_matches_what_happened() {
     let last = audit_entries(&t).pop().unwrap();
     assert_eq!(last["outcome"], "unchanged", "the audit says how it ended: {last}");
     t.sim.clear_faults();
-    let o = run(&t, &["-n", "agents", "resume", "awake"]).await;
+    let o = run_audited(&t, &["-n", "agents", "resume", "awake"]).await;
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 
     // a landed write whose wait timed out: "not confirmed", never "not resumed"
@@ -490,7 +477,7 @@ async fn what_the_summary_says_matches_what_happened() {
             ..Default::default()
         },
     );
-    let o = run(
+    let o = run_audited(
         &t,
         &["-n", "agents", "resume", "asleep", "awake", "--wait", "--timeout", "1s"],
     )
@@ -517,9 +504,9 @@ async fn what_the_summary_says_matches_what_happened() {
             ..Default::default()
         },
     );
-    let o = run(&t, &["-n", "agents", "suspend", "awake", "--epoch", "3"]).await;
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake", "--epoch", "3"]).await;
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
-    let o = run(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(err(&o).contains("still waiting for pod namzu-ws-awake"), "{}", err(&o));
 }

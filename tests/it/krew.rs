@@ -1,7 +1,7 @@
 //! Packaging: `scripts/release.sh` packs the binary, LICENSE and README and writes the krew
 //! manifest; the manifest passes krew-index's checks; kubectl finds and runs the installed plugin.
 
-use crate::sim_support::out;
+use crate::support::out;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

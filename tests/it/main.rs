@@ -13,7 +13,6 @@ mod race;
 mod readme;
 mod sim_api;
 mod sim_kubectl;
-mod sim_support;
 mod support;
 mod template_hash_cli;
 mod tui;

@@ -2,7 +2,7 @@
 
 use kubectl_namzu::domain::canonical::canonical_json;
 use kubectl_namzu::domain::epoch::Reading;
-use kubectl_namzu::domain::patch::{self, Mode, Op, PatchInput, PatchOp};
+use kubectl_namzu::domain::patch::{self, Mode, OpKind, PatchInput, PatchOp};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -63,9 +63,9 @@ proptest! {
         };
         if let Ok(ops) = patch::build(input) {
             prop_assert!(!ops.is_empty());
-            prop_assert_eq!(ops[0].op, Op::Test, "the first op is a test");
-            let first_add = ops.iter().position(|o| o.op == Op::Add).unwrap_or(ops.len());
-            prop_assert!(ops[first_add..].iter().all(|o| o.op == Op::Add), "no test after a mutation");
+            prop_assert_eq!(ops[0].op, OpKind::Test, "the first op is a test");
+            let first_add = ops.iter().position(|o| o.op == OpKind::Add).unwrap_or(ops.len());
+            prop_assert!(ops[first_add..].iter().all(|o| o.op == OpKind::Add), "no test after a mutation");
         } else {
             // refusals only where the library refuses
             prop_assert!(epoch.is_none() && !extra_test || rv.is_none());

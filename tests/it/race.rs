@@ -2,9 +2,9 @@
 //! simulated host that keeps taking over. Afterwards the sim's record must show every applied
 //! write conditional, epochs never going backwards, and the object matching the last write.
 
-use crate::sim_support::*;
+use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use kubectl_namzu::sim::faults::{Action, Fault, Mutation};
+use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use serde_json::{Value, json};
 
@@ -42,7 +42,7 @@ async fn concurrent_writers_never_lose_the_fence() {
         Fault::new(
             Some("PATCH"),
             "/sandboxes/namzu-ws-shared-desk",
-            Action::Mutate(Mutation::SetAnnotation {
+            FaultAction::Mutate(Mutation::SetAnnotation {
                 key: EPOCH_KEY.into(),
                 value: "1000".into(),
             }),

@@ -2,7 +2,7 @@
 //! (the README says which ones need a real cluster: none do). `demo` itself is left out: it would
 //! start a second simulated cluster.
 
-use crate::sim_support::*;
+use crate::support::*;
 
 fn readme_commands() -> Vec<String> {
     let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();

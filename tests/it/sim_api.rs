@@ -1,14 +1,14 @@
 //! The simulated API server through the real kube client over HTTP: discovery, reads, writes,
 //! preconditions, cascade, watch, auth, faults, and every controller transition.
 
-use crate::sim_support::*;
+use crate::support::*;
 use chrono::Duration;
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent, WatchParams};
 use kube::core::DynamicObject;
 use kubectl_namzu::sim::auth::{Rule, User};
 use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Action, Fault};
+use kubectl_namzu::sim::faults::{Fault, FaultAction};
 use kubectl_namzu::sim::resources::{EVENTS, PODS, PVCS, SANDBOXES};
 use serde_json::{Value, json};
 
@@ -556,12 +556,12 @@ async fn injected_faults() {
     assert_eq!(status_code(&e), Some(403));
 
     t.sim
-        .add_fault(Fault::new(Some("GET"), "/pods/namzu-ws-awake", Action::Reset).times(1));
+        .add_fault(Fault::new(Some("GET"), "/pods/namzu-ws-awake", FaultAction::Reset).times(1));
     let e = pods(&client, "agents").get("namzu-ws-awake").await.unwrap_err();
     assert_eq!(status_code(&e), None, "a reset is a transport error: {e}");
 
     t.sim
-        .add_fault(Fault::new(Some("GET"), "/pods/namzu-ws-owned", Action::Hang));
+        .add_fault(Fault::new(Some("GET"), "/pods/namzu-ws-owned", FaultAction::Hang));
     let hung = tokio::time::timeout(
         std::time::Duration::from_millis(300),
         pods(&client, "agents").get("namzu-ws-owned"),

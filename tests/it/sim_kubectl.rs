@@ -1,6 +1,6 @@
 //! Fidelity against a real client: kubectl, where it is on PATH, run against the sim.
 
-use crate::sim_support::*;
+use crate::support::*;
 use kubectl_namzu::sim::resources::SANDBOXES;
 use std::process::Output;
 

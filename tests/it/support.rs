@@ -1,8 +1,174 @@
-//! Shared helpers: the built binary and the vector files copied into the checkout.
+//! The one test-helper module: the simulated cluster started in-process and reached through a
+//! real kube::Client, the real binary run against it (with the sim's clock), the shipped vectors.
 
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+use kubectl_namzu::clock::NOW_ENV;
+use kubectl_namzu::sim::scenario::Scenario;
+use kubectl_namzu::sim::{Sim, SimConfig, TEST_START};
 use serde_json::Value;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+pub struct TestSim {
+    pub sim: Sim,
+    pub dir: tempfile::TempDir,
+}
+
+/// A small scenario: one template, a Running and a Suspended workspace, a claim-owned one.
+pub const SMALL: &str = r#"
+namespaces: [agents]
+objects:
+  - apiVersion: extensions.agents.x-k8s.io/v1beta1
+    kind: SandboxTemplate
+    metadata: {name: coder, namespace: agents}
+    spec:
+      podTemplate:
+        metadata: {labels: {app: agent}}
+        spec: {containers: [{name: agent, image: "ghcr.io/x/agent:1.2"}]}
+  - apiVersion: extensions.agents.x-k8s.io/v1beta1
+    kind: SandboxClaim
+    metadata: {name: claimed, namespace: agents}
+    spec: {warmPoolRef: {name: pool}}
+workspaces:
+  - namespace: agents
+    id: awake
+    podTemplate: &pt
+      metadata: {labels: {app: agent, sandbox.namzu.ai/template: coder}}
+      spec: {containers: [{name: agent, image: "ghcr.io/x/agent:1.2"}]}
+    epoch: "2"
+    created: "{{now-3d}}"
+  - namespace: agents
+    id: asleep
+    podTemplate: *pt
+    mode: Suspended
+    changedAt: "2026-09-10T12:00:00.000Z"
+    annotations: {example.com/owner: ops}
+  - namespace: agents
+    id: owned
+    podTemplate: *pt
+    ownerClaim: claimed
+"#;
+
+pub async fn start_with(scenario: &str, tweak: impl FnOnce(&mut SimConfig)) -> TestSim {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = SimConfig::for_tests(&dir.path().join("kubeconfig"));
+    tweak(&mut config);
+    let scenario = Scenario::parse(scenario, config.manual_clock.expect("tests use a manual clock")).expect("scenario");
+    let sim = Sim::start(config, &scenario).await.expect("sim starts");
+    TestSim { sim, dir }
+}
+
+pub async fn start() -> TestSim {
+    start_with(SMALL, |_| {}).await
+}
+
+pub async fn client_from(path: &Path, retry: bool) -> Client {
+    let kc = Kubeconfig::read_from(path).expect("kubeconfig");
+    let mut config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        .await
+        .expect("config");
+    config.default_retry = retry;
+    Client::try_from(config).expect("client")
+}
+
+impl TestSim {
+    /// A client without kube's automatic retries, so injected statuses are seen as sent.
+    pub async fn client(&self) -> Client {
+        client_from(self.sim.kubeconfig(), false).await
+    }
+}
+
+pub fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+pub fn sandboxes(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        ns,
+        &ar("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
+    )
+}
+
+pub fn pods(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &ar("", "v1", "Pod", "pods"))
+}
+
+pub fn pvcs(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        client.clone(),
+        ns,
+        &ar("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    )
+}
+
+/// The kube error's HTTP status, if it is an API error.
+pub fn status_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+/// Run the real binary against the sim's kubeconfig (plus `args`), off the runtime's threads.
+pub async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    namzu_env(full, vec![now_env(t)]).await
+}
+
+/// The binary's clock pinned to the sim's: both read the same instant, whatever the day.
+pub fn now_env(t: &TestSim) -> (String, String) {
+    (NOW_ENV.into(), t.sim.now().to_rfc3339())
+}
+
+/// Run the real binary with exactly these arguments and extra environment; its clock reads
+/// [`TEST_START`] (where every test sim's clock starts) unless `env` says otherwise.
+pub async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+            .args(&args)
+            .env_remove("KUBECONFIG")
+            .env("NO_COLOR", "1")
+            .env(NOW_ENV, TEST_START)
+            .envs(env)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run kubectl-namzu")
+    })
+    .await
+    .expect("join")
+}
+
+pub fn out(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn err(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The demo scenario on a manual clock.
+pub async fn start_demo() -> TestSim {
+    start_with(kubectl_namzu::sim::scenario::DEMO, |c| c.namespace = "agents".into()).await
+}
+
+/// Run with the audit log in the sim's temp dir, on the sim's clock.
+pub async fn run_audited(t: &TestSim, args: &[&str]) -> std::process::Output {
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    namzu_env(full, vec![audit_env(t), now_env(t)]).await
+}
+
+/// `KUBECTL_NAMZU_AUDIT_LOG` in the sim's temp dir.
+pub fn audit_env(t: &TestSim) -> (String, String) {
+    (
+        "KUBECTL_NAMZU_AUDIT_LOG".into(),
+        t.dir.path().join("audit.jsonl").display().to_string(),
+    )
+}
 
 /// The vectors computed with @namzu/sandbox's own code, copied into `tests/vectors/`.
 pub fn vector_cases(file: &str) -> Vec<Value> {
@@ -33,12 +199,4 @@ pub fn run_bin(args: &[&str], stdin: Option<&str>) -> Output {
     }
     drop(pipe);
     child.wait_with_output().expect("wait")
-}
-
-pub fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-pub fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }

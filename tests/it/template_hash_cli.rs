@@ -1,6 +1,6 @@
 //! `kubectl namzu template-hash` run as a process on every template-hash vector and on bad input.
 
-use crate::support::{run_bin, stderr, stdout, vector_cases};
+use crate::support::{err, out, run_bin, vector_cases};
 use crate::vectors::overlays_of;
 
 #[test]
@@ -24,10 +24,10 @@ fn prints_the_vector_hash_for_every_case() {
             }
         }
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = run_bin(&argv, None);
-        assert!(out.status.success(), "case {}: {}", case["name"], stderr(&out));
+        let done = run_bin(&argv, None);
+        assert!(done.status.success(), "case {}: {}", case["name"], err(&done));
         assert_eq!(
-            stdout(&out),
+            out(&done),
             format!("{}\n", case["hash"].as_str().unwrap()),
             "case {} ({o:?})",
             case["name"]
@@ -39,9 +39,9 @@ fn prints_the_vector_hash_for_every_case() {
 fn reads_yaml_from_stdin() {
     let case = &vector_cases("template-hash.json")[0];
     let yaml = serde_yaml::to_string(&case["template"]).unwrap();
-    let out = run_bin(&["template-hash", "-f", "-"], Some(&yaml));
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out).trim(), case["hash"].as_str().unwrap());
+    let o = run_bin(&["template-hash", "-f", "-"], Some(&yaml));
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).trim(), case["hash"].as_str().unwrap());
 }
 
 #[test]
@@ -75,17 +75,17 @@ fn bad_input_is_one_line_and_exit_1() {
         ),
     ];
     for (path, want) in cases {
-        let out = run_bin(&["template-hash", "-f", &path], None);
-        assert_eq!(out.status.code(), Some(1), "{path}");
-        let err = stderr(&out);
+        let o = run_bin(&["template-hash", "-f", &path], None);
+        assert_eq!(o.status.code(), Some(1), "{path}");
+        let err = err(&o);
         assert_eq!(err.lines().count(), 1, "{path}: {err}");
         assert!(err.contains(want), "{path}: {err}");
-        assert!(stdout(&out).is_empty());
+        assert!(out(&o).is_empty());
     }
 }
 
 #[test]
 fn usage_error_is_exit_2() {
-    let out = run_bin(&["template-hash"], None);
-    assert_eq!(out.status.code(), Some(2));
+    let o = run_bin(&["template-hash"], None);
+    assert_eq!(o.status.code(), Some(2));
 }

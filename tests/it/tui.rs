@@ -1,11 +1,11 @@
 //! The TUI: snapshots of every view on TestBackend, key sequences through `update` against the
 //! sim (the I/O effects run through the real write path), and a hung API server.
 
-use crate::sim_support::*;
+use crate::support::*;
 use kubectl_namzu::cluster::audit::AuditLog;
 use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
 use kubectl_namzu::cluster::write::WritePolicy;
-use kubectl_namzu::sim::faults::{Action as Fault_, Fault, Mutation};
+use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use kubectl_namzu::tui::action::{Action, Effect};
 use kubectl_namzu::tui::app::{App, AppOptions, update};
@@ -320,7 +320,8 @@ async fn delete_without_the_typed_id_sends_nothing() {
 async fn a_hung_api_server_leaves_the_ui_responsive() {
     let h = harness(start_demo().await, false, false).await;
     let Harness { t, io, mut app } = h;
-    t.sim.add_fault(Fault::new(Some("GET"), "/sandboxes", Fault_::Hang));
+    t.sim
+        .add_fault(Fault::new(Some("GET"), "/sandboxes", FaultAction::Hang));
     let (tx, rx) = unbounded_channel();
     let keys = tx.clone();
     let before = app.view.selected;
