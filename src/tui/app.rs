@@ -863,6 +863,20 @@ mod tests {
         }
     }
 
+    /// The fresh read of `id` arrives for the open confirmation.
+    fn previewed(app: &mut App, id: &str) {
+        let outcome = dry_run(id);
+        let key = ("ns".into(), id.into());
+        update(
+            app,
+            Action::Preview {
+                key,
+                take_over: false,
+                outcome,
+            },
+        );
+    }
+
     #[test]
     fn moving_marking_and_filtering() {
         let mut app = app(false);
@@ -891,26 +905,12 @@ mod tests {
             panic!("{effects:?}")
         };
         assert!(plan.dry_run && plan.id.as_str() == "alpha");
-        update(
-            &mut app,
-            Action::Preview {
-                key: ("ns".into(), "alpha".into()),
-                take_over: false,
-                outcome: dry_run("alpha"),
-            },
-        );
+        previewed(&mut app, "alpha");
         // focus starts on Cancel: Enter closes, nothing sent
         assert!(press(&mut app, KeyCode::Enter).is_empty());
         assert!(app.popups.is_empty());
         press(&mut app, KeyCode::Char('S'));
-        update(
-            &mut app,
-            Action::Preview {
-                key: ("ns".into(), "alpha".into()),
-                take_over: false,
-                outcome: dry_run("alpha"),
-            },
-        );
+        previewed(&mut app, "alpha");
         press(&mut app, KeyCode::Tab);
         let effects = press(&mut app, KeyCode::Enter);
         let [Effect::Write { plan, wait: true }] = effects.as_slice() else {
