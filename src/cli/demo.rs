@@ -99,7 +99,7 @@ async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(),
         no_audit: false,
     };
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-        return super::tui(&globals, std::time::Duration::from_secs(2)).await;
+        return super::terminal::open(&globals, std::time::Duration::from_secs(2)).await;
     }
     let args = list::Args {
         output: super::output::Format::Table,

@@ -17,6 +17,7 @@ pub mod rbac;
 pub mod schema;
 pub mod selection;
 pub mod template_hash;
+pub mod terminal;
 pub mod write;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -111,24 +112,12 @@ pub fn display_name(argv0: &str) -> String {
     }
 }
 
-/// The terminal UI with the global flags' connection and write policy.
-pub async fn tui(globals: &globals::Globals, refresh: std::time::Duration) -> Result<(), exit::Failure> {
-    let options = crate::tui::Options {
-        // exec credential plugins must not prompt inside the alternate screen
-        connect: globals.connect_options(false),
-        policy: globals.write_policy(),
-        all_namespaces: globals.all_namespaces,
-        refresh,
-    };
-    crate::tui::run(options).await.map_err(|e| exit::Failure::error(e.0))
-}
-
 /// Run the parsed command; the error is one line for stderr and its exit code.
 pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
     use std::io::IsTerminal;
     let Some(command) = cli.command else {
         if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
-            return tui(&cli.globals, TuiArgs::default().refresh_interval).await;
+            return terminal::open(&cli.globals, TuiArgs::default().refresh_interval).await;
         }
         let _ = Cli::command().bin_name(name).print_help();
         return Ok(());
@@ -136,7 +125,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
     match command {
         Command::Doctor => doctor::run(&cli.globals).await,
         Command::Rbac(args) => rbac::run(&cli.globals, args),
-        Command::Tui(args) => tui(&cli.globals, args.refresh_interval).await,
+        Command::Tui(args) => terminal::open(&cli.globals, args.refresh_interval).await,
         Command::List(args) => list::run(&cli.globals, args).await,
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,
         Command::Drift(args) => drift::run(&cli.globals, args).await,

@@ -51,6 +51,14 @@ fn condition(o: &Value, t: &str) -> (String, String) {
     )
 }
 
+/// The small scenario, a client without retries, and its Sandboxes in `agents`.
+async fn small_sim() -> (TestSim, kube::Client, kube::Api<kube::api::DynamicObject>) {
+    let t = start().await;
+    let client = t.client().await;
+    let api = sandboxes(&client, "agents");
+    (t, client, api)
+}
+
 #[tokio::test]
 async fn discovery_and_version() {
     let t = start().await;
@@ -78,9 +86,7 @@ async fn discovery_and_version() {
 
 #[tokio::test]
 async fn list_get_and_selectors() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (_t, client, api) = small_sim().await;
     let list = api.list(&ListParams::default()).await.unwrap();
     let names: Vec<_> = list.items.iter().map(|o| o.metadata.name.clone().unwrap()).collect();
     assert_eq!(
@@ -147,9 +153,7 @@ async fn list_get_and_selectors() {
 
 #[tokio::test]
 async fn create_conflicts_and_namespaces() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (_t, client, api) = small_sim().await;
     let obj: DynamicObject = serde_json::from_value(json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox",
         "metadata":{"name":"namzu-ws-awake"},"spec":{"podTemplate":{"spec":{}}}}))
     .unwrap();
@@ -163,9 +167,7 @@ async fn create_conflicts_and_namespaces() {
 
 #[tokio::test]
 async fn json_patch_applies_all_or_nothing() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (_t, _client, api) = small_sim().await;
     let before = api.get("namzu-ws-awake").await.unwrap();
     let ok = api
         .patch(
@@ -269,9 +271,7 @@ async fn merge_patch_and_status_is_kept() {
 
 #[tokio::test]
 async fn strict_mode_rejects_blind_writes() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (t, _client, api) = small_sim().await;
     let e = api
         .patch(
             "namzu-ws-awake",
@@ -304,9 +304,7 @@ async fn strict_mode_rejects_blind_writes() {
 
 #[tokio::test]
 async fn delete_preconditions_and_cascade() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (_t, client, api) = small_sim().await;
     let obj = api.get("namzu-ws-awake").await.unwrap();
     let uid = obj.metadata.uid.clone().unwrap();
     assert!(pods(&client, "agents").get("namzu-ws-awake").await.is_ok());
@@ -385,9 +383,7 @@ async fn delete_preconditions_and_cascade() {
 
 #[tokio::test]
 async fn watch_streams_changes_and_410_when_too_old() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (t, _client, api) = small_sim().await;
     let list = api.list(&ListParams::default()).await.unwrap();
     let rv = list.metadata.resource_version.unwrap();
     let mut stream = api
@@ -510,9 +506,7 @@ async fn bearer_tokens_and_rbac() {
 
 #[tokio::test]
 async fn injected_faults() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (t, client, api) = small_sim().await;
     t.sim.add_fault(
         Fault::status(
             Some("GET"),
@@ -576,9 +570,7 @@ async fn injected_faults() {
 
 #[tokio::test]
 async fn suspend_then_resume_moves_pods_like_the_controller() {
-    let t = start().await;
-    let client = t.client().await;
-    let api = sandboxes(&client, "agents");
+    let (t, _client, api) = small_sim().await;
     let pod0 = t.sim.get(&PODS, "agents", "namzu-ws-awake").unwrap();
     let uid0 = pod0["metadata"]["uid"].clone();
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
