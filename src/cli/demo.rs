@@ -97,6 +97,7 @@ async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(),
         read_only,
         audit_log: Some(audit.to_path_buf()),
         no_audit: false,
+        chunk_size: crate::cluster::connect::DEFAULT_CHUNK_SIZE,
     };
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         return super::terminal::open(&globals, std::time::Duration::from_secs(2)).await;

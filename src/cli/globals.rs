@@ -33,6 +33,9 @@ pub struct Globals {
     /// Bound on each API request, e.g. 5s or 1m; 0 = no bound.
     #[arg(long, global = true, default_value = "30s", value_parser = parse_timeout)]
     pub request_timeout: RequestTimeout,
+    /// Objects per LIST page, as kubectl's --chunk-size; 0 = one request for everything.
+    #[arg(long, global = true, default_value_t = crate::cluster::connect::DEFAULT_CHUNK_SIZE, value_name = "N")]
+    pub chunk_size: u32,
     /// Log every API request to stderr.
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
@@ -93,6 +96,7 @@ impl Globals {
             verbose: self.verbose,
             interactive_exec,
             clock: None,
+            chunk_size: Some(self.chunk_size),
         }
     }
 

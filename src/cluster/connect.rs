@@ -13,6 +13,9 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// kubectl's default `--chunk-size`.
+pub const DEFAULT_CHUNK_SIZE: u32 = 500;
+
 pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
 
 #[derive(Debug, Clone, Default)]
@@ -29,6 +32,8 @@ pub struct ConnectOptions {
     pub interactive_exec: bool,
     /// Where "now" comes from; `None` = the system clock, or `$KUBECTL_NAMZU_NOW` when set.
     pub clock: Option<Clock>,
+    /// Objects per LIST page (kubectl's `--chunk-size`); `None` = 500, `Some(0)` = one request.
+    pub chunk_size: Option<u32>,
 }
 
 /// `$KUBECONFIG` as kubectl reads it: the files of the list merged in order, a missing file
@@ -73,6 +78,10 @@ pub struct Connection {
     pub timeout: Option<Duration>,
     /// Every age, filter and stamp this connection's commands compute reads this clock.
     pub clock: Clock,
+    /// Objects per LIST page; 0 = one request.
+    pub chunk_size: u32,
+    /// `-v`: say on stderr what a pass read beyond its LISTs.
+    pub verbose: bool,
 }
 
 impl Connection {
@@ -152,6 +161,8 @@ impl Connection {
             server,
             timeout: opts.request_timeout,
             clock,
+            chunk_size: opts.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
+            verbose: opts.verbose,
         })
     }
 

@@ -1,15 +1,26 @@
-//! The inventory pass (docs/ARCHITECTURE.md, "One list"; docs/interop.md §1): per namespace LIST sandboxes + LIST pods + LIST PVCs + one
-//! GET per distinct template name — constant in the number of workspaces. A 403 on pods, PVCs or
-//! templates degrades those columns with one warning; `-A` lists cluster-wide when allowed and
-//! falls back per namespace.
+//! The inventory pass (docs/ARCHITECTURE.md, "One list"; docs/interop.md §1): LIST Sandboxes, LIST
+//! the pods and PVCs that belong to Sandboxes, one GET per distinct template name; every LIST paged
+//! and pruned as parsed. A 403 on pods, PVCs or templates degrades those columns with one warning;
+//! `-A` lists cluster-wide when allowed and falls back per namespace.
+//!
+//! Why the pod and PVC selector is complete: agent-sandbox's controller labels every pod and PVC
+//! it makes for a Sandbox `agents.x-k8s.io/sandbox-name-hash`, and a Sandbox's `status.selector`
+//! is that label — so `-l agents.x-k8s.io/sandbox-name-hash` reads every object the controller made
+//! for any Sandbox, and no unrelated app's. What it cannot see: a pod someone else made under a
+//! workspace's name (the foreign pod) and a disk an older controller left unlabelled. Those are
+//! read by name, and only where the workspace's own evidence says they exist — a pod when the mode
+//! is Running or the status still reports one, each `volumeClaimTemplates` disk always — at most
+//! [`BY_NAME_LIMIT`] per kind and namespace; past that one unfiltered LIST of that namespace is
+//! cheaper and is read instead. `-v` says which.
 
 use super::connect::Connection;
 use super::error::{ClusterError, observed};
 use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
+use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::object::namespace;
-use crate::domain::pod::Index;
+use crate::domain::pod::{Index, pod_expected, pod_name, pvc_names};
 use crate::domain::workspace::{self, Inputs, Observed, Workspace};
 use chrono::{DateTime, Utc};
 use futures::future::join_all;
@@ -131,6 +142,12 @@ pub async fn read(conn: &Connection, scope: &Scope, query: &Query) -> Result<Inv
     Ok(inv)
 }
 
+/// The one selector for the pods and PVCs of Sandboxes (see the module doc).
+const OWNED_BY_A_SANDBOX: &str = SANDBOX_NAME_HASH;
+
+/// Reads by name per kind and namespace before one unfiltered LIST is cheaper.
+pub const BY_NAME_LIMIT: usize = 32;
+
 async fn read_namespace(
     conn: &Connection,
     ns: &str,
@@ -139,15 +156,43 @@ async fn read_namespace(
 ) -> Result<NamespaceData, ClusterError> {
     let (sandboxes, pods, pvcs) = tokio::join!(
         resources::list(conn, &SANDBOXES, Some(ns), query.selector.as_deref()),
-        resources::list(conn, &PODS, Some(ns), None),
-        resources::list(conn, &PVCS, Some(ns), None),
+        resources::list(conn, &PODS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
+        resources::list(conn, &PVCS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
     );
     let sandboxes = match sandboxes {
         Ok(s) => s.into_iter().filter(is_workspace).collect::<Vec<_>>(),
         Err(e) => return Err(explain_missing(conn, e).await),
     };
-    let pods = degrade(pods, warnings, "pods", "POD, NODE and DIAGNOSIS show ?")?;
-    let pvcs = degrade(pvcs, warnings, "persistentvolumeclaims", "disk diagnosis shows ?")?;
+    let pods = degrade(pods, warnings, "pods", POD_EFFECT)?;
+    let pvcs = degrade(pvcs, warnings, "persistentvolumeclaims", PVC_EFFECT)?;
+    complete(conn, ns, sandboxes, pods, pvcs, warnings).await
+}
+
+const POD_EFFECT: &str = "POD, NODE and DIAGNOSIS show ?";
+const PVC_EFFECT: &str = "disk diagnosis shows ?";
+
+/// One namespace's data from its workspaces and labelled pods and PVCs: what the selector could
+/// not see read by name, and the templates.
+async fn complete(
+    conn: &Connection,
+    ns: &str,
+    sandboxes: Vec<Value>,
+    mut pods: Observed<Vec<Value>>,
+    mut pvcs: Observed<Vec<Value>>,
+    warnings: &mut Vec<String>,
+) -> Result<NamespaceData, ClusterError> {
+    if let Observed::Known(list) = &mut pods {
+        let wanted: Vec<String> = sandboxes
+            .iter()
+            .filter(|s| pod_expected(s))
+            .map(|s| pod_name(s).to_string())
+            .collect();
+        read_missing(conn, &PODS, ns, wanted, list).await?;
+    }
+    if let Observed::Known(list) = &mut pvcs {
+        let wanted: Vec<String> = sandboxes.iter().flat_map(pvc_names).collect();
+        read_missing(conn, &PVCS, ns, wanted, list).await?;
+    }
     let templates = read_templates(conn, ns, &sandboxes, warnings).await?;
     Ok(NamespaceData {
         namespace: ns.to_string(),
@@ -156,6 +201,53 @@ async fn read_namespace(
         pvcs,
         templates,
     })
+}
+
+/// Add the objects named in `wanted` that `list` lacks: by GET, or past [`BY_NAME_LIMIT`] by one
+/// unfiltered LIST of the namespace.
+async fn read_missing(
+    conn: &Connection,
+    kind: &resources::Kind,
+    ns: &str,
+    wanted: Vec<String>,
+    list: &mut Vec<Value>,
+) -> Result<(), ClusterError> {
+    let have: BTreeSet<&str> = list.iter().map(crate::domain::object::name).collect();
+    let missing: BTreeSet<String> = wanted.into_iter().filter(|n| !have.contains(n.as_str())).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if missing.len() > BY_NAME_LIMIT {
+        if conn.verbose {
+            eprintln!(
+                "{} {} in {ns} lack the {OWNED_BY_A_SANDBOX} label: listing all {} of {ns} instead",
+                missing.len(),
+                kind.plural,
+                kind.plural
+            );
+        }
+        *list = resources::list(conn, kind, Some(ns), None).await?;
+        return Ok(());
+    }
+    if conn.verbose {
+        eprintln!(
+            "reading {} {} in {ns} by name (not labelled {OWNED_BY_A_SANDBOX}): {}",
+            missing.len(),
+            kind.plural,
+            missing.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let reads = join_all(missing.iter().map(|name| resources::get(conn, kind, ns, name))).await;
+    for read in reads {
+        match read {
+            Ok(Some(object)) => list.push(object),
+            Ok(None) => {}
+            // the LIST was allowed, so this is rare: the column says what it knows
+            Err(e) if e.is_forbidden() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// A forbidden read becomes `?` plus one warning naming the missing permission.
@@ -219,20 +311,16 @@ async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Resu
                 by_ns.entry(namespace(&s).to_string()).or_default().push(s);
             }
             let (pods, pvcs) = tokio::join!(
-                resources::list(conn, &PODS, None, None),
-                resources::list(conn, &PVCS, None, None),
+                resources::list(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
+                resources::list(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
             );
             let mut pods = split_or_fallback(conn, pods, &PODS, &by_ns, &mut inv.warnings).await?;
             let mut pvcs = split_or_fallback(conn, pvcs, &PVCS, &by_ns, &mut inv.warnings).await?;
             for (ns, sandboxes) in by_ns {
-                let templates = read_templates(conn, &ns, &sandboxes, &mut inv.warnings).await?;
-                inv.namespaces.push(NamespaceData {
-                    pods: pods.remove(&ns).unwrap_or(Observed::Known(Vec::new())),
-                    pvcs: pvcs.remove(&ns).unwrap_or(Observed::Known(Vec::new())),
-                    namespace: ns,
-                    sandboxes,
-                    templates,
-                });
+                let ns_pods = pods.remove(&ns).unwrap_or(Observed::Known(Vec::new()));
+                let ns_pvcs = pvcs.remove(&ns).unwrap_or(Observed::Known(Vec::new()));
+                let data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, &mut inv.warnings).await?;
+                inv.namespaces.push(data);
             }
             Ok(())
         }
@@ -289,12 +377,8 @@ async fn split_or_fallback(
         }
         Err(ClusterError::Forbidden { .. }) => {
             for ns in by_ns.keys() {
-                let r = resources::list(conn, kind, Some(ns), None).await;
-                let effect = if kind.plural == "pods" {
-                    "POD, NODE and DIAGNOSIS show ?"
-                } else {
-                    "disk diagnosis shows ?"
-                };
+                let r = resources::list(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX)).await;
+                let effect = if kind.plural == "pods" { POD_EFFECT } else { PVC_EFFECT };
                 out.insert(ns.clone(), degrade(r, warnings, kind.plural, effect)?);
             }
         }

@@ -1,5 +1,6 @@
 //! The API resources the tool reads and writes: group, version, kind and plural of each.
 
+use crate::domain::projection::{self, Keep};
 use kube::api::{ApiResource, GroupVersionKind};
 
 pub struct Kind {
@@ -7,6 +8,8 @@ pub struct Kind {
     pub version: &'static str,
     pub kind: &'static str,
     pub plural: &'static str,
+    /// What of a listed object is kept (docs/ARCHITECTURE.md, "One list").
+    pub keep: Keep,
 }
 
 impl Kind {
@@ -29,10 +32,19 @@ const fn kind(group: &'static str, version: &'static str, kind: &'static str, pl
         version,
         kind,
         plural,
+        keep: Keep::All,
     }
 }
 
-pub const SANDBOXES: Kind = kind("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes");
+/// A kind whose listed objects are pruned to what the derivation reads.
+const fn projected(k: Kind, keep: Keep) -> Kind {
+    Kind { keep, ..k }
+}
+
+pub const SANDBOXES: Kind = projected(
+    kind("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
+    projection::SANDBOX,
+);
 pub const TEMPLATES: Kind = kind(
     "extensions.agents.x-k8s.io",
     "v1beta1",
@@ -46,7 +58,10 @@ pub const WARM_POOLS: Kind = kind(
     "SandboxWarmPool",
     "sandboxwarmpools",
 );
-pub const PODS: Kind = kind("", "v1", "Pod", "pods");
-pub const PVCS: Kind = kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims");
+pub const PODS: Kind = projected(kind("", "v1", "Pod", "pods"), projection::POD);
+pub const PVCS: Kind = projected(
+    kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    projection::PVC,
+);
 pub const EVENTS: Kind = kind("", "v1", "Event", "events");
 pub const NAMESPACES: Kind = kind("", "v1", "Namespace", "namespaces");

@@ -4,6 +4,7 @@ use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 pub use super::kinds::{CLAIMS, EVENTS, Kind, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS};
 use crate::domain::naming::{is_path_safe_name, validate_namespace};
+use crate::domain::projection::{self, Keep};
 use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
@@ -40,8 +41,10 @@ pub async fn list(
     raw_list(conn, kind, namespace, &params, &op).await
 }
 
-/// The items of a LIST straight into JSON values (kind and apiVersion filled in where the core
-/// API leaves them out), without a typed round trip: the inventory reads thousands of objects.
+/// A LIST, page by page as kubectl reads it: `limit` = the connection's chunk size, then
+/// `continue` until the server says it is done; a continue token that expired (410) restarts as
+/// one full list, as client-go's pager does. Each item is pruned to the kind's projection as it
+/// is parsed, and must be an object of the namespace listed.
 async fn raw_list(
     conn: &Connection,
     kind: &Kind,
@@ -49,32 +52,125 @@ async fn raw_list(
     params: &ListParams,
     op: &ApiCall,
 ) -> Result<Vec<Value>, ClusterError> {
-    #[derive(serde::Deserialize)]
-    struct RawList {
-        #[serde(default)]
-        items: Vec<Value>,
-    }
     check_path(op, namespace, "")?;
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
-    let request = kube::core::Request::new(url)
-        .list(params)
-        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
-    let list: RawList = conn.bounded(op, conn.client.request::<RawList>(request)).await?;
-    let mut items = list.items;
-    // every item must be an object of the kind listed, in the namespace listed
-    for (i, v) in items.iter_mut().enumerate() {
-        let fits = v.is_object()
-            && namespace.is_none_or(|ns| crate::domain::object::str_at(v, &["metadata", "namespace"]) == Some(ns));
-        if !fits {
-            return Err(ClusterError::Other(format!(
-                "{op}: the API server answered a list whose item {i} is not a {} of this namespace: {}",
-                kind.kind,
-                crate::domain::object::brief(v)
-            )));
+    let mut items = Vec::new();
+    let mut token: Option<String> = None;
+    let mut limit = conn.chunk_size;
+    loop {
+        let mut page_params = params.clone();
+        if limit > 0 {
+            page_params = page_params.limit(limit);
         }
-        fill_kind(v, kind);
+        if let Some(t) = &token {
+            page_params = page_params.continue_token(t);
+        }
+        let request = kube::core::Request::new(&url)
+            .list(&page_params)
+            .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+        let text = match conn.bounded(op, conn.client.request_text(request)).await {
+            Err(ClusterError::Api { code: 410, .. }) if token.is_some() => {
+                (items, token, limit) = (Vec::new(), None, 0);
+                continue;
+            }
+            answer => answer?,
+        };
+        let page = parse_page(&text, kind.keep)
+            .map_err(|e| ClusterError::Other(format!("{op}: the API server's answer is not a list: {e}")))?;
+        for (i, mut v) in page.items.into_iter().enumerate() {
+            let fits = v.is_object()
+                && namespace.is_none_or(|ns| crate::domain::object::str_at(&v, &["metadata", "namespace"]) == Some(ns));
+            if !fits {
+                return Err(ClusterError::Other(format!(
+                    "{op}: the API server answered a list whose item {} is not a {} of this namespace: {}",
+                    items.len() + i,
+                    kind.kind,
+                    crate::domain::object::brief(&v)
+                )));
+            }
+            fill_kind(&mut v, kind);
+            items.push(v);
+        }
+        match page.continue_token {
+            Some(t) if !t.is_empty() => token = Some(t),
+            _ => return Ok(items),
+        }
     }
-    Ok(items)
+}
+
+/// One page of a LIST: its items (pruned as parsed) and the token for the next page.
+#[derive(Default)]
+struct Page {
+    items: Vec<Value>,
+    continue_token: Option<String>,
+}
+
+fn parse_page(text: &str, keep: Keep) -> Result<Page, serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let page = PageSeed(keep).deserialize(&mut de)?;
+    de.end()?;
+    Ok(page)
+}
+
+struct PageSeed(Keep);
+
+impl<'de> serde::de::DeserializeSeed<'de> for PageSeed {
+    type Value = Page;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Page, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for PageSeed {
+    type Value = Page;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Kubernetes list object")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Page, A::Error> {
+        let mut page = Page::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "items" => page.items = map.next_value_seed(ItemsSeed(self.0))?,
+                "metadata" => {
+                    let meta: Value = map.next_value()?;
+                    page.continue_token = meta.get("continue").and_then(Value::as_str).map(str::to_string);
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(page)
+    }
+}
+
+/// The items array, each item pruned right after it is parsed: one whole item at a time.
+struct ItemsSeed(Keep);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ItemsSeed {
+    type Value = Vec<Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ItemsSeed {
+    type Value = Vec<Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of objects")
+    }
+    fn visit_unit<E>(self) -> Result<Vec<Value>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(mut item) = seq.next_element::<Value>()? {
+            projection::project(&mut item, self.0);
+            out.push(item);
+        }
+        Ok(out)
+    }
 }
 
 /// LIST by field selector (`metadata.name=…`, `involvedObject.name=…`) in one namespace.

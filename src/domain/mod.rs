@@ -15,6 +15,7 @@ pub mod naming;
 pub mod object;
 pub mod patch;
 pub mod pod;
+pub mod projection;
 pub mod rbac;
 pub mod retry;
 pub mod select;

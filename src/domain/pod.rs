@@ -1,6 +1,7 @@
 //! Pod facts the library relies on (docs/interop.md §8): live, stopped, terminating; and finding
 //! the pod and disks of a Sandbox in a namespace-wide list.
 
+use super::keys::POD_NAME_ANNOTATION;
 use super::object::{annotation, at, name, owner_refs, str_at};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -62,8 +63,7 @@ impl<'a> Index<'a> {
 /// The pod of a Sandbox: by name (the `agents.x-k8s.io/pod-name` annotation, else the Sandbox
 /// name), else the first live pod matching `status.selector`.
 pub fn find<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
-    let pod_name = annotation(sandbox, "agents.x-k8s.io/pod-name").unwrap_or(name(sandbox));
-    if let Some(p) = pods.named(pod_name) {
+    if let Some(p) = pods.named(pod_name(sandbox)) {
         return Some(p);
     }
     let (key, value) = str_at(sandbox, &["status", "selector"])?.split_once('=')?;
@@ -71,6 +71,27 @@ pub fn find<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
         .iter()
         .filter(|p| str_at(p, &["metadata", "labels", key]) == Some(value))
         .find(|p| is_live(p))
+}
+
+/// The name a Sandbox's pod goes by: the legacy annotation's, else the Sandbox's own.
+pub fn pod_name(sandbox: &Value) -> &str {
+    annotation(sandbox, POD_NAME_ANNOTATION).unwrap_or(name(sandbox))
+}
+
+/// Whether a pod should stand under this Sandbox: its mode is Running, or its status still
+/// reports one (Ready, a replica, a suspension not yet complete). The inventory reads a pod by
+/// name only then.
+pub fn pod_expected(sandbox: &Value) -> bool {
+    let condition_is = |kind: &str, status: &str| {
+        super::object::condition(sandbox, kind).is_some_and(|c| super::object::condition_parts(c).0 == status)
+    };
+    super::patch::Mode::of_sandbox(sandbox) == super::patch::Mode::Running
+        || at(sandbox, &["status", "replicas"])
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+            > 0
+        || condition_is("Ready", "True")
+        || condition_is("Suspended", "False")
 }
 
 /// Whether `obj` names `owner_uid` among its ownerReferences.

@@ -415,10 +415,15 @@ impl Controller {
             }
             spec["volumes"] = json!(volumes);
         }
-        let owners = if knobs.foreign_pod {
-            json!([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"someone-else","uid":"00000000-0000-4000-8000-00000000f0e1","controller":true}])
+        // a pod someone else made under the Sandbox's name carries that maker's labels, not the
+        // controller's
+        let (owners, labels) = if knobs.foreign_pod {
+            (
+                json!([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"someone-else","uid":"00000000-0000-4000-8000-00000000f0e1","controller":true}]),
+                json!({"app": "someone-else"}),
+            )
         } else {
-            json!([owner_ref(sbx)])
+            (json!([owner_ref(sbx)]), labels)
         };
         let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
             "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),

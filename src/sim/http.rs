@@ -72,6 +72,7 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
         status: 0,
         user: String::new(),
         user_agent,
+        bytes: 0,
     };
 
     let user = {
@@ -154,6 +155,7 @@ fn route(shared: &Arc<Shared>, req: &Req, mut rec: Recorded) -> Response<Body> {
     let mut st = shared.lock();
     let response = serve(&mut st, req, now);
     rec.status = response.status().as_u16();
+    rec.bytes = hyper::body::Body::size_hint(response.body()).exact().unwrap_or(0);
     st.record.push(rec);
     response
 }

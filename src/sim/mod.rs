@@ -335,6 +335,11 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .filter_map(|o| o.pointer("/metadata/namespace")?.as_str().map(str::to_string)),
     );
     namespaces.push("default".into());
+    let background = scenario.background.clone().unwrap_or_default();
+    let mut spread: Vec<String> = background.own_namespaces();
+    spread.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
+    spread.dedup();
+    namespaces.extend(background.own_namespaces());
     for ns in namespaces {
         if st.store.get(&NAMESPACES, "", &ns).is_none() {
             st.store
@@ -373,6 +378,18 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .and_then(|c| c.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string));
         st.store
             .create(&SANDBOXES, w.sandbox(claim_uid.as_deref()), &now_s)
+            .map_err(|e| e.body["message"].to_string())?;
+    }
+    for i in 0..background.pods {
+        let ns = &spread[i % spread.len()];
+        st.store
+            .create(&resources::PODS, scenario::Background::pod(i, ns, &now_s), &now_s)
+            .map_err(|e| e.body["message"].to_string())?;
+    }
+    for i in 0..background.pvcs {
+        let ns = &spread[i % spread.len()];
+        st.store
+            .create(&resources::PVCS, scenario::Background::pvc(i, ns), &now_s)
             .map_err(|e| e.body["message"].to_string())?;
     }
     for (key, knobs) in scenario.all_knobs() {

@@ -14,6 +14,8 @@ pub struct Recorded {
     pub status: u16,
     pub user: String,
     pub user_agent: String,
+    /// Bytes of the answer's body (0 for a stream, a hang or a reset).
+    pub bytes: u64,
 }
 
 impl Recorded {

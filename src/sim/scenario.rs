@@ -74,6 +74,70 @@ pub struct Scenario {
     /// Pod templates that workspaces reference by YAML anchor; not served.
     #[serde(default)]
     pub revisions: BTreeMap<String, Value>,
+    /// Unrelated apps' pods and PVCs, as a production cluster has them around the workspaces.
+    #[serde(default)]
+    pub background: Option<Background>,
+}
+
+/// Objects of other apps in bulk: `background: {pods: 50000, pvcs: 10000, namespaces: 20}`
+/// spreads them round-robin over `app-0…app-<namespaces-1>` and the workspaces' namespaces.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Background {
+    #[serde(default)]
+    pub pods: usize,
+    #[serde(default)]
+    pub pvcs: usize,
+    #[serde(default = "ten")]
+    pub namespaces: usize,
+}
+
+fn ten() -> usize {
+    10
+}
+
+impl Background {
+    /// The namespaces of its own it adds.
+    pub fn own_namespaces(&self) -> Vec<String> {
+        (0..self.namespaces).map(|i| format!("app-{i}")).collect()
+    }
+
+    /// Pod `i` of an ordinary Deployment: a ReplicaSet owner, app labels, an env-heavy container,
+    /// a node, Running with its conditions — what a real pod weighs, minus managedFields.
+    pub fn pod(i: usize, namespace: &str, now: &str) -> Value {
+        let app = format!("svc-{}", i % 97);
+        let env: Vec<Value> = (0..12)
+            .map(|e| json!({"name": format!("SETTING_{e}"), "value": format!("value-{e}-{app}")}))
+            .collect();
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("{app}-{i:06x}"), "namespace": namespace,
+                "labels": {"app": app, "pod-template-hash": format!("{:08x}", i % 97), "tier": "backend"},
+                "annotations": {"prometheus.io/scrape": "true", "prometheus.io/port": "9090"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-{:08x}", i % 97),
+                    "uid": format!("00000000-0000-4000-8000-{:012x}", i % 97), "controller": true, "blockOwnerDeletion": true}]},
+            "spec": {"nodeName": format!("node-{}", i % 40), "serviceAccountName": "default",
+                "containers": [{"name": app, "image": format!("registry.example.com/{app}:1.{}", i % 7),
+                    "ports": [{"containerPort": 8080, "protocol": "TCP"}], "env": env,
+                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
+                    "volumeMounts": [{"name": "kube-api-access", "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": true}]}],
+                "volumes": [{"name": "kube-api-access", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]},
+            "status": {"phase": "Running", "podIP": format!("10.{}.{}.{}", i % 250, (i / 250) % 250, i % 199),
+                "startTime": now,
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now},
+                    {"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
+                    {"type": "PodScheduled", "status": "True", "lastTransitionTime": now}],
+                "containerStatuses": [{"name": app, "ready": true, "restartCount": 0, "started": true,
+                    "image": format!("registry.example.com/{app}:1.{}", i % 7),
+                    "state": {"running": {"startedAt": now}}}]}})
+    }
+
+    /// PVC `i` of a StatefulSet, Bound.
+    pub fn pvc(i: usize, namespace: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": format!("data-db-{i}"), "namespace": namespace, "labels": {"app": "db"}},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}, "storageClassName": "standard"},
+            "status": {"phase": "Bound", "capacity": {"storage": "20Gi"}}})
+    }
 }
 
 /// The built-in demo scenario.

@@ -533,21 +533,93 @@ fn many(n: usize) -> String {
     s
 }
 
+/// What one pass asked for, by kind: (LIST requests, GETs by name).
+fn reads(t: &TestSim, plural: &str) -> (usize, usize) {
+    let requests = t.sim.requests();
+    let of_kind =
+        |r: &&kubectl_namzu::sim::record::Recorded| r.method == "GET" && r.path.split('/').any(|seg| seg == plural);
+    let lists = requests
+        .iter()
+        .filter(of_kind)
+        .filter(|r| r.path.ends_with(plural))
+        .count();
+    let gets = requests
+        .iter()
+        .filter(of_kind)
+        .filter(|r| !r.path.ends_with(plural))
+        .count();
+    (lists, gets)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn inventory_pass_is_constant_in_requests() {
-    let mut counts = Vec::new();
-    for n in [1usize, 100, 2000] {
-        let t = start_with(&many(n), |c| c.namespace = "ns".into()).await;
-        let o = namzu(&t, &["list", "-o", "json"]).await;
-        assert_eq!(json(&o).len(), n);
-        counts.push(t.sim.requests().len());
-        let t = start_with(&many(n), |c| c.namespace = "ns".into()).await;
-        let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
-        assert_eq!(json(&o).len(), n);
-        counts.push(t.sim.requests().len());
+async fn reads_cost_the_workspaces_not_the_cluster() {
+    for (n, background) in [(1usize, 0usize), (1, 3000), (1200, 0), (1200, 3000)] {
+        let scenario = format!(
+            "{}background: {{pods: {background}, pvcs: {background}, namespaces: 2}}\n",
+            many(n)
+        );
+        for scope in [vec!["list", "-o", "json"], vec!["list", "-A", "-o", "json"]] {
+            let t = start_with(&scenario, |c| c.namespace = "ns".into()).await;
+            t.sim.clear_requests();
+            let o = namzu(&t, &scope).await;
+            assert_eq!(json(&o).len(), n);
+            let pages = n.div_ceil(500);
+            // pages = ceil(objects in scope / chunk), whatever else the cluster holds
+            assert_eq!(reads(&t, "sandboxes"), (pages, 0), "{n} + {background}, {scope:?}");
+            assert_eq!(reads(&t, "pods"), (pages, 0), "{n} + {background}, {scope:?}");
+            assert_eq!(
+                reads(&t, "persistentvolumeclaims"),
+                (pages, 0),
+                "{n} + {background}, {scope:?}"
+            );
+            assert_eq!(reads(&t, "sandboxtemplates"), (0, n.min(3)));
+            for r in t.sim.requests().iter().filter(|r| r.path.ends_with("/pods")) {
+                assert_eq!(
+                    r.query_param("labelSelector").as_deref(),
+                    Some("agents.x-k8s.io/sandbox-name-hash")
+                );
+                assert_eq!(r.query_param("limit").as_deref(), Some("500"));
+            }
+        }
     }
-    // 3 lists + one GET per distinct template (3, or 1 when n = 1)
-    assert_eq!(counts, [4, 4, 6, 6, 6, 6]);
+    // --chunk-size: 0 is one request per LIST, N pages by N
+    let t = start_with(&many(1200), |c| c.namespace = "ns".into()).await;
+    for (chunk, pages) in [("0", 1), ("100", 12), ("1200", 1), ("1199", 2)] {
+        t.sim.clear_requests();
+        let o = namzu(&t, &["list", "-o", "json", "--chunk-size", chunk]).await;
+        assert_eq!(json(&o).len(), 1200);
+        assert_eq!(reads(&t, "sandboxes").0, pages, "--chunk-size {chunk}");
+    }
+}
+
+/// A continue token that expired mid-list (410) restarts as one full list, as kubectl's pager
+/// does; the result is whole, never half a list or a duplicate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_continue_token_relists_once() {
+    let t = start_with(&many(1200), |c| c.namespace = "ns".into()).await;
+    t.sim.add_fault(
+        Fault::status(
+            Some("GET"),
+            "/sandboxes",
+            410,
+            "The provided continue parameter is too old",
+        )
+        .nth(2),
+    );
+    t.sim.clear_requests();
+    let o = namzu(&t, &["list", "-o", "json"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let ids: std::collections::BTreeSet<String> =
+        json(&o).iter().map(|w| w["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids.len(), 1200);
+    let lists: Vec<_> = t
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/sandboxes"))
+        .collect();
+    assert_eq!(lists.len(), 3, "page 1, the expired page 2, one full list");
+    assert_eq!(lists[2].query_param("limit"), None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -246,3 +246,74 @@ fn identity_fields_are_never_defaulted() {
     let pvcs = w.pvcs.known().unwrap();
     assert_eq!(pvcs[0].uid.as_deref(), Some("pvc-uid"));
 }
+
+/// The projection the inventory keeps of each listed object derives exactly the workspace the
+/// whole object derives: every workspace of the demo, with the sim's full objects (managedFields
+/// and all) against the pruned ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projected_object_derives_the_same_workspace() {
+    use kubectl_namzu::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
+    use kubectl_namzu::domain::naming::{is_workspace, template_label};
+    use kubectl_namzu::domain::projection::{self, POD, PVC, SANDBOX};
+    use kubectl_namzu::sim::resources::{PODS, PVCS, SANDBOXES, TEMPLATES};
+    let t = crate::support::start_demo().await;
+    let inventory = |keep: bool| {
+        let mut namespaces = Vec::new();
+        for ns in ["agents", "research", "staging"] {
+            let pruned = |mut items: Vec<Value>, k| {
+                if keep {
+                    items.iter_mut().for_each(|v| projection::project(v, k));
+                }
+                items
+            };
+            let sandboxes: Vec<Value> = pruned(t.sim.list(&SANDBOXES, Some(ns)), SANDBOX)
+                .into_iter()
+                .filter(is_workspace)
+                .collect();
+            let templates = sandboxes
+                .iter()
+                .filter_map(template_label)
+                .map(|n| {
+                    let fetch = t
+                        .sim
+                        .get(&TEMPLATES, ns, n)
+                        .map_or(TemplateFetch::NotFound, TemplateFetch::Found);
+                    (n.to_string(), fetch)
+                })
+                .collect();
+            namespaces.push(NamespaceData {
+                namespace: ns.into(),
+                pods: Observed::Known(pruned(t.sim.list(&PODS, Some(ns)), POD)),
+                pvcs: Observed::Known(pruned(t.sim.list(&PVCS, Some(ns)), PVC)),
+                sandboxes,
+                templates,
+            });
+        }
+        Inventory {
+            namespaces,
+            warnings: Vec::new(),
+        }
+    };
+    let (whole, projected) = (inventory(false), inventory(true));
+    let flags = OverlayFlags::default();
+    let full = whole.workspaces(&flags, t.sim.now());
+    assert!(full.len() >= 20, "the demo's workspaces");
+    assert_eq!(projected.workspaces(&flags, t.sim.now()), full);
+    // and it is smaller: the fields nothing reads are gone
+    let size = |inv: &Inventory| {
+        serde_json::to_string(
+            &inv.namespaces
+                .iter()
+                .map(|n| n.pods.known().cloned())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
+        .len()
+    };
+    assert!(
+        size(&projected) * 2 < size(&whole),
+        "{} vs {}",
+        size(&projected),
+        size(&whole)
+    );
+}
