@@ -1,19 +1,25 @@
-//! `cargo bench --bench list`: seed the simulated cluster with 5,000 workspaces, then time the real
-//! binary's `list -A -o json` and, where kubectl exists, `kubectl get sandboxes.agents.x-k8s.io -A
-//! -o json` against the same server. Prints medians and their ratio; asserts nothing.
+//! `cargo bench --bench list`: a production-shaped cluster — workspaces among many more pods and
+//! PVCs of unrelated apps, every object carrying managedFields as a real server keeps them — then
+//! the real binary's `list -A -o json` against `kubectl get sandboxes.agents.x-k8s.io -A -o json`
+//! on the same server: median wall time, peak RSS of each process, and the bytes the server sent
+//! per pass (from the sim's request record). Prints figures; asserts nothing.
+//!
+//! `NAMZU_BENCH_SHAPES=5000:0,5000:50000` picks the shapes (workspaces:background pods; PVCs
+//! are a fifth of the pods); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
 
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const WORKSPACES: usize = 5_000;
-const RUNS: usize = 9;
-
-fn scenario() -> String {
-    let mut s = String::from("namespaces: [bench-a, bench-b, bench-c]\nworkspaces:\n");
-    for i in 0..WORKSPACES {
-        let ns = ["bench-a", "bench-b", "bench-c"][i % 3];
+fn scenario(workspaces: usize, background: usize) -> String {
+    let namespaces = ["bench-a", "bench-b", "bench-c"];
+    let mut s = format!(
+        "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
+        background / 5
+    );
+    for i in 0..workspaces {
+        let ns = namespaces[i % 3];
         let mode = if i % 4 == 0 { "Suspended" } else { "Running" };
         s.push_str(&format!(
             "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
@@ -26,74 +32,144 @@ fn scenario() -> String {
     s
 }
 
-fn median(mut xs: Vec<Duration>) -> Duration {
+struct Run {
+    wall: Duration,
+    /// Peak RSS in KiB, from GNU time (`/usr/bin/time -f %M`); 0 where it is missing.
+    peak_rss_kib: i64,
+}
+
+/// Run `cmd` to its end under GNU time: its wall time and its own peak RSS (measured in a child
+/// of `time`, so this process's memory never counts).
+fn run(cmd: &Command) -> Run {
+    let gnu_time = std::path::Path::new("/usr/bin/time").exists();
+    let mut wrapped = if gnu_time {
+        let mut w = Command::new("/usr/bin/time");
+        w.args(["-f", "%M"]).arg(cmd.get_program()).args(cmd.get_args());
+        w
+    } else {
+        let mut w = Command::new(cmd.get_program());
+        w.args(cmd.get_args());
+        w
+    };
+    let start = Instant::now();
+    let out = wrapped
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("command runs");
+    let wall = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the command failed: {stderr}");
+    let peak_rss_kib = stderr.lines().last().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
+    Run { wall, peak_rss_kib }
+}
+
+fn median<T: Ord + Copy>(mut xs: Vec<T>) -> T {
     xs.sort();
     xs[xs.len() / 2]
 }
 
-fn time(cmd: &mut Command) -> Duration {
-    let start = Instant::now();
-    let out = cmd.output().expect("command runs");
-    let took = start.elapsed();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    took
+struct Figures {
+    wall: Duration,
+    rss_mib: f64,
+    bytes: u64,
+    requests: usize,
+}
+
+fn measure(sim: &Sim, runs: usize, make: &dyn Fn() -> Command) -> Figures {
+    run(&make());
+    sim.clear_requests();
+    let mut results: Vec<Run> = Vec::new();
+    for _ in 0..runs {
+        results.push(run(&make()));
+    }
+    let record = sim.requests();
+    Figures {
+        wall: median(results.iter().map(|r| r.wall).collect()),
+        rss_mib: median(results.iter().map(|r| r.peak_rss_kib).collect()) as f64 / 1024.0,
+        bytes: record.iter().map(|r| r.bytes).sum::<u64>() / runs as u64,
+        requests: record.len() / runs,
+    }
 }
 
 fn main() {
+    let shapes: Vec<(usize, usize)> = std::env::var("NAMZU_BENCH_SHAPES")
+        .unwrap_or_else(|_| "5000:0,5000:50000,10000:50000".into())
+        .split(',')
+        .filter_map(|s| {
+            let (w, b) = s.split_once(':')?;
+            Some((w.parse().ok()?, b.parse().ok()?))
+        })
+        .collect();
+    let runs: usize = std::env::var("NAMZU_BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    let mut config = SimConfig::for_tests(&kubeconfig);
-    config.strict = false;
-    let now = config.manual_clock.unwrap();
-    let scenario = Scenario::parse(&scenario(), now).unwrap();
-    let seeded = Instant::now();
-    let _sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
-    println!(
-        "seeded {WORKSPACES} workspaces (and their pods and disks) in {:.2?}",
-        seeded.elapsed()
-    );
-    let kc = kubeconfig.display().to_string();
-
-    let ours = || {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"));
-        c.args(["--kubeconfig", &kc, "list", "-A", "-o", "json"]);
-        c
-    };
-    time(&mut ours());
-    let namzu: Vec<Duration> = (0..RUNS).map(|_| time(&mut ours())).collect();
-    let namzu_median = median(namzu);
-    println!("kubectl-namzu list -A -o json: median {namzu_median:.2?} over {RUNS} runs");
-
-    if Command::new("kubectl").arg("version").arg("--client").output().is_err() {
-        println!("kubectl not on PATH: no comparison");
-        return;
+    let have_kubectl = Command::new("kubectl").arg("version").arg("--client").output().is_ok();
+    println!("| shape | tool | wall (median of {runs}) | peak RSS | bytes served per pass | requests per pass |");
+    println!("|---|---|---|---|---|---|");
+    for (workspaces, background) in shapes {
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        let mut config = SimConfig::for_tests(&kubeconfig);
+        config.strict = false;
+        let now = config.manual_clock.unwrap();
+        let scenario = Scenario::parse(&scenario(workspaces, background), now).unwrap();
+        let seeded = Instant::now();
+        let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
+        sim.compact();
+        eprintln!(
+            "seeded {workspaces} workspaces and {background} other pods, {} other PVCs in {:.1?}",
+            background / 5,
+            seeded.elapsed()
+        );
+        let kc = kubeconfig.display().to_string();
+        let shape = format!("{workspaces} workspaces + {background} other pods");
+        let ours = measure(&sim, runs, &|| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"));
+            c.args(["--kubeconfig", &kc, "list", "-A", "-o", "json"]);
+            c
+        });
+        let row = |tool: &str, f: &Figures| {
+            println!(
+                "| {shape} | {tool} | {:.2?} | {:.0} MiB | {:.1} MB | {} |",
+                f.wall,
+                f.rss_mib,
+                f.bytes as f64 / 1e6,
+                f.requests
+            )
+        };
+        row("kubectl-namzu list -A -o json", &ours);
+        if !have_kubectl {
+            println!("(kubectl not on PATH: no comparison)");
+            continue;
+        }
+        let cache = dir.path().join("kube-cache").display().to_string();
+        let theirs = measure(&sim, runs, &|| {
+            let mut c = Command::new("kubectl");
+            c.args([
+                "--kubeconfig",
+                &kc,
+                "--cache-dir",
+                &cache,
+                "get",
+                "sandboxes.agents.x-k8s.io",
+                "-A",
+                "-o",
+                "json",
+            ]);
+            c
+        });
+        row("kubectl get sandboxes -A -o json", &theirs);
+        println!(
+            "| {shape} | ratio | {:.2}× | {:.2}× | {:.2}× | |",
+            ours.wall.as_secs_f64() / theirs.wall.as_secs_f64(),
+            ours.rss_mib / theirs.rss_mib,
+            ours.bytes as f64 / theirs.bytes as f64
+        );
     }
-    let cache = dir.path().join("kube-cache").display().to_string();
-    let theirs = || {
-        let mut c = Command::new("kubectl");
-        c.args([
-            "--kubeconfig",
-            &kc,
-            "--cache-dir",
-            &cache,
-            "get",
-            "sandboxes.agents.x-k8s.io",
-            "-A",
-            "-o",
-            "json",
-        ]);
-        c
-    };
-    time(&mut theirs());
-    let kubectl: Vec<Duration> = (0..RUNS).map(|_| time(&mut theirs())).collect();
-    let kubectl_median = median(kubectl);
-    println!("kubectl get sandboxes.agents.x-k8s.io -A -o json: median {kubectl_median:.2?} over {RUNS} runs");
-    println!(
-        "ratio kubectl-namzu / kubectl: {:.2} (kubectl-namzu also lists pods and PVCs, reads templates and derives state, drift and diagnosis)",
-        namzu_median.as_secs_f64() / kubectl_median.as_secs_f64()
-    );
 }

@@ -16,10 +16,15 @@ fn main() {
     let outcome = runtime.block_on(cli::run(parsed, &name));
     // a hung request must not keep the process alive after its answer is printed
     runtime.shutdown_background();
+    // output cut short by a full disk or a size limit is a failure, not a success
+    let outcome = outcome.and_then(|()| match cli::output::stdout_failure() {
+        Some(e) => Err(cli::exit::Failure::error(format!("cannot write to stdout: {e}"))),
+        None => Ok(()),
+    });
     if let Err(failure) = outcome {
         // one line, whatever a library's message carried, and nothing a terminal would obey
         let line: Vec<&str> = failure.message.split_whitespace().collect();
-        eprintln!("error: {}", cli::output::printable(&line.join(" ")));
+        kubectl_namzu::errln!("error: {}", cli::output::printable(&line.join(" ")));
         std::process::exit(failure.code);
     }
 }
@@ -27,7 +32,9 @@ fn main() {
 /// Help and version print as clap prints them; a usage error is its one first line, exit 2.
 fn usage_exit(e: clap::Error) -> ! {
     if !e.use_stderr() {
-        e.exit();
+        // --help and --version: printed whole, or as far as a closed pipe lets them
+        let _ = e.print();
+        std::process::exit(0);
     }
     // clap's message and its hints (possible values, a similar flag) joined, usage left to --help
     let text = e.render().to_string();
@@ -42,6 +49,6 @@ fn usage_exit(e: clap::Error) -> ! {
     } else {
         parts.join(" ")
     };
-    eprintln!("{} (see --help)", cli::output::printable(&line));
+    kubectl_namzu::errln!("{} (see --help)", cli::output::printable(&line));
     std::process::exit(kubectl_namzu::cli::exit::USAGE);
 }

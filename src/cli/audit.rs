@@ -22,7 +22,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::error(format!("cannot read the audit log: {e}")))?;
     if read.skipped > 0 {
         let at = log.path.as_ref().map_or("".into(), |p| p.display().to_string());
-        eprintln!(
+        crate::errln!(
             "warning: {} line{} of {at} {} not an audit entry (torn, not UTF-8 or not JSON of this tool): skipped",
             read.skipped,
             if read.skipped == 1 { "" } else { "s" },
@@ -40,7 +40,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         ReportFormat::Table => {
             if entries.is_empty() {
                 let at = log.path.map_or("(no path)".into(), |p| p.display().to_string());
-                eprintln!("No writes recorded in {at}.");
+                crate::errln!("No writes recorded in {at}.");
                 return Ok(());
             }
             let s = |e: &Value, k: &str| {

@@ -49,7 +49,9 @@ async fn extension_objects(
             for ns in namespaces {
                 match resources::list(conn, kind, Some(ns), None).await {
                     Ok(v) => out.extend(v),
-                    Err(e) if e.is_forbidden() => eprintln!("warning: {}; skipped", output::printable(&e.to_string())),
+                    Err(e) if e.is_forbidden() => {
+                        crate::errln!("warning: {}; skipped", output::printable(&e.to_string()))
+                    }
                     Err(e) => return Err(e),
                 }
             }
@@ -70,10 +72,10 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     );
     let (pool_objs, claim_objs) = (pool_objs?, claim_objs?);
     for w in &inv.warnings {
-        eprintln!("{}", output::printable(w));
+        crate::errln!("{}", output::printable(w));
     }
     if pool_objs.is_none() {
-        eprintln!("note: the agent-sandbox extensions (warm pools, claims) are not installed");
+        crate::errln!("note: the agent-sandbox extensions (warm pools, claims) are not installed");
     }
     let now = conn.clock.now();
     let workspaces = inv.workspaces(&Default::default(), now);

@@ -33,7 +33,7 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         Ok(v) => crate::outln!(
             "✓ server        {} ({}), context {}",
             conn.server,
-            v.git_version,
+            output::printable(&v.git_version),
             conn.context
         ),
         Err(e) => {

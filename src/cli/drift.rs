@@ -41,6 +41,9 @@ fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>) -> Report {
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    if args.id.is_some() {
+        globals.one_namespace_for_names()?;
+    }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let now = conn.clock.now();
     let flags = args.overlays.flags();
@@ -55,7 +58,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         None => {
             let inv = inventory::read(&conn, &globals.scope(&conn.namespace), &Query::default()).await?;
             for w in &inv.warnings {
-                eprintln!("{}", output::printable(w));
+                crate::errln!("{}", output::printable(w));
             }
             inv.entries(&flags, now)
                 .into_iter()
@@ -74,7 +77,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             .for_each(|r| crate::outln!("sandbox.agents.x-k8s.io/{}", r.workspace.sandbox_name)),
         Format::Table | Format::Wide => {
             if reports.is_empty() {
-                eprintln!("No drifted workspaces.");
+                crate::errln!("No drifted workspaces.");
             }
             reports
                 .iter()

@@ -42,8 +42,8 @@ pub struct Globals {
     /// Refuse every write (suspend, resume, delete); reads still work.
     #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = parse_switch, action = clap::ArgAction::SetTrue)]
     pub read_only: bool,
-    /// Audit log path (default $XDG_STATE_HOME/kubectl-namzu/audit.jsonl).
-    #[arg(long, global = true, env = "KUBECTL_NAMZU_AUDIT_LOG", value_name = "PATH")]
+    /// Audit log path (default $KUBECTL_NAMZU_AUDIT_LOG, else $XDG_STATE_HOME/kubectl-namzu/audit.jsonl).
+    #[arg(long, global = true, value_name = "PATH")]
     pub audit_log: Option<PathBuf>,
     /// Send writes without recording them in the audit log (by default a write that cannot be
     /// recorded is not sent).
@@ -62,7 +62,9 @@ fn parse_switch(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "" | "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
         "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
-        _ => Err(format!("{text:?} is not a boolean: use true or false")),
+        _ => Err(format!(
+            "{text:?} is not a boolean (--read-only or KUBECTL_NAMZU_READ_ONLY): use true or false"
+        )),
     }
 }
 
@@ -71,17 +73,19 @@ fn parse_switch(text: &str) -> Result<bool, String> {
 pub struct RequestTimeout(pub Option<Duration>);
 
 /// kubectl's `--request-timeout`: `0` (none), a bare number of seconds, or a duration.
+/// kubectl's `--request-timeout`: a bare number of seconds, a duration (`500ms`, `5s`, `1m`), and
+/// zero in any form for none.
 fn parse_timeout(text: &str) -> Result<RequestTimeout, String> {
-    if text == "0" {
-        return Ok(RequestTimeout(None));
-    }
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok(RequestTimeout(Some(Duration::from_secs(secs))));
-    }
-    let d = parse_duration(text)?;
-    d.to_std()
-        .map(|d| RequestTimeout(Some(d)))
-        .map_err(|_| format!("invalid timeout {text:?}"))
+    let bound = if let Ok(secs) = text.parse::<u64>() {
+        Duration::from_secs(secs)
+    } else if let Some(ms) = text.strip_suffix("ms").and_then(|m| m.parse::<u64>().ok()) {
+        Duration::from_millis(ms)
+    } else {
+        parse_duration(text)?
+            .to_std()
+            .map_err(|_| format!("invalid timeout {text:?}"))?
+    };
+    Ok(RequestTimeout((!bound.is_zero()).then_some(bound)))
 }
 
 impl Globals {
@@ -116,6 +120,16 @@ impl Globals {
             },
             session: None,
         }
+    }
+
+    /// A workspace is named in one namespace: a name with `-A` is refused, as kubectl refuses it.
+    pub fn one_namespace_for_names(&self) -> Result<(), crate::cli::exit::Failure> {
+        if self.all_namespaces {
+            return Err(crate::cli::exit::Failure::usage(
+                "a workspace cannot be named across all namespaces: drop -A, or name its namespace with -n",
+            ));
+        }
+        Ok(())
     }
 
     pub fn scope(&self, default_namespace: &str) -> Scope {

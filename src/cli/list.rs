@@ -48,7 +48,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     };
     let inv = inventory::read(&conn, &scope, &query).await?;
     for w in &inv.warnings {
-        eprintln!("{}", output::printable(w));
+        crate::errln!("{}", output::printable(w));
     }
     let now = conn.clock.now();
     let filter = args.selection.filter();
@@ -57,6 +57,8 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         .into_iter()
         .filter(|w| filter.matches(w, now))
         .collect();
+    // the objects read are done with: the output is built from the workspaces alone
+    drop(inv);
     sort(&mut workspaces, args.sort_by, false);
     crate::out!(
         "{}",
@@ -64,8 +66,8 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     );
     if workspaces.is_empty() && matches!(args.output, Format::Table | Format::Wide) {
         match &scope {
-            inventory::Scope::All => eprintln!("No workspaces found."),
-            inventory::Scope::Namespace(ns) => eprintln!("No workspaces found in {ns} namespace."),
+            inventory::Scope::All => crate::errln!("No workspaces found."),
+            inventory::Scope::Namespace(ns) => crate::errln!("No workspaces found in {ns} namespace."),
         }
     }
     Ok(())
@@ -100,7 +102,8 @@ pub fn render(
     now: DateTime<Utc>,
 ) -> String {
     match format {
-        Format::Json | Format::Yaml => {
+        Format::Json => output::json_array(workspaces.iter().map(schema::workspace)),
+        Format::Yaml => {
             let items: Vec<Value> = workspaces.iter().map(schema::workspace).collect();
             output::structured(&Value::Array(items), format)
         }

@@ -89,7 +89,7 @@ fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
     d.to_std()
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("invalid interval {text:?}"))
+        .ok_or_else(|| format!("invalid interval {text:?}: it must be longer than zero"))
 }
 
 impl Default for TuiArgs {

@@ -5,17 +5,48 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static STDOUT_FAILED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Write to stdout. A reader that went away (`| head -1`) is no error: output stops, and the
-/// verb learns it from [`stdout_closed`] — a bulk write stops between workspaces.
+/// verb learns it from [`stdout_closed`] — a bulk write stops between workspaces. Any other
+/// failure (a full disk, a file-size limit) stops output too and is kept for [`stdout_failure`]:
+/// the command then exits 1, never 0 with half its output.
 pub fn write_stdout(text: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
     let mut out = std::io::stdout().lock();
-    if out.write_all(text.as_bytes()).and_then(|_| out.flush()).is_err() {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            *STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+        }
     }
+}
+
+/// Why stdout could not be written, unless its reader simply went away.
+pub fn stdout_failure() -> Option<String> {
+    STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// `eprint!` that never panics (a prompt, a spinner frame).
+#[macro_export]
+macro_rules! errw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut stderr = std::io::stderr();
+        let _ = write!(stderr, $($arg)*);
+        let _ = stderr.flush();
+    }};
+}
+
+/// `eprintln!` that never panics: a stderr that cannot be written loses the line, nothing more.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
 }
 
 /// Whether a write to stdout has failed (the pipe's reader closed it).
@@ -39,18 +70,25 @@ macro_rules! out {
 /// Text from the cluster made safe for a terminal: control characters (an escape sequence, a
 /// newline that would split a table row) are shown as `\u{..}` escapes instead of acting.
 pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
+    if !text.chars().any(unprintable) {
         return text.to_string();
     }
     text.chars()
         .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
+            if unprintable(c) {
+                c.escape_unicode().to_string()
             } else {
                 c.to_string()
             }
         })
         .collect()
+}
+
+/// Control characters, and the format characters that reorder or break what follows them
+/// (bidirectional overrides and isolates, line and paragraph separators).
+fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
 }
 
 /// Multi-line text from the cluster made safe for a terminal: lines stay lines, every other
@@ -145,6 +183,27 @@ pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, c
     for row in rows {
         line(row.clone());
     }
+    out
+}
+
+/// A pretty JSON array, newline-terminated, byte for byte what `structured` prints for the same
+/// array, built one item at a time (a list of thousands never exists as one JSON tree).
+pub fn json_array(items: impl Iterator<Item = Value>) -> String {
+    let mut out = String::from("[");
+    let mut empty = true;
+    for item in items {
+        out.push_str(if empty { "\n" } else { ",\n" });
+        empty = false;
+        let pretty = serde_json::to_string_pretty(&item).expect("JSON values serialise");
+        for (i, line) in pretty.lines().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str("  ");
+            out.push_str(line);
+        }
+    }
+    out.push_str(if empty { "]\n" } else { "\n]\n" });
     out
 }
 
@@ -273,9 +332,24 @@ mod tests {
     }
 
     #[test]
+    fn a_json_array_one_item_at_a_time_is_the_whole_array_pretty() {
+        for items in [
+            vec![],
+            vec![json!({"a": 1})],
+            vec![json!({"a": [1, {"b": "x\ny"}], "c": {}}), json!([]), json!("s")],
+        ] {
+            assert_eq!(
+                json_array(items.clone().into_iter()),
+                structured(&Value::Array(items), Format::Json)
+            );
+        }
+    }
+
+    #[test]
     fn printable_escapes_control_characters() {
         assert_eq!(printable("ok"), "ok");
-        assert_eq!(printable("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
+        assert_eq!(printable("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\u{a}c");
         assert_eq!(printable_lines("x\ny\u{7}"), "x\ny\\u{7}");
+        assert_eq!(printable("abc\u{202e}fed\u{2028}"), "abc\\u{202e}fed\\u{2028}");
     }
 }

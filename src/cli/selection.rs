@@ -24,6 +24,20 @@ fn parse_kind(text: &str) -> Result<Kind, String> {
     one_of(text, Kind::parse, &all, "diagnosis")
 }
 
+/// A label selector: one or more comma-separated requirements, none empty. An empty `-l ""` (an
+/// unset shell variable) is refused: it would otherwise select everything, past the `--all` guard.
+fn parse_selector(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("an empty label selector selects every workspace: name the labels, or pass --all".into());
+    }
+    if text.split(',').any(|r| r.trim().is_empty()) {
+        return Err(format!(
+            "invalid label selector {text:?}: an empty requirement between commas"
+        ));
+    }
+    Ok(text.to_string())
+}
+
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SelectionArgs {
     /// Only these states (comma-separated): Running, Starting, Suspending, Suspended, Failed, Expired, Deleting, Error.
@@ -36,7 +50,7 @@ pub struct SelectionArgs {
     #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
     pub diagnosis: Vec<Kind>,
     /// Sandbox label selector, e.g. team=ml,tier!=dev.
-    #[arg(short = 'l', long)]
+    #[arg(short = 'l', long, value_parser = parse_selector)]
     pub selector: Option<String>,
     /// Suspended, and mode-changed-at older than this (e.g. 30d); workspaces without the annotation never match.
     #[arg(long, value_parser = parse_duration)]

@@ -164,9 +164,12 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
                 "give workspace ids or a selection (-l, --state, --suspended-for, --all), not both",
             ));
         }
+        // each workspace once, in the order given
+        let mut seen = std::collections::BTreeSet::new();
         return Ok(common
             .ids
             .iter()
+            .filter(|id| seen.insert(*id))
             .map(|id| (conn.namespace.clone(), id.clone()))
             .collect());
     }
@@ -184,7 +187,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
     )
     .await?;
     for w in &inv.warnings {
-        eprintln!("{}", output::printable(w));
+        crate::errln!("{}", output::printable(w));
     }
     let now = conn.clock.now();
     let filter = sel.filter();
@@ -196,7 +199,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
             Ok(id) => Some((w.namespace, id)),
             // a Sandbox named namzu-ws-<not an id> is listed, never written
             Err(e) => {
-                eprintln!("skipped: {}", output::printable(&e.to_string()));
+                crate::errln!("skipped: {}", output::printable(&e.to_string()));
                 None
             }
         })
@@ -223,12 +226,21 @@ pub async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> 
     run(globals, Verb::Delete, &args.common, None, args.yes).await
 }
 
+/// What the user confirmed: the delete is then bound to exactly that object.
+enum Confirmed {
+    /// The id was typed for this read of the Sandbox.
+    Object(Value),
+    /// Nothing there to destroy: the write path reports it.
+    Gone,
+    Cancelled,
+}
+
 /// Ask on the terminal for the workspace id; anything else cancels that workspace.
-async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<bool, Failure> {
+async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<Confirmed, Failure> {
     let name = id.sandbox_name();
     let current = resources::get(conn, &SANDBOXES, namespace, &name).await?;
     let what = match &current {
-        None => return Ok(true), // already gone: the write path reports it, nothing to destroy
+        None => return Ok(Confirmed::Gone),
         Some(s) => {
             let mode = crate::domain::patch::Mode::of_sandbox(s);
             let epoch = crate::domain::epoch::Reading::of(s);
@@ -239,15 +251,18 @@ async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result
             )
         }
     };
-    eprintln!("{what}");
-    eprint!("Type the workspace id ({id}) to delete it: ");
+    crate::errln!("{what}");
+    crate::errw!("Type the workspace id ({id}) to delete it: ");
     let _ = std::io::stderr().flush();
     let mut line = String::new();
     let answer = tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
         .await
         .map_err(|e| Failure::error(e.to_string()))?
         .map_err(|e| Failure::error(format!("cannot read the confirmation: {e}")))?;
-    Ok(answer.trim() == id.as_str())
+    Ok(match (answer.trim() == id.as_str(), current) {
+        (true, Some(object)) => Confirmed::Object(object),
+        _ => Confirmed::Cancelled,
+    })
 }
 
 /// Why a bulk write stopped before its last workspace.
@@ -311,10 +326,8 @@ async fn run(
     wait_args: Option<&WaitArgs>,
     yes: bool,
 ) -> Result<(), Failure> {
-    if globals.all_namespaces && !common.ids.is_empty() {
-        return Err(Failure::usage(
-            "a workspace cannot be named across all namespaces: drop -A, or name its namespace with -n",
-        ));
+    if !common.ids.is_empty() {
+        globals.one_namespace_for_names()?;
     }
     let interactive = std::io::stdin().is_terminal();
     if verb == Verb::Delete && !yes && !common.dry_run && !interactive && !globals.read_only {
@@ -329,18 +342,21 @@ async fn run(
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let targets = targets(&conn, globals, common).await?;
     if targets.is_empty() {
-        eprintln!("No workspaces matched.");
+        crate::errln!("No workspaces matched.");
         return Ok(());
     }
     let human = common.output == ReportFormat::Table;
-    if human && !common.dry_run && !policy.read_only {
-        match verb {
-            Verb::Suspend => eprintln!(
-                "note: a suspend ends the agent sessions, terminals and detached commands inside the workspace"
-            ),
-            Verb::Delete if yes => eprintln!("note: delete destroys each workspace's pod, agent sessions and disks"),
-            _ => {}
+    // what the write costs, said once before a bulk write (a single one says it on success)
+    let note = match verb {
+        Verb::Suspend => {
+            Some("note: a suspend ends the agent sessions, terminals and detached commands inside the workspace")
         }
+        Verb::Delete if yes => Some("note: delete destroys each workspace's pod, agent sessions and disks"),
+        _ => None,
+    }
+    .filter(|_| human && !common.dry_run && !policy.read_only);
+    if let Some(note) = note.filter(|_| targets.len() > 1) {
+        crate::errln!("{note}");
     }
     let interrupt = Interrupt::install();
     let mut reports = Vec::new();
@@ -355,28 +371,39 @@ async fn run(
             break;
         }
         // (asking is pointless when the write path will refuse anyway)
-        if verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only {
-            let Some(confirmed) = interrupt.unless(confirm(&conn, &namespace, &id)).await else {
-                stopped = Some((Stop::Interrupted, index));
-                break;
-            };
-            if !confirmed? {
-                eprintln!("{id}: cancelled (the id typed did not match): nothing sent");
-                continue;
-            }
-        }
-        let pod_before = if verb == Verb::Resume {
-            write::pod_uid_before(&conn, &namespace, &id).await
-        } else {
-            None
-        };
-        let plan = Plan {
+        let mut plan = Plan {
             verb,
             namespace: namespace.clone(),
             id: id.clone(),
             epoch: choice(common),
             dry_run: common.dry_run,
             expected_uid: None,
+        };
+        if verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only {
+            let Some(confirmed) = interrupt.unless(confirm(&conn, &namespace, &id)).await else {
+                stopped = Some((Stop::Interrupted, index));
+                break;
+            };
+            match confirmed? {
+                Confirmed::Cancelled => {
+                    crate::errln!("{id}: cancelled (the id typed did not match): nothing sent");
+                    continue;
+                }
+                // the delete is of the object shown, at the epoch shown: one replaced or taken
+                // over while the user typed is refused, not destroyed
+                Confirmed::Object(shown) => {
+                    plan.expected_uid = crate::domain::object::uid(&shown).map(str::to_string);
+                    if let Ok(epoch) = crate::domain::fence::resolve(&shown, plan.epoch) {
+                        plan.epoch = EpochChoice::Explicit(epoch);
+                    }
+                }
+                Confirmed::Gone => {}
+            }
+        }
+        let pod_before = if verb == Verb::Resume {
+            write::pod_uid_before(&conn, &namespace, &id).await
+        } else {
+            None
         };
         let outcome = write::write(&conn, &policy, &plan).await;
         // the write path refuses in read-only mode; one line says so, for all the workspaces
@@ -411,16 +438,19 @@ async fn run(
             if report.code() == exit::OK {
                 crate::outln!("{}: {}", report.id, report.detail(verb));
             } else if targets.len() > 1 {
-                eprintln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
+                crate::errln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
             }
         }
         reports.push(report);
     }
+    if let Some(note) = note.filter(|_| targets.len() == 1 && reports.iter().any(|r| r.outcome.landed())) {
+        crate::errln!("{note}");
+    }
     if let Some((stop, index)) = stopped {
-        let not_started: Vec<String> = targets[index..].iter().map(|(_, id)| id.to_string()).collect();
-        let done: Vec<String> = reports.iter().map(|r| r.id.to_string()).collect();
+        let not_started: Vec<String> = targets[index..].iter().map(|(ns, id)| format!("{ns}/{id}")).collect();
+        let done: Vec<String> = reports.iter().map(|r| format!("{}/{}", r.namespace, r.id)).collect();
         write::record_stop(&conn, &policy, verb, stop.reason(), &done, &not_started);
-        eprintln!(
+        crate::errln!(
             "stopped ({}) after {} of {} workspaces; not started: {}",
             stop.reason(),
             done.len(),
@@ -491,7 +521,7 @@ async fn wait_for(
     let waited = wait::wait(conn, &r.namespace, &r.id, verb, pod_before, timeout, |what, state| {
         if spinner {
             n += 1;
-            eprint!(
+            crate::errw!(
                 "\r\x1b[2K{} {}: {}s, waiting for {what} ({})",
                 frames[n % frames.len()],
                 r.id,
@@ -502,7 +532,7 @@ async fn wait_for(
     })
     .await;
     if spinner {
-        eprint!("\r\x1b[2K");
+        crate::errw!("\r\x1b[2K");
     }
     waited
 }

@@ -78,7 +78,7 @@ impl AuditLog {
             if let Err(e) = appended
                 && self.session.is_none()
             {
-                eprintln!("warning: cannot append to the audit log {}: {e}", path.display());
+                crate::errln!("warning: cannot append to the audit log {}: {e}", path.display());
             }
         }
         if let Some(session) = &self.session {

@@ -135,10 +135,14 @@ impl Connection {
         {
             exec.interactive_mode = Some(ExecInteractiveMode::Never);
         }
+        // a context without a namespace (or with an empty one) means `default`, as in kubectl
         let namespace = opts
             .namespace
             .clone()
-            .unwrap_or_else(|| config.default_namespace.clone());
+            .unwrap_or_else(|| match config.default_namespace.as_str() {
+                "" => "default".into(),
+                ns => ns.to_string(),
+            });
         // the namespace goes into every URL path: only a valid one, wherever it came from
         validate_namespace(&namespace).map_err(|e| match &opts.namespace {
             Some(_) => ClusterError::Config(e.to_string()),

@@ -219,7 +219,7 @@ async fn read_missing(
     }
     if missing.len() > BY_NAME_LIMIT {
         if conn.verbose {
-            eprintln!(
+            crate::errln!(
                 "{} {} in {ns} lack the {OWNED_BY_A_SANDBOX} label: listing all {} of {ns} instead",
                 missing.len(),
                 kind.plural,
@@ -230,7 +230,7 @@ async fn read_missing(
         return Ok(());
     }
     if conn.verbose {
-        eprintln!(
+        crate::errln!(
             "reading {} {} in {ns} by name (not labelled {OWNED_BY_A_SANDBOX}): {}",
             missing.len(),
             kind.plural,

@@ -145,7 +145,7 @@ impl<'de> serde::de::Visitor<'de> for PageSeed {
     }
 }
 
-/// The items array, each item pruned right after it is parsed: one whole item at a time.
+/// The items array, each item parsed straight into its projection.
 struct ItemsSeed(Keep);
 
 impl<'de> serde::de::DeserializeSeed<'de> for ItemsSeed {
@@ -165,8 +165,7 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed {
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(mut item) = seq.next_element::<Value>()? {
-            projection::project(&mut item, self.0);
+        while let Some(item) = seq.next_element_seed(projection::Projected(self.0))? {
             out.push(item);
         }
         Ok(out)

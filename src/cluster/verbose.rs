@@ -44,8 +44,8 @@ where
             let out = fut.await;
             let ms = start.elapsed().as_millis();
             match &out {
-                Ok(resp) => eprintln!("I {line} {} in {ms}ms", resp.status().as_u16()),
-                Err(e) => eprintln!("I {line} failed in {ms}ms: {e}"),
+                Ok(resp) => crate::errln!("I {line} {} in {ms}ms", resp.status().as_u16()),
+                Err(e) => crate::errln!("I {line} failed in {ms}ms: {e}"),
             }
             out
         })

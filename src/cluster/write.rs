@@ -7,7 +7,8 @@ use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 use super::resources::{self, SANDBOXES};
 use crate::domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
-use crate::domain::naming::WorkspaceId;
+use crate::domain::keys::TEMPLATE_LABEL;
+use crate::domain::naming::{WorkspaceId, is_workspace};
 use crate::domain::object::{claim_owner, uid};
 use crate::domain::patch::Mode;
 use crate::domain::retry::{self, OnReread, OnStatus, Reread};
@@ -332,6 +333,17 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
     attempt.identity = attempt.identity.or_else(|| uid(&current).map(str::to_string));
     if let Some(refused) = attempt.replaced(&current) {
         return refused;
+    }
+    // a Sandbox under the prefix without the library's template label is not a workspace:
+    // listed nowhere, written never
+    if !is_workspace(&current) {
+        attempt.record(None, None, None, "refused");
+        return Outcome::Refused {
+            message: format!(
+                "{} is not a workspace (no {TEMPLATE_LABEL} label on its pod template): not written",
+                plan.id.sandbox_name()
+            ),
+        };
     }
     if plan.verb == Verb::Delete
         && let Some(claim) = claim_owner(&current)

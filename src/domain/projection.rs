@@ -90,6 +90,89 @@ pub fn project(value: &mut Value, keep: Keep) {
     }
 }
 
+/// Parse one value straight into its projection: dropped fields are skipped by the parser and
+/// never allocated (a pod's managedFields, env and volumes cost nothing to hold).
+#[derive(Clone, Copy)]
+pub struct Projected(pub Keep);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Projected {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Projected {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        // collected first, so the map is built at its exact size: thousands of small maps are
+        // held for the whole pass
+        let mut out: Vec<(String, Value)> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let keep = match self.0 {
+                Fields(fields) => fields.iter().find(|(f, _)| *f == key).map(|(_, k)| *k),
+                AllBut(dropped) => (!dropped.contains(&key.as_str())).then_some(All),
+                All | Each(_) => Some(All),
+            };
+            match keep {
+                Some(k) => {
+                    let v = map.next_value_seed(Projected(k))?;
+                    out.push((key, v));
+                }
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        let mut object = serde_json::Map::with_capacity(out.len());
+        object.extend(out);
+        Ok(Value::Object(object))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let each = match self.0 {
+            Each(k) => *k,
+            _ => All,
+        };
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(Projected(each))? {
+            out.push(v);
+        }
+        out.shrink_to_fit();
+        Ok(Value::Array(out))
+    }
+    // any other type where an object or array was expected is kept as it is
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +193,23 @@ mod tests {
         let mut odd = json!({"metadata": "not an object", "spec": {"containers": 7}});
         project(&mut odd, POD);
         assert_eq!(odd, json!({"metadata": "not an object", "spec": {"containers": 7}}));
+    }
+
+    #[test]
+    fn parsing_into_the_projection_is_pruning_after_parsing() {
+        use serde::de::DeserializeSeed;
+        for text in [
+            r#"{"kind": "Pod", "metadata": {"name": "p", "managedFields": [{"m": 1}], "annotations": {"a": "1"}},
+                "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i", "env": []}, 7], "volumes": [1]},
+                "status": {"phase": "Running", "x": [1.5, null, true]}}"#,
+            r#"{"metadata": "x", "spec": {"containers": {"a": 1}}, "status": null}"#,
+            r#"[1, {"a": 2}]"#,
+            r#""just a string""#,
+        ] {
+            let mut whole: Value = serde_json::from_str(text).unwrap();
+            project(&mut whole, POD);
+            let mut de = serde_json::Deserializer::from_str(text);
+            assert_eq!(Projected(POD).deserialize(&mut de).unwrap(), whole, "{text}");
+        }
     }
 }

@@ -42,7 +42,7 @@ pub fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) 
             "refused: SandboxClaim {claim} owns this Sandbox, so deleting it only makes the claim recreate it; delete the claim instead: kubectl delete sandboxclaims.extensions.agents.x-k8s.io {claim} -n {namespace}"
         ),
         Outcome::ReadOnly => "read-only mode: nothing sent".into(),
-        Outcome::Failed(e) => format!("error: {e}"),
+        Outcome::Failed(e) => e.to_string(),
     }
 }
 

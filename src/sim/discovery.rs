@@ -105,3 +105,83 @@ pub fn resources(served: &[Resource], group: &str, version: &str) -> Option<Valu
     };
     Some(json!({"kind":"APIResourceList","apiVersion":"v1","groupVersion":gv,"resources":list}))
 }
+
+/// `/openapi/v3`: one document per served group-version, as a real server lists them.
+pub fn openapi_index(served: &[Resource]) -> Value {
+    let mut paths = serde_json::Map::new();
+    for r in served {
+        let gv = gv_path(r.group, r.version);
+        paths.insert(
+            gv.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{gv}?hash=namzu-sim")}),
+        );
+    }
+    json!({ "paths": paths })
+}
+
+fn gv_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// One group-version's OpenAPI v3 document: each kind's schema (fields beyond apiVersion, kind
+/// and metadata are preserved, as a CRD without a structural schema for them) and its write
+/// operations, which accept `fieldValidation` — so kubectl validates server-side, as against a
+/// real server, instead of refusing to create without a schema.
+pub fn openapi(served: &[Resource], group: &str, version: &str) -> Option<Value> {
+    let kinds: Vec<&Resource> = served
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
+    if kinds.is_empty() {
+        return None;
+    }
+    let mut paths = serde_json::Map::new();
+    let mut schemas = serde_json::Map::new();
+    for r in kinds {
+        let gvk = json!({"group": r.group, "version": r.version, "kind": r.kind});
+        let schema_name = format!(
+            "{}.{}.{}",
+            if r.group.is_empty() { "io.k8s.api.core" } else { r.group },
+            r.version,
+            r.kind
+        );
+        let reference = json!({"$ref": format!("#/components/schemas/{schema_name}")});
+        let op = |verb: &str| {
+            json!({"operationId": format!("{verb}{}", r.kind), "x-kubernetes-action": verb,
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
+                    {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": true}},
+                    {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": true}}],
+                "requestBody": {"content": {"application/json": {"schema": reference}}},
+                "responses": {"200": {"description": "OK", "content": {"application/json": {"schema": reference}}}}})
+        };
+        let base = format!("/{}", gv_path(r.group, r.version));
+        let collection = if r.namespaced {
+            format!("{base}/namespaces/{{namespace}}/{}", r.plural)
+        } else {
+            format!("{base}/{}", r.plural)
+        };
+        paths.insert(collection.clone(), json!({"post": op("post")}));
+        paths.insert(
+            format!("{collection}/{{name}}"),
+            json!({"put": op("put"), "patch": op("patch")}),
+        );
+        schemas.insert(
+            schema_name,
+            json!({"type": "object", "x-kubernetes-group-version-kind": [gvk],
+                "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                    "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "x-kubernetes-preserve-unknown-fields": true}),
+        );
+    }
+    Some(
+        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.33.0-namzu-sim"},
+        "paths": paths, "components": {"schemas": schemas}}),
+    )
+}

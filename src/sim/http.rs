@@ -179,6 +179,10 @@ fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Re
             .map(|d| (200, d))
             .ok_or_else(|| status::path_not_found(&req.path)),
         ("POST", Some(Target::SelfSubjectAccessReview)) => Ok(access_review(req)),
+        ("GET", Some(Target::OpenApiIndex)) => Ok((200, discovery::openapi_index(&served))),
+        ("GET", Some(Target::OpenApi(g, v))) => discovery::openapi(&served, &g, &v)
+            .map(|d| (200, d))
+            .ok_or_else(|| status::path_not_found(&req.path)),
         (
             _,
             Some(Target::Objects {
@@ -290,7 +294,13 @@ fn objects(
                 let rv = st.store.resource_version().to_string();
                 return Ok((
                     200,
-                    table::table(r, &[obj], &rv, req.param("includeObject").unwrap_or("Metadata"), now),
+                    table::table(
+                        r,
+                        &[obj],
+                        &json!({"resourceVersion": rv}),
+                        req.param("includeObject").unwrap_or("Metadata"),
+                        now,
+                    ),
                 ));
             }
             Ok((200, obj))
@@ -344,28 +354,29 @@ fn list(
         .filter(|c| !c.is_empty())
         .map(decode_continue)
         .transpose()?;
-    let matching = st
+    // the page after the continue key, in key order; only the page's objects are copied
+    let after_key = after.as_deref().map(|k| k.split_once('\u{0}').unwrap_or((k, "")));
+    let mut matching = st
         .store
-        .list(r, ns)
+        .list_after(r, ns, after_key)
         .filter(|o| labels.matches_labels(o) && fields.matches_fields(o));
-    let mut items: Vec<Value> = match &after {
-        Some(key) => matching.filter(|o| object_key(o) > *key).cloned().collect(),
-        None => matching.cloned().collect(),
+    let mut items: Vec<Value> = match limit {
+        Some(l) => matching.by_ref().take(l).cloned().collect(),
+        None => matching.by_ref().cloned().collect(),
     };
+    let remaining = matching.count();
     let rv = st.store.resource_version().to_string();
     let mut meta = json!({"resourceVersion": rv});
-    if let Some(limit) = limit
-        && items.len() > limit
+    if remaining > 0
+        && let Some(last) = items.last()
     {
-        let remaining = items.len() - limit;
-        items.truncate(limit);
-        meta["continue"] = json!(encode_continue(&object_key(items.last().expect("limit > 0"))));
+        meta["continue"] = json!(encode_continue(&object_key(last)));
         meta["remainingItemCount"] = json!(remaining);
     }
     if table_wanted {
         return Ok((
             200,
-            table::table(r, &items, &rv, req.param("includeObject").unwrap_or("Metadata"), now),
+            table::table(r, &items, &meta, req.param("includeObject").unwrap_or("Metadata"), now),
         ));
     }
     if r.group.is_empty() {

@@ -137,6 +137,10 @@ pub enum Target {
     GroupVersions(String),
     GroupResources(String, String),
     SelfSubjectAccessReview,
+    /// `/openapi/v3`: the index of group-version documents.
+    OpenApiIndex,
+    /// `/openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`.
+    OpenApi(String, String),
     /// A collection (name `None`) or one object; namespace `None` = cluster scope.
     Objects {
         group: String,
@@ -173,6 +177,9 @@ pub fn parse_path(path: &str) -> Option<Target> {
     };
     match segs.as_slice() {
         ["version"] => Some(Target::Version),
+        ["openapi", "v3"] => Some(Target::OpenApiIndex),
+        ["openapi", "v3", "api", "v1"] => Some(Target::OpenApi(String::new(), "v1".into())),
+        ["openapi", "v3", "apis", group, version] => Some(Target::OpenApi(group.to_string(), version.to_string())),
         ["api"] => Some(Target::CoreGroups),
         ["apis"] => Some(Target::Groups),
         ["api", "v1"] => Some(Target::CoreResources),

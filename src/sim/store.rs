@@ -158,10 +158,25 @@ impl Store {
 
     /// All objects of a resource, in one namespace or all, in key order.
     pub fn list<'a>(&'a self, r: &Resource, ns: Option<&'a str>) -> impl Iterator<Item = &'a Value> + 'a {
+        self.list_after(r, ns, None)
+    }
+
+    /// [`Store::list`] from just after `(namespace, name)`: a paged LIST's next page starts where
+    /// the last ended instead of scanning from the first object.
+    pub fn list_after<'a>(
+        &'a self,
+        r: &Resource,
+        ns: Option<&'a str>,
+        after: Option<(&str, &str)>,
+    ) -> impl Iterator<Item = &'a Value> + 'a {
+        use std::ops::Bound;
         let rk = rkey(r);
-        let start = (rk.clone(), ns.unwrap_or("").to_string(), String::new());
+        let start = match after {
+            Some((n, name)) => Bound::Excluded((rk.clone(), n.to_string(), name.to_string())),
+            None => Bound::Included((rk.clone(), ns.unwrap_or("").to_string(), String::new())),
+        };
         self.objects
-            .range(start..)
+            .range((start, Bound::Unbounded))
             .take_while(move |((k, n, _), _)| *k == rk && ns.is_none_or(|ns| n == ns))
             .map(|(_, v)| v)
     }

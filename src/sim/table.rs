@@ -31,7 +31,9 @@ fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
 }
 
 /// A meta.k8s.io/v1 Table of `objects`; `include` is the `includeObject` parameter.
-pub fn table(r: &Resource, objects: &[Value], rv: &str, include: &str, now: DateTime<Utc>) -> Value {
+/// A `meta.k8s.io/v1` Table of `objects`; `list_meta` is the list's metadata (resourceVersion,
+/// and `continue` when paged: kubectl pages its Table requests too).
+pub fn table(r: &Resource, objects: &[Value], list_meta: &Value, include: &str, now: DateTime<Utc>) -> Value {
     let columns = if r.plural == "sandboxes" {
         vec![
             column("Name", "name"),
@@ -53,6 +55,6 @@ pub fn table(r: &Resource, objects: &[Value], rv: &str, include: &str, now: Date
             json!({"cells":cells(r, o, now),"object":object})
         })
         .collect();
-    json!({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":rv},
+    json!({"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":list_meta,
         "columnDefinitions":columns,"rows":rows})
 }

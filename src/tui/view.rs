@@ -188,7 +188,8 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .block(Block::default().borders(Borders::TOP).title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
         .column_spacing(1);
-    let mut state = TableState::default().with_selected((!window.is_empty()).then_some(app.view.selected - start));
+    let mut state =
+        TableState::default().with_selected(app.view.selected.checked_sub(start).filter(|_| !window.is_empty()));
     frame.render_stateful_widget(table, area, &mut state);
 }
 

@@ -116,7 +116,7 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
 pub async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
-    namzu_env(full, vec![now_env(t)]).await
+    namzu_env(full, vec![now_env(t), audit_env(t)]).await
 }
 
 /// The binary's clock pinned to the sim's: both read the same instant, whatever the day.
