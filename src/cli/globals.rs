@@ -119,6 +119,7 @@ impl Globals {
                 self.audit_log.clone().or_else(crate::cluster::audit::default_path)
             },
             session: None,
+            failure: Default::default(),
         }
     }
 

@@ -270,6 +270,8 @@ async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result
 enum Stop {
     StdoutClosed,
     Interrupted,
+    /// The audit log stopped taking entries: no write is sent that it cannot record.
+    AuditFailed,
 }
 
 impl Stop {
@@ -277,6 +279,7 @@ impl Stop {
         match self {
             Stop::StdoutClosed => "stdout was closed",
             Stop::Interrupted => "interrupted",
+            Stop::AuditFailed => "the audit log stopped taking entries",
         }
     }
 }
@@ -366,6 +369,7 @@ async fn run(
         if let Some(stop) = output::stdout_closed()
             .then_some(Stop::StdoutClosed)
             .or(interrupt.raised().then_some(Stop::Interrupted))
+            .or(policy.audit.failure().map(|_| Stop::AuditFailed))
         {
             stopped = Some((stop, index));
             break;
@@ -465,6 +469,11 @@ async fn run(
     if !human {
         let items: Vec<Value> = reports.iter().map(|r| r.json(verb)).collect();
         crate::out!("{}", output::structured(&Value::Array(items), common.output.format()));
+    }
+    if let Some(why) = policy.audit.failure() {
+        return Err(Failure::error(format!(
+            "{why}: the write above was sent but is not in the audit log"
+        )));
     }
     if let Some((stop, _)) = stopped {
         return Err(Failure::error(format!(

@@ -25,6 +25,8 @@ pub struct AuditLog {
     pub path: Option<PathBuf>,
     /// This session's entries too, for a UI that shows what was sent.
     pub session: Option<std::sync::Arc<std::sync::Mutex<Vec<Value>>>>,
+    /// Why the last append failed, if one did: a bulk write stops there, the TUI says so.
+    pub failure: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// The audit log as read back: the entries, and how many lines were not entries (torn by a crash,
@@ -75,16 +77,23 @@ impl AuditLog {
         if let Some(path) = &self.path {
             // one write call per line, so concurrent writers never interleave within a line
             let appended = open_append(path).and_then(|mut f| f.write_all(format!("{entry}\n").as_bytes()));
-            if let Err(e) = appended
-                && self.session.is_none()
-            {
-                crate::errln!("warning: cannot append to the audit log {}: {e}", path.display());
+            if let Err(e) = appended {
+                let why = format!("cannot append to the audit log {}: {e}", path.display());
+                if self.session.is_none() {
+                    crate::errln!("warning: {why}");
+                }
+                *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
             }
         }
         if let Some(session) = &self.session {
             session.lock().unwrap_or_else(|p| p.into_inner()).push(entry.clone());
         }
         entry
+    }
+
+    /// Why the last append failed, if one did.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Every entry, oldest first; lines that are not entries are counted, not fatal.

@@ -383,8 +383,9 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
             Err(e) => e,
         };
         let status = status_of(&error);
+        let unanswered = matches!(error, ClusterError::Timeout { .. } | ClusterError::Unreachable { .. });
         let record = |word: &str| attempt.record(Some(&epoch), Some(&request), status, word);
-        match retry::on_status(plan.verb, status) {
+        match retry::on_status(plan.verb, status, unanswered) {
             OnStatus::AlreadyGone => {
                 record("already-gone");
                 return Outcome::AlreadyGone;
@@ -402,6 +403,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
         let verdict = retry::on_reread(Reread {
             verb: plan.verb,
             status,
+            unanswered,
             sends: attempt.sends,
             identity: attempt.identity.as_deref(),
             before: &current,
@@ -448,6 +450,10 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                         attempt.sends
                     ),
                 };
+            }
+            OnReread::Unanswered => {
+                record("failed");
+                return Outcome::Failed(error);
             }
             OnReread::Resend => {
                 record("retry");

@@ -20,7 +20,12 @@ pub enum OnStatus {
     Failed,
 }
 
-pub fn on_status(verb: Verb, status: Option<u16>) -> OnStatus {
+/// `unanswered`: no answer came at all (a timeout, a dropped connection) — the write may have
+/// landed, so look before saying anything.
+pub fn on_status(verb: Verb, status: Option<u16>, unanswered: bool) -> OnStatus {
+    if unanswered {
+        return OnStatus::Reread;
+    }
     match status {
         Some(404 | 410) if verb == Verb::Delete => OnStatus::AlreadyGone,
         Some(422 | 404 | 409) => OnStatus::Reread,
@@ -45,6 +50,9 @@ pub enum OnReread {
     Conflict,
     /// Moved under us: decide again on the re-read and send again.
     Resend,
+    /// No answer came and the object does not show the write: it did not land (as far as a
+    /// read can tell); reported as the failure it was, not retried.
+    Unanswered,
 }
 
 /// The facts the decision reads.
@@ -52,6 +60,8 @@ pub enum OnReread {
 pub struct Reread<'a> {
     pub verb: Verb,
     pub status: Option<u16>,
+    /// No answer came at all (see [`on_status`]).
+    pub unanswered: bool,
     /// Sends made so far, this one included.
     pub sends: u32,
     /// The uid the write is about.
@@ -77,6 +87,9 @@ pub fn on_reread(r: Reread<'_>) -> OnReread {
     if shows(after, r.verb, r.carried) && r.status != Some(422) {
         return OnReread::Landed;
     }
+    if r.unanswered {
+        return OnReread::Unanswered;
+    }
     // a delete's 409 is re-read and retried as it stands (the library's rule)
     if r.verb != Verb::Delete && !moved(r.before, after) {
         return OnReread::NotApplied;
@@ -101,6 +114,7 @@ mod tests {
         Reread {
             verb,
             status: Some(status),
+            unanswered: false,
             sends,
             identity: Some("u1"),
             before,
@@ -111,14 +125,23 @@ mod tests {
 
     #[test]
     fn status_alone() {
-        assert_eq!(on_status(Verb::Delete, Some(404)), OnStatus::AlreadyGone);
-        assert_eq!(on_status(Verb::Delete, Some(410)), OnStatus::AlreadyGone);
-        assert_eq!(on_status(Verb::Delete, Some(409)), OnStatus::Reread);
-        assert_eq!(on_status(Verb::Suspend, Some(404)), OnStatus::Reread);
-        assert_eq!(on_status(Verb::Suspend, Some(422)), OnStatus::Reread);
-        assert_eq!(on_status(Verb::Resume, Some(500)), OnStatus::Failed);
-        assert_eq!(on_status(Verb::Resume, Some(410)), OnStatus::Failed);
-        assert_eq!(on_status(Verb::Suspend, None), OnStatus::Failed);
+        assert_eq!(on_status(Verb::Delete, Some(404), false), OnStatus::AlreadyGone);
+        assert_eq!(on_status(Verb::Delete, Some(410), false), OnStatus::AlreadyGone);
+        assert_eq!(on_status(Verb::Delete, Some(409), false), OnStatus::Reread);
+        assert_eq!(on_status(Verb::Suspend, Some(404), false), OnStatus::Reread);
+        assert_eq!(on_status(Verb::Suspend, Some(422), false), OnStatus::Reread);
+        assert_eq!(on_status(Verb::Resume, Some(500), false), OnStatus::Failed);
+        assert_eq!(on_status(Verb::Resume, Some(410), false), OnStatus::Failed);
+        assert_eq!(
+            on_status(Verb::Suspend, None, false),
+            OnStatus::Failed,
+            "an answer that was not the object"
+        );
+        assert_eq!(
+            on_status(Verb::Suspend, None, true),
+            OnStatus::Reread,
+            "no answer: it may have landed"
+        );
     }
 
     #[test]
@@ -171,6 +194,19 @@ mod tests {
             on_reread(reread(Verb::Delete, 409, 1, &before, Some(&before.clone()))),
             OnReread::Resend
         );
+    }
+
+    #[test]
+    fn no_answer_is_looked_at_before_it_is_reported() {
+        let before = sbx("u1", "1", "Running", "2");
+        let landed = sbx("u1", "2", "Suspended", "2");
+        let unanswered = |after| Reread {
+            status: None,
+            unanswered: true,
+            ..reread(Verb::Suspend, 0, 1, &before, after)
+        };
+        assert_eq!(on_reread(unanswered(Some(&landed))), OnReread::Landed);
+        assert_eq!(on_reread(unanswered(Some(&before))), OnReread::Unanswered);
     }
 
     #[test]

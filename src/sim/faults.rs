@@ -17,6 +17,9 @@ pub enum FaultAction {
     Hang,
     /// Close the connection without an answer.
     Reset,
+    /// Serve the request (a write lands), then close the connection before the answer: the
+    /// client cannot know whether its write happened.
+    Lost,
     /// Change the addressed object first (as another writer would), then serve the request.
     Mutate(Mutation),
     /// Answer with exactly these bytes as `application/json` (a hostile or broken server, a

@@ -97,8 +97,10 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
         let mut st = shared.lock();
         st.faults.iter_mut().find_map(|f| f.fire(&method, &path))
     };
+    let lost = fault == Some(FaultAction::Lost);
     match fault {
         Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
+        Some(FaultAction::Lost) => {}
         Some(FaultAction::Hang) => {
             shared.lock().record.push(rec);
             return std::future::pending().await;
@@ -146,7 +148,11 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
         raw_body,
         user,
     };
-    Ok(route(&shared, &req, rec))
+    let response = route(&shared, &req, rec);
+    if lost {
+        return Err(std::io::Error::other("injected: the answer was lost"));
+    }
+    Ok(response)
 }
 
 /// Serve and record under one lock, so the record's order is the order writes were applied.
@@ -364,14 +370,24 @@ fn list(
         Some(l) => matching.by_ref().take(l).cloned().collect(),
         None => matching.by_ref().cloned().collect(),
     };
-    let remaining = matching.count();
+    // as the API server: the count of what is left only without a selector (with one, finding
+    // it would mean filtering everything left); with one, only whether anything is
+    let selected = req.param("labelSelector").is_some_and(|s| !s.is_empty())
+        || req.param("fieldSelector").is_some_and(|s| !s.is_empty());
+    let remaining = if selected {
+        usize::from(matching.next().is_some())
+    } else {
+        matching.count()
+    };
     let rv = st.store.resource_version().to_string();
     let mut meta = json!({"resourceVersion": rv});
     if remaining > 0
         && let Some(last) = items.last()
     {
         meta["continue"] = json!(encode_continue(&object_key(last)));
-        meta["remainingItemCount"] = json!(remaining);
+        if !selected {
+            meta["remainingItemCount"] = json!(remaining);
+        }
     }
     if table_wanted {
         return Ok((

@@ -69,6 +69,8 @@ pub enum Action {
     },
     /// This session's audit entries, after a write.
     Sent(Vec<Value>),
+    /// The audit log could not record a write that was sent.
+    AuditFailed(String),
     /// An I/O task died (a bug): the UI ends and says why, rather than wait for an answer forever.
     Crashed(String),
     /// SIGTERM, SIGHUP or SIGINT: quit as `q` does, restoring the terminal.

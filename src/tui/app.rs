@@ -410,6 +410,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Refresh => app.refresh(),
+        Action::AuditFailed(why) => {
+            app.status = format!("warning: {why}; the write was sent but is not in the audit log");
+            Vec::new()
+        }
         Action::Tick(now) => {
             app.now = now;
             Vec::new()

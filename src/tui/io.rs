@@ -13,6 +13,8 @@ use crate::domain::drift::OverlayFlags;
 use crate::domain::fence::Verb;
 use crate::domain::naming::WorkspaceId;
 use crate::domain::object::name;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -21,6 +23,24 @@ pub struct Io {
     pub policy: WritePolicy,
     pub flags: OverlayFlags,
     pub wait_timeout: Duration,
+    /// Writes sent and not yet answered.
+    pub writes_in_flight: Arc<AtomicUsize>,
+}
+
+/// One write in flight, counted until it is dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(count: &Arc<AtomicUsize>) -> InFlight {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Io {
@@ -66,6 +86,8 @@ impl Io {
                 });
             }
             Effect::Write { plan, wait } => {
+                // counted while in flight: quitting waits for it, so it lands in the audit log
+                let _in_flight = InFlight::enter(&self.writes_in_flight);
                 let key: RowKey = (plan.namespace.clone(), plan.id.to_string());
                 let before = if plan.verb == Verb::Resume {
                     write::pod_uid_before(&self.conn, &plan.namespace, &plan.id).await
@@ -82,6 +104,10 @@ impl Io {
                 if let Some(session) = &self.policy.audit.session {
                     send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
                 }
+                if let Some(why) = self.policy.audit.failure() {
+                    send(Action::AuditFailed(why));
+                }
+                drop(_in_flight);
                 if landed && wait {
                     let progress_key = key.clone();
                     let waited = wait::wait(

@@ -74,6 +74,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         policy,
         flags: Default::default(),
         wait_timeout: io::WAIT,
+        writes_in_flight: Default::default(),
     });
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
@@ -96,6 +97,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         }
     });
     let mut terminal = ratatui::try_init().map_err(|e| TuiError(format!("cannot open the terminal UI: {e}")))?;
+    let in_flight = io.writes_in_flight.clone();
     let result = event_loop(
         &mut terminal,
         &mut app,
@@ -107,7 +109,23 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     )
     .await;
     ratatui::restore();
+    wait_for_writes(&in_flight).await;
     result
+}
+
+/// A write sent before the user quit is let finish (bounded), so its answer reaches the audit
+/// log: the UI ends at once, the process a moment later.
+async fn wait_for_writes(in_flight: &std::sync::atomic::AtomicUsize) {
+    use std::sync::atomic::Ordering;
+    let n = in_flight.load(Ordering::SeqCst);
+    if n == 0 {
+        return;
+    }
+    crate::errln!("waiting for {n} write(s) in flight to be answered and audited…");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while in_flight.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Run effects on their own tasks; their answers come back on `tx`. A task that panics is

@@ -741,6 +741,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             },
             flags: Default::default(),
             wait_timeout: std::time::Duration::from_secs(1),
+            writes_in_flight: Default::default(),
         }
     });
     let mut runner = TestRunner::new(Config {
@@ -807,4 +808,124 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             Ok(())
         })
         .unwrap();
+}
+
+/// The reviewer's reproductions, each as it was found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn selections_names_and_non_workspaces_are_refused_before_anything_is_sent() {
+    let scenario = crate::support::SMALL.replacen(
+        "objects:\n",
+        "objects:\n  - {apiVersion: agents.x-k8s.io/v1beta1, kind: Sandbox, metadata: {name: namzu-ws-stranger, namespace: agents}, spec: {podTemplate: {spec: {containers: [{name: c, image: i}]}}}}\n",
+        1,
+    );
+    let t = start_with(&scenario, |c| c.namespace = "agents".into()).await;
+    t.sim.clear_requests();
+    // an empty selector (an unset shell variable) selects nothing and is refused
+    for sel in ["", " ", ",", "a=b,,c=d"] {
+        let o = run_audited(&t, &["suspend", "-l", sel]).await;
+        assert_eq!(o.status.code(), Some(2), "-l {sel:?}: {}", err(&o));
+        one_line(&o);
+    }
+    // a name with -A, on every verb that takes one
+    for args in [
+        vec!["-A", "inspect", "awake"],
+        vec!["-A", "drift", "awake"],
+        vec!["-A", "delete", "awake", "--yes"],
+    ] {
+        let o = run_audited(&t, &args).await;
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(one_line(&o).contains("across all namespaces"));
+    }
+    assert!(t.sim.requests().is_empty(), "{:?}", t.sim.requests());
+    // a Sandbox under the prefix without the library's label is no workspace: never written
+    for verb in ["suspend", "delete"] {
+        let o = run_audited(
+            &t,
+            &[verb, "stranger", "--yes"]
+                .iter()
+                .copied()
+                .filter(|a| verb == "delete" || *a != "--yes")
+                .collect::<Vec<_>>(),
+        )
+        .await;
+        assert_eq!(o.status.code(), Some(3), "{verb}: {}", err(&o));
+        assert!(one_line(&o).contains("is not a workspace"), "{}", err(&o));
+    }
+    assert_eq!(patches(&t), 0);
+    assert!(t.sim.get(&SANDBOXES, "agents", "namzu-ws-stranger").is_some());
+}
+
+/// A write whose answer never came is looked at, not guessed: landed is applied, else an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_answer_is_read_back_before_it_is_reported() {
+    let t = start().await;
+    t.sim
+        .add_fault(Fault::new(Some("PATCH"), "/sandboxes/namzu-ws-awake", FaultAction::Lost).nth(1));
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake", "awake"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(out(&o).contains("awake: suspended"), "{}", out(&o));
+    assert_eq!(patches(&t), 1, "the id given twice is written once");
+    let last = audit_entries(&t).pop().unwrap();
+    assert_eq!(last["outcome"], "applied", "{last}");
+}
+
+/// Output that cannot be written is an error, never a panic and never exit 0 with half of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unwritable_stdout_or_stderr_is_an_exit_code_not_a_panic() {
+    let t = start().await;
+    let kubeconfig = t.sim.kubeconfig().display().to_string();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(["--kubeconfig", &kubeconfig, "-n", "agents", "list", "-o", "json"])
+        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .stdout(full.try_clone().unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(one_line(&o).contains("cannot write to stdout"), "{}", err(&o));
+    for args in [vec!["list", "-n", "BAD"], vec!["-n", "agents", "inspect", "nobody"]] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+            .args(["--kubeconfig", &kubeconfig])
+            .args(&args)
+            .stderr(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert!(matches!(o.status.code(), Some(1 | 2)), "{args:?}: {:?}", o.status);
+    }
+}
+
+/// An audit log that stops taking entries mid-way stops a bulk write there (a file-size limit
+/// makes every append fail after `ready` opened the log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_log_that_fails_mid_way_stops_a_bulk_write() {
+    let t = start_demo().await;
+    let log = t.dir.path().join("full.jsonl");
+    std::fs::write(&log, "x".repeat(1024)).unwrap();
+    t.sim.clear_requests();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1; exec {} --kubeconfig {} -n agents suspend --state Running --audit-log {}",
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        t.sim.kubeconfig().display(),
+        log.display()
+    );
+    let o = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("sh")
+            .args(["-c", &script])
+            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(patches(&t), 1, "the first write was sent; none after the log failed");
+    assert!(
+        err(&o).contains("stopped (the audit log stopped taking entries) after 1 of"),
+        "{}",
+        err(&o)
+    );
 }

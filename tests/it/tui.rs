@@ -45,6 +45,7 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
     let audit = AuditLog {
         path: Some(t.dir.path().join("audit.jsonl")),
         session: Some(Arc::new(Mutex::new(Vec::new()))),
+        failure: Default::default(),
     };
     let app = App::new(AppOptions {
         context: conn.context.clone(),
@@ -59,6 +60,7 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
         policy: WritePolicy { read_only, audit },
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
+        writes_in_flight: Default::default(),
     });
     let mut h = Harness { t, io, app };
     let first = h.app.start();

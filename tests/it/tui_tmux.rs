@@ -150,3 +150,51 @@ fn signals_restore_the_terminal() {
         }
     }
 }
+
+/// `delete` on a terminal asks for the id; the delete then sent is of the object and epoch that
+/// were shown: a host that takes the workspace over while the user types is fenced out.
+#[test]
+fn a_typed_delete_is_bound_to_what_was_shown() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; the typed-delete test did not run");
+        return;
+    }
+    use kubectl_namzu::sim::resources::SANDBOXES;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let t = runtime.block_on(crate::support::start_demo());
+    let tmux = Tmux {
+        socket: format!("namzu-del-{}", std::process::id()),
+        session: "del",
+    };
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} -n agents delete alpha; echo EXIT=$?; sleep 60",
+        t.dir.path().join("audit.jsonl").display(),
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        t.sim.kubeconfig().display()
+    );
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        tmux.session,
+        "-x",
+        "200",
+        "-y",
+        "20",
+        &script,
+    ]);
+    let prompt = tmux.expect("Type the workspace id (alpha)");
+    assert!(prompt.contains("holder epoch 7"), "{prompt}");
+    // another host takes over while the user types
+    t.sim.modify(&SANDBOXES, "agents", "namzu-ws-alpha", |o| {
+        o["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"] = serde_json::json!("8");
+    });
+    tmux.keys(&["alpha", "Enter"]);
+    let done = tmux.expect("EXIT=");
+    assert!(done.contains("EXIT=3"), "{done}");
+    assert!(done.contains("held at epoch 8"), "{done}");
+    assert!(
+        t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").is_some(),
+        "not deleted"
+    );
+}
