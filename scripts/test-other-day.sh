@@ -22,6 +22,20 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("profile", {}).get("test") and m.get("executable"):
         print(m["executable"])')
 echo "the wall clock for this run: $(FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "$offset" date -u +%FT%TZ)"
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for bin in "${binaries[@]}"; do
-    FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "$offset" "$bin" --skip krew
+    status=0
+    FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f "$offset" "$bin" --skip krew 2>&1 | tee "$log" || status=$?
+    p=$(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1/p' "$log" | tail -1)
+    f=$(sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\2/p' "$log" | tail -1)
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    if [ "$status" != 0 ]; then
+        echo "other-day: $passed passed, $((failed > 0 ? failed : 1)) failed"
+        exit 1
+    fi
 done
+echo "other-day: $passed passed, $failed failed"
