@@ -275,21 +275,23 @@ const CONFIRM_DELETE: &[Binding] = &[
     CANCEL,
 ];
 
+const SCROLL: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Up), Up),
+        (Char('k'), Up),
+        (Code(KeyCode::Down), Down),
+        (Char('j'), Down),
+        (Code(KeyCode::PageUp), PageUp),
+        (Code(KeyCode::PageDown), PageDown),
+    ],
+    label: "↑/k ↓/j PgUp PgDn",
+    does: "scroll",
+    hint: "↑↓ PgUp PgDn scroll",
+    footer_order: 1,
+};
+
 const SCROLLING: &[Binding] = &[
-    Binding {
-        keys: &[
-            (Code(KeyCode::Up), Up),
-            (Char('k'), Up),
-            (Code(KeyCode::Down), Down),
-            (Char('j'), Down),
-            (Code(KeyCode::PageUp), PageUp),
-            (Code(KeyCode::PageDown), PageDown),
-        ],
-        label: "↑/k ↓/j PgUp PgDn",
-        does: "scroll",
-        hint: "↑↓ PgUp PgDn scroll",
-        footer_order: 1,
-    },
+    SCROLL,
     Binding {
         keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
         label: "Esc, q",
@@ -299,18 +301,21 @@ const SCROLLING: &[Binding] = &[
     },
 ];
 
-const HELP_POPUP: &[Binding] = &[Binding {
-    keys: &[
-        (Code(KeyCode::Esc), Close),
-        (Char('q'), Close),
-        (Char('?'), Close),
-        (Ctrl('c'), Quit),
-    ],
-    label: "Esc, q, ?",
-    does: "close",
-    hint: "Esc close",
-    footer_order: 0,
-}];
+const HELP_POPUP: &[Binding] = &[
+    SCROLL,
+    Binding {
+        keys: &[
+            (Code(KeyCode::Esc), Close),
+            (Char('q'), Close),
+            (Char('?'), Close),
+            (Ctrl('c'), Quit),
+        ],
+        label: "Esc, q, ?",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
 
 pub fn bindings(context: Context) -> &'static [Binding] {
     match context {
@@ -351,16 +356,25 @@ pub fn footer(context: Context, width: usize) -> String {
     shown.iter().map(|b| b.hint).collect::<Vec<_>>().join(" · ")
 }
 
-/// The help popup: the list's keys, then the confirmation's.
-pub fn help() -> String {
+/// The help popup fitted to `max` columns: the list's keys, then the confirmation's; a
+/// description that wraps continues under itself, not under the keys.
+pub fn help(max: usize) -> String {
     let shown: Vec<&Binding> = LIST.iter().chain(CONFIRM.iter().filter(|b| b.label == "t")).collect();
-    let width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
-    let mut lines: Vec<String> = shown.iter().map(|b| format!("{:<width$}{}", b.label, b.does)).collect();
+    let label_width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
+    let mut lines: Vec<String> = Vec::new();
+    for b in shown {
+        let described = super::layout::wrap(b.does, max.saturating_sub(label_width));
+        for (i, part) in described.iter().enumerate() {
+            let label = if i == 0 { b.label } else { "" };
+            lines.push(format!("{label:<label_width$}{}", part.trim_start()));
+        }
+    }
     lines.push(String::new());
-    lines.push(
-        "Every action opens a confirmation with a fresh read, the epoch it carries and the exact request;".into(),
-    );
-    lines.push("focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.".into());
+    lines.extend(super::layout::wrap(
+        "Every action opens a confirmation with a fresh read, the epoch it carries and the exact request; \
+focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.",
+        max,
+    ));
     lines.join("\n")
 }
 

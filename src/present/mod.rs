@@ -5,4 +5,5 @@
 pub mod describe;
 pub mod detail;
 pub mod keys;
+pub mod layout;
 pub mod outcome;

@@ -61,7 +61,9 @@ pub enum Popup {
         text: String,
         scroll: u16,
     },
-    Help,
+    Help {
+        scroll: u16,
+    },
     Confirm(Confirm),
     Sent {
         scroll: u16,
@@ -530,7 +532,7 @@ fn context(app: &App) -> Context {
         Some(Popup::Confirm(c)) if c.verb == Verb::Delete => Context::ConfirmDelete,
         Some(Popup::Confirm(_)) => Context::Confirm,
         Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. }) => Context::Scrolling,
-        Some(Popup::Help) => Context::HelpPopup,
+        Some(Popup::Help { .. }) => Context::HelpPopup,
     }
 }
 
@@ -662,7 +664,7 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
-        Command::Help => app.popups.push(Popup::Help),
+        Command::Help => app.popups.push(Popup::Help { scroll: 0 }),
         Command::Suspend => return app.open_confirm(Verb::Suspend),
         Command::Resume => return app.open_confirm(Verb::Resume),
         Command::Delete => return app.open_confirm(Verb::Delete),
@@ -685,30 +687,28 @@ fn on_popup_key(
     }
     match top {
         Popup::Confirm(c) => on_confirm_key(c, command, key, status, notes),
-        Popup::Detail { scroll, .. } | Popup::Yaml { scroll, .. } | Popup::Sent { scroll } => match command {
-            Some(Command::Close) => PopupReply::Close,
-            Some(Command::Up) => {
-                *scroll = scroll.saturating_sub(1);
-                PopupReply::Stay(Vec::new())
+        Popup::Detail { scroll, .. } | Popup::Yaml { scroll, .. } | Popup::Sent { scroll } | Popup::Help { scroll } => {
+            match command {
+                Some(Command::Close) => PopupReply::Close,
+                Some(Command::Up) => {
+                    *scroll = scroll.saturating_sub(1);
+                    PopupReply::Stay(Vec::new())
+                }
+                Some(Command::Down) => {
+                    *scroll = scroll.saturating_add(1);
+                    PopupReply::Stay(Vec::new())
+                }
+                Some(Command::PageUp) => {
+                    *scroll = scroll.saturating_sub(10);
+                    PopupReply::Stay(Vec::new())
+                }
+                Some(Command::PageDown) => {
+                    *scroll = scroll.saturating_add(10);
+                    PopupReply::Stay(Vec::new())
+                }
+                _ => PopupReply::Stay(Vec::new()),
             }
-            Some(Command::Down) => {
-                *scroll = scroll.saturating_add(1);
-                PopupReply::Stay(Vec::new())
-            }
-            Some(Command::PageUp) => {
-                *scroll = scroll.saturating_sub(10);
-                PopupReply::Stay(Vec::new())
-            }
-            Some(Command::PageDown) => {
-                *scroll = scroll.saturating_add(10);
-                PopupReply::Stay(Vec::new())
-            }
-            _ => PopupReply::Stay(Vec::new()),
-        },
-        Popup::Help => match command {
-            Some(Command::Close) => PopupReply::Close,
-            _ => PopupReply::Stay(Vec::new()),
-        },
+        }
     }
 }
 
@@ -1000,7 +1000,7 @@ mod tests {
     fn popups_close_with_esc_and_ctrl_c_quits_from_anywhere() {
         let mut app = app(false);
         press(&mut app, KeyCode::Char('?'));
-        assert!(matches!(app.popups.last(), Some(Popup::Help)));
+        assert!(matches!(app.popups.last(), Some(Popup::Help { .. })));
         press(&mut app, KeyCode::Esc);
         assert!(app.popups.is_empty());
         press(&mut app, KeyCode::Char('w'));

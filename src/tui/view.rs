@@ -9,11 +9,12 @@ use crate::domain::drift::DriftState;
 use crate::domain::fence::Verb;
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
+use crate::present::layout::{cut, width, wrap};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState};
 
 /// Colours off under NO_COLOR (decided once by the caller).
 #[derive(Debug, Clone, Copy)]
@@ -115,7 +116,12 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     } else {
         counts.join("  ")
     };
-    let second = Line::from(vec![Span::raw(" "), freshness, Span::raw(format!(" │ {counts}"))]);
+    let room = (area.width as usize).saturating_sub(width(&freshness.content) + 4);
+    let second = Line::from(vec![
+        Span::raw(" "),
+        freshness,
+        Span::raw(format!(" │ {}", cut(&counts, room))),
+    ]);
     frame.render_widget(Paragraph::new(vec![Line::from(first), second]), area);
 }
 
@@ -133,34 +139,16 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let window = &rows_visible[start.min(rows_visible.len())..(start + height).min(rows_visible.len())];
     let mut header: Vec<Cell> = vec![Cell::from(" ")];
     header.extend(cols.iter().map(|c| Cell::from(c.header())));
-    let results = area.width >= 110;
+    // RESULT takes room only once an action has a result to show
+    let results = area.width >= 110 && !app.notes.is_empty();
     if results {
         header.push(Cell::from("RESULT"));
     }
-    let rows: Vec<Row> = window
-        .iter()
-        .map(|w| {
-            let key = key_of(w);
-            let mark = if app.view.marks.contains(&key) { "✓" } else { " " };
-            let mut cells = vec![Cell::from(mark)];
-            cells.extend(
-                cols.iter()
-                    .map(|c| Cell::from(cell(w, *c, app.now)).style(cell_style(w, *c, theme))),
-            );
-            if results {
-                let note = app.notes.get(&key);
-                let style = match note {
-                    Some(n) if !n.ok => theme.fg(Color::Red),
-                    _ => Style::default(),
-                };
-                cells.push(Cell::from(note.map_or(String::new(), |n| n.text.clone())).style(style));
-            }
-            Row::new(cells)
-        })
-        .collect();
+    // as wide as the longest id on screen (a Min column would take the room RESULT needs)
+    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(9, 40) as u16;
     let mut widths: Vec<Constraint> = vec![Constraint::Length(1)];
     widths.extend(cols.iter().map(|c| match c {
-        Column::Workspace => Constraint::Min(10),
+        Column::Workspace => Constraint::Length(id_width),
         Column::Namespace => Constraint::Length(10),
         Column::Mode | Column::State => Constraint::Length(10),
         Column::Age | Column::ModeChanged => Constraint::Length(if *c == Column::Age { 6 } else { 12 }),
@@ -170,9 +158,40 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         Column::Diagnosis => Constraint::Length(19),
         _ => Constraint::Length(12),
     }));
-    if results {
-        widths.push(Constraint::Fill(1));
-    }
+    // the room left goes to RESULT, or to nothing (the columns keep their widths)
+    widths.push(Constraint::Fill(1));
+    // each cell cut to its column with `…` (the table itself would cut it without a mark)
+    let fitted: Vec<usize> = Layout::horizontal(widths.clone())
+        .flex(ratatui::layout::Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, area.width, 1))
+        .iter()
+        .map(|r| r.width as usize)
+        .collect();
+    let fit = |i: usize, text: String| cut(&text, fitted.get(i).copied().unwrap_or(usize::MAX));
+    let rows: Vec<Row> = window
+        .iter()
+        .map(|w| {
+            let key = key_of(w);
+            let mark = if app.view.marks.contains(&key) { "✓" } else { " " };
+            let mut cells = vec![Cell::from(mark)];
+            cells.extend(
+                cols.iter()
+                    .enumerate()
+                    .map(|(i, c)| Cell::from(fit(i + 1, cell(w, *c, app.now))).style(cell_style(w, *c, theme))),
+            );
+            if results {
+                let note = app.notes.get(&key);
+                let style = match note {
+                    Some(n) if !n.ok => theme.fg(Color::Red),
+                    _ => Style::default(),
+                };
+                let text = note.map_or(String::new(), |n| n.text.clone());
+                cells.push(Cell::from(fit(cols.len() + 1, text)).style(style));
+            }
+            Row::new(cells)
+        })
+        .collect();
     let title = match (app.view.filter_editing, app.view.filter.is_empty()) {
         (true, _) => format!(" filter: {}█ ", app.view.filter),
         (false, false) => format!(
@@ -204,26 +223,53 @@ fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
             footer_keys(app, area.width as usize),
             theme.fg(Color::DarkGray),
         )),
-        Line::from(status),
+        Line::from(cut(&status, area.width as usize)),
     ];
     frame.render_widget(Paragraph::new(lines), area);
 }
 
-fn centered(area: Rect, pct_w: u16, pct_h: u16) -> Rect {
-    let w = area.width * pct_w / 100;
-    let h = area.height * pct_h / 100;
+/// A box of `width` × `height` in the middle of `screen` (both capped to the screen).
+fn centered(screen: Rect, width: usize, height: usize) -> Rect {
+    let w = (width as u16).min(screen.width);
+    let h = (height as u16).min(screen.height);
     Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
+        x: screen.x + (screen.width - w) / 2,
+        y: screen.y + (screen.height - h) / 2,
         width: w,
         height: h,
     }
 }
 
-fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
-    let area = centered(frame.area(), 90, 85);
+/// The widest a popup's text may be on `screen`: the borders and one free column before the
+/// right border, so no text ever touches it.
+fn popup_text_width(screen: Rect) -> usize {
+    (screen.width as usize).saturating_sub(2 + 1).max(8)
+}
+
+/// A popup sized to its (already wrapped) lines and title, within the screen.
+fn popup_area(screen: Rect, lines: &[String], title: &str, extra_rows: usize) -> Rect {
+    let content = lines.iter().map(|l| width(l)).max().unwrap_or(0).max(width(title) + 2);
+    centered(
+        screen,
+        content + 3,
+        // the header's two rows and the footer's keys stay in sight
+        (lines.len() + 2 + extra_rows).min(screen.height.saturating_sub(4) as usize),
+    )
+}
+
+/// A scrolling popup: its text wrapped to the screen, the box fitted to it.
+fn render_text_popup(frame: &mut Frame, title: String, text: &str, scroll: u16) {
+    let screen = frame.area();
+    let lines = wrap(text, popup_text_width(screen));
+    let area = popup_area(screen, &lines, &title, 0);
     frame.render_widget(Clear, area);
-    let block = |title: String| Block::default().borders(Borders::ALL).title(title);
+    let p = Paragraph::new(lines.join("\n"))
+        .block(Block::default().borders(Borders::ALL).title(title))
+        .scroll((scroll, 0));
+    frame.render_widget(p, area);
+}
+
+fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
     match top {
         Popup::Detail { key, text, scroll } => {
             let body = match text {
@@ -231,23 +277,15 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                 Some(Ok(t)) => t.clone(),
                 Some(Err(e)) => format!("cannot read: {e}"),
             };
-            let p = Paragraph::new(body)
-                .block(block(format!(" {} ({}) ", key.1, key.0)))
-                .scroll((*scroll, 0));
-            frame.render_widget(p, area);
+            render_text_popup(frame, format!(" {} ({}) ", key.1, key.0), &body, *scroll);
         }
         Popup::Yaml { key, text, scroll } => {
-            let p = Paragraph::new(text.as_str())
-                .block(block(format!(" namzu-ws-{} — YAML ", key.1)))
-                .scroll((*scroll, 0));
-            frame.render_widget(p, area);
+            render_text_popup(frame, format!(" namzu-ws-{} — YAML ", key.1), text, *scroll);
         }
-        Popup::Help => frame.render_widget(
-            Paragraph::new(crate::present::keys::help())
-                .wrap(Wrap { trim: false })
-                .block(block(" keys ".into())),
-            area,
-        ),
+        Popup::Help { scroll } => {
+            let text = crate::present::keys::help(popup_text_width(frame.area()));
+            render_text_popup(frame, " keys ".into(), &text, *scroll);
+        }
         Popup::Sent { scroll } => {
             let mut lines = Vec::new();
             if app.sent.is_empty() {
@@ -274,15 +312,17 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                         r["method"].as_str().unwrap_or(""),
                         r["path"].as_str().unwrap_or("")
                     ));
-                    lines.push(format!("    {}", r["body"]));
+                    lines.push(format!("    {}", spaced_json(&r["body"])));
                 }
             }
-            let p = Paragraph::new(lines.join("\n"))
-                .block(block(" what was sent (this session) ".into()))
-                .scroll((*scroll, 0));
-            frame.render_widget(p, area);
+            render_text_popup(
+                frame,
+                " what was sent (this session) ".into(),
+                &lines.join("\n"),
+                *scroll,
+            );
         }
-        Popup::Confirm(c) => render_confirm(frame, area, c, theme),
+        Popup::Confirm(c) => render_confirm(frame, c, theme),
     }
 }
 
@@ -294,20 +334,31 @@ fn verb_title(v: Verb) -> &'static str {
     }
 }
 
-fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
-    let mut lines: Vec<Line> = Vec::new();
-    let n = c.targets.len();
-    lines.push(Line::from(format!(
-        "{} {n} workspace{} — take over: {}",
-        verb_title(c.verb),
-        if n == 1 { "" } else { "s" },
-        if c.take_over {
-            "ON (stored epoch + 1: the current holder is fenced out)"
-        } else {
-            "off (keeps the stored epoch)"
+fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
+    let screen = frame.area();
+    let max = popup_text_width(screen);
+    // the dialog's text as (line, style), each wrapped to the screen
+    let mut text: Vec<(String, Style)> = Vec::new();
+    let mut say = |line: String, style: Style| {
+        for l in wrap(&line, max) {
+            text.push((l, style));
         }
-    )));
-    lines.push(Line::from(""));
+    };
+    let n = c.targets.len();
+    say(
+        format!(
+            "{} {n} workspace{} — take over: {}",
+            verb_title(c.verb),
+            if n == 1 { "" } else { "s" },
+            if c.take_over {
+                "ON (stored epoch + 1: the current holder is fenced out)"
+            } else {
+                "off (keeps the stored epoch)"
+            }
+        ),
+        Style::default(),
+    );
+    say(String::new(), Style::default());
     for key in &c.targets {
         let head = format!("{} ({}): ", key.1, key.0);
         let body = match c.previews.get(key) {
@@ -334,21 +385,39 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
             }
             Some(other) => vec![super::app::note_for(c.verb, key, other).text],
         };
-        lines.push(Line::from(head + &body[0]));
-        lines.extend(body[1..].iter().map(|l| Line::from(l.clone())));
+        say(head + &body[0], Style::default());
+        for line in &body[1..] {
+            say(line.clone(), Style::default());
+        }
     }
     if c.verb == Verb::Delete {
-        lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled(
-            "Deleting destroys the pod, its agent sessions and the disks (PVCs).",
+        say(String::new(), Style::default());
+        say(
+            "Deleting destroys the pod, its agent sessions and the disks (PVCs).".into(),
             theme.fg(Color::Red).add_modifier(Modifier::BOLD),
-        )));
-        lines.push(Line::from(format!(
-            "Type {:?} to enable Delete: {}█",
-            c.phrase(),
-            c.typed
-        )));
+        );
+        say(
+            format!("Type {:?} to enable Delete: {}█", c.phrase(), c.typed),
+            Style::default(),
+        );
     }
+    let title = format!(" {} ", verb_title(c.verb));
+    let plain: Vec<String> = text.iter().map(|(l, _)| l.clone()).collect();
+    // the buttons always show: the text above them is cut, saying how much, when it is too long
+    let area = popup_area(screen, &plain, &title, 2);
+    let room = (area.height as usize).saturating_sub(2 + 2);
+    if text.len() > room {
+        let hidden = text.len() + 1 - room;
+        text.truncate(room.saturating_sub(1));
+        text.push((
+            format!("… {hidden} more lines (Esc, then fewer marks)"),
+            theme.fg(Color::DarkGray),
+        ));
+    }
+    let mut lines: Vec<Line> = text
+        .into_iter()
+        .map(|(l, style)| Line::from(Span::styled(l, style)))
+        .collect();
     lines.push(Line::from(""));
     let button = |label: &str, focused: bool, enabled: bool| {
         let mut style = Style::default();
@@ -365,11 +434,8 @@ fn render_confirm(frame: &mut Frame, area: Rect, c: &Confirm, theme: Theme) {
         Span::raw("   "),
         button(verb_title(c.verb), c.focus == Focus::Confirm, c.ready()),
     ]));
-    let p = Paragraph::new(Text::from(lines)).wrap(Wrap { trim: false }).block(
-        Block::default()
-            .borders(Borders::ALL)
-            .title(format!(" {} ", verb_title(c.verb))),
-    );
+    frame.render_widget(Clear, area);
+    let p = Paragraph::new(Text::from(lines)).block(Block::default().borders(Borders::ALL).title(title));
     frame.render_widget(p, area);
 }
 

@@ -114,6 +114,38 @@ impl Harness {
     }
 }
 
+/// No word on a popup touches its right border: every line inside ends before it, or in `…`.
+fn assert_no_word_split(name: &str, screen: &str) {
+    let rows: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+    let Some(top) = rows.iter().position(|r| r.contains(&'┌')) else {
+        return;
+    };
+    let (left, right) = (
+        rows[top].iter().position(|c| *c == '┌').unwrap(),
+        rows[top].iter().position(|c| *c == '┐').unwrap(),
+    );
+    for row in &rows[top + 1..] {
+        if row.get(left) == Some(&'└') {
+            break;
+        }
+        let before_border = row.get(right - 1).copied().unwrap_or(' ');
+        assert!(
+            before_border == ' ' || before_border == '…',
+            "{name}: text runs into the border:\n{}",
+            row.iter().collect::<String>()
+        );
+    }
+}
+
+/// The same view at the two sizes users have: a standard 80×24 terminal and a large one.
+fn snap_sizes(name: &str, h: &Harness) {
+    for (w, rows) in [(80, 24), (200, 50)] {
+        let screen = h.screen(w, rows);
+        assert_no_word_split(name, &screen);
+        snap(&format!("{name}_{w}x{rows}"), &screen);
+    }
+}
+
 fn snap(name: &str, screen: &str) {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("../snapshots");
@@ -127,8 +159,7 @@ fn snap(name: &str, screen: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshots_of_every_view() {
     let mut h = harness(start_demo().await, true, false).await;
-    snap("list_all_states_wide", &h.screen(160, 34));
-    snap("list_narrow_80x24", &h.screen(80, 24));
+    snap_sizes("list_all_states", &h);
     h.keys(&[KeyCode::Char('/')]).await;
     h.type_text("coder").await;
     h.keys(&[
@@ -139,7 +170,7 @@ async fn snapshots_of_every_view() {
         KeyCode::Char('O'),
     ])
     .await;
-    snap("filter_coder_sorted_by_epoch_reversed", &h.screen(160, 34));
+    snap_sizes("filter_coder_sorted_by_epoch_reversed", &h);
     h.keys(&[KeyCode::Esc]).await;
     assert!(h.app.view.filter.is_empty());
     h.app.view.sort = kubectl_namzu::domain::select::SortKey::Name;
@@ -147,15 +178,15 @@ async fn snapshots_of_every_view() {
     h.keys(&[KeyCode::Char('/')]).await;
     h.type_text("juliet").await;
     h.keys(&[KeyCode::Enter, KeyCode::Enter]).await;
-    snap("detail_juliet", &h.screen(140, 40));
+    snap_sizes("detail_juliet", &h);
     h.keys(&[KeyCode::Esc, KeyCode::Char('y')]).await;
-    snap("yaml_juliet", &h.screen(120, 40));
+    snap_sizes("yaml_juliet", &h);
     h.keys(&[KeyCode::Esc, KeyCode::Char('?')]).await;
-    snap("help", &h.screen(120, 30));
+    snap_sizes("help", &h);
     h.keys(&[KeyCode::Esc]).await;
     for (verb, key) in [("suspend", 'S'), ("resume", 'R'), ("delete", 'D')] {
         h.keys(&[KeyCode::Char(key)]).await;
-        snap(&format!("confirm_{verb}"), &h.screen(140, 30));
+        snap_sizes(&format!("confirm_{verb}"), &h);
         h.keys(&[KeyCode::Esc]).await;
     }
 }
@@ -172,9 +203,12 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
         KeyCode::Char('S'),
     ])
     .await;
-    snap("confirm_bulk_suspend", &h.screen(160, 34));
+    snap_sizes("confirm_bulk_suspend", &h);
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
-    snap("bulk_result", &h.screen(160, 34));
+    snap_sizes("bulk_result", &h);
+    h.keys(&[KeyCode::Char('w')]).await;
+    snap_sizes("what_was_sent", &h);
+    h.keys(&[KeyCode::Esc]).await;
     // the API server starts failing: the last good rows stay, the error is on top
     h.t.sim.add_fault(Fault::status(
         Some("GET"),
@@ -187,7 +221,7 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     h.keys(&[KeyCode::F(5)]).await;
     assert!(h.app.inventory.refresh_error.is_some());
     assert!(!h.app.inventory.rows.is_empty());
-    snap("error_over_stale_data", &h.screen(160, 12));
+    snap_sizes("error_over_stale_data", &h);
     h.t.sim.clear_faults();
 
     let mut ro = harness(start_demo().await, false, true).await;
