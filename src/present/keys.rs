@@ -339,21 +339,24 @@ pub fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
 
 /// The footer's hints for `context`, most important first, as many whole hints as fit `width`.
 pub fn footer(context: Context, width: usize) -> String {
-    let mut hints: Vec<&Binding> = bindings(context).iter().filter(|b| !b.hint.is_empty()).collect();
-    hints.sort_by_key(|b| b.footer_order);
-    let mut shown: Vec<&Binding> = Vec::new();
+    let mut hints: Vec<(usize, &Binding)> = bindings(context)
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !b.hint.is_empty())
+        .collect();
+    hints.sort_by_key(|(_, b)| b.footer_order);
+    let mut shown: Vec<(usize, &Binding)> = Vec::new();
     let mut used = 0;
-    for b in hints {
+    for (i, b) in hints {
         let cost = b.hint.chars().count() + if shown.is_empty() { 0 } else { 3 };
         if used + cost <= width {
             used += cost;
-            shown.push(b);
+            shown.push((i, b));
         }
     }
     // shown in the table's order, so the footer reads the same at every width
-    let order = |b: &&Binding| bindings(context).iter().position(|x| std::ptr::eq(x, *b));
-    shown.sort_by_key(order);
-    shown.iter().map(|b| b.hint).collect::<Vec<_>>().join(" · ")
+    shown.sort_by_key(|(i, _)| *i);
+    shown.iter().map(|(_, b)| b.hint).collect::<Vec<_>>().join(" · ")
 }
 
 /// The help popup fitted to `max` columns: the list's keys, then the confirmation's; a
