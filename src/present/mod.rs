@@ -7,3 +7,4 @@ pub mod detail;
 pub mod keys;
 pub mod layout;
 pub mod outcome;
+pub mod yaml;

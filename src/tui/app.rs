@@ -777,7 +777,7 @@ pub fn yaml(obj: &Value) -> String {
     if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("managedFields");
     }
-    serde_yaml::to_string(&o).unwrap_or_default()
+    crate::present::yaml::yaml(&o)
 }
 
 /// `update` alone: keys and answers in, state and effects out; no server, no terminal.
