@@ -108,6 +108,7 @@ impl Globals {
         crate::cluster::write::WritePolicy {
             read_only: self.read_only,
             audit: self.audit(),
+            throttle: Default::default(),
         }
     }
 

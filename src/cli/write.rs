@@ -15,6 +15,7 @@ use crate::domain::fence::{EpochChoice, EpochUse, Verb};
 use crate::domain::naming::WorkspaceId;
 use crate::domain::select::parse_duration;
 use crate::present::outcome as said;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
@@ -50,6 +51,10 @@ pub struct Common {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: ReportFormat,
+    /// Workspaces written at once (each through its own fenced read-check-write); 1 = one after
+    /// the other. Results are reported in the selection's order.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(usize))]
+    pub parallel: usize,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -322,6 +327,147 @@ impl Interrupt {
     }
 }
 
+/// What became of one selected workspace.
+enum Step {
+    Done(Box<Report>),
+    /// The typed id did not match: nothing sent.
+    Cancelled,
+    /// A stop came before this one's turn: not started (`namespace/id`).
+    NotStarted(Stop, String),
+}
+
+/// What every workspace of one bulk write shares.
+struct Batch<'a> {
+    conn: &'a Connection,
+    policy: &'a WritePolicy,
+    common: &'a Common,
+    verb: Verb,
+    wait_args: Option<&'a WaitArgs>,
+    confirming: bool,
+    interrupt: &'a Interrupt,
+    spinner: bool,
+}
+
+impl Batch<'_> {
+    /// Why no new write may start, if one may not: checked as each workspace's turn comes, so a
+    /// stop finishes the writes in flight and starts none after them.
+    fn stop(&self) -> Option<Stop> {
+        output::stdout_closed()
+            .then_some(Stop::StdoutClosed)
+            .or(self.interrupt.raised().then_some(Stop::Interrupted))
+            .or(self.policy.audit.failure().map(|_| Stop::AuditFailed))
+    }
+
+    /// One workspace: (a typed confirmation,) the write through the one write path, the wait.
+    async fn one(&self, namespace: String, id: WorkspaceId) -> Result<Step, Failure> {
+        if let Some(stop) = self.stop() {
+            return Ok(Step::NotStarted(stop, format!("{namespace}/{id}")));
+        }
+        let (conn, verb) = (self.conn, self.verb);
+        let mut plan = Plan {
+            verb,
+            namespace: namespace.clone(),
+            id: id.clone(),
+            epoch: choice(self.common),
+            dry_run: self.common.dry_run,
+            expected_uid: None,
+        };
+        if self.confirming {
+            let Some(confirmed) = self.interrupt.unless(confirm(conn, &namespace, &id)).await else {
+                return Ok(Step::NotStarted(Stop::Interrupted, format!("{namespace}/{id}")));
+            };
+            match confirmed? {
+                Confirmed::Cancelled => {
+                    crate::errln!("{id}: cancelled (the id typed did not match): nothing sent");
+                    return Ok(Step::Cancelled);
+                }
+                // the delete is of the object shown, at the epoch shown: one replaced or taken
+                // over while the user typed is refused, not destroyed
+                Confirmed::Object(shown) => {
+                    plan.expected_uid = crate::domain::object::uid(&shown).map(str::to_string);
+                    if let Ok(epoch) = crate::domain::fence::resolve(&shown, plan.epoch) {
+                        plan.epoch = EpochChoice::Explicit(epoch);
+                    }
+                }
+                Confirmed::Gone => {}
+            }
+        }
+        let pod_before = if verb == Verb::Resume {
+            write::pod_uid_before(conn, &namespace, &id).await
+        } else {
+            None
+        };
+        let outcome = write::write(conn, self.policy, &plan).await;
+        // the write path refuses in read-only mode; one line says so, for all the workspaces
+        if outcome == Outcome::ReadOnly {
+            return Err(Failure::error(format!(
+                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY): {} sends no write",
+                verb.as_str()
+            )));
+        }
+        let mut report = Report {
+            namespace,
+            id,
+            outcome,
+            waited: None,
+            take_over: self.common.take_over,
+        };
+        // a landed write waits for its transition; so does one found already there, which may
+        // still be on its way (Suspending: the pod not yet gone)
+        let unchanged = matches!(report.outcome, Outcome::Unchanged { .. }) && !report.take_over;
+        if let (true, Some(w)) = (report.outcome.landed() || unchanged, self.wait_args.filter(|w| w.wait)) {
+            let before = if unchanged { None } else { pod_before.as_deref() };
+            report.waited = Some(
+                self.interrupt
+                    .unless(wait_for(conn, &report, verb, before, w.timeout, self.spinner))
+                    .await
+                    .unwrap_or_else(|| Waited::Failed("interrupted before the transition was confirmed".into())),
+            );
+        }
+        Ok(Step::Done(Box::new(report)))
+    }
+}
+
+/// A bulk write's progress on a terminal's stderr: done / total, failures, rate, time left. It is
+/// cleared before each result line and at the end, so only the results and the summary remain.
+struct Progress {
+    verb: Verb,
+    total: usize,
+    done: usize,
+    failed: usize,
+    start: std::time::Instant,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(verb: Verb, total: usize, shown: bool) -> Progress {
+        Progress {
+            verb,
+            total,
+            done: 0,
+            failed: 0,
+            start: std::time::Instant::now(),
+            shown,
+        }
+    }
+
+    fn done(&mut self, failed: bool) {
+        self.done += 1;
+        self.failed += usize::from(failed);
+        if self.shown && self.done < self.total {
+            let line =
+                crate::present::outcome::progress(self.verb, self.done, self.total, self.failed, self.start.elapsed());
+            crate::errw!("\r\x1b[2K{line}");
+        }
+    }
+
+    fn clear(&mut self) {
+        if self.shown {
+            crate::errw!("\r\x1b[2K");
+        }
+    }
+}
+
 async fn run(
     globals: &Globals,
     verb: Verb,
@@ -362,96 +508,60 @@ async fn run(
         crate::errln!("{note}");
     }
     let interrupt = Interrupt::install();
+    // a typed confirmation is asked one workspace at a time
+    let confirming = verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only;
+    let parallel = if confirming { 1 } else { common.parallel.max(1) };
+    let batch = Batch {
+        conn: &conn,
+        policy: &policy,
+        common,
+        verb,
+        wait_args,
+        confirming,
+        interrupt: &interrupt,
+        // one workspace's wait may spin on a terminal; a batch shows its progress line instead
+        spinner: human && targets.len() == 1,
+    };
+    let mut progress = Progress::new(
+        verb,
+        targets.len(),
+        human && targets.len() > 1 && std::io::stderr().is_terminal(),
+    );
+    let mut steps = futures::stream::iter(targets.iter().cloned())
+        .map(|(namespace, id)| batch.one(namespace, id))
+        .buffered(parallel);
     let mut reports = Vec::new();
-    let mut stopped = None;
-    for (index, (namespace, id)) in targets.iter().cloned().enumerate() {
-        // between workspaces, never inside one: a closed pipe or Ctrl-C starts no new write
-        if let Some(stop) = output::stdout_closed()
-            .then_some(Stop::StdoutClosed)
-            .or(interrupt.raised().then_some(Stop::Interrupted))
-            .or(policy.audit.failure().map(|_| Stop::AuditFailed))
-        {
-            stopped = Some((stop, index));
-            break;
-        }
-        // (asking is pointless when the write path will refuse anyway)
-        let mut plan = Plan {
-            verb,
-            namespace: namespace.clone(),
-            id: id.clone(),
-            epoch: choice(common),
-            dry_run: common.dry_run,
-            expected_uid: None,
-        };
-        if verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only {
-            let Some(confirmed) = interrupt.unless(confirm(&conn, &namespace, &id)).await else {
-                stopped = Some((Stop::Interrupted, index));
-                break;
-            };
-            match confirmed? {
-                Confirmed::Cancelled => {
-                    crate::errln!("{id}: cancelled (the id typed did not match): nothing sent");
-                    continue;
-                }
-                // the delete is of the object shown, at the epoch shown: one replaced or taken
-                // over while the user typed is refused, not destroyed
-                Confirmed::Object(shown) => {
-                    plan.expected_uid = crate::domain::object::uid(&shown).map(str::to_string);
-                    if let Ok(epoch) = crate::domain::fence::resolve(&shown, plan.epoch) {
-                        plan.epoch = EpochChoice::Explicit(epoch);
+    let mut stopped: Option<Stop> = None;
+    let mut not_started: Vec<String> = Vec::new();
+    // results in the selection's order, whatever order the writes finish in
+    while let Some(step) = steps.next().await {
+        match step? {
+            Step::Done(report) => {
+                progress.clear();
+                if human {
+                    // results on stdout, failures on stderr (as kubectl splits them); a single
+                    // workspace's failure is the command's one error line, below
+                    if report.code() == exit::OK {
+                        crate::outln!("{}: {}", report.id, report.detail(verb));
+                    } else if targets.len() > 1 {
+                        crate::errln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
                     }
                 }
-                Confirmed::Gone => {}
+                progress.done(report.code() != exit::OK);
+                reports.push(*report);
+            }
+            Step::Cancelled => progress.done(false),
+            Step::NotStarted(stop, key) => {
+                stopped = stopped.or(Some(stop));
+                not_started.push(key);
             }
         }
-        let pod_before = if verb == Verb::Resume {
-            write::pod_uid_before(&conn, &namespace, &id).await
-        } else {
-            None
-        };
-        let outcome = write::write(&conn, &policy, &plan).await;
-        // the write path refuses in read-only mode; one line says so, for all the workspaces
-        if outcome == Outcome::ReadOnly {
-            return Err(Failure::error(format!(
-                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY): {} sends no write",
-                verb.as_str()
-            )));
-        }
-        let mut report = Report {
-            namespace,
-            id,
-            outcome,
-            waited: None,
-            take_over: common.take_over,
-        };
-        // a landed write waits for its transition; so does one found already there, which may
-        // still be on its way (Suspending: the pod not yet gone)
-        let unchanged = matches!(report.outcome, Outcome::Unchanged { .. }) && !report.take_over;
-        if let (true, Some(w)) = (report.outcome.landed() || unchanged, wait_args.filter(|w| w.wait)) {
-            let before = if unchanged { None } else { pod_before.as_deref() };
-            report.waited = Some(
-                interrupt
-                    .unless(wait_for(&conn, &report, verb, before, w.timeout, human))
-                    .await
-                    .unwrap_or_else(|| Waited::Failed("interrupted before the transition was confirmed".into())),
-            );
-        }
-        if human {
-            // results on stdout, failures on stderr (as kubectl splits them); a single
-            // workspace's failure is the command's one error line, below
-            if report.code() == exit::OK {
-                crate::outln!("{}: {}", report.id, report.detail(verb));
-            } else if targets.len() > 1 {
-                crate::errln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
-            }
-        }
-        reports.push(report);
     }
+    progress.clear();
     if let Some(note) = note.filter(|_| targets.len() == 1 && reports.iter().any(|r| r.outcome.landed())) {
         crate::errln!("{note}");
     }
-    if let Some((stop, index)) = stopped {
-        let not_started: Vec<String> = targets[index..].iter().map(|(ns, id)| format!("{ns}/{id}")).collect();
+    if let Some(stop) = stopped {
         let done: Vec<String> = reports.iter().map(|r| format!("{}/{}", r.namespace, r.id)).collect();
         write::record_stop(&conn, &policy, verb, stop.reason(), &done, &not_started);
         crate::errln!(
@@ -475,7 +585,7 @@ async fn run(
             "{why}: the write above was sent but is not in the audit log"
         )));
     }
-    if let Some((stop, _)) = stopped {
+    if let Some(stop) = stopped {
         return Err(Failure::error(format!(
             "{} stopped before every selected workspace was done ({})",
             verb.as_str(),

@@ -64,6 +64,8 @@ pub enum ClusterError {
         reason: String,
         message: String,
         op: Box<ApiCall>,
+        /// What a 429 (or 503) asked the client to wait, from the Status's details.
+        retry_after: Option<u32>,
     },
     NotInstalled,
     TooOld {
@@ -99,6 +101,7 @@ impl fmt::Display for ClusterError {
                 reason,
                 message,
                 op,
+                ..
             } => write!(f, "{op}: {code} {reason}: {message}"),
             ClusterError::NotInstalled => write!(
                 f,
@@ -139,6 +142,7 @@ impl ClusterError {
                 },
                 code => ClusterError::Api {
                     code,
+                    retry_after: s.details.as_ref().map(|d| d.retry_after_seconds).filter(|s| *s > 0),
                     reason: s.reason,
                     message: s.message,
                     op: Box::new(op.clone()),

@@ -32,12 +32,42 @@ pub struct Plan {
     pub expected_uid: Option<String>,
 }
 
-/// Where writes are allowed and recorded.
+/// Where writes are allowed and recorded, and how fast they may go.
 #[derive(Debug, Clone)]
 pub struct WritePolicy {
     pub read_only: bool,
     pub audit: AuditLog,
+    /// Shared by every write of a batch.
+    pub throttle: Throttle,
 }
+
+/// The API server's back-pressure, shared by every write of a batch: a 429 with Retry-After holds
+/// them all back until then, not just the one that was refused.
+#[derive(Debug, Clone, Default)]
+pub struct Throttle(std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>);
+
+impl Throttle {
+    /// Wait until the server's last "retry after" has passed.
+    pub async fn wait(&self) {
+        loop {
+            let until = *self.0.lock().unwrap_or_else(|p| p.into_inner());
+            match until {
+                Some(t) if t > tokio::time::Instant::now() => tokio::time::sleep_until(t).await,
+                _ => return,
+            }
+        }
+    }
+
+    /// Hold every write back for `seconds` from now (never shortening a longer hold).
+    pub fn hold(&self, seconds: u32) {
+        let until = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds.into());
+        let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        *held = Some(held.map_or(until, |t| t.max(until)));
+    }
+}
+
+/// How often one write is resent after "too many requests" before it gives up.
+pub const MAX_THROTTLED: u32 = 5;
 
 /// The exact request a write sends (or would send).
 #[derive(Debug, Clone, PartialEq)]
@@ -285,10 +315,23 @@ impl Attempt<'_> {
         })
     }
 
-    /// Send `request`; the answer must be the object written (a delete may answer a Status).
+    /// Send `request`; the answer must be the object written (a delete may answer a Status). A
+    /// 429 was not processed: the whole batch holds back as long as it asks, then it is resent.
     async fn send(&mut self, request: &Request) -> Result<Value, ClusterError> {
         self.sends += 1;
-        let answer = send(self.conn, self.plan, request).await?;
+        let mut throttled = 0;
+        let answer = loop {
+            self.policy.throttle.wait().await;
+            match send(self.conn, self.plan, request).await {
+                Err(ClusterError::Api {
+                    code: 429, retry_after, ..
+                }) if throttled < MAX_THROTTLED => {
+                    throttled += 1;
+                    self.policy.throttle.hold(retry_after.unwrap_or(1));
+                }
+                answer => break answer?,
+            }
+        };
         if self.plan.verb != Verb::Delete {
             check_answer(self.plan, &answer, self.identity.as_deref())?;
         }

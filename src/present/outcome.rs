@@ -71,6 +71,22 @@ pub fn waited(w: &Waited) -> String {
     }
 }
 
+/// A bulk write's progress: `suspend: 120/1000 done, 2 failed, 85/s, about 10s left`.
+pub fn progress(verb: Verb, done: usize, total: usize, failed: usize, elapsed: std::time::Duration) -> String {
+    let rate = done as f64 / elapsed.as_secs_f64().max(0.001);
+    let left = (total - done.min(total)) as f64 / rate.max(0.001);
+    let failed = if failed > 0 {
+        format!(", {failed} failed")
+    } else {
+        String::new()
+    };
+    format!(
+        "{}: {done}/{total} done{failed}, {rate:.0}/s, about {}s left",
+        verb.as_str(),
+        left.ceil() as u64
+    )
+}
+
 /// The one word for a result, in `-o json` and the summary table.
 pub fn result_word(o: &Outcome, waited: Option<&Waited>, take_over: bool) -> &'static str {
     match (o, waited) {
@@ -126,5 +142,9 @@ mod tests {
         assert_eq!(result_word(&unchanged, None, true), "take-over-not-performed");
         assert!(!succeeded(&unchanged, true) && succeeded(&unchanged, false));
         assert_eq!(waited(&Waited::Confirmed), "confirmed");
+        assert_eq!(
+            progress(Verb::Suspend, 120, 1000, 2, std::time::Duration::from_secs(10)),
+            "suspend: 120/1000 done, 2 failed, 12/s, about 74s left"
+        );
     }
 }

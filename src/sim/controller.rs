@@ -8,7 +8,7 @@ use super::store::Store;
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Per-workspace trouble.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -52,6 +52,9 @@ impl Default for Timing {
 }
 
 /// What the model remembers beyond the objects.
+/// A Sandbox by `(namespace, name)`.
+pub type SandboxKey = (String, String);
+
 #[derive(Debug, Default)]
 pub struct Controller {
     pub knobs: HashMap<String, Knobs>,
@@ -63,8 +66,13 @@ pub struct Controller {
     /// (object uid, reason) already announced by an Event.
     announced: HashSet<(String, String)>,
     event_seq: u64,
-    /// The earliest time a scheduled transition falls due (readiness, pod gone, expiry).
-    pub next_due: Option<DateTime<Utc>>,
+    /// When each Sandbox's next scheduled transition falls due (readiness, pod gone, expiry),
+    /// by `(namespace, name)`; `None` for one scheduled outside a Sandbox's pass.
+    due_at: BTreeSet<(DateTime<Utc>, Option<SandboxKey>)>,
+    /// The same schedule by Sandbox, so one Sandbox's pass drops its own entries in O(log n).
+    due_of: HashMap<Option<SandboxKey>, Vec<DateTime<Utc>>>,
+    /// The Sandbox being reconciled: what `due` schedules belongs to it.
+    current: Option<(String, String)>,
 }
 
 impl Controller {
@@ -130,24 +138,78 @@ impl Controller {
     }
 
     fn due(&mut self, at: DateTime<Utc>) {
-        self.next_due = Some(self.next_due.map_or(at, |d| d.min(at)));
+        let key = self.current.clone();
+        if self.due_at.insert((at, key.clone())) {
+            self.due_of.entry(key).or_default().push(at);
+        }
+    }
+
+    /// Forget what was scheduled for `key`.
+    fn undue(&mut self, key: &Option<(String, String)>) {
+        for at in self.due_of.remove(key).unwrap_or_default() {
+            self.due_at.remove(&(at, key.clone()));
+        }
+    }
+
+    /// The earliest time a scheduled transition falls due.
+    pub fn next_due(&self) -> Option<DateTime<Utc>> {
+        self.due_at.first().map(|(t, _)| *t)
     }
 
     /// One pass over every Sandbox. `settle` treats every delay as elapsed (scenario load).
     pub fn reconcile(&mut self, store: &mut Store, now: DateTime<Utc>, settle: bool) {
-        self.next_due = None;
-        let sandboxes: Vec<Value> = store.list(&SANDBOXES, None).cloned().collect();
-        for sbx in sandboxes {
-            if sbx.pointer("/metadata/deletionTimestamp").is_some() {
-                // the controller is idle once deletion starts; a settled scenario still had disks
-                if settle {
-                    let knobs = self.knobs_for(&sbx);
-                    self.ensure_pvcs(store, &sbx, &knobs, &k8s_time(now));
-                }
-                continue;
-            }
-            self.reconcile_one(store, sbx, now, settle);
+        self.due_at.clear();
+        self.due_of.clear();
+        let keys: Vec<(String, String)> = store
+            .list(&SANDBOXES, None)
+            .map(|s| {
+                (
+                    super::store::meta(s, "namespace").to_string(),
+                    super::store::meta(s, "name").to_string(),
+                )
+            })
+            .collect();
+        for key in keys {
+            self.reconcile_key(store, &key, now, settle);
         }
+    }
+
+    /// The passes of what has fallen due by `now`, and only those: the cost of time passing is
+    /// the Sandboxes it moves, not the store's size.
+    pub fn reconcile_due(&mut self, store: &mut Store, now: DateTime<Utc>) {
+        let mut keys = Vec::new();
+        while let Some((_, key)) = self.due_at.first().cloned().filter(|(t, _)| *t <= now) {
+            self.undue(&key);
+            keys.push(key);
+        }
+        if keys.iter().any(Option::is_none) {
+            return self.reconcile(store, now, false);
+        }
+        keys.sort();
+        keys.dedup();
+        for key in keys.into_iter().flatten() {
+            self.reconcile_key(store, &key, now, false);
+        }
+    }
+
+    /// One Sandbox's pass (a write to it, or its scheduled transition).
+    pub fn reconcile_key(&mut self, store: &mut Store, key: &(String, String), now: DateTime<Utc>, settle: bool) {
+        // what was scheduled for it is redone by its pass
+        self.undue(&Some(key.clone()));
+        let Some(sbx) = store.get(&SANDBOXES, &key.0, &key.1).cloned() else {
+            return;
+        };
+        if sbx.pointer("/metadata/deletionTimestamp").is_some() {
+            // the controller is idle once deletion starts; a settled scenario still had disks
+            if settle {
+                let knobs = self.knobs_for(&sbx);
+                self.ensure_pvcs(store, &sbx, &knobs, &k8s_time(now));
+            }
+            return;
+        }
+        self.current = Some(key.clone());
+        self.reconcile_one(store, sbx, now, settle);
+        self.current = None;
     }
 
     fn reconcile_one(&mut self, store: &mut Store, sbx: Value, now: DateTime<Utc>, settle: bool) {

@@ -129,7 +129,9 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
             message,
             retry_after,
         }) => {
-            let mut e = status::status(code, &reason, &message, json!({}));
+            // the Retry-After header, and the Status's details.retryAfterSeconds, as the API server sends both
+            let details = retry_after.map_or(json!({}), |s| json!({"retryAfterSeconds": s}));
+            let mut e = status::status(code, &reason, &message, details);
             e.retry_after = retry_after;
             rec.status = code;
             shared.lock().record.push(rec);
@@ -164,6 +166,27 @@ fn route(shared: &Arc<Shared>, req: &Req, mut rec: Recorded) -> Response<Body> {
     rec.bytes = hyper::body::Body::size_hint(response.body()).exact().unwrap_or(0);
     st.record.push(rec);
     response
+}
+
+/// The Sandbox a write was to, if it was to one: the controller then looks at that one only.
+fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, String)> {
+    let Some(Target::Objects {
+        plural,
+        namespace,
+        name,
+        ..
+    }) = parse_path(&req.path)
+    else {
+        return None;
+    };
+    if plural != "sandboxes" {
+        return None;
+    }
+    let name = name.or_else(|| {
+        let (_, created) = result.as_ref().ok()?;
+        Some(meta(created, "name").to_string())
+    })?;
+    Some((namespace.unwrap_or_default(), name))
 }
 
 fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Response<Body> {
@@ -226,7 +249,7 @@ fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Re
     };
     let writes = matches!(req.method.as_str(), "POST" | "PATCH" | "PUT" | "DELETE");
     if writes {
-        st.reconcile(now);
+        st.written(written_sandbox(req, &result), now);
     }
     match result {
         Ok((code, body)) => json_response(code, &body, None),

@@ -110,10 +110,19 @@ impl SimState {
         self.reconcile(now);
     }
 
-    /// Reconcile only when a scheduled transition has fallen due.
+    /// Reconcile what a scheduled transition has fallen due for, and nothing else.
     pub fn tick(&mut self, now: DateTime<Utc>) {
-        if self.controller.next_due.is_some_and(|d| d <= now) {
-            self.reconcile(now);
+        if self.controller.next_due().is_some_and(|d| d <= now) {
+            self.controller.reconcile_due(&mut self.store, now);
+        }
+    }
+
+    /// After a write: the Sandbox written is reconciled (a real controller's watch would see
+    /// just that one); a write to anything else wakes the whole pass.
+    pub fn written(&mut self, sandbox: Option<(String, String)>, now: DateTime<Utc>) {
+        match sandbox {
+            Some(key) => self.controller.reconcile_key(&mut self.store, &key, now, false),
+            None => self.reconcile(now),
         }
     }
 }

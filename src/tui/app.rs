@@ -154,6 +154,18 @@ pub struct App {
     pub quit: bool,
     /// Why the UI ended other than by the user's choice.
     pub fatal: Option<String>,
+    /// A bulk action under way.
+    pub bulk: Option<BulkProgress>,
+}
+
+/// How far a bulk action is.
+#[derive(Debug, Clone)]
+pub struct BulkProgress {
+    pub verb: Verb,
+    pub total: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub started: DateTime<Utc>,
 }
 
 pub fn key_of(w: &Workspace) -> RowKey {
@@ -195,6 +207,7 @@ impl App {
             sent: Vec::new(),
             quit: false,
             fatal: None,
+            bulk: None,
         }
     }
 
@@ -485,6 +498,16 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         Action::Done { key, verb, outcome } => {
             let note = note_for(verb, &key, &outcome);
             app.status = format!("{}: {}", key.1, note.text);
+            // a bulk action says how far it is instead, as the CLI's progress line does
+            if let Some(bulk) = &mut app.bulk {
+                bulk.done += 1;
+                bulk.failed += usize::from(!note.ok);
+                let elapsed = (app.now - bulk.started).to_std().unwrap_or_default();
+                app.status = said::progress(bulk.verb, bulk.done, bulk.total, bulk.failed, elapsed);
+                if bulk.done >= bulk.total {
+                    app.bulk = None;
+                }
+            }
             app.notes.insert(key, note);
             app.refresh()
         }
@@ -563,6 +586,17 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             PopupReply::Submit(writes) => {
                 app.popups.pop();
                 app.view.marks.clear();
+                if writes.len() > 1
+                    && let Some(Effect::Write { plan, .. }) = writes.first()
+                {
+                    app.bulk = Some(BulkProgress {
+                        verb: plan.verb,
+                        total: writes.len(),
+                        done: 0,
+                        failed: 0,
+                        started: app.now,
+                    });
+                }
                 writes
             }
             PopupReply::Quit => {

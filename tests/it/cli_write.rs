@@ -594,3 +594,69 @@ async fn selections_and_the_audit_log() {
     .await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
 }
+
+/// Bulk writes run several at a time, each through the one write path with its own fence; the
+/// results come in the selection's order; a 429 holds the batch back and the write is resent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_bulk_writes_report_in_order_and_honour_back_pressure() {
+    let t = start_demo().await;
+    let running: Vec<String> = t
+        .sim
+        .list(&SANDBOXES, Some("agents"))
+        .iter()
+        .filter(|s| s["spec"]["operatingMode"] == "Running")
+        .map(|s| {
+            s["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches("namzu-ws-")
+                .to_string()
+        })
+        .collect();
+    t.sim.add_fault(
+        Fault::status(Some("PATCH"), "/sandboxes/", 429, "too many requests")
+            .retry_after(1)
+            .nth(2),
+    );
+    t.sim.clear_requests();
+    let o = run_audited(
+        &t,
+        &["-n", "agents", "suspend", "--state", "Running", "--parallel", "4"],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // every workspace suspended, reported in the selection's (name) order
+    let reported: Vec<String> = out(&o)
+        .lines()
+        .filter_map(|l| l.split_once(": suspended").map(|(id, _)| id.to_string()))
+        .collect();
+    let selected: Vec<String> = {
+        let mut v: Vec<String> = running.clone();
+        v.sort();
+        v.into_iter()
+            .filter(|id| {
+                t.sim.get(&SANDBOXES, "agents", &format!("namzu-ws-{id}")).unwrap()["spec"]["operatingMode"]
+                    == "Suspended"
+            })
+            .collect()
+    };
+    assert_eq!(reported, selected, "{}", out(&o));
+    let patches: Vec<u16> = writes(&t).iter().map(|r| r.status).collect();
+    assert_eq!(patches.iter().filter(|s| **s == 429).count(), 1, "{patches:?}");
+    assert_eq!(
+        patches.iter().filter(|s| **s == 200).count(),
+        selected.len(),
+        "the refused one was resent"
+    );
+    // one audit line per workspace, each applied; no progress line on a pipe
+    let audit: Vec<Value> = std::fs::read_to_string(t.dir.path().join("audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        audit.iter().filter(|e| e["outcome"] == "applied").count(),
+        selected.len()
+    );
+    assert!(!err(&o).contains('\r') && !err(&o).contains("/s, about"), "{}", err(&o));
+}

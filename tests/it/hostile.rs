@@ -175,9 +175,18 @@ async fn a_closed_pipe_stops_a_bulk_write_between_workspaces_and_says_which() {
         .collect();
     assert!(running.len() > 2);
     t.sim.clear_requests();
+    // one at a time: the first write completes, its line cannot be printed, none starts after it
     let o = run_into_closed_pipe(
         &t,
-        &["-n", "agents", "suspend", "--state", "Running,Starting,Failed,Error"],
+        &[
+            "-n",
+            "agents",
+            "suspend",
+            "--state",
+            "Running,Starting,Failed,Error",
+            "--parallel",
+            "1",
+        ],
     )
     .await;
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
@@ -195,6 +204,30 @@ async fn a_closed_pipe_stops_a_bulk_write_between_workspaces_and_says_which() {
         .expect("a stop entry");
     assert_eq!(stop["done"].as_array().unwrap().len(), 1);
     assert!(!stop["notStarted"].as_array().unwrap().is_empty());
+    // in parallel: the writes in flight finish, none starts after the pipe is found closed
+    let t = start_demo().await;
+    t.sim.clear_requests();
+    let o = run_into_closed_pipe(
+        &t,
+        &[
+            "-n",
+            "agents",
+            "suspend",
+            "--state",
+            "Running,Starting,Failed,Error",
+            "--parallel",
+            "3",
+        ],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let sent = patches(&t);
+    assert!((1..=3).contains(&sent), "at most the 3 in flight: {sent}");
+    assert!(
+        err(&o).contains(&format!("stopped (stdout was closed) after {sent} of")),
+        "{}",
+        err(&o)
+    );
     // reads end quietly too: no panic, no error
     for args in [
         vec!["-n", "agents", "list"],
@@ -221,7 +254,18 @@ async fn a_signal_during_a_bulk_write_finishes_the_write_in_flight_and_starts_no
     );
     t.sim.clear_requests();
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
-    full.extend(["-n", "agents", "suspend", "--state", "Running,Starting"].map(String::from));
+    full.extend(
+        [
+            "-n",
+            "agents",
+            "suspend",
+            "--state",
+            "Running,Starting",
+            "--parallel",
+            "1",
+        ]
+        .map(String::from),
+    );
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
         .args(&full)
         .env_remove("KUBECONFIG")
@@ -738,6 +782,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             policy: kubectl_namzu::cluster::write::WritePolicy {
                 read_only: true,
                 audit: Default::default(),
+                throttle: Default::default(),
             },
             flags: Default::default(),
             wait_timeout: std::time::Duration::from_secs(1),
@@ -907,7 +952,7 @@ async fn an_audit_log_that_fails_mid_way_stops_a_bulk_write() {
     std::fs::write(&log, "x".repeat(1024)).unwrap();
     t.sim.clear_requests();
     let script = format!(
-        "trap '' XFSZ; ulimit -f 1; exec {} --kubeconfig {} -n agents suspend --state Running --audit-log {}",
+        "trap '' XFSZ; ulimit -f 1; exec {} --kubeconfig {} -n agents suspend --state Running --parallel 1 --audit-log {}",
         env!("CARGO_BIN_EXE_kubectl-namzu"),
         t.sim.kubeconfig().display(),
         log.display()

@@ -57,7 +57,11 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
     });
     let io = Arc::new(Io {
         conn,
-        policy: WritePolicy { read_only, audit },
+        policy: WritePolicy {
+            read_only,
+            audit,
+            throttle: Default::default(),
+        },
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
         writes_in_flight: Default::default(),

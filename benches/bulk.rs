@@ -1,0 +1,102 @@
+//! `cargo bench --bench bulk`: the cost of writes at scale. The sim's PATCH latency at 25 and at
+//! 5,000 workspaces + 50,000 other pods (from the binary's `-v` log of each request), then a bulk
+//! `suspend` of 1,000 workspaces on the large cluster at `--parallel 1` and at the default: wall
+//! time and requests (from the sim's record). Prints figures; asserts nothing.
+
+use kubectl_namzu::sim::scenario::Scenario;
+use kubectl_namzu::sim::{Sim, SimConfig};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn scenario(workspaces: usize, background: usize, bulk: usize) -> String {
+    let mut s = format!(
+        "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
+        background / 5
+    );
+    for i in 0..workspaces {
+        let ns = ["bench-a", "bench-b", "bench-c"][i % 3];
+        let labels = if i < bulk { "labels: {batch: bulk}, " } else { "" };
+        s.push_str(&format!(
+            "  - {{namespace: {ns}, id: w{i:05}, {labels}epoch: \"{}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1\"}}]}}}}}}\n",
+            i % 9,
+            i % 5
+        ));
+    }
+    s
+}
+
+fn start(rt: &tokio::runtime::Runtime, dir: &std::path::Path, text: &str) -> Sim {
+    let mut config = SimConfig::for_tests(&dir.join("kubeconfig"));
+    config.strict = true;
+    let now = config.manual_clock.unwrap();
+    let scenario = Scenario::parse(text, now).unwrap();
+    let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
+    sim.compact();
+    sim
+}
+
+fn namzu(sim: &Sim, dir: &std::path::Path, args: &[&str]) -> (Duration, String) {
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .arg("--kubeconfig")
+        .arg(sim.kubeconfig())
+        .args(args)
+        .env("KUBECTL_NAMZU_AUDIT_LOG", dir.join("audit.jsonl"))
+        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .output()
+        .expect("runs");
+    let took = start.elapsed();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (took, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The median PATCH time in the `-v` log of suspending `ids` one at a time.
+fn patch_latency(sim: &Sim, dir: &std::path::Path, ns: &str, ids: &[String]) -> Duration {
+    let mut args = vec!["-v", "-n", ns, "suspend", "--parallel", "1"];
+    args.extend(ids.iter().map(String::as_str));
+    let (_, log) = namzu(sim, dir, &args);
+    let mut times: Vec<u64> = log
+        .lines()
+        .filter(|l| l.contains(" PATCH "))
+        .filter_map(|l| l.rsplit(" in ").next()?.trim_end_matches("ms").parse().ok())
+        .collect();
+    times.sort();
+    Duration::from_millis(times.get(times.len() / 2).copied().unwrap_or(0))
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let small = start(&rt, dir.path(), kubectl_namzu::sim::scenario::DEMO);
+    let ids: Vec<String> = ["alpha", "bravo", "charlie", "oscar", "romeo"]
+        .map(String::from)
+        .to_vec();
+    let at_25 = patch_latency(&small, dir.path(), "agents", &ids);
+    drop(small);
+
+    let text = scenario(5000, 50000, 1000);
+    let big = start(&rt, dir.path(), &text);
+    let ids: Vec<String> = (2000..2060).step_by(3).map(|i| format!("w{i:05}")).collect();
+    let at_55k = patch_latency(&big, dir.path(), "bench-c", &ids);
+    println!(
+        "| sim PATCH latency (median, from -v) | 25 workspaces: {at_25:?} | 5,000 workspaces + 60,000 other objects: {at_55k:?} |"
+    );
+    drop(big);
+
+    println!("| bulk suspend of 1,000 of 5,000 workspaces (+ 50,000 other pods) | wall | requests |");
+    println!("|---|---|---|");
+    for parallel in ["1", "8"] {
+        let big = start(&rt, dir.path(), &text);
+        big.clear_requests();
+        let (wall, _) = namzu(
+            &big,
+            dir.path(),
+            &["-A", "suspend", "-l", "batch=bulk", "--parallel", parallel],
+        );
+        println!("| --parallel {parallel} | {wall:.2?} | {} |", big.requests().len());
+    }
+}
