@@ -34,24 +34,70 @@ const META: Keep = Fields(&[
     ("ownerReferences", All),
 ]);
 
-/// A Sandbox: all of spec (the pod template is hashed whole) and status; metadata without
-/// managedFields.
+/// A Sandbox: its mode, shutdown, disks' names and the pod template (hashed whole); of status
+/// what state, readiness and the pod's selector read; metadata without managedFields. (A view
+/// of the whole object — the TUI's YAML — reads it anew.)
 pub const SANDBOX: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
     ("metadata", META),
-    ("spec", All),
-    ("status", All),
+    (
+        "spec",
+        Fields(&[
+            ("operatingMode", All),
+            ("podTemplate", All),
+            (
+                "volumeClaimTemplates",
+                Each(&Fields(&[("metadata", Fields(&[("name", All)]))])),
+            ),
+            ("shutdownTime", All),
+            ("shutdownPolicy", All),
+        ]),
+    ),
+    (
+        "status",
+        Fields(&[
+            (
+                "conditions",
+                Each(&Fields(&[
+                    ("type", All),
+                    ("status", All),
+                    ("reason", All),
+                    ("message", All),
+                    ("observedGeneration", All),
+                ])),
+            ),
+            ("selector", All),
+            ("replicas", All),
+        ]),
+    ),
 ]);
 
 const CONTAINERS: Keep = Each(&Fields(&[("name", All), ("image", All)]));
 
-/// A pod: identity, owners, labels, node, images, and status (phase, conditions, container
-/// states: what state and diagnosis read).
+/// What the derivation reads of a pod's or a disk's metadata: identity, owners, labels (a
+/// Sandbox's `status.selector` matches them) and the deletion stamp.
+const OWNED_META: Keep = Fields(&[
+    ("name", All),
+    ("namespace", All),
+    ("uid", All),
+    ("deletionTimestamp", All),
+    ("labels", All),
+    (
+        "ownerReferences",
+        Each(&Fields(&[("kind", All), ("name", All), ("uid", All)])),
+    ),
+]);
+
+/// A container's state as diagnoses read it.
+const CONTAINER_STATUSES: Keep = Each(&Fields(&[("name", All), ("state", All)]));
+
+/// A pod: identity, owners, labels, node, images, and of its status what state and diagnosis
+/// read (phase, message, conditions, container states).
 pub const POD: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
-    ("metadata", META),
+    ("metadata", OWNED_META),
     (
         "spec",
         Fields(&[
@@ -60,14 +106,32 @@ pub const POD: Keep = Fields(&[
             ("initContainers", CONTAINERS),
         ]),
     ),
-    ("status", All),
+    (
+        "status",
+        Fields(&[
+            ("phase", All),
+            ("message", All),
+            ("reason", All),
+            (
+                "conditions",
+                Each(&Fields(&[
+                    ("type", All),
+                    ("status", All),
+                    ("reason", All),
+                    ("message", All),
+                ])),
+            ),
+            ("containerStatuses", CONTAINER_STATUSES),
+            ("initContainerStatuses", CONTAINER_STATUSES),
+        ]),
+    ),
 ]);
 
 /// A PersistentVolumeClaim: identity, owners and phase.
 pub const PVC: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
-    ("metadata", META),
+    ("metadata", OWNED_META),
     ("status", Fields(&[("phase", All)])),
 ]);
 
@@ -187,7 +251,7 @@ mod tests {
         project(&mut pod, POD);
         assert_eq!(
             pod,
-            json!({"kind": "Pod", "metadata": {"name": "p", "annotations": {"a": "1"}},
+            json!({"kind": "Pod", "metadata": {"name": "p"},
                 "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "i"}]}, "status": {"phase": "Running"}})
         );
         let mut odd = json!({"metadata": "not an object", "spec": {"containers": 7}});

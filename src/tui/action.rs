@@ -16,8 +16,6 @@ pub type RowKey = (String, String);
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub rows: Vec<Workspace>,
-    /// The Sandbox objects, for the YAML view.
-    pub objects: Vec<(RowKey, Value)>,
     pub warnings: Vec<String>,
     /// Namespaces seen (for switching).
     pub namespaces: Vec<String>,
@@ -83,6 +81,14 @@ pub enum Effect {
     Refresh(Scope),
     CheckAccess(Scope),
     Detail(RowKey),
-    Preview { plan: Plan, take_over: bool },
-    Write { plan: Plan, wait: bool },
+    /// The whole Sandbox as YAML (answered as `Action::Detail`).
+    Yaml(RowKey),
+    Preview {
+        plan: Plan,
+        take_over: bool,
+    },
+    Write {
+        plan: Plan,
+        wait: bool,
+    },
 }

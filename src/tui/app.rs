@@ -58,7 +58,7 @@ pub enum Popup {
     },
     Yaml {
         key: RowKey,
-        text: String,
+        text: Option<Result<String, String>>,
         scroll: u16,
     },
     Help {
@@ -94,7 +94,6 @@ pub struct RowNote {
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
     pub rows: Vec<Workspace>,
-    pub objects: BTreeMap<RowKey, Value>,
     pub warnings: Vec<String>,
     pub loaded_at: Option<DateTime<Utc>>,
     /// The last refresh's error; the rows above stay on screen under it.
@@ -442,7 +441,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 Ok(loaded) => {
                     let selected = app.selected_key();
                     app.inventory.rows = loaded.rows;
-                    app.inventory.objects = loaded.objects.into_iter().collect();
                     app.inventory.warnings = loaded.warnings;
                     app.learn_namespaces(loaded.namespaces);
                     app.inventory.loaded_at = Some(app.now);
@@ -475,7 +473,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Detail { key, result } => {
-            if let Some(Popup::Detail { key: k, text, .. }) = app.popups.last_mut()
+            if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key
             {
                 *text = Some(result);
@@ -687,14 +685,15 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
                 return vec![Effect::Detail(k)];
             }
         }
+        // the whole Sandbox, read when asked for: the inventory keeps only what it derives from
         Command::Yaml => {
             if let Some(k) = app.selected_key() {
-                let text = app.inventory.objects.get(&k).map(yaml).unwrap_or_default();
                 app.popups.push(Popup::Yaml {
-                    key: k,
-                    text,
+                    key: k.clone(),
+                    text: None,
                     scroll: 0,
                 });
+                return vec![Effect::Yaml(k)];
             }
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
@@ -863,7 +862,6 @@ mod tests {
                 row("bravo", "Running"),
                 row("charlie", "Suspended"),
             ],
-            objects: Vec::new(),
             warnings: Vec::new(),
             namespaces: vec!["ns".into(), "other".into()],
         };

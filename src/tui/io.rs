@@ -76,6 +76,10 @@ impl Io {
                 result: self.detail(&key).await,
                 key,
             }),
+            Effect::Yaml(key) => send(Action::Detail {
+                result: self.yaml(&key).await,
+                key,
+            }),
             Effect::Preview { plan, take_over } => {
                 let key = (plan.namespace.clone(), plan.id.to_string());
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;
@@ -140,24 +144,23 @@ impl Io {
             .await
             .map_err(|e| e.to_string())?;
         let now = self.conn.clock.now();
-        let entries = inv.entries(&self.flags, now);
-        let objects = entries
-            .iter()
-            .map(|e| {
-                (
-                    (e.workspace.namespace.clone(), e.workspace.id.clone()),
-                    e.sandbox.clone(),
-                )
-            })
-            .collect();
-        let rows = entries.into_iter().map(|e| e.workspace).collect();
+        let rows = inv.workspaces(&self.flags, now);
         let namespaces = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
         Ok(Loaded {
             rows,
-            objects,
             warnings: inv.warnings,
             namespaces,
         })
+    }
+
+    /// The Sandbox as the API serves it, without managedFields, as YAML.
+    async fn yaml(&self, key: &RowKey) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.1).map_err(|e| e.to_string())?;
+        let object = resources::get(&self.conn, &resources::SANDBOXES, &key.0, &id.sandbox_name())
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("workspace {} is gone", key.1))?;
+        Ok(super::app::yaml(&object))
     }
 
     async fn detail(&self, key: &RowKey) -> Result<String, String> {

@@ -280,7 +280,12 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
             render_text_popup(frame, format!(" {} ({}) ", key.1, key.0), &body, *scroll);
         }
         Popup::Yaml { key, text, scroll } => {
-            render_text_popup(frame, format!(" namzu-ws-{} — YAML ", key.1), text, *scroll);
+            let body = match text {
+                None => "reading…".to_string(),
+                Some(Ok(t)) => t.clone(),
+                Some(Err(e)) => format!("cannot read: {e}"),
+            };
+            render_text_popup(frame, format!(" namzu-ws-{} — YAML ", key.1), &body, *scroll);
         }
         Popup::Help { scroll } => {
             let text = crate::present::keys::help(popup_text_width(frame.area()));
