@@ -103,7 +103,10 @@ async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(),
         return super::terminal::open(&globals, std::time::Duration::from_secs(2)).await;
     }
     let args = list::Args {
-        output: super::output::Format::Table,
+        output: super::output::Printer::Plain(super::output::Format::Table),
+        allow_missing_template_keys: true,
+        show_labels: false,
+        label_columns: Vec::new(),
         no_headers: false,
         sort_by: crate::domain::select::SortKey::Name,
         selection: Default::default(),

@@ -2,7 +2,7 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
-use super::output::{self, Format};
+use super::output::{self, Format, Printer};
 use super::overlay::OverlayArgs;
 use super::schema;
 use crate::cluster::connect::Connection;
@@ -17,9 +17,13 @@ use serde_json::{Value, json};
 pub struct Args {
     /// The workspace id (the Sandbox is namzu-ws-<id>).
     pub id: WorkspaceId,
-    /// Output format: table (describe text), json or yaml.
-    #[arg(short = 'o', long, value_enum, default_value = "table")]
-    pub output: Format,
+    /// Output format: table (the describe text), json, yaml, name, jsonpath=TEMPLATE,
+    /// jsonpath-file=FILE, custom-columns=HEADER:PATH,… or custom-columns-file=FILE.
+    #[arg(short = 'o', long, default_value = "table", value_parser = output::parse_printer)]
+    pub output: Printer,
+    /// With a template: a path that finds nothing prints nothing (false: it is an error).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub allow_missing_template_keys: bool,
     #[command(flatten)]
     pub overlays: OverlayArgs,
 }
@@ -36,10 +40,26 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     };
     let now = conn.clock.now();
     let w = d.workspace(&args.overlays.flags(), now);
-    let text = match args.output {
-        Format::Json | Format::Yaml => output::structured(&structured(&w, &d), args.output),
-        Format::Name => format!("sandbox.agents.x-k8s.io/{}\n", w.sandbox_name),
-        Format::Table | Format::Wide => output::printable_lines(&present::detail::render(&w, &d, now)),
+    let text = match &args.output {
+        Printer::Plain(Format::Json | Format::Yaml) => {
+            let Printer::Plain(format) = args.output else {
+                unreachable!()
+            };
+            output::structured(&structured(&w, &d), format)
+        }
+        Printer::Plain(Format::Name) => format!("sandbox.agents.x-k8s.io/{}\n", w.sandbox_name),
+        Printer::Plain(Format::Table | Format::Wide) => output::printable_lines(&present::detail::render(&w, &d, now)),
+        template => {
+            let object = structured(&w, &d);
+            template
+                .render_template(
+                    &object,
+                    std::slice::from_ref(&object),
+                    false,
+                    args.allow_missing_template_keys,
+                )
+                .map_err(Failure::error)?
+        }
     };
     crate::out!("{text}");
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
-use super::output::{self, Format, Tone};
+use super::output::{self, Format, Printer, Tone};
 use super::overlay::OverlayArgs;
 use super::schema;
 use super::selection::SelectionArgs;
@@ -25,9 +25,20 @@ fn parse_sort(text: &str) -> Result<SortKey, String> {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Output format.
-    #[arg(short = 'o', long, value_enum, default_value = "table")]
-    pub output: Format,
+    /// Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE,
+    /// custom-columns=HEADER:PATH,… or custom-columns-file=FILE (paths into the `-o json` schema;
+    /// a template sees `{"kind": "List", "items": [...]}`, as kubectl's do).
+    #[arg(short = 'o', long, default_value = "table", value_parser = output::parse_printer)]
+    pub output: Printer,
+    /// With a template: a path that finds nothing prints nothing (false: it is an error).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub allow_missing_template_keys: bool,
+    /// A LABELS column with the Sandbox's labels.
+    #[arg(long)]
+    pub show_labels: bool,
+    /// A column per label key (comma-separated); `pod-template:KEY` is a pod-template label.
+    #[arg(short = 'L', long, value_delimiter = ',', value_name = "KEY")]
+    pub label_columns: Vec<String>,
     /// Omit the header row.
     #[arg(long)]
     pub no_headers: bool,
@@ -60,11 +71,34 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     // the objects read are done with: the output is built from the workspaces alone
     drop(inv);
     sort(&mut workspaces, args.sort_by, false);
+    let format = match &args.output {
+        Printer::Plain(format) => *format,
+        template => {
+            let items: Vec<Value> = workspaces.iter().map(schema::workspace).collect();
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
+            let text = template
+                .render_template(&list, &items, args.no_headers, args.allow_missing_template_keys)
+                .map_err(Failure::error)?;
+            crate::out!("{text}");
+            return Ok(());
+        }
+    };
+    let labels = LabelColumns {
+        show: args.show_labels,
+        keys: &args.label_columns,
+    };
     crate::out!(
         "{}",
-        render(&workspaces, args.output, globals.all_namespaces, args.no_headers, now)
+        render(
+            &workspaces,
+            format,
+            globals.all_namespaces,
+            args.no_headers,
+            now,
+            &labels
+        )
     );
-    if workspaces.is_empty() && matches!(args.output, Format::Table | Format::Wide) {
+    if workspaces.is_empty() && matches!(format, Format::Table | Format::Wide) {
         match &scope {
             inventory::Scope::All => crate::errln!("No workspaces found."),
             inventory::Scope::Namespace(ns) => crate::errln!("No workspaces found in {ns} namespace."),
@@ -94,12 +128,59 @@ fn tone(w: &Workspace, c: Column) -> Tone {
 }
 
 /// Render workspaces in `format`.
+/// Label columns after the table's own: `-L` keys and `--show-labels`.
+pub struct LabelColumns<'a> {
+    pub show: bool,
+    pub keys: &'a [String],
+}
+
+/// The prefix that names a pod-template label in `-L`.
+pub const POD_TEMPLATE_LABEL: &str = "pod-template:";
+
+impl LabelColumns<'_> {
+    /// kubectl's header for `-L KEY`: the key's last segment, upper-cased.
+    fn headers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .keys
+            .iter()
+            .map(|k| {
+                k.rsplit('/')
+                    .next()
+                    .unwrap_or(k)
+                    .trim_start_matches(POD_TEMPLATE_LABEL)
+                    .to_uppercase()
+            })
+            .collect();
+        if self.show {
+            out.push("LABELS".into());
+        }
+        out
+    }
+
+    fn cells(&self, w: &Workspace) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .keys
+            .iter()
+            .map(|k| match k.strip_prefix(POD_TEMPLATE_LABEL) {
+                Some(key) => w.template_labels.get(key).cloned().unwrap_or_default(),
+                None => w.labels.get(k).cloned().unwrap_or_default(),
+            })
+            .collect();
+        if self.show {
+            let all: Vec<String> = w.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            out.push(if all.is_empty() { "<none>".into() } else { all.join(",") });
+        }
+        out
+    }
+}
+
 pub fn render(
     workspaces: &[Workspace],
     format: Format,
     all_namespaces: bool,
     no_headers: bool,
     now: DateTime<Utc>,
+    labels: &LabelColumns,
 ) -> String {
     match format {
         Format::Json => output::json_array(workspaces.iter().map(schema::workspace)),
@@ -113,10 +194,19 @@ pub fn render(
             .collect(),
         Format::Table | Format::Wide => {
             let cols = columns(all_namespaces, format == Format::Wide);
-            let headers: Vec<&str> = cols.iter().map(|c| c.header()).collect();
+            let label_headers = labels.headers();
+            let headers: Vec<&str> = cols
+                .iter()
+                .map(|c| c.header())
+                .chain(label_headers.iter().map(String::as_str))
+                .collect();
             let rows: Vec<Vec<(String, Tone)>> = workspaces
                 .iter()
-                .map(|w| cols.iter().map(|c| (cell(w, *c, now), tone(w, *c))).collect())
+                .map(|w| {
+                    let mut row: Vec<(String, Tone)> = cols.iter().map(|c| (cell(w, *c, now), tone(w, *c))).collect();
+                    row.extend(labels.cells(w).into_iter().map(|c| (c, Tone::Plain)));
+                    row
+                })
                 .collect();
             output::table(&headers, &rows, no_headers, output::colour_enabled())
         }

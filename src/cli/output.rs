@@ -124,6 +124,68 @@ impl ReportFormat {
     }
 }
 
+/// How `list` and `inspect` print: one of the plain formats, a JSONPath template or custom
+/// columns (kubectl's `-o` values).
+#[derive(Debug, Clone)]
+pub enum Printer {
+    Plain(Format),
+    JsonPath(crate::present::jsonpath::Template),
+    CustomColumns(Vec<(String, crate::present::jsonpath::Template)>),
+}
+
+/// kubectl's `-o`: `table|wide|json|yaml|name`, `jsonpath=T`, `jsonpath-file=F`,
+/// `custom-columns=H:P,…`, `custom-columns-file=F`.
+pub fn parse_printer(text: &str) -> Result<Printer, String> {
+    use crate::present::jsonpath::{Template, parse_columns, parse_columns_file};
+    let read = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("error reading {path}: {e}"));
+    match text.split_once('=') {
+        Some(("jsonpath", "")) | None if text == "jsonpath" || text == "jsonpath=" => {
+            Err("template format specified but no template given".into())
+        }
+        Some(("jsonpath", t)) => Template::parse(t).map(Printer::JsonPath),
+        Some(("jsonpath-file", f)) => Template::parse(&read(f)?).map(Printer::JsonPath),
+        Some(("custom-columns", spec)) => parse_columns(spec).map(Printer::CustomColumns),
+        Some(("custom-columns-file", f)) => parse_columns_file(&read(f)?).map(Printer::CustomColumns),
+        _ => <Format as clap::ValueEnum>::from_str(text, false).map(Printer::Plain).map_err(|_| {
+            format!(
+                "unable to match a printer suitable for the output format {text:?}, allowed formats are: custom-columns,custom-columns-file,json,jsonpath,jsonpath-file,name,table,wide,yaml"
+            )
+        }),
+    }
+}
+
+impl Printer {
+    /// Print `data` (a List of the schema's items, or one object) as a template or columns
+    /// would; `items` are the rows custom columns print.
+    pub fn render_template(
+        &self,
+        data: &Value,
+        items: &[Value],
+        no_headers: bool,
+        allow_missing: bool,
+    ) -> Result<String, String> {
+        match self {
+            Printer::Plain(_) => Ok(String::new()),
+            Printer::JsonPath(t) => t
+                .render(data, allow_missing)
+                .map_err(|e| format!("error executing jsonpath: Error executing template: {e}")),
+            Printer::CustomColumns(columns) => {
+                let headers: Vec<&str> = columns.iter().map(|(h, _)| h.as_str()).collect();
+                let rows: Vec<Vec<(String, Tone)>> = items
+                    .iter()
+                    .map(|item| {
+                        columns
+                            .iter()
+                            .map(|(_, t)| (crate::present::jsonpath::column_cell(t, item), Tone::Plain))
+                            .collect()
+                    })
+                    .collect();
+                Ok(table(&headers, &rows, no_headers, false))
+            }
+        }
+    }
+}
+
 /// Colour when stdout is a terminal and NO_COLOR is unset or empty.
 pub fn colour_enabled() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()

@@ -88,6 +88,21 @@ pub struct Workspace {
     pub drift: Drift,
     pub pod: Observed<Option<PodSummary>>,
     pub pvcs: Observed<Vec<PvcSummary>>,
+    /// The Sandbox's labels, and its pod template's (where the library puts its own).
+    pub labels: std::collections::BTreeMap<String, String>,
+    pub template_labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The string values of the map at `path` (labels), empty when there is none.
+fn string_map(obj: &Value, path: &[&str]) -> std::collections::BTreeMap<String, String> {
+    super::object::at(obj, path)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Derive the whole view of one workspace.
@@ -126,6 +141,8 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
             .map(str::to_string),
         epoch: Reading::of(sbx),
         template: template_label(sbx).map(str::to_string),
+        labels: string_map(sbx, &["metadata", "labels"]),
+        template_labels: string_map(sbx, &["spec", "podTemplate", "metadata", "labels"]),
         drift: drift::drift(sbx, inputs.template, inputs.flags),
         pod: match pod_view {
             None => Observed::Forbidden,

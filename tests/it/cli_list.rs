@@ -653,3 +653,106 @@ async fn completion_through_the_kubectl_shim_protocol() {
     assert!(o.status.success());
     assert_eq!(out(&o), ":4\n", "no cluster: no candidates, never an error");
 }
+
+/// `-o jsonpath`, `-o custom-columns` (and their files), `--show-labels` and `-L`, as kubectl.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectls_output_dialects() {
+    let t = start().await;
+    let list = |args: &[&str]| {
+        let mut full = vec!["-n".to_string(), "agents".into(), "list".into()];
+        full.extend(args.iter().map(|s| s.to_string()));
+        full
+    };
+    let o = namzu(
+        &t,
+        &list(&["-o", "jsonpath={.items[*].id}"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert_eq!(out(&o), "asleep awake owned");
+    let o = namzu(
+        &t,
+        &list(&[
+            "-o",
+            r#"jsonpath={range .items[?(@.mode=="Suspended")]}{.id}={.operatingModeChangedAt}{"\n"}{end}"#,
+        ])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    )
+    .await;
+    assert_eq!(out(&o), "asleep=2026-09-10T12:00:00.000Z\n");
+    // custom columns: a missing field is <none>; from a file too
+    let o = namzu(
+        &t,
+        &list(&["-o", "custom-columns=ID:.id,EPOCH:{.holderEpoch.value},CLAIM:.nothing"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert_eq!(
+        out(&o),
+        "ID       EPOCH   CLAIM\nasleep   0       <none>\nawake    2       <none>\nowned    0       <none>\n"
+    );
+    let file = t.dir.path().join("columns.txt");
+    std::fs::write(&file, "ID STATE\n.id .state\n").unwrap();
+    let spec = format!("custom-columns-file={}", file.display());
+    let o = namzu(
+        &t,
+        &list(&["-o", &spec, "--no-headers"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert_eq!(out(&o).lines().next(), Some("asleep   Suspended"));
+    let template = t.dir.path().join("template.txt");
+    std::fs::write(&template, "{.items[0].id}").unwrap();
+    let spec = format!("jsonpath-file={}", template.display());
+    let o = namzu(&t, &list(&["-o", &spec]).iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert_eq!(out(&o), "asleep");
+    // errors as kubectl words them: one line
+    for (args, code, words) in [
+        (vec!["-o", "jsonpath={.items[0"], 2, "error parsing jsonpath"),
+        (vec!["-o", "jsonpath"], 2, "no template given"),
+        (vec!["-o", "custom-columns=ID"], 2, "expected <header>:<json-path-expr>"),
+        (
+            vec!["-o", "jsonpath={.nope}", "--allow-missing-template-keys=false"],
+            1,
+            "nope is not found",
+        ),
+    ] {
+        let o = namzu(&t, &list(&args).iter().map(String::as_str).collect::<Vec<_>>()).await;
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+        assert_eq!(err(&o).trim_end().lines().count(), 1, "{}", err(&o));
+        assert!(err(&o).contains(words), "{args:?}: {}", err(&o));
+    }
+    // labels: the Sandbox's, and the pod template's under the prefix
+    let o = namzu(
+        &t,
+        &list(&["--show-labels", "-L", "pod-template:app", "--no-headers"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    let awake = out(&o).lines().find(|l| l.starts_with("awake")).unwrap().to_string();
+    assert!(awake.ends_with("agent   <none>"), "{awake}");
+    // inspect's schema too
+    let o = namzu(
+        &t,
+        &[
+            "-n",
+            "agents",
+            "inspect",
+            "awake",
+            "-o",
+            "jsonpath={.id} {.holderEpoch.value}",
+        ],
+    )
+    .await;
+    assert_eq!(out(&o), "awake 2");
+}

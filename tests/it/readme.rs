@@ -21,6 +21,32 @@ fn readme_commands() -> Vec<String> {
     out
 }
 
+/// Words as a POSIX shell splits them: whitespace outside quotes; quotes removed.
+fn shell_words(line: &str) -> Vec<String> {
+    let (mut out, mut word, mut quote, mut started) = (Vec::new(), String::new(), None, false);
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                started = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if started || !word.is_empty() {
+                    out.push(std::mem::take(&mut word));
+                }
+                started = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if started || !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_readme_example_runs() {
     let commands = readme_commands();
@@ -33,7 +59,8 @@ async fn every_readme_example_runs() {
     .await;
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
     for command in commands {
-        let words: Vec<&str> = command.split_whitespace().skip(2).collect();
+        let split = shell_words(&command);
+        let words: Vec<&str> = split.iter().map(String::as_str).skip(2).collect();
         let mut args = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
         let mut skip_next = false;
         for w in words {

@@ -167,3 +167,75 @@ async fn kubectl_pages_tables_and_creates_with_validation() {
     }
     assert!(t.sim.get(&SANDBOXES, "agents", "extra").is_some());
 }
+
+/// The JSONPath dialect pinned to kubectl's: the same templates, run by kubectl on the sim's
+/// Sandboxes and by this tool's engine on the JSON kubectl read, print the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jsonpath_templates_print_what_kubectl_prints() {
+    use kubectl_namzu::present::jsonpath::Template;
+    let t = start_demo().await;
+    let Some(out) = kubectl(&t, &["get", "sandboxes.agents.x-k8s.io", "-n", "agents", "-o", "json"]).await else {
+        return;
+    };
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for template in [
+        "{.kind}",
+        "{@.kind}",
+        "{.items[*].metadata.name}",
+        "{.items[0].metadata.annotations}",
+        "{.items[0].spec.podTemplate.metadata.labels.sandbox\\.namzu\\.ai/template}",
+        "{.items[-1:].metadata.name}",
+        "{.items[1:3].metadata.name}",
+        "{.items[*]['metadata.name', 'spec.operatingMode']}",
+        "{range .items[*]}{.metadata.name}{\"\\t\"}{.spec.operatingMode}{\"\\n\"}{end}",
+        "{.items[?(@.spec.operatingMode==\"Suspended\")].metadata.name}",
+        "{.items[*].status.conditions[?(@.type==\"Ready\")].status}",
+        "{..selector}",
+        "{.items[0].metadata.generation}",
+        "{.items[0].spec.volumeClaimTemplates}",
+        "names: {.items[0].metadata.name} and {.items[1].metadata.name}",
+        "{.items[*].metadata.nope}",
+    ] {
+        let out = kubectl(
+            &t,
+            &[
+                "get",
+                "sandboxes.agents.x-k8s.io",
+                "-n",
+                "agents",
+                "-o",
+                &format!("jsonpath={template}"),
+            ],
+        )
+        .await
+        .unwrap();
+        assert!(
+            out.status.success(),
+            "{template}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let theirs = String::from_utf8_lossy(&out.stdout).into_owned();
+        let ours = Template::parse(template).unwrap().render(&list, true).unwrap();
+        assert_eq!(ours, theirs, "{template}");
+    }
+    // custom columns, a missing field included
+    let spec = "NAME:.metadata.name,MODE:{.spec.operatingMode},NOTHING:.spec.nope,TEMPLATE:.spec.podTemplate.metadata.labels.sandbox\\.namzu\\.ai/template";
+    let out = kubectl(
+        &t,
+        &[
+            "get",
+            "sandboxes.agents.x-k8s.io",
+            "-n",
+            "agents",
+            "-o",
+            &format!("custom-columns={spec}"),
+        ],
+    )
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let printer = kubectl_namzu::cli::output::parse_printer(&format!("custom-columns={spec}")).unwrap();
+    let items = list["items"].as_array().unwrap().clone();
+    let ours = printer.render_template(&list, &items, false, true).unwrap();
+    assert_eq!(ours, String::from_utf8_lossy(&out.stdout));
+}
