@@ -144,11 +144,14 @@ impl LabelColumns<'_> {
             .keys
             .iter()
             .map(|k| {
-                k.rsplit('/')
-                    .next()
-                    .unwrap_or(k)
-                    .trim_start_matches(POD_TEMPLATE_LABEL)
-                    .to_uppercase()
+                let key = k.strip_prefix(POD_TEMPLATE_LABEL);
+                let last = key.unwrap_or(k).rsplit('/').next().unwrap_or(k).to_uppercase();
+                // a pod-template label says so: its last segment may be a column's own name
+                if key.is_some() {
+                    format!("POD-TEMPLATE:{last}")
+                } else {
+                    last
+                }
             })
             .collect();
         if self.show {

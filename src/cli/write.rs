@@ -53,8 +53,8 @@ pub struct Common {
     pub output: ReportFormat,
     /// Workspaces written at once (each through its own fenced read-check-write); 1 = one after
     /// the other. Results are reported in the selection's order.
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(usize))]
-    pub parallel: usize,
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: u16,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -510,7 +510,7 @@ async fn run(
     let interrupt = Interrupt::install();
     // a typed confirmation is asked one workspace at a time
     let confirming = verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only;
-    let parallel = if confirming { 1 } else { common.parallel.max(1) };
+    let parallel = if confirming { 1 } else { usize::from(common.parallel) };
     let batch = Batch {
         conn: &conn,
         policy: &policy,
@@ -522,10 +522,11 @@ async fn run(
         // one workspace's wait may spin on a terminal; a batch shows its progress line instead
         spinner: human && targets.len() == 1,
     };
+    // (a typed confirmation's prompt and a progress line would share one terminal line)
     let mut progress = Progress::new(
         verb,
         targets.len(),
-        human && targets.len() > 1 && std::io::stderr().is_terminal(),
+        human && targets.len() > 1 && !confirming && std::io::stderr().is_terminal(),
     );
     let mut steps = futures::stream::iter(targets.iter().cloned())
         .map(|(namespace, id)| batch.one(namespace, id))
@@ -533,6 +534,7 @@ async fn run(
     let mut reports = Vec::new();
     let mut stopped: Option<Stop> = None;
     let mut not_started: Vec<String> = Vec::new();
+    let mut cancelled = 0;
     // results in the selection's order, whatever order the writes finish in
     while let Some(step) = steps.next().await {
         match step? {
@@ -550,7 +552,10 @@ async fn run(
                 progress.done(report.code() != exit::OK);
                 reports.push(*report);
             }
-            Step::Cancelled => progress.done(false),
+            Step::Cancelled => {
+                cancelled += 1;
+                progress.done(false);
+            }
             Step::NotStarted(stop, key) => {
                 stopped = stopped.or(Some(stop));
                 not_started.push(key);
@@ -593,6 +598,14 @@ async fn run(
         )));
     }
     let failed: Vec<&Report> = reports.iter().filter(|r| r.code() != exit::OK).collect();
+    // a typed id that did not match: that workspace was not done as asked
+    if failed.is_empty() && cancelled > 0 {
+        return Err(Failure::error(format!(
+            "{cancelled} of {} workspaces were not {}: cancelled at the confirmation",
+            targets.len(),
+            verb.past()
+        )));
+    }
     let Some(first) = failed.first() else { return Ok(()) };
     let code = if failed.iter().all(|r| r.code() == first.code()) {
         first.code()

@@ -22,8 +22,10 @@ enum Step {
     Child(String),
     /// `..name` or `..*`: every field of that name below, at any depth.
     Descend(Option<String>),
-    /// `.*` or `[*]`.
+    /// `.*`: every value of an object or array.
     Wildcard,
+    /// `[*]`: every element of an array (anything else is an error, as in kubectl).
+    Elements,
     /// `[i]`, `[i,j]`: elements (negative counts from the end).
     Indices(Vec<i64>),
     /// `['a','b.c']`: a union of paths, each run over every value found so far.
@@ -68,6 +70,9 @@ impl Template {
             }
             let inner_start = open + 1;
             let close = find_close(&rest[inner_start..]).ok_or_else(|| bad(template, "unclosed action"))? + inner_start;
+            if rest[close..].starts_with('{') {
+                return Err(bad(template, "unrecognized character in action: U+007B '{'"));
+            }
             let action = rest[inner_start..close].trim();
             rest = &rest[close + 1..];
             if let Some(path) = action.strip_prefix("range ") {
@@ -113,7 +118,7 @@ impl Template {
     /// The values one `{path}` template finds (custom columns).
     pub fn values<'a>(&self, data: &'a Value) -> Vec<&'a Value> {
         match self.0.as_slice() {
-            [Node::Path(steps)] => eval(steps, data, data),
+            [Node::Path(steps)] => eval(steps, data, data).unwrap_or_default(),
             _ => Vec::new(),
         }
     }
@@ -130,6 +135,8 @@ fn find_close(text: &str) -> Option<usize> {
             (Some(_), _) => escaped = false,
             (None, '"' | '\'') => quote = Some(c),
             (None, '}') => return Some(i),
+            // a `{` inside an action ends it here, for the path parser to refuse
+            (None, '{') => return Some(i),
             _ => {}
         }
     }
@@ -192,16 +199,21 @@ fn parse_path(text: &str) -> Result<Vec<Step>, String> {
                 steps.push(parse_bracket(inside.trim())?);
                 i = close + 1;
             }
-            c if c.is_whitespace() => i += 1,
-            _ => {
-                // kubectl takes a bare name as a field too
+            // a bare name is a field only where a path starts, as `{kind}`
+            c if i == 0 && !c.is_whitespace() && !"{},".contains(c) => {
                 let (name, next) = read_name(&chars, i);
-                if name.is_empty() {
-                    return Err(format!("unrecognized character in action: {}", chars[i]));
-                }
                 steps.push(Step::Child(name));
                 i = next;
             }
+            c if c.is_whitespace() => {
+                let (word, _) = read_name(&chars, i + 1);
+                return Err(if word.is_empty() {
+                    "unrecognized character in action: U+0020 ' '".into()
+                } else {
+                    format!("unrecognized identifier {word}")
+                });
+            }
+            c => return Err(format!("unrecognized character in action: U+{:04X} '{c}'", c as u32)),
         }
     }
     Ok(steps)
@@ -216,7 +228,7 @@ fn read_name(chars: &[char], mut i: usize) -> (String, usize) {
                 name.push('.');
                 i += 2;
             }
-            '.' | '[' => break,
+            '.' | '[' | ',' | '{' | '}' => break,
             c if c.is_whitespace() => break,
             c => {
                 name.push(c);
@@ -249,7 +261,7 @@ fn matching_bracket(chars: &[char], open: usize) -> Option<usize> {
 
 fn parse_bracket(inside: &str) -> Result<Step, String> {
     if inside == "*" {
-        return Ok(Step::Wildcard);
+        return Ok(Step::Elements);
     }
     if let Some(filter) = inside.strip_prefix('?') {
         let expr = filter
@@ -259,7 +271,7 @@ fn parse_bracket(inside: &str) -> Result<Step, String> {
             .ok_or_else(|| format!("unrecognized filter {inside}"))?;
         return parse_filter(expr.trim());
     }
-    if inside.starts_with('\'') || inside.starts_with('"') {
+    if inside.starts_with('\'') {
         let paths = split_top(inside, ',')
             .iter()
             .map(|n| unquote(n.trim()).and_then(|name| parse_path(&format!(".{name}"))))
@@ -276,10 +288,14 @@ fn parse_bracket(inside: &str) -> Result<Step, String> {
                 s.parse().map(Some).map_err(|_| format!("invalid array index {s}"))
             }
         };
+        let step = num(parts.get(2).copied().unwrap_or(""))?;
+        if step.is_some_and(|s| s <= 0) {
+            return Err("step must be > 0".into());
+        }
         return Ok(Step::Slice(
             num(parts[0])?,
             num(parts.get(1).copied().unwrap_or(""))?,
-            num(parts.get(2).copied().unwrap_or(""))?,
+            step,
         ));
     }
     inside
@@ -333,8 +349,7 @@ fn parse_filter(expr: &str) -> Result<Step, String> {
     Ok(Step::Filter(parse_path(expr)?, None))
 }
 
-fn eval<'a>(steps: &[Step], root: &'a Value, current: &'a Value) -> Vec<&'a Value> {
-    let _ = root;
+fn eval<'a>(steps: &[Step], root: &'a Value, current: &'a Value) -> Result<Vec<&'a Value>, String> {
     let mut found = vec![current];
     for step in steps {
         let mut next = Vec::new();
@@ -343,22 +358,38 @@ fn eval<'a>(steps: &[Step], root: &'a Value, current: &'a Value) -> Vec<&'a Valu
             Step::Union(paths) => {
                 for path in paths {
                     for v in &found {
-                        next.extend(eval(path, root, v));
+                        next.extend(eval(path, root, v)?);
                     }
                 }
             }
             _ => {
                 for v in found {
-                    apply(step, v, &mut next);
+                    apply(step, v, &mut next)?;
                 }
             }
         }
         found = next;
     }
-    found
+    Ok(found)
 }
 
-fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) {
+/// What kubectl calls a value in its errors.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "map",
+        Value::Array(_) => "slice",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Null => "nil",
+    }
+}
+
+fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) -> Result<(), String> {
+    let items = |v: &'a Value| match v {
+        Value::Array(items) => Ok(items),
+        other => Err(format!("{} is not array or slice", kind_of(other))),
+    };
     match step {
         Step::Child(name) => out.extend(v.get(name)),
         Step::Wildcard => match v {
@@ -366,28 +397,28 @@ fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) {
             Value::Object(map) => out.extend(map.values()),
             _ => {}
         },
+        Step::Elements => out.extend(items(v)?.iter()),
         Step::Descend(name) => descend(v, name.as_deref(), out),
         Step::Union(_) => unreachable!("a union is run over the whole set, in eval"),
         Step::Indices(indices) => {
-            if let Value::Array(items) = v {
-                let len = items.len() as i64;
-                for i in indices {
-                    let at = if *i < 0 { len + i } else { *i };
-                    if (0..len).contains(&at) {
-                        out.push(&items[at as usize]);
-                    }
+            let list = items(v)?;
+            let len = list.len() as i64;
+            for i in indices {
+                let at = if *i < 0 { len + i } else { *i };
+                if !(0..len).contains(&at) {
+                    return Err(format!("array index out of bounds: index {i}, length {len}"));
                 }
+                out.push(&list[at as usize]);
             }
         }
         Step::Slice(start, end, step) => {
-            if let Value::Array(items) = v {
-                let len = items.len() as i64;
-                let clamp = |x: i64| if x < 0 { (len + x).max(0) } else { x.min(len) };
-                let (from, to) = (clamp(start.unwrap_or(0)), clamp(end.unwrap_or(len)));
-                let by = step.unwrap_or(1).max(1) as usize;
-                if from < to {
-                    out.extend(items[from as usize..to as usize].iter().step_by(by));
-                }
+            let list = items(v)?;
+            let len = list.len() as i64;
+            let clamp = |x: i64| if x < 0 { (len + x).max(0) } else { x.min(len) };
+            let (from, to) = (clamp(start.unwrap_or(0)), clamp(end.unwrap_or(len)));
+            let by = step.unwrap_or(1) as usize;
+            if from < to {
+                out.extend(list[from as usize..to as usize].iter().step_by(by));
             }
         }
         Step::Filter(path, test) => {
@@ -396,10 +427,16 @@ fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) {
                 other => vec![other],
             };
             for item in candidates {
-                let found = eval(path, item, item);
+                let found = eval(path, item, item)?;
                 let keep = match test {
                     None => !found.is_empty(),
-                    Some((op, literal)) => found.iter().any(|f| compare(f, *op, literal)),
+                    Some((op, literal)) => {
+                        let mut any = false;
+                        for f in &found {
+                            any |= compare(f, *op, literal)?;
+                        }
+                        any
+                    }
                 };
                 if keep {
                     out.push(item);
@@ -407,6 +444,7 @@ fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) {
             }
         }
     }
+    Ok(())
 }
 
 fn descend<'a>(v: &'a Value, name: Option<&str>, out: &mut Vec<&'a Value>) {
@@ -431,29 +469,39 @@ fn descend<'a>(v: &'a Value, name: Option<&str>, out: &mut Vec<&'a Value>) {
     }
 }
 
-fn compare(left: &Value, op: Op, right: &Value) -> bool {
+/// A filter's comparison, with kubectl's errors for values of different types (null included).
+fn compare(left: &Value, op: Op, right: &Value) -> Result<bool, String> {
+    use std::cmp::Ordering;
     let ordering = match (left, right) {
         (Value::Number(a), Value::Number(b)) => a.as_f64().partial_cmp(&b.as_f64()),
         (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
-        (a, b) if a == b => Some(std::cmp::Ordering::Equal),
-        _ => None,
+        (Value::Bool(a), Value::Bool(b)) if matches!(op, Op::Eq | Op::Ne) => Some(a.cmp(b)),
+        (a, b) if matches!(op, Op::Eq | Op::Ne) => {
+            return Err(format!(
+                "incompatible types for comparison: {} and {}",
+                kind_of(a),
+                kind_of(b)
+            ));
+        }
+        (a, _) => return Err(format!("invalid type for comparison: {}", kind_of(a))),
     };
-    match (op, ordering) {
-        (Op::Eq, o) => o == Some(std::cmp::Ordering::Equal),
-        (Op::Ne, o) => o != Some(std::cmp::Ordering::Equal),
+    Ok(match (op, ordering) {
+        (Op::Eq, o) => o == Some(Ordering::Equal),
+        (Op::Ne, o) => o != Some(Ordering::Equal),
         (Op::Lt, Some(o)) => o.is_lt(),
         (Op::Le, Some(o)) => o.is_le(),
         (Op::Gt, Some(o)) => o.is_gt(),
         (Op::Ge, Some(o)) => o.is_ge(),
         _ => false,
-    }
+    })
 }
 
 /// A value as kubectl prints it in a template: strings raw, everything else as JSON.
 pub fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        // Go's encoding/json, which kubectl prints with, sorts object keys
+        other => crate::domain::canonical::canonical_json(other),
     }
 }
 
@@ -468,26 +516,19 @@ fn render_nodes(
         match node {
             Node::Text(t) => out.push_str(t),
             Node::Path(steps) => {
-                let found = eval(steps, root, current);
+                let found = eval(steps, root, current)?;
                 if found.is_empty() && !allow_missing && !steps.is_empty() {
                     return Err(format!("{} is not found", describe(steps)));
                 }
                 out.push_str(&found.iter().map(|v| text(v)).collect::<Vec<_>>().join(" "));
             }
             Node::Range(steps, body) => {
-                let found = eval(steps, root, current);
+                let found = eval(steps, root, current)?;
                 if found.is_empty() && !allow_missing {
                     return Err(format!("{} is not found", describe(steps)));
                 }
                 for item in found {
-                    // `{range .items[*]}` walks the items themselves
-                    let items: Vec<&Value> = match item {
-                        Value::Array(list) if matches!(steps.last(), Some(Step::Child(_))) => list.iter().collect(),
-                        other => vec![other],
-                    };
-                    for item in items {
-                        render_nodes(body, root, item, allow_missing, out)?;
-                    }
+                    render_nodes(body, root, item, allow_missing, out)?;
                 }
             }
         }
@@ -563,7 +604,11 @@ pub fn column_cell(template: &Template, item: &Value) -> String {
     if found.is_empty() {
         "<none>".into()
     } else {
-        found.iter().map(|v| text(v)).collect::<Vec<_>>().join(",")
+        found
+            .iter()
+            .map(|v| if v.is_null() { "<nil>".to_string() } else { text(v) })
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -625,9 +670,46 @@ mod tests {
         let t = Template::parse("{.nope}").unwrap();
         assert_eq!(t.render(&json!({}), true).unwrap(), "");
         assert_eq!(t.render(&json!({}), false).unwrap_err(), "nope is not found");
-        for bad in ["{.a", "{range .a}", "{end}", "{.a[x]}"] {
+        for bad in [
+            "{.a",
+            "{range .a}",
+            "{end}",
+            "{.a[x]}",
+            "{.a b}",
+            "{.a,b}",
+            "{,}",
+            "{{}",
+            "{.a{.b}}",
+            "{.a[::-1]}",
+            "{.a[::0]}",
+            r#"{.a["x","y"]}"#,
+        ] {
             assert!(Template::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// kubectl's execution errors: a missing key may be allowed, these never are.
+    #[test]
+    fn execution_errors_as_kubectl() {
+        let doc = json!({"items": [{"n": 1, "s": "x", "m": {"a": 1}}, {"n": null}]});
+        for (template, error) in [
+            ("{.items[5].n}", "array index out of bounds: index 5, length 2"),
+            ("{.items[0].m[*]}", "map is not array or slice"),
+            ("{.items[0].s[0]}", "string is not array or slice"),
+            ("{.items[?(@.n>0)].n}", "invalid type for comparison: nil"),
+            (
+                r#"{.items[?(@.n=="1")].n}"#,
+                "incompatible types for comparison: number and string",
+            ),
+        ] {
+            assert_eq!(
+                Template::parse(template).unwrap().render(&doc, true).unwrap_err(),
+                error,
+                "{template}"
+            );
+        }
+        assert_eq!(run("{.items[0].m}", &doc), r#"{"a":1}"#);
+        assert_eq!(run("{.items[0].*}", &doc), r#"1 x {"a":1}"#);
     }
 
     #[test]

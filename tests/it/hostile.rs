@@ -321,6 +321,7 @@ async fn bad_flags_are_one_line_and_exit_2() {
         vec!["suspend", "awake", "--epoch", "7 "],
         vec!["capacity", "-o", "name"],
         vec!["suspend", "awake", "-o", "name"],
+        vec!["suspend", "awake", "--parallel", "0"],
         vec!["list", "--stat"],
     ] {
         let o = run_audited(&t, &args).await;
