@@ -18,6 +18,8 @@ enum Node {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
+    /// `$`: the whole document, even inside a range.
+    Root,
     /// `.name`: one field.
     Child(String),
     /// `..name` or `..*`: every field of that name below, at any depth.
@@ -171,11 +173,16 @@ fn unquote(text: &str) -> Result<String, String> {
 fn parse_path(text: &str) -> Result<Vec<Step>, String> {
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
-    // `$` and `@` name the root and the current item: both are where a path starts
-    if matches!(chars.first(), Some('$' | '@')) {
-        i = 1;
-    }
+    // `$` names the document, `@` the current item (what a path starts from anyway)
     let mut steps = Vec::new();
+    match chars.first() {
+        Some('$') => {
+            steps.push(Step::Root);
+            i = 1;
+        }
+        Some('@') => i = 1,
+        _ => {}
+    }
     while i < chars.len() {
         match chars[i] {
             '.' if chars.get(i + 1) == Some(&'.') => {
@@ -354,6 +361,7 @@ fn eval<'a>(steps: &[Step], root: &'a Value, current: &'a Value) -> Result<Vec<&
     for step in steps {
         let mut next = Vec::new();
         match step {
+            Step::Root => next.push(root),
             // kubectl runs each member of a union over every value, one member after the other
             Step::Union(paths) => {
                 for path in paths {
@@ -399,7 +407,7 @@ fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) -> Result<(), 
         },
         Step::Elements => out.extend(items(v)?.iter()),
         Step::Descend(name) => descend(v, name.as_deref(), out),
-        Step::Union(_) => unreachable!("a union is run over the whole set, in eval"),
+        Step::Union(_) | Step::Root => unreachable!("run over the whole set, in eval"),
         Step::Indices(indices) => {
             let list = items(v)?;
             let len = list.len() as i64;
@@ -710,6 +718,7 @@ mod tests {
         }
         assert_eq!(run("{.items[0].m}", &doc), r#"{"a":1}"#);
         assert_eq!(run("{.items[0].*}", &doc), r#"1 x {"a":1}"#);
+        assert_eq!(run("{range .items[0:1]}{.s}/{$.items[1].n}{end}", &doc), "x/null");
     }
 
     #[test]
