@@ -9,10 +9,19 @@ fn main() {
         .try_get_matches()
         .unwrap_or_else(|e| usage_exit(e));
     let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
+    // a verb is a few requests and one pass over their answers: one thread does it, and one
+    // heap arena holds it (worker threads each grow their own); the terminal UI and the demo keep
+    // their drawing apart from their I/O on a multi-threaded runtime
+    let interactive = matches!(
+        parsed.command,
+        None | Some(cli::Command::Tui(_) | cli::Command::Demo(_))
+    );
+    let runtime = if interactive {
+        tokio::runtime::Builder::new_multi_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    }
+    .expect("a tokio runtime");
     let outcome = runtime.block_on(cli::run(parsed, &name));
     // a hung request must not keep the process alive after its answer is printed
     runtime.shutdown_background();
