@@ -57,6 +57,7 @@ async fn raw_list(
     let mut items = Vec::new();
     let mut token: Option<String> = None;
     let mut limit = conn.chunk_size;
+    let mut relisted = false;
     loop {
         let mut page_params = params.clone();
         if limit > 0 {
@@ -69,8 +70,9 @@ async fn raw_list(
             .list(&page_params)
             .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
         let text = match conn.bounded(op, conn.client.request_text(request)).await {
-            Err(ClusterError::Api { code: 410, .. }) if token.is_some() => {
-                (items, token, limit) = (Vec::new(), None, 0);
+            // once: a server that expires the full list's pages too is an error, not a loop
+            Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
+                (items, token, limit, relisted) = (Vec::new(), None, 0, true);
                 continue;
             }
             answer => answer?,
@@ -92,6 +94,12 @@ async fn raw_list(
             items.push(v);
         }
         match page.continue_token {
+            // a token handed back unchanged would page forever
+            Some(t) if token.as_deref() == Some(t.as_str()) => {
+                return Err(ClusterError::Other(format!(
+                    "{op}: the API server answered the same continue token twice"
+                )));
+            }
             Some(t) if !t.is_empty() => token = Some(t),
             _ => return Ok(items),
         }

@@ -8,7 +8,7 @@ use super::error::{ApiCall, ClusterError};
 use super::resources::{self, SANDBOXES};
 use crate::domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
 use crate::domain::keys::TEMPLATE_LABEL;
-use crate::domain::naming::{WorkspaceId, is_workspace};
+use crate::domain::naming::{WorkspaceId, is_workspace, validate_namespace};
 use crate::domain::object::{claim_owner, uid};
 use crate::domain::patch::Mode;
 use crate::domain::retry::{self, OnReread, OnStatus, Reread};
@@ -58,13 +58,18 @@ impl Throttle {
         }
     }
 
-    /// Hold every write back for `seconds` from now (never shortening a longer hold).
+    /// Hold every write back for `seconds` from now (at most [`MAX_HOLD_SECONDS`]; never
+    /// shortening a longer hold).
     pub fn hold(&self, seconds: u32) {
+        let seconds = seconds.min(MAX_HOLD_SECONDS);
         let until = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds.into());
         let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
         *held = Some(held.map_or(until, |t| t.max(until)));
     }
 }
+
+/// The longest one "retry after" holds a batch: a server asking for more is asking too much.
+pub const MAX_HOLD_SECONDS: u32 = 60;
 
 /// How often one write is resent after "too many requests" before it gives up.
 pub const MAX_THROTTLED: u32 = 5;
@@ -339,18 +344,25 @@ impl Attempt<'_> {
     }
 }
 
-/// Checks before any read: read-only mode, and an audit log that can record what is sent.
+/// Checks before any read: read-only mode, a namespace that may reach a URL, and an audit log
+/// that can record what is sent — and has recorded what was (an append that failed refuses every
+/// write after it, from the CLI and the TUI alike).
 fn preflight(policy: &WritePolicy, plan: &Plan) -> Option<Outcome> {
     if policy.read_only {
         return Some(Outcome::ReadOnly);
     }
+    if let Err(e) = validate_namespace(&plan.namespace) {
+        return Some(Outcome::Refused { message: e.to_string() });
+    }
     if plan.dry_run {
         return None;
     }
-    policy
+    let unrecorded = policy
         .audit
-        .ready()
-        .err()
+        .failure()
+        .map(|why| format!("{why}: no write is sent after one the log could not record"));
+    unrecorded
+        .or_else(|| policy.audit.ready().err())
         .map(|m| Outcome::Failed(ClusterError::Other(m)))
 }
 

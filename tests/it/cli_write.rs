@@ -600,19 +600,7 @@ async fn selections_and_the_audit_log() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parallel_bulk_writes_report_in_order_and_honour_back_pressure() {
     let t = start_demo().await;
-    let running: Vec<String> = t
-        .sim
-        .list(&SANDBOXES, Some("agents"))
-        .iter()
-        .filter(|s| s["spec"]["operatingMode"] == "Running")
-        .map(|s| {
-            s["metadata"]["name"]
-                .as_str()
-                .unwrap()
-                .trim_start_matches("namzu-ws-")
-                .to_string()
-        })
-        .collect();
+    let running = running_ids(&t, "agents");
     t.sim.add_fault(
         Fault::status(Some("PATCH"), "/sandboxes/", 429, "too many requests")
             .retry_after(1)

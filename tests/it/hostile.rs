@@ -96,6 +96,15 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
     assert_eq!(patches(&t), 0);
     t.sim.clear_faults();
 
+    // a list that always hands back the same continue token ends in one line, not a loop
+    let endless =
+        r#"{"kind":"SandboxList","apiVersion":"agents.x-k8s.io/v1beta1","metadata":{"continue":"x"},"items":[]}"#;
+    answer_with(&t, "GET", "/namespaces/agents/sandboxes", endless.into());
+    let o = run_audited(&t, &["-n", "agents", "list"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(one_line(&o).contains("same continue token twice"), "{}", err(&o));
+    t.sim.clear_faults();
+
     // a GET answered with another object: the write path stops before the fence, nothing sent
     let other = serde_json::to_string(&t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap()).unwrap();
     answer_with(&t, "GET", "/sandboxes/namzu-ws-awake", other.clone());
@@ -166,29 +175,22 @@ async fn run_into_closed_pipe(t: &TestSim, args: &[&str]) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_pipe_stops_a_bulk_write_between_workspaces_and_says_which() {
     let t = start_demo().await;
-    let running: Vec<String> = t
-        .sim
-        .list(&SANDBOXES, Some("agents"))
-        .iter()
-        .filter(|s| s["spec"]["operatingMode"] == "Running")
-        .map(|s| s["metadata"]["name"].as_str().unwrap().to_string())
-        .collect();
+    let running = running_ids(&t, "agents");
     assert!(running.len() > 2);
     t.sim.clear_requests();
     // one at a time: the first write completes, its line cannot be printed, none starts after it
-    let o = run_into_closed_pipe(
-        &t,
-        &[
+    let suspend_all = |parallel| {
+        [
             "-n",
             "agents",
             "suspend",
             "--state",
             "Running,Starting,Failed,Error",
             "--parallel",
-            "1",
-        ],
-    )
-    .await;
+            parallel,
+        ]
+    };
+    let o = run_into_closed_pipe(&t, &suspend_all("1")).await;
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     // the first workspace's write completes; its line cannot be printed; no other write starts
     assert_eq!(patches(&t), 1, "{}", err(&o));
@@ -207,19 +209,7 @@ async fn a_closed_pipe_stops_a_bulk_write_between_workspaces_and_says_which() {
     // in parallel: the writes in flight finish, none starts after the pipe is found closed
     let t = start_demo().await;
     t.sim.clear_requests();
-    let o = run_into_closed_pipe(
-        &t,
-        &[
-            "-n",
-            "agents",
-            "suspend",
-            "--state",
-            "Running,Starting,Failed,Error",
-            "--parallel",
-            "3",
-        ],
-    )
-    .await;
+    let o = run_into_closed_pipe(&t, &suspend_all("3")).await;
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     let sent = patches(&t);
     assert!((1..=3).contains(&sent), "at most the 3 in flight: {sent}");

@@ -162,6 +162,17 @@ pub async fn run_audited(t: &TestSim, args: &[&str]) -> std::process::Output {
     namzu_env(full, vec![audit_env(t), now_env(t)]).await
 }
 
+/// The ids (without `namzu-ws-`) of the Sandboxes in `ns` whose spec says Running, as stored.
+pub fn running_ids(t: &TestSim, ns: &str) -> Vec<String> {
+    t.sim
+        .list(&kubectl_namzu::sim::resources::SANDBOXES, Some(ns))
+        .iter()
+        .filter(|s| s["spec"]["operatingMode"] == "Running")
+        .filter_map(|s| s["metadata"]["name"].as_str())
+        .map(|name| name.trim_start_matches("namzu-ws-").to_string())
+        .collect()
+}
+
 /// `KUBECTL_NAMZU_AUDIT_LOG` in the sim's temp dir.
 pub fn audit_env(t: &TestSim) -> (String, String) {
     (
