@@ -63,8 +63,9 @@ fn main() {
         all_namespaces: true,
         read_only: false,
         now,
+        live: false,
     });
-    app.inventory.rows = rows;
+    app.inventory.replace(rows);
     let held = rss_kib().saturating_sub(before);
     println!(
         "inventory of {WORKSPACES} workspaces held by the UI: about {:.1} MiB (RSS growth)",

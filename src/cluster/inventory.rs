@@ -27,24 +27,7 @@ use futures::future::join_all;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What reading one template gave.
-#[derive(Debug, Clone)]
-pub enum TemplateFetch {
-    Found(Value),
-    NotFound,
-    /// Forbidden, or the read failed.
-    Unreadable,
-}
-
-impl TemplateFetch {
-    pub fn as_read(&self) -> TemplateRead<'_> {
-        match self {
-            TemplateFetch::Found(t) => TemplateRead::Found(t),
-            TemplateFetch::NotFound => TemplateRead::NotFound,
-            TemplateFetch::Unreadable => TemplateRead::Unreadable,
-        }
-    }
-}
+pub use crate::domain::drift::TemplateFetch;
 
 /// Everything one namespace's inventory pass read.
 #[derive(Debug, Clone)]
@@ -119,7 +102,7 @@ impl Inventory {
 }
 
 /// A 404 on the Sandbox collection means agent-sandbox is missing or too old: say which.
-async fn explain_missing(conn: &Connection, e: ClusterError) -> ClusterError {
+pub(crate) async fn explain_missing(conn: &Connection, e: ClusterError) -> ClusterError {
     if e.is_not_found() {
         return match conn.check_agent_sandbox().await {
             Ok(()) => e,

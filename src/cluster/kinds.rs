@@ -3,6 +3,7 @@
 use crate::domain::projection::{self, Keep};
 use kube::api::{ApiResource, GroupVersionKind};
 
+#[derive(Debug, Clone, Copy)]
 pub struct Kind {
     pub group: &'static str,
     pub version: &'static str,

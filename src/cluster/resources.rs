@@ -41,10 +41,21 @@ pub async fn list(
     raw_list(conn, kind, namespace, &params, &op).await
 }
 
-/// A LIST, page by page as kubectl reads it: `limit` = the connection's chunk size, then
-/// `continue` until the server says it is done; a continue token that expired (410) restarts as
-/// one full list, as client-go's pager does. Each item is pruned to the kind's projection as it
-/// is parsed, and must be an object of the namespace listed.
+/// A LIST and the resourceVersion it was read at, for a watch to start from.
+pub async fn list_versioned(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+) -> Result<(Vec<Value>, String), ClusterError> {
+    let op = ApiCall::new("list", kind, namespace, "");
+    let params = match selector {
+        Some(s) => ListParams::default().labels(s),
+        None => ListParams::default(),
+    };
+    raw_list_versioned(conn, kind, namespace, &params, &op).await
+}
+
 async fn raw_list(
     conn: &Connection,
     kind: &Kind,
@@ -52,12 +63,27 @@ async fn raw_list(
     params: &ListParams,
     op: &ApiCall,
 ) -> Result<Vec<Value>, ClusterError> {
+    Ok(raw_list_versioned(conn, kind, namespace, params, op).await?.0)
+}
+
+/// A LIST, page by page as kubectl reads it: `limit` = the connection's chunk size, then
+/// `continue` until the server says it is done; a continue token that expired (410) restarts as
+/// one full list, as client-go's pager does. Each item is pruned to the kind's projection as it
+/// is parsed, and must be an object of the namespace listed.
+async fn raw_list_versioned(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: Option<&str>,
+    params: &ListParams,
+    op: &ApiCall,
+) -> Result<(Vec<Value>, String), ClusterError> {
     check_path(op, namespace, "")?;
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
     let mut items = Vec::new();
     let mut token: Option<String> = None;
     let mut limit = conn.chunk_size;
     let mut relisted = false;
+    let mut version = String::new();
     loop {
         let mut page_params = params.clone();
         if limit > 0 {
@@ -72,17 +98,18 @@ async fn raw_list(
         let text = match conn.bounded(op, conn.client.request_text(request)).await {
             // once: a server that expires the full list's pages too is an error, not a loop
             Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
-                (items, token, limit, relisted) = (Vec::new(), None, 0, true);
+                (items, token, limit, relisted, version) = (Vec::new(), None, 0, true, String::new());
                 continue;
             }
             answer => answer?,
         };
         let page = parse_page(&text, kind.keep)
             .map_err(|e| ClusterError::Other(format!("{op}: the API server's answer is not a list: {e}")))?;
+        if version.is_empty() {
+            version = page.resource_version.unwrap_or_default();
+        }
         for (i, mut v) in page.items.into_iter().enumerate() {
-            let fits = v.is_object()
-                && namespace.is_none_or(|ns| crate::domain::object::str_at(&v, &["metadata", "namespace"]) == Some(ns));
-            if !fits {
+            if !fits(&v, namespace) {
                 return Err(ClusterError::Other(format!(
                     "{op}: the API server answered a list whose item {} is not a {} of this namespace: {}",
                     items.len() + i,
@@ -101,9 +128,87 @@ async fn raw_list(
                 )));
             }
             Some(t) if !t.is_empty() => token = Some(t),
-            _ => return Ok(items),
+            _ => return Ok((items, version)),
         }
     }
+}
+
+/// A list item or watched object is an object of the namespace read.
+fn fits(v: &Value, namespace: Option<&str>) -> bool {
+    v.is_object() && namespace.is_none_or(|ns| crate::domain::object::str_at(v, &["metadata", "namespace"]) == Some(ns))
+}
+
+/// One change a watch reported, its object pruned to the kind's projection.
+#[derive(Debug)]
+pub enum Watched {
+    Applied(Value),
+    Deleted(Value),
+    /// The newest resourceVersion; `initial_events_end` closes a streaming list's first state.
+    Bookmark {
+        resource_version: String,
+        initial_events_end: bool,
+    },
+}
+
+/// Open a watch (`allowWatchBookmarks`; `from` a resourceVersion, or a streaming list when
+/// `initial_events`). Opening is bounded by the connection's timeout; the stream ends when the
+/// server closes it. A 410 inside the stream comes out as `ClusterError::Api { code: 410 }`.
+pub async fn watch(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+    from: &str,
+    initial_events: bool,
+    timeout_seconds: u32,
+) -> Result<impl futures::Stream<Item = Result<Watched, ClusterError>> + use<>, ClusterError> {
+    use futures::StreamExt;
+    let op = ApiCall::new("watch", kind, namespace, "");
+    check_path(&op, namespace, "")?;
+    let mut params = if initial_events {
+        kube::api::WatchParams::streaming_lists()
+    } else {
+        kube::api::WatchParams::default()
+    }
+    .timeout(timeout_seconds);
+    if let Some(s) = selector {
+        params = params.labels(s);
+    }
+    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
+    let request = kube::core::Request::new(&url)
+        .watch(&params, from)
+        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    let events = conn.bounded(&op, conn.client.request_events::<Value>(request)).await?;
+    let (kind, namespace, server) = (*kind, namespace.map(str::to_string), conn.server.clone());
+    Ok(events.map(move |event| {
+        let object = |mut v: Value| {
+            if !fits(&v, namespace.as_deref()) {
+                return Err(ClusterError::Other(format!(
+                    "{op}: the API server's watch sent something that is not a {} of this namespace: {}",
+                    kind.kind,
+                    crate::domain::object::brief(&v)
+                )));
+            }
+            projection::project(&mut v, kind.keep);
+            fill_kind(&mut v, &kind);
+            Ok(v)
+        };
+        match event.map_err(|e| ClusterError::from_kube(e, &op, &server))? {
+            kube::api::WatchEvent::Added(v) | kube::api::WatchEvent::Modified(v) => object(v).map(Watched::Applied),
+            kube::api::WatchEvent::Deleted(v) => object(v).map(Watched::Deleted),
+            kube::api::WatchEvent::Bookmark(b) => Ok(Watched::Bookmark {
+                initial_events_end: b
+                    .metadata
+                    .annotations
+                    .get("k8s.io/initial-events-end")
+                    .is_some_and(|v| v == "true"),
+                resource_version: b.metadata.resource_version,
+            }),
+            kube::api::WatchEvent::Error(status) => {
+                Err(ClusterError::from_kube(kube::Error::Api(status), &op, &server))
+            }
+        }
+    }))
 }
 
 /// One page of a LIST: its items (pruned as parsed) and the token for the next page.
@@ -111,6 +216,7 @@ async fn raw_list(
 struct Page {
     items: Vec<Value>,
     continue_token: Option<String>,
+    resource_version: Option<String>,
 }
 
 fn parse_page(text: &str, keep: Keep) -> Result<Page, serde_json::Error> {
@@ -143,6 +249,7 @@ impl<'de> serde::de::Visitor<'de> for PageSeed {
                 "metadata" => {
                     let meta: Value = map.next_value()?;
                     page.continue_token = meta.get("continue").and_then(Value::as_str).map(str::to_string);
+                    page.resource_version = meta.get("resourceVersion").and_then(Value::as_str).map(str::to_string);
                 }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;

@@ -124,6 +124,25 @@ pub enum TemplateRead<'a> {
     Unreadable,
 }
 
+/// What reading one template gave.
+#[derive(Debug, Clone)]
+pub enum TemplateFetch {
+    Found(Value),
+    NotFound,
+    /// Forbidden, or the read failed.
+    Unreadable,
+}
+
+impl TemplateFetch {
+    pub fn as_read(&self) -> TemplateRead<'_> {
+        match self {
+            TemplateFetch::Found(t) => TemplateRead::Found(t),
+            TemplateFetch::NotFound => TemplateRead::NotFound,
+            TemplateFetch::Unreadable => TemplateRead::Unreadable,
+        }
+    }
+}
+
 /// The stored hash, or `None` when absent or empty ("unknown is not current").
 pub fn stored_hash(sandbox: &Value) -> Option<&str> {
     annotation(sandbox, POD_TEMPLATE_HASH).filter(|s| !s.is_empty())

@@ -11,6 +11,7 @@ pub mod drift;
 pub mod epoch;
 pub mod fence;
 pub mod keys;
+pub mod mirror;
 pub mod naming;
 pub mod object;
 pub mod patch;

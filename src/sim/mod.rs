@@ -47,6 +47,8 @@ pub struct SimState {
     pub users: Vec<User>,
     pub strict: bool,
     pub agent_sandbox: AgentSandbox,
+    /// Serve streaming lists (`sendInitialEvents`), as Kubernetes ≥ 1.32 does by default.
+    pub watch_list: bool,
 }
 
 impl SimState {
@@ -189,6 +191,8 @@ pub struct Sim {
     addr: SocketAddr,
     kubeconfig: PathBuf,
     tasks: Vec<JoinHandle<()>>,
+    /// `false` ends every open connection: the server is down.
+    serving: tokio::sync::watch::Sender<bool>,
 }
 
 impl Drop for Sim {
@@ -217,6 +221,7 @@ impl Sim {
             users: config.users.clone(),
             strict: config.strict,
             agent_sandbox: config.agent_sandbox,
+            watch_list: true,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -232,7 +237,8 @@ impl Sim {
             config.users.first().map(|u| u.token.as_str()),
             &config.namespace,
         )?;
-        let mut tasks = vec![tokio::spawn(accept_loop(listener, shared.clone()))];
+        let serving = tokio::sync::watch::channel(true).0;
+        let mut tasks = vec![tokio::spawn(accept_loop(listener, shared.clone(), serving.subscribe()))];
         if config.manual_clock.is_none() {
             tasks.push(tokio::spawn(tick(shared.clone())));
         }
@@ -241,7 +247,42 @@ impl Sim {
             addr,
             kubeconfig: config.kubeconfig,
             tasks,
+            serving,
         })
+    }
+
+    /// The server goes down: the port stops accepting and every open connection (watches
+    /// included) is cut. The state is kept for [`Sim::restart`].
+    pub fn stop(&mut self) {
+        self.tasks[0].abort();
+        self.serving.send_replace(false);
+    }
+
+    /// Serve again on the same port, with the state the server had.
+    pub async fn restart(&mut self) -> std::io::Result<()> {
+        let listener = TcpListener::bind(self.addr).await?;
+        self.serving.send_replace(true);
+        self.tasks[0] = tokio::spawn(accept_loop(listener, self.shared.clone(), self.serving.subscribe()));
+        Ok(())
+    }
+
+    /// End every open watch, as a server restart or an idle cut does; clients watch again.
+    pub fn close_watches(&self) {
+        self.shared.lock().store.close_watches();
+    }
+
+    /// Forget the watch history and end every open watch: a client that watches again from
+    /// where it was gets 410 Gone and must list again.
+    pub fn expire_watches(&self) {
+        let st = &mut *self.shared.lock();
+        st.store.compact();
+        st.store.close_watches();
+    }
+
+    /// Serve streaming lists (`sendInitialEvents=true`) or refuse them as a server without the
+    /// WatchList feature does (422).
+    pub fn set_watch_list(&self, served: bool) {
+        self.shared.lock().watch_list = served;
     }
 
     pub fn url(&self) -> String {
@@ -323,6 +364,29 @@ impl Sim {
         let out = st.store.update(r, obj);
         st.reconcile(now);
         Some(out)
+    }
+
+    /// Create an object as another client would (the controller then reacts).
+    pub fn create(&self, r: &Resource, obj: Value) -> Result<Value, String> {
+        let now = self.now();
+        let mut st = self.shared.lock();
+        let out = st
+            .store
+            .create(r, obj, &clock::k8s_time(now))
+            .map_err(|e| e.body.to_string())?;
+        st.reconcile(now);
+        Ok(out)
+    }
+
+    /// Delete an object as another client would (its dependents go with it).
+    pub fn delete(&self, r: &Resource, namespace: &str, name: &str) -> Option<Value> {
+        let now = self.now();
+        let mut st = self.shared.lock();
+        let out = st
+            .store
+            .delete(r, namespace, name, &clock::k8s_time(now), &resources::CASCADE);
+        st.reconcile(now);
+        out
     }
 
     /// Create objects (and namespaces) after start, e.g. to seed thousands of workspaces.
@@ -411,17 +475,20 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     Ok(())
 }
 
-async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, serving: tokio::sync::watch::Receiver<bool>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let shared = shared.clone();
+        let (shared, mut serving) = (shared.clone(), serving.clone());
         tokio::spawn(async move {
             let service = service_fn(move |req| http::handle(shared.clone(), req));
-            let _ = http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            // a stopped server drops its connections mid-answer, as a crashed one would
+            tokio::select! {
+                _ = connection => {}
+                _ = serving.wait_for(|up| !*up) => {}
+            }
         });
     }
 }

@@ -85,6 +85,11 @@ pub fn bad_request(message: &str) -> ApiError {
     status(400, "BadRequest", message, json!({}))
 }
 
+/// 422: a request whose parameters the API server's validation refuses.
+pub fn invalid(message: &str) -> ApiError {
+    status(422, "Invalid", message, json!({}))
+}
+
 pub fn unauthorized() -> ApiError {
     status(401, "Unauthorized", "Unauthorized", json!({}))
 }

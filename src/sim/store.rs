@@ -60,6 +60,8 @@ pub struct Store {
     /// The newest resourceVersion whose event is no longer kept: a watch from below it gets 410.
     dropped_up_to: u64,
     pub events: broadcast::Sender<Arc<Event>>,
+    /// Bumped to end every open watch (a restart, a load balancer's idle cut).
+    pub watch_generation: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for Store {
@@ -77,6 +79,7 @@ impl Store {
             history: VecDeque::new(),
             dropped_up_to: 0,
             events: broadcast::channel(4096).0,
+            watch_generation: tokio::sync::watch::channel(0).0,
         }
     }
 
@@ -97,6 +100,11 @@ impl Store {
     pub fn compact(&mut self) {
         self.history.clear();
         self.dropped_up_to = self.rv;
+    }
+
+    /// End every open watch: each client sees its stream close and must watch again.
+    pub fn close_watches(&self) {
+        self.watch_generation.send_modify(|g| *g += 1);
     }
 
     /// Events after `rv` for a resource, or `None` when `rv` is too old (410).

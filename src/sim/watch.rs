@@ -68,11 +68,53 @@ pub fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
         .unwrap_or(Duration::from_secs(1800));
+    let bookmarks = matches!(req.param("allowWatchBookmarks"), Some("true" | "1"));
+    let initial_events = match req.param("sendInitialEvents") {
+        Some("true" | "1") => true,
+        None | Some("false" | "0") => false,
+        Some(other) => return invalid(&format!("sendInitialEvents: Invalid value: \"{other}\"")),
+    };
+    // the API server's own validation of a streaming list (KEP-3157)
+    match (initial_events, req.param("resourceVersionMatch")) {
+        (true, _) if !st.watch_list => {
+            return invalid(
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            );
+        }
+        (true, Some("NotOlderThan")) if bookmarks => {}
+        (true, Some("NotOlderThan")) => {
+            return invalid(
+                "allowWatchBookmarks: Required value: allowWatchBookmarks must be true when sendInitialEvents is set",
+            );
+        }
+        (true, _) => {
+            return invalid(
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            );
+        }
+        (false, Some(_)) => {
+            return invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            );
+        }
+        (false, None) => {}
+    }
 
     let mut first: Vec<Bytes> = Vec::new();
     let mut from_rv = st.store.resource_version();
     let mut gone = false;
+    let current = |st: &SimState| {
+        st.store
+            .list(r, namespace)
+            .filter(|o| filter.labels.matches_labels(o) && filter.fields.matches_fields(o))
+            .map(|o| line("ADDED", o))
+            .collect::<Vec<_>>()
+    };
     match rv_param.parse::<u64>() {
+        _ if initial_events => {
+            first.extend(current(st));
+            first.push(bookmark(r, from_rv, true));
+        }
         Ok(rv) if rv > 0 => match st.store.events_since(rv, &filter.rkey) {
             Some(events) => {
                 first.extend(
@@ -87,41 +129,74 @@ pub fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req
                 gone = true;
             }
         },
-        _ => {
-            first.extend(
-                st.store
-                    .list(r, namespace)
-                    .filter(|o| filter.labels.matches_labels(o) && filter.fields.matches_fields(o))
-                    .map(|o| line("ADDED", o)),
-            );
-        }
+        _ => first.extend(current(st)),
     }
-    if let Ok(rv) = rv_param.parse::<u64>() {
+    if let Ok(rv) = rv_param.parse::<u64>()
+        && !initial_events
+    {
         from_rv = from_rv.max(rv);
     }
-    let feed = st.store.events.subscribe();
+    let stream = Stream {
+        feed: st.store.events.subscribe(),
+        closes: st.store.watch_generation.subscribe(),
+        filter,
+        from_rv,
+        timeout,
+        bookmarks: bookmarks.then(|| (r.kind.to_string(), r.api_version())),
+    };
     let (tx, rx) = mpsc::channel::<Bytes>(1024);
-    tokio::spawn(pump(first, gone, feed, tx, filter, from_rv, timeout));
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
+    tokio::spawn(pump(first, gone, stream, tx));
+    let body = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
     });
     Response::builder()
         .status(200)
         .header("content-type", "application/json")
         .header("transfer-encoding", "chunked")
-        .body(StreamBody::new(stream).boxed_unsync())
+        .body(StreamBody::new(body).boxed_unsync())
         .expect("response")
 }
 
-async fn pump(
-    first: Vec<Bytes>,
-    gone: bool,
-    mut feed: broadcast::Receiver<Arc<Event>>,
-    tx: mpsc::Sender<Bytes>,
+fn invalid(message: &str) -> Response<Body> {
+    let e = status::invalid(message);
+    Response::builder()
+        .status(e.code)
+        .body(super::wire::full(serde_json::to_vec(&e.body).expect("json")))
+        .expect("response")
+}
+
+/// A BOOKMARK: the newest resourceVersion, so a client that watches again resumes from it; the
+/// `k8s.io/initial-events-end` one closes a streaming list's initial state.
+fn bookmark(r: &Resource, rv: u64, initial_events_end: bool) -> Bytes {
+    bookmark_of(r.kind, &r.api_version(), rv, initial_events_end)
+}
+
+fn bookmark_of(kind: &str, api_version: &str, rv: u64, initial_events_end: bool) -> Bytes {
+    let mut metadata = json!({"resourceVersion": rv.to_string()});
+    if initial_events_end {
+        metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    line(
+        "BOOKMARK",
+        &json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}),
+    )
+}
+
+/// One open watch's live part.
+struct Stream {
+    feed: broadcast::Receiver<Arc<Event>>,
+    closes: tokio::sync::watch::Receiver<u64>,
     filter: Filter,
     from_rv: u64,
     timeout: Duration,
-) {
+    /// kind and apiVersion, when the client asked for bookmarks.
+    bookmarks: Option<(String, String)>,
+}
+
+/// How often an idle watch that asked for them gets a bookmark (the API server's is a minute).
+const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+
+async fn pump(first: Vec<Bytes>, gone: bool, mut w: Stream, tx: mpsc::Sender<Bytes>) {
     for b in first {
         if tx.send(b).await.is_err() {
             return;
@@ -130,21 +205,39 @@ async fn pump(
     if gone {
         return;
     }
-    let deadline = tokio::time::sleep(timeout);
+    let mut newest = w.from_rv;
+    let deadline = tokio::time::sleep(w.timeout);
     tokio::pin!(deadline);
+    let mut marks = tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+    let mark = |rv: u64, w: &Stream| w.bookmarks.as_ref().map(|(k, v)| bookmark_of(k, v, rv, false));
     loop {
         tokio::select! {
-            _ = &mut deadline => return,
+            _ = &mut deadline => {
+                // as the API server does: a last bookmark, so the next watch starts from here
+                if let Some(b) = mark(newest, &w) {
+                    let _ = tx.send(b).await;
+                }
+                return;
+            }
             _ = tx.closed() => return,
-            ev = feed.recv() => match ev {
-                Ok(e) if e.rv > from_rv && filter.admits(&e) => {
-                    if tx.send(line(e.kind.as_str(), &e.object)).await.is_err() {
+            _ = w.closes.changed() => return,
+            _ = marks.tick() => {
+                if let Some(b) = mark(newest, &w)
+                    && tx.send(b).await.is_err()
+                {
+                    return;
+                }
+            }
+            ev = w.feed.recv() => match ev {
+                Ok(e) if e.rv > w.from_rv => {
+                    newest = newest.max(e.rv);
+                    if w.filter.admits(&e) && tx.send(line(e.kind.as_str(), &e.object)).await.is_err() {
                         return;
                     }
                 }
                 Ok(_) => {}
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let _ = tx.send(too_old(&from_rv.to_string())).await;
+                    let _ = tx.send(too_old(&w.from_rv.to_string())).await;
                     return;
                 }
                 Err(broadcast::error::RecvError::Closed) => return,

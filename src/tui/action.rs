@@ -34,6 +34,11 @@ pub enum Action {
         scope: Scope,
         result: Result<Loaded, String>,
     },
+    /// The live inventory of `scope` reported.
+    Live {
+        scope: Scope,
+        event: crate::cluster::live::LiveEvent,
+    },
     /// SelfSubjectAccessReview answers, and the namespaces the user may list (for switching).
     Access {
         scope: Scope,
@@ -78,7 +83,10 @@ pub enum Action {
 /// Work for the I/O task; results come back as actions.
 #[derive(Debug, Clone)]
 pub enum Effect {
+    /// List the scope once.
     Refresh(Scope),
+    /// Keep the scope's rows current with watches, until another Follow replaces it.
+    Follow(Scope),
     CheckAccess(Scope),
     Detail(RowKey),
     /// The whole Sandbox as YAML (answered as `Action::Detail`).

@@ -2,9 +2,11 @@
 
 use super::action::{Action, Effect, RowKey};
 use crate::cluster::inventory::Scope;
+use crate::cluster::live::{LiveEvent, StreamName, StreamStatus};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::{EpochChoice, Verb};
+use crate::domain::mirror::RowChange;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
@@ -14,7 +16,8 @@ use crate::present::outcome as said;
 use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -90,10 +93,14 @@ pub struct RowNote {
     pub ok: bool,
 }
 
-/// What the cluster said, as of the last good refresh.
+/// What the cluster said, as of the last good refresh (or as the watches keep it).
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
-    pub rows: Vec<Workspace>,
+    rows: Vec<Workspace>,
+    /// Where each row is in `rows`.
+    index: HashMap<RowKey, usize>,
+    /// Bumped on every change of the rows: the visible order is computed again after it.
+    generation: u64,
     pub warnings: Vec<String>,
     pub loaded_at: Option<DateTime<Utc>>,
     /// The last refresh's error; the rows above stay on screen under it.
@@ -101,6 +108,71 @@ pub struct Inventory {
     pub refreshing: bool,
     /// Namespaces the switch cycles through.
     pub namespaces: Vec<String>,
+    /// Live mode: how each watch stands.
+    pub streams: BTreeMap<StreamName, StreamStatus>,
+}
+
+/// Data older than this shows dim.
+pub const STALE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
+
+impl Inventory {
+    pub fn rows(&self) -> &[Workspace] {
+        &self.rows
+    }
+
+    /// A whole new set of rows (a re-list).
+    pub fn replace(&mut self, rows: Vec<Workspace>) {
+        self.rows = rows;
+        self.reindex();
+    }
+
+    fn reindex(&mut self) {
+        self.index = self.rows.iter().enumerate().map(|(i, w)| (key_of(w), i)).collect();
+        self.generation += 1;
+    }
+
+    /// Rows a watch changed: replaced in place, added at the end, removed.
+    pub fn apply(&mut self, changes: Vec<RowChange>) {
+        let mut removed = false;
+        for change in changes {
+            match change {
+                RowChange::Upsert(w) => {
+                    let key = key_of(&w);
+                    match self.index.get(&key) {
+                        Some(&i) => self.rows[i] = *w,
+                        None => {
+                            self.index.insert(key, self.rows.len());
+                            self.rows.push(*w);
+                        }
+                    }
+                }
+                RowChange::Remove(ns, id) => {
+                    if let Some(i) = self.index.remove(&(ns, id)) {
+                        self.rows[i].id.clear();
+                        removed = true;
+                    }
+                }
+            }
+        }
+        if removed {
+            self.rows.retain(|w| !w.id.is_empty());
+            self.reindex();
+        } else {
+            self.generation += 1;
+        }
+    }
+
+    /// Since when the data behind the rows may be out of date: `None` while every watch is
+    /// live (or polled), else the oldest moment a reconnecting watch was last known good.
+    pub fn stale_since(&self) -> Option<DateTime<Utc>> {
+        self.streams
+            .values()
+            .filter_map(|s| match s {
+                StreamStatus::Reconnecting { since, .. } => Some(*since),
+                _ => None,
+            })
+            .min()
+    }
 }
 
 /// How the user looks at the rows: filter, order, cursor, marks.
@@ -132,7 +204,12 @@ pub struct AppOptions {
     pub all_namespaces: bool,
     pub read_only: bool,
     pub now: DateTime<Utc>,
+    /// Keep the rows current with watches (else re-list on each refresh).
+    pub live: bool,
 }
+
+/// What the visible order was computed for.
+type OrderKey = (String, SortKey, bool, u64);
 
 #[derive(Debug, Clone)]
 pub struct App {
@@ -155,6 +232,10 @@ pub struct App {
     pub fatal: Option<String>,
     /// A bulk action under way.
     pub bulk: Option<BulkProgress>,
+    pub live: bool,
+    /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
+    /// sort change: a frame does not sort 10,000 rows again.
+    order: RefCell<Option<(OrderKey, Vec<usize>)>>,
 }
 
 /// How far a bulk action is.
@@ -207,26 +288,50 @@ impl App {
             quit: false,
             fatal: None,
             bulk: None,
+            live: o.live,
+            order: RefCell::new(None),
         }
     }
 
     /// The effects to run at start: the first inventory and the RBAC check.
     pub fn start(&mut self) -> Vec<Effect> {
         self.inventory.refreshing = true;
-        vec![
-            Effect::Refresh(self.scope.clone()),
-            Effect::CheckAccess(self.scope.clone()),
-        ]
+        vec![self.read(), Effect::CheckAccess(self.scope.clone())]
+    }
+
+    /// Read the scope: follow it live, or list it once.
+    fn read(&self) -> Effect {
+        if self.live {
+            Effect::Follow(self.scope.clone())
+        } else {
+            Effect::Refresh(self.scope.clone())
+        }
     }
 
     /// Rows after the filter, in sort order.
     pub fn visible(&self) -> Vec<&Workspace> {
+        let key: OrderKey = (
+            self.view.filter.clone(),
+            self.view.sort,
+            self.view.reverse,
+            self.inventory.generation,
+        );
+        let mut cache = self.order.borrow_mut();
+        if cache.as_ref().is_none_or(|(k, _)| *k != key) {
+            *cache = Some((key, self.order_rows()));
+        }
+        let rows = self.inventory.rows();
+        cache
+            .as_ref()
+            .map_or_else(Vec::new, |(_, order)| order.iter().map(|&i| &rows[i]).collect())
+    }
+
+    fn order_rows(&self) -> Vec<usize> {
         let needle = self.view.filter.to_lowercase();
-        let mut out: Vec<&Workspace> = self
-            .inventory
-            .rows
-            .iter()
-            .filter(|w| {
+        let rows = self.inventory.rows();
+        let mut order: Vec<usize> = (0..rows.len())
+            .filter(|&i| {
+                let w = &rows[i];
                 needle.is_empty() || {
                     let hay = [
                         w.id.as_str(),
@@ -239,11 +344,11 @@ impl App {
                 }
             })
             .collect();
-        out.sort_by(|a, b| {
-            let o = compare(a, b, self.view.sort);
+        order.sort_by(|&a, &b| {
+            let o = compare(&rows[a], &rows[b], self.view.sort);
             if self.view.reverse { o.reverse() } else { o }
         });
-        out
+        order
     }
 
     pub fn selected_key(&self) -> Option<RowKey> {
@@ -252,7 +357,7 @@ impl App {
 
     pub fn counts(&self) -> BTreeMap<State, usize> {
         let mut m = BTreeMap::new();
-        for w in &self.inventory.rows {
+        for w in self.inventory.rows() {
             *m.entry(w.state).or_insert(0) += 1;
         }
         m
@@ -290,22 +395,47 @@ impl App {
         self.inventory.namespaces.sort();
     }
 
+    /// Change the rows keeping the cursor on the same workspace and the marks on rows that
+    /// still exist.
+    fn keep_selection(&mut self, change: impl FnOnce(&mut Inventory)) {
+        let selected = self.selected_key();
+        change(&mut self.inventory);
+        let index = &self.inventory.index;
+        self.view.marks.retain(|k| index.contains_key(k));
+        if let Some(k) = selected
+            && let Some(i) = self.visible().iter().position(|w| key_of(w) == k)
+        {
+            self.view.selected = i;
+        }
+        self.clamp();
+    }
+
     fn clamp(&mut self) {
         let n = self.visible().len();
         self.view.selected = if n == 0 { 0 } else { self.view.selected.min(n - 1) };
     }
 
+    /// The periodic re-list; live rows need none.
     fn refresh(&mut self) -> Vec<Effect> {
+        if self.live {
+            return Vec::new();
+        }
+        self.reload()
+    }
+
+    /// Read the scope again now (the refresh key): live, the watches start over from a list.
+    fn reload(&mut self) -> Vec<Effect> {
         if self.inventory.refreshing {
             return Vec::new();
         }
         self.inventory.refreshing = true;
-        vec![Effect::Refresh(self.scope.clone())]
+        vec![self.read()]
     }
 
     fn switch_scope(&mut self, scope: Scope) -> Vec<Effect> {
         self.scope = scope;
-        self.inventory.rows.clear();
+        self.inventory.replace(Vec::new());
+        self.inventory.streams.clear();
         self.view.marks.clear();
         self.view.selected = 0;
         self.permissions.can_patch = None;
@@ -315,10 +445,7 @@ impl App {
             Scope::All => "all namespaces".into(),
             Scope::Namespace(ns) => format!("namespace {ns}"),
         };
-        vec![
-            Effect::Refresh(self.scope.clone()),
-            Effect::CheckAccess(self.scope.clone()),
-        ]
+        vec![self.read(), Effect::CheckAccess(self.scope.clone())]
     }
 
     fn open_confirm(&mut self, verb: Verb) -> Vec<Effect> {
@@ -439,23 +566,20 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.inventory.refreshing = false;
             match result {
                 Ok(loaded) => {
-                    let selected = app.selected_key();
-                    app.inventory.rows = loaded.rows;
+                    app.keep_selection(|inv| inv.replace(loaded.rows));
                     app.inventory.warnings = loaded.warnings;
                     app.learn_namespaces(loaded.namespaces);
                     app.inventory.loaded_at = Some(app.now);
                     app.inventory.refresh_error = None;
-                    let keys: BTreeSet<RowKey> = app.inventory.rows.iter().map(key_of).collect();
-                    app.view.marks.retain(|k| keys.contains(k));
-                    if let Some(k) = selected
-                        && let Some(i) = app.visible().iter().position(|w| key_of(w) == k)
-                    {
-                        app.view.selected = i;
-                    }
-                    app.clamp();
                 }
                 // the last good rows stay on screen under the error
                 Err(e) => app.inventory.refresh_error = Some(e),
+            }
+            Vec::new()
+        }
+        Action::Live { scope, event } => {
+            if scope == app.scope {
+                on_live(app, event);
             }
             Vec::new()
         }
@@ -531,6 +655,33 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.status = format!("{}: {}", key.1, note.text);
             app.notes.insert(key, note);
             app.refresh()
+        }
+    }
+}
+
+/// A report of the live inventory.
+fn on_live(app: &mut App, event: LiveEvent) {
+    match event {
+        LiveEvent::Rows(changes) => {
+            app.keep_selection(|inv| inv.apply(changes));
+            app.inventory.refresh_error = None;
+        }
+        LiveEvent::Status { stream, status } => {
+            app.inventory.streams.insert(stream, status);
+        }
+        LiveEvent::Synced { namespaces } => {
+            app.inventory.refreshing = false;
+            app.inventory.loaded_at = Some(app.now);
+            app.learn_namespaces(namespaces);
+        }
+        LiveEvent::Warning(w) => {
+            if !app.inventory.warnings.contains(&w) {
+                app.inventory.warnings.push(w);
+            }
+        }
+        LiveEvent::Failed(why) => {
+            app.inventory.refreshing = false;
+            app.inventory.refresh_error = Some(why);
         }
     }
 }
@@ -674,7 +825,7 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             app.home_namespace = ns.clone();
             return app.switch_scope(Scope::Namespace(ns));
         }
-        Command::Refresh => return app.refresh(),
+        Command::Refresh => return app.reload(),
         Command::Detail => {
             if let Some(k) = app.selected_key() {
                 app.popups.push(Popup::Detail {
@@ -853,6 +1004,7 @@ mod tests {
             all_namespaces: false,
             read_only,
             now: now(),
+            live: false,
         });
         let effects = app.start();
         assert_eq!(effects.len(), 2, "the first refresh and the access check");
@@ -1020,7 +1172,7 @@ mod tests {
                 result: Err("etcd timed out".into()),
             },
         );
-        assert_eq!(app.inventory.rows.len(), 3);
+        assert_eq!(app.inventory.rows().len(), 3);
         assert_eq!(app.inventory.refresh_error.as_deref(), Some("etcd timed out"));
         // switching namespace re-lists there and asks for access again
         let effects = press(&mut app, KeyCode::Char('n'));

@@ -6,6 +6,7 @@ use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
 use crate::cluster::inventory::{self, Query, Scope};
+use crate::cluster::live::{self, LiveOptions};
 use crate::cluster::resources;
 use crate::cluster::wait;
 use crate::cluster::write::{self, WritePolicy};
@@ -25,6 +26,9 @@ pub struct Io {
     pub wait_timeout: Duration,
     /// Writes sent and not yet answered.
     pub writes_in_flight: Arc<AtomicUsize>,
+    pub live: LiveOptions,
+    /// Which Follow is current: an older one stops when it changes.
+    pub following: tokio::sync::watch::Sender<u64>,
 }
 
 /// One write in flight, counted until it is dropped.
@@ -53,6 +57,38 @@ impl Io {
                 result: self.load(&scope).await,
                 scope,
             }),
+            Effect::Follow(scope) => {
+                let mut generation = 0;
+                self.following.send_modify(|g| {
+                    *g += 1;
+                    generation = *g;
+                });
+                let mut replaced = self.following.subscribe();
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let follow = live::follow(
+                    self.conn.clone(),
+                    scope.clone(),
+                    Query::default(),
+                    self.flags.clone(),
+                    self.live.clone(),
+                    tx,
+                );
+                let task = tokio::spawn(follow);
+                loop {
+                    tokio::select! {
+                        _ = replaced.wait_for(|g| *g != generation) => break,
+                        event = rx.recv() => match event {
+                            Some(event) => {
+                                if out.send(Action::Live { scope: scope.clone(), event }).is_err() {
+                                    break;
+                                }
+                            }
+                            None => break,
+                        },
+                    }
+                }
+                task.abort();
+            }
             Effect::CheckAccess(scope) => {
                 let ns = match &scope {
                     Scope::Namespace(n) => Some(n.as_str()),

@@ -28,7 +28,7 @@ pub struct Options {
     pub policy: WritePolicy,
     /// Start with every namespace in scope.
     pub all_namespaces: bool,
-    /// How often the inventory is re-listed.
+    /// How often a kind the user may not watch is re-listed.
     pub refresh: Duration,
 }
 
@@ -68,6 +68,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         all_namespaces: options.all_namespaces,
         read_only: policy.read_only,
         now: conn.clock.now(),
+        live: true,
     });
     let io = Arc::new(Io {
         conn,
@@ -75,6 +76,11 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         flags: Default::default(),
         wait_timeout: io::WAIT,
         writes_in_flight: Default::default(),
+        live: crate::cluster::live::LiveOptions {
+            poll_every: options.refresh,
+            ..Default::default()
+        },
+        following: tokio::sync::watch::channel(0).0,
     });
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
@@ -144,6 +150,9 @@ fn spawn_all(io: &Arc<Io>, effects: Vec<Effect>, tx: &UnboundedSender<Action>) {
     }
 }
 
+/// Actions applied at most between two frames.
+const BATCH: usize = 10_000;
+
 /// The loop: draw, then take the next action (a key, an answer, a tick); never waits on the network.
 pub async fn event_loop<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -167,11 +176,22 @@ pub async fn event_loop<B: Backend>(
     });
     loop {
         terminal.draw(|f| view::render(f, app, theme)).map_err(draw_failed)?;
-        let effects = tokio::select! {
+        let mut effects = tokio::select! {
             Some(action) = rx.recv() => update(app, action),
             _ = ticks.tick() => update(app, Action::Tick(io.conn.clock.now())),
             _ = refreshes.tick() => update(app, Action::Refresh),
         };
+        // whatever else has arrived is applied before the next frame: a burst of watch events
+        // costs one sort and one draw
+        for _ in 0..BATCH {
+            match rx.try_recv() {
+                Ok(action) => effects.extend(update(app, action)),
+                Err(_) => break,
+            }
+            if app.quit {
+                break;
+            }
+        }
         if app.quit {
             return app.fatal.take().map_or(Ok(()), |m| Err(TuiError(m)));
         }

@@ -1,7 +1,8 @@
 //! Rendering: a pure function of the state, generic over the ratatui backend.
 
-use super::app::{App, Confirm, Focus, Popup, footer_keys, key_of};
+use super::app::{App, Confirm, Focus, Popup, STALE_AFTER, footer_keys, key_of};
 use crate::cluster::inventory::Scope;
+use crate::cluster::live::StreamStatus;
 use crate::cluster::write::Outcome;
 use crate::domain::age::age;
 use crate::domain::columns::{Column, cell, columns};
@@ -10,11 +11,13 @@ use crate::domain::fence::Verb;
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
 use crate::present::layout::{cut, width, wrap};
+use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Colours off under NO_COLOR (decided once by the caller).
 #[derive(Debug, Clone, Copy)]
@@ -97,6 +100,7 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .map(|(s, n)| format!("{} {n}", s.as_str()))
         .collect();
     let freshness = match (&app.inventory.loaded_at, &app.inventory.refresh_error) {
+        (Some(_), None) if app.live => live_freshness(app, theme),
         (None, None) => Span::raw("loading…"),
         (Some(t), None) => Span::raw(format!("updated {} ago", age(*t, app.now))),
         (when, Some(e)) => Span::styled(
@@ -123,6 +127,58 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         Span::raw(format!(" │ {}", cut(&counts, room))),
     ]);
     frame.render_widget(Paragraph::new(vec![Line::from(first), second]), area);
+}
+
+/// Per watch: live, polled, forbidden, or reconnecting since when and why (the worst first).
+fn live_freshness(app: &App, theme: Theme) -> Span<'static> {
+    let mut by_state: BTreeMap<u8, BTreeSet<String>> = BTreeMap::new();
+    let mut trouble: Option<(DateTime<Utc>, String)> = None;
+    for (stream, status) in &app.inventory.streams {
+        let rank = match status {
+            StreamStatus::Reconnecting { since, why } => {
+                if trouble.as_ref().is_none_or(|(t, _)| since < t) {
+                    trouble = Some((*since, why.clone()));
+                }
+                0
+            }
+            StreamStatus::Forbidden => 1,
+            StreamStatus::Polling => 2,
+            StreamStatus::ByName => 3,
+            StreamStatus::Syncing => 4,
+            StreamStatus::Live => 5,
+        };
+        by_state.entry(rank).or_default().insert(stream.to_string());
+    }
+    let words = [
+        "reconnecting",
+        "not readable",
+        "polling",
+        "read by name",
+        "syncing",
+        "live",
+    ];
+    let mut parts: Vec<String> = by_state
+        .iter()
+        .map(|(rank, names)| {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            format!("{}: {}", words[*rank as usize], names.join(" · "))
+        })
+        .collect();
+    match trouble {
+        Some((since, why)) => {
+            parts[0] = format!(
+                "⚠ {} since {} ({} ago): {why}",
+                parts[0],
+                since.format("%H:%M:%S"),
+                age(since, app.now)
+            );
+            Span::styled(parts.join("  "), theme.fg(Color::Red).add_modifier(Modifier::BOLD))
+        }
+        None if by_state.keys().all(|r| *r == 5) => {
+            Span::styled(format!("● {}", parts.join("  ")), theme.fg(Color::Green))
+        }
+        None => Span::styled(parts.join("  "), theme.fg(Color::Yellow)),
+    }
 }
 
 fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
@@ -169,6 +225,13 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .map(|r| r.width as usize)
         .collect();
     let fit = |i: usize, text: String| cut(&text, fitted.get(i).copied().unwrap_or(usize::MAX));
+    // rows whose data is older than STALE_AFTER stay, dimmed
+    let stale = app.live && app.inventory.stale_since().is_some_and(|t| app.now - t > STALE_AFTER);
+    let row_style = if stale {
+        Style::default().add_modifier(Modifier::DIM)
+    } else {
+        Style::default()
+    };
     let rows: Vec<Row> = window
         .iter()
         .map(|w| {
@@ -189,7 +252,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
                 let text = note.map_or(String::new(), |n| n.text.clone());
                 cells.push(Cell::from(fit(cols.len() + 1, text)).style(style));
             }
-            Row::new(cells)
+            Row::new(cells).style(row_style)
         })
         .collect();
     let title = match (app.view.filter_editing, app.view.filter.is_empty()) {
@@ -198,9 +261,9 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
             " filter: {} ({} of {}) ",
             app.view.filter,
             rows_visible.len(),
-            app.inventory.rows.len()
+            app.inventory.rows().len()
         ),
-        (false, true) => format!(" {} workspaces ", app.inventory.rows.len()),
+        (false, true) => format!(" {} workspaces ", app.inventory.rows().len()),
     };
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))

@@ -778,6 +778,8 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             flags: Default::default(),
             wait_timeout: std::time::Duration::from_secs(1),
             writes_in_flight: Default::default(),
+            live: Default::default(),
+            following: tokio::sync::watch::channel(0).0,
         }
     });
     let mut runner = TestRunner::new(Config {
@@ -825,6 +827,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
                 all_namespaces: false,
                 read_only: true,
                 now: t.sim.now(),
+                live: false,
             });
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             runtime.block_on(async {

@@ -8,6 +8,7 @@ mod demo_scenario;
 mod derive;
 mod hostile;
 mod krew;
+mod live;
 mod properties;
 mod race;
 mod readme;

@@ -54,6 +54,7 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
         all_namespaces: all,
         read_only,
         now: t.sim.now(),
+        live: false,
     });
     let io = Arc::new(Io {
         conn,
@@ -65,6 +66,8 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
         writes_in_flight: Default::default(),
+        live: Default::default(),
+        following: tokio::sync::watch::channel(0).0,
     });
     let mut h = Harness { t, io, app };
     let first = h.app.start();
@@ -224,7 +227,7 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     h.app.now = h.t.sim.now();
     h.keys(&[KeyCode::F(5)]).await;
     assert!(h.app.inventory.refresh_error.is_some());
-    assert!(!h.app.inventory.rows.is_empty());
+    assert!(!h.app.inventory.rows().is_empty());
     snap_sizes("error_over_stale_data", &h);
     h.t.sim.clear_faults();
 
@@ -403,7 +406,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    assert_eq!(h.app.inventory.rows.len(), 19);
+    assert_eq!(h.app.inventory.rows().len(), 19);
     assert_eq!(
         h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
@@ -414,14 +417,14 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         h.app.scope,
         kubectl_namzu::cluster::inventory::Scope::Namespace("research".into())
     );
-    assert_eq!(h.app.inventory.rows.len(), 4);
+    assert_eq!(h.app.inventory.rows().len(), 4);
     assert_eq!(
         h.app.permissions.can_patch,
         Some(true),
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows.len(), 25);
+    assert_eq!(h.app.inventory.rows().len(), 25);
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows.len(), 4, "back to the namespace it was in");
+    assert_eq!(h.app.inventory.rows().len(), 4, "back to the namespace it was in");
 }

@@ -1,0 +1,753 @@
+//! The inventory kept live (docs/ARCHITECTURE.md, "Live inventory"): per scope one watch per
+//! kind — Sandboxes, the pods and PVCs the inventory pass selects (`inventory.rs` says why that
+//! selector is complete), and SandboxTemplates. Each starts from a streaming list
+//! (`sendInitialEvents`, Kubernetes ≥ 1.32) or, where the server refuses one, a paged LIST; asks
+//! for bookmarks so a watch that ends resumes from the newest resourceVersion; lists again once on
+//! 410 Gone. Nothing is re-listed while the watches are healthy.
+//!
+//! A watch on a server that stopped answering can sit silent for minutes, so a probe
+//! (`GET /version` every [`PROBE_EVERY`], as k9s checks its connection) cuts every watch when it
+//! fails and each reconnects with backoff. Where the user may list but not watch a kind, that kind
+//! is re-listed every poll interval instead, with one warning naming the missing verb.
+//!
+//! What the selectors cannot see (a foreign pod, an unlabelled disk) is read by name for the
+//! workspaces that should have it, when the workspace first appears or changes; at most
+//! [`inventory::BY_NAME_LIMIT`] per namespace per batch (`-v` says so).
+
+use super::connect::Connection;
+use super::error::{ApiCall, ClusterError};
+use super::inventory::{self, Query, Scope};
+use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, Watched};
+use crate::domain::drift::{OverlayFlags, TemplateFetch};
+use crate::domain::keys::SANDBOX_NAME_HASH;
+use crate::domain::mirror::{Key, Kind, Mirror, Readable, RowChange};
+use crate::domain::object::{name, namespace};
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// How often the API server is asked whether it still answers.
+pub const PROBE_EVERY: Duration = Duration::from_secs(10);
+/// How long the probe waits for its answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest wait between reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+
+/// One watch: a kind, cluster-wide or in one namespace.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamName {
+    pub kind: Kind,
+    pub namespace: Option<String>,
+}
+
+impl std::fmt::Display for StreamName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(kind_label(self.kind))?;
+        match &self.namespace {
+            Some(ns) => write!(f, " in {ns}"),
+            None => Ok(()),
+        }
+    }
+}
+
+fn kind_label(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Sandboxes => "sandboxes",
+        Kind::Pods => "pods",
+        Kind::Pvcs => "pvcs",
+        Kind::Templates => "templates",
+    }
+}
+
+fn api_kind(kind: Kind) -> &'static resources::Kind {
+    match kind {
+        Kind::Sandboxes => &SANDBOXES,
+        Kind::Pods => &PODS,
+        Kind::Pvcs => &PVCS,
+        Kind::Templates => &TEMPLATES,
+    }
+}
+
+/// How a watch stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamStatus {
+    /// Reading its first state.
+    Syncing,
+    Live,
+    /// The data is as of `since`; `why` is the API's error in one line.
+    Reconnecting {
+        since: DateTime<Utc>,
+        why: String,
+    },
+    /// The user may list but not watch: re-listed every interval.
+    Polling,
+    /// Not readable at all: its columns show `?`.
+    Forbidden,
+    /// Templates nobody may list here: each read once by name.
+    ByName,
+}
+
+/// What the live inventory reports.
+#[derive(Debug)]
+pub enum LiveEvent {
+    /// Rows to add, replace or remove.
+    Rows(Vec<RowChange>),
+    Status {
+        stream: StreamName,
+        status: StreamStatus,
+    },
+    /// Every watch has its first state: the rows so far are the whole inventory.
+    Synced {
+        namespaces: Vec<String>,
+    },
+    Warning(String),
+    /// The inventory cannot be read at all (agent-sandbox missing, Sandboxes forbidden).
+    Failed(String),
+}
+
+/// Tuning; the defaults are the product's.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
+    /// Re-list interval where the user may not watch.
+    pub poll_every: Duration,
+    pub probe_every: Duration,
+    /// `timeoutSeconds` of each watch request: the server ends it, the client watches again.
+    pub watch_seconds: u32,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            poll_every: Duration::from_secs(2),
+            probe_every: PROBE_EVERY,
+            watch_seconds: 290,
+        }
+    }
+}
+
+/// What a watch task hands the mirror.
+enum Feed {
+    Reset(StreamName, Vec<Value>),
+    Applied(StreamName, Value),
+    Deleted(StreamName, Value),
+    Status(StreamName, StreamStatus),
+    /// The kind may not be listed here.
+    Forbidden(StreamName, String),
+    Warning(String),
+    Fatal(String),
+    /// A read by name: `None` when it failed (the row keeps what the watches show).
+    ByName(Kind, String, String, Option<Option<Value>>),
+    Template(String, String, TemplateFetch),
+}
+
+/// Why every watch must start over: the probe failed at `since`.
+#[derive(Debug, Clone)]
+struct Cut {
+    generation: u64,
+    since: DateTime<Utc>,
+    why: String,
+}
+
+/// Follow `scope` until `out` is closed: rows and statuses as they change.
+pub async fn follow(
+    conn: Connection,
+    scope: Scope,
+    query: Query,
+    flags: OverlayFlags,
+    options: LiveOptions,
+    out: UnboundedSender<LiveEvent>,
+) {
+    let streams = match plan(&conn, &scope, &out).await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = out.send(LiveEvent::Failed(e.to_string()));
+            return;
+        }
+    };
+    let (feed, mut feeds) = unbounded_channel();
+    let (cut_tx, cut_rx) = watch::channel(Cut {
+        generation: 0,
+        since: conn.clock.now(),
+        why: String::new(),
+    });
+    let streaming = Arc::new(AtomicBool::new(serves_streaming_lists(&conn).await));
+    let mut state = Follower {
+        conn: conn.clone(),
+        mirror: Mirror::new(flags),
+        pending: BTreeSet::new(),
+        synced: false,
+        touched: BTreeSet::new(),
+        changed: BTreeSet::new(),
+        looked_up: HashSet::new(),
+        reads_in_flight: 0,
+        per_namespace: BTreeMap::new(),
+        spawn: Spawn {
+            selector: query.selector,
+            feed,
+            cuts: cut_rx,
+            streaming,
+            options: options.clone(),
+        },
+        watchers: JoinSet::new(),
+        reads: JoinSet::new(),
+        out,
+    };
+    for name in streams {
+        state.start(name);
+    }
+    let mut buffer = Vec::new();
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    let mut probes = tokio::time::interval(options.probe_every);
+    probes.reset();
+    let mut last_answer = conn.clock.now();
+    loop {
+        tokio::select! {
+            _ = state.out.closed() => return,
+            n = feeds.recv_many(&mut buffer, 4096) => {
+                if n == 0 {
+                    return;
+                }
+                for f in buffer.drain(..) {
+                    if !state.take(f) {
+                        return;
+                    }
+                }
+                state.flush();
+            }
+            _ = ticks.tick() => {
+                let timed = state.mirror.timed();
+                if state.synced && !timed.is_empty() {
+                    let rows = state.mirror.rows(&timed, conn.clock.now());
+                    let _ = state.out.send(LiveEvent::Rows(rows));
+                }
+            }
+            _ = probes.tick() => {
+                let op = ApiCall { verb: "get", resource: "/version".into(), namespace: None, name: String::new() };
+                let answer = tokio::time::timeout(PROBE_TIMEOUT, conn.bounded(&op, conn.client.apiserver_version())).await;
+                match answer {
+                    Ok(Ok(_)) => last_answer = conn.clock.now(),
+                    failed => {
+                        let why = match failed {
+                            Ok(Err(e)) => e.to_string(),
+                            _ => format!("the API server did not answer GET /version in {}s", PROBE_TIMEOUT.as_secs()),
+                        };
+                        let since = last_answer;
+                        cut_tx.send_modify(|c| *c = Cut { generation: c.generation + 1, since, why });
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Which watches a scope needs: cluster-wide where the user may list Sandboxes cluster-wide,
+/// else one set per namespace the user can see (as the inventory pass falls back).
+async fn plan(
+    conn: &Connection,
+    scope: &Scope,
+    out: &UnboundedSender<LiveEvent>,
+) -> Result<Vec<StreamName>, ClusterError> {
+    let kinds = [Kind::Sandboxes, Kind::Pods, Kind::Pvcs, Kind::Templates];
+    let namespaces: Vec<Option<String>> = match scope {
+        Scope::Namespace(ns) => vec![Some(ns.clone())],
+        Scope::All => {
+            let cluster_wide = super::access::can(conn, "list", SANDBOXES.group, SANDBOXES.plural, None).await;
+            if cluster_wide.unwrap_or(true) {
+                vec![None]
+            } else {
+                match resources::list(conn, &NAMESPACES, None, None).await {
+                    Ok(list) => list.iter().map(|n| Some(name(n).to_string())).collect(),
+                    Err(ClusterError::Forbidden { .. }) => {
+                        let _ = out.send(LiveEvent::Warning(format!(
+                            "warning: you may not list sandboxes or namespaces cluster-wide; showing namespace {} only",
+                            conn.namespace
+                        )));
+                        vec![Some(conn.namespace.clone())]
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    };
+    Ok(namespaces
+        .into_iter()
+        .flat_map(|ns| {
+            kinds.map(|kind| StreamName {
+                kind,
+                namespace: ns.clone(),
+            })
+        })
+        .collect())
+}
+
+/// Streaming lists are on by default from Kubernetes 1.32; an older server gets a LIST.
+async fn serves_streaming_lists(conn: &Connection) -> bool {
+    let op = ApiCall {
+        verb: "get",
+        resource: "/version".into(),
+        namespace: None,
+        name: String::new(),
+    };
+    match conn.bounded(&op, conn.client.apiserver_version()).await {
+        Ok(v) => {
+            let minor: u32 = v.minor.trim_end_matches('+').parse().unwrap_or(0);
+            v.major == "1" && minor >= 32
+        }
+        Err(_) => false,
+    }
+}
+
+/// What starting a watch needs.
+struct Spawn {
+    /// The Sandbox label selector (`-l`).
+    selector: Option<String>,
+    feed: UnboundedSender<Feed>,
+    cuts: watch::Receiver<Cut>,
+    streaming: Arc<AtomicBool>,
+    options: LiveOptions,
+}
+
+/// The mirror and what it still owes the screen.
+struct Follower {
+    conn: Connection,
+    mirror: Mirror,
+    /// Watches whose first state has not come yet: no rows until all have (one full screen).
+    pending: BTreeSet<StreamName>,
+    synced: bool,
+    touched: BTreeSet<Key>,
+    /// Workspaces whose Sandbox itself changed: what they read by name is read again.
+    changed: BTreeSet<Key>,
+    looked_up: HashSet<(Kind, String, String)>,
+    /// Reads by name not answered yet: the first screen waits for them.
+    reads_in_flight: usize,
+    /// Namespaces with a watch of their own, per kind not readable cluster-wide.
+    per_namespace: BTreeMap<Kind, BTreeSet<String>>,
+    spawn: Spawn,
+    watchers: JoinSet<()>,
+    reads: JoinSet<()>,
+    out: UnboundedSender<LiveEvent>,
+}
+
+impl Follower {
+    fn start(&mut self, name: StreamName) {
+        let watcher = Watcher {
+            conn: self.conn.clone(),
+            selector: match name.kind {
+                Kind::Sandboxes => self.spawn.selector.clone(),
+                Kind::Pods | Kind::Pvcs => Some(SANDBOX_NAME_HASH.to_string()),
+                Kind::Templates => None,
+            },
+            name: name.clone(),
+            feed: self.spawn.feed.clone(),
+            cuts: self.spawn.cuts.clone(),
+            streaming: self.spawn.streaming.clone(),
+            options: self.spawn.options.clone(),
+            went_live: false,
+        };
+        if !self.synced {
+            self.pending.insert(name);
+        }
+        self.watchers.spawn(watcher.run());
+    }
+
+    /// A kind that cannot be read cluster-wide is watched in each namespace with workspaces.
+    fn start_per_namespace(&mut self) {
+        for kind in [Kind::Pods, Kind::Pvcs, Kind::Templates] {
+            let started = self.per_namespace.entry(kind).or_default().clone();
+            for ns in self.mirror.unread(kind, &started) {
+                self.per_namespace.entry(kind).or_default().insert(ns.clone());
+                self.start(StreamName {
+                    kind,
+                    namespace: Some(ns),
+                });
+            }
+        }
+    }
+
+    /// Apply one report; `false` when the inventory cannot go on.
+    fn take(&mut self, f: Feed) -> bool {
+        match f {
+            Feed::Reset(s, objects) => {
+                if s.kind == Kind::Sandboxes {
+                    self.changed
+                        .extend(objects.iter().map(|o| (namespace(o).to_string(), name(o).to_string())));
+                }
+                self.touched
+                    .extend(self.mirror.reset(s.kind, s.namespace.as_deref(), objects));
+                self.pending.remove(&s);
+            }
+            Feed::Applied(s, object) => {
+                if s.kind == Kind::Sandboxes {
+                    self.changed
+                        .insert((namespace(&object).to_string(), name(&object).to_string()));
+                }
+                self.touched.extend(self.mirror.apply(s.kind, object));
+            }
+            Feed::Deleted(s, object) => {
+                let touched = self.mirror.remove(s.kind, namespace(&object), name(&object));
+                self.touched.extend(touched);
+            }
+            Feed::Status(stream, status) => {
+                let _ = self.out.send(LiveEvent::Status { stream, status });
+            }
+            Feed::Forbidden(s, warning) => {
+                let touched = self
+                    .mirror
+                    .set_readable(s.kind, s.namespace.as_deref(), Readable::Forbidden);
+                self.touched.extend(touched);
+                // cluster-wide refused: quietly namespace by namespace, as the inventory pass does
+                if s.namespace.is_some() {
+                    let _ = self.out.send(LiveEvent::Warning(warning));
+                    let status = match s.kind {
+                        Kind::Templates => StreamStatus::ByName,
+                        _ => StreamStatus::Forbidden,
+                    };
+                    let _ = self.out.send(LiveEvent::Status {
+                        stream: s.clone(),
+                        status,
+                    });
+                }
+                self.pending.remove(&s);
+            }
+            Feed::Warning(w) => {
+                let _ = self.out.send(LiveEvent::Warning(w));
+            }
+            Feed::Fatal(why) => {
+                let _ = self.out.send(LiveEvent::Failed(why));
+                return false;
+            }
+            Feed::ByName(kind, ns, n, read) => {
+                self.reads_in_flight -= 1;
+                if let Some(found) = read {
+                    self.touched.extend(self.mirror.read_by_name(kind, &ns, &n, found));
+                }
+            }
+            Feed::Template(ns, n, fetch) => {
+                self.reads_in_flight -= 1;
+                self.touched.extend(self.mirror.template_read(&ns, &n, fetch));
+            }
+        }
+        true
+    }
+
+    /// Derive what changed and send it; read by name what the selectors could not see.
+    fn flush(&mut self) {
+        self.start_per_namespace();
+        if !self.pending.is_empty() {
+            return;
+        }
+        self.read_by_name();
+        if !self.synced && self.reads_in_flight > 0 {
+            return;
+        }
+        let touched = std::mem::take(&mut self.touched);
+        if touched.is_empty() && self.synced {
+            return;
+        }
+        let rows = self.mirror.rows(&touched, self.conn.clock.now());
+        let _ = self.out.send(LiveEvent::Rows(rows));
+        if !self.synced {
+            self.synced = true;
+            let _ = self.out.send(LiveEvent::Synced {
+                namespaces: self.mirror.namespaces(),
+            });
+        }
+    }
+
+    fn read_by_name(&mut self) {
+        let changed = std::mem::take(&mut self.changed);
+        let mut wanted = self.mirror.wanted_by_name(&changed);
+        wanted.extend(
+            self.mirror
+                .wanted_by_name(&self.touched)
+                .into_iter()
+                .filter(|w| !self.looked_up.contains(w)),
+        );
+        wanted.sort();
+        wanted.dedup();
+        let mut per_namespace: BTreeMap<String, usize> = BTreeMap::new();
+        for (kind, ns, n) in wanted {
+            let count = per_namespace.entry(ns.clone()).or_default();
+            *count += 1;
+            if *count > inventory::BY_NAME_LIMIT {
+                if self.conn.verbose && *count == inventory::BY_NAME_LIMIT + 1 {
+                    crate::errln!(
+                        "more than {} objects in {ns} lack the {SANDBOX_NAME_HASH} label: the rest are read when their workspaces change",
+                        inventory::BY_NAME_LIMIT
+                    );
+                }
+                continue;
+            }
+            if self.conn.verbose {
+                crate::errln!(
+                    "reading {} {ns}/{n} by name (not labelled {SANDBOX_NAME_HASH})",
+                    kind_label(kind)
+                );
+            }
+            self.looked_up.insert((kind, ns.clone(), n.clone()));
+            let (conn, feed) = (self.conn.clone(), self.spawn.feed.clone());
+            self.reads_in_flight += 1;
+            self.reads.spawn(async move {
+                // a failed read leaves the row as the watched data shows it
+                let found = resources::get(&conn, api_kind(kind), &ns, &n).await.ok();
+                let _ = feed.send(Feed::ByName(kind, ns, n, found));
+            });
+        }
+        for (ns, t) in self.mirror.wanted_templates(&self.touched) {
+            if !self.looked_up.insert((Kind::Templates, ns.clone(), t.clone())) {
+                continue;
+            }
+            let (conn, feed) = (self.conn.clone(), self.spawn.feed.clone());
+            self.reads_in_flight += 1;
+            self.reads.spawn(async move {
+                let fetch = match resources::get(&conn, &TEMPLATES, &ns, &t).await {
+                    Ok(Some(found)) => TemplateFetch::Found(found),
+                    Ok(None) => TemplateFetch::NotFound,
+                    Err(_) => TemplateFetch::Unreadable,
+                };
+                let _ = feed.send(Feed::Template(ns, t, fetch));
+            });
+        }
+    }
+}
+
+/// One watch's task.
+struct Watcher {
+    conn: Connection,
+    name: StreamName,
+    selector: Option<String>,
+    feed: UnboundedSender<Feed>,
+    cuts: watch::Receiver<Cut>,
+    streaming: Arc<AtomicBool>,
+    options: LiveOptions,
+    /// The watch went live since the last trouble: the next trouble starts its own clock.
+    went_live: bool,
+}
+
+/// How a watch ended without an error.
+enum Ended {
+    /// The server closed it (its timeout): watch again from the last resourceVersion.
+    Closed,
+    /// 410: the resourceVersion expired; list again.
+    Gone,
+    /// The probe failed: reconnect.
+    Cut(Cut),
+}
+
+impl Watcher {
+    fn send(&self, f: Feed) {
+        let _ = self.feed.send(f);
+    }
+
+    fn live(&mut self) {
+        self.went_live = true;
+        self.send(Feed::Status(self.name.clone(), StreamStatus::Live));
+    }
+
+    fn kind(&self) -> &'static resources::Kind {
+        api_kind(self.name.kind)
+    }
+
+    async fn run(mut self) {
+        let mut version: Option<String> = None;
+        let mut trouble: Option<DateTime<Utc>> = None;
+        let mut backoff = Duration::from_millis(500);
+        loop {
+            let result = match version.clone() {
+                None => self.first_state(&mut version).await,
+                Some(from) => self.resume(&from, &mut version).await,
+            };
+            if std::mem::take(&mut self.went_live) {
+                (trouble, backoff) = (None, Duration::from_millis(500));
+            }
+            let why = match result {
+                Ok(Ended::Closed) => continue,
+                Ok(Ended::Gone) => {
+                    version = None;
+                    continue;
+                }
+                Ok(Ended::Cut(cut)) => {
+                    trouble.get_or_insert(cut.since);
+                    cut.why
+                }
+                Err(ClusterError::Forbidden { op, .. }) if op.verb == "watch" => return self.poll().await,
+                Err(e @ ClusterError::Forbidden { .. }) => {
+                    return self.forbidden(&e);
+                }
+                Err(e) if self.name.kind == Kind::Sandboxes && e.is_not_found() => {
+                    let e = inventory::explain_missing(&self.conn, e).await;
+                    return self.send(Feed::Fatal(e.to_string()));
+                }
+                Err(e) => e.to_string(),
+            };
+            let since = *trouble.get_or_insert_with(|| self.conn.clock.now());
+            self.send(Feed::Status(
+                self.name.clone(),
+                StreamStatus::Reconnecting { since, why },
+            ));
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = self.cuts.changed() => {}
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+            if self.feed.is_closed() {
+                return;
+            }
+        }
+    }
+
+    /// The first state (again): a streaming list where served, else a LIST; then the watch.
+    async fn first_state(&mut self, version: &mut Option<String>) -> Result<Ended, ClusterError> {
+        let ns = self.name.namespace.clone();
+        if self.streaming.load(Ordering::Relaxed) {
+            let opened = resources::watch(
+                &self.conn,
+                self.kind(),
+                ns.as_deref(),
+                self.selector.as_deref(),
+                "",
+                true,
+                self.options.watch_seconds,
+            )
+            .await;
+            match opened {
+                Ok(events) => return self.consume(events, version, true).await,
+                // a server without streaming lists refuses the parameters: LIST instead, for good
+                Err(ClusterError::Api { code: 400 | 422, .. }) => self.streaming.store(false, Ordering::Relaxed),
+                Err(e) => return Err(e),
+            }
+        }
+        let (objects, rv) =
+            resources::list_versioned(&self.conn, self.kind(), ns.as_deref(), self.selector.as_deref()).await?;
+        self.send(Feed::Reset(self.name.clone(), objects));
+        *version = Some(rv.clone());
+        self.resume(&rv, version).await
+    }
+
+    async fn resume(&mut self, from: &str, version: &mut Option<String>) -> Result<Ended, ClusterError> {
+        let events = resources::watch(
+            &self.conn,
+            self.kind(),
+            self.name.namespace.as_deref(),
+            self.selector.as_deref(),
+            from,
+            false,
+            self.options.watch_seconds,
+        )
+        .await?;
+        self.live();
+        self.consume(events, version, false).await
+    }
+
+    /// Read a watch until it ends. `initial`: collect its first state until the
+    /// initial-events-end bookmark, then hand it over whole.
+    async fn consume(
+        &mut self,
+        events: impl futures::Stream<Item = Result<Watched, ClusterError>>,
+        version: &mut Option<String>,
+        initial: bool,
+    ) -> Result<Ended, ClusterError> {
+        let mut first: Option<BTreeMap<(String, String), Value>> = initial.then(BTreeMap::new);
+        let key = |v: &Value| (namespace(v).to_string(), name(v).to_string());
+        futures::pin_mut!(events);
+        loop {
+            let next = tokio::select! {
+                _ = self.cuts.changed() => return Ok(Ended::Cut(self.cuts.borrow().clone())),
+                next = events.next() => next,
+            };
+            match next {
+                None => return Ok(Ended::Closed),
+                Some(Err(ClusterError::Api { code: 410, .. })) => return Ok(Ended::Gone),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Watched::Applied(v))) => match &mut first {
+                    Some(set) => {
+                        set.insert(key(&v), v);
+                    }
+                    None => self.send(Feed::Applied(self.name.clone(), v)),
+                },
+                Some(Ok(Watched::Deleted(v))) => match &mut first {
+                    Some(set) => {
+                        set.remove(&key(&v));
+                    }
+                    None => self.send(Feed::Deleted(self.name.clone(), v)),
+                },
+                Some(Ok(Watched::Bookmark {
+                    resource_version,
+                    initial_events_end,
+                })) => {
+                    *version = Some(resource_version);
+                    if initial_events_end && let Some(set) = first.take() {
+                        self.send(Feed::Reset(self.name.clone(), set.into_values().collect()));
+                        self.live();
+                    }
+                }
+            }
+        }
+    }
+
+    fn forbidden(&self, e: &ClusterError) {
+        let warning = match self.name.kind {
+            Kind::Sandboxes => return self.send(Feed::Fatal(e.to_string())),
+            Kind::Templates => format!(
+                "warning: {e}; templates there are read once by name (needs RBAC list and watch on sandboxtemplates)"
+            ),
+            Kind::Pods => format!("warning: {e}; POD, NODE and DIAGNOSIS show ? (needs RBAC list on pods)"),
+            Kind::Pvcs => format!("warning: {e}; disk diagnosis shows ? (needs RBAC list on persistentvolumeclaims)"),
+        };
+        self.send(Feed::Forbidden(self.name.clone(), warning));
+    }
+
+    /// The user may list but not watch: re-list every interval.
+    async fn poll(self) {
+        let kind = self.kind();
+        let scope = match &self.name.namespace {
+            Some(ns) => format!("in namespace {ns}"),
+            None => "cluster-wide".into(),
+        };
+        self.send(Feed::Warning(format!(
+            "warning: you may not watch {} {scope}; re-listing every {}s instead (needs RBAC watch on {})",
+            kind.plural,
+            self.options.poll_every.as_secs_f64(),
+            kind.plural
+        )));
+        let mut trouble: Option<DateTime<Utc>> = None;
+        loop {
+            let listed = resources::list(
+                &self.conn,
+                kind,
+                self.name.namespace.as_deref(),
+                self.selector.as_deref(),
+            )
+            .await;
+            match listed {
+                Ok(objects) => {
+                    trouble = None;
+                    self.send(Feed::Reset(self.name.clone(), objects));
+                    self.send(Feed::Status(self.name.clone(), StreamStatus::Polling));
+                }
+                Err(e @ ClusterError::Forbidden { .. }) => return self.forbidden(&e),
+                Err(e) => {
+                    let since = *trouble.get_or_insert_with(|| self.conn.clock.now());
+                    self.send(Feed::Status(
+                        self.name.clone(),
+                        StreamStatus::Reconnecting {
+                            since,
+                            why: e.to_string(),
+                        },
+                    ));
+                }
+            }
+            if self.feed.is_closed() {
+                return;
+            }
+            tokio::time::sleep(self.options.poll_every).await;
+        }
+    }
+}

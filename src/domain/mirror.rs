@@ -1,0 +1,617 @@
+//! The inventory as watch events keep it: the Sandboxes, pods, PVCs and templates of a scope by
+//! namespace and name, and which workspaces each change touches, so that a change re-derives
+//! only those rows. Pure: objects come in as the API served them, rows go out.
+//!
+//! Which rows an object touches follows the rules the derivation reads by (`pod::find`,
+//! `pod::pvc_names`, the template label): a pod touches the Sandbox it is named after (or that
+//! names it in the legacy pod-name annotation) and the Sandboxes whose `status.selector` it
+//! matches; a PVC the Sandboxes whose claim names it; a template the Sandboxes labelled with it.
+
+use super::drift::{OverlayFlags, TemplateFetch};
+use super::keys::SANDBOX_NAME_HASH;
+use super::naming::{id_of, is_workspace, template_label};
+use super::object::{name, namespace, str_at};
+use super::pod::{Index, pod_expected, pod_name, pvc_names};
+use super::workspace::{Inputs, Observed, Workspace, derive};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The kinds a mirror holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Sandboxes,
+    Pods,
+    Pvcs,
+    Templates,
+}
+
+/// A workspace by namespace and Sandbox name.
+pub type Key = (String, String);
+
+/// What the rows on screen must do after a change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowChange {
+    Upsert(Box<Workspace>),
+    /// The workspace (namespace, id) is gone.
+    Remove(String, String),
+}
+
+/// Name → sandbox names that read it.
+type Refs = HashMap<String, BTreeSet<String>>;
+
+/// One namespace's objects and the reverse references from pods, PVCs and templates to the
+/// Sandboxes that read them.
+#[derive(Debug, Default)]
+struct Space {
+    sandboxes: BTreeMap<String, Value>,
+    pods: HashMap<String, Value>,
+    pvcs: HashMap<String, Value>,
+    templates: HashMap<String, Value>,
+    /// Objects the selectors cannot see, read by name (a foreign pod, an unlabelled disk).
+    pods_by_name: HashMap<String, Value>,
+    pvcs_by_name: HashMap<String, Value>,
+    /// Templates read one by one where they cannot be listed.
+    template_reads: HashMap<String, TemplateFetch>,
+    by_pod_name: Refs,
+    by_selector: Refs,
+    by_pvc: Refs,
+    by_template: Refs,
+    /// Pods by their `agents.x-k8s.io/sandbox-name-hash` value, for `status.selector`.
+    pods_by_hash: Refs,
+    /// Kinds read in this namespace alone, and how (where they cannot be read cluster-wide).
+    sources: HashMap<Kind, Readable>,
+}
+
+fn link(refs: &mut Refs, target: String, sandbox: &str) {
+    refs.entry(target).or_default().insert(sandbox.to_string());
+}
+
+fn unlink(refs: &mut Refs, target: &str, sandbox: &str) {
+    if let Some(set) = refs.get_mut(target) {
+        set.remove(sandbox);
+        if set.is_empty() {
+            refs.remove(target);
+        }
+    }
+}
+
+/// What a Sandbox reads by: its pod's name, its selector, its disks, its template.
+fn reads_of(sbx: &Value) -> (String, Option<String>, Vec<String>, Option<String>) {
+    (
+        pod_name(sbx).to_string(),
+        str_at(sbx, &["status", "selector"]).map(str::to_string),
+        pvc_names(sbx),
+        template_label(sbx).map(str::to_string),
+    )
+}
+
+impl Space {
+    fn index_sandbox(&mut self, sbx: &Value, add: bool) {
+        let n = name(sbx).to_string();
+        let (pod, selector, pvcs, template) = reads_of(sbx);
+        let edit = |refs: &mut Refs, target: String| {
+            if add {
+                link(refs, target, &n)
+            } else {
+                unlink(refs, &target, &n)
+            }
+        };
+        edit(&mut self.by_pod_name, pod);
+        if let Some(s) = selector {
+            edit(&mut self.by_selector, s);
+        }
+        for p in pvcs {
+            edit(&mut self.by_pvc, p);
+        }
+        if let Some(t) = template {
+            edit(&mut self.by_template, t);
+        }
+    }
+
+    /// The Sandboxes a pod touches.
+    fn readers_of_pod(&self, pod: &Value) -> BTreeSet<String> {
+        let mut out: BTreeSet<String> = self.by_pod_name.get(name(pod)).cloned().unwrap_or_default();
+        if let Some(labels) = pod.pointer("/metadata/labels").and_then(Value::as_object) {
+            for (k, v) in labels {
+                if let Some(set) = v.as_str().and_then(|v| self.by_selector.get(&format!("{k}={v}"))) {
+                    out.extend(set.iter().cloned());
+                }
+            }
+        }
+        out
+    }
+
+    fn hash_of(pod: &Value) -> Option<String> {
+        str_at(pod, &["metadata", "labels", SANDBOX_NAME_HASH]).map(str::to_string)
+    }
+
+    /// The few pods and PVCs one Sandbox's derivation can read, in the order a list gives.
+    fn inputs_of(&self, sbx: &Value) -> (Vec<Value>, Vec<Value>) {
+        let mut pods: BTreeMap<&str, &Value> = BTreeMap::new();
+        let own = pod_name(sbx);
+        if let Some(p) = self.pods.get(own).or_else(|| self.pods_by_name.get(own)) {
+            pods.insert(name(p), p);
+        }
+        if let Some((key, value)) = str_at(sbx, &["status", "selector"]).and_then(|s| s.split_once('=')) {
+            if key == SANDBOX_NAME_HASH {
+                for n in self.pods_by_hash.get(value).into_iter().flatten() {
+                    if let Some(p) = self.pods.get(n) {
+                        pods.insert(name(p), p);
+                    }
+                }
+            } else {
+                for p in self.pods.values() {
+                    if str_at(p, &["metadata", "labels", key]) == Some(value) {
+                        pods.insert(name(p), p);
+                    }
+                }
+            }
+        }
+        let pvcs = pvc_names(sbx)
+            .iter()
+            .filter_map(|n| self.pvcs.get(n).or_else(|| self.pvcs_by_name.get(n)))
+            .cloned()
+            .collect();
+        (pods.into_values().cloned().collect(), pvcs)
+    }
+}
+
+/// What a mirror knows of each kind: the watched set, or "not allowed to read" (`?`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readable {
+    Yes,
+    Forbidden,
+}
+
+/// The mirror of one scope.
+#[derive(Debug)]
+pub struct Mirror {
+    spaces: BTreeMap<String, Space>,
+    /// How each kind is read cluster-wide; `Forbidden` means namespace by namespace instead
+    /// (each space's `sources`). A complete template set means a name not in it does not exist;
+    /// templates nobody may list are read one by one.
+    everywhere: HashMap<Kind, Readable>,
+    flags: OverlayFlags,
+    /// Rows whose derivation reads the clock (a terminating pod's deadline): derived again as
+    /// time passes.
+    timed: BTreeSet<Key>,
+}
+
+impl Mirror {
+    pub fn new(flags: OverlayFlags) -> Mirror {
+        Mirror {
+            spaces: BTreeMap::new(),
+            everywhere: HashMap::new(),
+            flags,
+            timed: BTreeSet::new(),
+        }
+    }
+
+    /// Namespaces holding workspaces.
+    pub fn namespaces(&self) -> Vec<String> {
+        self.spaces
+            .iter()
+            .filter(|(_, s)| !s.sandboxes.is_empty())
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.spaces.values().map(|s| s.sandboxes.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How a kind can be read, cluster-wide (`namespace` `None`) or in one namespace. Returns
+    /// the rows that now derive differently.
+    pub fn set_readable(&mut self, kind: Kind, namespace: Option<&str>, readable: Readable) -> BTreeSet<Key> {
+        match namespace {
+            None => {
+                self.everywhere.insert(kind, readable);
+                self.all_keys()
+            }
+            Some(ns) => {
+                self.spaces
+                    .entry(ns.to_string())
+                    .or_default()
+                    .sources
+                    .insert(kind, readable);
+                self.keys_in(ns)
+            }
+        }
+    }
+
+    /// How `kind` reads in namespace `ns`: cluster-wide, else that namespace's own reading;
+    /// not read yet counts as readable (the rows wait for the first state).
+    fn readable(&self, kind: Kind, space: &Space) -> Readable {
+        match self.everywhere.get(&kind) {
+            Some(Readable::Forbidden) => space.sources.get(&kind).copied().unwrap_or(Readable::Yes),
+            _ => Readable::Yes,
+        }
+    }
+
+    /// Namespaces with workspaces where `kind` is not read cluster-wide and has no reading of its
+    /// own yet.
+    pub fn unread(&self, kind: Kind, started: &BTreeSet<String>) -> Vec<String> {
+        if self.everywhere.get(&kind) != Some(&Readable::Forbidden) {
+            return Vec::new();
+        }
+        self.namespaces()
+            .into_iter()
+            .filter(|ns| !started.contains(ns))
+            .collect()
+    }
+
+    fn keys_in(&self, ns: &str) -> BTreeSet<Key> {
+        self.spaces
+            .get(ns)
+            .map(|s| s.sandboxes.keys().map(|n| (ns.to_string(), n.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    fn all_keys(&self) -> BTreeSet<Key> {
+        self.spaces
+            .iter()
+            .flat_map(|(ns, s)| s.sandboxes.keys().map(move |n| (ns.clone(), n.clone())))
+            .collect()
+    }
+
+    /// A (re)list: `objects` are every object of `kind` in `namespace` (or everywhere). What
+    /// the mirror held there and the list lacks is gone. Returns the rows touched.
+    pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<Key> {
+        let mut touched = BTreeSet::new();
+        let held: Vec<(String, String)> = self
+            .spaces
+            .iter()
+            .filter(|(ns, _)| scope.is_none_or(|n| n == ns.as_str()))
+            .flat_map(|(ns, s)| {
+                let names: Vec<&String> = match kind {
+                    Kind::Sandboxes => s.sandboxes.keys().collect(),
+                    Kind::Pods => s.pods.keys().collect(),
+                    Kind::Pvcs => s.pvcs.keys().collect(),
+                    Kind::Templates => s.templates.keys().collect(),
+                };
+                names.into_iter().map(move |n| (ns.clone(), n.clone()))
+            })
+            .collect();
+        let listed: BTreeSet<(String, String)> = objects
+            .iter()
+            .map(|o| (namespace(o).to_string(), name(o).to_string()))
+            .collect();
+        for (ns, n) in held.into_iter().filter(|k| !listed.contains(k)) {
+            touched.extend(self.remove(kind, &ns, &n));
+        }
+        for o in objects {
+            touched.extend(self.apply(kind, o));
+        }
+        touched
+    }
+
+    /// An object was added or changed.
+    pub fn apply(&mut self, kind: Kind, object: Value) -> BTreeSet<Key> {
+        let (ns, n) = (namespace(&object).to_string(), name(&object).to_string());
+        if kind == Kind::Sandboxes && !is_workspace(&object) {
+            // a Sandbox relabelled away from the library is no longer a workspace
+            return self.remove(kind, &ns, &n);
+        }
+        let mut touched = self.remove(kind, &ns, &n);
+        let space = self.spaces.entry(ns.clone()).or_default();
+        let readers: BTreeSet<String> = match kind {
+            Kind::Sandboxes => {
+                space.index_sandbox(&object, true);
+                space.sandboxes.insert(n.clone(), object);
+                BTreeSet::from([n])
+            }
+            Kind::Pods => {
+                if let Some(h) = Space::hash_of(&object) {
+                    link(&mut space.pods_by_hash, h, &n);
+                }
+                let readers = space.readers_of_pod(&object);
+                space.pods.insert(n, object);
+                readers
+            }
+            Kind::Pvcs => {
+                space.pvcs.insert(n.clone(), object);
+                space.by_pvc.get(&n).cloned().unwrap_or_default()
+            }
+            Kind::Templates => {
+                space.templates.insert(n.clone(), object);
+                space.by_template.get(&n).cloned().unwrap_or_default()
+            }
+        };
+        touched.extend(readers.into_iter().map(|s| (ns.clone(), s)));
+        touched
+    }
+
+    /// An object was deleted (or left the selection).
+    pub fn remove(&mut self, kind: Kind, ns: &str, n: &str) -> BTreeSet<Key> {
+        let Some(space) = self.spaces.get_mut(ns) else {
+            return BTreeSet::new();
+        };
+        let readers: BTreeSet<String> = match kind {
+            Kind::Sandboxes => match space.sandboxes.remove(n) {
+                Some(old) => {
+                    space.index_sandbox(&old, false);
+                    BTreeSet::from([n.to_string()])
+                }
+                None => BTreeSet::new(),
+            },
+            Kind::Pods => match space.pods.remove(n) {
+                Some(old) => {
+                    if let Some(h) = Space::hash_of(&old) {
+                        unlink(&mut space.pods_by_hash, &h, n);
+                    }
+                    space.readers_of_pod(&old)
+                }
+                None => BTreeSet::new(),
+            },
+            Kind::Pvcs => match space.pvcs.remove(n) {
+                Some(_) => space.by_pvc.get(n).cloned().unwrap_or_default(),
+                None => BTreeSet::new(),
+            },
+            Kind::Templates => match space.templates.remove(n) {
+                Some(_) => space.by_template.get(n).cloned().unwrap_or_default(),
+                None => BTreeSet::new(),
+            },
+        };
+        readers.into_iter().map(|s| (ns.to_string(), s)).collect()
+    }
+
+    /// What the selectors cannot see, read by name: for the rows touched, the pod each should
+    /// have and each disk, when the watched set lacks them. (kind, namespace, name)
+    pub fn wanted_by_name(&self, keys: &BTreeSet<Key>) -> Vec<(Kind, String, String)> {
+        let mut out = Vec::new();
+        for (ns, n) in keys {
+            let Some(space) = self.spaces.get(ns) else { continue };
+            let Some(sbx) = space.sandboxes.get(n) else { continue };
+            if self.readable(Kind::Pods, space) == Readable::Yes
+                && pod_expected(sbx)
+                && !space.pods.contains_key(pod_name(sbx))
+            {
+                out.push((Kind::Pods, ns.clone(), pod_name(sbx).to_string()));
+            }
+            if self.readable(Kind::Pvcs, space) == Readable::Yes {
+                for p in pvc_names(sbx).into_iter().filter(|p| !space.pvcs.contains_key(p)) {
+                    out.push((Kind::Pvcs, ns.clone(), p));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Templates the rows touched name that the mirror has no answer for (when templates are
+    /// read one by one).
+    pub fn wanted_templates(&self, keys: &BTreeSet<Key>) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = keys
+            .iter()
+            .filter_map(|(ns, n)| {
+                let space = self.spaces.get(ns)?;
+                if self.readable(Kind::Templates, space) == Readable::Yes {
+                    return None;
+                }
+                let t = template_label(space.sandboxes.get(n)?)?;
+                (!space.template_reads.contains_key(t)).then(|| (ns.clone(), t.to_string()))
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The answer of a read by name: `None` when it does not exist.
+    pub fn read_by_name(&mut self, kind: Kind, ns: &str, n: &str, found: Option<Value>) -> BTreeSet<Key> {
+        let space = self.spaces.entry(ns.to_string()).or_default();
+        let map = match kind {
+            Kind::Pods => &mut space.pods_by_name,
+            Kind::Pvcs => &mut space.pvcs_by_name,
+            _ => return BTreeSet::new(),
+        };
+        match found {
+            Some(o) => map.insert(n.to_string(), o),
+            None => map.remove(n),
+        };
+        let readers = match kind {
+            Kind::Pods => space.by_pod_name.get(n).cloned().unwrap_or_default(),
+            _ => space.by_pvc.get(n).cloned().unwrap_or_default(),
+        };
+        readers.into_iter().map(|s| (ns.to_string(), s)).collect()
+    }
+
+    /// The answer of reading one template by name.
+    pub fn template_read(&mut self, ns: &str, n: &str, fetch: TemplateFetch) -> BTreeSet<Key> {
+        let space = self.spaces.entry(ns.to_string()).or_default();
+        space.template_reads.insert(n.to_string(), fetch);
+        let readers = space.by_template.get(n).cloned().unwrap_or_default();
+        readers.into_iter().map(|s| (ns.to_string(), s)).collect()
+    }
+
+    /// The rows whose derivation reads the clock.
+    pub fn timed(&self) -> BTreeSet<Key> {
+        self.timed.clone()
+    }
+
+    /// The row changes for `keys`, derived as of `now`.
+    pub fn rows(&mut self, keys: &BTreeSet<Key>, now: DateTime<Utc>) -> Vec<RowChange> {
+        let mut out = Vec::with_capacity(keys.len());
+        for key in keys {
+            match self.derive_one(key, now) {
+                Some(w) => {
+                    let timed = matches!(&w.pod, Observed::Known(Some(p)) if p.terminating);
+                    if timed {
+                        self.timed.insert(key.clone());
+                    } else {
+                        self.timed.remove(key);
+                    }
+                    out.push(RowChange::Upsert(Box::new(w)));
+                }
+                None => {
+                    self.timed.remove(key);
+                    out.push(RowChange::Remove(
+                        key.0.clone(),
+                        id_of(&key.1).unwrap_or(&key.1).to_string(),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    /// Every row, in namespace then name order.
+    pub fn all_rows(&mut self, now: DateTime<Utc>) -> Vec<Workspace> {
+        let keys = self.all_keys();
+        self.rows(&keys, now)
+            .into_iter()
+            .filter_map(|c| match c {
+                RowChange::Upsert(w) => Some(*w),
+                RowChange::Remove(..) => None,
+            })
+            .collect()
+    }
+
+    fn derive_one(&self, (ns, n): &Key, now: DateTime<Utc>) -> Option<Workspace> {
+        let space = self.spaces.get(ns)?;
+        let sbx = space.sandboxes.get(n)?;
+        let (pods, pvcs) = space.inputs_of(sbx);
+        let (pod_index, pvc_index) = (Index::new(&pods), Index::new(&pvcs));
+        let observed = |readable: Readable, index| match readable {
+            Readable::Yes => Observed::Known(index),
+            Readable::Forbidden => Observed::Forbidden,
+        };
+        let template = match template_label(sbx) {
+            None => TemplateFetch::Unreadable,
+            Some(t) => match (self.readable(Kind::Templates, space), space.templates.get(t)) {
+                (Readable::Yes, Some(found)) => TemplateFetch::Found(found.clone()),
+                (Readable::Yes, None) => TemplateFetch::NotFound,
+                (Readable::Forbidden, _) => space
+                    .template_reads
+                    .get(t)
+                    .cloned()
+                    .unwrap_or(TemplateFetch::Unreadable),
+            },
+        };
+        Some(derive(&Inputs {
+            sandbox: sbx,
+            pods: observed(self.readable(Kind::Pods, space), &pod_index),
+            pvcs: observed(self.readable(Kind::Pvcs, space), &pvc_index),
+            template: template.as_read(),
+            flags: &self.flags,
+            now,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sandbox(n: &str, template: &str, selector: Option<&str>) -> Value {
+        let mut s = json!({"kind":"Sandbox","apiVersion":"agents.x-k8s.io/v1alpha1",
+            "metadata":{"name":format!("namzu-ws-{n}"),"namespace":"a","uid":format!("u-{n}")},
+            "spec":{"operatingMode":"Running","podTemplate":{"metadata":{"labels":{"sandbox.namzu.ai/template":template}}},
+                "volumeClaimTemplates":[{"metadata":{"name":"home"}}]}});
+        if let Some(sel) = selector {
+            s["status"] = json!({"selector": sel});
+        }
+        s
+    }
+
+    fn pod(n: &str, hash: &str) -> Value {
+        json!({"kind":"Pod","apiVersion":"v1","metadata":{"name":n,"namespace":"a","labels":{SANDBOX_NAME_HASH:hash}},
+            "status":{"phase":"Running"}})
+    }
+
+    fn keys(v: &[&str]) -> BTreeSet<Key> {
+        v.iter().map(|n| ("a".to_string(), format!("namzu-ws-{n}"))).collect()
+    }
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-29T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc)
+    }
+
+    #[test]
+    fn each_change_touches_only_the_rows_that_read_it() {
+        let mut m = Mirror::new(OverlayFlags::default());
+        m.reset(
+            Kind::Sandboxes,
+            None,
+            vec![
+                sandbox("x", "coder", Some("agents.x-k8s.io/sandbox-name-hash=hx")),
+                sandbox("y", "other", None),
+            ],
+        );
+        assert_eq!(m.apply(Kind::Pods, pod("namzu-ws-x", "hx")), keys(&["x"]));
+        assert_eq!(m.apply(Kind::Pods, pod("somebody", "hx")), keys(&["x"]), "by selector");
+        assert_eq!(m.apply(Kind::Pods, pod("unrelated", "zz")), keys(&[]));
+        let pvc = json!({"metadata":{"name":"home-namzu-ws-y","namespace":"a"}});
+        assert_eq!(m.apply(Kind::Pvcs, pvc), keys(&["y"]));
+        let template = json!({"metadata":{"name":"coder","namespace":"a"}});
+        assert_eq!(m.apply(Kind::Templates, template), keys(&["x"]));
+        assert_eq!(m.remove(Kind::Pods, "a", "namzu-ws-x"), keys(&["x"]));
+    }
+
+    #[test]
+    fn a_relist_drops_what_it_no_longer_holds() {
+        let mut m = Mirror::new(OverlayFlags::default());
+        m.reset(
+            Kind::Sandboxes,
+            None,
+            vec![sandbox("x", "t", None), sandbox("y", "t", None)],
+        );
+        let touched = m.reset(Kind::Sandboxes, None, vec![sandbox("y", "t", None)]);
+        let changes = m.rows(&touched, now());
+        assert!(
+            changes.contains(&RowChange::Remove("a".into(), "x".into())),
+            "{changes:?}"
+        );
+        assert_eq!(m.len(), 1);
+    }
+
+    #[test]
+    fn rows_derive_as_the_full_pass_does() {
+        let mut m = Mirror::new(OverlayFlags::default());
+        let sbx = sandbox("x", "coder", Some("agents.x-k8s.io/sandbox-name-hash=hx"));
+        let p = pod("namzu-ws-x", "hx");
+        m.reset(Kind::Sandboxes, None, vec![sbx.clone()]);
+        m.reset(Kind::Pods, None, vec![p.clone(), pod("noise", "zz")]);
+        let (pods, pvcs) = (vec![p, pod("noise", "zz")], Vec::new());
+        let (pi, vi) = (Index::new(&pods), Index::new(&pvcs));
+        let full = derive(&Inputs {
+            sandbox: &sbx,
+            pods: Observed::Known(&pi),
+            pvcs: Observed::Known(&vi),
+            template: super::super::drift::TemplateRead::NotFound,
+            flags: &OverlayFlags::default(),
+            now: now(),
+        });
+        assert_eq!(m.all_rows(now()), vec![full]);
+    }
+
+    #[test]
+    fn a_missing_pod_or_disk_is_wanted_by_name() {
+        let mut m = Mirror::new(OverlayFlags::default());
+        m.reset(Kind::Sandboxes, None, vec![sandbox("x", "t", None)]);
+        let wanted = m.wanted_by_name(&keys(&["x"]));
+        assert_eq!(
+            wanted,
+            vec![
+                (Kind::Pods, "a".into(), "namzu-ws-x".into()),
+                (Kind::Pvcs, "a".into(), "home-namzu-ws-x".into())
+            ]
+        );
+        let foreign = json!({"metadata":{"name":"namzu-ws-x","namespace":"a"},"status":{"phase":"Running"}});
+        assert_eq!(
+            m.read_by_name(Kind::Pods, "a", "namzu-ws-x", Some(foreign)),
+            keys(&["x"])
+        );
+        let rows = m.all_rows(now());
+        assert!(matches!(&rows[0].pod, Observed::Known(Some(_))));
+    }
+}

@@ -1,0 +1,303 @@
+//! The live inventory against the sim: the TUI's state follows watches — another client's change,
+//! a delete, a re-create, a 410 resync, a dropped watch, a server that goes away and comes back,
+//! a user who may not watch — and nothing is re-listed while the watches are healthy.
+
+use crate::support::*;
+use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
+use kubectl_namzu::cluster::inventory::Scope;
+use kubectl_namzu::cluster::live::{LiveOptions, StreamStatus};
+use kubectl_namzu::cluster::write::WritePolicy;
+use kubectl_namzu::domain::workspace::Workspace;
+use kubectl_namzu::sim::auth::{Rule, User};
+use kubectl_namzu::sim::resources::{PODS, SANDBOXES};
+use kubectl_namzu::tui::action::{Action, Effect};
+use kubectl_namzu::tui::app::{App, AppOptions, update};
+use kubectl_namzu::tui::io::Io;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+struct Live {
+    app: App,
+    actions: UnboundedReceiver<Action>,
+    _io: Arc<Io>,
+}
+
+/// Probes and backoff fast enough for a test to see them; the protocol is the product's.
+fn quick() -> LiveOptions {
+    LiveOptions {
+        poll_every: Duration::from_millis(200),
+        probe_every: Duration::from_millis(200),
+        watch_seconds: 290,
+    }
+}
+
+async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
+    let conn = Connection::open(&ConnectOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        request_timeout: Some(Duration::from_secs(2)),
+        clock: Some(t.sim.clock()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let app = App::new(AppOptions {
+        context: conn.context.clone(),
+        server: "http://sim".into(),
+        namespace: "agents".into(),
+        all_namespaces: all,
+        read_only: true,
+        now: t.sim.now(),
+        live: true,
+    });
+    let io = Arc::new(Io {
+        conn,
+        policy: WritePolicy {
+            read_only: true,
+            audit: Default::default(),
+            throttle: Default::default(),
+        },
+        flags: Default::default(),
+        wait_timeout: Duration::from_secs(2),
+        writes_in_flight: Default::default(),
+        live: quick(),
+        following: tokio::sync::watch::channel(0).0,
+    });
+    let (tx, actions) = unbounded_channel();
+    let scope = if all {
+        Scope::All
+    } else {
+        Scope::Namespace("agents".into())
+    };
+    let follower = io.clone();
+    tokio::spawn(async move { follower.perform(Effect::Follow(scope), tx).await });
+    let mut live = Live { app, actions, _io: io };
+    live.until("the first full screen", |a| a.inventory.loaded_at.is_some())
+        .await;
+    live
+}
+
+impl Live {
+    /// Apply what arrives until `done` holds (bounded: the state on failure).
+    async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !done(&self.app) {
+            match tokio::time::timeout_at(deadline, self.actions.recv()).await {
+                Ok(Some(action)) => {
+                    update(&mut self.app, action);
+                }
+                _ => panic!(
+                    "never saw {what}: rows {:?}, streams {:?}, error {:?}",
+                    self.app.inventory.rows().iter().map(|w| &w.id).collect::<Vec<_>>(),
+                    self.app.inventory.streams,
+                    self.app.inventory.refresh_error
+                ),
+            }
+        }
+    }
+
+    fn row(&self, id: &str) -> Option<&Workspace> {
+        self.app.inventory.rows().iter().find(|w| w.id == id)
+    }
+
+    fn ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.app.inventory.rows().iter().map(|w| w.id.clone()).collect();
+        ids.sort();
+        ids
+    }
+}
+
+fn epoch(w: Option<&Workspace>) -> Option<u64> {
+    w.and_then(|w| w.epoch.epoch)
+}
+
+fn lists(t: &TestSim) -> usize {
+    t.sim
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && !r.query.contains("watch=") && r.path.contains("sandboxes"))
+        .count()
+}
+
+fn set_epoch(t: &TestSim, id: &str, epoch: &str) {
+    t.sim.modify(&SANDBOXES, "agents", &format!("namzu-ws-{id}"), |o| {
+        o["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"] = serde_json::json!(epoch);
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_clients_change_reaches_the_rows_without_a_relist() {
+    let t = start().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    let first = t.sim.requests();
+    assert!(
+        first.iter().any(|r| r.query.contains("sendInitialEvents=true")),
+        "a streaming list where the server serves one"
+    );
+    t.sim.clear_requests();
+    set_epoch(&t, "awake", "9");
+    live.until("the new epoch", |a| {
+        epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(9)
+    })
+    .await;
+    assert_eq!(lists(&t), 0, "no LIST while the watches are healthy");
+    // a pod change derives the row again too
+    t.sim.modify(&PODS, "agents", "namzu-ws-awake", |p| {
+        p["status"]["phase"] = serde_json::json!("Failed");
+    });
+    live.until("the pod's failure", |a| {
+        a.inventory
+            .rows()
+            .iter()
+            .any(|w| w.id == "awake" && w.state.as_str() == "Failed")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleted_recreated_and_resynced_rows_have_no_ghosts_or_twins() {
+    let t = start().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    let sandbox = t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap();
+    t.sim.delete(&SANDBOXES, "agents", "namzu-ws-asleep");
+    live.until("the delete", |a| a.inventory.rows().len() == 2).await;
+    assert!(live.row("asleep").is_none());
+
+    // re-created under the same name: a new uid replaces the row
+    let mut again = sandbox.clone();
+    for k in ["uid", "resourceVersion", "creationTimestamp"] {
+        again["metadata"].as_object_mut().unwrap().remove(k);
+    }
+    t.sim.create(&SANDBOXES, again).unwrap();
+    let old_uid = sandbox["metadata"]["uid"].as_str().unwrap().to_string();
+    live.until("the new workspace", |a| {
+        a.inventory
+            .rows()
+            .iter()
+            .any(|w| w.id == "asleep" && w.uid.as_deref() != Some(old_uid.as_str()))
+    })
+    .await;
+
+    // history expired while a change and a delete happen: the watch gets 410 and lists again
+    t.sim.expire_watches();
+    set_epoch(&t, "awake", "5");
+    t.sim.delete(&SANDBOXES, "agents", "namzu-ws-owned");
+    live.until("the resync", |a| {
+        a.inventory.rows().len() == 2 && epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(5)
+    })
+    .await;
+    assert_eq!(live.ids(), ["asleep", "awake"], "no ghost, no duplicate");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_watch_reconnects_by_itself() {
+    let t = start().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    t.sim.close_watches();
+    set_epoch(&t, "awake", "4");
+    live.until("the change after the watch was cut", |a| {
+        epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(4)
+    })
+    .await;
+    assert!(
+        live.app.inventory.streams.values().all(|s| *s == StreamStatus::Live),
+        "{:?}",
+        live.app.inventory.streams
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_goes_away_shows_reconnecting_keeps_the_rows_and_comes_back() {
+    let mut t = start().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    t.sim.stop();
+    live.until("reconnecting", |a| a.inventory.stale_since().is_some())
+        .await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"], "the last good rows stay");
+    // changed while the client could not see it
+    set_epoch(&t, "awake", "6");
+    t.sim.restart().await.unwrap();
+    live.until("live again with the change", |a| {
+        a.inventory.stale_since().is_none() && epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(6)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_server_shows_reconnecting() {
+    use kubectl_namzu::sim::faults::{Fault, FaultAction};
+    let t = start().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    t.sim.add_fault(Fault::new(None, "/version", FaultAction::Hang));
+    live.until("reconnecting", |a| a.inventory.stale_since().is_some())
+        .await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    t.sim.clear_faults();
+    live.until("live again", |a| a.inventory.stale_since().is_none()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_who_may_not_watch_gets_a_relist_with_one_warning() {
+    let t = start_with(SMALL, |c| {
+        c.users = vec![User::with_rules(
+            "lister",
+            "t-lister",
+            vec![
+                Rule::new(&["get", "list"], &["*"], &["*"], &[]),
+                Rule::new(
+                    &["watch"],
+                    &["*"],
+                    &["pods", "persistentvolumeclaims", "sandboxtemplates"],
+                    &[],
+                ),
+            ],
+        )];
+    })
+    .await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    let warnings = live.app.inventory.warnings.clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("may not watch sandboxes") && warnings[0].contains("needs RBAC watch"));
+    set_epoch(&t, "awake", "3");
+    live.until("the change by re-list", |a| {
+        epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(3)
+    })
+    .await;
+    assert_eq!(live.app.inventory.warnings.len(), 1, "the warning is said once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_streaming_lists_gets_a_list_then_a_watch() {
+    let t = start().await;
+    t.sim.set_watch_list(false);
+    let mut live = follow(&t, t.sim.kubeconfig(), true).await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    assert!(lists(&t) >= 1, "the fallback LIST");
+    set_epoch(&t, "owned", "12");
+    live.until("the change", |a| {
+        epoch(a.inventory.rows().iter().find(|w| w.id == "owned")) == Some(12)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_template_change_recomputes_drift() {
+    use kubectl_namzu::domain::drift::DriftState;
+    use kubectl_namzu::sim::resources::TEMPLATES;
+    let t = start_demo().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    let before = live.row("alpha").unwrap().drift.state;
+    assert_eq!(before, DriftState::Current);
+    t.sim.modify(&TEMPLATES, "agents", "coder", |o| {
+        o["spec"]["podTemplate"]["spec"]["containers"][0]["image"] = serde_json::json!("ghcr.io/x/agent:2.0");
+    });
+    live.until("drift", |a| {
+        a.inventory
+            .rows()
+            .iter()
+            .any(|w| w.id == "alpha" && w.drift.state == DriftState::Drifted)
+    })
+    .await;
+}
