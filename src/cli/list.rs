@@ -45,6 +45,16 @@ pub struct Args {
     /// name, age, mode-changed, epoch, state or drift.
     #[arg(long, default_value = "name", value_parser = parse_sort)]
     pub sort_by: SortKey,
+    /// After the list, print each change as it happens (`-o json`: one object per line) until
+    /// Ctrl-C.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// Print only the changes, not the list first.
+    #[arg(long)]
+    pub watch_only: bool,
+    /// With a watch: each change as {"type": ADDED|MODIFIED|DELETED, "object": …}.
+    #[arg(long)]
+    pub output_watch_events: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
     #[command(flatten)]
@@ -57,6 +67,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let query = Query {
         selector: args.selection.selector.clone(),
     };
+    if args.watch || args.watch_only {
+        return watch(globals, &args, conn, scope, query).await;
+    }
     let inv = inventory::read(&conn, &scope, &query).await?;
     for w in &inv.warnings {
         crate::errln!("{}", output::printable(w));
@@ -105,6 +118,154 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `list -w`: the table (unless `--watch-only`), then one line per change, from the live
+/// inventory (watches; the same rows the TUI shows). Ctrl-C ends it with exit 0.
+async fn watch(globals: &Globals, args: &Args, conn: Connection, scope: inventory::Scope, query: Query) -> Result<(), Failure> {
+    use crate::cluster::live::{self, LiveEvent, LiveOptions, StreamStatus};
+    use crate::domain::mirror::RowChange;
+    use std::collections::BTreeMap;
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let clock = conn.clock.clone();
+    let follow = tokio::spawn(live::follow(
+        conn,
+        scope,
+        query,
+        args.overlays.flags(),
+        LiveOptions::default(),
+        tx,
+    ));
+    let _stop = AbortOnDrop(follow);
+    let termination = crate::signals::Termination::listen().received();
+    tokio::pin!(termination);
+    let filter = args.selection.filter();
+    let labels = LabelColumns {
+        show: args.show_labels,
+        keys: &args.label_columns,
+    };
+    // the last row printed per workspace: a change that leaves it the same prints nothing
+    let mut shown: BTreeMap<(String, String), Workspace> = BTreeMap::new();
+    let mut synced = false;
+    let mut header_due = !args.no_headers;
+    let mut reconnecting: BTreeMap<String, bool> = BTreeMap::new();
+    loop {
+        let event = tokio::select! {
+            _ = &mut termination => return Ok(()),
+            e = events.recv() => match e {
+                Some(e) => e,
+                None => return Err(Failure::error("the watch ended")),
+            },
+        };
+        let now = clock.now();
+        let mut lines: Vec<(&'static str, Workspace)> = Vec::new();
+        match event {
+            LiveEvent::Warning(w) => crate::errln!("{}", output::printable(&w)),
+            LiveEvent::Failed(why) => return Err(Failure::error(why)),
+            LiveEvent::Status { stream, status } => {
+                let down = matches!(status, StreamStatus::Reconnecting { .. });
+                let was = reconnecting.insert(stream.to_string(), down).unwrap_or(false);
+                match (&status, was) {
+                    (StreamStatus::Reconnecting { why, .. }, false) => {
+                        crate::errln!("warning: the watch of {stream} is reconnecting: {}", output::printable(why))
+                    }
+                    (StreamStatus::Live, true) => crate::errln!("the watch of {stream} is live again"),
+                    _ => {}
+                }
+            }
+            LiveEvent::Synced { .. } => {
+                synced = true;
+                let mut rows: Vec<Workspace> = shown.values().filter(|w| filter.matches(w, now)).cloned().collect();
+                sort(&mut rows, args.sort_by, false);
+                if !args.watch_only {
+                    lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
+                }
+            }
+            LiveEvent::Rows(changes) => {
+                for change in changes {
+                    match change {
+                        RowChange::Upsert(w) => {
+                            let w = *w;
+                            let key = (w.namespace.clone(), w.id.clone());
+                            let kind = if shown.contains_key(&key) { "MODIFIED" } else { "ADDED" };
+                            if shown.get(&key) == Some(&w) {
+                                continue;
+                            }
+                            shown.insert(key, w.clone());
+                            if synced && filter.matches(&w, now) {
+                                lines.push((kind, w));
+                            }
+                        }
+                        RowChange::Remove(ns, id) => {
+                            if let Some(w) = shown.remove(&(ns, id))
+                                && synced
+                                && filter.matches(&w, now)
+                            {
+                                lines.push(("DELETED", w));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if lines.is_empty() {
+            continue;
+        }
+        let text = match &args.output {
+            Printer::Plain(Format::Json) => lines
+                .iter()
+                .map(|(kind, w)| {
+                    let object = schema::workspace(w);
+                    let value = if args.output_watch_events {
+                        serde_json::json!({"type": kind, "object": object})
+                    } else {
+                        object
+                    };
+                    format!("{value}\n")
+                })
+                .collect(),
+            Printer::Plain(table @ (Format::Table | Format::Wide)) => {
+                let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
+                let text = render(&rows, *table, globals.all_namespaces, !header_due, now, &labels);
+                header_due = false;
+                text
+            }
+            Printer::Plain(other) => {
+                let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
+                let text = render(&rows, *other, globals.all_namespaces, true, now, &labels);
+                if *other == Format::Yaml { format!("---\n{text}") } else { text }
+            }
+            template => {
+                let mut text = String::new();
+                for (_, w) in lines {
+                    let items = vec![schema::workspace(&w)];
+                    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
+                    text.push_str(
+                        &template
+                            .render_template(&list, &items, true, args.allow_missing_template_keys)
+                            .map_err(Failure::error)?,
+                    );
+                }
+                text
+            }
+        };
+        output::write_stdout(&text);
+        if output::stdout_closed() {
+            return Ok(());
+        }
+        if let Some(why) = output::stdout_failure() {
+            return Err(Failure::error(why));
+        }
+    }
+}
+
+/// The live inventory stops when `list -w` returns, however it returns.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn tone(w: &Workspace, c: Column) -> Tone {

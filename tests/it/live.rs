@@ -3,6 +3,8 @@
 //! a user who may not watch — and nothing is re-listed while the watches are healthy.
 
 use crate::support::*;
+use kubectl_namzu::clock::NOW_ENV;
+use kubectl_namzu::sim::TEST_START;
 use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
 use kubectl_namzu::cluster::inventory::Scope;
 use kubectl_namzu::cluster::live::{LiveOptions, StreamStatus};
@@ -300,4 +302,50 @@ async fn a_template_change_recomputes_drift() {
             .any(|w| w.id == "alpha" && w.drift.state == DriftState::Drifted)
     })
     .await;
+}
+
+/// `list -w -o json`: the list, then one JSON object per line per change; Ctrl-C exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let t = start().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(["--kubeconfig", t.sim.kubeconfig().to_str().unwrap(), "-n", "agents"])
+        .args(["list", "-w", "-o", "json", "--output-watch-events"])
+        .env_remove("KUBECONFIG")
+        .env(NOW_ENV, TEST_START)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines_tx, mut lines) = unbounded_channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut next = async || {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.recv())
+            .await
+            .expect("a line in time")
+            .expect("stdout open");
+        serde_json::from_str::<serde_json::Value>(&line).expect("one JSON object per line")
+    };
+    for id in ["asleep", "awake", "owned"] {
+        let event = next().await;
+        assert_eq!((event["type"].as_str(), event["object"]["id"].as_str()), (Some("ADDED"), Some(id)));
+    }
+    set_epoch(&t, "awake", "21");
+    let changed = next().await;
+    assert_eq!(changed["type"], "MODIFIED");
+    assert_eq!(changed["object"]["id"], "awake");
+    assert_eq!(changed["object"]["holderEpoch"]["value"], 21, "{changed}");
+    t.sim.delete(&SANDBOXES, "agents", "namzu-ws-owned");
+    let deleted = next().await;
+    assert_eq!((deleted["type"].as_str(), deleted["object"]["id"].as_str()), (Some("DELETED"), Some("owned")));
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+    assert_eq!(status.code(), Some(0), "Ctrl-C ends a watch with exit 0");
 }
