@@ -80,8 +80,16 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
                 Err(e) => unknown.push(format!("{} {} ({e})", n.verb, qualified(n.group, n.resource))),
             }
         }
+        // without watch the TUI and `list -w` still work, re-listing instead
+        let optional = verb == "watch";
         if missing.is_empty() && unknown.is_empty() {
             crate::outln!("  ✓ {verb}");
+        } else if !missing.is_empty() && optional {
+            crate::outln!(
+                "  ~ {verb} (optional): you may not {} in namespace {ns}; the TUI and `list -w` re-list every 2s instead",
+                missing.join(", ")
+            );
+            continue;
         } else if !missing.is_empty() {
             crate::outln!("  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
         }

@@ -17,7 +17,7 @@ pub const SANDBOXES: &str = "agents.x-k8s.io";
 pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 6] = [
+pub const VERBS: [(&str, &[Need]); 7] = [
     (
         "list",
         &[
@@ -25,6 +25,18 @@ pub const VERBS: [(&str, &[Need]); 6] = [
             need("", "pods", "list"),
             need("", "persistentvolumeclaims", "list"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
+        ],
+    ),
+    (
+        // the TUI and `list -w`; without watch they re-list (docs/ARCHITECTURE.md, "Live inventory")
+        "watch",
+        &[
+            need(SANDBOXES, "sandboxes", "list"),
+            need(SANDBOXES, "sandboxes", "watch"),
+            need("", "pods", "watch"),
+            need("", "persistentvolumeclaims", "watch"),
+            need(EXTENSIONS, "sandboxtemplates", "list"),
+            need(EXTENSIONS, "sandboxtemplates", "watch"),
         ],
     ),
     (
@@ -108,6 +120,8 @@ mod tests {
             .iter()
             .find(|(g, r, _)| *g == SANDBOXES && *r == "sandboxes")
             .unwrap();
-        assert_eq!(sandboxes.2, ["delete", "get", "list", "patch"]);
+        assert_eq!(sandboxes.2, ["delete", "get", "list", "patch", "watch"]);
+        let read_only_sandboxes = ro.iter().find(|(g, r, _)| *g == SANDBOXES && *r == "sandboxes").unwrap();
+        assert_eq!(read_only_sandboxes.2, ["get", "list", "watch"], "a read-only Role may watch");
     }
 }
