@@ -134,7 +134,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Code(KeyCode::F(5)), Refresh), (Ctrl('r'), Refresh)],
         label: "F5, Ctrl-R",
-        does: "refresh now (it also re-lists every refresh interval)",
+        does: "read again now (the watches start over from a list)",
         hint: "",
         footer_order: 99,
     },

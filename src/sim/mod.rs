@@ -266,6 +266,11 @@ impl Sim {
         Ok(())
     }
 
+    /// Bytes sent on watch streams so far.
+    pub fn watch_bytes(&self) -> u64 {
+        self.shared.lock().store.watch_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// End every open watch, as a server restart or an idle cut does; clients watch again.
     pub fn close_watches(&self) {
         self.shared.lock().store.close_watches();

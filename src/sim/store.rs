@@ -62,6 +62,8 @@ pub struct Store {
     pub events: broadcast::Sender<Arc<Event>>,
     /// Bumped to end every open watch (a restart, a load balancer's idle cut).
     pub watch_generation: tokio::sync::watch::Sender<u64>,
+    /// Bytes sent on watch streams (the request record cannot size a streamed answer).
+    pub watch_bytes: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for Store {
@@ -80,6 +82,7 @@ impl Store {
             dropped_up_to: 0,
             events: broadcast::channel(4096).0,
             watch_generation: tokio::sync::watch::channel(0).0,
+            watch_bytes: Default::default(),
         }
     }
 

@@ -146,8 +146,14 @@ pub fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req
     };
     let (tx, rx) = mpsc::channel::<Bytes>(1024);
     tokio::spawn(pump(first, gone, stream, tx));
-    let body = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    let counter = st.store.watch_bytes.clone();
+    let body = futures::stream::unfold(rx, move |mut rx| {
+        let counter = counter.clone();
+        async move {
+            let b = rx.recv().await?;
+            counter.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            Some((Ok::<_, Infallible>(Frame::data(b)), rx))
+        }
     });
     Response::builder()
         .status(200)
