@@ -56,6 +56,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let scope = globals.scope(&conn.namespace);
     let query = Query {
         selector: args.selection.selector.clone(),
+        per_sandbox_label_key: globals.per_sandbox_label_key.clone(),
     };
     let inv = inventory::read(&conn, &scope, &query).await?;
     for w in &inv.warnings {
@@ -64,7 +65,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let now = conn.clock.now();
     let filter = args.selection.filter();
     let mut workspaces: Vec<Workspace> = inv
-        .workspaces(&args.overlays.flags(), now)
+        .workspaces(&globals.overlay_flags(&args.overlays), now)
         .into_iter()
         .filter(|w| filter.matches(w, now))
         .collect();

@@ -7,6 +7,8 @@ pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod kinds;
+pub mod observe;
+pub mod policies;
 pub mod resources;
 mod verbose;
 pub mod wait;

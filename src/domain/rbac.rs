@@ -15,9 +15,12 @@ const fn need(group: &'static str, resource: &'static str, verb: &'static str) -
 
 pub const SANDBOXES: &str = "agents.x-k8s.io";
 pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
+/// Cilium's group: per-sandbox egress policies (read only; without it POLICY shows `?` and a
+/// resume of a workspace with per-sandbox egress is refused).
+pub const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 6] = [
+pub const VERBS: [(&str, &[Need]); 7] = [
     (
         "list",
         &[
@@ -25,6 +28,7 @@ pub const VERBS: [(&str, &[Need]); 6] = [
             need("", "pods", "list"),
             need("", "persistentvolumeclaims", "list"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
         ],
     ),
     (
@@ -35,6 +39,15 @@ pub const VERBS: [(&str, &[Need]); 6] = [
             need("", "persistentvolumeclaims", "get"),
             need("", "events", "list"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
+        ],
+    ),
+    (
+        "reconcile",
+        &[
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "persistentvolumeclaims", "get"),
+            need("", "pods", "get"),
         ],
     ),
     (
@@ -59,6 +72,8 @@ pub const VERBS: [(&str, &[Need]); 6] = [
             // --wait reads the pod
             need("", "pods", "get"),
             need("", "pods", "list"),
+            // a resume refuses to wake a workspace into a foreign per-sandbox egress policy
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
         ],
     ),
     (

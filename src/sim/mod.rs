@@ -47,9 +47,20 @@ pub struct SimState {
     pub users: Vec<User>,
     pub strict: bool,
     pub agent_sandbox: AgentSandbox,
+    /// `cilium.io/v2` is served.
+    pub cilium: bool,
 }
 
 impl SimState {
+    /// Every resource served: agent-sandbox's as configured, the core ones, and Cilium's.
+    pub fn served(&self) -> Vec<Resource> {
+        let mut out = self.agent_sandbox.served();
+        if self.cilium {
+            out.push(resources::CILIUM_POLICIES);
+        }
+        out
+    }
+
     pub fn reconcile(&mut self, now: DateTime<Utc>) {
         self.controller.reconcile(&mut self.store, now, false);
     }
@@ -67,7 +78,6 @@ impl SimState {
             return;
         };
         let Some(r) = self
-            .agent_sandbox
             .served()
             .into_iter()
             .find(|r| r.group == group && r.plural == plural)
@@ -150,6 +160,8 @@ pub struct SimConfig {
     /// Bearer tokens; empty = no authentication. The kubeconfig carries the first user's token.
     pub users: Vec<User>,
     pub agent_sandbox: AgentSandbox,
+    /// Serve `cilium.io/v2` CiliumNetworkPolicies (a cluster with Cilium).
+    pub cilium: bool,
     pub port: u16,
     /// Where the kubeconfig is written.
     pub kubeconfig: PathBuf,
@@ -176,6 +188,7 @@ impl SimConfig {
             timing: Timing::default(),
             users: Vec::new(),
             agent_sandbox: AgentSandbox::Current,
+            cilium: true,
             port: 0,
             kubeconfig: kubeconfig.to_path_buf(),
             namespace: "default".into(),
@@ -217,6 +230,7 @@ impl Sim {
             users: config.users.clone(),
             strict: config.strict,
             agent_sandbox: config.agent_sandbox,
+            cilium: config.cilium,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -362,7 +376,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     }
     let served = resources::CORE
         .iter()
-        .chain(&[SANDBOXES])
+        .chain(&[SANDBOXES, resources::CILIUM_POLICIES])
         .chain(&resources::EXTENSIONS)
         .copied()
         .collect::<Vec<_>>();
@@ -385,9 +399,15 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .as_ref()
             .and_then(|c| st.store.get(&CLAIMS, &w.namespace, c))
             .and_then(|c| c.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string));
-        st.store
+        let created = st
+            .store
             .create(&SANDBOXES, w.sandbox(claim_uid.as_deref()), &now_s)
             .map_err(|e| e.body["message"].to_string())?;
+        for policy in w.policies(&created) {
+            st.store
+                .create(&resources::CILIUM_POLICIES, policy, &now_s)
+                .map_err(|e| e.body["message"].to_string())?;
+        }
     }
     for i in 0..background.pods {
         let ns = &spread[i % spread.len()];

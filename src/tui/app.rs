@@ -839,6 +839,7 @@ mod tests {
             sandbox: &sandbox,
             pods: Observed::Forbidden,
             pvcs: Observed::Forbidden,
+            policies: crate::domain::egress::PolicyRead::NotServed,
             template: TemplateRead::NotFound,
             flags: &OverlayFlags::default(),
             now: now(),
@@ -896,6 +897,7 @@ mod tests {
             change: Change::ModeChange,
             mode: Mode::Running,
             uid: Some(format!("uid-{id}")),
+            per_sandbox_egress: false,
         }
     }
 

@@ -32,7 +32,7 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     let t = start_demo().await;
     let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
     let items = json(&o);
-    assert_eq!(items.len(), 25);
+    assert_eq!(items.len(), 34);
     let states = field(&items, "/state");
     for s in [
         "Running",
@@ -58,9 +58,19 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
         "controller-error",
         "foreign-pod",
         "stale-status",
+        "no-live-pod",
+        "foreign-disk",
+        "disk-missing",
+        "foreign-egress-policy",
+        "controller-reason",
     ] {
         assert!(kinds.contains(k), "diagnosis {k} missing: {kinds:?}");
     }
+    assert_eq!(
+        kinds.len(),
+        kubectl_namzu::domain::diagnosis::Kind::ALL.len(),
+        "one workspace of every diagnosis: {kinds:?}"
+    );
     let drifts = field(&items, "/drift/state");
     for d in ["current", "drifted", "unknown", "no-template", "unreadable"] {
         assert!(drifts.contains(d), "drift {d} missing: {drifts:?}");
@@ -147,9 +157,10 @@ async fn formats_and_headers() {
         .unwrap()
         .split_whitespace()
         .collect();
-    assert_eq!(tango.len(), 14);
+    assert_eq!(tango.len(), 17);
     assert_eq!(tango[10], "namzu-ws-tango", "POD");
     assert!(tango[13].starts_with("sha256:"), "TEMPLATE-HASH");
+    assert_eq!(&tango[14..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
 
     let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);
     assert_eq!(names.lines().next(), Some("sandbox.agents.x-k8s.io/namzu-ws-tango"));
@@ -209,7 +220,10 @@ async fn filters_and_sorting() {
             .collect::<Vec<_>>()
     };
     let suspended = ids(&namzu(&t, &["list", "-A", "-o", "json", "--state", "suspended"]).await);
-    assert_eq!(suspended, ["delta", "echo", "sierra", "uniform", "victor", "yankee"]);
+    assert_eq!(
+        suspended,
+        ["delta", "echo", "sierra", "wren", "uniform", "victor", "yankee"]
+    );
     let drifted = ids(&namzu(&t, &["list", "-A", "-o", "json", "--drift", "drifted,no-template"]).await);
     assert_eq!(
         drifted,
@@ -283,6 +297,7 @@ fn read_all_but(skip: &str) -> Vec<Rule> {
         "persistentvolumeclaims",
         "sandboxtemplates",
         "namespaces",
+        "ciliumnetworkpolicies",
     ]
     .into_iter()
     .filter(|r| *r != skip)
@@ -296,6 +311,7 @@ async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
         ("pods", "/pod"),
         ("persistentvolumeclaims", "/pvcs"),
         ("sandboxtemplates", "/drift/state"),
+        ("ciliumnetworkpolicies", "/egress/policies"),
     ] {
         let t = start_with(SMALL, |c| c.users = rbac_user(read_all_but(skip))).await;
         let o = namzu(&t, &["list", "-n", "agents", "-o", "json"]).await;
@@ -314,7 +330,13 @@ async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
         assert_eq!(e.lines().count(), 1, "{skip}: {e}");
         assert!(e.contains(skip), "{skip}: {e}");
         if skip != "persistentvolumeclaims" {
-            let table = out(&namzu(&t, &["list", "-n", "agents"]).await);
+            // POLICY is a wide column
+            let wide = if skip == "ciliumnetworkpolicies" {
+                "wide"
+            } else {
+                "table"
+            };
+            let table = out(&namzu(&t, &["list", "-n", "agents", "-o", wide]).await);
             let rows_with_question_mark = table
                 .lines()
                 .skip(1)

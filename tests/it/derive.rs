@@ -3,6 +3,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use kubectl_namzu::domain::diagnosis::Kind;
 use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
+use kubectl_namzu::domain::egress::PolicyRead;
 use kubectl_namzu::domain::pod::Index;
 use kubectl_namzu::domain::state::State;
 use kubectl_namzu::domain::workspace::{Inputs, Observed, Workspace, derive};
@@ -48,6 +49,7 @@ fn view(sbx: &Value, pods: &[Value], pvcs: &[Value]) -> Workspace {
         sandbox: sbx,
         pods: Observed::Known(&Index::new(pods)),
         pvcs: Observed::Known(&Index::new(pvcs)),
+        policies: PolicyRead::NotServed,
         template: TemplateRead::NotFound,
         flags: &OverlayFlags::default(),
         now: now(),
@@ -107,6 +109,7 @@ fn suspended_state_without_pod_access_uses_the_condition() {
         sandbox: &s,
         pods: Observed::Forbidden,
         pvcs: Observed::Forbidden,
+        policies: PolicyRead::Forbidden,
         template: TemplateRead::Unreadable,
         flags: &OverlayFlags::default(),
         now: now(),
@@ -158,7 +161,7 @@ fn every_diagnosis_kind() {
 
     assert_eq!(kind(&view(&starting, &[], &[pvc("Pending")])), Some(Kind::DiskPending));
     let missing = view(&starting, &[], &[]);
-    assert_eq!(kind(&missing), Some(Kind::DiskPending));
+    assert_eq!(kind(&missing), Some(Kind::DiskMissing));
     assert!(missing.diagnosis.unwrap().message.contains("workspace-disk-namzu-ws-a"));
 
     let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
@@ -254,8 +257,8 @@ fn identity_fields_are_never_defaulted() {
 async fn a_projected_object_derives_the_same_workspace() {
     use kubectl_namzu::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
     use kubectl_namzu::domain::naming::{is_workspace, template_label};
-    use kubectl_namzu::domain::projection::{self, POD, PVC, SANDBOX};
-    use kubectl_namzu::sim::resources::{PODS, PVCS, SANDBOXES, TEMPLATES};
+    use kubectl_namzu::domain::projection::{self, POD, POLICY, PVC, SANDBOX};
+    use kubectl_namzu::sim::resources::{CILIUM_POLICIES, PODS, PVCS, SANDBOXES, TEMPLATES};
     let t = crate::support::start_demo().await;
     let inventory = |keep: bool| {
         let mut namespaces = Vec::new();
@@ -285,6 +288,7 @@ async fn a_projected_object_derives_the_same_workspace() {
                 namespace: ns.into(),
                 pods: Observed::Known(pruned(t.sim.list(&PODS, Some(ns)), POD)),
                 pvcs: Observed::Known(pruned(t.sim.list(&PVCS, Some(ns)), PVC)),
+                policies: PolicyRead::Known(pruned(t.sim.list(&CILIUM_POLICIES, Some(ns)), POLICY)),
                 sandboxes,
                 templates,
             });

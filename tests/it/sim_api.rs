@@ -576,10 +576,9 @@ async fn suspend_then_resume_moves_pods_like_the_controller() {
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
     assert_eq!(ready(&sbx), ("True".into(), "DependenciesReady".into()));
     assert_eq!(condition(&sbx, "Suspended"), ("False".into(), "NotSuspended".into()));
-    assert_eq!(
-        sbx["metadata"]["annotations"]["agents.x-k8s.io/pod-name"],
-        "namzu-ws-awake"
-    );
+    // agent-sandbox v1.0: the pod is named after the Sandbox, and no pod-name annotation is written
+    assert_eq!(pod0["metadata"]["name"], "namzu-ws-awake");
+    assert!(sbx["metadata"]["annotations"].get("agents.x-k8s.io/pod-name").is_none());
     assert!(
         sbx["status"]["selector"]
             .as_str()

@@ -61,6 +61,7 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
             read_only,
             audit,
             throttle: Default::default(),
+            per_sandbox_label_key: None,
         },
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
@@ -403,7 +404,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    assert_eq!(h.app.inventory.rows.len(), 19);
+    assert_eq!(h.app.inventory.rows.len(), 28);
     assert_eq!(
         h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
@@ -421,7 +422,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows.len(), 25);
+    assert_eq!(h.app.inventory.rows.len(), 34);
     h.keys(&[KeyCode::Char('a')]).await;
     assert_eq!(h.app.inventory.rows.len(), 4, "back to the namespace it was in");
 }
