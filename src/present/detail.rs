@@ -224,8 +224,9 @@ fn library_annotations(s: &mut String, w: &Workspace) {
         return;
     }
     line(s, "Library annotations", "");
+    // quoted, so a value's spaces and line breaks show as stored
     for (k, v) in other {
-        let _ = writeln!(s, "  {k}: {v}");
+        let _ = writeln!(s, "  {k}: {}", serde_json::Value::String(v.clone()));
     }
 }
 

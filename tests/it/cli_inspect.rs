@@ -170,3 +170,42 @@ async fn capacity_counts_pools_claims_pending_pods_and_states() {
         "{table}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_names_each_claims_owners_and_flags_a_legacy_pod_name() {
+    let t = start_demo().await;
+    let text = out(&namzu(&t, &["inspect", "topaz"]).await);
+    let disk = text
+        .lines()
+        .find(|l| l.starts_with("  workspace-disk-namzu-ws-topaz"))
+        .unwrap();
+    assert!(
+        disk.contains("owners: Sandbox namzu-ws-topaz (uid 0e0e0e0e-") && disk.contains("FOREIGN"),
+        "{disk}"
+    );
+    assert!(text.contains("Diagnosis:       foreign-disk (ClaimNotOwned)"), "{text}");
+    let text = out(&namzu(&t, &["inspect", "alpha"]).await);
+    let disk = text
+        .lines()
+        .find(|l| l.starts_with("  workspace-disk-namzu-ws-alpha"))
+        .unwrap();
+    assert!(
+        disk.contains("owners: Sandbox namzu-ws-alpha (uid ") && !disk.contains("FOREIGN"),
+        "{disk}"
+    );
+    assert!(!text.contains("Legacy pod name"), "{text}");
+    let o = namzu(&t, &["inspect", "zulu"]).await;
+    let text = out(&o);
+    assert!(
+        text.contains("Legacy pod name: the agents.x-k8s.io/pod-name annotation names pod namzu-ws-zulu-7c9f2, not the Sandbox's own pod namzu-ws-zulu"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Pod:             namzu-ws-zulu  uid"),
+        "the Sandbox's own pod: {text}"
+    );
+    assert!(text.contains("State:           Running"), "{text}");
+    let json: Value = serde_json::from_str(&out(&namzu(&t, &["inspect", "umber", "-o", "json"]).await)).unwrap();
+    assert_eq!(json["missingVolumeClaims"], serde_json::json!(["workspace-disk"]));
+    assert_eq!(json["diagnosis"]["kind"], "disk-missing");
+}

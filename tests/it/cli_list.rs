@@ -778,3 +778,80 @@ async fn kubectls_output_dialects() {
     .await;
     assert_eq!(out(&o), "awake 2");
 }
+
+/// `list -o json` keeps every key it had and gains the library's 28.0.0 readings: `ready`,
+/// `identity`, `missingVolumeClaims` and `namzuAnnotations` (plus `egress`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_json_gains_ready_identity_missing_claims_and_library_annotations() {
+    let t = start_demo().await;
+    let items = json(&namzu(&t, &["list", "-n", "agents", "-o", "json"]).await);
+    let w = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    for i in &items {
+        for key in [
+            "id",
+            "namespace",
+            "sandboxName",
+            "uid",
+            "mode",
+            "state",
+            "diagnosis",
+            "createdAt",
+            "operatingModeChangedAt",
+            "holderEpoch",
+            "template",
+            "drift",
+            "pod",
+            "pvcs",
+            "ready",
+            "identity",
+            "missingVolumeClaims",
+            "namzuAnnotations",
+            "egress",
+        ] {
+            assert!(i.get(key).is_some(), "{key} missing in {}", i["id"]);
+        }
+        // STATE Running means exactly the library's ready
+        assert_eq!(i["state"] == "Running", i["ready"] == true, "{}", i["id"]);
+    }
+    let alpha = w("alpha");
+    assert_eq!(alpha["identity"]["sandboxUid"], alpha["uid"]);
+    assert_eq!(alpha["identity"]["podUid"], alpha["pod"]["uid"]);
+    assert_eq!(
+        alpha["identity"]["volumeClaimUids"]["workspace-disk"],
+        alpha["pvcs"][0]["uid"]
+    );
+    assert_eq!(alpha["missingVolumeClaims"], serde_json::json!([]));
+    // an older generation's Ready, and a Ready=True with no pod under it
+    assert_eq!(
+        (w("oscar")["state"].as_str(), w("oscar")["ready"].as_bool()),
+        (Some("Starting"), Some(false))
+    );
+    let tempest = w("tempest");
+    assert_eq!(
+        (tempest["ready"].as_bool(), tempest["diagnosis"]["kind"].as_str()),
+        (Some(false), Some("no-live-pod"))
+    );
+    assert_eq!(tempest["identity"]["podUid"], Value::Null);
+    // a suspended workspace has no pod uid
+    assert_eq!(w("delta")["identity"]["podUid"], Value::Null);
+    // a missing claim, and a claim that is a stranger's (recorded, owner named, not missing)
+    assert_eq!(w("umber")["missingVolumeClaims"], serde_json::json!(["workspace-disk"]));
+    let topaz = w("topaz");
+    assert_eq!(topaz["missingVolumeClaims"], serde_json::json!([]));
+    assert_eq!(topaz["pvcs"][0]["foreign"], true);
+    assert_ne!(topaz["pvcs"][0]["owners"][0]["uid"], topaz["uid"]);
+    // the library's annotations, known to the tool or not, as stored
+    let vapor = w("vapor");
+    assert_eq!(vapor["namzuAnnotations"]["sandbox.namzu.ai/allocation-host"], "host-7");
+    assert_eq!(vapor["namzuAnnotations"]["sandbox.namzu.ai/holder-epoch"], "2");
+    assert!(vapor["namzuAnnotations"].get("agents.x-k8s.io/pod-name").is_none());
+    // which per-sandbox hash matched
+    assert_eq!(vapor["drift"]["overlays"]["perSandboxLabel"]["hashed"], false);
+    assert_eq!(w("wren")["drift"]["overlays"]["perSandboxLabel"]["hashed"], true);
+    assert_eq!(alpha["drift"]["overlays"].get("perSandboxLabel"), None);
+    // the controller's v1.0 reasons
+    assert_eq!(w("xenon")["state"], "Error");
+    assert_eq!(w("xenon")["diagnosis"]["reason"], "InvalidConfiguration");
+    assert_eq!(w("yarrow")["state"], "Suspending");
+    assert_eq!(w("zinc")["diagnosis"]["reason"], "EgressPolicyPending");
+}
