@@ -50,6 +50,7 @@ fn main() {
                 sandbox: &s,
                 pods: Observed::Known(&index),
                 pvcs: Observed::Known(&index),
+                policies: kubectl_namzu::domain::egress::PolicyRead::NotServed,
                 template: TemplateRead::NotFound,
                 flags: &flags,
                 now,

@@ -29,6 +29,25 @@ pub struct Detail {
 
 /// Read one workspace by id; `Ok(None)` when no such Sandbox exists.
 pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<Option<Detail>, ClusterError> {
+    read_parts(conn, namespace, id, true).await
+}
+
+/// [`read`] without the namespace's network policies (left as not read: `NotServed`), for a
+/// wait's polls, which judge the pod and the conditions and should not fail on a policy LIST.
+pub async fn read_for_wait(
+    conn: &Connection,
+    namespace: &str,
+    id: &WorkspaceId,
+) -> Result<Option<Detail>, ClusterError> {
+    read_parts(conn, namespace, id, false).await
+}
+
+async fn read_parts(
+    conn: &Connection,
+    namespace: &str,
+    id: &WorkspaceId,
+    with_policies: bool,
+) -> Result<Option<Detail>, ClusterError> {
     let name = id.sandbox_name();
     let Some(sandbox) = resources::get(conn, &SANDBOXES, namespace, &name).await? else {
         return Ok(None);
@@ -68,7 +87,12 @@ pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Resul
         pvc_reads,
         template_read,
         resources::list_fields(conn, &EVENTS, namespace, &events_field),
-        super::policies::read(conn, Some(namespace)),
+        async {
+            match with_policies {
+                true => super::policies::read(conn, Some(namespace)).await,
+                false => Ok(PolicyRead::NotServed),
+            }
+        },
     );
     let mut events = observed(events)?;
     if let Observed::Known(list) = &mut events {

@@ -69,7 +69,7 @@ pub async fn wait(
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     loop {
         tick.tick().await;
-        let d = match detail::read(conn, namespace, id).await {
+        let d = match detail::read_for_wait(conn, namespace, id).await {
             Ok(Some(d)) => d,
             Ok(None) => return Waited::Failed(format!("workspace {id} was deleted while waiting")),
             Err(e) => return Waited::Failed(e.to_string()),
