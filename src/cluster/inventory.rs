@@ -163,7 +163,7 @@ pub async fn read(conn: &Connection, scope: &Scope, query: &Query) -> Result<Inv
         .iter()
         .filter(|n| n.policies == PolicyRead::NotServed)
         .flat_map(|n| &n.sandboxes)
-        .filter(|s| crate::domain::object::str_at(s, &["spec", "podTemplate", "metadata", "labels", key]).is_some())
+        .filter(|s| crate::domain::egress::pod_label(s, key).is_some())
         .count();
     let warning = super::policies::warning(&forbidden, not_served);
     inv.warnings.extend(warning);

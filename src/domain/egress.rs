@@ -138,6 +138,12 @@ pub fn policies_of(sandbox: &Value, index: &PolicyIndex<'_>) -> Vec<PerSandboxPo
     out
 }
 
+/// A label's value on a Sandbox's pod template, where @namzu/sandbox puts the egress profile and
+/// the per-sandbox label (present: the workspace asks for per-sandbox egress).
+pub fn pod_label<'a>(sandbox: &'a Value, key: &str) -> Option<&'a str> {
+    str_at(sandbox, &["spec", "podTemplate", "metadata", "labels", key])
+}
+
 /// A workspace's egress as its pod template and the namespace's policies say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Egress {
@@ -152,8 +158,7 @@ pub struct Egress {
 impl Egress {
     /// Read from the Sandbox's pod template and the namespace's policies.
     pub fn of(sandbox: &Value, flags: &OverlayFlags, policies: PolicyRead<&PolicyIndex<'_>>) -> Egress {
-        let label =
-            |key: &str| str_at(sandbox, &["spec", "podTemplate", "metadata", "labels", key]).map(str::to_string);
+        let label = |key: &str| pod_label(sandbox, key).map(str::to_string);
         Egress {
             profile: label(flags.profile_key()),
             per_sandbox: label(flags.per_sandbox_key()),

@@ -4,7 +4,7 @@
 //! replaced. Ownership is decided by uids only; a moved resourceVersion, a flipped Ready or a
 //! condition of an older generation is the controller working, never a change of owner.
 
-use super::object::{name, owner_refs, str_at, uid};
+use super::object::{owner_refs, str_at, uid};
 use super::patch::Mode;
 use super::pod;
 use serde_json::Value;
@@ -214,7 +214,8 @@ pub fn reconcile(retained: &Retained, observed: Option<(&Value, &[Claim], Option
     let Some((sandbox, claims, pod)) = observed else {
         return Closure::Absent;
     };
-    let live = pod.filter(|p| pod::is_live(p) && uid(p).is_some() && name(p) == name(sandbox));
+    let view = pod.map(pod::PodView::Present);
+    let live = super::state::live_pod(sandbox, view.as_ref());
     let seen = identity(sandbox, claims, live);
     if let Some(m) = first_mismatch(retained, uid(sandbox), claims) {
         return Closure::Replaced(seen, m);

@@ -86,13 +86,6 @@ pub fn legacy_pod_name(sandbox: &Value) -> Option<&str> {
     annotation(sandbox, POD_NAME_ANNOTATION).filter(|n| *n != name(sandbox))
 }
 
-/// The library's live pod (`inspectionOf`): the pod named after the Sandbox, when it is live and
-/// carries a uid.
-pub fn live_pod<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
-    pods.named(name(sandbox))
-        .filter(|p| is_live(p) && super::object::uid(p).is_some())
-}
-
 /// Whether a pod should stand under this Sandbox: its mode is Running, or its status still
 /// reports one (Ready, a replica, a suspension not yet complete). The inventory reads a pod by
 /// name only then.
