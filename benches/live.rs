@@ -84,7 +84,15 @@ fn main() {
         let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
         let kc = kubeconfig.display().to_string();
         let kubectl_first = Command::new("kubectl")
-            .args(["--kubeconfig", &kc, "get", "sandboxes.agents.x-k8s.io", "-A", "-o", "json"])
+            .args([
+                "--kubeconfig",
+                &kc,
+                "get",
+                "sandboxes.agents.x-k8s.io",
+                "-A",
+                "-o",
+                "json",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -93,7 +101,15 @@ fn main() {
             .and_then(|_| {
                 let start = Instant::now();
                 Command::new("kubectl")
-                    .args(["--kubeconfig", &kc, "get", "sandboxes.agents.x-k8s.io", "-A", "-o", "json"])
+                    .args([
+                        "--kubeconfig",
+                        &kc,
+                        "get",
+                        "sandboxes.agents.x-k8s.io",
+                        "-A",
+                        "-o",
+                        "json",
+                    ])
                     .stdout(Stdio::null())
                     .status()
                     .ok()?;

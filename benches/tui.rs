@@ -51,6 +51,7 @@ fn main() {
                 pods: Observed::Known(&index),
                 pvcs: Observed::Known(&index),
                 template: TemplateRead::NotFound,
+                policies: kubectl_namzu::domain::egress::PolicyRead::NotServed,
                 flags: &flags,
                 now,
             })

@@ -33,7 +33,10 @@ fn main() {
     if let Err(failure) = outcome {
         // one line, whatever a library's message carried, and nothing a terminal would obey
         let line: Vec<&str> = failure.message.split_whitespace().collect();
-        kubectl_namzu::errln!("error: {}", cli::output::printable(&line.join(" ")));
+        // an answer already printed (reconcile's absent or replaced) needs no error line
+        if !line.is_empty() {
+            kubectl_namzu::errln!("error: {}", cli::output::printable(&line.join(" ")));
+        }
         std::process::exit(failure.code);
     }
 }

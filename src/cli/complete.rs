@@ -8,7 +8,16 @@ use crate::cluster::inventory::{self, Query};
 use clap::CommandFactory;
 
 /// Verbs whose positional arguments are workspace ids.
-const TAKES_IDS: [&str; 7] = ["inspect", "describe", "drift", "suspend", "resume", "delete", "rm"];
+const TAKES_IDS: [&str; 8] = [
+    "inspect",
+    "describe",
+    "drift",
+    "suspend",
+    "resume",
+    "delete",
+    "rm",
+    "reconcile",
+];
 
 pub async fn run(globals: &Globals, args: Vec<String>) {
     let (done, partial) = match args.split_last() {

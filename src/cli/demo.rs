@@ -47,6 +47,7 @@ pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
         timing: Timing::default(),
         users: Vec::new(),
         agent_sandbox: AgentSandbox::Current,
+        cilium: true,
         port: args.port,
         kubeconfig: kubeconfig.clone(),
         namespace: "agents".into(),
@@ -98,6 +99,7 @@ async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(),
         audit_log: Some(audit.to_path_buf()),
         no_audit: false,
         chunk_size: crate::cluster::connect::DEFAULT_CHUNK_SIZE,
+        per_sandbox_label_key: None,
     };
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         return super::terminal::open(&globals, std::time::Duration::from_secs(2)).await;

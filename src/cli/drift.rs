@@ -46,7 +46,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let now = conn.clock.now();
-    let flags = args.overlays.flags();
+    let flags = globals.overlay_flags(&args.overlays);
     let reports = match &args.id {
         Some(id) => {
             let ns = conn.namespace.clone();

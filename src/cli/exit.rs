@@ -12,10 +12,13 @@ pub const NOT_APPLIED: i32 = 3;
 pub const NOT_FOUND: i32 = 4;
 /// The write landed but the transition was not confirmed before --timeout.
 pub const WAIT_TIMED_OUT: i32 = 5;
+/// `reconcile`: another Sandbox or volume claim stands under the retained workspace's name.
+pub const REPLACED: i32 = 6;
 
 pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id), \
-3 refused by the holder-epoch fence or changed concurrently (not applied), 4 workspace not found, \
-5 wait timed out (the write landed; the transition is unconfirmed).";
+3 refused (by the holder-epoch fence, or a foreign per-sandbox egress policy) or changed concurrently \
+(not applied), 4 workspace not found (reconcile: absent), 5 wait timed out (the write landed; the \
+transition is unconfirmed), 6 replaced (reconcile: a different Sandbox or volume claim stands there).";
 
 /// A failure: one line for stderr and its exit code.
 #[derive(Debug)]
@@ -36,6 +39,14 @@ impl Failure {
         Failure {
             code: USAGE,
             message: message.into(),
+        }
+    }
+
+    /// An exit code whose answer was already printed on stdout: no error line.
+    pub fn quiet(code: i32) -> Self {
+        Failure {
+            code,
+            message: String::new(),
         }
     }
 }

@@ -49,6 +49,33 @@ pub struct Globals {
     /// recorded is not sent).
     #[arg(long, global = true)]
     pub no_audit: bool,
+    /// The hosts' per-sandbox egress label key on a workspace's pod template (default
+    /// sandbox.namzu.ai/per-sandbox-egress); its value is the Sandbox's name.
+    #[arg(long, global = true, value_name = "KEY", value_parser = parse_label_key)]
+    pub per_sandbox_label_key: Option<String>,
+}
+
+/// A label key as Kubernetes accepts one: an optional DNS-subdomain prefix and `/`, then a name of
+/// 1–63 alphanumerics, `-`, `_` or `.`, starting and ending with an alphanumeric.
+fn parse_label_key(text: &str) -> Result<String, String> {
+    let (prefix, name) = match text.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, text),
+    };
+    let b = name.as_bytes();
+    let name_ok = (1..=63).contains(&b.len())
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'));
+    let prefix_ok = prefix.is_none_or(crate::domain::naming::is_path_safe_name);
+    if name_ok && prefix_ok {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "invalid label key {text:?}: [prefix/]name, the prefix a DNS subdomain, the name 1-63 letters, digits, '-', '_' or '.'"
+        ))
+    }
 }
 
 fn parse_namespace(text: &str) -> Result<String, String> {
@@ -109,6 +136,15 @@ impl Globals {
             read_only: self.read_only,
             audit: self.audit(),
             throttle: Default::default(),
+            per_sandbox_label_key: self.per_sandbox_label_key.clone(),
+        }
+    }
+
+    /// The overlay flags of a verb with the global per-sandbox label key.
+    pub fn overlay_flags(&self, overlays: &crate::cli::overlay::OverlayArgs) -> crate::domain::drift::OverlayFlags {
+        crate::domain::drift::OverlayFlags {
+            per_sandbox_label_key: self.per_sandbox_label_key.clone(),
+            ..overlays.flags()
         }
     }
 

@@ -39,7 +39,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         )));
     };
     let now = conn.clock.now();
-    let w = d.workspace(&args.overlays.flags(), now);
+    let w = d.workspace(&globals.overlay_flags(&args.overlays), now);
     let text = match &args.output {
         Printer::Plain(Format::Json | Format::Yaml) => {
             let Printer::Plain(format) = args.output else {

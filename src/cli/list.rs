@@ -66,6 +66,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let scope = globals.scope(&conn.namespace);
     let query = Query {
         selector: args.selection.selector.clone(),
+        per_sandbox_label_key: globals.per_sandbox_label_key.clone(),
     };
     if args.watch || args.watch_only {
         return watch(globals, &args, conn, scope, query).await;
@@ -77,7 +78,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let now = conn.clock.now();
     let filter = args.selection.filter();
     let mut workspaces: Vec<Workspace> = inv
-        .workspaces(&args.overlays.flags(), now)
+        .workspaces(&globals.overlay_flags(&args.overlays), now)
         .into_iter()
         .filter(|w| filter.matches(w, now))
         .collect();
@@ -122,7 +123,13 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 
 /// `list -w`: the table (unless `--watch-only`), then one line per change, from the live
 /// inventory (watches; the same rows the TUI shows). Ctrl-C ends it with exit 0.
-async fn watch(globals: &Globals, args: &Args, conn: Connection, scope: inventory::Scope, query: Query) -> Result<(), Failure> {
+async fn watch(
+    globals: &Globals,
+    args: &Args,
+    conn: Connection,
+    scope: inventory::Scope,
+    query: Query,
+) -> Result<(), Failure> {
     use crate::cluster::live::{self, LiveEvent, LiveOptions, StreamStatus};
     use crate::domain::mirror::RowChange;
     use std::collections::BTreeMap;
@@ -167,7 +174,10 @@ async fn watch(globals: &Globals, args: &Args, conn: Connection, scope: inventor
                 let was = reconnecting.insert(stream.to_string(), down).unwrap_or(false);
                 match (&status, was) {
                     (StreamStatus::Reconnecting { why, .. }, false) => {
-                        crate::errln!("warning: the watch of {stream} is reconnecting: {}", output::printable(why))
+                        crate::errln!(
+                            "warning: the watch of {stream} is reconnecting: {}",
+                            output::printable(why)
+                        )
                     }
                     (StreamStatus::Live, true) => crate::errln!("the watch of {stream} is live again"),
                     _ => {}
@@ -233,7 +243,11 @@ async fn watch(globals: &Globals, args: &Args, conn: Connection, scope: inventor
             Printer::Plain(other) => {
                 let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
                 let text = render(&rows, *other, globals.all_namespaces, true, now, &labels);
-                if *other == Format::Yaml { format!("---\n{text}") } else { text }
+                if *other == Format::Yaml {
+                    format!("---\n{text}")
+                } else {
+                    text
+                }
             }
             template => {
                 let mut text = String::new();

@@ -14,6 +14,7 @@ pub mod list;
 pub mod output;
 pub mod overlay;
 pub mod rbac;
+pub mod reconcile;
 pub mod schema;
 pub mod selection;
 pub mod template_hash;
@@ -44,6 +45,8 @@ pub enum Command {
     Drift(drift::Args),
     /// Warm-pool capacity, pending pods and workspace counts by state.
     Capacity(capacity::Args),
+    /// Is a retained workspace still there? live, suspended, absent (exit 4) or replaced (exit 6).
+    Reconcile(reconcile::Args),
     /// Suspend workspaces (pod deleted, disk kept) under the holder-epoch fence.
     Suspend(write::ModeArgs),
     /// Resume suspended workspaces under the holder-epoch fence.
@@ -130,6 +133,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,
         Command::Drift(args) => drift::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
+        Command::Reconcile(args) => reconcile::run(&cli.globals, args).await,
         Command::Suspend(args) => write::suspend(&cli.globals, args).await,
         Command::Resume(args) => write::resume(&cli.globals, args).await,
         Command::Delete(args) => write::delete(&cli.globals, args).await,

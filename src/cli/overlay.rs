@@ -21,6 +21,8 @@ impl OverlayArgs {
             runtime_class_name: self.runtime_class.clone(),
             profile: self.egress_profile.clone(),
             profile_label_key: self.egress_profile_label_key.clone(),
+            // a global flag (list, inspect, resume and the TUI all read it): see Globals
+            per_sandbox_label_key: None,
         }
     }
 }

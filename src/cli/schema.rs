@@ -1,5 +1,6 @@
 //! The documented, stable JSON shape of a workspace (`list -o json|yaml`, README "JSON schema").
 
+use crate::domain::egress::PolicyRead;
 use crate::domain::workspace::{Observed, Workspace};
 use serde_json::{Value, json};
 
@@ -17,7 +18,22 @@ pub fn workspace(w: &Workspace) -> Value {
         Observed::Forbidden => json!("forbidden"),
         Observed::Known(list) => json!(
             list.iter()
-                .map(|p| json!({"name": p.name, "uid": p.uid, "phase": p.phase}))
+                .map(|p| json!({"name": p.name, "uid": p.uid, "phase": p.phase,
+                    "owners": p.owners.iter().map(|o| json!({"kind": o.kind, "name": o.name, "uid": o.uid})).collect::<Vec<_>>(),
+                    "foreign": p.foreign}))
+                .collect::<Vec<_>>()
+        ),
+    };
+    let missing = match &w.missing_claims {
+        Observed::Forbidden => Value::Null,
+        Observed::Known(list) => json!(list),
+    };
+    let policies = match &w.egress.policies {
+        PolicyRead::Forbidden => json!("forbidden"),
+        PolicyRead::NotServed => json!("not-served"),
+        PolicyRead::Known(list) => json!(
+            list.iter()
+                .map(|p| json!({"name": p.name, "owned": p.owned, "owners": p.owners}))
                 .collect::<Vec<_>>()
         ),
     };
@@ -41,5 +57,19 @@ pub fn workspace(w: &Workspace) -> Value {
         },
         "pod": pod,
         "pvcs": pvcs,
+        "ready": w.ready,
+        "identity": {
+            "sandboxUid": w.identity.sandbox_uid,
+            "volumeClaimUids": w.identity.volume_claim_uids,
+            "podUid": w.identity.pod_uid,
+        },
+        "missingVolumeClaims": missing,
+        "egress": {
+            "profile": w.egress.profile,
+            "perSandbox": w.egress.per_sandbox.is_some(),
+            "perSandboxLabelValue": w.egress.per_sandbox,
+            "policies": policies,
+        },
+        "namzuAnnotations": w.namzu_annotations,
     })
 }

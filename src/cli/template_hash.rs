@@ -48,6 +48,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         runtime_class_name: args.overlays.runtime_class,
         profile: args.overlays.egress_profile,
         profile_label_key: args.overlays.egress_profile_label_key,
+        per_sandbox_label: None,
     };
     let hash = template_hash(&template, &overlays).expect("podTemplate checked above");
     crate::outln!("{hash}");

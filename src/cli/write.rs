@@ -188,6 +188,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
         &globals.scope(&conn.namespace),
         &Query {
             selector: sel.selector.clone(),
+            per_sandbox_label_key: globals.per_sandbox_label_key.clone(),
         },
     )
     .await?;
@@ -197,7 +198,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
     let now = conn.clock.now();
     let filter = sel.filter();
     Ok(inv
-        .workspaces(&Default::default(), now)
+        .workspaces(&globals.overlay_flags(&Default::default()), now)
         .into_iter()
         .filter(|w| filter.matches(w, now))
         .filter_map(|w| match WorkspaceId::parse(&w.id) {
@@ -565,6 +566,22 @@ async fn run(
     progress.clear();
     if let Some(note) = note.filter(|_| targets.len() == 1 && reports.iter().any(|r| r.outcome.landed())) {
         crate::errln!("{note}");
+    }
+    // a resume into per-sandbox egress: what this tool could not check is said, every time
+    let per_sandbox = reports.iter().any(|r| {
+        matches!(
+            r.outcome,
+            Outcome::Applied {
+                per_sandbox_egress: true,
+                ..
+            } | Outcome::DryRun {
+                per_sandbox_egress: true,
+                ..
+            }
+        )
+    });
+    if verb == Verb::Resume && per_sandbox {
+        crate::errln!("{}", said::ADMISSION_FENCE_NOTE);
     }
     if let Some(stop) = stopped {
         let done: Vec<String> = reports.iter().map(|r| format!("{}/{}", r.namespace, r.id)).collect();

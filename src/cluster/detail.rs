@@ -1,11 +1,13 @@
-//! Everything known about one workspace: its Sandbox, pod, disks, template and recent events —
-//! a handful of requests, however many workspaces the namespace holds.
+//! Everything known about one workspace: its Sandbox, pod, disks, template, the per-sandbox
+//! egress policies of its namespace and recent events — a handful of requests, however many
+//! workspaces the namespace holds.
 
 use super::connect::Connection;
 use super::error::{ClusterError, observed};
 use super::inventory::TemplateFetch;
 use super::resources::{self, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::OverlayFlags;
+use crate::domain::egress::{PolicyIndex, PolicyRead};
 use crate::domain::naming::{WorkspaceId, template_label};
 use crate::domain::object::str_at;
 use crate::domain::pod::{Index, pvc_names};
@@ -21,10 +23,31 @@ pub struct Detail {
     pub template: TemplateFetch,
     /// Events of the Sandbox and of its pod (they share the name), oldest first.
     pub events: Observed<Vec<Value>>,
+    /// The namespace's CiliumNetworkPolicies.
+    pub policies: PolicyRead<Vec<Value>>,
 }
 
 /// Read one workspace by id; `Ok(None)` when no such Sandbox exists.
 pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<Option<Detail>, ClusterError> {
+    read_parts(conn, namespace, id, true).await
+}
+
+/// [`read`] without the namespace's network policies (left as not read: `NotServed`), for a
+/// wait's polls, which judge the pod and the conditions and should not fail on a policy LIST.
+pub async fn read_for_wait(
+    conn: &Connection,
+    namespace: &str,
+    id: &WorkspaceId,
+) -> Result<Option<Detail>, ClusterError> {
+    read_parts(conn, namespace, id, false).await
+}
+
+async fn read_parts(
+    conn: &Connection,
+    namespace: &str,
+    id: &WorkspaceId,
+    with_policies: bool,
+) -> Result<Option<Detail>, ClusterError> {
     let name = id.sandbox_name();
     let Some(sandbox) = resources::get(conn, &SANDBOXES, namespace, &name).await? else {
         return Ok(None);
@@ -59,11 +82,17 @@ pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Resul
             },
         }
     };
-    let (pods, pvcs, template, events) = tokio::join!(
+    let (pods, pvcs, template, events, policies) = tokio::join!(
         pods_call,
         pvc_reads,
         template_read,
         resources::list_fields(conn, &EVENTS, namespace, &events_field),
+        async {
+            match with_policies {
+                true => super::policies::read(conn, Some(namespace)).await,
+                false => Ok(PolicyRead::NotServed),
+            }
+        },
     );
     let mut events = observed(events)?;
     if let Observed::Known(list) = &mut events {
@@ -74,6 +103,7 @@ pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Resul
         pvcs: observed(pvcs)?,
         template: template?,
         events,
+        policies: policies?,
         sandbox,
     }))
 }
@@ -89,10 +119,12 @@ pub fn event_time(e: &Value) -> Option<&str> {
 impl Detail {
     pub fn workspace(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Workspace {
         let (pods, pvcs) = (self.pods.map(|v| Index::new(v)), self.pvcs.map(|v| Index::new(v)));
+        let policies = self.policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
         workspace::derive(&Inputs {
             sandbox: &self.sandbox,
             pods: pods.as_ref(),
             pvcs: pvcs.as_ref(),
+            policies: policies.as_ref(),
             template: self.template.as_read(),
             flags,
             now,

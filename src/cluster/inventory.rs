@@ -1,7 +1,8 @@
 //! The inventory pass (docs/ARCHITECTURE.md, "One list"; docs/interop.md §1): LIST Sandboxes, LIST
 //! the pods and PVCs that belong to Sandboxes, one GET per distinct template name; every LIST paged
 //! and pruned as parsed. A 403 on pods, PVCs or templates degrades those columns with one warning;
-//! `-A` lists cluster-wide when allowed and falls back per namespace.
+//! `-A` lists cluster-wide when allowed and falls back per namespace. Cilium's network policies
+//! are read the same way, one LIST per namespace or one cluster-wide (`cluster/policies.rs`).
 //!
 //! Why the pod and PVC selector is complete: agent-sandbox's controller labels every pod and PVC
 //! it makes for a Sandbox `agents.x-k8s.io/sandbox-name-hash`, and a Sandbox's `status.selector`
@@ -17,6 +18,7 @@ use super::connect::Connection;
 use super::error::{ClusterError, observed};
 use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
+use crate::domain::egress::{PolicyIndex, PolicyRead};
 use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::object::namespace;
@@ -38,6 +40,8 @@ pub struct NamespaceData {
     pub pods: Observed<Vec<Value>>,
     pub pvcs: Observed<Vec<Value>>,
     pub templates: BTreeMap<String, TemplateFetch>,
+    /// The namespace's CiliumNetworkPolicies (per-sandbox egress grants among them).
+    pub policies: PolicyRead<Vec<Value>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -65,6 +69,9 @@ pub enum Scope {
 pub struct Query {
     /// Server-side label selector on Sandboxes.
     pub selector: Option<String>,
+    /// The per-sandbox egress label key (default `sandbox.namzu.ai/per-sandbox-egress`): where
+    /// Cilium is not served, a workspace carrying it is worth a warning.
+    pub per_sandbox_label_key: Option<String>,
 }
 
 impl Inventory {
@@ -78,6 +85,7 @@ impl Inventory {
         let mut out = Vec::new();
         for ns in &self.namespaces {
             let (pods, pvcs) = (ns.pods.map(|v| Index::new(v)), ns.pvcs.map(|v| Index::new(v)));
+            let policies = ns.policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
             for sbx in &ns.sandboxes {
                 let template = template_label(sbx)
                     .and_then(|t| ns.templates.get(t))
@@ -86,6 +94,7 @@ impl Inventory {
                     sandbox: sbx,
                     pods: pods.as_ref(),
                     pvcs: pvcs.as_ref(),
+                    policies: policies.as_ref(),
                     template,
                     flags,
                     now,
@@ -122,6 +131,25 @@ pub async fn read(conn: &Connection, scope: &Scope, query: &Query) -> Result<Inv
         }
         Scope::All => read_all(conn, query, &mut inv).await?,
     }
+    let key = query
+        .per_sandbox_label_key
+        .as_deref()
+        .unwrap_or(crate::domain::keys::PER_SANDBOX_LABEL);
+    let forbidden: Vec<&str> = inv
+        .namespaces
+        .iter()
+        .filter(|n| n.policies == PolicyRead::Forbidden)
+        .map(|n| n.namespace.as_str())
+        .collect();
+    let not_served = inv
+        .namespaces
+        .iter()
+        .filter(|n| n.policies == PolicyRead::NotServed)
+        .flat_map(|n| &n.sandboxes)
+        .filter(|s| crate::domain::egress::pod_label(s, key).is_some())
+        .count();
+    let warning = super::policies::warning(&forbidden, not_served);
+    inv.warnings.extend(warning);
     Ok(inv)
 }
 
@@ -137,10 +165,11 @@ async fn read_namespace(
     query: &Query,
     warnings: &mut Vec<String>,
 ) -> Result<NamespaceData, ClusterError> {
-    let (sandboxes, pods, pvcs) = tokio::join!(
+    let (sandboxes, pods, pvcs, policies) = tokio::join!(
         resources::list(conn, &SANDBOXES, Some(ns), query.selector.as_deref()),
         resources::list(conn, &PODS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
         resources::list(conn, &PVCS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
+        super::policies::read(conn, Some(ns)),
     );
     let sandboxes = match sandboxes {
         Ok(s) => s.into_iter().filter(is_workspace).collect::<Vec<_>>(),
@@ -148,7 +177,9 @@ async fn read_namespace(
     };
     let pods = degrade(pods, warnings, "pods", POD_EFFECT)?;
     let pvcs = degrade(pvcs, warnings, "persistentvolumeclaims", PVC_EFFECT)?;
-    complete(conn, ns, sandboxes, pods, pvcs, warnings).await
+    let mut data = complete(conn, ns, sandboxes, pods, pvcs, warnings).await?;
+    data.policies = policies?;
+    Ok(data)
 }
 
 const POD_EFFECT: &str = "POD, NODE and DIAGNOSIS show ?";
@@ -183,6 +214,7 @@ async fn complete(
         pods,
         pvcs,
         templates,
+        policies: PolicyRead::NotServed,
     })
 }
 
@@ -293,16 +325,19 @@ async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Resu
             for s in all.into_iter().filter(is_workspace) {
                 by_ns.entry(namespace(&s).to_string()).or_default().push(s);
             }
-            let (pods, pvcs) = tokio::join!(
+            let (pods, pvcs, policies) = tokio::join!(
                 resources::list(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
                 resources::list(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
+                super::policies::read(conn, None),
             );
             let mut pods = split_or_fallback(conn, pods, &PODS, &by_ns, &mut inv.warnings).await?;
             let mut pvcs = split_or_fallback(conn, pvcs, &PVCS, &by_ns, &mut inv.warnings).await?;
+            let mut policies = split_policies(conn, policies?, &by_ns).await?;
             for (ns, sandboxes) in by_ns {
                 let ns_pods = pods.remove(&ns).unwrap_or(Observed::Known(Vec::new()));
                 let ns_pvcs = pvcs.remove(&ns).unwrap_or(Observed::Known(Vec::new()));
-                let data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, &mut inv.warnings).await?;
+                let mut data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, &mut inv.warnings).await?;
+                data.policies = policies.remove(&ns).unwrap_or(PolicyRead::Known(Vec::new()));
                 inv.namespaces.push(data);
             }
             Ok(())
@@ -366,6 +401,38 @@ async fn split_or_fallback(
             }
         }
         Err(e) => return Err(e),
+    }
+    Ok(out)
+}
+
+/// Split a cluster-wide policy list by namespace; if it was forbidden, list per namespace instead.
+async fn split_policies(
+    conn: &Connection,
+    read: PolicyRead<Vec<Value>>,
+    by_ns: &BTreeMap<String, Vec<Value>>,
+) -> Result<BTreeMap<String, PolicyRead<Vec<Value>>>, ClusterError> {
+    let mut out: BTreeMap<String, PolicyRead<Vec<Value>>> = BTreeMap::new();
+    match read {
+        PolicyRead::Known(items) => {
+            for ns in by_ns.keys() {
+                out.insert(ns.clone(), PolicyRead::Known(Vec::new()));
+            }
+            for item in items {
+                if let Some(PolicyRead::Known(v)) = out.get_mut(namespace(&item)) {
+                    v.push(item);
+                }
+            }
+        }
+        PolicyRead::NotServed => {
+            for ns in by_ns.keys() {
+                out.insert(ns.clone(), PolicyRead::NotServed);
+            }
+        }
+        PolicyRead::Forbidden => {
+            for ns in by_ns.keys() {
+                out.insert(ns.clone(), super::policies::read(conn, Some(ns)).await?);
+            }
+        }
     }
     Ok(out)
 }

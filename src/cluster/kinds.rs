@@ -66,3 +66,8 @@ pub const PVCS: Kind = projected(
 );
 pub const EVENTS: Kind = kind("", "v1", "Event", "events");
 pub const NAMESPACES: Kind = kind("", "v1", "Namespace", "namespaces");
+/// Cilium's network policies: a per-sandbox egress grant is one (docs/interop.md §13.5).
+pub const CILIUM_POLICIES: Kind = projected(
+    kind("cilium.io", "v2", "CiliumNetworkPolicy", "ciliumnetworkpolicies"),
+    projection::POLICY,
+);

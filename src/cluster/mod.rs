@@ -8,6 +8,8 @@ pub mod error;
 pub mod inventory;
 pub mod kinds;
 pub mod live;
+pub mod observe;
+pub mod policies;
 pub mod resources;
 mod verbose;
 pub mod wait;

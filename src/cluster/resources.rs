@@ -2,7 +2,9 @@
 
 use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
-pub use super::kinds::{CLAIMS, EVENTS, Kind, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS};
+pub use super::kinds::{
+    CILIUM_POLICIES, CLAIMS, EVENTS, Kind, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS,
+};
 use crate::domain::naming::{is_path_safe_name, validate_namespace};
 use crate::domain::projection::{self, Keep};
 use kube::api::{Api, DynamicObject, ListParams};

@@ -8,9 +8,9 @@ use crate::domain::diagnosis::Diagnosis;
 use crate::domain::drift::OverlayFlags;
 use crate::domain::fence::Verb;
 use crate::domain::naming::WorkspaceId;
-use crate::domain::object::{condition, condition_parts, generation, str_at};
+use crate::domain::object::str_at;
 use crate::domain::pod;
-use crate::domain::state::State;
+use crate::domain::state::{State, ready_for_current_generation};
 use crate::domain::workspace::Observed;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -40,10 +40,7 @@ fn still_waiting(verb: Verb, sandbox: &Value, pods: &[Value], pod_before: Option
             Some(_) => Some(format!("pod {name} to be deleted")),
         },
         Verb::Resume => {
-            let ready = condition(sandbox, "Ready").is_some_and(|c| {
-                let observed = c.get("observedGeneration").and_then(Value::as_i64);
-                condition_parts(c).0 == "True" && observed.zip(generation(sandbox)).is_none_or(|(o, g)| o >= g)
-            });
+            let ready = ready_for_current_generation(sandbox);
             let new_pod = current.filter(|p| pod::is_live(p) && str_at(p, &["metadata", "uid"]) != pod_before);
             match (ready, new_pod) {
                 (true, Some(_)) => None,
@@ -72,7 +69,7 @@ pub async fn wait(
     let mut tick = tokio::time::interval(Duration::from_millis(200));
     loop {
         tick.tick().await;
-        let d = match detail::read(conn, namespace, id).await {
+        let d = match detail::read_for_wait(conn, namespace, id).await {
             Ok(Some(d)) => d,
             Ok(None) => return Waited::Failed(format!("workspace {id} was deleted while waiting")),
             Err(e) => return Waited::Failed(e.to_string()),

@@ -6,6 +6,7 @@ use super::audit::AuditLog;
 use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 use super::resources::{self, SANDBOXES};
+use crate::domain::egress::{Egress, PolicyIndex, PolicyRead, resume_refusal};
 use crate::domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
 use crate::domain::keys::TEMPLATE_LABEL;
 use crate::domain::naming::{WorkspaceId, is_workspace, validate_namespace};
@@ -39,6 +40,9 @@ pub struct WritePolicy {
     pub audit: AuditLog,
     /// Shared by every write of a batch.
     pub throttle: Throttle,
+    /// The hosts' per-sandbox egress label key (default `sandbox.namzu.ai/per-sandbox-egress`):
+    /// a resume reads the namespace's policies with it (docs/interop.md §13.5).
+    pub per_sandbox_label_key: Option<String>,
 }
 
 /// The API server's back-pressure, shared by every write of a batch: a 429 with Retry-After holds
@@ -98,6 +102,9 @@ pub enum Outcome {
         change: Change,
         sends: u32,
         object: Option<Value>,
+        /// A resume of a workspace with per-sandbox egress: the host's admission fence was not
+        /// re-verified (this tool cannot).
+        per_sandbox_egress: bool,
     },
     /// Nothing to do: the mode already is the one asked for.
     Unchanged {
@@ -113,6 +120,8 @@ pub enum Outcome {
         change: Change,
         mode: Mode,
         uid: Option<String>,
+        /// As for `Applied`: a resume of a workspace with per-sandbox egress.
+        per_sandbox_egress: bool,
     },
     /// The fence (or an unconditionable object) refused before anything was sent.
     Refused {
@@ -320,6 +329,26 @@ impl Attempt<'_> {
         })
     }
 
+    /// Before a resume: read the namespace's CiliumNetworkPolicies and refuse when one that
+    /// selects this workspace is not its Sandbox's (`domain::egress::resume_refusal`). `Ok` says
+    /// whether the workspace has per-sandbox egress.
+    async fn egress_check(&self, current: &Value) -> Result<bool, Box<Outcome>> {
+        let flags = crate::domain::drift::OverlayFlags {
+            per_sandbox_label_key: self.policy.per_sandbox_label_key.clone(),
+            ..Default::default()
+        };
+        let read = match super::policies::read(self.conn, Some(&self.plan.namespace)).await {
+            Ok(r) => r,
+            Err(e) => return Err(Box::new(Outcome::Failed(e))),
+        };
+        let index = read.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
+        if let Some(message) = resume_refusal(current, &flags, index.as_ref()) {
+            self.record(None, None, None, "refused");
+            return Err(Box::new(Outcome::Refused { message }));
+        }
+        Ok(Egress::of(current, &flags, PolicyRead::NotServed).per_sandbox.is_some())
+    }
+
     /// Send `request`; the answer must be the object written (a delete may answer a Status). A
     /// 429 was not processed: the whole batch holds back as long as it asks, then it is resent.
     async fn send(&mut self, request: &Request) -> Result<Value, ClusterError> {
@@ -405,6 +434,15 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
     {
         return Outcome::ClaimOwned { claim: claim.into() };
     }
+    // a resume must not wake the workspace into a per-sandbox egress grant that is not its own:
+    // checked against the uid the cluster reports now, before anything is sent
+    let per_sandbox_egress = match plan.verb {
+        Verb::Resume => match attempt.egress_check(&current).await {
+            Ok(on) => on,
+            Err(stop) => return *stop,
+        },
+        _ => false,
+    };
     let mut choice = plan.epoch;
     loop {
         let Decision { epoch, body } = match attempt.decide(&current, choice) {
@@ -421,6 +459,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                 change,
                 mode: Mode::of_sandbox(&current),
                 uid: uid(&current).map(str::to_string),
+                per_sandbox_egress,
             };
         }
         let error = match attempt.send(&request).await {
@@ -433,6 +472,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                     change,
                     sends: attempt.sends,
                     object,
+                    per_sandbox_egress,
                 };
             }
             Err(e) => e,
@@ -486,6 +526,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                     change,
                     sends: attempt.sends,
                     object: after,
+                    per_sandbox_egress,
                 };
             }
             OnReread::NotApplied => {

@@ -24,6 +24,9 @@ pub enum Column {
     Node,
     Image,
     TemplateHash,
+    Egress,
+    PerSandbox,
+    Policy,
 }
 
 impl Column {
@@ -44,11 +47,15 @@ impl Column {
             Column::Node => "NODE",
             Column::Image => "IMAGE",
             Column::TemplateHash => "TEMPLATE-HASH",
+            Column::Egress => "EGRESS",
+            Column::PerSandbox => "PER-SANDBOX",
+            Column::Policy => "POLICY",
         }
     }
 }
 
-/// The columns of a view: NAMESPACE only across namespaces; wide adds identity and pod detail.
+/// The columns of a view: NAMESPACE only across namespaces; wide adds identity, pod detail and
+/// egress (the profile, whether per-sandbox egress is on, and whose per-sandbox policy selects it).
 pub fn columns(all_namespaces: bool, wide: bool) -> Vec<Column> {
     let mut out = vec![Column::Workspace];
     if all_namespaces {
@@ -71,6 +78,9 @@ pub fn columns(all_namespaces: bool, wide: bool) -> Vec<Column> {
             Column::Node,
             Column::Image,
             Column::TemplateHash,
+            Column::Egress,
+            Column::PerSandbox,
+            Column::Policy,
         ]);
     }
     out
@@ -117,6 +127,10 @@ pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
             s => s.as_str().into(),
         },
         Column::Diagnosis => match (&w.diagnosis, &w.pod) {
+            // a reason the tool does not know is shown as the controller wrote it
+            (Some(d), _) if d.kind == super::diagnosis::Kind::ControllerReason => {
+                format!("{}:{}", d.kind.as_str(), d.reason)
+            }
             (Some(d), _) => d.kind.as_str().into(),
             (None, Observed::Forbidden) => "?".into(),
             (None, _) => "-".into(),
@@ -126,5 +140,8 @@ pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
         Column::Node => pod_field(&|p| p.node.clone()),
         Column::Image => pod_field(&|p| p.image.clone()),
         Column::TemplateHash => or_dash(w.drift.stored.as_deref()),
+        Column::Egress => or_dash(w.egress.profile.as_deref()),
+        Column::PerSandbox => if w.egress.per_sandbox.is_some() { "on" } else { "off" }.into(),
+        Column::Policy => w.egress.policy_cell().into(),
     }
 }

@@ -1,9 +1,12 @@
-//! Why a workspace is not where its mode says it should be (docs/interop.md §9), most specific first,
-//! with the controller's or kubelet's own reason and message.
+//! Why a workspace is not where its mode says it should be (docs/interop.md §9, §13.4), most
+//! specific first, with the controller's or kubelet's own reason and message.
 
+use super::egress::{Egress, delete_command};
+use super::identity::Claim;
 use super::object::{at, condition, condition_parts, generation, str_at};
 use super::patch::Mode;
 use super::pod::{self, PodView};
+use super::state::{KNOWN_READY_REASONS, ready_for_current_generation};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -11,43 +14,59 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
+    ForeignEgressPolicy,
+    ForeignDisk,
     Unschedulable,
     ImagePull,
     CrashLoop,
+    DiskMissing,
     DiskPending,
     ForeignPod,
     StuckTerminating,
     SuspendUnconfirmed,
     PodTerminated,
     ControllerError,
+    ControllerReason,
     StaleStatus,
+    NoLivePod,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] = [
+    /// Most specific first: the order [`diagnose`] tries them in.
+    pub const ALL: [Kind; 15] = [
+        Kind::ForeignEgressPolicy,
+        Kind::ForeignDisk,
         Kind::Unschedulable,
         Kind::ImagePull,
         Kind::CrashLoop,
+        Kind::DiskMissing,
         Kind::DiskPending,
         Kind::ForeignPod,
         Kind::StuckTerminating,
         Kind::SuspendUnconfirmed,
         Kind::PodTerminated,
         Kind::ControllerError,
+        Kind::ControllerReason,
         Kind::StaleStatus,
+        Kind::NoLivePod,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
+            Kind::ForeignEgressPolicy => "foreign-egress-policy",
+            Kind::ForeignDisk => "foreign-disk",
             Kind::Unschedulable => "unschedulable",
             Kind::ImagePull => "image-pull",
             Kind::CrashLoop => "crash-loop",
+            Kind::DiskMissing => "disk-missing",
             Kind::DiskPending => "disk-pending",
             Kind::ForeignPod => "foreign-pod",
             Kind::StuckTerminating => "stuck-terminating",
             Kind::SuspendUnconfirmed => "suspend-unconfirmed",
             Kind::PodTerminated => "pod-terminated",
             Kind::ControllerError => "controller-error",
+            Kind::ControllerReason => "controller-reason",
             Kind::StaleStatus => "stale-status",
+            Kind::NoLivePod => "no-live-pod",
         }
     }
     pub fn parse(text: &str) -> Option<Kind> {
@@ -75,26 +94,33 @@ const IMAGE_PULL_REASONS: [&str; 5] = [
 /// What the diagnosis looks at besides the Sandbox. `None` = that read was not allowed.
 pub struct Evidence<'a> {
     pub pod: Option<PodView<'a>>,
-    /// `(expected PVC name, the PVC if it exists)`.
-    pub pvcs: Option<Vec<(String, Option<&'a Value>)>>,
+    /// The Sandbox's claims and what stands under each PVC name.
+    pub claims: Option<&'a [Claim]>,
+    pub egress: &'a Egress,
     pub now: DateTime<Utc>,
 }
 
 /// The most specific diagnosis, or `None` when nothing is wrong.
 pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagnosis> {
     let pod = ev.pod.and_then(|p| p.present());
+    let claims = ev.claims.unwrap_or(&[]);
     let found = [
+        foreign_egress_policy(sandbox, ev.egress),
+        foreign_disk(sandbox, claims),
         // the controller mirrors PodScheduled onto the Sandbox (v0.5.6+): useful when pods are forbidden
         pod.and_then(unschedulable).or_else(|| unschedulable(sandbox)),
         pod.and_then(|p| waiting(p, |r| IMAGE_PULL_REASONS.contains(&r), Kind::ImagePull)),
         pod.and_then(|p| waiting(p, |r| r == "CrashLoopBackOff", Kind::CrashLoop)),
-        ev.pvcs.as_deref().and_then(disk_pending),
+        disk_missing(claims),
+        disk_pending(claims),
         foreign_pod(sandbox, pod),
         pod.and_then(|p| stuck_terminating(p, ev.now)),
         suspend_unconfirmed(mode, pod),
         pod_terminated(sandbox, mode, pod),
         controller_error(sandbox),
+        controller_reason(sandbox),
         stale_status(sandbox),
+        ev.pod.and_then(|p| no_live_pod(sandbox, mode, &p)),
     ];
     found.into_iter().flatten().next()
 }
@@ -128,23 +154,74 @@ fn waiting(pod: &Value, matches: impl Fn(&str) -> bool, kind: Kind) -> Option<Di
         })
 }
 
-fn disk_pending(pvcs: &[(String, Option<&Value>)]) -> Option<Diagnosis> {
-    pvcs.iter().find_map(|(name, pvc)| match pvc {
-        None => Some(diag(
-            Kind::DiskPending,
-            "Missing",
-            &format!("PersistentVolumeClaim {name} does not exist"),
-        )),
-        Some(p) => {
-            let phase = str_at(p, &["status", "phase"]).unwrap_or("Unknown");
-            (phase != "Bound").then(|| {
-                diag(
-                    Kind::DiskPending,
-                    phase,
-                    &format!("PersistentVolumeClaim {name} is {phase}"),
-                )
-            })
-        }
+/// A per-sandbox CiliumNetworkPolicy selects the workspace and its Sandbox does not own it: it
+/// belongs to an earlier workspace of the same name, and a resume would wake into its grant.
+fn foreign_egress_policy(sandbox: &Value, egress: &Egress) -> Option<Diagnosis> {
+    let foreign = egress.foreign();
+    let first = foreign.first()?;
+    let ns = super::object::namespace(sandbox);
+    let owners = if first.owners.is_empty() {
+        "no owner".to_string()
+    } else {
+        first.owners.join(", ")
+    };
+    let more = match foreign.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Some(diag(
+        Kind::ForeignEgressPolicy,
+        "PolicyNotOwned",
+        &format!(
+            "CiliumNetworkPolicy {}{more} selects this workspace but is owned by {owners}, not by this Sandbox (uid {}): it belongs to an earlier workspace of the same name; a resume is refused until it is gone: {}",
+            first.name,
+            super::object::uid(sandbox).unwrap_or("-"),
+            delete_command(ns, &first.name)
+        ),
+    ))
+}
+
+/// A PVC under a claim's name whose owners name another object (`volume-claim-owner`).
+fn foreign_disk(sandbox: &Value, claims: &[Claim]) -> Option<Diagnosis> {
+    let c = claims.iter().find(|c| c.foreign)?;
+    let owners: Vec<String> = c.owners.iter().map(|o| o.words()).collect();
+    Some(diag(
+        Kind::ForeignDisk,
+        "ClaimNotOwned",
+        &format!(
+            "PersistentVolumeClaim {} (uid {}) is owned by {}, not by this Sandbox (uid {}): a stranger's disk stands under this workspace's claim name",
+            c.pvc,
+            c.uid.as_deref().unwrap_or("-"),
+            owners.join(", "),
+            super::object::uid(sandbox).unwrap_or("-")
+        ),
+    ))
+}
+
+/// A `volumeClaimTemplates` entry without its PVC.
+fn disk_missing(claims: &[Claim]) -> Option<Diagnosis> {
+    let c = claims.iter().find(|c| c.uid.is_none())?;
+    Some(diag(
+        Kind::DiskMissing,
+        "Missing",
+        &format!(
+            "PersistentVolumeClaim {} (volumeClaimTemplates entry {}) does not exist",
+            c.pvc, c.entry
+        ),
+    ))
+}
+
+/// A PVC of this workspace that exists and is not Bound.
+fn disk_pending(claims: &[Claim]) -> Option<Diagnosis> {
+    claims.iter().filter(|c| c.uid.is_some() && !c.foreign).find_map(|c| {
+        let phase = c.phase.as_deref().unwrap_or("Unknown");
+        (phase != "Bound").then(|| {
+            diag(
+                Kind::DiskPending,
+                phase,
+                &format!("PersistentVolumeClaim {} is {phase}", c.pvc),
+            )
+        })
     })
 }
 
@@ -216,7 +293,39 @@ fn pod_terminated(sandbox: &Value, mode: Mode, pod: Option<&Value>) -> Option<Di
 
 fn controller_error(sandbox: &Value) -> Option<Diagnosis> {
     let (_, reason, message) = condition_parts(condition(sandbox, "Ready")?);
-    matches!(reason, "ReconcilerError" | "MultiplePods").then(|| diag(Kind::ControllerError, reason, message))
+    super::state::ERROR_REASONS
+        .contains(&reason)
+        .then(|| diag(Kind::ControllerError, reason, message))
+}
+
+/// A Ready=False reason the tool does not know, shown as the controller wrote it.
+fn controller_reason(sandbox: &Value) -> Option<Diagnosis> {
+    let (status, reason, message) = condition_parts(condition(sandbox, "Ready")?);
+    (status == "False" && !reason.is_empty() && !KNOWN_READY_REASONS.contains(&reason))
+        .then(|| diag(Kind::ControllerReason, reason, message))
+}
+
+/// Ready=True (for the current generation) but no live pod named after the Sandbox stands
+/// under it: the library does not count it ready (28.0.0).
+fn no_live_pod(sandbox: &Value, mode: Mode, pod: &PodView<'_>) -> Option<Diagnosis> {
+    if mode != Mode::Running || !ready_for_current_generation(sandbox) {
+        return None;
+    }
+    if super::state::live_pod(sandbox, Some(pod)).is_some() {
+        return None;
+    }
+    let name = super::object::name(sandbox);
+    let what = match pod.present().filter(|p| super::object::name(p) == name) {
+        None => format!("no pod {name} exists"),
+        Some(p) if pod::is_terminating(p) => format!("pod {name} is terminating"),
+        Some(p) if pod::is_stopped(p) => format!("pod {name} is {}", pod::phase(p)),
+        Some(_) => format!("pod {name} has no uid"),
+    };
+    Some(diag(
+        Kind::NoLivePod,
+        "NoLivePod",
+        &format!("the Sandbox reports Ready=True but {what}: not ready until a live pod stands under it"),
+    ))
 }
 
 fn stale_status(sandbox: &Value) -> Option<Diagnosis> {

@@ -2,7 +2,7 @@
 //! stamps, and how a Sandbox's stored hash compares with its template's current one.
 
 use super::canonical::pod_template_hash;
-use super::keys::{EGRESS_PROFILE_LABEL, POD_TEMPLATE_HASH, TEMPLATE_LABEL};
+use super::keys::{EGRESS_PROFILE_LABEL, PER_SANDBOX_LABEL, POD_TEMPLATE_HASH, TEMPLATE_LABEL};
 use super::object::{annotation, at, str_at};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -19,6 +19,20 @@ pub struct Overlays {
     /// The profile label key; `None` is the default key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile_label_key: Option<String>,
+    /// A workspace with per-sandbox egress carries its per-sandbox label on the pod template;
+    /// whether the library's hash includes it is not known (docs/interop.md §13.6), so drift is
+    /// computed both ways and this says which one was used. `None` for a workspace without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_sandbox_label: Option<PerSandboxLabel>,
+}
+
+/// The per-sandbox label of a workspace, and whether a hash counted it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PerSandboxLabel {
+    pub key: String,
+    pub value: String,
+    /// The hash was computed with the label on the pod template (`false`: without it).
+    pub hashed: bool,
 }
 
 impl Overlays {
@@ -33,6 +47,17 @@ pub struct OverlayFlags {
     pub runtime_class_name: Option<String>,
     pub profile: Option<String>,
     pub profile_label_key: Option<String>,
+    /// The per-sandbox egress label key (default `sandbox.namzu.ai/per-sandbox-egress`).
+    pub per_sandbox_label_key: Option<String>,
+}
+
+impl OverlayFlags {
+    pub fn per_sandbox_key(&self) -> &str {
+        self.per_sandbox_label_key.as_deref().unwrap_or(PER_SANDBOX_LABEL)
+    }
+    pub fn profile_key(&self) -> &str {
+        self.profile_label_key.as_deref().unwrap_or(EGRESS_PROFILE_LABEL)
+    }
 }
 
 /// `sandboxPodTemplate`: the template's `spec.podTemplate` with the workspace overlays.
@@ -52,6 +77,9 @@ pub fn overlay(template: &Value, overlays: &Overlays) -> Option<Value> {
     labels.insert(TEMPLATE_LABEL.into(), overlays.template_name.clone().into());
     if let Some(profile) = &overlays.profile {
         labels.insert(overlays.profile_key().into(), profile.clone().into());
+    }
+    if let Some(p) = overlays.per_sandbox_label.as_ref().filter(|p| p.hashed) {
+        labels.insert(p.key.clone(), p.value.clone().into());
     }
     metadata.insert("labels".into(), Value::Object(labels));
     out.insert("metadata".into(), Value::Object(metadata));
@@ -150,7 +178,8 @@ pub fn stored_hash(sandbox: &Value) -> Option<&str> {
 
 /// Candidate host configs that could have produced this Sandbox, most plausible first:
 /// flags pin their field; otherwise "not configured", then the value the Sandbox's own pod
-/// template carries (the host may have configured exactly that).
+/// template carries (the host may have configured exactly that). A workspace carrying the
+/// per-sandbox label is tried without it in the hash, then with it.
 pub fn candidate_overlays(sandbox: &Value, flags: &OverlayFlags) -> Vec<Overlays> {
     let template_name = super::naming::template_label(sandbox).unwrap_or("").to_string();
     let stored_spec = |k: &str| str_at(sandbox, &["spec", "podTemplate", "spec", k]);
@@ -166,15 +195,35 @@ pub fn candidate_overlays(sandbox: &Value, flags: &OverlayFlags) -> Vec<Overlays
         Some(p) => vec![Some(p.clone())],
         None => dedup([None, stored_profile.map(str::to_string)]),
     };
+    let per_sandbox = str_at(
+        sandbox,
+        &["spec", "podTemplate", "metadata", "labels", flags.per_sandbox_key()],
+    );
+    let per_sandbox: Vec<Option<PerSandboxLabel>> = match per_sandbox {
+        None => vec![None],
+        Some(value) => [false, true]
+            .into_iter()
+            .map(|hashed| {
+                Some(PerSandboxLabel {
+                    key: flags.per_sandbox_key().to_string(),
+                    value: value.to_string(),
+                    hashed,
+                })
+            })
+            .collect(),
+    };
     let mut out = Vec::new();
     for rc in &runtimes {
         for p in &profiles {
-            out.push(Overlays {
-                template_name: template_name.clone(),
-                runtime_class_name: rc.clone(),
-                profile: p.clone(),
-                profile_label_key: key.clone(),
-            });
+            for ps in &per_sandbox {
+                out.push(Overlays {
+                    template_name: template_name.clone(),
+                    runtime_class_name: rc.clone(),
+                    profile: p.clone(),
+                    profile_label_key: key.clone(),
+                    per_sandbox_label: ps.clone(),
+                });
+            }
         }
     }
     out
@@ -234,9 +283,15 @@ pub fn drift(sandbox: &Value, template: TemplateRead<'_>, flags: &OverlayFlags) 
 }
 
 /// Field-level changes from the Sandbox's stored pod template to what `template` gives today.
+/// The per-sandbox label is on the pod template whether or not the hash counts it, so it is
+/// never shown as a change.
 pub fn field_changes(sandbox: &Value, template: &Value, overlays: &Overlays) -> Vec<super::diff::Change> {
     let stored = at(sandbox, &["spec", "podTemplate"]).cloned().unwrap_or(Value::Null);
-    let current = overlay(template, overlays).unwrap_or(Value::Null);
+    let mut shown = overlays.clone();
+    if let Some(p) = &mut shown.per_sandbox_label {
+        p.hashed = true;
+    }
+    let current = overlay(template, &shown).unwrap_or(Value::Null);
     super::diff::diff(&stored, &current)
 }
 

@@ -10,11 +10,22 @@ pub const HOLDER_EPOCH: &str = "sandbox.namzu.ai/holder-epoch";
 pub const POD_TEMPLATE_HASH: &str = "sandbox.namzu.ai/pod-template-hash";
 /// Default label key of the egress profile overlay (the host can change it).
 pub const EGRESS_PROFILE_LABEL: &str = "sandbox.namzu.ai/egress-profile";
+/// Default pod-template label key of per-sandbox egress (host configuration, 28.0.0): its value
+/// is the Sandbox's own name, and a per-sandbox CiliumNetworkPolicy selects on it.
+pub const PER_SANDBOX_LABEL: &str = "sandbox.namzu.ai/per-sandbox-egress";
+/// Every key under this prefix belongs to @namzu/sandbox: shown and preserved, never an error.
+pub const NAMZU_PREFIX: &str = "sandbox.namzu.ai/";
+/// The annotation keys the tool reads itself (docs/interop.md §2); any other key under
+/// [`NAMZU_PREFIX`] is the library's too (28.0.0's allocation annotations, say) and is shown as stored.
+pub const KNOWN_ANNOTATIONS: [&str; 3] = [HOLDER_EPOCH, CHANGED_AT, POD_TEMPLATE_HASH];
+/// A per-sandbox CiliumNetworkPolicy is `namzu-sbx-<owner uid>`.
+pub const PER_SANDBOX_POLICY_PREFIX: &str = "namzu-sbx-";
 /// Left by writes through agent-sandbox's deprecated v1alpha1; hidden from views.
 pub const V1ALPHA1_STATE: &str = "api.agents.x-k8s.io/v1alpha1-sandbox-state";
 
 /// agent-sandbox's controller labels every pod and PVC it makes for a Sandbox with this key
 /// (the value hashes the Sandbox's name); `status.selector` selects on it.
 pub const SANDBOX_NAME_HASH: &str = "agents.x-k8s.io/sandbox-name-hash";
-/// The legacy annotation naming a Sandbox's pod, where it is not named after the Sandbox.
+/// The legacy annotation naming a Sandbox's pod. agent-sandbox v1.0 no longer writes it: the pod
+/// is the one named after the Sandbox, and an annotation naming another pod is only flagged.
 pub const POD_NAME_ANNOTATION: &str = "agents.x-k8s.io/pod-name";

@@ -8,6 +8,7 @@
 //! matches; a PVC the Sandboxes whose claim names it; a template the Sandboxes labelled with it.
 
 use super::drift::{OverlayFlags, TemplateFetch};
+use super::egress::PolicyRead;
 use super::keys::SANDBOX_NAME_HASH;
 use super::naming::{id_of, is_workspace, template_label};
 use super::object::{name, namespace, str_at};
@@ -499,6 +500,8 @@ impl Mirror {
             pods: observed(self.readable(Kind::Pods, space), &pod_index),
             pvcs: observed(self.readable(Kind::Pvcs, space), &pvc_index),
             template: template.as_read(),
+            // not watched yet: the egress column says `?`; a resume still reads them fresh
+            policies: PolicyRead::Forbidden,
             flags: &self.flags,
             now,
         }))
@@ -588,6 +591,7 @@ mod tests {
             pods: Observed::Known(&pi),
             pvcs: Observed::Known(&vi),
             template: super::super::drift::TemplateRead::NotFound,
+            policies: PolicyRead::Forbidden,
             flags: &OverlayFlags::default(),
             now: now(),
         });

@@ -60,8 +60,9 @@ impl<'a> Index<'a> {
     }
 }
 
-/// The pod of a Sandbox: by name (the `agents.x-k8s.io/pod-name` annotation, else the Sandbox
-/// name), else the first live pod matching `status.selector`.
+/// The pod of a Sandbox: the one named after it (agent-sandbox v1.0; the legacy
+/// `agents.x-k8s.io/pod-name` annotation is not followed), else the first live pod matching
+/// `status.selector`.
 pub fn find<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
     if let Some(p) = pods.named(pod_name(sandbox)) {
         return Some(p);
@@ -73,9 +74,16 @@ pub fn find<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
         .find(|p| is_live(p))
 }
 
-/// The name a Sandbox's pod goes by: the legacy annotation's, else the Sandbox's own.
+/// The name a Sandbox's pod goes by: the Sandbox's own (agent-sandbox v1.0 names the pod after
+/// the Sandbox and no longer writes the `agents.x-k8s.io/pod-name` annotation).
 pub fn pod_name(sandbox: &Value) -> &str {
-    annotation(sandbox, POD_NAME_ANNOTATION).unwrap_or(name(sandbox))
+    name(sandbox)
+}
+
+/// A legacy `agents.x-k8s.io/pod-name` annotation that names a pod other than the Sandbox's
+/// own: not followed (another pod's name on the object is a confused-deputy risk), only flagged.
+pub fn legacy_pod_name(sandbox: &Value) -> Option<&str> {
+    annotation(sandbox, POD_NAME_ANNOTATION).filter(|n| *n != name(sandbox))
 }
 
 /// Whether a pod should stand under this Sandbox: its mode is Running, or its status still
@@ -101,16 +109,22 @@ pub fn owned_by(obj: &Value, owner_uid: &str) -> bool {
         .any(|r| r.get("uid").and_then(Value::as_str) == Some(owner_uid))
 }
 
-/// `<volumeClaimTemplates[].metadata.name>-<sandbox>` for each entry.
-pub fn pvc_names(sandbox: &Value) -> Vec<String> {
+/// Each `volumeClaimTemplates` entry with a non-empty name, with its PVC's name
+/// `<entry>-<sandbox>`, in the template's order (the library skips an entry without a name).
+pub fn claims(sandbox: &Value) -> Vec<(String, String)> {
     let sandbox_name = name(sandbox);
     at(sandbox, &["spec", "volumeClaimTemplates"])
         .and_then(Value::as_array)
         .map(|vcts| {
             vcts.iter()
-                .filter_map(|v| str_at(v, &["metadata", "name"]))
-                .map(|n| format!("{n}-{sandbox_name}"))
+                .filter_map(|v| str_at(v, &["metadata", "name"]).filter(|n| !n.is_empty()))
+                .map(|n| (n.to_string(), format!("{n}-{sandbox_name}")))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `<volumeClaimTemplates[].metadata.name>-<sandbox>` for each entry.
+pub fn pvc_names(sandbox: &Value) -> Vec<String> {
+    claims(sandbox).into_iter().map(|(_, pvc)| pvc).collect()
 }

@@ -135,6 +135,27 @@ pub const PVC: Keep = Fields(&[
     ("status", Fields(&[("phase", All)])),
 ]);
 
+/// A CiliumNetworkPolicy (`cilium.io/v2`): its name, owners and endpoint selectors — what says
+/// which workspace a per-sandbox policy selects and whose it is (docs/interop.md §13.5).
+pub const POLICY: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    (
+        "metadata",
+        Fields(&[
+            ("name", All),
+            ("namespace", All),
+            ("uid", All),
+            (
+                "ownerReferences",
+                Each(&Fields(&[("kind", All), ("name", All), ("uid", All)])),
+            ),
+        ]),
+    ),
+    ("spec", Fields(&[("endpointSelector", All)])),
+    ("specs", Each(&Fields(&[("endpointSelector", All)]))),
+]);
+
 /// Prune `value` in place to what `keep` says.
 pub fn project(value: &mut Value, keep: Keep) {
     match (keep, value) {

@@ -15,9 +15,12 @@ const fn need(group: &'static str, resource: &'static str, verb: &'static str) -
 
 pub const SANDBOXES: &str = "agents.x-k8s.io";
 pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
+/// Cilium's group: per-sandbox egress policies (read only; without it POLICY shows `?` and a
+/// resume of a workspace with per-sandbox egress is refused).
+pub const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 7] = [
+pub const VERBS: [(&str, &[Need]); 8] = [
     (
         "list",
         &[
@@ -25,6 +28,7 @@ pub const VERBS: [(&str, &[Need]); 7] = [
             need("", "pods", "list"),
             need("", "persistentvolumeclaims", "list"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
         ],
     ),
     (
@@ -47,6 +51,15 @@ pub const VERBS: [(&str, &[Need]); 7] = [
             need("", "persistentvolumeclaims", "get"),
             need("", "events", "list"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
+        ],
+    ),
+    (
+        "reconcile",
+        &[
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "persistentvolumeclaims", "get"),
+            need("", "pods", "get"),
         ],
     ),
     (
@@ -71,6 +84,8 @@ pub const VERBS: [(&str, &[Need]); 7] = [
             // --wait reads the pod
             need("", "pods", "get"),
             need("", "pods", "list"),
+            // a resume refuses to wake a workspace into a foreign per-sandbox egress policy
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
         ],
     ),
     (
@@ -121,7 +136,14 @@ mod tests {
             .find(|(g, r, _)| *g == SANDBOXES && *r == "sandboxes")
             .unwrap();
         assert_eq!(sandboxes.2, ["delete", "get", "list", "patch", "watch"]);
-        let read_only_sandboxes = ro.iter().find(|(g, r, _)| *g == SANDBOXES && *r == "sandboxes").unwrap();
-        assert_eq!(read_only_sandboxes.2, ["get", "list", "watch"], "a read-only Role may watch");
+        let read_only_sandboxes = ro
+            .iter()
+            .find(|(g, r, _)| *g == SANDBOXES && *r == "sandboxes")
+            .unwrap();
+        assert_eq!(
+            read_only_sandboxes.2,
+            ["get", "list", "watch"],
+            "a read-only Role may watch"
+        );
     }
 }

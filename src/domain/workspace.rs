@@ -3,10 +3,12 @@
 
 use super::diagnosis::{self, Diagnosis, Evidence};
 use super::drift::{self, Drift, OverlayFlags, TemplateRead};
+use super::egress::{Egress, PolicyIndex, PolicyRead};
 use super::epoch::Reading;
-use super::keys::CHANGED_AT;
+use super::identity::{self, Claim, Identity, Owner};
+use super::keys::{CHANGED_AT, NAMZU_PREFIX};
 use super::naming::{id_of, template_label};
-use super::object::{annotation, name, namespace, non_empty, str_at, uid};
+use super::object::{annotation, name, namespace, non_empty, uid};
 use super::patch::Mode;
 use super::pod::{self, Index, PodView};
 use super::state::{self, State};
@@ -48,6 +50,8 @@ pub struct Inputs<'a> {
     pub pods: Observed<&'a Index<'a>>,
     /// All PVCs of the namespace.
     pub pvcs: Observed<&'a Index<'a>>,
+    /// The namespace's per-sandbox CiliumNetworkPolicies.
+    pub policies: PolicyRead<&'a PolicyIndex<'a>>,
     pub template: TemplateRead<'a>,
     pub flags: &'a OverlayFlags,
     pub now: DateTime<Utc>,
@@ -66,9 +70,14 @@ pub struct PodSummary {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PvcSummary {
     pub name: String,
+    /// The `volumeClaimTemplates` entry it is the disk of.
+    pub entry: String,
     pub uid: Option<String>,
     /// `None` when the PVC does not exist.
     pub phase: Option<String>,
+    pub owners: Vec<Owner>,
+    /// Owned by another object than this Sandbox (docs/interop.md §13.2).
+    pub foreign: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +100,18 @@ pub struct Workspace {
     /// The Sandbox's labels, and its pod template's (where the library puts its own).
     pub labels: std::collections::BTreeMap<String, String>,
     pub template_labels: std::collections::BTreeMap<String, String>,
+    /// The library's `ready` (28.0.0): Running, Ready=True for the current generation and a
+    /// live pod; `None` when pods may not be read.
+    pub ready: Option<bool>,
+    /// The uids that say which workspace this is (pod and claim uids as far as readable).
+    pub identity: Identity,
+    /// `volumeClaimTemplates` entries without their PVC.
+    pub missing_claims: Observed<Vec<String>>,
+    pub egress: Egress,
+    /// Every `sandbox.namzu.ai/*` annotation, as stored: the library's, known to the tool or not.
+    pub namzu_annotations: std::collections::BTreeMap<String, String>,
+    /// A legacy `agents.x-k8s.io/pod-name` annotation naming another pod than the Sandbox's own.
+    pub legacy_pod_name: Option<String>,
 }
 
 /// The string values of the map at `path` (labels), empty when there is none.
@@ -113,22 +134,32 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
         Some(p) => PodView::Present(p),
         None => PodView::Absent,
     });
-    let pvc_pairs = inputs.pvcs.known().map(|pvcs| {
-        pod::pvc_names(sbx)
-            .into_iter()
-            .map(|n| {
-                let found = pvcs.named(&n).filter(|p| owned_or_unowned(p, sbx));
-                (n, found)
-            })
-            .collect::<Vec<_>>()
-    });
+    let claims: Option<Vec<Claim>> = inputs.pvcs.known().map(|pvcs| identity::claims(sbx, |n| pvcs.named(n)));
+    let egress = Egress::of(sbx, inputs.flags, inputs.policies);
     let evidence = Evidence {
         pod: pod_view,
-        pvcs: pvc_pairs.clone(),
+        claims: claims.as_deref(),
+        egress: &egress,
         now: inputs.now,
     };
+    let live = state::live_pod(sbx, pod_view.as_ref());
+    let mut identity = identity::identity(sbx, claims.as_deref().unwrap_or(&[]), live);
+    if inputs.pods.known().is_none() {
+        identity.pod_uid = None;
+    }
     let sandbox_name = name(sbx).to_string();
     Workspace {
+        ready: state::ready(sbx, mode, pod_view.as_ref()),
+        identity,
+        missing_claims: match &claims {
+            None => Observed::Forbidden,
+            Some(c) => Observed::Known(identity::missing(c)),
+        },
+        namzu_annotations: string_map(sbx, &["metadata", "annotations"])
+            .into_iter()
+            .filter(|(k, _)| k.starts_with(NAMZU_PREFIX))
+            .collect(),
+        legacy_pod_name: pod::legacy_pod_name(sbx).map(str::to_string),
         id: id_of(&sandbox_name).unwrap_or(&sandbox_name).to_string(),
         namespace: namespace(sbx).to_string(),
         uid: uid(sbx).map(str::to_string),
@@ -148,27 +179,25 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
             None => Observed::Forbidden,
             Some(v) => Observed::Known(v.present().map(summarize_pod)),
         },
-        pvcs: match pvc_pairs {
+        pvcs: match claims {
             None => Observed::Forbidden,
-            Some(pairs) => Observed::Known(
-                pairs
+            Some(claims) => Observed::Known(
+                claims
                     .into_iter()
-                    .map(|(name, p)| PvcSummary {
-                        name,
-                        uid: p.and_then(uid).map(str::to_string),
-                        phase: p.map(|p| str_at(p, &["status", "phase"]).unwrap_or("Unknown").to_string()),
+                    .map(|c| PvcSummary {
+                        name: c.pvc,
+                        entry: c.entry,
+                        uid: c.uid,
+                        phase: c.phase,
+                        owners: c.owners,
+                        foreign: c.foreign,
                     })
                     .collect(),
             ),
         },
+        egress,
         sandbox_name,
     }
-}
-
-/// A PVC of the right name that another object owns is not this workspace's disk.
-fn owned_or_unowned(pvc: &Value, sandbox: &Value) -> bool {
-    let owners = super::object::owner_refs(pvc);
-    owners.is_empty() || uid(sandbox).is_some_and(|u| pod::owned_by(pvc, u))
 }
 
 fn summarize_pod(p: &Value) -> PodSummary {

@@ -27,6 +27,18 @@ pub fn overlays(o: &Overlays) -> String {
     if let Some(p) = &o.profile {
         parts.push(format!("egress profile {}={p}", o.profile_key()));
     }
+    if let Some(p) = &o.per_sandbox_label {
+        parts.push(format!(
+            "per-sandbox label {}={} {}",
+            p.key,
+            p.value,
+            if p.hashed {
+                "counted in the hash"
+            } else {
+                "left out of the hash"
+            }
+        ));
+    }
     parts.join(", ")
 }
 

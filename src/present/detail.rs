@@ -6,6 +6,8 @@ use crate::cluster::detail::{Detail, event_time};
 use crate::domain::age::age;
 use crate::domain::columns::epoch_text;
 use crate::domain::drift::{DriftState, TemplateRead, field_changes};
+use crate::domain::egress::{PolicyRead, delete_command};
+use crate::domain::keys::{KNOWN_ANNOTATIONS, POD_NAME_ANNOTATION};
 use crate::domain::object::{claim_owner, condition_parts, generation, owner_refs, str_at};
 use crate::domain::timefmt;
 use crate::domain::workspace::{Observed, Workspace};
@@ -25,6 +27,8 @@ pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
     epoch_and_drift(&mut s, w);
     owners(&mut s, &d.sandbox);
     pod_and_disks(&mut s, w);
+    egress(&mut s, w);
+    library_annotations(&mut s, w);
     conditions(&mut s, &d.sandbox);
     events(&mut s, d, now);
     s
@@ -51,6 +55,12 @@ fn identity(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
     line(s, "Created", &when(w.created_at.as_deref(), now));
     line(s, "Mode", w.mode.as_str());
     line(s, "State", w.state.as_str());
+    let ready = match w.ready {
+        Some(true) => "yes (Ready=True for the current generation, a live pod under it)",
+        Some(false) => "no",
+        None => "? (pods may not be read)",
+    };
+    line(s, "Ready", ready);
     let diagnosis = match &w.diagnosis {
         Some(diag) => format!("{} ({}): {}", diag.kind.as_str(), diag.reason, diag.message),
         None if matches!(w.pod, Observed::Forbidden) => "? (pods may not be read)".into(),
@@ -123,21 +133,100 @@ fn pod_and_disks(s: &mut String, w: &Workspace) {
         ),
     };
     line(s, "Pod", &pod);
+    if let Some(legacy) = &w.legacy_pod_name {
+        line(
+            s,
+            "Legacy pod name",
+            &format!(
+                "the {POD_NAME_ANNOTATION} annotation names pod {legacy}, not the Sandbox's own pod {}: not followed (agent-sandbox v1.0 no longer writes it; another pod's name here is a confused-deputy risk)",
+                w.sandbox_name
+            ),
+        );
+    }
     match &w.pvcs {
         Observed::Forbidden => line(s, "Disks", "? (persistentvolumeclaims may not be read)"),
         Observed::Known(list) if list.is_empty() => line(s, "Disks", "- (no volumeClaimTemplates)"),
         Observed::Known(list) => {
             line(s, "Disks", "");
             for p in list {
+                let owners: Vec<String> = p.owners.iter().map(|o| o.words()).collect();
+                let owners = if owners.is_empty() {
+                    "owners: none reported".to_string()
+                } else {
+                    format!("owners: {}", owners.join(", "))
+                };
                 let _ = writeln!(
                     s,
-                    "  {}  uid {}  {}",
+                    "  {}  uid {}  {}  {owners}{}",
                     p.name,
                     p.uid.as_deref().unwrap_or("-"),
-                    p.phase.as_deref().unwrap_or("MISSING")
+                    p.phase.as_deref().unwrap_or("MISSING"),
+                    if p.foreign {
+                        "  FOREIGN: not this Sandbox's disk"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
+    }
+}
+
+/// The egress profile, whether per-sandbox egress is on, and the per-sandbox policies that
+/// select the workspace (a foreign one with the command that removes it).
+fn egress(s: &mut String, w: &Workspace) {
+    line(s, "Egress profile", w.egress.profile.as_deref().unwrap_or("-"));
+    let per_sandbox = match &w.egress.per_sandbox {
+        Some(v) => format!("on (pod template label value {v})"),
+        None => "off".into(),
+    };
+    line(s, "Per-sandbox", &per_sandbox);
+    match &w.egress.policies {
+        PolicyRead::Forbidden => line(s, "Policies", "? (ciliumnetworkpolicies.cilium.io may not be listed)"),
+        PolicyRead::NotServed if w.egress.per_sandbox.is_some() => line(
+            s,
+            "Policies",
+            "? (cilium.io/v2 is not served: nothing enforces per-sandbox egress here)",
+        ),
+        PolicyRead::NotServed => line(s, "Policies", "- (cilium.io/v2 is not served)"),
+        PolicyRead::Known(list) if list.is_empty() => line(s, "Policies", "- (no per-sandbox policy selects it)"),
+        PolicyRead::Known(list) => {
+            line(s, "Policies", "");
+            for p in list {
+                let owners = if p.owners.is_empty() {
+                    "none".to_string()
+                } else {
+                    p.owners.join(", ")
+                };
+                let verdict = if p.owned {
+                    "own".to_string()
+                } else {
+                    format!(
+                        "FOREIGN (an earlier workspace's grant; a resume is refused): {}",
+                        delete_command(&w.namespace, &p.name)
+                    )
+                };
+                let _ = writeln!(s, "  {}  owners: {owners}  {verdict}", p.name);
+            }
+        }
+    }
+}
+
+/// The library's annotations the tool does not read itself (28.0.0's allocation annotations,
+/// say), as stored: shown, preserved by every write, never an error.
+fn library_annotations(s: &mut String, w: &Workspace) {
+    let other: Vec<(&String, &String)> = w
+        .namzu_annotations
+        .iter()
+        .filter(|(k, _)| !KNOWN_ANNOTATIONS.contains(&k.as_str()))
+        .collect();
+    if other.is_empty() {
+        return;
+    }
+    line(s, "Library annotations", "");
+    // quoted, so a value's spaces and line breaks show as stored
+    for (k, v) in other {
+        let _ = writeln!(s, "  {k}: {}", serde_json::Value::String(v.clone()));
     }
 }
 

@@ -5,6 +5,62 @@ use crate::cluster::wait::Waited;
 use crate::cluster::write::Outcome;
 use crate::domain::epoch::Reading;
 use crate::domain::fence::{Change, Verb};
+use crate::domain::identity::{Closure, Identity, MismatchKind};
+
+/// Said with every resume of a workspace with per-sandbox egress (docs/interop.md §13.5).
+pub const ADMISSION_FENCE_NOTE: &str = "note: this workspace has per-sandbox egress: the library re-verifies the host's admission fence before every resume, and this tool cannot (it is host configuration); resume only where that fence is known to be in place";
+
+/// An identity in words: `Sandbox uid U, claims disk=C, pod uid P`.
+pub fn identity(id: &Identity) -> String {
+    let claims: Vec<String> = id
+        .volume_claim_uids
+        .iter()
+        .map(|(entry, uid)| format!("{entry}={uid}"))
+        .collect();
+    format!(
+        "Sandbox uid {}, claims {}, pod uid {}",
+        id.sandbox_uid.as_deref().unwrap_or("-"),
+        if claims.is_empty() {
+            "-".to_string()
+        } else {
+            claims.join(",")
+        },
+        id.pod_uid.as_deref().unwrap_or("-")
+    )
+}
+
+/// What `reconcile` found under a retained identity, in one line.
+pub fn closure(namespace: &str, sandbox_name: &str, c: &Closure) -> String {
+    match c {
+        Closure::Live(id) => format!(
+            "live: {sandbox_name} is the retained workspace, Running ({})",
+            identity(id)
+        ),
+        Closure::Suspended(id) => format!(
+            "suspended: {sandbox_name} is the retained workspace, Suspended; its disk is intact ({})",
+            identity(id)
+        ),
+        Closure::Absent => format!("absent: no Sandbox {sandbox_name} in namespace {namespace}"),
+        Closure::Replaced(id, m) => {
+            let (expected, actual) = (m.expected.as_deref().unwrap_or("-"), m.actual.as_deref().unwrap_or("-"));
+            let claim = m.claim.as_deref().unwrap_or("?");
+            let why = match m.kind {
+                MismatchKind::SandboxUid => format!("the Sandbox is uid {actual}, not the retained {expected}"),
+                MismatchKind::VolumeClaimUid => {
+                    format!("volume claim {claim} is uid {actual}, not the retained {expected}")
+                }
+                MismatchKind::VolumeClaimOwner => format!(
+                    "volume claim {claim} (uid {actual}) is owned by another object than the Sandbox (uid {expected})"
+                ),
+            };
+            format!(
+                "replaced ({}): {why}; the retained workspace is gone and a stranger stands under {sandbox_name} ({})",
+                m.kind.as_str(),
+                identity(id)
+            )
+        }
+    }
+}
 
 /// What a write came to, for one workspace. `take_over`: the user asked for `--take-over`
 /// (finding the mode already there then means the take-over was not performed).

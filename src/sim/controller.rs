@@ -29,8 +29,21 @@ pub struct Knobs {
     pub reconciler_error: Option<String>,
     /// A pod of the Sandbox's name exists that the Sandbox does not own.
     pub foreign_pod: bool,
-    /// Conditions lag one generation behind.
+    /// Conditions lag one generation behind (a Ready=True written for an older generation).
     pub stale_status: bool,
+    /// The pod was deleted under a Ready=True the controller has not updated yet: no pod, and
+    /// Ready stays True.
+    pub pod_lost: bool,
+    /// The PVC under the workspace's claim name belongs to an earlier Sandbox of the same name.
+    pub foreign_disk: bool,
+    /// The workspace's PVCs are never made (the pod waits for them).
+    pub disk_missing: bool,
+    /// The controller reports Ready=False with this reason (agent-sandbox v1.0's
+    /// `InvalidConfiguration`, `PodTerminating`, or one the tool does not know): no pod is made,
+    /// except for `PodTerminating`, whose pod is being deleted and stays so.
+    pub ready_reason: Option<String>,
+    /// The message with `ready_reason`.
+    pub ready_message: Option<String>,
     pub ready_delay_ms: Option<u64>,
     pub grace_ms: Option<u64>,
 }
@@ -90,6 +103,12 @@ pub fn knob_key(ns: &str, name: &str) -> String {
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The uid an earlier Sandbox of this name had (deleted and created again since): what a foreign
+/// disk or a foreign per-sandbox policy left behind is owned by.
+pub fn earlier_uid(name: &str) -> String {
+    format!("0e0e0e0e-0000-4000-8000-0000{}", name_hash(name))
 }
 
 /// FNV-1a-32 of the Sandbox name, 8 lowercase hex (`NameHash`).
@@ -292,8 +311,25 @@ impl Controller {
                 }
                 None => conds = suspended_conditions(&cond),
             }
+        } else if knobs.pod_lost || knobs.ready_reason.as_deref().is_some_and(|r| r != "PodTerminating") {
+            // no pod: deleted under a Ready=True not yet updated, or the controller is blocked
+            if pod.is_some() {
+                self.delete_pod(store, &ns, &name, &now_s);
+            }
+            conds = vec![
+                cond("Ready", "True", "DependenciesReady", "Pod is Ready; Service Exists"),
+                cond("Suspended", "False", "NotSuspended", "Sandbox is not suspended"),
+            ];
         } else {
             let pod = match pod {
+                Some(p) if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
+                    Some(self.keep_terminating(store, p, &knobs, now))
+                }
+                None if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
+                    let p = self.create_pod(store, &sbx, &knobs, now, settle);
+                    let p = self.progress_pod(store, &sbx, p, &knobs, now);
+                    Some(self.keep_terminating(store, p, &knobs, now))
+                }
                 Some(p) if s(&p, "/status/phase") == "Failed" || s(&p, "/status/phase") == "Succeeded" => Some(p),
                 Some(p) if p.pointer("/metadata/deletionTimestamp").is_some() => {
                     let uid = s(&p, "/metadata/uid");
@@ -319,6 +355,11 @@ impl Controller {
             {
                 conds.push(cond("PodScheduled", s(c, "/status"), s(c, "/reason"), s(c, "/message")));
             }
+        }
+        if let Some(reason) = &knobs.ready_reason {
+            let message = knobs.ready_message.clone().unwrap_or_default();
+            conds.retain(|c| c["type"] != "Ready");
+            conds.insert(0, cond("Ready", "False", reason, &message));
         }
         if let Some(msg) = &knobs.reconciler_error {
             conds.retain(|c| c["type"] != "Ready");
@@ -399,21 +440,8 @@ impl Controller {
         }
         let mut next = current.clone();
         next["status"] = Value::Object(status);
-        // the pod name annotation tracks the pod
-        let has_pod = store.get(&PODS, ns, name).is_some_and(|p| owns(&current, p));
-        let annotations = next["metadata"].as_object_mut().expect("metadata");
-        match (
-            has_pod,
-            annotations.get_mut("annotations").and_then(Value::as_object_mut),
-        ) {
-            (true, Some(a)) => {
-                a.insert("agents.x-k8s.io/pod-name".into(), json!(name));
-            }
-            (false, Some(a)) => {
-                a.remove("agents.x-k8s.io/pod-name");
-            }
-            _ => {}
-        }
+        // agent-sandbox v1.0 no longer writes the agents.x-k8s.io/pod-name annotation (the pod
+        // is named after the Sandbox); one left by an older controller stays as it is
         if next != current {
             store.update(&SANDBOXES, next);
         }
@@ -431,11 +459,21 @@ impl Controller {
             let pvc_name = format!("{}-{name}", s(&vct, "/metadata/name"));
             let phase = if knobs.pvc_pending { "Pending" } else { "Bound" };
             match store.get(&PVCS, ns, &pvc_name).cloned() {
+                None if knobs.disk_missing => {}
                 None => {
                     let mut labels = vct.pointer("/metadata/labels").cloned().unwrap_or(json!({}));
                     labels["agents.x-k8s.io/sandbox-name-hash"] = json!(name_hash(name));
+                    // a foreign disk: an earlier Sandbox of this name made it, and it was never
+                    // collected (a real cluster's garbage collector lags, or an orphaning delete)
+                    let owner = if knobs.foreign_disk {
+                        let mut o = owner_ref(sbx);
+                        o["uid"] = json!(earlier_uid(name));
+                        o
+                    } else {
+                        owner_ref(sbx)
+                    };
                     let pvc = json!({"metadata":{"name":pvc_name,"namespace":ns,"labels":labels,
-                        "ownerReferences":[owner_ref(sbx)]},
+                        "ownerReferences":[owner]},
                         "spec": vct.get("spec").cloned().unwrap_or(json!({})),
                         "status":{"phase":phase}});
                     if store.create(&PVCS, pvc, now).is_ok() && knobs.pvc_pending {
@@ -555,7 +593,7 @@ impl Controller {
         if let Some(msg) = &knobs.unschedulable {
             next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","False","Unschedulable",msg)]});
             self.announce(store, sbx, "FailedScheduling", msg, "Warning", &now_s);
-        } else if knobs.pvc_pending {
+        } else if knobs.pvc_pending || knobs.disk_missing {
             next["status"] = json!({"phase":"Pending","conditions":[]});
         } else if let Some(reason) = &knobs.image_pull {
             let msg = format!("Back-off pulling image \"{image}\"");
@@ -663,6 +701,21 @@ impl Controller {
         if settle && !knobs.stuck_terminating && knobs.grace_ms.is_none() {
             store.delete(&PODS, s(sbx, "/metadata/namespace"), &name, &k8s_time(now), &[]);
         }
+    }
+
+    /// A pod being deleted that stays so while the knob holds (agent-sandbox v1.0 then reports
+    /// Ready=False/PodTerminating).
+    fn keep_terminating(&mut self, store: &mut Store, mut pod: Value, knobs: &Knobs, now: DateTime<Utc>) -> Value {
+        if pod.pointer("/metadata/deletionTimestamp").is_some() {
+            return pod;
+        }
+        let grace = knobs
+            .grace_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(Duration::hours(1));
+        pod["metadata"]["deletionTimestamp"] = json!(k8s_time(now + grace));
+        pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace.num_seconds());
+        store.update(&PODS, pod)
     }
 
     fn delete_pod(&mut self, store: &mut Store, ns: &str, name: &str, now: &str) {

@@ -192,7 +192,7 @@ fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, String)> {
 fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Response<Body> {
     // reads see what the controller last did; writes wake it (below), time wakes it (tick)
     st.tick(now);
-    let served = st.agent_sandbox.served();
+    let served = st.served();
     let target = parse_path(&req.path);
     let result = match (req.method.as_str(), target) {
         ("GET", Some(Target::Version)) => Ok((200, discovery::version())),

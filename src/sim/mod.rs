@@ -49,9 +49,20 @@ pub struct SimState {
     pub agent_sandbox: AgentSandbox,
     /// Serve streaming lists (`sendInitialEvents`), as Kubernetes ≥ 1.32 does by default.
     pub watch_list: bool,
+    /// `cilium.io/v2` is served.
+    pub cilium: bool,
 }
 
 impl SimState {
+    /// Every resource served: agent-sandbox's as configured, the core ones, and Cilium's.
+    pub fn served(&self) -> Vec<Resource> {
+        let mut out = self.agent_sandbox.served();
+        if self.cilium {
+            out.push(resources::CILIUM_POLICIES);
+        }
+        out
+    }
+
     pub fn reconcile(&mut self, now: DateTime<Utc>) {
         self.controller.reconcile(&mut self.store, now, false);
     }
@@ -69,7 +80,6 @@ impl SimState {
             return;
         };
         let Some(r) = self
-            .agent_sandbox
             .served()
             .into_iter()
             .find(|r| r.group == group && r.plural == plural)
@@ -152,6 +162,8 @@ pub struct SimConfig {
     /// Bearer tokens; empty = no authentication. The kubeconfig carries the first user's token.
     pub users: Vec<User>,
     pub agent_sandbox: AgentSandbox,
+    /// Serve `cilium.io/v2` CiliumNetworkPolicies (a cluster with Cilium).
+    pub cilium: bool,
     pub port: u16,
     /// Where the kubeconfig is written.
     pub kubeconfig: PathBuf,
@@ -178,6 +190,7 @@ impl SimConfig {
             timing: Timing::default(),
             users: Vec::new(),
             agent_sandbox: AgentSandbox::Current,
+            cilium: true,
             port: 0,
             kubeconfig: kubeconfig.to_path_buf(),
             namespace: "default".into(),
@@ -222,6 +235,7 @@ impl Sim {
             strict: config.strict,
             agent_sandbox: config.agent_sandbox,
             watch_list: true,
+            cilium: config.cilium,
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
@@ -268,7 +282,11 @@ impl Sim {
 
     /// Bytes sent on watch streams so far.
     pub fn watch_bytes(&self) -> u64 {
-        self.shared.lock().store.watch_bytes.load(std::sync::atomic::Ordering::Relaxed)
+        self.shared
+            .lock()
+            .store
+            .watch_bytes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// End every open watch, as a server restart or an idle cut does; clients watch again.
@@ -431,7 +449,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     }
     let served = resources::CORE
         .iter()
-        .chain(&[SANDBOXES])
+        .chain(&[SANDBOXES, resources::CILIUM_POLICIES])
         .chain(&resources::EXTENSIONS)
         .copied()
         .collect::<Vec<_>>();
@@ -454,9 +472,15 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .as_ref()
             .and_then(|c| st.store.get(&CLAIMS, &w.namespace, c))
             .and_then(|c| c.pointer("/metadata/uid").and_then(Value::as_str).map(str::to_string));
-        st.store
+        let created = st
+            .store
             .create(&SANDBOXES, w.sandbox(claim_uid.as_deref()), &now_s)
             .map_err(|e| e.body["message"].to_string())?;
+        for policy in w.policies(&created) {
+            st.store
+                .create(&resources::CILIUM_POLICIES, policy, &now_s)
+                .map_err(|e| e.body["message"].to_string())?;
+        }
     }
     for i in 0..background.pods {
         let ns = &spread[i % spread.len()];

@@ -121,8 +121,20 @@ pub const SANDBOXES_V1ALPHA1: Resource = res(
     &["sandbox"],
 );
 
+/// Cilium's network policy (`cilium.io/v2`), served unless the sim poses as a cluster without
+/// Cilium: @namzu/sandbox's per-sandbox egress grants are these.
+pub const CILIUM_POLICIES: Resource = res(
+    "cilium.io",
+    "v2",
+    "ciliumnetworkpolicies",
+    "CiliumNetworkPolicy",
+    true,
+    true,
+    &["cnp", "ciliumnp"],
+);
+
 /// Where garbage collection looks for dependents of a deleted owner.
-pub const CASCADE: [Resource; 3] = [SANDBOXES, PODS, PVCS];
+pub const CASCADE: [Resource; 4] = [SANDBOXES, PODS, PVCS, CILIUM_POLICIES];
 
 pub const CORE: [Resource; 4] = [NAMESPACES, PODS, PVCS, EVENTS];
 pub const EXTENSIONS: [Resource; 3] = [TEMPLATES, CLAIMS, WARM_POOLS];

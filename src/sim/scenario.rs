@@ -44,9 +44,20 @@ pub struct WorkspaceSpec {
     pub deleting: bool,
     #[serde(default)]
     pub shutdown_time: Option<String>,
+    /// Per-sandbox egress (@namzu/sandbox 28.0.0): the per-sandbox label on the pod template
+    /// (its value the Sandbox's name) and a CiliumNetworkPolicy `namzu-sbx-<uid>` the Sandbox owns.
+    #[serde(default)]
+    pub per_sandbox_egress: bool,
+    /// A per-sandbox policy left by an earlier workspace of the same name (owned by that
+    /// Sandbox's uid, not yet garbage-collected): it selects this workspace too.
+    #[serde(default)]
+    pub foreign_policy: bool,
     #[serde(default)]
     pub knobs: Knobs,
 }
+
+/// The per-sandbox egress label key the library's hosts use by default.
+pub const PER_SANDBOX_LABEL: &str = "sandbox.namzu.ai/per-sandbox-egress";
 
 fn running() -> String {
     "Running".into()
@@ -216,12 +227,46 @@ impl WorkspaceSpec {
             "spec":{"accessModes":["ReadWriteOnce"],"volumeMode":"Block","resources":{"requests":{"storage":"10Gi"}}}})
             })
             .collect();
-        let mut spec = json!({"podTemplate":self.pod_template,"operatingMode":self.mode,"service":true,"volumeClaimTemplates":vcts});
+        let mut pod_template = self.pod_template.clone();
+        if self.per_sandbox_egress {
+            pod_template["metadata"]["labels"][PER_SANDBOX_LABEL] = json!(name);
+        }
+        let mut spec =
+            json!({"podTemplate":pod_template,"operatingMode":self.mode,"service":true,"volumeClaimTemplates":vcts});
         if let Some(t) = &self.shutdown_time {
             spec["shutdownTime"] = json!(t);
             spec["shutdownPolicy"] = json!("Retain");
         }
         json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","metadata":meta,"spec":spec})
+    }
+}
+
+impl WorkspaceSpec {
+    /// The per-sandbox CiliumNetworkPolicies that stand with the `created` Sandbox: its own
+    /// (`perSandboxEgress`) and one an earlier Sandbox of the same name left (`foreignPolicy`).
+    pub fn policies(&self, created: &Value) -> Vec<Value> {
+        let name = created["metadata"]["name"].as_str().unwrap_or_default();
+        let uid = created["metadata"]["uid"].as_str().unwrap_or_default();
+        let mut owners = Vec::new();
+        if self.per_sandbox_egress {
+            owners.push(uid.to_string());
+        }
+        if self.foreign_policy {
+            owners.push(super::controller::earlier_uid(name));
+        }
+        owners
+            .into_iter()
+            .map(|owner| {
+                json!({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+                    "metadata": {"name": format!("namzu-sbx-{owner}"), "namespace": self.namespace,
+                        "labels": {"app.kubernetes.io/managed-by": "namzu-sandbox"},
+                        "ownerReferences": [{"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
+                            "name": name, "uid": owner}]},
+                    "spec": {"endpointSelector": {"matchLabels": {PER_SANDBOX_LABEL: name}},
+                        "egress": [{"toFQDNs": [{"matchName": "api.github.com"}],
+                            "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]}]}})
+            })
+            .collect()
     }
 }
 

@@ -990,6 +990,7 @@ mod tests {
             sandbox: &sandbox,
             pods: Observed::Forbidden,
             pvcs: Observed::Forbidden,
+            policies: crate::domain::egress::PolicyRead::NotServed,
             template: TemplateRead::NotFound,
             flags: &OverlayFlags::default(),
             now: now(),
@@ -1048,6 +1049,7 @@ mod tests {
             change: Change::ModeChange,
             mode: Mode::Running,
             uid: Some(format!("uid-{id}")),
+            per_sandbox_egress: false,
         }
     }
 

@@ -176,7 +176,11 @@ impl Io {
     }
 
     async fn load(&self, scope: &Scope) -> Result<Loaded, String> {
-        let inv = inventory::read(&self.conn, scope, &Query::default())
+        let query = Query {
+            per_sandbox_label_key: self.flags.per_sandbox_label_key.clone(),
+            ..Default::default()
+        };
+        let inv = inventory::read(&self.conn, scope, &query)
             .await
             .map_err(|e| e.to_string())?;
         let now = self.conn.clock.now();

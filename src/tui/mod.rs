@@ -70,10 +70,14 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         now: conn.clock.now(),
         live: true,
     });
+    let flags = crate::domain::drift::OverlayFlags {
+        per_sandbox_label_key: policy.per_sandbox_label_key.clone(),
+        ..Default::default()
+    };
     let io = Arc::new(Io {
         conn,
         policy,
-        flags: Default::default(),
+        flags,
         wait_timeout: io::WAIT,
         writes_in_flight: Default::default(),
         live: crate::cluster::live::LiveOptions {

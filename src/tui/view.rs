@@ -432,7 +432,11 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
         let body = match c.previews.get(key) {
             None => vec!["reading…".to_string()],
             Some(Outcome::DryRun {
-                request, epoch, mode, ..
+                request,
+                epoch,
+                mode,
+                per_sandbox_egress,
+                ..
             }) => {
                 let mut v = vec![format!(
                     "{}, stored epoch {} → carries {} ({}); {} {}",
@@ -448,6 +452,9 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
                 match request.body.as_array() {
                     Some(ops) => v.extend(ops.iter().map(|op| format!("  {}", spaced_json(op)))),
                     None => v.push(format!("  {}", spaced_json(&request.body))),
+                }
+                if *per_sandbox_egress {
+                    v.push(crate::present::outcome::ADMISSION_FENCE_NOTE.to_string());
                 }
                 v
             }

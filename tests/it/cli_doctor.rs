@@ -68,9 +68,17 @@ async fn the_printed_role_is_enough_for_every_verb() {
     })
     .await;
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
+    let uid = t
+        .sim
+        .get(&kubectl_namzu::sim::resources::SANDBOXES, "default", "namzu-ws-a")
+        .unwrap()["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
     for args in [
         vec!["list"],
         vec!["inspect", "a"],
+        vec!["reconcile", "a", "--uid", &uid],
         vec!["drift", "a"],
         vec!["capacity"],
         vec!["suspend", "a", "--wait"],

@@ -32,7 +32,7 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     let t = start_demo().await;
     let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
     let items = json(&o);
-    assert_eq!(items.len(), 25);
+    assert_eq!(items.len(), 34);
     let states = field(&items, "/state");
     for s in [
         "Running",
@@ -58,9 +58,19 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
         "controller-error",
         "foreign-pod",
         "stale-status",
+        "no-live-pod",
+        "foreign-disk",
+        "disk-missing",
+        "foreign-egress-policy",
+        "controller-reason",
     ] {
         assert!(kinds.contains(k), "diagnosis {k} missing: {kinds:?}");
     }
+    assert_eq!(
+        kinds.len(),
+        kubectl_namzu::domain::diagnosis::Kind::ALL.len(),
+        "one workspace of every diagnosis: {kinds:?}"
+    );
     let drifts = field(&items, "/drift/state");
     for d in ["current", "drifted", "unknown", "no-template", "unreadable"] {
         assert!(drifts.contains(d), "drift {d} missing: {drifts:?}");
@@ -147,9 +157,10 @@ async fn formats_and_headers() {
         .unwrap()
         .split_whitespace()
         .collect();
-    assert_eq!(tango.len(), 14);
+    assert_eq!(tango.len(), 17);
     assert_eq!(tango[10], "namzu-ws-tango", "POD");
     assert!(tango[13].starts_with("sha256:"), "TEMPLATE-HASH");
+    assert_eq!(&tango[14..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
 
     let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);
     assert_eq!(names.lines().next(), Some("sandbox.agents.x-k8s.io/namzu-ws-tango"));
@@ -209,7 +220,10 @@ async fn filters_and_sorting() {
             .collect::<Vec<_>>()
     };
     let suspended = ids(&namzu(&t, &["list", "-A", "-o", "json", "--state", "suspended"]).await);
-    assert_eq!(suspended, ["delta", "echo", "sierra", "uniform", "victor", "yankee"]);
+    assert_eq!(
+        suspended,
+        ["delta", "echo", "sierra", "wren", "uniform", "victor", "yankee"]
+    );
     let drifted = ids(&namzu(&t, &["list", "-A", "-o", "json", "--drift", "drifted,no-template"]).await);
     assert_eq!(
         drifted,
@@ -283,6 +297,7 @@ fn read_all_but(skip: &str) -> Vec<Rule> {
         "persistentvolumeclaims",
         "sandboxtemplates",
         "namespaces",
+        "ciliumnetworkpolicies",
     ]
     .into_iter()
     .filter(|r| *r != skip)
@@ -296,6 +311,7 @@ async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
         ("pods", "/pod"),
         ("persistentvolumeclaims", "/pvcs"),
         ("sandboxtemplates", "/drift/state"),
+        ("ciliumnetworkpolicies", "/egress/policies"),
     ] {
         let t = start_with(SMALL, |c| c.users = rbac_user(read_all_but(skip))).await;
         let o = namzu(&t, &["list", "-n", "agents", "-o", "json"]).await;
@@ -314,7 +330,13 @@ async fn forbidden_pods_pvcs_or_templates_degrade_to_question_marks() {
         assert_eq!(e.lines().count(), 1, "{skip}: {e}");
         assert!(e.contains(skip), "{skip}: {e}");
         if skip != "persistentvolumeclaims" {
-            let table = out(&namzu(&t, &["list", "-n", "agents"]).await);
+            // POLICY is a wide column
+            let wide = if skip == "ciliumnetworkpolicies" {
+                "wide"
+            } else {
+                "table"
+            };
+            let table = out(&namzu(&t, &["list", "-n", "agents", "-o", wide]).await);
             let rows_with_question_mark = table
                 .lines()
                 .skip(1)
@@ -755,4 +777,81 @@ async fn kubectls_output_dialects() {
     )
     .await;
     assert_eq!(out(&o), "awake 2");
+}
+
+/// `list -o json` keeps every key it had and gains the library's 28.0.0 readings: `ready`,
+/// `identity`, `missingVolumeClaims` and `namzuAnnotations` (plus `egress`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_json_gains_ready_identity_missing_claims_and_library_annotations() {
+    let t = start_demo().await;
+    let items = json(&namzu(&t, &["list", "-n", "agents", "-o", "json"]).await);
+    let w = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    for i in &items {
+        for key in [
+            "id",
+            "namespace",
+            "sandboxName",
+            "uid",
+            "mode",
+            "state",
+            "diagnosis",
+            "createdAt",
+            "operatingModeChangedAt",
+            "holderEpoch",
+            "template",
+            "drift",
+            "pod",
+            "pvcs",
+            "ready",
+            "identity",
+            "missingVolumeClaims",
+            "namzuAnnotations",
+            "egress",
+        ] {
+            assert!(i.get(key).is_some(), "{key} missing in {}", i["id"]);
+        }
+        // STATE Running means exactly the library's ready
+        assert_eq!(i["state"] == "Running", i["ready"] == true, "{}", i["id"]);
+    }
+    let alpha = w("alpha");
+    assert_eq!(alpha["identity"]["sandboxUid"], alpha["uid"]);
+    assert_eq!(alpha["identity"]["podUid"], alpha["pod"]["uid"]);
+    assert_eq!(
+        alpha["identity"]["volumeClaimUids"]["workspace-disk"],
+        alpha["pvcs"][0]["uid"]
+    );
+    assert_eq!(alpha["missingVolumeClaims"], serde_json::json!([]));
+    // an older generation's Ready, and a Ready=True with no pod under it
+    assert_eq!(
+        (w("oscar")["state"].as_str(), w("oscar")["ready"].as_bool()),
+        (Some("Starting"), Some(false))
+    );
+    let tempest = w("tempest");
+    assert_eq!(
+        (tempest["ready"].as_bool(), tempest["diagnosis"]["kind"].as_str()),
+        (Some(false), Some("no-live-pod"))
+    );
+    assert_eq!(tempest["identity"]["podUid"], Value::Null);
+    // a suspended workspace has no pod uid
+    assert_eq!(w("delta")["identity"]["podUid"], Value::Null);
+    // a missing claim, and a claim that is a stranger's (recorded, owner named, not missing)
+    assert_eq!(w("umber")["missingVolumeClaims"], serde_json::json!(["workspace-disk"]));
+    let topaz = w("topaz");
+    assert_eq!(topaz["missingVolumeClaims"], serde_json::json!([]));
+    assert_eq!(topaz["pvcs"][0]["foreign"], true);
+    assert_ne!(topaz["pvcs"][0]["owners"][0]["uid"], topaz["uid"]);
+    // the library's annotations, known to the tool or not, as stored
+    let vapor = w("vapor");
+    assert_eq!(vapor["namzuAnnotations"]["sandbox.namzu.ai/allocation-host"], "host-7");
+    assert_eq!(vapor["namzuAnnotations"]["sandbox.namzu.ai/holder-epoch"], "2");
+    assert!(vapor["namzuAnnotations"].get("agents.x-k8s.io/pod-name").is_none());
+    // which per-sandbox hash matched
+    assert_eq!(vapor["drift"]["overlays"]["perSandboxLabel"]["hashed"], false);
+    assert_eq!(w("wren")["drift"]["overlays"]["perSandboxLabel"]["hashed"], true);
+    assert_eq!(alpha["drift"]["overlays"].get("perSandboxLabel"), None);
+    // the controller's v1.0 reasons
+    assert_eq!(w("xenon")["state"], "Error");
+    assert_eq!(w("xenon")["diagnosis"]["reason"], "InvalidConfiguration");
+    assert_eq!(w("yarrow")["state"], "Suspending");
+    assert_eq!(w("zinc")["diagnosis"]["reason"], "EgressPolicyPending");
 }

@@ -648,3 +648,48 @@ async fn parallel_bulk_writes_report_in_order_and_honour_back_pressure() {
     );
     assert!(!err(&o).contains('\r') && !err(&o).contains("/s, about"), "{}", err(&o));
 }
+
+/// @namzu/sandbox 28.0.0's allocation annotations (and any other `sandbox.namzu.ai/*` key the
+/// tool does not know) are the library's: per-key adds leave them byte-identical.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspend_and_a_resume_leave_unknown_library_annotations_byte_identical() {
+    let t = sim_with(
+        "Running",
+        r#"epoch: "2", annotations: {"sandbox.namzu.ai/allocation": "{\"cpu\": 2,  \"host\": \"h-7\"}\n", "sandbox.namzu.ai/allocation-host": "h-7", "sandbox.namzu.ai/zz": ""},"#,
+    )
+    .await;
+    let library = |t: &TestSim| -> Vec<(String, String)> {
+        sandbox(t).unwrap()["metadata"]["annotations"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| {
+                k.starts_with("sandbox.namzu.ai/")
+                    && !k.ends_with("/holder-epoch")
+                    && !k.ends_with("/operating-mode-changed-at")
+            })
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect()
+    };
+    let before = library(&t);
+    assert_eq!(before.len(), 3);
+    // list carries them, as stored
+    let o = run_audited(&t, &["list", "-o", "json"]).await;
+    let items: Value = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(
+        items[0]["namzuAnnotations"]["sandbox.namzu.ai/allocation"],
+        "{\"cpu\": 2,  \"host\": \"h-7\"}\n"
+    );
+    for verb in ["suspend", "resume"] {
+        let o = run_audited(&t, &[verb, "shared-desk"]).await;
+        assert!(o.status.success(), "{verb}: {}", err(&o));
+        assert_eq!(library(&t), before, "after {verb}");
+    }
+    assert_eq!(writes(&t).len(), 2);
+    // inspect shows them
+    let text = out(&run_audited(&t, &["inspect", "shared-desk"]).await);
+    assert!(
+        text.contains("Library annotations:") && text.contains("  sandbox.namzu.ai/allocation-host: \"h-7\""),
+        "{text}"
+    );
+}

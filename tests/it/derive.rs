@@ -3,6 +3,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use kubectl_namzu::domain::diagnosis::Kind;
 use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
+use kubectl_namzu::domain::egress::PolicyRead;
 use kubectl_namzu::domain::pod::Index;
 use kubectl_namzu::domain::state::State;
 use kubectl_namzu::domain::workspace::{Inputs, Observed, Workspace, derive};
@@ -48,6 +49,7 @@ fn view(sbx: &Value, pods: &[Value], pvcs: &[Value]) -> Workspace {
         sandbox: sbx,
         pods: Observed::Known(&Index::new(pods)),
         pvcs: Observed::Known(&Index::new(pvcs)),
+        policies: PolicyRead::NotServed,
         template: TemplateRead::NotFound,
         flags: &OverlayFlags::default(),
         now: now(),
@@ -107,6 +109,7 @@ fn suspended_state_without_pod_access_uses_the_condition() {
         sandbox: &s,
         pods: Observed::Forbidden,
         pvcs: Observed::Forbidden,
+        policies: PolicyRead::Forbidden,
         template: TemplateRead::Unreadable,
         flags: &OverlayFlags::default(),
         now: now(),
@@ -158,7 +161,7 @@ fn every_diagnosis_kind() {
 
     assert_eq!(kind(&view(&starting, &[], &[pvc("Pending")])), Some(Kind::DiskPending));
     let missing = view(&starting, &[], &[]);
-    assert_eq!(kind(&missing), Some(Kind::DiskPending));
+    assert_eq!(kind(&missing), Some(Kind::DiskMissing));
     assert!(missing.diagnosis.unwrap().message.contains("workspace-disk-namzu-ws-a"));
 
     let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
@@ -254,8 +257,8 @@ fn identity_fields_are_never_defaulted() {
 async fn a_projected_object_derives_the_same_workspace() {
     use kubectl_namzu::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
     use kubectl_namzu::domain::naming::{is_workspace, template_label};
-    use kubectl_namzu::domain::projection::{self, POD, PVC, SANDBOX};
-    use kubectl_namzu::sim::resources::{PODS, PVCS, SANDBOXES, TEMPLATES};
+    use kubectl_namzu::domain::projection::{self, POD, POLICY, PVC, SANDBOX};
+    use kubectl_namzu::sim::resources::{CILIUM_POLICIES, PODS, PVCS, SANDBOXES, TEMPLATES};
     let t = crate::support::start_demo().await;
     let inventory = |keep: bool| {
         let mut namespaces = Vec::new();
@@ -285,6 +288,7 @@ async fn a_projected_object_derives_the_same_workspace() {
                 namespace: ns.into(),
                 pods: Observed::Known(pruned(t.sim.list(&PODS, Some(ns)), POD)),
                 pvcs: Observed::Known(pruned(t.sim.list(&PVCS, Some(ns)), PVC)),
+                policies: PolicyRead::Known(pruned(t.sim.list(&CILIUM_POLICIES, Some(ns)), POLICY)),
                 sandboxes,
                 templates,
             });
@@ -315,5 +319,296 @@ async fn a_projected_object_derives_the_same_workspace() {
         "{} vs {}",
         size(&projected),
         size(&whole)
+    );
+}
+
+// ---- @namzu/sandbox 28.0.0 and agent-sandbox v1.0 (docs/interop.md §13) ----
+
+fn view_with_policies(sbx: &Value, pods: &[Value], pvcs: &[Value], policies: &[Value]) -> Workspace {
+    use kubectl_namzu::domain::egress::PolicyIndex;
+    let flags = OverlayFlags::default();
+    let index = PolicyIndex::new(policies, flags.per_sandbox_key());
+    derive(&Inputs {
+        sandbox: sbx,
+        pods: Observed::Known(&Index::new(pods)),
+        pvcs: Observed::Known(&Index::new(pvcs)),
+        policies: PolicyRead::Known(&index),
+        template: TemplateRead::NotFound,
+        flags: &flags,
+        now: now(),
+    })
+}
+
+#[test]
+fn running_means_ready_for_the_current_generation_with_a_live_pod() {
+    let running = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    let w = view(&running, &[pod(json!({}))], &[pvc("Bound")]);
+    assert_eq!((w.state, w.ready), (State::Running, Some(true)));
+    assert_eq!(w.identity.pod_uid.as_deref(), Some("pod-uid"));
+    // no observedGeneration, or no generation: no generation check, as the library reads it
+    let mut unversioned = running.clone();
+    unversioned["status"]["conditions"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("observedGeneration");
+    unversioned["metadata"]["generation"] = json!(9);
+    assert_eq!(
+        view(&unversioned, &[pod(json!({}))], &[pvc("Bound")]).state,
+        State::Running
+    );
+    // pods that may not be read: Ready for the current generation is all that can be told
+    let w = derive(&Inputs {
+        sandbox: &running,
+        pods: Observed::Forbidden,
+        pvcs: Observed::Forbidden,
+        policies: PolicyRead::NotServed,
+        template: TemplateRead::NotFound,
+        flags: &OverlayFlags::default(),
+        now: now(),
+    });
+    assert_eq!((w.state, w.ready), (State::Running, None));
+}
+
+#[test]
+fn ready_true_from_an_older_generation_is_starting_with_stale_status() {
+    let mut stale = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    stale["metadata"]["generation"] = json!(2);
+    let w = view(&stale, &[pod(json!({}))], &[pvc("Bound")]);
+    assert_eq!((w.state, w.ready), (State::Starting, Some(false)));
+    assert_eq!(kind(&w), Some(Kind::StaleStatus));
+}
+
+#[test]
+fn ready_true_without_a_live_pod_is_starting_with_no_live_pod() {
+    let running = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    let mut terminating = pod(json!({}));
+    terminating["metadata"]["deletionTimestamp"] = json!("2026-11-29T10:05:00Z");
+    let mut no_uid = pod(json!({}));
+    no_uid["metadata"].as_object_mut().unwrap().remove("uid");
+    for (pods, says) in [
+        (vec![], "no pod namzu-ws-a exists"),
+        (vec![terminating], "is terminating"),
+        (vec![no_uid], "has no uid"),
+    ] {
+        let w = view(&running, &pods, &[pvc("Bound")]);
+        assert_eq!((w.state, w.ready), (State::Starting, Some(false)), "{says}");
+        let d = w.diagnosis.unwrap();
+        assert_eq!(d.kind, Kind::NoLivePod);
+        assert!(d.message.contains(says), "{}", d.message);
+        assert_eq!(w.identity.pod_uid, None);
+    }
+    // a live pod under another name (found by the selector) is not the one the library reads
+    let mut other = pod(json!({}));
+    other["metadata"]["name"] = json!("namzu-ws-a-legacy");
+    other["metadata"]["labels"] = json!({"h": "1"});
+    let mut selected = running.clone();
+    selected["status"]["selector"] = json!("h=1");
+    assert_eq!(view(&selected, &[other], &[pvc("Bound")]).state, State::Starting);
+}
+
+#[test]
+fn a_claim_owned_by_another_sandbox_is_a_foreign_disk_naming_the_owner() {
+    let running = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    let mut stranger = pvc("Bound");
+    stranger["metadata"]["ownerReferences"] = json!([{"kind": "Sandbox", "name": "namzu-ws-a", "uid": "old-uid"}]);
+    let w = view(&running, &[pod(json!({}))], &[stranger]);
+    let d = w.diagnosis.clone().unwrap();
+    assert_eq!(d.kind, Kind::ForeignDisk);
+    assert!(d.message.contains("Sandbox namzu-ws-a (uid old-uid)"), "{}", d.message);
+    // the stranger's claim exists: its uid is recorded, and it is not missing
+    assert_eq!(w.identity.volume_claim_uids["workspace-disk"], "pvc-uid");
+    assert_eq!(w.missing_claims, Observed::Known(vec![]));
+    let pvcs = w.pvcs.known().unwrap();
+    assert!(pvcs[0].foreign && pvcs[0].owners[0].uid == "old-uid");
+    // no owner list at all says nothing: not foreign
+    let mut unowned = pvc("Bound");
+    unowned["metadata"].as_object_mut().unwrap().remove("ownerReferences");
+    assert_eq!(kind(&view(&running, &[pod(json!({}))], &[unowned])), None);
+}
+
+#[test]
+fn a_missing_claim_is_disk_missing_and_an_unbound_one_disk_pending() {
+    let starting = sandbox("Running", vec![ready("False", "DependenciesNotReady")]);
+    let w = view(&starting, &[], &[]);
+    assert_eq!(kind(&w), Some(Kind::DiskMissing));
+    assert_eq!(w.missing_claims, Observed::Known(vec!["workspace-disk".to_string()]));
+    assert!(w.identity.volume_claim_uids.is_empty());
+    let w = view(&starting, &[], &[pvc("Pending")]);
+    assert_eq!(kind(&w), Some(Kind::DiskPending));
+    assert_eq!(w.missing_claims, Observed::Known(vec![]));
+}
+
+#[test]
+fn invalid_configuration_is_error_with_the_controllers_message() {
+    let s = sandbox(
+        "Running",
+        vec![cond(
+            "Ready",
+            "False",
+            "InvalidConfiguration",
+            "RuntimeClass \"x\" not found",
+        )],
+    );
+    let w = view(&s, &[], &[pvc("Bound")]);
+    assert_eq!(w.state, State::Error);
+    let d = w.diagnosis.unwrap();
+    assert_eq!(
+        (d.kind, d.reason.as_str()),
+        (Kind::ControllerError, "InvalidConfiguration")
+    );
+    assert_eq!(d.message, "RuntimeClass \"x\" not found");
+}
+
+#[test]
+fn pod_terminating_reads_as_suspending() {
+    let mut terminating = pod(json!({}));
+    terminating["metadata"]["deletionTimestamp"] = json!("2026-11-29T11:00:00Z");
+    for mode in ["Running", "Suspended"] {
+        let s = sandbox(
+            mode,
+            vec![cond("Ready", "False", "PodTerminating", "Pod is terminating")],
+        );
+        assert_eq!(
+            view(&s, &[terminating.clone()], &[pvc("Bound")]).state,
+            State::Suspending,
+            "{mode}"
+        );
+        // pods unreadable: the reason alone says it
+        let w = derive(&Inputs {
+            sandbox: &s,
+            pods: Observed::Forbidden,
+            pvcs: Observed::Forbidden,
+            policies: PolicyRead::NotServed,
+            template: TemplateRead::NotFound,
+            flags: &OverlayFlags::default(),
+            now: now(),
+        });
+        assert_eq!(w.state, State::Suspending, "{mode}");
+    }
+}
+
+#[test]
+fn an_unknown_ready_false_reason_is_shown_verbatim() {
+    let s = sandbox(
+        "Running",
+        vec![cond("Ready", "False", "QuotaWait", "waiting for quota")],
+    );
+    let w = view(&s, &[], &[pvc("Bound")]);
+    assert_eq!(w.state, State::Starting);
+    let d = w.diagnosis.clone().unwrap();
+    assert_eq!(
+        (d.kind, d.reason.as_str(), d.message.as_str()),
+        (Kind::ControllerReason, "QuotaWait", "waiting for quota")
+    );
+    use kubectl_namzu::domain::columns::{Column, cell};
+    assert_eq!(cell(&w, Column::Diagnosis, now()), "controller-reason:QuotaWait");
+    // the reasons the tool knows are not
+    for known in ["DependenciesNotReady", "SandboxSuspended"] {
+        let s = sandbox("Running", vec![cond("Ready", "False", known, "")]);
+        assert_ne!(
+            kind(&view(&s, &[], &[pvc("Bound")])),
+            Some(Kind::ControllerReason),
+            "{known}"
+        );
+    }
+}
+
+#[test]
+fn every_library_annotation_is_carried_as_stored() {
+    let mut s = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
+    s["metadata"]["annotations"] = json!({"sandbox.namzu.ai/holder-epoch": "3",
+        "sandbox.namzu.ai/allocation-host": "host-7", "sandbox.namzu.ai/x": "", "example.com/owner": "ops"});
+    let w = view(&s, &[], &[pvc("Bound")]);
+    assert_eq!(
+        w.namzu_annotations.into_iter().collect::<Vec<_>>(),
+        [
+            ("sandbox.namzu.ai/allocation-host".to_string(), "host-7".to_string()),
+            ("sandbox.namzu.ai/holder-epoch".to_string(), "3".to_string()),
+            ("sandbox.namzu.ai/x".to_string(), String::new()),
+        ]
+    );
+}
+
+#[test]
+fn a_legacy_pod_name_annotation_naming_another_pod_is_flagged_not_followed() {
+    let mut s = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    s["metadata"]["annotations"] = json!({"agents.x-k8s.io/pod-name": "someone-elses-pod"});
+    let mut decoy = pod(json!({}));
+    decoy["metadata"]["name"] = json!("someone-elses-pod");
+    decoy["metadata"]["uid"] = json!("decoy-uid");
+    let w = view(&s, &[decoy.clone(), pod(json!({}))], &[pvc("Bound")]);
+    assert_eq!(w.legacy_pod_name.as_deref(), Some("someone-elses-pod"));
+    let p = w.pod.known().unwrap().clone().unwrap();
+    assert_eq!(p.name, "namzu-ws-a", "the pod named after the Sandbox");
+    assert_eq!(w.state, State::Running);
+    // the decoy alone does not make it ready
+    assert_eq!(view(&s, &[decoy], &[pvc("Bound")]).state, State::Starting);
+    // an annotation naming the Sandbox's own pod is not flagged
+    s["metadata"]["annotations"] = json!({"agents.x-k8s.io/pod-name": "namzu-ws-a"});
+    assert_eq!(view(&s, &[pod(json!({}))], &[pvc("Bound")]).legacy_pod_name, None);
+}
+
+#[test]
+fn a_per_sandbox_policy_not_owned_by_the_current_uid_is_a_foreign_egress_policy() {
+    let key = "sandbox.namzu.ai/per-sandbox-egress";
+    let mut s = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
+    s["spec"]["podTemplate"]["metadata"]["labels"][key] = json!("namzu-ws-a");
+    let policy = |uid: &str| {
+        json!({"metadata": {"name": format!("namzu-sbx-{uid}"), "namespace": "agents",
+            "ownerReferences": [{"kind": "Sandbox", "name": "namzu-ws-a", "uid": uid}]},
+            "spec": {"endpointSelector": {"matchLabels": {key: "namzu-ws-a"}}}})
+    };
+    let own = view_with_policies(&s, &[], &[pvc("Bound")], &[policy("sbx-uid")]);
+    assert_eq!((own.diagnosis.clone(), own.egress.policy_cell()), (None, "own"));
+    assert_eq!(own.egress.per_sandbox.as_deref(), Some("namzu-ws-a"));
+    let w = view_with_policies(&s, &[], &[pvc("Bound")], &[policy("sbx-uid"), policy("old-uid")]);
+    let d = w.diagnosis.clone().unwrap();
+    assert_eq!(d.kind, Kind::ForeignEgressPolicy);
+    assert!(d.message.contains("namzu-sbx-old-uid"), "{}", d.message);
+    assert!(
+        d.message
+            .contains("kubectl delete ciliumnetworkpolicy namzu-sbx-old-uid -n agents"),
+        "{}",
+        d.message
+    );
+    assert_eq!(w.egress.policy_cell(), "foreign");
+    // the same uid under another name or kind is not an owner
+    let mut renamed = policy("sbx-uid");
+    renamed["metadata"]["ownerReferences"][0]["name"] = json!("namzu-ws-b");
+    assert_eq!(
+        kind(&view_with_policies(&s, &[], &[pvc("Bound")], &[renamed])),
+        Some(Kind::ForeignEgressPolicy)
+    );
+}
+
+#[test]
+fn drift_says_whether_the_per_sandbox_label_was_hashed() {
+    use kubectl_namzu::domain::canonical::pod_template_hash;
+    use kubectl_namzu::domain::drift::{DriftState, drift};
+    let key = "sandbox.namzu.ai/per-sandbox-egress";
+    let template = json!({"metadata": {"name": "ws"}, "spec": {"podTemplate": {"metadata": {"labels": {"app": "a"}},
+        "spec": {"containers": [{"name": "agent", "image": "a:1"}]}}}});
+    let without = json!({"metadata": {"labels": {"app": "a", "sandbox.namzu.ai/template": "ws"}},
+        "spec": {"containers": [{"name": "agent", "image": "a:1"}]}});
+    let mut with = without.clone();
+    with["metadata"]["labels"][key] = json!("namzu-ws-a");
+    for (hashed, hash) in [(false, pod_template_hash(&without)), (true, pod_template_hash(&with))] {
+        let s = json!({"metadata": {"name": "namzu-ws-a", "annotations": {"sandbox.namzu.ai/pod-template-hash": hash}},
+            "spec": {"podTemplate": with}});
+        let d = drift(&s, TemplateRead::Found(&template), &OverlayFlags::default());
+        assert_eq!(d.state, DriftState::Current, "hashed {hashed}");
+        let label = d.overlays.unwrap().per_sandbox_label.unwrap();
+        assert_eq!(
+            (label.key.as_str(), label.value.as_str(), label.hashed),
+            (key, "namzu-ws-a", hashed)
+        );
+    }
+    // a workspace without per-sandbox egress says nothing about it
+    let s = json!({"metadata": {"name": "namzu-ws-a", "annotations": {"sandbox.namzu.ai/pod-template-hash": pod_template_hash(&without)}},
+        "spec": {"podTemplate": without}});
+    let d = drift(&s, TemplateRead::Found(&template), &OverlayFlags::default());
+    assert_eq!(
+        (d.state, d.overlays.unwrap().per_sandbox_label),
+        (DriftState::Current, None)
     );
 }

@@ -774,6 +774,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
                 read_only: true,
                 audit: Default::default(),
                 throttle: Default::default(),
+                per_sandbox_label_key: None,
             },
             flags: Default::default(),
             wait_timeout: std::time::Duration::from_secs(1),

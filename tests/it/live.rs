@@ -4,12 +4,12 @@
 
 use crate::support::*;
 use kubectl_namzu::clock::NOW_ENV;
-use kubectl_namzu::sim::TEST_START;
 use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
 use kubectl_namzu::cluster::inventory::Scope;
 use kubectl_namzu::cluster::live::{LiveOptions, StreamStatus};
 use kubectl_namzu::cluster::write::WritePolicy;
 use kubectl_namzu::domain::workspace::Workspace;
+use kubectl_namzu::sim::TEST_START;
 use kubectl_namzu::sim::auth::{Rule, User};
 use kubectl_namzu::sim::resources::{PODS, SANDBOXES};
 use kubectl_namzu::tui::action::{Action, Effect};
@@ -58,6 +58,7 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
             read_only: true,
             audit: Default::default(),
             throttle: Default::default(),
+            per_sandbox_label_key: None,
         },
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
@@ -335,7 +336,10 @@ async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
     };
     for id in ["asleep", "awake", "owned"] {
         let event = next().await;
-        assert_eq!((event["type"].as_str(), event["object"]["id"].as_str()), (Some("ADDED"), Some(id)));
+        assert_eq!(
+            (event["type"].as_str(), event["object"]["id"].as_str()),
+            (Some("ADDED"), Some(id))
+        );
     }
     set_epoch(&t, "awake", "21");
     let changed = next().await;
@@ -344,8 +348,17 @@ async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
     assert_eq!(changed["object"]["holderEpoch"]["value"], 21, "{changed}");
     t.sim.delete(&SANDBOXES, "agents", "namzu-ws-owned");
     let deleted = next().await;
-    assert_eq!((deleted["type"].as_str(), deleted["object"]["id"].as_str()), (Some("DELETED"), Some("owned")));
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let status = tokio::task::spawn_blocking(move || child.wait()).await.unwrap().unwrap();
+    assert_eq!(
+        (deleted["type"].as_str(), deleted["object"]["id"].as_str()),
+        (Some("DELETED"), Some("owned"))
+    );
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(status.code(), Some(0), "Ctrl-C ends a watch with exit 0");
 }

@@ -3,9 +3,11 @@
 mod cli_doctor;
 mod cli_inspect;
 mod cli_list;
+mod cli_reconcile;
 mod cli_write;
 mod demo_scenario;
 mod derive;
+mod egress;
 mod hostile;
 mod krew;
 mod live;

@@ -74,6 +74,10 @@ async fn every_readme_example_runs() {
             }
             args.push(w.to_string());
         }
+        if args.iter().any(|a| a == "-w" || a == "--watch") {
+            watch_until_first_line(&command, args).await;
+            continue;
+        }
         let o = namzu_env(args, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit.clone())]).await;
         assert!(
             o.status.success(),
@@ -82,6 +86,41 @@ async fn every_readme_example_runs() {
             err(&o)
         );
     }
+}
+
+/// A watch runs until Ctrl-C: it must print the list, then end with exit 0 on SIGINT.
+async fn watch_until_first_line(command: &str, args: Vec<String>) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let command = command.to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+            .args(&args)
+            .env_remove("KUBECONFIG")
+            .env("NO_COLOR", "1")
+            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.trim().is_empty(), "README watch printed nothing: {command}");
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(
+            status.code(),
+            Some(0),
+            "README watch did not end with 0 on Ctrl-C: {command}"
+        );
+    })
+    .await
+    .unwrap();
 }
 
 /// The README's key table is the TUI's key table, row for row.

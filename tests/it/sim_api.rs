@@ -576,10 +576,9 @@ async fn suspend_then_resume_moves_pods_like_the_controller() {
     let sbx = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
     assert_eq!(ready(&sbx), ("True".into(), "DependenciesReady".into()));
     assert_eq!(condition(&sbx, "Suspended"), ("False".into(), "NotSuspended".into()));
-    assert_eq!(
-        sbx["metadata"]["annotations"]["agents.x-k8s.io/pod-name"],
-        "namzu-ws-awake"
-    );
+    // agent-sandbox v1.0: the pod is named after the Sandbox, and no pod-name annotation is written
+    assert_eq!(pod0["metadata"]["name"], "namzu-ws-awake");
+    assert!(sbx["metadata"]["annotations"].get("agents.x-k8s.io/pod-name").is_none());
     assert!(
         sbx["status"]["selector"]
             .as_str()
@@ -826,4 +825,123 @@ async fn knobs_reproduce_field_trouble() {
     assert_ne!(p["metadata"]["ownerReferences"][0]["kind"], "Sandbox");
     let sbx = t.sim.get(&SANDBOXES, ns, name).unwrap();
     assert_eq!(condition(&sbx, "Suspended"), ("False".into(), "PodNotOwned".into()));
+}
+
+/// `cilium.io/v2` CiliumNetworkPolicies are served (through discovery) unless the sim poses as a
+/// cluster without Cilium, and go by garbage collection with the Sandbox that owns them — a
+/// policy an earlier Sandbox of the same name owned stays until someone deletes it.
+#[tokio::test]
+async fn cilium_policies_are_discovered_and_collected_with_their_owner() {
+    use kubectl_namzu::sim::resources::CILIUM_POLICIES;
+    let scenario = r#"
+namespaces: [ns]
+workspaces:
+  - {namespace: ns, id: a, perSandboxEgress: true, foreignPolicy: true, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}
+"#;
+    let t = start_with(scenario, |_| {}).await;
+    let client = t.client().await;
+    let groups = client.list_api_groups().await.unwrap();
+    assert!(groups.groups.iter().any(|g| g.name == "cilium.io"));
+    let res = client.list_api_group_resources("cilium.io/v2").await.unwrap();
+    assert!(
+        res.resources
+            .iter()
+            .any(|r| r.name == "ciliumnetworkpolicies" && r.namespaced && r.kind == "CiliumNetworkPolicy")
+    );
+    let sbx = t.sim.get(&SANDBOXES, "ns", "namzu-ws-a").unwrap();
+    let uid = sbx["metadata"]["uid"].as_str().unwrap().to_string();
+    let policies = t.sim.list(&CILIUM_POLICIES, Some("ns"));
+    assert_eq!(policies.len(), 2);
+    let own = policies
+        .iter()
+        .find(|p| p["metadata"]["ownerReferences"][0]["uid"] == uid.as_str())
+        .unwrap();
+    assert_eq!(own["metadata"]["name"], format!("namzu-sbx-{uid}"));
+    assert_eq!(
+        own["spec"]["endpointSelector"]["matchLabels"]["sandbox.namzu.ai/per-sandbox-egress"],
+        "namzu-ws-a"
+    );
+    // the label rides on the pod template and so on the pod
+    let pod = t.sim.get(&PODS, "ns", "namzu-ws-a").unwrap();
+    assert_eq!(
+        pod["metadata"]["labels"]["sandbox.namzu.ai/per-sandbox-egress"],
+        "namzu-ws-a"
+    );
+    let api = sandboxes(&client, "ns");
+    let dp = DeleteParams {
+        preconditions: Some(Preconditions {
+            resource_version: sbx["metadata"]["resourceVersion"].as_str().map(str::to_string),
+            uid: None,
+        }),
+        ..Default::default()
+    };
+    api.delete("namzu-ws-a", &dp).await.unwrap();
+    let left = t.sim.list(&CILIUM_POLICIES, Some("ns"));
+    assert_eq!(left.len(), 1, "the foreign one stays: {left:?}");
+    assert_ne!(left[0]["metadata"]["ownerReferences"][0]["uid"], uid.as_str());
+
+    let t = start_with(scenario, |c| c.cilium = false).await;
+    let client = t.client().await;
+    let groups = client.list_api_groups().await.unwrap();
+    assert!(!groups.groups.iter().any(|g| g.name == "cilium.io"));
+    let api: kube::Api<DynamicObject> = kube::Api::namespaced_with(
+        client,
+        "ns",
+        &ar("cilium.io", "v2", "CiliumNetworkPolicy", "ciliumnetworkpolicies"),
+    );
+    let e = api.list(&ListParams::default()).await.unwrap_err();
+    assert_eq!(status_code(&e), Some(404));
+}
+
+/// The controller models what 28.0.0's readings are about: an older generation's Ready=True, a
+/// pod deleted under a Ready=True, a foreign and a missing disk, agent-sandbox v1.0's reasons,
+/// and no `agents.x-k8s.io/pod-name` annotation (a legacy one stays as it is).
+#[tokio::test]
+async fn the_controller_models_readiness_identity_and_v1_reasons() {
+    let scenario = r#"
+namespaces: [ns]
+workspaces:
+  - {namespace: ns, id: stale, podTemplate: &pt {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}, knobs: {staleStatus: true}}
+  - {namespace: ns, id: lost, podTemplate: *pt, knobs: {podLost: true}}
+  - {namespace: ns, id: stranger, podTemplate: *pt, knobs: {foreignDisk: true}}
+  - {namespace: ns, id: diskless, podTemplate: *pt, knobs: {diskMissing: true}}
+  - {namespace: ns, id: invalid, podTemplate: *pt, knobs: {readyReason: InvalidConfiguration, readyMessage: bad}}
+  - {namespace: ns, id: draining, podTemplate: *pt, knobs: {readyReason: PodTerminating}}
+  - {namespace: ns, id: odd, podTemplate: *pt, knobs: {readyReason: SomethingNew, readyMessage: why}}
+  - {namespace: ns, id: legacy, podTemplate: *pt, annotations: {agents.x-k8s.io/pod-name: other-pod}}
+"#;
+    let t = start_with(scenario, |_| {}).await;
+    let sbx = |id: &str| t.sim.get(&SANDBOXES, "ns", &format!("namzu-ws-{id}")).unwrap();
+    let pod = |id: &str| t.sim.get(&PODS, "ns", &format!("namzu-ws-{id}"));
+    let pvc = |id: &str| t.sim.get(&PVCS, "ns", &format!("workspace-disk-namzu-ws-{id}"));
+    let s = sbx("stale");
+    assert_eq!(ready(&s).0, "True");
+    assert!(s["status"]["conditions"][0]["observedGeneration"].as_i64() < s["metadata"]["generation"].as_i64());
+    assert_eq!(ready(&sbx("lost")), ("True".into(), "DependenciesReady".into()));
+    assert!(pod("lost").is_none());
+    let stranger = pvc("stranger").unwrap();
+    assert_ne!(
+        stranger["metadata"]["ownerReferences"][0]["uid"],
+        sbx("stranger")["metadata"]["uid"]
+    );
+    assert_eq!(stranger["metadata"]["ownerReferences"][0]["name"], "namzu-ws-stranger");
+    assert!(pvc("diskless").is_none());
+    assert_eq!(pod("diskless").unwrap()["status"]["phase"], "Pending");
+    assert_eq!(ready(&sbx("invalid")), ("False".into(), "InvalidConfiguration".into()));
+    assert!(pod("invalid").is_none());
+    assert_eq!(ready(&sbx("draining")), ("False".into(), "PodTerminating".into()));
+    assert!(pod("draining").unwrap()["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(ready(&sbx("odd")), ("False".into(), "SomethingNew".into()));
+    for id in ["stale", "stranger", "diskless"] {
+        assert!(
+            sbx(id)["metadata"]["annotations"]
+                .get("agents.x-k8s.io/pod-name")
+                .is_none(),
+            "{id}"
+        );
+    }
+    assert_eq!(
+        sbx("legacy")["metadata"]["annotations"]["agents.x-k8s.io/pod-name"],
+        "other-pod"
+    );
 }

@@ -239,3 +239,36 @@ async fn jsonpath_templates_print_what_kubectl_prints() {
     let ours = printer.render_template(&list, &items, false, true).unwrap();
     assert_eq!(ours, String::from_utf8_lossy(&out.stdout));
 }
+
+/// kubectl finds Cilium's policies through the sim's discovery, and the line a refused resume
+/// prints removes the foreign one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_lists_and_deletes_ciliumnetworkpolicies_as_the_refusal_says() {
+    let scenario = r#"
+namespaces: [ns]
+workspaces:
+  - {namespace: ns, id: a, mode: Suspended, perSandboxEgress: true, foreignPolicy: true, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}
+"#;
+    let t = start_with(scenario, |c| c.namespace = "ns".into()).await;
+    let Some(out) = kubectl(&t, &["get", "ciliumnetworkpolicies", "-n", "ns", "-o", "name"]).await else {
+        return;
+    };
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    let refused = run_audited(&t, &["resume", "a"]).await;
+    assert_eq!(refused.status.code(), Some(3));
+    let line = err(&refused);
+    let command = line
+        .split("Remove it, then resume: ")
+        .nth(1)
+        .expect("the delete line")
+        .trim()
+        .to_string();
+    let words: Vec<&str> = command.split_whitespace().collect();
+    assert_eq!(&words[..3], ["kubectl", "delete", "ciliumnetworkpolicy"], "{command}");
+    let out = kubectl(&t, &words[1..]).await.unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    let o = run_audited(&t, &["resume", "a"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+}

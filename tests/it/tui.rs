@@ -62,6 +62,7 @@ async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
             read_only,
             audit,
             throttle: Default::default(),
+            per_sandbox_label_key: None,
         },
         flags: Default::default(),
         wait_timeout: Duration::from_secs(2),
@@ -406,7 +407,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    assert_eq!(h.app.inventory.rows().len(), 19);
+    assert_eq!(h.app.inventory.rows().len(), 28);
     assert_eq!(
         h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
@@ -424,7 +425,53 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows().len(), 25);
+    assert_eq!(h.app.inventory.rows().len(), 34);
     h.keys(&[KeyCode::Char('a')]).await;
     assert_eq!(h.app.inventory.rows().len(), 4, "back to the namespace it was in");
+}
+
+/// The TUI's resume goes through the same write path: a workspace a foreign per-sandbox policy
+/// selects is refused at the confirmation's read, and nothing is sent; with that policy gone, the
+/// confirmation says the host's admission fence is not re-verified here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() {
+    use kubectl_namzu::sim::resources::CILIUM_POLICIES;
+    let mut h = harness(quick_demo().await, false, false).await;
+    h.t.sim.clear_requests();
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("wren").await;
+    h.keys(&[KeyCode::Enter, KeyCode::Char('R')]).await;
+    let screen = h.screen(200, 50);
+    assert!(
+        screen.contains("refused: CiliumNetworkPolicy namzu-sbx-0e0e0e0e-"),
+        "{screen}"
+    );
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    assert!(h.t.sim.requests().iter().all(|r| r.method != "PATCH"), "nothing sent");
+    let note = &h.app.notes[&("agents".to_string(), "wren".to_string())];
+    assert!(!note.ok && note.text.contains("selects this workspace"), "{note:?}");
+    // the earlier workspace's policy removed: the confirmation notes what the tool cannot verify
+    let wren_uid = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap()["metadata"]["uid"].clone();
+    let foreign: Vec<String> =
+        h.t.sim
+            .list(&CILIUM_POLICIES, Some("agents"))
+            .into_iter()
+            .filter(|p| p["metadata"]["ownerReferences"][0]["name"] == "namzu-ws-wren")
+            .filter(|p| p["metadata"]["ownerReferences"][0]["uid"] != wren_uid)
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+    let client = h.t.client().await;
+    let api: kube::Api<kube::api::DynamicObject> = kube::Api::namespaced_with(
+        client,
+        "agents",
+        &ar("cilium.io", "v2", "CiliumNetworkPolicy", "ciliumnetworkpolicies"),
+    );
+    api.delete(&foreign[0], &Default::default()).await.unwrap();
+    h.keys(&[KeyCode::Char('R')]).await;
+    let screen = h.screen(200, 50);
+    assert!(screen.contains("wren (agents): Suspended"), "{screen}");
+    assert!(screen.contains("admission fence"), "{screen}");
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    let s = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap();
+    assert_eq!(s["spec"]["operatingMode"], "Running");
 }

@@ -63,9 +63,9 @@ fn demo_in_a_real_terminal() {
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120");
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-    t.expect("25 workspaces");
+    t.expect("34 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
-    t.expect("filter: alpha (1 of 25)");
+    t.expect("filter: alpha (1 of 34)");
     t.keys(&["Enter"]);
     t.expect("Holder epoch:    7 (annotation \"7\")");
     t.keys(&["Escape", "S"]);
@@ -112,7 +112,7 @@ fn signals_restore_the_terminal() {
         };
         let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; stty -a; sleep 120");
         t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-        t.expect("25 workspaces");
+        t.expect("34 workspaces");
         let shell = t.cmd(&["display-message", "-p", "-t", t.session, "#{pane_pid}"]);
         let children = Command::new("pgrep")
             .args(["-P", shell.trim()])
@@ -221,7 +221,17 @@ fn the_live_tui_follows_changes_and_outages() {
         env!("CARGO_BIN_EXE_kubectl-namzu"),
         t.sim.kubeconfig().display()
     );
-    tmux.cmd(&["new-session", "-d", "-s", tmux.session, "-x", "200", "-y", "20", &script]);
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        tmux.session,
+        "-x",
+        "200",
+        "-y",
+        "20",
+        &script,
+    ]);
     tmux.expect("● live:");
     let set_epoch = |sim: &kubectl_namzu::sim::Sim, epoch: &str| {
         sim.modify(&SANDBOXES, "research", "namzu-ws-tango", |o| {
@@ -233,7 +243,10 @@ fn the_live_tui_follows_changes_and_outages() {
     tmux.expect(" 77 ");
     runtime.block_on(async { t.sim.stop() });
     let down = tmux.expect("reconnecting");
-    assert!(down.contains("tango") && down.contains(" 77 "), "the rows stay:\n{down}");
+    assert!(
+        down.contains("tango") && down.contains(" 77 "),
+        "the rows stay:\n{down}"
+    );
     set_epoch(&t.sim, "78");
     runtime.block_on(t.sim.restart()).unwrap();
     tmux.expect(" 78 ");

@@ -28,6 +28,7 @@ pub fn overlays_of(case: &Value) -> Overlays {
         runtime_class_name: opt("runtimeClassName"),
         profile: opt("profile"),
         profile_label_key: opt("profileLabelKey"),
+        per_sandbox_label: None,
     }
 }
 
