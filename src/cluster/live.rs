@@ -17,7 +17,7 @@
 use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 use super::inventory::{self, Query, Scope};
-use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, Watched};
+use super::resources::{self, CILIUM_POLICIES, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, Watched};
 use crate::domain::drift::{OverlayFlags, TemplateFetch};
 use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::mirror::{Key, Kind, Mirror, Readable, RowChange};
@@ -63,6 +63,7 @@ fn kind_label(kind: Kind) -> &'static str {
         Kind::Pods => "pods",
         Kind::Pvcs => "pvcs",
         Kind::Templates => "templates",
+        Kind::Policies => "policies",
     }
 }
 
@@ -72,6 +73,7 @@ fn api_kind(kind: Kind) -> &'static resources::Kind {
         Kind::Pods => &PODS,
         Kind::Pvcs => &PVCS,
         Kind::Templates => &TEMPLATES,
+        Kind::Policies => &CILIUM_POLICIES,
     }
 }
 
@@ -92,6 +94,8 @@ pub enum StreamStatus {
     Forbidden,
     /// Templates nobody may list here: each read once by name.
     ByName,
+    /// The API group is not served (CiliumNetworkPolicies without Cilium): nothing to watch.
+    NotServed,
 }
 
 /// What the live inventory reports.
@@ -140,6 +144,8 @@ enum Feed {
     Status(StreamName, StreamStatus),
     /// The kind may not be listed here.
     Forbidden(StreamName, String),
+    /// The kind's API group is not served.
+    NotServed(StreamName),
     Warning(String),
     Fatal(String),
     /// A read by name: `None` when it failed (the row keeps what the watches show).
@@ -254,7 +260,7 @@ async fn plan(
     scope: &Scope,
     out: &UnboundedSender<LiveEvent>,
 ) -> Result<Vec<StreamName>, ClusterError> {
-    let kinds = [Kind::Sandboxes, Kind::Pods, Kind::Pvcs, Kind::Templates];
+    let kinds = [Kind::Sandboxes, Kind::Pods, Kind::Pvcs, Kind::Templates, Kind::Policies];
     let namespaces: Vec<Option<String>> = match scope {
         Scope::Namespace(ns) => vec![Some(ns.clone())],
         Scope::All => {
@@ -342,7 +348,7 @@ impl Follower {
             selector: match name.kind {
                 Kind::Sandboxes => self.spawn.selector.clone(),
                 Kind::Pods | Kind::Pvcs => Some(SANDBOX_NAME_HASH.to_string()),
-                Kind::Templates => None,
+                Kind::Templates | Kind::Policies => None,
             },
             name: name.clone(),
             feed: self.spawn.feed.clone(),
@@ -359,7 +365,7 @@ impl Follower {
 
     /// A kind that cannot be read cluster-wide is watched in each namespace with workspaces.
     fn start_per_namespace(&mut self) {
-        for kind in [Kind::Pods, Kind::Pvcs, Kind::Templates] {
+        for kind in [Kind::Pods, Kind::Pvcs, Kind::Templates, Kind::Policies] {
             let started = self.per_namespace.entry(kind).or_default().clone();
             for ns in self.mirror.unread(kind, &started) {
                 self.per_namespace.entry(kind).or_default().insert(ns.clone());
@@ -414,6 +420,17 @@ impl Follower {
                         status,
                     });
                 }
+                self.pending.remove(&s);
+            }
+            Feed::NotServed(s) => {
+                let touched = self
+                    .mirror
+                    .set_readable(s.kind, s.namespace.as_deref(), Readable::NotServed);
+                self.touched.extend(touched);
+                let _ = self.out.send(LiveEvent::Status {
+                    stream: s.clone(),
+                    status: StreamStatus::NotServed,
+                });
                 self.pending.remove(&s);
             }
             Feed::Warning(w) => {
@@ -581,6 +598,9 @@ impl Watcher {
                 Err(e @ ClusterError::Forbidden { .. }) => {
                     return self.forbidden(&e);
                 }
+                Err(e) if self.name.kind == Kind::Policies && e.is_not_found() => {
+                    return self.send(Feed::NotServed(self.name.clone()));
+                }
                 Err(e) if self.name.kind == Kind::Sandboxes && e.is_not_found() => {
                     let e = inventory::explain_missing(&self.conn, e).await;
                     return self.send(Feed::Fatal(e.to_string()));
@@ -700,6 +720,10 @@ impl Watcher {
             ),
             Kind::Pods => format!("warning: {e}; POD, NODE and DIAGNOSIS show ? (needs RBAC list on pods)"),
             Kind::Pvcs => format!("warning: {e}; disk diagnosis shows ? (needs RBAC list on persistentvolumeclaims)"),
+            Kind::Policies => {
+                let ns = self.name.namespace.as_deref().unwrap_or("all namespaces");
+                super::policies::warning(&[ns], 0).unwrap_or_else(|| e.to_string())
+            }
         };
         self.send(Feed::Forbidden(self.name.clone(), warning));
     }

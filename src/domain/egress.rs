@@ -58,6 +58,17 @@ fn selected_values<'a>(policy: &'a Value, key: &str) -> Vec<&'a str> {
         .collect()
 }
 
+/// The Sandbox names a per-sandbox policy selects (none for any other policy).
+pub fn selected_sandboxes<'a>(policy: &'a Value, key: &str) -> Vec<&'a str> {
+    if !name(policy).starts_with(PER_SANDBOX_POLICY_PREFIX) {
+        return Vec::new();
+    }
+    let mut values = selected_values(policy, key);
+    values.sort();
+    values.dedup();
+    values
+}
+
 /// The per-sandbox policies of one namespace by the Sandbox name their selector names, built
 /// once so a pass over n workspaces stays O(n): `namzu-sbx-*` policies whose endpoint selector
 /// requires `<key>: <value>`.

@@ -8,7 +8,7 @@
 //! matches; a PVC the Sandboxes whose claim names it; a template the Sandboxes labelled with it.
 
 use super::drift::{OverlayFlags, TemplateFetch};
-use super::egress::PolicyRead;
+use super::egress::{PolicyIndex, PolicyRead, selected_sandboxes};
 use super::keys::SANDBOX_NAME_HASH;
 use super::naming::{id_of, is_workspace, template_label};
 use super::object::{name, namespace, str_at};
@@ -25,6 +25,8 @@ pub enum Kind {
     Pods,
     Pvcs,
     Templates,
+    /// CiliumNetworkPolicies (per-sandbox egress).
+    Policies,
 }
 
 /// A workspace by namespace and Sandbox name.
@@ -49,6 +51,7 @@ struct Space {
     pods: HashMap<String, Value>,
     pvcs: HashMap<String, Value>,
     templates: HashMap<String, Value>,
+    policies: HashMap<String, Value>,
     /// Objects the selectors cannot see, read by name (a foreign pod, an unlabelled disk).
     pods_by_name: HashMap<String, Value>,
     pvcs_by_name: HashMap<String, Value>,
@@ -60,6 +63,8 @@ struct Space {
     by_template: Refs,
     /// Pods by their `agents.x-k8s.io/sandbox-name-hash` value, for `status.selector`.
     pods_by_hash: Refs,
+    /// Per-sandbox policies by the Sandbox name their selector names.
+    policies_by_sandbox: Refs,
     /// Kinds read in this namespace alone, and how (where they cannot be read cluster-wide).
     sources: HashMap<Kind, Readable>,
 }
@@ -158,11 +163,13 @@ impl Space {
     }
 }
 
-/// What a mirror knows of each kind: the watched set, or "not allowed to read" (`?`).
+/// What a mirror knows of each kind: the watched set, "not allowed to read" (`?`), or (policies)
+/// the group is not served, so none can exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readable {
     Yes,
     Forbidden,
+    NotServed,
 }
 
 /// The mirror of one scope.
@@ -230,7 +237,8 @@ impl Mirror {
     fn readable(&self, kind: Kind, space: &Space) -> Readable {
         match self.everywhere.get(&kind) {
             Some(Readable::Forbidden) => space.sources.get(&kind).copied().unwrap_or(Readable::Yes),
-            _ => Readable::Yes,
+            Some(Readable::NotServed) => Readable::NotServed,
+            _ => space.sources.get(&kind).copied().unwrap_or(Readable::Yes),
         }
     }
 
@@ -274,6 +282,7 @@ impl Mirror {
                     Kind::Pods => s.pods.keys().collect(),
                     Kind::Pvcs => s.pvcs.keys().collect(),
                     Kind::Templates => s.templates.keys().collect(),
+                    Kind::Policies => s.policies.keys().collect(),
                 };
                 names.into_iter().map(move |n| (ns.clone(), n.clone()))
             })
@@ -322,6 +331,17 @@ impl Mirror {
                 space.templates.insert(n.clone(), object);
                 space.by_template.get(&n).cloned().unwrap_or_default()
             }
+            Kind::Policies => {
+                let selected: BTreeSet<String> = selected_sandboxes(&object, self.flags.per_sandbox_key())
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                for s in &selected {
+                    link(&mut space.policies_by_sandbox, s.clone(), &n);
+                }
+                space.policies.insert(n, object);
+                selected
+            }
         };
         touched.extend(readers.into_iter().map(|s| (ns.clone(), s)));
         touched
@@ -355,6 +375,19 @@ impl Mirror {
             },
             Kind::Templates => match space.templates.remove(n) {
                 Some(_) => space.by_template.get(n).cloned().unwrap_or_default(),
+                None => BTreeSet::new(),
+            },
+            Kind::Policies => match space.policies.remove(n) {
+                Some(old) => {
+                    let selected: BTreeSet<String> = selected_sandboxes(&old, self.flags.per_sandbox_key())
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect();
+                    for s in &selected {
+                        unlink(&mut space.policies_by_sandbox, s, n);
+                    }
+                    selected
+                }
                 None => BTreeSet::new(),
             },
         };
@@ -480,15 +513,28 @@ impl Mirror {
         let (pods, pvcs) = space.inputs_of(sbx);
         let (pod_index, pvc_index) = (Index::new(&pods), Index::new(&pvcs));
         let observed = |readable: Readable, index| match readable {
-            Readable::Yes => Observed::Known(index),
+            Readable::Yes | Readable::NotServed => Observed::Known(index),
             Readable::Forbidden => Observed::Forbidden,
+        };
+        let selecting: Vec<Value> = space
+            .policies_by_sandbox
+            .get(n)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| space.policies.get(p).cloned())
+            .collect();
+        let policy_index = PolicyIndex::new(&selecting, self.flags.per_sandbox_key());
+        let policies = match self.readable(Kind::Policies, space) {
+            Readable::Yes => PolicyRead::Known(&policy_index),
+            Readable::Forbidden => PolicyRead::Forbidden,
+            Readable::NotServed => PolicyRead::NotServed,
         };
         let template = match template_label(sbx) {
             None => TemplateFetch::Unreadable,
             Some(t) => match (self.readable(Kind::Templates, space), space.templates.get(t)) {
                 (Readable::Yes, Some(found)) => TemplateFetch::Found(found.clone()),
                 (Readable::Yes, None) => TemplateFetch::NotFound,
-                (Readable::Forbidden, _) => space
+                (Readable::Forbidden | Readable::NotServed, _) => space
                     .template_reads
                     .get(t)
                     .cloned()
@@ -500,8 +546,7 @@ impl Mirror {
             pods: observed(self.readable(Kind::Pods, space), &pod_index),
             pvcs: observed(self.readable(Kind::Pvcs, space), &pvc_index),
             template: template.as_read(),
-            // not watched yet: the egress column says `?`; a resume still reads them fresh
-            policies: PolicyRead::Forbidden,
+            policies,
             flags: &self.flags,
             now,
         }))

@@ -41,6 +41,7 @@ pub const VERBS: [(&str, &[Need]); 8] = [
             need("", "persistentvolumeclaims", "watch"),
             need(EXTENSIONS, "sandboxtemplates", "list"),
             need(EXTENSIONS, "sandboxtemplates", "watch"),
+            need(CILIUM, "ciliumnetworkpolicies", "watch"),
         ],
     ),
     (

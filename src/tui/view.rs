@@ -146,6 +146,7 @@ fn live_freshness(app: &App, theme: Theme) -> Span<'static> {
             StreamStatus::ByName => 3,
             StreamStatus::Syncing => 4,
             StreamStatus::Live => 5,
+            StreamStatus::NotServed => 6,
         };
         by_state.entry(rank).or_default().insert(stream.to_string());
     }
@@ -174,7 +175,7 @@ fn live_freshness(app: &App, theme: Theme) -> Span<'static> {
             );
             Span::styled(parts.join("  "), theme.fg(Color::Red).add_modifier(Modifier::BOLD))
         }
-        None if by_state.keys().all(|r| *r == 5) => {
+        None if by_state.keys().all(|r| *r >= 5) => {
             Span::styled(format!("● {}", parts.join("  ")), theme.fg(Color::Green))
         }
         None => Span::styled(parts.join("  "), theme.fg(Color::Yellow)),

@@ -251,7 +251,12 @@ async fn a_user_who_may_not_watch_gets_a_relist_with_one_warning() {
                 Rule::new(
                     &["watch"],
                     &["*"],
-                    &["pods", "persistentvolumeclaims", "sandboxtemplates"],
+                    &[
+                        "pods",
+                        "persistentvolumeclaims",
+                        "sandboxtemplates",
+                        "ciliumnetworkpolicies",
+                    ],
                     &[],
                 ),
             ],
@@ -361,4 +366,66 @@ async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
         .unwrap()
         .unwrap();
     assert_eq!(status.code(), Some(0), "Ctrl-C ends a watch with exit 0");
+}
+
+/// The live mirror derives every row of the demo exactly as the one-shot inventory pass does:
+/// diagnoses (foreign pod, foreign disk, foreign egress policy …), drift, readiness.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_rows_equal_the_one_shot_inventory_on_the_demo() {
+    use kubectl_namzu::cluster::inventory::{self, Query};
+    let t = start_demo().await;
+    let live = follow(&t, t.sim.kubeconfig(), true).await;
+    let conn = Connection::open(&ConnectOptions {
+        kubeconfig: Some(t.sim.kubeconfig().to_path_buf()),
+        clock: Some(t.sim.clock()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let once = inventory::read(&conn, &Scope::All, &Query::default()).await.unwrap();
+    let mut expected = once.workspaces(&Default::default(), t.sim.now());
+    let mut rows = live.app.inventory.rows().to_vec();
+    let key = |w: &Workspace| (w.namespace.clone(), w.id.clone());
+    expected.sort_by_key(key);
+    rows.sort_by_key(key);
+    assert_eq!(rows.len(), expected.len());
+    for (l, o) in rows.iter().zip(&expected) {
+        assert_eq!(l, o, "{} differs", o.id);
+    }
+}
+
+/// A per-sandbox policy left by an earlier workspace is diagnosed live, and its removal clears it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_egress_policy_comes_and_goes_with_the_watch() {
+    use kubectl_namzu::sim::resources::CILIUM_POLICIES;
+    let t = start_demo().await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    let diagnosis = |a: &App| {
+        a.inventory
+            .rows()
+            .iter()
+            .find(|w| w.id == "wren")
+            .and_then(|w| w.diagnosis.as_ref().map(|d| d.kind.as_str().to_string()))
+    };
+    assert_eq!(diagnosis(&live.app).as_deref(), Some("foreign-egress-policy"));
+    let foreign: Vec<String> = t
+        .sim
+        .list(&CILIUM_POLICIES, Some("agents"))
+        .iter()
+        .filter(|p| {
+            p["metadata"]["ownerReferences"].as_array().is_none_or(|o| {
+                !o.iter()
+                    .any(|r| r["uid"] == t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap()["metadata"]["uid"])
+            })
+        })
+        .map(|p| p["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!foreign.is_empty());
+    for name in foreign {
+        t.sim.delete(&CILIUM_POLICIES, "agents", &name);
+    }
+    live.until("the diagnosis to clear", |a| {
+        diagnosis(a).as_deref() != Some("foreign-egress-policy")
+    })
+    .await;
 }
