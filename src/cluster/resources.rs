@@ -180,37 +180,104 @@ pub async fn watch(
     let request = kube::core::Request::new(&url)
         .watch(&params, from)
         .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
-    let events = conn.bounded(&op, conn.client.request_events::<Value>(request)).await?;
+    let body = conn.bounded(&op, conn.client.request_stream(request)).await?;
     let (kind, namespace, server) = (*kind, namespace.map(str::to_string), conn.server.clone());
-    Ok(events.map(move |event| {
-        let object = |mut v: Value| {
-            if !fits(&v, namespace.as_deref()) {
-                return Err(ClusterError::Other(format!(
-                    "{op}: the API server's watch sent something that is not a {} of this namespace: {}",
+    let lines = futures::io::AsyncBufReadExt::lines(body);
+    Ok(lines.filter_map(move |line| {
+        let out = match line {
+            Ok(line) if line.trim().is_empty() => None,
+            Ok(line) => Some(watched(&line, &kind, namespace.as_deref(), &op, &server)),
+            Err(e) => Some(Err(ClusterError::Other(format!("{op}: the watch broke off: {e}")))),
+        };
+        futures::future::ready(out)
+    }))
+}
+
+/// One line of a watch: `{"type": …, "object": …}`, the object parsed straight into the kind's
+/// projection (a watch of thousands of objects never holds their managedFields), checked to be
+/// an object of the namespace watched.
+fn watched(
+    line: &str,
+    kind: &Kind,
+    namespace: Option<&str>,
+    op: &ApiCall,
+    server: &str,
+) -> Result<Watched, ClusterError> {
+    use serde::de::DeserializeSeed;
+    let bad = |what: String| ClusterError::Other(format!("{op}: the API server's watch sent {what}"));
+    let mut de = serde_json::Deserializer::from_str(line);
+    let (event, object) = WatchLineSeed(kind.keep)
+        .deserialize(&mut de)
+        .map_err(|e| bad(format!("a line that is not a watch event: {e}")))?;
+    let mut object = object.ok_or_else(|| bad("an event without an object".into()))?;
+    let meta = |v: &Value, key: &str| v.pointer(&format!("/metadata/{key}")).cloned();
+    match event.as_str() {
+        "ADDED" | "MODIFIED" | "DELETED" => {
+            if !fits(&object, namespace) {
+                return Err(bad(format!(
+                    "something that is not a {} of this namespace: {}",
                     kind.kind,
-                    crate::domain::object::brief(&v)
+                    crate::domain::object::brief(&object)
                 )));
             }
-            projection::project(&mut v, kind.keep);
-            fill_kind(&mut v, &kind);
-            Ok(v)
-        };
-        match event.map_err(|e| ClusterError::from_kube(e, &op, &server))? {
-            kube::api::WatchEvent::Added(v) | kube::api::WatchEvent::Modified(v) => object(v).map(Watched::Applied),
-            kube::api::WatchEvent::Deleted(v) => object(v).map(Watched::Deleted),
-            kube::api::WatchEvent::Bookmark(b) => Ok(Watched::Bookmark {
-                initial_events_end: b
-                    .metadata
-                    .annotations
-                    .get("k8s.io/initial-events-end")
-                    .is_some_and(|v| v == "true"),
-                resource_version: b.metadata.resource_version,
-            }),
-            kube::api::WatchEvent::Error(status) => {
-                Err(ClusterError::from_kube(kube::Error::Api(status), &op, &server))
+            projection::project(&mut object, kind.keep);
+            fill_kind(&mut object, kind);
+            Ok(if event == "DELETED" {
+                Watched::Deleted(object)
+            } else {
+                Watched::Applied(object)
+            })
+        }
+        "BOOKMARK" => Ok(Watched::Bookmark {
+            resource_version: meta(&object, "resourceVersion")
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            initial_events_end: object
+                .pointer("/metadata/annotations/k8s.io~1initial-events-end")
+                .and_then(Value::as_str)
+                == Some("true"),
+        }),
+        "ERROR" => {
+            let status: kube::core::Status =
+                serde_json::from_value(object).map_err(|e| bad(format!("an error that is not a Status: {e}")))?;
+            Err(ClusterError::from_kube(kube::Error::Api(Box::new(status)), op, server))
+        }
+        other => Err(bad(format!("an event of unknown type {other:?}"))),
+    }
+}
+
+/// A watch line's type and object; the object projected as parsed when the type came first (as
+/// the API server writes it), else whole (and projected after).
+struct WatchLineSeed(Keep);
+
+impl<'de> serde::de::DeserializeSeed<'de> for WatchLineSeed {
+    type Value = (String, Option<Value>);
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for WatchLineSeed {
+    type Value = (String, Option<Value>);
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a watch event")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut event, mut object) = (String::new(), None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "type" => event = map.next_value()?,
+                "object" if matches!(event.as_str(), "ADDED" | "MODIFIED" | "DELETED") => {
+                    object = Some(map.next_value_seed(projection::Projected(self.0))?);
+                }
+                "object" => object = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
             }
         }
-    }))
+        Ok((event, object))
+    }
 }
 
 /// One page of a LIST: its items (pruned as parsed) and the token for the next page.

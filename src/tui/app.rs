@@ -101,6 +101,10 @@ pub struct Inventory {
     index: HashMap<RowKey, usize>,
     /// Bumped on every change of the rows: the visible order is computed again after it.
     generation: u64,
+    /// Since this generation every change replaced rows in place; `moved` are their indices.
+    /// The visible order of an older generation is then mended, not sorted again.
+    in_place_since: u64,
+    moved: Vec<usize>,
     pub warnings: Vec<String>,
     pub loaded_at: Option<DateTime<Utc>>,
     /// The last refresh's error; the rows above stay on screen under it.
@@ -111,6 +115,9 @@ pub struct Inventory {
     /// Live mode: how each watch stands.
     pub streams: BTreeMap<StreamName, StreamStatus>,
 }
+
+/// More rows changed than this between two frames: sort again rather than mend the order.
+const MENDED_AT_MOST: usize = 256;
 
 /// Data older than this shows dim.
 pub const STALE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
@@ -129,20 +136,31 @@ impl Inventory {
     fn reindex(&mut self) {
         self.index = self.rows.iter().enumerate().map(|(i, w)| (key_of(w), i)).collect();
         self.generation += 1;
+        (self.in_place_since, self.moved) = (self.generation, Vec::new());
+    }
+
+    /// Rows replaced in place since generation `g`, when every change since was in place.
+    fn moved_since(&self, g: u64) -> Option<&[usize]> {
+        (g >= self.in_place_since).then_some(self.moved.as_slice())
     }
 
     /// Rows a watch changed: replaced in place, added at the end, removed.
     pub fn apply(&mut self, changes: Vec<RowChange>) {
-        let mut removed = false;
+        let (mut removed, mut added) = (false, false);
+        let mut moved = Vec::new();
         for change in changes {
             match change {
                 RowChange::Upsert(w) => {
                     let key = key_of(&w);
                     match self.index.get(&key) {
-                        Some(&i) => self.rows[i] = *w,
+                        Some(&i) => {
+                            self.rows[i] = *w;
+                            moved.push(i);
+                        }
                         None => {
                             self.index.insert(key, self.rows.len());
                             self.rows.push(*w);
+                            added = true;
                         }
                     }
                 }
@@ -157,8 +175,12 @@ impl Inventory {
         if removed {
             self.rows.retain(|w| !w.id.is_empty());
             self.reindex();
+        } else if added || self.moved.len() + moved.len() > MENDED_AT_MOST {
+            self.generation += 1;
+            (self.in_place_since, self.moved) = (self.generation, Vec::new());
         } else {
             self.generation += 1;
+            self.moved.extend(moved);
         }
     }
 
@@ -317,37 +339,59 @@ impl App {
             self.inventory.generation,
         );
         let mut cache = self.order.borrow_mut();
-        if cache.as_ref().is_none_or(|(k, _)| *k != key) {
-            *cache = Some((key, self.order_rows()));
-        }
+        let fresh = match cache.take() {
+            Some((k, order)) if k == key => order,
+            // only rows replaced in place since: move those, keep the rest of the order
+            Some((k, order)) if (&k.0, k.1, k.2) == (&key.0, key.1, key.2) => match self.inventory.moved_since(k.3) {
+                Some(moved) => self.mend(order, moved),
+                None => self.order_rows(),
+            },
+            _ => self.order_rows(),
+        };
         let rows = self.inventory.rows();
-        cache
-            .as_ref()
-            .map_or_else(Vec::new, |(_, order)| order.iter().map(|&i| &rows[i]).collect())
+        let out = fresh.iter().map(|&i| &rows[i]).collect();
+        *cache = Some((key, fresh));
+        out
+    }
+
+    fn passes(&self, w: &Workspace, needle: &str) -> bool {
+        needle.is_empty() || {
+            let hay = [
+                w.id.as_str(),
+                w.template.as_deref().unwrap_or(""),
+                w.state.as_str(),
+                w.diagnosis.as_ref().map_or("", |d| d.kind.as_str()),
+                w.namespace.as_str(),
+            ];
+            hay.iter().any(|h| h.to_lowercase().contains(needle))
+        }
+    }
+
+    fn ordering(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        let rows = self.inventory.rows();
+        let o = compare(&rows[a], &rows[b], self.view.sort);
+        if self.view.reverse { o.reverse() } else { o }
     }
 
     fn order_rows(&self) -> Vec<usize> {
         let needle = self.view.filter.to_lowercase();
         let rows = self.inventory.rows();
-        let mut order: Vec<usize> = (0..rows.len())
-            .filter(|&i| {
-                let w = &rows[i];
-                needle.is_empty() || {
-                    let hay = [
-                        w.id.as_str(),
-                        w.template.as_deref().unwrap_or(""),
-                        w.state.as_str(),
-                        w.diagnosis.as_ref().map_or("", |d| d.kind.as_str()),
-                        w.namespace.as_str(),
-                    ];
-                    hay.iter().any(|h| h.to_lowercase().contains(&needle))
-                }
-            })
-            .collect();
-        order.sort_by(|&a, &b| {
-            let o = compare(&rows[a], &rows[b], self.view.sort);
-            if self.view.reverse { o.reverse() } else { o }
-        });
+        let mut order: Vec<usize> = (0..rows.len()).filter(|&i| self.passes(&rows[i], &needle)).collect();
+        order.sort_by(|&a, &b| self.ordering(a, b));
+        order
+    }
+
+    /// The order with the `moved` rows taken out and put back where they now sort. `compare`
+    /// breaks ties by name, so this is exactly the order a full sort gives.
+    fn mend(&self, mut order: Vec<usize>, moved: &[usize]) -> Vec<usize> {
+        let moved: BTreeSet<usize> = moved.iter().copied().collect();
+        order.retain(|i| !moved.contains(i));
+        let needle = self.view.filter.to_lowercase();
+        let rows = self.inventory.rows();
+        for &m in moved.iter().filter(|&&m| self.passes(&rows[m], &needle)) {
+            let at = order.partition_point(|&i| self.ordering(i, m) != std::cmp::Ordering::Greater);
+            order.insert(at, m);
+        }
         order
     }
 
@@ -1180,6 +1224,42 @@ mod tests {
         let effects = press(&mut app, KeyCode::Char('n'));
         assert_eq!(app.scope, Scope::Namespace("other".into()));
         assert_eq!(effects.len(), 2);
+    }
+
+    /// Rows changed in place between frames mend the cached order; it is always the order a
+    /// full sort gives, under a filter and reversed too.
+    #[test]
+    fn a_mended_order_is_the_sorted_order() {
+        let mut app = app(false);
+        let ids: Vec<String> = (0..40).map(|i| format!("w{i:02}")).collect();
+        app.inventory.replace(
+            ids.iter()
+                .map(|id| row(id, if id.ends_with('3') { "Suspended" } else { "Running" }))
+                .collect(),
+        );
+        app.view.sort = SortKey::Epoch;
+        for step in 0..60u64 {
+            app.view.reverse = step % 7 == 0;
+            app.view.filter = if step % 5 == 0 { "w1".into() } else { String::new() };
+            app.visible();
+            let mut w = app.inventory.rows()[(step * 13 % 40) as usize].clone();
+            w.epoch.epoch = Some(step * 7 % 11);
+            let scope = app.scope.clone();
+            update(
+                &mut app,
+                Action::Live {
+                    scope,
+                    event: LiveEvent::Rows(vec![RowChange::Upsert(Box::new(w))]),
+                },
+            );
+            let mended: Vec<String> = app.visible().iter().map(|w| w.id.clone()).collect();
+            let sorted: Vec<String> = app
+                .order_rows()
+                .iter()
+                .map(|&i| app.inventory.rows()[i].id.clone())
+                .collect();
+            assert_eq!(mended, sorted, "step {step}");
+        }
     }
 
     #[test]
