@@ -139,6 +139,8 @@ impl Default for LiveOptions {
 /// What a watch task hands the mirror.
 enum Feed {
     Reset(StreamName, Vec<Value>),
+    /// A streaming list's first state is complete: these are all the objects there are.
+    Listed(StreamName, BTreeSet<(String, String)>),
     Applied(StreamName, Value),
     Deleted(StreamName, Value),
     Status(StreamName, StreamStatus),
@@ -387,6 +389,11 @@ impl Follower {
                 }
                 self.touched
                     .extend(self.mirror.reset(s.kind, s.namespace.as_deref(), objects));
+                self.pending.remove(&s);
+            }
+            Feed::Listed(s, listed) => {
+                let touched = self.mirror.retain(s.kind, s.namespace.as_deref(), &listed);
+                self.touched.extend(touched);
                 self.pending.remove(&s);
             }
             Feed::Applied(s, object) => {
@@ -666,15 +673,15 @@ impl Watcher {
         self.consume(events, version, false).await
     }
 
-    /// Read a watch until it ends. `initial`: collect its first state until the
-    /// initial-events-end bookmark, then hand it over whole.
+    /// Read a watch until it ends. `initial`: a streaming list, whose objects are applied as
+    /// they come (never held twice) and whose initial-events-end bookmark says which are all.
     async fn consume(
         &mut self,
         events: impl futures::Stream<Item = Result<Watched, ClusterError>>,
         version: &mut Option<String>,
         initial: bool,
     ) -> Result<Ended, ClusterError> {
-        let mut first: Option<BTreeMap<(String, String), Value>> = initial.then(BTreeMap::new);
+        let mut listed: Option<BTreeSet<(String, String)>> = initial.then(BTreeSet::new);
         let key = |v: &Value| (namespace(v).to_string(), name(v).to_string());
         futures::pin_mut!(events);
         loop {
@@ -686,25 +693,25 @@ impl Watcher {
                 None => return Ok(Ended::Closed),
                 Some(Err(ClusterError::Api { code: 410, .. })) => return Ok(Ended::Gone),
                 Some(Err(e)) => return Err(e),
-                Some(Ok(Watched::Applied(v))) => match &mut first {
-                    Some(set) => {
-                        set.insert(key(&v), v);
+                Some(Ok(Watched::Applied(v))) => {
+                    if let Some(set) = &mut listed {
+                        set.insert(key(&v));
                     }
-                    None => self.send(Feed::Applied(self.name.clone(), v)),
-                },
-                Some(Ok(Watched::Deleted(v))) => match &mut first {
-                    Some(set) => {
+                    self.send(Feed::Applied(self.name.clone(), v));
+                }
+                Some(Ok(Watched::Deleted(v))) => {
+                    if let Some(set) = &mut listed {
                         set.remove(&key(&v));
                     }
-                    None => self.send(Feed::Deleted(self.name.clone(), v)),
-                },
+                    self.send(Feed::Deleted(self.name.clone(), v));
+                }
                 Some(Ok(Watched::Bookmark {
                     resource_version,
                     initial_events_end,
                 })) => {
                     *version = Some(resource_version);
-                    if initial_events_end && let Some(set) = first.take() {
-                        self.send(Feed::Reset(self.name.clone(), set.into_values().collect()));
+                    if initial_events_end && let Some(set) = listed.take() {
+                        self.send(Feed::Listed(self.name.clone(), set));
                         self.live();
                     }
                 }

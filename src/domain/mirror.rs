@@ -40,21 +40,39 @@ pub enum RowChange {
     Remove(String, String),
 }
 
-/// Name → sandbox names that read it.
-type Refs = HashMap<String, BTreeSet<String>>;
+/// Name → sandbox names that read it (almost always one).
+type Refs = HashMap<String, Vec<String>>;
+
+/// An object kept as its compact JSON text: a fraction of the memory of a parsed `Value` (a
+/// watched cluster holds thousands); parsed again only when a row that reads it is derived.
+#[derive(Debug, Clone)]
+struct Compact(Box<str>);
+
+impl Compact {
+    fn of(v: &Value) -> Compact {
+        Compact(v.to_string().into_boxed_str())
+    }
+
+    /// The object again. The text is this type's own serialisation, so it parses; `Null` would
+    /// only mean a bug, and derives an empty row rather than ending the UI.
+    fn value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
 
 /// One namespace's objects and the reverse references from pods, PVCs and templates to the
 /// Sandboxes that read them.
 #[derive(Debug, Default)]
 struct Space {
-    sandboxes: BTreeMap<String, Value>,
-    pods: HashMap<String, Value>,
-    pvcs: HashMap<String, Value>,
+    sandboxes: BTreeMap<String, Compact>,
+    pods: HashMap<String, Compact>,
+    pvcs: HashMap<String, Compact>,
+    /// Few, and read by every row derived: kept parsed.
     templates: HashMap<String, Value>,
-    policies: HashMap<String, Value>,
+    policies: HashMap<String, Compact>,
     /// Objects the selectors cannot see, read by name (a foreign pod, an unlabelled disk).
-    pods_by_name: HashMap<String, Value>,
-    pvcs_by_name: HashMap<String, Value>,
+    pods_by_name: HashMap<String, Compact>,
+    pvcs_by_name: HashMap<String, Compact>,
     /// Templates read one by one where they cannot be listed.
     template_reads: HashMap<String, TemplateFetch>,
     by_pod_name: Refs,
@@ -70,16 +88,23 @@ struct Space {
 }
 
 fn link(refs: &mut Refs, target: String, sandbox: &str) {
-    refs.entry(target).or_default().insert(sandbox.to_string());
+    let readers = refs.entry(target).or_default();
+    if !readers.iter().any(|r| r == sandbox) {
+        readers.push(sandbox.to_string());
+    }
 }
 
 fn unlink(refs: &mut Refs, target: &str, sandbox: &str) {
-    if let Some(set) = refs.get_mut(target) {
-        set.remove(sandbox);
-        if set.is_empty() {
+    if let Some(readers) = refs.get_mut(target) {
+        readers.retain(|r| r != sandbox);
+        if readers.is_empty() {
             refs.remove(target);
         }
     }
+}
+
+fn readers(refs: &Refs, target: &str) -> BTreeSet<String> {
+    refs.get(target).into_iter().flatten().cloned().collect()
 }
 
 /// What a Sandbox reads by: its pod's name, its selector, its disks, its template.
@@ -117,11 +142,11 @@ impl Space {
 
     /// The Sandboxes a pod touches.
     fn readers_of_pod(&self, pod: &Value) -> BTreeSet<String> {
-        let mut out: BTreeSet<String> = self.by_pod_name.get(name(pod)).cloned().unwrap_or_default();
+        let mut out = readers(&self.by_pod_name, name(pod));
         if let Some(labels) = pod.pointer("/metadata/labels").and_then(Value::as_object) {
             for (k, v) in labels {
-                if let Some(set) = v.as_str().and_then(|v| self.by_selector.get(&format!("{k}={v}"))) {
-                    out.extend(set.iter().cloned());
+                if let Some(v) = v.as_str() {
+                    out.extend(readers(&self.by_selector, &format!("{k}={v}")));
                 }
             }
         }
@@ -134,22 +159,23 @@ impl Space {
 
     /// The few pods and PVCs one Sandbox's derivation can read, in the order a list gives.
     fn inputs_of(&self, sbx: &Value) -> (Vec<Value>, Vec<Value>) {
-        let mut pods: BTreeMap<&str, &Value> = BTreeMap::new();
+        let mut pods: BTreeMap<String, Value> = BTreeMap::new();
         let own = pod_name(sbx);
         if let Some(p) = self.pods.get(own).or_else(|| self.pods_by_name.get(own)) {
-            pods.insert(name(p), p);
+            pods.insert(own.to_string(), p.value());
         }
         if let Some((key, value)) = str_at(sbx, &["status", "selector"]).and_then(|s| s.split_once('=')) {
             if key == SANDBOX_NAME_HASH {
                 for n in self.pods_by_hash.get(value).into_iter().flatten() {
                     if let Some(p) = self.pods.get(n) {
-                        pods.insert(name(p), p);
+                        pods.insert(n.clone(), p.value());
                     }
                 }
             } else {
-                for p in self.pods.values() {
-                    if str_at(p, &["metadata", "labels", key]) == Some(value) {
-                        pods.insert(name(p), p);
+                for (n, p) in &self.pods {
+                    let p = p.value();
+                    if str_at(&p, &["metadata", "labels", key]) == Some(value) {
+                        pods.insert(n.clone(), p);
                     }
                 }
             }
@@ -157,9 +183,13 @@ impl Space {
         let pvcs = pvc_names(sbx)
             .iter()
             .filter_map(|n| self.pvcs.get(n).or_else(|| self.pvcs_by_name.get(n)))
-            .cloned()
+            .map(Compact::value)
             .collect();
-        (pods.into_values().cloned().collect(), pvcs)
+        (pods.into_values().collect(), pvcs)
+    }
+
+    fn sandbox(&self, n: &str) -> Option<Value> {
+        self.sandboxes.get(n).map(Compact::value)
     }
 }
 
@@ -268,10 +298,22 @@ impl Mirror {
             .collect()
     }
 
-    /// A (re)list: `objects` are every object of `kind` in `namespace` (or everywhere). What
-    /// the mirror held there and the list lacks is gone. Returns the rows touched.
+    /// A (re)list: `objects` are every object of `kind` in `scope` (a namespace, or everywhere).
+    /// What the mirror held there and the list lacks is gone. Returns the rows touched.
     pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<Key> {
-        let mut touched = BTreeSet::new();
+        let listed: BTreeSet<(String, String)> = objects
+            .iter()
+            .map(|o| (namespace(o).to_string(), name(o).to_string()))
+            .collect();
+        let mut touched = self.retain(kind, scope, &listed);
+        for o in objects {
+            touched.extend(self.apply(kind, o));
+        }
+        touched
+    }
+
+    /// The end of a streaming list: objects of `kind` in `scope` not in `listed` are gone.
+    pub fn retain(&mut self, kind: Kind, scope: Option<&str>, listed: &BTreeSet<(String, String)>) -> BTreeSet<Key> {
         let held: Vec<(String, String)> = self
             .spaces
             .iter()
@@ -287,15 +329,9 @@ impl Mirror {
                 names.into_iter().map(move |n| (ns.clone(), n.clone()))
             })
             .collect();
-        let listed: BTreeSet<(String, String)> = objects
-            .iter()
-            .map(|o| (namespace(o).to_string(), name(o).to_string()))
-            .collect();
+        let mut touched = BTreeSet::new();
         for (ns, n) in held.into_iter().filter(|k| !listed.contains(k)) {
             touched.extend(self.remove(kind, &ns, &n));
-        }
-        for o in objects {
-            touched.extend(self.apply(kind, o));
         }
         touched
     }
@@ -312,7 +348,7 @@ impl Mirror {
         let readers: BTreeSet<String> = match kind {
             Kind::Sandboxes => {
                 space.index_sandbox(&object, true);
-                space.sandboxes.insert(n.clone(), object);
+                space.sandboxes.insert(n.clone(), Compact::of(&object));
                 BTreeSet::from([n])
             }
             Kind::Pods => {
@@ -320,16 +356,16 @@ impl Mirror {
                     link(&mut space.pods_by_hash, h, &n);
                 }
                 let readers = space.readers_of_pod(&object);
-                space.pods.insert(n, object);
+                space.pods.insert(n, Compact::of(&object));
                 readers
             }
             Kind::Pvcs => {
-                space.pvcs.insert(n.clone(), object);
-                space.by_pvc.get(&n).cloned().unwrap_or_default()
+                space.pvcs.insert(n.clone(), Compact::of(&object));
+                readers(&space.by_pvc, &n)
             }
             Kind::Templates => {
                 space.templates.insert(n.clone(), object);
-                space.by_template.get(&n).cloned().unwrap_or_default()
+                readers(&space.by_template, &n)
             }
             Kind::Policies => {
                 let selected: BTreeSet<String> = selected_sandboxes(&object, self.flags.per_sandbox_key())
@@ -339,7 +375,7 @@ impl Mirror {
                 for s in &selected {
                     link(&mut space.policies_by_sandbox, s.clone(), &n);
                 }
-                space.policies.insert(n, object);
+                space.policies.insert(n, Compact::of(&object));
                 selected
             }
         };
@@ -355,13 +391,14 @@ impl Mirror {
         let readers: BTreeSet<String> = match kind {
             Kind::Sandboxes => match space.sandboxes.remove(n) {
                 Some(old) => {
-                    space.index_sandbox(&old, false);
+                    space.index_sandbox(&old.value(), false);
                     BTreeSet::from([n.to_string()])
                 }
                 None => BTreeSet::new(),
             },
             Kind::Pods => match space.pods.remove(n) {
                 Some(old) => {
+                    let old = old.value();
                     if let Some(h) = Space::hash_of(&old) {
                         unlink(&mut space.pods_by_hash, &h, n);
                     }
@@ -370,15 +407,16 @@ impl Mirror {
                 None => BTreeSet::new(),
             },
             Kind::Pvcs => match space.pvcs.remove(n) {
-                Some(_) => space.by_pvc.get(n).cloned().unwrap_or_default(),
+                Some(_) => readers(&space.by_pvc, n),
                 None => BTreeSet::new(),
             },
             Kind::Templates => match space.templates.remove(n) {
-                Some(_) => space.by_template.get(n).cloned().unwrap_or_default(),
+                Some(_) => readers(&space.by_template, n),
                 None => BTreeSet::new(),
             },
             Kind::Policies => match space.policies.remove(n) {
                 Some(old) => {
+                    let old = old.value();
                     let selected: BTreeSet<String> = selected_sandboxes(&old, self.flags.per_sandbox_key())
                         .into_iter()
                         .map(str::to_string)
@@ -400,15 +438,15 @@ impl Mirror {
         let mut out = Vec::new();
         for (ns, n) in keys {
             let Some(space) = self.spaces.get(ns) else { continue };
-            let Some(sbx) = space.sandboxes.get(n) else { continue };
+            let Some(sbx) = space.sandbox(n) else { continue };
             if self.readable(Kind::Pods, space) == Readable::Yes
-                && pod_expected(sbx)
-                && !space.pods.contains_key(pod_name(sbx))
+                && pod_expected(&sbx)
+                && !space.pods.contains_key(pod_name(&sbx))
             {
-                out.push((Kind::Pods, ns.clone(), pod_name(sbx).to_string()));
+                out.push((Kind::Pods, ns.clone(), pod_name(&sbx).to_string()));
             }
             if self.readable(Kind::Pvcs, space) == Readable::Yes {
-                for p in pvc_names(sbx).into_iter().filter(|p| !space.pvcs.contains_key(p)) {
+                for p in pvc_names(&sbx).into_iter().filter(|p| !space.pvcs.contains_key(p)) {
                     out.push((Kind::Pvcs, ns.clone(), p));
                 }
             }
@@ -428,7 +466,8 @@ impl Mirror {
                 if self.readable(Kind::Templates, space) == Readable::Yes {
                     return None;
                 }
-                let t = template_label(space.sandboxes.get(n)?)?;
+                let sbx = space.sandbox(n)?;
+                let t = template_label(&sbx)?;
                 (!space.template_reads.contains_key(t)).then(|| (ns.clone(), t.to_string()))
             })
             .collect();
@@ -446,22 +485,24 @@ impl Mirror {
             _ => return BTreeSet::new(),
         };
         match found {
-            Some(o) => map.insert(n.to_string(), o),
+            Some(o) => map.insert(n.to_string(), Compact::of(&o)),
             None => map.remove(n),
         };
-        let readers = match kind {
-            Kind::Pods => space.by_pod_name.get(n).cloned().unwrap_or_default(),
-            _ => space.by_pvc.get(n).cloned().unwrap_or_default(),
+        let refs = match kind {
+            Kind::Pods => &space.by_pod_name,
+            _ => &space.by_pvc,
         };
-        readers.into_iter().map(|s| (ns.to_string(), s)).collect()
+        readers(refs, n).into_iter().map(|s| (ns.to_string(), s)).collect()
     }
 
     /// The answer of reading one template by name.
     pub fn template_read(&mut self, ns: &str, n: &str, fetch: TemplateFetch) -> BTreeSet<Key> {
         let space = self.spaces.entry(ns.to_string()).or_default();
         space.template_reads.insert(n.to_string(), fetch);
-        let readers = space.by_template.get(n).cloned().unwrap_or_default();
-        readers.into_iter().map(|s| (ns.to_string(), s)).collect()
+        readers(&space.by_template, n)
+            .into_iter()
+            .map(|s| (ns.to_string(), s))
+            .collect()
     }
 
     /// The rows whose derivation reads the clock.
@@ -509,7 +550,7 @@ impl Mirror {
 
     fn derive_one(&self, (ns, n): &Key, now: DateTime<Utc>) -> Option<Workspace> {
         let space = self.spaces.get(ns)?;
-        let sbx = space.sandboxes.get(n)?;
+        let sbx = &space.sandbox(n)?;
         let (pods, pvcs) = space.inputs_of(sbx);
         let (pod_index, pvc_index) = (Index::new(&pods), Index::new(&pvcs));
         let observed = |readable: Readable, index| match readable {
@@ -521,7 +562,7 @@ impl Mirror {
             .get(n)
             .into_iter()
             .flatten()
-            .filter_map(|p| space.policies.get(p).cloned())
+            .filter_map(|p| space.policies.get(p).map(Compact::value))
             .collect();
         let policy_index = PolicyIndex::new(&selecting, self.flags.per_sandbox_key());
         let policies = match self.readable(Kind::Policies, space) {
@@ -636,7 +677,7 @@ mod tests {
             pods: Observed::Known(&pi),
             pvcs: Observed::Known(&vi),
             template: super::super::drift::TemplateRead::NotFound,
-            policies: PolicyRead::Forbidden,
+            policies: PolicyRead::Known(&PolicyIndex::default()),
             flags: &OverlayFlags::default(),
             now: now(),
         });

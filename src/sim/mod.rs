@@ -267,8 +267,10 @@ impl Sim {
 
     /// The server goes down: the port stops accepting and every open connection (watches
     /// included) is cut. The state is kept for [`Sim::restart`].
-    pub fn stop(&mut self) {
+    pub async fn stop(&mut self) {
         self.tasks[0].abort();
+        // the listener is closed once the aborted task is gone: then the port is free again
+        let _ = (&mut self.tasks[0]).await;
         self.serving.send_replace(false);
     }
 

@@ -214,7 +214,7 @@ async fn a_dropped_watch_reconnects_by_itself() {
 async fn a_server_that_goes_away_shows_reconnecting_keeps_the_rows_and_comes_back() {
     let mut t = start().await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
-    t.sim.stop();
+    t.sim.stop().await;
     live.until("reconnecting", |a| a.inventory.stale_since().is_some())
         .await;
     assert_eq!(live.ids(), ["asleep", "awake", "owned"], "the last good rows stay");

@@ -241,7 +241,7 @@ fn the_live_tui_follows_changes_and_outages() {
     set_epoch(&t.sim, "77");
     // how soon is a benchmark's question (benches/live.rs); here: it shows without a re-list
     tmux.expect(" 77 ");
-    runtime.block_on(async { t.sim.stop() });
+    runtime.block_on(t.sim.stop());
     let down = tmux.expect("reconnecting");
     assert!(
         down.contains("tango") && down.contains(" 77 "),
