@@ -171,7 +171,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('F'), RefreshTemplate)],
         label: "F",
-        does: "resume with the pod template refreshed from its SandboxTemplate (drifted Suspended rows; the confirmation shows the field diff, the overlays and where each came from, the epoch and the exact body)",
+        does: "resume onto the SandboxTemplate as it is now (drifted Suspended rows): the pod template refreshed",
         hint: "",
         footer_order: 99,
     },

@@ -161,18 +161,22 @@ fn flag_of(f: Field) -> Option<&'static str> {
     }
 }
 
-/// What a refresh writes, for a dry run and a confirmation: the template and the hashes, each
-/// overlay with where it came from, and the field changes.
+/// What a refresh writes, for a dry run and a confirmation: the template and the hashes, the
+/// field changes, each overlay with where it came from; the body follows.
 pub fn refresh_lines(r: &Refresh) -> Vec<String> {
-    let mut lines = vec![
-        format!(
-            "refresh from SandboxTemplate {}: pod-template hash {} → {}",
-            r.template,
-            r.stored.as_deref().unwrap_or("(none)"),
-            r.hash
-        ),
-        "overlays:".to_string(),
-    ];
+    let mut lines = vec![format!(
+        "refresh from SandboxTemplate {}: pod-template hash {} → {}",
+        r.template,
+        short_hash(r.stored.as_deref()),
+        short_hash(Some(&r.hash))
+    )];
+    if r.changes.is_empty() {
+        lines.push("field changes: none (the pod template is already the template's)".into());
+    } else {
+        lines.push("field changes:".into());
+        lines.extend(super::describe::changes(&r.changes, "  ").lines().map(str::to_string));
+    }
+    lines.push("overlays:".into());
     for u in &r.uses {
         let value = match (u.field, &u.value) {
             (Field::PerSandboxLabel, Some(v)) => {
@@ -183,27 +187,17 @@ pub fn refresh_lines(r: &Refresh) -> Vec<String> {
             (_, None) => "not configured".into(),
         };
         let source = match u.source {
-            Source::StoredLabel => "the Sandbox's own label: a refresh never moves a workspace".to_string(),
+            Source::StoredLabel => "the Sandbox's own label".to_string(),
             Source::Flag => format!("from {}", flag_of(u.field).unwrap_or("the flags")),
             Source::ReproducedWithTemplate => {
-                "inferred: reproduces the stored hash with the SandboxTemplate as it is now".to_string()
+                "inferred: reproduces the stored hash with the template as it is now".into()
             }
-            Source::ReproducedFromStored => {
-                "inferred: reproduces the stored hash from the Sandbox's own pod template".to_string()
-            }
-            Source::EitherWay => {
-                "as the hosts' overlay or as the template's own, the stored hash is reproduced and this is written"
-                    .to_string()
-            }
+            Source::ReproducedFromStored => "inferred: reproduces the stored hash from the stored pod template".into(),
+            Source::EitherWay => "the hosts' overlay or the template's own: the same either way".into(),
         };
         lines.push(format!("  {} {value} ({source})", field_name(u.field)));
     }
-    if r.changes.is_empty() {
-        lines.push("field changes: none (the pod template is already the template's)".into());
-    } else {
-        lines.push("field changes:".into());
-        lines.extend(super::describe::changes(&r.changes, "  ").lines().map(str::to_string));
-    }
+    lines.push("body:".into());
     lines
 }
 

@@ -597,10 +597,10 @@ async fn a_dry_run_prints_the_body_the_field_diff_and_where_each_overlay_came_fr
     let text = out(&o);
     for line in [
         "desk: dry run (keeps holder epoch 2): would send PATCH /apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-desk (application/json-patch+json)",
-        &format!("refresh from SandboxTemplate ws: pod-template hash {H1} → {H2}"),
-        "  template label ws (the Sandbox's own label: a refresh never moves a workspace)",
-        "  runtimeClassName not configured (inferred: reproduces the stored hash from the Sandbox's own pod template)",
-        "  egress profile not configured (inferred: reproduces the stored hash from the Sandbox's own pod template)",
+        "refresh from SandboxTemplate ws: pod-template hash sha256:7f3b5b2c5b76… → sha256:8d1b3cf9efa9…",
+        "  template label ws (the Sandbox's own label)",
+        "  runtimeClassName not configured (inferred: reproduces the stored hash from the stored pod template)",
+        "  egress profile not configured (inferred: reproduces the stored hash from the stored pod template)",
         "field changes:",
         r#"  spec.containers[0].image: "namzu/agent:1" → "namzu/agent:2""#,
         r#"  spec.nodeSelector.pool: "blue" → (absent)"#,
@@ -672,4 +672,34 @@ async fn a_bulk_refresh_over_a_drift_selection_says_which_were_refused() {
         assert_eq!(image(&t, id), "namzu/agent:2");
     }
     assert_eq!(mode(&t, "fresh"), "Suspended");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_has_a_workspace_that_refreshes_and_one_refused_for_a_renamed_disk() {
+    let t = start_demo().await;
+    let o = namzu(&t, &["resume", "ember", "--refresh-template", "--dry-run"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        out(&o).contains(r#"  spec.containers[0].image: "ghcr.io/namzu/agent:1.3.0" → "ghcr.io/namzu/agent:1.4.2""#),
+        "{}",
+        out(&o)
+    );
+    let o = namzu(&t, &["-n", "agents", "resume", "ember", "--refresh-template"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let ember = t.sim.get(&SANDBOXES, "agents", "namzu-ws-ember").unwrap();
+    assert_eq!(
+        ember["spec"]["podTemplate"]["spec"]["containers"][0]["image"],
+        "ghcr.io/namzu/agent:1.4.2"
+    );
+    let o = namzu(&t, &["-n", "agents", "resume", "flint", "--refresh-template"]).await;
+    assert_eq!(o.status.code(), Some(3), "{}", err(&o));
+    assert!(
+        err(&o).contains(r#"SandboxTemplate builder declares the disk "build-cache", which the Sandbox lacks"#)
+            && err(&o).contains("CEL-immutable"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(patches(&t).len(), 1, "only ember's");
+    let flint = t.sim.get(&SANDBOXES, "agents", "namzu-ws-flint").unwrap();
+    assert_eq!(flint["spec"]["operatingMode"], "Suspended");
 }
