@@ -54,18 +54,16 @@ async fn sim(text: &str) -> TestSim {
     .await
 }
 
-/// One Suspended workspace `desk` created from V1 (hash H1, `rest` added), the template at V2.
+/// One Suspended workspace `desk` created from V1 (hash H1, `rest` added), the template `ws` now
+/// `pod_template` with `disks`.
+async fn desk_under(pod_template: &str, disks: &str, rest: &str) -> TestSim {
+    let desk = workspace("desk", V1, &format!("mode: Suspended, hash: \"{H1}\", {rest}"));
+    sim(&scenario(pod_template, disks, &[desk])).await
+}
+
+/// [`desk_under`] the template at V2.
 async fn drifted(rest: &str) -> TestSim {
-    sim(&scenario(
-        V2,
-        DISK,
-        &[workspace(
-            "desk",
-            V1,
-            &format!("mode: Suspended, hash: \"{H1}\", {rest}"),
-        )],
-    ))
-    .await
+    desk_under(V2, DISK, rest).await
 }
 
 fn patches(t: &TestSim) -> Vec<Recorded> {
@@ -298,12 +296,7 @@ async fn tr7_a_runtime_class_flag_is_written_on_a_suspended_workspace_and_refuse
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tr8_a_template_labelled_as_another_template_is_refused() {
     let other = V2.replace("sandbox.namzu.ai/template: ws", "sandbox.namzu.ai/template: other");
-    let t = sim(&scenario(
-        &other,
-        DISK,
-        &[workspace("desk", V1, &format!("mode: Suspended, hash: \"{H1}\""))],
-    ))
-    .await;
+    let t = desk_under(&other, DISK, "").await;
     let o = namzu(&t, &["resume", "desk", "--refresh-template"]).await;
     assert_refused_before_any_patch(
         &t,
@@ -325,12 +318,7 @@ async fn tr9_a_renamed_or_an_extra_disk_is_refused_and_a_workspace_with_both_dis
     let one_device = "volumeDevices: [{name: workspace-disk, devicePath: /dev/workspace}]";
     // renamed: the template is a good one today, but the Sandbox's disks are CEL-immutable
     let renamed = V2.replace("name: workspace-disk", "name: workspace-v2");
-    let t = sim(&scenario(
-        &renamed,
-        &DISK.replace("workspace-disk", "workspace-v2"),
-        &[workspace("desk", V1, &format!("mode: Suspended, hash: \"{H1}\""))],
-    ))
-    .await;
+    let t = desk_under(&renamed, &DISK.replace("workspace-disk", "workspace-v2"), "").await;
     let o = namzu(&t, &["resume", "desk", "--refresh-template"]).await;
     assert_refused_before_any_patch(
         &t,
@@ -375,14 +363,7 @@ async fn tr9_a_renamed_or_an_extra_disk_is_refused_and_a_workspace_with_both_dis
 async fn tr10_a_resume_that_raced_the_refresh_is_not_applied_not_retried_and_said_off_template() {
     let t = drifted(r#"epoch: "2""#).await;
     // another host resumes it between our read and our PATCH: the mode test fails
-    t.sim.add_fault(
-        Fault::new(
-            Some("PATCH"),
-            "/sandboxes/",
-            FaultAction::Mutate(Mutation::MergePatch(json!({"spec": {"operatingMode": "Running"}}))),
-        )
-        .nth(1),
-    );
+    t.sim.add_fault(before_patch("/sandboxes/", 1, resumed_by_another()));
     let o = namzu(
         &t,
         &["resume", "desk", "--refresh-template", "--runtime-class", "kata-qemu"],
@@ -451,17 +432,7 @@ async fn tr11_no_annotations_map_is_one_whole_map_add_under_a_resource_version_t
         &[workspace("desk", V1, "mode: Suspended, noAnnotations: true")],
     ))
     .await;
-    t.sim.add_fault(
-        Fault::new(
-            Some("PATCH"),
-            "/sandboxes/",
-            FaultAction::Mutate(Mutation::SetAnnotation {
-                key: "sandbox.namzu.ai/holder-epoch".into(),
-                value: "9".into(),
-            }),
-        )
-        .nth(1),
-    );
+    t.sim.add_fault(before_patch("/sandboxes/", 1, stamp_epoch("9")));
     let o = namzu(&t, &args).await;
     assert_eq!(o.status.code(), Some(3), "{}", err(&o));
     assert!(err(&o).contains("held at epoch 9"), "{}", err(&o));
@@ -643,14 +614,8 @@ async fn a_bulk_refresh_over_a_drift_selection_says_which_were_refused() {
     ))
     .await;
     // another host wakes `raced` just before our PATCH reaches it
-    t.sim.add_fault(
-        Fault::new(
-            Some("PATCH"),
-            "/sandboxes/namzu-ws-raced",
-            FaultAction::Mutate(Mutation::MergePatch(json!({"spec": {"operatingMode": "Running"}}))),
-        )
-        .nth(1),
-    );
+    t.sim
+        .add_fault(before_patch("/sandboxes/namzu-ws-raced", 1, resumed_by_another()));
     let o = namzu(&t, &["resume", "--drift", "drifted", "--refresh-template"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", err(&o));
     assert!(out(&o).contains("one: resumed, pod template refreshed"), "{}", out(&o));
