@@ -619,8 +619,10 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
             }
             OnReread::Raced => {
                 record("not-applied");
-                let after = after.expect("a raced object was read");
-                let refreshed = refreshed.expect("only a refresh races");
+                // only a refresh's re-read, which read an object, answers Raced
+                let (Some(after), Some(refreshed)) = (after, refreshed) else {
+                    return Outcome::Failed(error);
+                };
                 return Outcome::Raced {
                     request,
                     mismatches: refresh::mismatches(&after, &refreshed.overlays),

@@ -257,7 +257,11 @@ pub fn decide(
         drift::pod_template_written(template, &overlays),
         drift::template_hash(template, &overlays),
     ) else {
-        unreachable!("a template with spec.podTemplate is overlaid and hashed");
+        // (overlay and hash need exactly the spec.podTemplate checked above)
+        return refuse(Refusal::TemplateUnreadable {
+            template: name,
+            why: Unreadable::NoPodTemplate,
+        });
     };
     if let Some(confirmed) = ask.expected_hash.as_ref().filter(|c| **c != hash) {
         return refuse(Refusal::Changed {
@@ -377,8 +381,8 @@ fn infer(sandbox: &Value, template: &Value, flags: &OverlayFlags) -> Result<(Ove
     if candidates.iter().any(|o| o.per_sandbox_label.is_some()) {
         unpinned.push(Field::PerSandboxLabel);
     }
-    if unpinned.is_empty() {
-        let chosen = pin(&candidates[0]);
+    if let (true, Some(only)) = (unpinned.is_empty(), candidates.first()) {
+        let chosen = pin(only);
         let uses = uses(&chosen, flags, Source::Flag);
         return Ok((chosen, uses));
     }
