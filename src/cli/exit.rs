@@ -16,8 +16,8 @@ pub const WAIT_TIMED_OUT: i32 = 5;
 pub const REPLACED: i32 = 6;
 
 pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id), \
-3 refused (by the holder-epoch fence, or a foreign per-sandbox egress policy) or changed concurrently \
-(not applied), 4 workspace not found (reconcile: absent), 5 wait timed out (the write landed; the \
+3 refused (by the holder-epoch fence, a foreign per-sandbox egress policy, or a refresh's checks) or \
+changed concurrently (not applied), 4 workspace not found (reconcile: absent), 5 wait timed out (the write landed; the \
 transition is unconfirmed), 6 replaced (reconcile: a different Sandbox or volume claim stands there).";
 
 /// A failure: one line for stderr and its exit code.

@@ -49,8 +49,8 @@ pub enum Command {
     Reconcile(reconcile::Args),
     /// Suspend workspaces (pod deleted, disk kept) under the holder-epoch fence.
     Suspend(write::ModeArgs),
-    /// Resume suspended workspaces under the holder-epoch fence.
-    Resume(write::ModeArgs),
+    /// Resume suspended workspaces under the holder-epoch fence (--refresh-template: onto the current template).
+    Resume(write::ResumeArgs),
     /// Delete workspaces and their disks, with a resourceVersion precondition.
     Delete(write::DeleteArgs),
     /// The writes this machine sent (the audit log).

@@ -4,6 +4,7 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, ReportFormat, Tone};
+use super::overlay::OverlayArgs;
 use super::selection::SelectionArgs;
 use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Query};
@@ -13,6 +14,7 @@ use crate::cluster::write::{self, Outcome, Plan, Request, WritePolicy};
 use crate::domain::epoch::parse_epoch_arg;
 use crate::domain::fence::{EpochChoice, EpochUse, Verb};
 use crate::domain::naming::WorkspaceId;
+use crate::domain::refresh::{self, Refresh};
 use crate::domain::select::parse_duration;
 use crate::present::outcome as said;
 use futures::StreamExt;
@@ -76,6 +78,23 @@ pub struct ModeArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    #[command(flatten)]
+    pub common: Common,
+    #[command(flatten)]
+    pub wait: WaitArgs,
+    /// Replace each Suspended workspace's pod template with its SandboxTemplate as it is now
+    /// (plus the hosts' overlays) as it wakes: the library's refreshPodTemplate, one fenced JSON
+    /// Patch. A Running workspace is refused (suspend it first).
+    #[arg(long)]
+    pub refresh_template: bool,
+    /// The hosts' overlays for --refresh-template (and --drift); each one not given is inferred from
+    /// the stored hash, and a refresh that would have to guess is refused.
+    #[command(flatten)]
+    pub overlays: OverlayArgs,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct DeleteArgs {
     #[command(flatten)]
     pub common: Common,
@@ -106,7 +125,14 @@ impl Report {
                 Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
                 _,
             ) => exit::OK,
-            (Outcome::Refused { .. } | Outcome::NotApplied { .. } | Outcome::Conflict { .. }, _) => exit::NOT_APPLIED,
+            (
+                Outcome::Refused { .. }
+                | Outcome::RefreshRefused(_)
+                | Outcome::NotApplied { .. }
+                | Outcome::Raced { .. }
+                | Outcome::Conflict { .. },
+                _,
+            ) => exit::NOT_APPLIED,
             (Outcome::NotFound, _) => exit::NOT_FOUND,
             (Outcome::ClaimOwned { .. } | Outcome::ReadOnly | Outcome::Failed(_), _) => exit::ERROR,
         }
@@ -127,7 +153,8 @@ impl Report {
         match &self.outcome {
             Outcome::Applied { request, .. }
             | Outcome::DryRun { request, .. }
-            | Outcome::NotApplied { request, .. } => Some(request),
+            | Outcome::NotApplied { request, .. }
+            | Outcome::Raced { request, .. } => Some(request),
             _ => None,
         }
     }
@@ -142,8 +169,16 @@ impl Report {
         text
     }
 
+    /// What a refresh wrote (or would write) and from what.
+    fn refresh(&self) -> Option<&Refresh> {
+        match &self.outcome {
+            Outcome::Applied { refresh, .. } | Outcome::DryRun { refresh, .. } => refresh.as_deref(),
+            _ => None,
+        }
+    }
+
     fn json(&self, verb: Verb) -> Value {
-        json!({
+        let mut out = json!({
             "id": self.id.as_str(),
             "namespace": self.namespace,
             "verb": verb.as_str(),
@@ -151,12 +186,25 @@ impl Report {
             "epoch": self.epoch().map(|e| json!({"carried": e.carried, "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
             "request": self.request().map(Request::to_json),
             "message": self.detail(verb),
-        })
+        });
+        if let Some(r) = self.refresh() {
+            out["refresh"] = json!({
+                "template": r.template, "storedHash": r.stored, "hash": r.hash,
+                "overlays": r.overlays, "sources": r.uses,
+                "changes": r.changes.iter().map(|c| json!({"path": c.path, "old": c.old, "new": c.new})).collect::<Vec<_>>(),
+            });
+        }
+        out
     }
 }
 
 /// The workspaces to act on: the ids given, or the selection's matches.
-async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Result<Vec<(String, WorkspaceId)>, Failure> {
+async fn targets(
+    conn: &Connection,
+    globals: &Globals,
+    common: &Common,
+    overlays: &OverlayArgs,
+) -> Result<Vec<(String, WorkspaceId)>, Failure> {
     let sel = &common.selection;
     let filtered = !sel.state.is_empty()
         || !sel.drift.is_empty()
@@ -198,7 +246,7 @@ async fn targets(conn: &Connection, globals: &Globals, common: &Common) -> Resul
     let now = conn.clock.now();
     let filter = sel.filter();
     Ok(inv
-        .workspaces(&globals.overlay_flags(&Default::default()), now)
+        .workspaces(&globals.overlay_flags(overlays), now)
         .into_iter()
         .filter(|w| filter.matches(w, now))
         .filter_map(|w| match WorkspaceId::parse(&w.id) {
@@ -221,15 +269,45 @@ fn choice(common: &Common) -> EpochChoice {
 }
 
 pub async fn suspend(globals: &Globals, args: ModeArgs) -> Result<(), Failure> {
-    run(globals, Verb::Suspend, &args.common, Some(&args.wait), false).await
+    run(globals, Verb::Suspend, &args.common, Some(&args.wait), Extra::default()).await
 }
 
-pub async fn resume(globals: &Globals, args: ModeArgs) -> Result<(), Failure> {
-    run(globals, Verb::Resume, &args.common, Some(&args.wait), false).await
+pub async fn resume(globals: &Globals, args: ResumeArgs) -> Result<(), Failure> {
+    let refresh = args.refresh_template.then(|| refresh::Ask {
+        flags: globals.overlay_flags(&args.overlays),
+        expected_hash: None,
+    });
+    run(
+        globals,
+        Verb::Resume,
+        &args.common,
+        Some(&args.wait),
+        Extra {
+            refresh,
+            overlays: args.overlays,
+            yes: false,
+        },
+    )
+    .await
 }
 
 pub async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> {
-    run(globals, Verb::Delete, &args.common, None, args.yes).await
+    let extra = Extra {
+        yes: args.yes,
+        ..Extra::default()
+    };
+    run(globals, Verb::Delete, &args.common, None, extra).await
+}
+
+/// What one verb adds to the common flags.
+#[derive(Debug, Default)]
+struct Extra {
+    /// delete: do not ask.
+    yes: bool,
+    /// resume --refresh-template.
+    refresh: Option<refresh::Ask>,
+    /// The overlays `--drift` selects with.
+    overlays: OverlayArgs,
 }
 
 /// What the user confirmed: the delete is then bound to exactly that object.
@@ -347,6 +425,8 @@ struct Batch<'a> {
     confirming: bool,
     interrupt: &'a Interrupt,
     spinner: bool,
+    /// resume --refresh-template.
+    refresh: Option<&'a refresh::Ask>,
 }
 
 impl Batch<'_> {
@@ -372,6 +452,7 @@ impl Batch<'_> {
             epoch: choice(self.common),
             dry_run: self.common.dry_run,
             expected_uid: None,
+            refresh: self.refresh.cloned(),
         };
         if self.confirming {
             let Some(confirmed) = self.interrupt.unless(confirm(conn, &namespace, &id)).await else {
@@ -474,8 +555,9 @@ async fn run(
     verb: Verb,
     common: &Common,
     wait_args: Option<&WaitArgs>,
-    yes: bool,
+    extra: Extra,
 ) -> Result<(), Failure> {
+    let yes = extra.yes;
     if !common.ids.is_empty() {
         globals.one_namespace_for_names()?;
     }
@@ -490,7 +572,7 @@ async fn run(
         policy.audit.ready().map_err(Failure::error)?;
     }
     let conn = Connection::open(&globals.connect_options(true)).await?;
-    let targets = targets(&conn, globals, common).await?;
+    let targets = targets(&conn, globals, common, &extra.overlays).await?;
     if targets.is_empty() {
         crate::errln!("No workspaces matched.");
         return Ok(());
@@ -522,6 +604,7 @@ async fn run(
         interrupt: &interrupt,
         // one workspace's wait may spin on a terminal; a batch shows its progress line instead
         spinner: human && targets.len() == 1,
+        refresh: extra.refresh.as_ref(),
     };
     // (a typed confirmation's prompt and a progress line would share one terminal line)
     let mut progress = Progress::new(
@@ -597,6 +680,15 @@ async fn run(
     if human && reports.len() > 1 {
         crate::outln!();
         crate::out!("{}", summary(&reports));
+    }
+    // a refresh that lost to another resume left a workspace running what it ran before
+    let off_template: Vec<String> = reports
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Raced { .. }))
+        .map(|r| format!("{}/{}", r.namespace, r.id))
+        .collect();
+    if human && reports.len() > 1 && !off_template.is_empty() {
+        crate::errln!("{}", said::off_template(&off_template));
     }
     if !human {
         let items: Vec<Value> = reports.iter().map(|r| r.json(verb)).collect();

@@ -42,6 +42,20 @@ pub async fn read_for_wait(
     read_parts(conn, namespace, id, false).await
 }
 
+/// The SandboxTemplate a workspace's label names, in its namespace: found, not there (or no label),
+/// or not allowed to be read. Any other failure is an error.
+pub async fn template_of(conn: &Connection, namespace: &str, sandbox: &Value) -> Result<TemplateFetch, ClusterError> {
+    let Some(t) = template_label(sandbox) else {
+        return Ok(TemplateFetch::NotFound);
+    };
+    match resources::get(conn, &TEMPLATES, namespace, t).await {
+        Ok(Some(v)) => Ok(TemplateFetch::Found(v)),
+        Ok(None) => Ok(TemplateFetch::NotFound),
+        Err(e) if e.is_forbidden() => Ok(TemplateFetch::Unreadable),
+        Err(e) => Err(e),
+    }
+}
+
 async fn read_parts(
     conn: &Connection,
     namespace: &str,
@@ -71,17 +85,7 @@ async fn read_parts(
         }
         Ok(found)
     };
-    let template_read = async {
-        match template_label(&sandbox) {
-            None => Ok(TemplateFetch::NotFound),
-            Some(t) => match resources::get(conn, &TEMPLATES, namespace, t).await {
-                Ok(Some(v)) => Ok(TemplateFetch::Found(v)),
-                Ok(None) => Ok(TemplateFetch::NotFound),
-                Err(e) if e.is_forbidden() => Ok(TemplateFetch::Unreadable),
-                Err(e) => Err(e),
-            },
-        }
-    };
+    let template_read = template_of(conn, namespace, &sandbox);
     let (pods, pvcs, template, events, policies) = tokio::join!(
         pods_call,
         pvc_reads,

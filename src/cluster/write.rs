@@ -5,6 +5,7 @@
 use super::audit::AuditLog;
 use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
+use super::inventory::TemplateFetch;
 use super::resources::{self, SANDBOXES};
 use crate::domain::egress::{Egress, PolicyIndex, PolicyRead, resume_refusal};
 use crate::domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
@@ -12,6 +13,7 @@ use crate::domain::keys::TEMPLATE_LABEL;
 use crate::domain::naming::{WorkspaceId, is_workspace, validate_namespace};
 use crate::domain::object::{claim_owner, uid};
 use crate::domain::patch::Mode;
+use crate::domain::refresh::{self, Mismatch, Refresh, Refusal, Refused};
 use crate::domain::retry::{self, OnReread, OnStatus, Reread};
 use crate::domain::timefmt::js_iso;
 use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
@@ -31,6 +33,9 @@ pub struct Plan {
     pub dry_run: bool,
     /// The Sandbox uid the user looked at: a replaced Sandbox (same name, new uid) is refused.
     pub expected_uid: Option<String>,
+    /// A resume that refreshes the pod template as it wakes (docs/interop.md §14), with the
+    /// overlays the caller knows; `None` for every other write.
+    pub refresh: Option<refresh::Ask>,
 }
 
 /// Where writes are allowed and recorded, and how fast they may go.
@@ -105,6 +110,8 @@ pub enum Outcome {
         /// A resume of a workspace with per-sandbox egress: the host's admission fence was not
         /// re-verified (this tool cannot).
         per_sandbox_egress: bool,
+        /// A refresh: what it wrote and from what.
+        refresh: Option<Box<Refresh>>,
     },
     /// Nothing to do: the mode already is the one asked for.
     Unchanged {
@@ -122,15 +129,28 @@ pub enum Outcome {
         uid: Option<String>,
         /// As for `Applied`: a resume of a workspace with per-sandbox egress.
         per_sandbox_egress: bool,
+        /// A refresh: what it would write and from what (overlays, field changes, hash).
+        refresh: Option<Box<Refresh>>,
     },
     /// The fence (or an unconditionable object) refused before anything was sent.
     Refused {
         message: String,
     },
+    /// A refresh refused before anything was sent (docs/interop.md §14); the workspace is left
+    /// as it was.
+    RefreshRefused(Box<Refusal>),
     /// 422 and nothing moved: the body is wrong for this object; not retried.
     NotApplied {
         request: Request,
         message: String,
+    },
+    /// A refresh's mode test lost: another process resumed the workspace between the read and
+    /// the PATCH. Not retried; it runs off-template. `mismatches`: the overlays the refresh would
+    /// have written that the running pod template does not carry.
+    Raced {
+        request: Request,
+        template: String,
+        mismatches: Vec<Mismatch>,
     },
     /// Still changing under us after the send cap.
     Conflict {
@@ -256,15 +276,16 @@ impl Attempt<'_> {
     /// One audit line: the epoch carried, the request (none for a refusal), its status, the result.
     fn record(&self, epoch: Option<&EpochUse>, request: Option<&Request>, status: Option<u16>, outcome: &str) {
         let (conn, plan) = (self.conn, self.plan);
-        self.policy.audit.record(
-            json!({
-                "context": conn.context, "server": conn.server, "namespace": plan.namespace,
-                "workspace": plan.id.as_str(), "verb": plan.verb.as_str(),
-                "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
-                "request": request.map(Request::to_json), "status": status, "outcome": outcome,
-            }),
-            conn.clock.now(),
-        );
+        let mut entry = json!({
+            "context": conn.context, "server": conn.server, "namespace": plan.namespace,
+            "workspace": plan.id.as_str(), "verb": plan.verb.as_str(),
+            "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
+            "request": request.map(Request::to_json), "status": status, "outcome": outcome,
+        });
+        if plan.refresh.is_some() {
+            entry["refreshTemplate"] = json!(true);
+        }
+        self.policy.audit.record(entry, conn.clock.now());
     }
 
     async fn read(&self) -> Result<Option<Value>, ClusterError> {
@@ -311,21 +332,45 @@ impl Attempt<'_> {
                         object: current.clone(),
                     }
                 }
-                hold => {
-                    let epoch = match &hold {
-                        Hold::Fenced { carried, stored, raw } => carried.map(|c| EpochUse {
-                            carried: c,
-                            stored: *stored,
-                            raw: raw.clone(),
-                        }),
-                        _ => None,
-                    };
-                    self.record(epoch.as_ref(), None, None, "refused");
-                    Outcome::Refused {
-                        message: hold.message(self.plan.verb.as_str(), self.plan.id.as_str()),
-                    }
-                }
+                hold => *self.refused(Refused::Fence(hold)),
             })
+        })
+    }
+
+    /// The refresh's verdict on `current` against the template read once (docs/interop.md §14),
+    /// or the outcome that ends the write here.
+    fn decide_refresh(
+        &self,
+        current: &Value,
+        template: &TemplateFetch,
+        ask: &refresh::Ask,
+        choice: EpochChoice,
+    ) -> Result<(Decision, Refresh), Box<Outcome>> {
+        let now = js_iso(self.conn.clock.now());
+        refresh::decide(current, template.as_read(), ask, choice, &now).map_err(|refused| self.refused(refused))
+    }
+
+    /// A refresh refused before anything was sent, recorded.
+    fn refused(&self, refused: Refused) -> Box<Outcome> {
+        Box::new(match refused {
+            Refused::Fence(hold) => {
+                let epoch = match &hold {
+                    Hold::Fenced { carried, stored, raw } => carried.map(|c| EpochUse {
+                        carried: c,
+                        stored: *stored,
+                        raw: raw.clone(),
+                    }),
+                    _ => None,
+                };
+                self.record(epoch.as_ref(), None, None, "refused");
+                Outcome::Refused {
+                    message: hold.message(self.plan.verb.as_str(), self.plan.id.as_str()),
+                }
+            }
+            Refused::Refusal(r) => {
+                self.record(None, None, None, "refused");
+                Outcome::RefreshRefused(Box::new(r))
+            }
         })
     }
 
@@ -434,6 +479,19 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
     {
         return Outcome::ClaimOwned { claim: claim.into() };
     }
+    // a refresh (docs/interop.md §14): the host's per-sandbox label key unless the caller named one
+    let ask = plan.refresh.clone().map(|mut ask| {
+        if ask.flags.per_sandbox_label_key.is_none() {
+            ask.flags.per_sandbox_label_key = policy.per_sandbox_label_key.clone();
+        }
+        ask
+    });
+    // a refresh of a Running workspace (or one fenced out) is refused before anything else is read
+    if let Some(ask) = &ask
+        && let Err(refused) = refresh::admit(&current, plan.epoch, &ask.flags)
+    {
+        return *attempt.refused(refused);
+    }
     // a resume must not wake the workspace into a per-sandbox egress grant that is not its own:
     // checked against the uid the cluster reports now, before anything is sent
     let per_sandbox_egress = match plan.verb {
@@ -443,9 +501,23 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
         },
         _ => false,
     };
+    // the template a refresh writes is read once; retries rebuild the body from it
+    let template = match &ask {
+        Some(_) => match super::detail::template_of(conn, &plan.namespace, &current).await {
+            Ok(t) => Some(t),
+            Err(e) => return Outcome::Failed(e),
+        },
+        None => None,
+    };
     let mut choice = plan.epoch;
     loop {
-        let Decision { epoch, body } = match attempt.decide(&current, choice) {
+        let decided = match (&ask, &template) {
+            (Some(ask), Some(template)) => attempt
+                .decide_refresh(&current, template, ask, choice)
+                .map(|(d, r)| (d, Some(Box::new(r)))),
+            _ => attempt.decide(&current, choice).map(|d| (d, None)),
+        };
+        let (Decision { epoch, body }, refreshed) = match decided {
             Ok(d) => d,
             Err(outcome) => return *outcome,
         };
@@ -460,6 +532,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                 mode: Mode::of_sandbox(&current),
                 uid: uid(&current).map(str::to_string),
                 per_sandbox_egress,
+                refresh: refreshed,
             };
         }
         let error = match attempt.send(&request).await {
@@ -473,6 +546,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                     sends: attempt.sends,
                     object,
                     per_sandbox_egress,
+                    refresh: refreshed,
                 };
             }
             Err(e) => e,
@@ -495,7 +569,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
             Ok(after) => after,
             Err(e) => return Outcome::Failed(e),
         };
-        let verdict = retry::on_reread(Reread {
+        let facts = Reread {
             verb: plan.verb,
             status,
             unanswered,
@@ -504,7 +578,11 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
             before: &current,
             after: after.as_ref(),
             carried: epoch.carried,
-        });
+        };
+        let verdict = match &refreshed {
+            Some(r) => retry::on_refresh_reread(facts, &r.hash),
+            None => retry::on_reread(facts),
+        };
         match verdict {
             OnReread::AlreadyGone => {
                 record("already-gone");
@@ -527,6 +605,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                     sends: attempt.sends,
                     object: after,
                     per_sandbox_egress,
+                    refresh: refreshed,
                 };
             }
             OnReread::NotApplied => {
@@ -536,6 +615,18 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                     message:
                         "the API server did not apply the JSON patch and nothing moved since the read: not retried"
                             .into(),
+                };
+            }
+            OnReread::Raced => {
+                record("not-applied");
+                // only a refresh's re-read, which read an object, answers Raced
+                let (Some(after), Some(refreshed)) = (after, refreshed) else {
+                    return Outcome::Failed(error);
+                };
+                return Outcome::Raced {
+                    request,
+                    mismatches: refresh::mismatches(&after, &refreshed.overlays),
+                    template: refreshed.template,
                 };
             }
             OnReread::Conflict => {

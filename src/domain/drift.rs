@@ -287,12 +287,18 @@ pub fn drift(sandbox: &Value, template: TemplateRead<'_>, flags: &OverlayFlags) 
 /// never shown as a change.
 pub fn field_changes(sandbox: &Value, template: &Value, overlays: &Overlays) -> Vec<super::diff::Change> {
     let stored = at(sandbox, &["spec", "podTemplate"]).cloned().unwrap_or(Value::Null);
-    let mut shown = overlays.clone();
-    if let Some(p) = &mut shown.per_sandbox_label {
+    let current = pod_template_written(template, overlays).unwrap_or(Value::Null);
+    super::diff::diff(&stored, &current)
+}
+
+/// The pod template a workspace created (or refreshed) from `template` with `overlays` carries:
+/// the per-sandbox label is on it whether or not its hash counts it.
+pub fn pod_template_written(template: &Value, overlays: &Overlays) -> Option<Value> {
+    let mut carried = overlays.clone();
+    if let Some(p) = &mut carried.per_sandbox_label {
         p.hashed = true;
     }
-    let current = overlay(template, &shown).unwrap_or(Value::Null);
-    super::diff::diff(&stored, &current)
+    overlay(template, &carried)
 }
 
 fn no_current(state: DriftState, stored: Option<String>) -> Drift {

@@ -107,6 +107,9 @@ pub enum Change {
     ModeChange,
     /// The mode is already there; only a higher holder epoch is stamped (a take-over).
     StampOnly,
+    /// A refresh (docs/interop.md §14): `spec.podTemplate` replaced with its hash stamped, and the
+    /// mode moves from Suspended to Running, in one body.
+    Refresh,
     Delete,
 }
 
@@ -156,22 +159,29 @@ pub fn resolve(sandbox: &Value, choice: EpochChoice) -> Result<u64, Hold> {
     carried(&Reading::of(sandbox), choice)
 }
 
-/// Decide a write from one read of the Sandbox. `changed_at` is the stamp a mode change writes.
-pub fn decide(sandbox: &Value, verb: Verb, choice: EpochChoice, changed_at: &str) -> Result<Decision, Hold> {
+/// The epoch a write carries, and whether the fence lets it through, from one read: the
+/// library's `holderEpochAllows` (stored ≤ carried), or why not.
+pub fn admit(sandbox: &Value, choice: EpochChoice) -> Result<EpochUse, Hold> {
     let reading = Reading::of(sandbox);
     let carried = carried(&reading, choice)?;
     if !reading.allows(carried) {
         return Err(Hold::Fenced {
             carried: Some(carried),
             stored: reading.epoch,
-            raw: reading.annotation.clone(),
+            raw: reading.annotation,
         });
     }
-    let epoch = EpochUse {
+    Ok(EpochUse {
         carried,
         stored: reading.epoch,
-        raw: reading.annotation.clone(),
-    };
+        raw: reading.annotation,
+    })
+}
+
+/// Decide a write from one read of the Sandbox. `changed_at` is the stamp a mode change writes.
+pub fn decide(sandbox: &Value, verb: Verb, choice: EpochChoice, changed_at: &str) -> Result<Decision, Hold> {
+    let epoch = admit(sandbox, choice)?;
+    let (reading, carried) = (Reading::of(sandbox), epoch.carried);
     let unconditionable = |e: patch::PatchError| Hold::Unconditionable(e.to_string());
     let body = match verb {
         Verb::Delete => {

@@ -20,6 +20,7 @@ pub mod patch;
 pub mod pod;
 pub mod projection;
 pub mod rbac;
+pub mod refresh;
 pub mod retry;
 pub mod select;
 pub mod state;

@@ -2,7 +2,7 @@
 //! Tests first, then mutations in a fixed order; a write with nothing to condition it on is refused.
 
 use super::epoch::Reading;
-use super::keys::{CHANGED_AT, HOLDER_EPOCH};
+use super::keys::{CHANGED_AT, HOLDER_EPOCH, POD_TEMPLATE_HASH};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -198,6 +198,27 @@ pub fn stamp_only(reading: &Reading, epoch: u64) -> Result<Vec<PatchOp>, PatchEr
         reading,
         epoch: Some(epoch),
         ..PatchInput::new(reading)
+    })
+}
+
+/// The library's refresh body (`writeRefreshedPodTemplate`, docs/interop.md §14): the epoch's
+/// condition and `test /spec/operatingMode "Suspended"` in one body, then the epoch, changed-at and
+/// the hash (which lands with the template it describes), the whole pod template, and the wake.
+pub fn refresh(
+    reading: &Reading,
+    epoch: u64,
+    changed_at: String,
+    hash: String,
+    pod_template: Value,
+) -> Result<Vec<PatchOp>, PatchError> {
+    build(PatchInput {
+        reading,
+        epoch: Some(epoch),
+        tests: vec![PatchOp::test(MODE_POINTER, Mode::Suspended.as_str())],
+        operating_mode: Some(Mode::Running),
+        changed_at: Some(changed_at),
+        annotations: vec![(POD_TEMPLATE_HASH.to_string(), hash)],
+        pod_template: Some(pod_template),
     })
 }
 

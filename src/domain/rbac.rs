@@ -20,7 +20,7 @@ pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 pub const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 8] = [
+pub const VERBS: [(&str, &[Need]); 9] = [
     (
         "list",
         &[
@@ -86,6 +86,18 @@ pub const VERBS: [(&str, &[Need]); 8] = [
             need("", "pods", "get"),
             need("", "pods", "list"),
             // a resume refuses to wake a workspace into a foreign per-sandbox egress policy
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
+        ],
+    ),
+    (
+        // the library's refresh: the SandboxTemplate is read before the patch
+        "resume --refresh-template",
+        &[
+            need(SANDBOXES, "sandboxes", "patch"),
+            need(SANDBOXES, "sandboxes", "get"),
+            need(EXTENSIONS, "sandboxtemplates", "get"),
+            need("", "pods", "get"),
+            need("", "pods", "list"),
             need(CILIUM, "ciliumnetworkpolicies", "list"),
         ],
     ),

@@ -1,8 +1,11 @@
 //! What a refused send means, and what comes next: the library's retry rules
-//! (docs/interop.md §5) as two pure decisions, one on the status alone, one on the re-read.
+//! (docs/interop.md §5, and a refresh's, §14) as pure decisions, one on the status alone, one on
+//! the re-read.
 
+use super::epoch::Reading;
 use super::fence::{Verb, moved, shows};
 use super::object::uid;
+use super::patch::Mode;
 use serde_json::Value;
 
 /// The library's cap on sends of one fenced write.
@@ -48,8 +51,11 @@ pub enum OnReread {
     NotApplied,
     /// Still changing after the last send allowed.
     Conflict,
-    /// Moved under us: decide again on the re-read and send again.
+    /// Moved under us: decide again on the re-read (which may refuse, sending nothing) and send again.
     Resend,
+    /// A refresh whose mode test lost: another process resumed the workspace first. Not written
+    /// again; it runs off-template.
+    Raced,
     /// No answer came and the object does not show the write: it did not land (as far as a
     /// read can tell); reported as the failure it was, not retried.
     Unanswered,
@@ -73,17 +79,26 @@ pub struct Reread<'a> {
     pub carried: u64,
 }
 
-pub fn on_reread(r: Reread<'_>) -> OnReread {
+/// The object re-read, or what its absence or another uid under the name means.
+fn still_there<'a>(r: &Reread<'a>) -> Result<&'a Value, OnReread> {
     let Some(after) = r.after else {
-        return if r.verb == Verb::Delete {
+        return Err(if r.verb == Verb::Delete {
             OnReread::AlreadyGone
         } else {
             OnReread::NotFound
-        };
+        });
     };
     if r.identity.is_some_and(|id| uid(after) != Some(id)) {
-        return OnReread::Replaced;
+        return Err(OnReread::Replaced);
     }
+    Ok(after)
+}
+
+pub fn on_reread(r: Reread<'_>) -> OnReread {
+    let after = match still_there(&r) {
+        Ok(after) => after,
+        Err(verdict) => return verdict,
+    };
     if shows(after, r.verb, r.carried) && r.status != Some(422) {
         return OnReread::Landed;
     }
@@ -92,6 +107,38 @@ pub fn on_reread(r: Reread<'_>) -> OnReread {
     }
     // a delete's 409 is re-read and retried as it stands (the library's rule)
     if r.verb != Verb::Delete && !moved(r.before, after) {
+        return OnReread::NotApplied;
+    }
+    if r.sends >= MAX_SENDS {
+        return OnReread::Conflict;
+    }
+    OnReread::Resend
+}
+
+/// The re-read after a refused refresh (`writeRefreshedPodTemplate`, docs/interop.md §14) that
+/// wrote `hash`: gone and replaced as for a mode change; landed when the object shows the wake, the
+/// epoch and the hash. Then the fence (a higher stored epoch: the decision on the re-read
+/// refuses); a workspace no longer Suspended lost the race to another resume and is not written
+/// again; still Suspended, the moved/unmoved rule and the send cap.
+pub fn on_refresh_reread(r: Reread<'_>, hash: &str) -> OnReread {
+    let after = match still_there(&r) {
+        Ok(after) => after,
+        Err(verdict) => return verdict,
+    };
+    let landed = shows(after, Verb::Resume, r.carried) && super::drift::stored_hash(after) == Some(hash);
+    if landed && r.status != Some(422) {
+        return OnReread::Landed;
+    }
+    if r.unanswered {
+        return OnReread::Unanswered;
+    }
+    if !Reading::of(after).allows(r.carried) {
+        return OnReread::Resend;
+    }
+    if Mode::of_sandbox(after) != Mode::Suspended {
+        return OnReread::Raced;
+    }
+    if !moved(r.before, after) {
         return OnReread::NotApplied;
     }
     if r.sends >= MAX_SENDS {
@@ -207,6 +254,36 @@ mod tests {
         };
         assert_eq!(on_reread(unanswered(Some(&landed))), OnReread::Landed);
         assert_eq!(on_reread(unanswered(Some(&before))), OnReread::Unanswered);
+    }
+
+    #[test]
+    fn a_refresh_that_lost_to_another_resume_is_not_written_again() {
+        let before = sbx("u1", "1", "Suspended", "2");
+        let raced = sbx("u1", "2", "Running", "2");
+        assert_eq!(
+            on_refresh_reread(reread(Verb::Resume, 422, 1, &before, Some(&raced)), "sha256:h"),
+            OnReread::Raced
+        );
+        // a higher epoch stamped meanwhile: the decision on the re-read refuses
+        let fenced = sbx("u1", "2", "Suspended", "9");
+        assert_eq!(
+            on_refresh_reread(reread(Verb::Resume, 422, 1, &before, Some(&fenced)), "sha256:h"),
+            OnReread::Resend
+        );
+        assert_eq!(
+            on_refresh_reread(reread(Verb::Resume, 422, 1, &before, Some(&before.clone())), "sha256:h"),
+            OnReread::NotApplied
+        );
+        assert_eq!(
+            on_refresh_reread(reread(Verb::Resume, 422, 1, &before, None), "sha256:h"),
+            OnReread::NotFound
+        );
+        let mut landed = raced.clone();
+        landed["metadata"]["annotations"]["sandbox.namzu.ai/pod-template-hash"] = json!("sha256:h");
+        assert_eq!(
+            on_refresh_reread(reread(Verb::Resume, 409, 1, &before, Some(&landed)), "sha256:h"),
+            OnReread::Landed
+        );
     }
 
     #[test]

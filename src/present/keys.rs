@@ -26,6 +26,8 @@ pub enum Command {
     Mark,
     Suspend,
     Resume,
+    /// Resume with the pod template refreshed from the SandboxTemplate.
+    RefreshTemplate,
     Delete,
     Sent,
     Help,
@@ -165,6 +167,13 @@ const LIST: &[Binding] = &[
         does: "suspend, resume, delete (shifted, so hard to hit by accident)",
         hint: "S suspend · R resume · D delete",
         footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('F'), RefreshTemplate)],
+        label: "F",
+        does: "resume onto the SandboxTemplate as it is now (drifted Suspended rows): the pod template refreshed",
+        hint: "",
+        footer_order: 99,
     },
     Binding {
         keys: &[(Char('w'), Sent)],

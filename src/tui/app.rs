@@ -36,6 +36,8 @@ pub struct Confirm {
     pub focus: Focus,
     /// Delete only: what the user typed.
     pub typed: String,
+    /// A resume that refreshes the pod template from the SandboxTemplate (`F`).
+    pub refresh: bool,
 }
 
 impl Confirm {
@@ -492,7 +494,7 @@ impl App {
         vec![self.read(), Effect::CheckAccess(self.scope.clone())]
     }
 
-    fn open_confirm(&mut self, verb: Verb) -> Vec<Effect> {
+    fn open_confirm(&mut self, verb: Verb, refresh: bool) -> Vec<Effect> {
         if let Some(why) = self.disabled(verb) {
             self.status = why;
             return Vec::new();
@@ -513,6 +515,7 @@ impl App {
             previews: BTreeMap::new(),
             focus: Focus::Cancel,
             typed: String::new(),
+            refresh,
         };
         let effects = previews(&mut confirm);
         self.popups.push(Popup::Confirm(confirm));
@@ -522,7 +525,7 @@ impl App {
 
 /// The read-only preview of an action: the fresh read the confirmation shows. `None` for a row
 /// whose id cannot name a Sandbox (listed, never written).
-fn preview_plan(verb: Verb, key: &RowKey, take_over: bool) -> Option<Plan> {
+fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Option<Plan> {
     Some(Plan {
         verb,
         namespace: key.0.clone(),
@@ -534,14 +537,19 @@ fn preview_plan(verb: Verb, key: &RowKey, take_over: bool) -> Option<Plan> {
         },
         dry_run: true,
         expected_uid: None,
+        // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
+        refresh: refresh.then(Default::default),
     })
 }
 
 /// The confirmed write: it carries exactly the epoch and uid the confirmation showed, so a
-/// holder that took over (or a Sandbox replaced) since then is refused, not followed.
+/// holder that took over (or a Sandbox replaced) since then is refused, not followed; a refresh
+/// also carries the hash shown, so one that would now write another template is refused.
 fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan, RowNote> {
     match preview {
-        Some(Outcome::DryRun { epoch, uid, .. }) => Ok(Plan {
+        Some(Outcome::DryRun {
+            epoch, uid, refresh, ..
+        }) => Ok(Plan {
             verb,
             namespace: key.0.clone(),
             id: WorkspaceId::parse(&key.1).map_err(|e| RowNote {
@@ -551,6 +559,10 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
             epoch: EpochChoice::Explicit(epoch.carried),
             dry_run: false,
             expected_uid: uid.clone(),
+            refresh: refresh.as_ref().map(|r| crate::domain::refresh::Ask {
+                expected_hash: Some(r.hash.clone()),
+                ..Default::default()
+            }),
         }),
         Some(other) => Err(note_for(verb, key, other)),
         None => Err(RowNote {
@@ -564,7 +576,7 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
 fn previews(c: &mut Confirm) -> Vec<Effect> {
     let mut effects = Vec::new();
     for k in &c.targets {
-        match preview_plan(c.verb, k, c.take_over) {
+        match preview_plan(c.verb, k, c.take_over, c.refresh) {
             Some(plan) => effects.push(Effect::Preview {
                 plan,
                 take_over: c.take_over,
@@ -893,9 +905,10 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
         Command::Help => app.popups.push(Popup::Help { scroll: 0 }),
-        Command::Suspend => return app.open_confirm(Verb::Suspend),
-        Command::Resume => return app.open_confirm(Verb::Resume),
-        Command::Delete => return app.open_confirm(Verb::Delete),
+        Command::Suspend => return app.open_confirm(Verb::Suspend, false),
+        Command::Resume => return app.open_confirm(Verb::Resume, false),
+        Command::RefreshTemplate => return app.open_confirm(Verb::Resume, true),
+        Command::Delete => return app.open_confirm(Verb::Delete, false),
         Command::Quit => app.quit = true,
         Command::Close | Command::SwitchFocus | Command::Choose | Command::TakeOver | Command::Keep => {}
     }
@@ -1094,6 +1107,7 @@ mod tests {
             mode: Mode::Running,
             uid: Some(format!("uid-{id}")),
             per_sandbox_egress: false,
+            refresh: None,
         }
     }
 

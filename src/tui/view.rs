@@ -404,6 +404,11 @@ fn verb_title(v: Verb) -> &'static str {
 }
 
 fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
+    let action = if c.refresh {
+        "Refresh template"
+    } else {
+        verb_title(c.verb)
+    };
     let screen = frame.area();
     let max = popup_text_width(screen);
     // the dialog's text as (line, style), each wrapped to the screen
@@ -417,7 +422,7 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
     say(
         format!(
             "{} {n} workspace{} — take over: {}",
-            verb_title(c.verb),
+            action,
             if n == 1 { "" } else { "s" },
             if c.take_over {
                 "ON (stored epoch + 1: the current holder is fenced out)"
@@ -437,6 +442,7 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
                 epoch,
                 mode,
                 per_sandbox_egress,
+                refresh,
                 ..
             }) => {
                 let mut v = vec![format!(
@@ -448,6 +454,8 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
                     request.method,
                     request.path
                 )];
+                // a refresh: the template and hashes, each overlay and its source, the field diff
+                v.extend(refresh.iter().flat_map(|r| crate::present::outcome::refresh_lines(r)));
                 // one operation per line, spaced between JSON tokens so a long one wraps between
                 // tokens, never inside a string: the same JSON value as the body sent
                 match request.body.as_array() {
@@ -477,7 +485,7 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
             Style::default(),
         );
     }
-    let title = format!(" {} ", verb_title(c.verb));
+    let title = format!(" {action} ");
     let plain: Vec<String> = text.iter().map(|(l, _)| l.clone()).collect();
     // the buttons always show: the text above them is cut, saying how much, when it is too long
     let area = popup_area(screen, &plain, &title, 2);
@@ -508,7 +516,7 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
     lines.push(Line::from(vec![
         button("Cancel", c.focus == Focus::Cancel, true),
         Span::raw("   "),
-        button(verb_title(c.verb), c.focus == Focus::Confirm, c.ready()),
+        button(action, c.focus == Focus::Confirm, c.ready()),
     ]));
     frame.render_widget(Clear, area);
     let p = Paragraph::new(Text::from(lines)).block(Block::default().borders(Borders::ALL).title(title));

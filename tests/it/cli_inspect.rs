@@ -105,7 +105,7 @@ async fn drift_shows_field_changes() {
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["bravo", "delta", "golf", "papa", "quebec"]);
+    assert_eq!(ids, ["bravo", "delta", "ember", "flint", "golf", "papa", "quebec"]);
     assert!(
         all[0]["changes"]
             .as_array()

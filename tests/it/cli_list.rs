@@ -32,7 +32,7 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     let t = start_demo().await;
     let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
     let items = json(&o);
-    assert_eq!(items.len(), 34);
+    assert_eq!(items.len(), 36);
     let states = field(&items, "/state");
     for s in [
         "Running",
@@ -222,12 +222,16 @@ async fn filters_and_sorting() {
     let suspended = ids(&namzu(&t, &["list", "-A", "-o", "json", "--state", "suspended"]).await);
     assert_eq!(
         suspended,
-        ["delta", "echo", "sierra", "wren", "uniform", "victor", "yankee"]
+        [
+            "delta", "echo", "ember", "flint", "sierra", "wren", "uniform", "victor", "yankee"
+        ]
     );
     let drifted = ids(&namzu(&t, &["list", "-A", "-o", "json", "--drift", "drifted,no-template"]).await);
     assert_eq!(
         drifted,
-        ["bravo", "delta", "golf", "papa", "quebec", "victor", "whiskey"]
+        [
+            "bravo", "delta", "ember", "flint", "golf", "papa", "quebec", "victor", "whiskey"
+        ]
     );
     let diag = ids(&namzu(
         &t,

@@ -431,17 +431,7 @@ async fn faults_on_the_write_path() {
     assert_eq!(o.status.code(), Some(4), "{}", out(&o));
     // a host takes over between our GET and our PATCH: re-read, the fence now refuses
     let t = sim_with("Running", r#"epoch: "1","#).await;
-    t.sim.add_fault(
-        Fault::new(
-            Some("PATCH"),
-            "/sandboxes/",
-            FaultAction::Mutate(Mutation::SetAnnotation {
-                key: "sandbox.namzu.ai/holder-epoch".into(),
-                value: "2".into(),
-            }),
-        )
-        .nth(1),
-    );
+    t.sim.add_fault(before_patch("/sandboxes/", 1, stamp_epoch("2")));
     let o = run_audited(&t, &["suspend", "shared-desk"]).await;
     assert_eq!(o.status.code(), Some(3), "{}", out(&o));
     assert!(err(&o).contains("held at epoch 2"), "{}", err(&o));

@@ -14,6 +14,7 @@ mod live;
 mod properties;
 mod race;
 mod readme;
+mod refresh;
 mod sim_api;
 mod sim_kubectl;
 mod support;

@@ -4,7 +4,6 @@
 
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use serde_json::{Value, json};
 
@@ -38,17 +37,8 @@ async fn concurrent_writers_never_lose_the_fence() {
     let t = start_with(scenario, |c| c.namespace = "ns".into()).await;
     // a third party stamps a far higher epoch just before the 6th PATCH is served: that PATCH's
     // test must fail, whatever the interleaving, and everyone below 1000 is fenced out after it
-    t.sim.add_fault(
-        Fault::new(
-            Some("PATCH"),
-            "/sandboxes/namzu-ws-shared-desk",
-            FaultAction::Mutate(Mutation::SetAnnotation {
-                key: EPOCH_KEY.into(),
-                value: "1000".into(),
-            }),
-        )
-        .nth(6),
-    );
+    t.sim
+        .add_fault(before_patch("/sandboxes/namzu-ws-shared-desk", 6, stamp_epoch("1000")));
     let kc = t.sim.kubeconfig().display().to_string();
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
 

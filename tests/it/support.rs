@@ -5,6 +5,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use kubectl_namzu::clock::NOW_ENV;
+use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig, TEST_START};
 use serde_json::Value;
@@ -210,4 +211,22 @@ pub fn run_bin(args: &[&str], stdin: Option<&str>) -> Output {
     }
     drop(pipe);
     child.wait_with_output().expect("wait")
+}
+
+/// Another writer acts on the `nth` PATCH whose path contains `path`, just before it is served.
+pub fn before_patch(path: &str, nth: u32, mutation: Mutation) -> Fault {
+    Fault::new(Some("PATCH"), path, FaultAction::Mutate(mutation)).nth(nth)
+}
+
+/// Another host stamps holder epoch `epoch` (a take-over), leaving `spec` alone.
+pub fn stamp_epoch(epoch: &str) -> Mutation {
+    Mutation::SetAnnotation {
+        key: "sandbox.namzu.ai/holder-epoch".into(),
+        value: epoch.into(),
+    }
+}
+
+/// Another host resumes the workspace.
+pub fn resumed_by_another() -> Mutation {
+    Mutation::MergePatch(serde_json::json!({"spec": {"operatingMode": "Running"}}))
 }

@@ -407,7 +407,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    assert_eq!(h.app.inventory.rows().len(), 28);
+    assert_eq!(h.app.inventory.rows().len(), 30);
     assert_eq!(
         h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
@@ -425,7 +425,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows().len(), 34);
+    assert_eq!(h.app.inventory.rows().len(), 36);
     h.keys(&[KeyCode::Char('a')]).await;
     assert_eq!(h.app.inventory.rows().len(), 4, "back to the namespace it was in");
 }
@@ -474,4 +474,78 @@ async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() 
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
     let s = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap();
     assert_eq!(s["spec"]["operatingMode"], "Running");
+}
+
+/// F on a drifted Suspended row: the confirmation shows the field diff, the overlays and where
+/// each came from, the epoch carried and the exact body; what is confirmed is what is sent.
+/// Marked rows are refreshed together, each refused on its own; read-only disables it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exactly_that() {
+    let mut h = harness(quick_demo().await, false, false).await;
+    h.t.sim.clear_requests();
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("ember").await;
+    h.keys(&[KeyCode::Enter, KeyCode::Char('F')]).await;
+    snap_sizes("confirm_refresh", &h);
+    let screen = h.screen(200, 50);
+    for words in [
+        "Refresh template 1 workspace",
+        "ember (agents): Suspended, stored epoch 1 → carries 1 (keeps holder epoch 1)",
+        "refresh from SandboxTemplate coder: pod-template hash sha256:8eff45f844d4… → sha256:368a7e2b5d85…",
+        "runtimeClassName gvisor (the hosts' overlay or the template's own: the same either way)",
+        r#"spec.containers[0].image: "ghcr.io/namzu/agent:1.3.0" → "ghcr.io/namzu/agent:1.4.2""#,
+        r#"{"op": "add", "path": "/spec/podTemplate""#,
+        "[ Refresh template ]",
+    ] {
+        assert!(screen.contains(words), "{words:?} not in\n{screen}");
+    }
+    assert!(
+        h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
+        "a preview sends nothing"
+    );
+    let key = ("agents".to_string(), "ember".to_string());
+    let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
+        panic!("no confirmation")
+    };
+    let shown = match &c.previews[&key] {
+        kubectl_namzu::cluster::write::Outcome::DryRun { request, .. } => request.body.clone(),
+        other => panic!("{other:?}"),
+    };
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    let sent: Vec<_> = h.t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].body.as_ref(), Some(&shown), "what was shown is what was sent");
+    let ember = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-ember").unwrap();
+    assert_eq!(
+        ember["spec"]["podTemplate"]["spec"]["containers"][0]["image"],
+        "ghcr.io/namzu/agent:1.4.2"
+    );
+    let note = &h.app.notes[&key];
+    assert!(note.ok && note.text.starts_with("resumed"), "{note:?}");
+
+    // marked rows: each previewed and refused or written on its own
+    let mut h = harness(quick_demo().await, false, false).await;
+    h.t.sim.clear_requests();
+    let down = [KeyCode::Down; 5];
+    h.keys(&down).await;
+    h.keys(&[KeyCode::Char(' '), KeyCode::Char(' '), KeyCode::Char('F')])
+        .await;
+    let screen = h.screen(200, 50);
+    assert!(screen.contains("Refresh template 2 workspaces"), "{screen}");
+    assert!(
+        screen.contains(r#"flint (agents): refused: SandboxTemplate builder declares the disk "build-cache", which the Sandbox lacks"#),
+        "{screen}"
+    );
+    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    let sent: Vec<_> = h.t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
+    assert_eq!(sent.len(), 1, "flint is never sent");
+    assert!(sent[0].path.ends_with("/namzu-ws-ember"));
+    let flint = &h.app.notes[&("agents".to_string(), "flint".to_string())];
+    assert!(!flint.ok && flint.text.contains("CEL-immutable"), "{flint:?}");
+
+    // read-only: no dialog, the reason on the status line
+    let mut ro = harness(start_demo().await, false, true).await;
+    ro.keys(&[KeyCode::Char('F')]).await;
+    assert!(ro.app.popups.is_empty());
+    assert_eq!(ro.app.status, "resume is disabled: read-only mode");
 }

@@ -63,9 +63,9 @@ fn demo_in_a_real_terminal() {
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120");
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-    t.expect("34 workspaces");
+    t.expect("36 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
-    t.expect("filter: alpha (1 of 34)");
+    t.expect("filter: alpha (1 of 36)");
     t.keys(&["Enter"]);
     t.expect("Holder epoch:    7 (annotation \"7\")");
     t.keys(&["Escape", "S"]);
@@ -112,7 +112,7 @@ fn signals_restore_the_terminal() {
         };
         let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; stty -a; sleep 120");
         t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-        t.expect("34 workspaces");
+        t.expect("36 workspaces");
         let shell = t.cmd(&["display-message", "-p", "-t", t.session, "#{pane_pid}"]);
         let children = Command::new("pgrep")
             .args(["-P", shell.trim()])
