@@ -7,30 +7,14 @@
 //! `NAMZU_BENCH_SHAPES=5000:0,5000:50000` picks the shapes (workspaces:background pods; PVCs
 //! are a fifth of the pods); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
 
+#[path = "support/shape.rs"]
+mod shape;
+
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
+use shape::scenario;
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn scenario(workspaces: usize, background: usize) -> String {
-    let namespaces = ["bench-a", "bench-b", "bench-c"];
-    let mut s = format!(
-        "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
-        background / 5
-    );
-    for i in 0..workspaces {
-        let ns = namespaces[i % 3];
-        let mode = if i % 4 == 0 { "Suspended" } else { "Running" };
-        s.push_str(&format!(
-            "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
-            i % 9,
-            i % 500,
-            i % 5,
-            i % 3
-        ));
-    }
-    s
-}
 
 struct Run {
     wall: Duration,
@@ -93,14 +77,7 @@ fn measure(sim: &Sim, runs: usize, make: &dyn Fn() -> Command) -> Figures {
 }
 
 fn main() {
-    let shapes: Vec<(usize, usize)> = std::env::var("NAMZU_BENCH_SHAPES")
-        .unwrap_or_else(|_| "5000:0,5000:50000,10000:50000".into())
-        .split(',')
-        .filter_map(|s| {
-            let (w, b) = s.split_once(':')?;
-            Some((w.parse().ok()?, b.parse().ok()?))
-        })
-        .collect();
+    let shapes = shape::shapes("5000:0,5000:50000,10000:50000");
     let runs: usize = std::env::var("NAMZU_BENCH_RUNS")
         .ok()
         .and_then(|r| r.parse().ok())

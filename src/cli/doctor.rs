@@ -5,7 +5,7 @@ use super::globals::Globals;
 use super::output;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
-use crate::cluster::error::{ApiCall, ClusterError};
+use crate::cluster::error::ClusterError;
 use crate::cluster::resources::{self, SANDBOXES, TEMPLATES};
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::rbac::VERBS;
@@ -23,13 +23,7 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
     let mut todo: Vec<String> = Vec::new();
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
-    let op = ApiCall {
-        verb: "get",
-        resource: "/version".into(),
-        namespace: None,
-        name: String::new(),
-    };
-    match conn.bounded(&op, conn.client.apiserver_version()).await {
+    match conn.version().await {
         Ok(v) => crate::outln!(
             "✓ server        {} ({}), context {}",
             conn.server,

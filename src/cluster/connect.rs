@@ -188,6 +188,17 @@ impl Connection {
         result.map_err(|e| ClusterError::from_kube(e, op, &self.server))
     }
 
+    /// `GET /version`: the cheapest request there is (a login check, the live probe).
+    pub async fn version(&self) -> Result<k8s_openapi::apimachinery::pkg::version::Info, ClusterError> {
+        let op = ApiCall {
+            verb: "get",
+            resource: "/version".into(),
+            namespace: None,
+            name: String::new(),
+        };
+        self.bounded(&op, self.client.apiserver_version()).await
+    }
+
     /// The versions the cluster serves of an API group (empty when the group is not served).
     pub async fn served_versions(&self, group: &str) -> Result<Vec<String>, ClusterError> {
         let op = ApiCall {

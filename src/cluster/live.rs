@@ -15,7 +15,7 @@
 //! [`inventory::BY_NAME_LIMIT`] per namespace per batch (`-v` says so).
 
 use super::connect::Connection;
-use super::error::{ApiCall, ClusterError};
+use super::error::ClusterError;
 use super::inventory::{self, Query, Scope};
 use super::resources::{self, CILIUM_POLICIES, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, Watched};
 use crate::domain::drift::{OverlayFlags, TemplateFetch};
@@ -237,8 +237,7 @@ pub async fn follow(
                 }
             }
             _ = probes.tick() => {
-                let op = ApiCall { verb: "get", resource: "/version".into(), namespace: None, name: String::new() };
-                let answer = tokio::time::timeout(PROBE_TIMEOUT, conn.bounded(&op, conn.client.apiserver_version())).await;
+                let answer = tokio::time::timeout(PROBE_TIMEOUT, conn.version()).await;
                 match answer {
                     Ok(Ok(_)) => last_answer = conn.clock.now(),
                     failed => {
@@ -297,13 +296,7 @@ async fn plan(
 
 /// Streaming lists are on by default from Kubernetes 1.32; an older server gets a LIST.
 async fn serves_streaming_lists(conn: &Connection) -> bool {
-    let op = ApiCall {
-        verb: "get",
-        resource: "/version".into(),
-        namespace: None,
-        name: String::new(),
-    };
-    match conn.bounded(&op, conn.client.apiserver_version()).await {
+    match conn.version().await {
         Ok(v) => {
             let minor: u32 = v.minor.trim_end_matches('+').parse().unwrap_or(0);
             v.major == "1" && minor >= 32

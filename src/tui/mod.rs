@@ -7,7 +7,7 @@ pub mod io;
 pub mod view;
 
 use crate::cluster::connect::{ConnectOptions, Connection};
-use crate::cluster::error::{ApiCall, ClusterError};
+use crate::cluster::error::ClusterError;
 use crate::cluster::write::WritePolicy;
 use action::{Action, Effect};
 use app::{App, AppOptions, update};
@@ -52,13 +52,7 @@ impl From<ClusterError> for TuiError {
 pub async fn run(options: Options) -> Result<(), TuiError> {
     let conn = Connection::open(&options.connect).await?;
     // one cheap request first, so a login failure is a normal line in the normal terminal
-    let op = ApiCall {
-        verb: "get",
-        resource: "/version".into(),
-        namespace: None,
-        name: String::new(),
-    };
-    conn.bounded(&op, conn.client.apiserver_version()).await?;
+    conn.version().await?;
     let mut policy = options.policy;
     policy.audit.session = Some(Arc::new(Mutex::new(Vec::new())));
     let mut app = App::new(AppOptions {

@@ -30,6 +30,12 @@ impl Tmux {
         }
     }
 
+    /// A session of `width`×`height` running `script`.
+    fn start(&self, width: u16, height: u16, script: &str) {
+        let (w, h) = (width.to_string(), height.to_string());
+        self.cmd(&["new-session", "-d", "-s", self.session, "-x", &w, "-y", &h, script]);
+    }
+
     /// Wait (bounded) until the screen shows `text`; the screen on failure.
     fn expect(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -152,20 +158,32 @@ fn signals_restore_the_terminal() {
     }
 }
 
+/// A runtime, the demo sim on it and a tmux server of the test's own; `None`, saying so, where
+/// tmux is not installed.
+fn demo_sim_in_tmux(
+    what: &str,
+    session: &'static str,
+) -> Option<(tokio::runtime::Runtime, crate::support::TestSim, Tmux)> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; the {what} test did not run");
+        return None;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let t = runtime.block_on(crate::support::start_demo());
+    let tmux = Tmux {
+        socket: format!("namzu-{session}-{}", std::process::id()),
+        session,
+    };
+    Some((runtime, t, tmux))
+}
+
 /// `delete` on a terminal asks for the id; the delete then sent is of the object and epoch that
 /// were shown: a host that takes the workspace over while the user types is fenced out.
 #[test]
 fn a_typed_delete_is_bound_to_what_was_shown() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed; the typed-delete test did not run");
-        return;
-    }
     use kubectl_namzu::sim::resources::SANDBOXES;
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let t = runtime.block_on(crate::support::start_demo());
-    let tmux = Tmux {
-        socket: format!("namzu-del-{}", std::process::id()),
-        session: "del",
+    let Some((_runtime, t, tmux)) = demo_sim_in_tmux("typed-delete", "del") else {
+        return;
     };
     let script = format!(
         "NO_COLOR=1 KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} -n agents delete alpha; echo EXIT=$?; sleep 60",
@@ -173,17 +191,7 @@ fn a_typed_delete_is_bound_to_what_was_shown() {
         env!("CARGO_BIN_EXE_kubectl-namzu"),
         t.sim.kubeconfig().display()
     );
-    tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        tmux.session,
-        "-x",
-        "200",
-        "-y",
-        "20",
-        &script,
-    ]);
+    tmux.start(200, 20, &script);
     let prompt = tmux.expect("Type the workspace id (alpha)");
     assert!(prompt.contains("holder epoch 7"), "{prompt}");
     // another host takes over while the user types
@@ -205,33 +213,16 @@ fn a_typed_delete_is_bound_to_what_was_shown() {
 /// brings it back live with the change made meanwhile.
 #[test]
 fn the_live_tui_follows_changes_and_outages() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed; the live TUI test did not run");
-        return;
-    }
     use kubectl_namzu::sim::resources::SANDBOXES;
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut t = runtime.block_on(crate::support::start_demo());
-    let tmux = Tmux {
-        socket: format!("namzu-live-{}", std::process::id()),
-        session: "live",
+    let Some((runtime, mut t, tmux)) = demo_sim_in_tmux("live TUI", "live") else {
+        return;
     };
     let script = format!(
         "NO_COLOR=1 {} --kubeconfig {} -n research; sleep 60",
         env!("CARGO_BIN_EXE_kubectl-namzu"),
         t.sim.kubeconfig().display()
     );
-    tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-s",
-        tmux.session,
-        "-x",
-        "200",
-        "-y",
-        "20",
-        &script,
-    ]);
+    tmux.start(200, 20, &script);
     tmux.expect("● live:");
     let set_epoch = |sim: &kubectl_namzu::sim::Sim, epoch: &str| {
         sim.modify(&SANDBOXES, "research", "namzu-ws-tango", |o| {

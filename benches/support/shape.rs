@@ -1,0 +1,36 @@
+//! The production-shaped cluster the list and live benchmarks share: workspaces in three
+//! namespaces among many more pods and PVCs of unrelated apps.
+
+/// `workspaces` workspaces (a quarter Suspended) and `background` other pods (and a fifth as many
+/// PVCs) over 20 namespaces, as a scenario.
+pub fn scenario(workspaces: usize, background: usize) -> String {
+    let namespaces = ["bench-a", "bench-b", "bench-c"];
+    let mut s = format!(
+        "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
+        background / 5
+    );
+    for i in 0..workspaces {
+        let ns = namespaces[i % 3];
+        let mode = if i % 4 == 0 { "Suspended" } else { "Running" };
+        s.push_str(&format!(
+            "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
+            i % 9,
+            i % 500,
+            i % 5,
+            i % 3
+        ));
+    }
+    s
+}
+
+/// `NAMZU_BENCH_SHAPES` (`workspaces:background,…`), else `default`.
+pub fn shapes(default: &str) -> Vec<(usize, usize)> {
+    std::env::var("NAMZU_BENCH_SHAPES")
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .filter_map(|s| {
+            let (w, b) = s.split_once(':')?;
+            Some((w.parse().ok()?, b.parse().ok()?))
+        })
+        .collect()
+}
