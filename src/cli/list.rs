@@ -97,6 +97,19 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             return Ok(());
         }
     };
+    if format == Format::Json {
+        // printed as it is built: thousands of workspaces never sit in memory twice
+        let mut buffer = String::with_capacity(OUTPUT_CHUNK);
+        output::write_json_array(workspaces.iter().map(schema::workspace), |piece| {
+            buffer.push_str(piece);
+            if buffer.len() >= OUTPUT_CHUNK {
+                output::write_stdout(&buffer);
+                buffer.clear();
+            }
+        });
+        output::write_stdout(&buffer);
+        return Ok(());
+    }
     let labels = LabelColumns {
         show: args.show_labels,
         keys: &args.label_columns,
@@ -120,6 +133,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     Ok(())
 }
+
+/// How much JSON is gathered before it is written.
+const OUTPUT_CHUNK: usize = 64 * 1024;
 
 /// `list -w`: the table (unless `--watch-only`), then one line per change, from the live
 /// inventory (watches; the same rows the TUI shows). Ctrl-C ends it with exit 0.

@@ -251,22 +251,32 @@ pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, c
 /// A pretty JSON array, newline-terminated, byte for byte what `structured` prints for the same
 /// array, built one item at a time (a list of thousands never exists as one JSON tree).
 pub fn json_array(items: impl Iterator<Item = Value>) -> String {
-    let mut out = String::from("[");
+    let mut out = String::new();
+    write_json_array(items, |text| out.push_str(text));
+    out
+}
+
+/// The same array handed to `sink` piece by piece: each item is serialised and let go before
+/// the next is built, so printing thousands never holds the whole text.
+pub fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut(&str)) {
+    sink("[");
     let mut empty = true;
+    let mut piece = String::new();
     for item in items {
-        out.push_str(if empty { "\n" } else { ",\n" });
+        piece.clear();
+        piece.push_str(if empty { "\n" } else { ",\n" });
         empty = false;
         let pretty = serde_json::to_string_pretty(&item).expect("JSON values serialise");
         for (i, line) in pretty.lines().enumerate() {
             if i > 0 {
-                out.push('\n');
+                piece.push('\n');
             }
-            out.push_str("  ");
-            out.push_str(line);
+            piece.push_str("  ");
+            piece.push_str(line);
         }
+        sink(&piece);
     }
-    out.push_str(if empty { "]\n" } else { "\n]\n" });
-    out
+    sink(if empty { "]\n" } else { "\n]\n" });
 }
 
 /// JSON (pretty) or YAML of a value, newline-terminated.
