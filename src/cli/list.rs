@@ -77,13 +77,8 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let now = conn.clock.now();
     let filter = args.selection.filter();
-    let mut workspaces: Vec<Workspace> = inv
-        .workspaces(&globals.overlay_flags(&args.overlays), now)
-        .into_iter()
-        .filter(|w| filter.matches(w, now))
-        .collect();
-    // the objects read are done with: the output is built from the workspaces alone
-    drop(inv);
+    // each namespace's objects go once its rows are derived: the output is built from the rows
+    let mut workspaces = inv.into_workspaces(&globals.overlay_flags(&args.overlays), now, |w| filter.matches(w, now));
     sort(&mut workspaces, args.sort_by, false);
     let format = match &args.output {
         Printer::Plain(format) => *format,

@@ -82,13 +82,35 @@ impl Inventory {
 
     /// Every workspace with the Sandbox and template it was derived from.
     pub fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
+        self.namespaces.iter().flat_map(|ns| ns.entries(flags, now)).collect()
+    }
+
+    /// The workspaces `keep` accepts, each namespace's objects let go as soon as its rows are
+    /// derived: the pass never holds all the objects and all the rows at once.
+    pub fn into_workspaces(
+        self,
+        flags: &OverlayFlags,
+        now: DateTime<Utc>,
+        keep: impl Fn(&Workspace) -> bool,
+    ) -> Vec<Workspace> {
         let mut out = Vec::new();
-        for ns in &self.namespaces {
-            let (pods, pvcs) = (ns.pods.map(|v| Index::new(v)), ns.pvcs.map(|v| Index::new(v)));
-            let policies = ns.policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
-            for sbx in &ns.sandboxes {
+        for ns in self.namespaces {
+            out.extend(ns.entries(flags, now).into_iter().map(|e| e.workspace).filter(&keep));
+        }
+        out
+    }
+}
+
+impl NamespaceData {
+    /// This namespace's workspaces with what each was derived from.
+    fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
+        let (pods, pvcs) = (self.pods.map(|v| Index::new(v)), self.pvcs.map(|v| Index::new(v)));
+        let policies = self.policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
+        self.sandboxes
+            .iter()
+            .map(|sbx| {
                 let template = template_label(sbx)
-                    .and_then(|t| ns.templates.get(t))
+                    .and_then(|t| self.templates.get(t))
                     .map_or(TemplateRead::Unreadable, TemplateFetch::as_read);
                 let workspace = workspace::derive(&Inputs {
                     sandbox: sbx,
@@ -99,14 +121,13 @@ impl Inventory {
                     flags,
                     now,
                 });
-                out.push(Entry {
+                Entry {
                     workspace,
                     sandbox: sbx,
                     template,
-                });
-            }
-        }
-        out
+                }
+            })
+            .collect()
     }
 }
 
