@@ -105,11 +105,13 @@ fn main() {
                 kubectl_namzu::domain::mirror::RowChange::Upsert(Box::new(w))
             })
             .collect();
+        let generation = app.follow_generation;
         let start = Instant::now();
         update(
             &mut app,
             Action::Live {
                 scope: scope.clone(),
+                generation,
                 event: kubectl_namzu::cluster::live::LiveEvent::Rows(changes),
             },
         );

@@ -188,6 +188,7 @@ pub async fn follow(
     let streaming = Arc::new(AtomicBool::new(serves_streaming_lists(&conn).await));
     let mut state = Follower {
         conn: conn.clone(),
+        scope: scope.clone(),
         mirror: Mirror::new(flags),
         pending: BTreeSet::new(),
         synced: false,
@@ -318,6 +319,7 @@ struct Spawn {
 /// The mirror and what it still owes the screen.
 struct Follower {
     conn: Connection,
+    scope: Scope,
     mirror: Mirror,
     /// Watches whose first state has not come yet: no rows until all have (one full screen).
     pending: BTreeSet<StreamName>,
@@ -350,7 +352,8 @@ impl Follower {
             cuts: self.spawn.cuts.clone(),
             streaming: self.spawn.streaming.clone(),
             options: self.spawn.options.clone(),
-            went_live: false,
+            live_since: None,
+            saw_event: false,
         };
         if !self.synced {
             self.pending.insert(name);
@@ -402,6 +405,16 @@ impl Follower {
             }
             Feed::Status(stream, status) => {
                 let _ = self.out.send(LiveEvent::Status { stream, status });
+            }
+            // the scope asked for may not be read: nothing to show; one namespace of a fallback
+            // is skipped, as the one-shot pass skips it
+            Feed::Forbidden(s, why) if s.kind == Kind::Sandboxes => {
+                if self.scope != Scope::All || s.namespace.is_none() {
+                    let _ = self.out.send(LiveEvent::Failed(why));
+                    return false;
+                }
+                let _ = self.out.send(LiveEvent::Warning(format!("warning: {why}; skipped")));
+                self.pending.remove(&s);
             }
             Feed::Forbidden(s, warning) => {
                 let touched = self
@@ -479,6 +492,8 @@ impl Follower {
     }
 
     fn read_by_name(&mut self) {
+        // finished reads answered through the feed already: let their tasks go
+        while self.reads.try_join_next().is_some() {}
         let changed = std::mem::take(&mut self.changed);
         let mut wanted = self.mirror.wanted_by_name(&changed);
         wanted.extend(
@@ -544,9 +559,14 @@ struct Watcher {
     cuts: watch::Receiver<Cut>,
     streaming: Arc<AtomicBool>,
     options: LiveOptions,
-    /// The watch went live since the last trouble: the next trouble starts its own clock.
-    went_live: bool,
+    /// When the watch last opened, and whether anything came on it since: a watch that ends at
+    /// once with nothing on it is trouble (backoff), not a normal end.
+    live_since: Option<std::time::Instant>,
+    saw_event: bool,
 }
+
+/// A watch that stayed open this long was healthy, whatever ended it.
+const HEALTHY_AFTER: Duration = Duration::from_secs(5);
 
 /// How a watch ended without an error.
 enum Ended {
@@ -564,7 +584,7 @@ impl Watcher {
     }
 
     fn live(&mut self) {
-        self.went_live = true;
+        self.live_since = Some(std::time::Instant::now());
         self.send(Feed::Status(self.name.clone(), StreamStatus::Live));
     }
 
@@ -581,14 +601,27 @@ impl Watcher {
                 None => self.first_state(&mut version).await,
                 Some(from) => self.resume(&from, &mut version).await,
             };
-            if std::mem::take(&mut self.went_live) {
+            let opened = self.live_since.take();
+            let healthy = opened.is_some()
+                && (std::mem::take(&mut self.saw_event) || opened.is_some_and(|t| t.elapsed() >= HEALTHY_AFTER));
+            if healthy {
                 (trouble, backoff) = (None, Duration::from_millis(500));
             }
+            // an expired resourceVersion refused when the watch opens is the same as inside it
+            let result = match result {
+                Err(ClusterError::Api { code: 410, .. }) => Ok(Ended::Gone),
+                other => other,
+            };
             let why = match result {
-                Ok(Ended::Closed) => continue,
-                Ok(Ended::Gone) => {
+                Ok(Ended::Closed) if healthy => continue,
+                Ok(Ended::Gone) if healthy => {
                     version = None;
                     continue;
+                }
+                Ok(Ended::Closed) => "the API server ended the watch at once".to_string(),
+                Ok(Ended::Gone) => {
+                    version = None;
+                    "the API server expired the resourceVersion (410) again".to_string()
                 }
                 Ok(Ended::Cut(cut)) => {
                     trouble.get_or_insert(cut.since);
@@ -598,7 +631,8 @@ impl Watcher {
                 Err(e @ ClusterError::Forbidden { .. }) => {
                     return self.forbidden(&e);
                 }
-                Err(e) if self.name.kind == Kind::Policies && e.is_not_found() => {
+                // CiliumNetworkPolicies without Cilium, SandboxTemplates without the extensions
+                Err(e) if matches!(self.name.kind, Kind::Policies | Kind::Templates) && e.is_not_found() => {
                     return self.send(Feed::NotServed(self.name.clone()));
                 }
                 Err(e) if self.name.kind == Kind::Sandboxes && e.is_not_found() => {
@@ -686,15 +720,26 @@ impl Watcher {
                 None => return Ok(Ended::Closed),
                 Some(Err(ClusterError::Api { code: 410, .. })) => return Ok(Ended::Gone),
                 Some(Err(e)) => return Err(e),
-                Some(Ok(Watched::Applied(v))) => {
-                    if let Some(set) = &mut listed {
-                        set.insert(key(&v));
+                Some(Ok(Watched::Applied(v, at))) => {
+                    self.saw_event = true;
+                    match &mut listed {
+                        Some(set) => {
+                            set.insert(key(&v));
+                        }
+                        // a watch that ends resumes after the last change it delivered
+                        None if !at.is_empty() => *version = Some(at),
+                        None => {}
                     }
                     self.send(Feed::Applied(self.name.clone(), v));
                 }
-                Some(Ok(Watched::Deleted(v))) => {
-                    if let Some(set) = &mut listed {
-                        set.remove(&key(&v));
+                Some(Ok(Watched::Deleted(v, at))) => {
+                    self.saw_event = true;
+                    match &mut listed {
+                        Some(set) => {
+                            set.remove(&key(&v));
+                        }
+                        None if !at.is_empty() => *version = Some(at),
+                        None => {}
                     }
                     self.send(Feed::Deleted(self.name.clone(), v));
                 }
@@ -702,6 +747,7 @@ impl Watcher {
                     resource_version,
                     initial_events_end,
                 })) => {
+                    self.saw_event = true;
                     *version = Some(resource_version);
                     if initial_events_end && let Some(set) = listed.take() {
                         self.send(Feed::Listed(self.name.clone(), set));
@@ -714,7 +760,7 @@ impl Watcher {
 
     fn forbidden(&self, e: &ClusterError) {
         let warning = match self.name.kind {
-            Kind::Sandboxes => return self.send(Feed::Fatal(e.to_string())),
+            Kind::Sandboxes => e.to_string(),
             Kind::Templates => format!(
                 "warning: {e}; templates there are read once by name (needs RBAC list and watch on sandboxtemplates)"
             ),

@@ -143,8 +143,9 @@ fn fits(v: &Value, namespace: Option<&str>) -> bool {
 /// One change a watch reported, its object pruned to the kind's projection.
 #[derive(Debug)]
 pub enum Watched {
-    Applied(Value),
-    Deleted(Value),
+    /// An object and the resourceVersion it was sent at.
+    Applied(Value, String),
+    Deleted(Value, String),
     /// The newest resourceVersion; `initial_events_end` closes a streaming list's first state.
     Bookmark {
         resource_version: String,
@@ -220,12 +221,15 @@ fn watched(
                     crate::domain::object::brief(&object)
                 )));
             }
+            let at = meta(&object, "resourceVersion")
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
             projection::project(&mut object, kind.keep);
             fill_kind(&mut object, kind);
             Ok(if event == "DELETED" {
-                Watched::Deleted(object)
+                Watched::Deleted(object, at)
             } else {
-                Watched::Applied(object)
+                Watched::Applied(object, at)
             })
         }
         "BOOKMARK" => Ok(Watched::Bookmark {

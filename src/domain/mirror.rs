@@ -352,6 +352,8 @@ impl Mirror {
                 BTreeSet::from([n])
             }
             Kind::Pods => {
+                // the watch has it now: a copy read by name would only go stale
+                space.pods_by_name.remove(&n);
                 if let Some(h) = Space::hash_of(&object) {
                     link(&mut space.pods_by_hash, h, &n);
                 }
@@ -360,6 +362,7 @@ impl Mirror {
                 readers
             }
             Kind::Pvcs => {
+                space.pvcs_by_name.remove(&n);
                 space.pvcs.insert(n.clone(), Compact::of(&object));
                 readers(&space.by_pvc, &n)
             }
@@ -463,7 +466,7 @@ impl Mirror {
             .iter()
             .filter_map(|(ns, n)| {
                 let space = self.spaces.get(ns)?;
-                if self.readable(Kind::Templates, space) == Readable::Yes {
+                if self.readable(Kind::Templates, space) != Readable::Forbidden {
                     return None;
                 }
                 let sbx = space.sandbox(n)?;
@@ -479,11 +482,17 @@ impl Mirror {
     /// The answer of a read by name: `None` when it does not exist.
     pub fn read_by_name(&mut self, kind: Kind, ns: &str, n: &str, found: Option<Value>) -> BTreeSet<Key> {
         let space = self.spaces.entry(ns.to_string()).or_default();
+        // the watch's own copy wins over an answer that may have crossed it
+        let watched = match kind {
+            Kind::Pods => space.pods.contains_key(n),
+            _ => space.pvcs.contains_key(n),
+        };
         let map = match kind {
             Kind::Pods => &mut space.pods_by_name,
             Kind::Pvcs => &mut space.pvcs_by_name,
             _ => return BTreeSet::new(),
         };
+        let found = found.filter(|_| !watched);
         match found {
             Some(o) => map.insert(n.to_string(), Compact::of(&o)),
             None => map.remove(n),
@@ -575,7 +584,9 @@ impl Mirror {
             Some(t) => match (self.readable(Kind::Templates, space), space.templates.get(t)) {
                 (Readable::Yes, Some(found)) => TemplateFetch::Found(found.clone()),
                 (Readable::Yes, None) => TemplateFetch::NotFound,
-                (Readable::Forbidden | Readable::NotServed, _) => space
+                // no SandboxTemplate kind served: no template can exist
+                (Readable::NotServed, _) => TemplateFetch::NotFound,
+                (Readable::Forbidden, _) => space
                     .template_reads
                     .get(t)
                     .cloned()

@@ -81,6 +81,8 @@ const OWNED_META: Keep = Fields(&[
     ("name", All),
     ("namespace", All),
     ("uid", All),
+    // a watch resumes from the newest object it saw
+    ("resourceVersion", All),
     ("deletionTimestamp", All),
     ("labels", All),
     (

@@ -34,9 +34,11 @@ pub enum Action {
         scope: Scope,
         result: Result<Loaded, String>,
     },
-    /// The live inventory of `scope` reported.
+    /// The live inventory of `scope` reported; `generation` says which Follow (an older one's
+    /// late reports are dropped).
     Live {
         scope: Scope,
+        generation: u64,
         event: crate::cluster::live::LiveEvent,
     },
     /// SelfSubjectAccessReview answers, and the namespaces the user may list (for switching).
@@ -85,8 +87,12 @@ pub enum Action {
 pub enum Effect {
     /// List the scope once.
     Refresh(Scope),
-    /// Keep the scope's rows current with watches, until another Follow replaces it.
-    Follow(Scope),
+    /// Keep the scope's rows current with watches, until a Follow of a later generation
+    /// replaces it.
+    Follow {
+        scope: Scope,
+        generation: u64,
+    },
     CheckAccess(Scope),
     Detail(RowKey),
     /// The whole Sandbox as YAML (answered as `Action::Detail`).

@@ -116,6 +116,8 @@ pub struct Inventory {
     pub namespaces: Vec<String>,
     /// Live mode: how each watch stands.
     pub streams: BTreeMap<StreamName, StreamStatus>,
+    /// While a new Follow has not synced: the rows it has brought back (the others go then).
+    unconfirmed: Option<BTreeSet<RowKey>>,
 }
 
 /// More rows changed than this between two frames: sort again rather than mend the order.
@@ -154,6 +156,9 @@ impl Inventory {
             match change {
                 RowChange::Upsert(w) => {
                     let key = key_of(&w);
+                    if let Some(seen) = &mut self.unconfirmed {
+                        seen.insert(key.clone());
+                    }
                     match self.index.get(&key) {
                         Some(&i) => {
                             self.rows[i] = *w;
@@ -257,6 +262,8 @@ pub struct App {
     /// A bulk action under way.
     pub bulk: Option<BulkProgress>,
     pub live: bool,
+    /// The current Follow's generation: reports of older ones are dropped.
+    pub follow_generation: u64,
     /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
     /// sort change: a frame does not sort 10,000 rows again.
     order: RefCell<Option<(OrderKey, Vec<usize>)>>,
@@ -313,6 +320,7 @@ impl App {
             fatal: None,
             bulk: None,
             live: o.live,
+            follow_generation: 0,
             order: RefCell::new(None),
         }
     }
@@ -323,10 +331,17 @@ impl App {
         vec![self.read(), Effect::CheckAccess(self.scope.clone())]
     }
 
-    /// Read the scope: follow it live, or list it once.
-    fn read(&self) -> Effect {
+    /// Read the scope: follow it live, or list it once. A new Follow starts its watches over
+    /// from a list: the rows it does not bring back by its first full state are gone.
+    fn read(&mut self) -> Effect {
         if self.live {
-            Effect::Follow(self.scope.clone())
+            self.follow_generation += 1;
+            self.inventory.streams.clear();
+            self.inventory.unconfirmed = Some(BTreeSet::new());
+            Effect::Follow {
+                scope: self.scope.clone(),
+                generation: self.follow_generation,
+            }
         } else {
             Effect::Refresh(self.scope.clone())
         }
@@ -633,8 +648,12 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Action::Live { scope, event } => {
-            if scope == app.scope {
+        Action::Live {
+            scope,
+            generation,
+            event,
+        } => {
+            if scope == app.scope && generation == app.follow_generation {
                 on_live(app, event);
             }
             Vec::new()
@@ -726,6 +745,14 @@ fn on_live(app: &mut App, event: LiveEvent) {
             app.inventory.streams.insert(stream, status);
         }
         LiveEvent::Synced { namespaces } => {
+            if let Some(seen) = app.inventory.unconfirmed.take() {
+                app.keep_selection(|inv| {
+                    let kept = std::mem::take(&mut inv.rows)
+                        .into_iter()
+                        .filter(|w| seen.contains(&key_of(w)));
+                    inv.replace(kept.collect())
+                });
+            }
             app.inventory.refreshing = false;
             app.inventory.loaded_at = Some(app.now);
             app.learn_namespaces(namespaces);
@@ -737,6 +764,8 @@ fn on_live(app: &mut App, event: LiveEvent) {
         }
         LiveEvent::Failed(why) => {
             app.inventory.refreshing = false;
+            // nothing is watched any more: no watch may say it is live
+            app.inventory.streams.clear();
             app.inventory.refresh_error = Some(why);
         }
     }
@@ -1258,11 +1287,12 @@ mod tests {
             app.visible();
             let mut w = app.inventory.rows()[(step * 13 % 40) as usize].clone();
             w.epoch.epoch = Some(step * 7 % 11);
-            let scope = app.scope.clone();
+            let (scope, generation) = (app.scope.clone(), app.follow_generation);
             update(
                 &mut app,
                 Action::Live {
                     scope,
+                    generation,
                     event: LiveEvent::Rows(vec![RowChange::Upsert(Box::new(w))]),
                 },
             );

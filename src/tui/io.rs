@@ -57,12 +57,18 @@ impl Io {
                 result: self.load(&scope).await,
                 scope,
             }),
-            Effect::Follow(scope) => {
-                let mut generation = 0;
-                self.following.send_modify(|g| {
-                    *g += 1;
-                    generation = *g;
+            Effect::Follow { scope, generation } => {
+                // effects run in any order: only a later Follow replaces an earlier one
+                let newer = self.following.send_if_modified(|g| {
+                    let newer = generation > *g;
+                    if newer {
+                        *g = generation;
+                    }
+                    newer
                 });
+                if !newer {
+                    return;
+                }
                 let mut replaced = self.following.subscribe();
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 let follow = live::follow(
@@ -79,7 +85,12 @@ impl Io {
                         _ = replaced.wait_for(|g| *g != generation) => break,
                         event = rx.recv() => match event {
                             Some(event) => {
-                                if out.send(Action::Live { scope: scope.clone(), event }).is_err() {
+                                let action = Action::Live {
+                                    scope: scope.clone(),
+                                    generation,
+                                    event,
+                                };
+                                if out.send(action).is_err() {
                                     break;
                                 }
                             }

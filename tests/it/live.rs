@@ -67,14 +67,13 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
         following: tokio::sync::watch::channel(0).0,
     });
     let (tx, actions) = unbounded_channel();
-    let scope = if all {
-        Scope::All
-    } else {
-        Scope::Namespace("agents".into())
-    };
     let follower = io.clone();
-    tokio::spawn(async move { follower.perform(Effect::Follow(scope), tx).await });
     let mut live = Live { app, actions, _io: io };
+    let Effect::Follow { scope, generation } = live.app.start().remove(0) else {
+        panic!("a live app starts by following its scope");
+    };
+    assert_eq!(scope, live.app.scope);
+    tokio::spawn(async move { follower.perform(Effect::Follow { scope, generation }, tx).await });
     live.until("the first full screen", |a| a.inventory.loaded_at.is_some())
         .await;
     live
@@ -352,11 +351,15 @@ async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
     assert_eq!(changed["object"]["id"], "awake");
     assert_eq!(changed["object"]["holderEpoch"]["value"], 21, "{changed}");
     t.sim.delete(&SANDBOXES, "agents", "namzu-ws-owned");
-    let deleted = next().await;
-    assert_eq!(
-        (deleted["type"].as_str(), deleted["object"]["id"].as_str()),
-        (Some("DELETED"), Some("owned"))
-    );
+    // its pod may go first on its own watch (a MODIFIED row); then the workspace itself
+    let deleted = loop {
+        let event = next().await;
+        assert_eq!(event["object"]["id"], "owned", "{event}");
+        if event["type"] == "DELETED" {
+            break event;
+        }
+    };
+    assert_eq!(deleted["object"]["sandboxName"], "namzu-ws-owned");
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -428,4 +431,35 @@ async fn a_foreign_egress_policy_comes_and_goes_with_the_watch() {
         diagnosis(a).as_deref() != Some("foreign-egress-policy")
     })
     .await;
+}
+
+/// A cluster without the SandboxTemplate kind (agent-sandbox without its extensions): the first
+/// screen still comes, and every workspace's template reads as missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_template_kind_the_first_screen_still_comes() {
+    use kubectl_namzu::domain::drift::DriftState;
+    use kubectl_namzu::sim::faults::Fault;
+    let t = start().await;
+    t.sim.add_fault(Fault::status(
+        Some("GET"),
+        "*/sandboxtemplates",
+        404,
+        "the server could not find the requested resource",
+    ));
+    let live = follow(&t, t.sim.kubeconfig(), false).await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    assert!(
+        live.app
+            .inventory
+            .rows()
+            .iter()
+            .all(|w| w.drift.state == DriftState::NoTemplate),
+        "{:?}",
+        live.app
+            .inventory
+            .rows()
+            .iter()
+            .map(|w| w.drift.state)
+            .collect::<Vec<_>>()
+    );
 }
