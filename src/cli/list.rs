@@ -165,6 +165,8 @@ async fn watch(
     // the last row printed per workspace: a change that leaves it the same prints nothing
     let mut shown: BTreeMap<(String, String), Workspace> = BTreeMap::new();
     let mut synced = false;
+    // the workspaces the filter selects, as last printed
+    let mut selected: std::collections::BTreeSet<(String, String)> = Default::default();
     let mut header_due = !args.no_headers;
     let mut reconnecting: BTreeMap<String, bool> = BTreeMap::new();
     loop {
@@ -198,6 +200,7 @@ async fn watch(
                 synced = true;
                 let mut rows: Vec<Workspace> = shown.values().filter(|w| filter.matches(w, now)).cloned().collect();
                 sort(&mut rows, args.sort_by, false);
+                selected = rows.iter().map(|w| (w.namespace.clone(), w.id.clone())).collect();
                 if !args.watch_only {
                     lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
                 }
@@ -208,19 +211,32 @@ async fn watch(
                         RowChange::Upsert(w) => {
                             let w = *w;
                             let key = (w.namespace.clone(), w.id.clone());
-                            let kind = if shown.contains_key(&key) { "MODIFIED" } else { "ADDED" };
                             if shown.get(&key) == Some(&w) {
                                 continue;
                             }
-                            shown.insert(key, w.clone());
-                            if synced && filter.matches(&w, now) {
-                                lines.push((kind, w));
+                            shown.insert(key.clone(), w.clone());
+                            if !synced {
+                                continue;
+                            }
+                            // as a watch with a selector: a row entering the selection is ADDED,
+                            // one leaving it DELETED
+                            match (filter.matches(&w, now), selected.contains(&key)) {
+                                (true, true) => lines.push(("MODIFIED", w)),
+                                (true, false) => {
+                                    selected.insert(key);
+                                    lines.push(("ADDED", w));
+                                }
+                                (false, true) => {
+                                    selected.remove(&key);
+                                    lines.push(("DELETED", w));
+                                }
+                                (false, false) => {}
                             }
                         }
                         RowChange::Remove(ns, id) => {
-                            if let Some(w) = shown.remove(&(ns, id))
-                                && synced
-                                && filter.matches(&w, now)
+                            let key = (ns, id);
+                            if let Some(w) = shown.remove(&key)
+                                && selected.remove(&key)
                             {
                                 lines.push(("DELETED", w));
                             }

@@ -463,3 +463,66 @@ async fn without_the_template_kind_the_first_screen_still_comes() {
             .collect::<Vec<_>>()
     );
 }
+
+/// `list -w` with a filter behaves as a watch with a selector: a workspace that comes to match
+/// is ADDED, one that stops matching is DELETED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_watch_with_a_filter_adds_and_deletes_as_rows_enter_and_leave_it() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let t = start().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(["--kubeconfig", t.sim.kubeconfig().to_str().unwrap(), "-n", "agents"])
+        .args(["list", "-w", "-o", "json", "--output-watch-events", "--state", "Failed"])
+        .env_remove("KUBECONFIG")
+        .env(NOW_ENV, TEST_START)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (lines_tx, mut lines) = unbounded_channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut next = async || {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.recv())
+            .await
+            .expect("a line in time")
+            .expect("stdout open");
+        serde_json::from_str::<serde_json::Value>(&line).expect("one JSON object per line")
+    };
+    let phase = |p: &'static str| {
+        t.sim.modify(&PODS, "agents", "namzu-ws-awake", |pod| {
+            pod["status"]["phase"] = serde_json::json!(p);
+        });
+    };
+    phase("Failed");
+    let added = next().await;
+    assert_eq!(
+        (added["type"].as_str(), added["object"]["id"].as_str()),
+        (Some("ADDED"), Some("awake"))
+    );
+    phase("Running");
+    // the controller may move the row more than once on its way back (MODIFIED while Failed)
+    loop {
+        let event = next().await;
+        assert_eq!(event["object"]["id"], "awake", "{event}");
+        if event["type"] == "DELETED" {
+            assert_ne!(event["object"]["state"], "Failed", "it left the filter: {event}");
+            break;
+        }
+        assert_eq!(event["type"], "MODIFIED", "{event}");
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
