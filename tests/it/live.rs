@@ -309,35 +309,45 @@ async fn a_template_change_recomputes_drift() {
     .await;
 }
 
-/// `list -w -o json`: the list, then one JSON object per line per change; Ctrl-C exits 0.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
+/// The real binary's `list -w` in namespace agents with `args`, and its stdout line by line.
+fn list_watch(t: &TestSim, args: &[&str]) -> (std::process::Child, tokio::sync::mpsc::UnboundedReceiver<String>) {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
-    let t = start().await;
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
         .args(["--kubeconfig", t.sim.kubeconfig().to_str().unwrap(), "-n", "agents"])
-        .args(["list", "-w", "-o", "json", "--output-watch-events"])
+        .args(args)
         .env_remove("KUBECONFIG")
         .env(NOW_ENV, TEST_START)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (lines_tx, mut lines) = unbounded_channel::<String>();
+    let (lines_tx, lines) = unbounded_channel::<String>();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
             let _ = lines_tx.send(line);
         }
     });
-    let mut next = async || {
-        let line = tokio::time::timeout(Duration::from_secs(10), lines.recv())
-            .await
-            .expect("a line in time")
-            .expect("stdout open");
-        serde_json::from_str::<serde_json::Value>(&line).expect("one JSON object per line")
-    };
+    (child, lines)
+}
+
+/// The next line of a `list -w -o json` (bounded), which must be one JSON object.
+async fn next_event(lines: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> serde_json::Value {
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.recv())
+        .await
+        .expect("a line in time")
+        .expect("stdout open");
+    serde_json::from_str(&line).expect("one JSON object per line")
+}
+
+/// `list -w -o json`: the list, then one JSON object per line per change; Ctrl-C exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
+    use std::process::Command;
+    let t = start().await;
+    let (mut child, mut lines) = list_watch(&t, &["list", "-w", "-o", "json", "--output-watch-events"]);
+    let mut next = async || next_event(&mut lines).await;
     for id in ["asleep", "awake", "owned"] {
         let event = next().await;
         assert_eq!(
@@ -468,32 +478,13 @@ async fn without_the_template_kind_the_first_screen_still_comes() {
 /// is ADDED, one that stops matching is DELETED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_watch_with_a_filter_adds_and_deletes_as_rows_enter_and_leave_it() {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
+    use std::process::Command;
     let t = start().await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
-        .args(["--kubeconfig", t.sim.kubeconfig().to_str().unwrap(), "-n", "agents"])
-        .args(["list", "-w", "-o", "json", "--output-watch-events", "--state", "Failed"])
-        .env_remove("KUBECONFIG")
-        .env(NOW_ENV, TEST_START)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (lines_tx, mut lines) = unbounded_channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
-    let mut next = async || {
-        let line = tokio::time::timeout(Duration::from_secs(10), lines.recv())
-            .await
-            .expect("a line in time")
-            .expect("stdout open");
-        serde_json::from_str::<serde_json::Value>(&line).expect("one JSON object per line")
-    };
+    let (mut child, mut lines) = list_watch(
+        &t,
+        &["list", "-w", "-o", "json", "--output-watch-events", "--state", "Failed"],
+    );
+    let mut next = async || next_event(&mut lines).await;
     let phase = |p: &'static str| {
         t.sim.modify(&PODS, "agents", "namzu-ws-awake", |pod| {
             pod["status"]["phase"] = serde_json::json!(p);
