@@ -208,6 +208,11 @@ pub async fn follow(
         reads: JoinSet::new(),
         out,
     };
+    if !streams.iter().any(|s| s.kind == Kind::Pods) {
+        for kind in [Kind::Pods, Kind::Pvcs, Kind::Templates, Kind::Policies] {
+            state.mirror.set_readable(kind, None, Readable::Forbidden);
+        }
+    }
     for name in streams {
         state.start(name);
     }
@@ -284,13 +289,20 @@ async fn plan(
             }
         }
     };
+    // namespace by namespace under -A: Sandboxes in each, the other kinds only where workspaces
+    // turn up (`Follower::start_per_namespace`), so the watches follow the workspaces, not the
+    // cluster's namespaces
+    let fallback = *scope == Scope::All && namespaces.iter().all(Option::is_some);
     Ok(namespaces
         .into_iter()
         .flat_map(|ns| {
-            kinds.map(|kind| StreamName {
-                kind,
-                namespace: ns.clone(),
-            })
+            kinds
+                .into_iter()
+                .filter(move |k| !fallback || *k == Kind::Sandboxes)
+                .map(move |kind| StreamName {
+                    kind,
+                    namespace: ns.clone(),
+                })
         })
         .collect())
 }

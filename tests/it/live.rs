@@ -517,3 +517,34 @@ async fn list_watch_with_a_filter_adds_and_deletes_as_rows_enter_and_leave_it() 
         .unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// `-A` for a user who may read workspaces only namespace by namespace: Sandboxes are watched in
+/// each namespace, the other kinds only where workspaces are — not in every namespace there is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_namespace_fallback_watches_pods_only_where_workspaces_are() {
+    let t = start_with(SMALL, |c| {
+        c.users = vec![User::with_rules(
+            "tenant",
+            "t-tenant",
+            vec![
+                Rule::new(&["get", "list", "watch"], &["*"], &["*"], &["agents"]),
+                Rule::new(&["list"], &[""], &["namespaces"], &[]),
+                Rule::new(&["create"], &["*"], &["selfsubjectaccessreviews"], &[]),
+            ],
+        )];
+    })
+    .await;
+    let live = follow(&t, t.sim.kubeconfig(), true).await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    let requests = t.sim.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.path.ends_with("/namespaces/default/sandboxes")),
+        "Sandboxes in every namespace"
+    );
+    assert!(
+        !requests.iter().any(|r| r.path.ends_with("/namespaces/default/pods")),
+        "no pods where there are no workspaces"
+    );
+}
