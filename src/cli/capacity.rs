@@ -2,7 +2,8 @@
 //! workspace counts by state.
 
 use super::exit::Failure;
-use super::globals::Globals;
+use super::fleet::Fleet;
+use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
@@ -22,6 +23,8 @@ pub struct Args {
 }
 
 struct NamespaceCapacity {
+    /// Across contexts, the one it is in.
+    context: Option<String>,
     namespace: String,
     pools: Vec<PoolCapacity>,
     /// `None` when pods may not be listed.
@@ -36,6 +39,7 @@ async fn extension_objects(
     kind: &resources::Kind,
     scope: &Scope,
     namespaces: &[String],
+    warnings: &mut Vec<String>,
 ) -> Result<Option<Vec<Value>>, ClusterError> {
     let first = match scope {
         Scope::Namespace(n) => resources::list(conn, kind, Some(n), None).await,
@@ -49,9 +53,7 @@ async fn extension_objects(
             for ns in namespaces {
                 match resources::list(conn, kind, Some(ns), None).await {
                     Ok(v) => out.extend(v),
-                    Err(e) if e.is_forbidden() => {
-                        crate::errln!("warning: {}; skipped", output::printable(&e.to_string()))
-                    }
+                    Err(e) if e.is_forbidden() => warnings.push(format!("warning: {e}; skipped")),
                     Err(e) => return Err(e),
                 }
             }
@@ -62,26 +64,60 @@ async fn extension_objects(
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let conn = Connection::open(&globals.connect_options(true)).await?;
-    let scope = globals.scope(&conn.namespace);
-    let inv = inventory::read(&conn, &scope, &Query::default()).await?;
+    let fleet = Fleet::open(globals, true).await?;
+    let all_namespaces = globals.all_namespaces;
+    let read = fleet
+        .each(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
+        .await?;
+    let mut rows = Vec::new();
+    for (member, (warnings, context_rows)) in read {
+        for w in &warnings {
+            fleet.warn(&member, w);
+        }
+        let context = fleet.row_context(&member);
+        rows.extend(context_rows.into_iter().map(|r| NamespaceCapacity {
+            context: context.clone(),
+            ..r
+        }));
+    }
+    match args.output {
+        ReportFormat::Json | ReportFormat::Yaml => crate::out!(
+            "{}",
+            output::structured(
+                &json!(rows.iter().map(structured).collect::<Vec<_>>()),
+                args.output.format()
+            )
+        ),
+        ReportFormat::Table => crate::out!("{}", text(&rows, fleet.labelled)),
+    }
+    fleet.finish()
+}
+
+/// One context's capacity per namespace, with the read's warnings and notes.
+async fn one_context(
+    conn: &Connection,
+    all_namespaces: bool,
+) -> Result<(Vec<String>, Vec<NamespaceCapacity>), ClusterError> {
+    let scope = scope(all_namespaces, &conn.namespace);
+    let inv = inventory::read(conn, &scope, &Query::default()).await?;
     let covered: Vec<String> = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
+    let (mut pool_warnings, mut claim_warnings) = (Vec::new(), Vec::new());
     let (pool_objs, claim_objs) = tokio::join!(
-        extension_objects(&conn, &WARM_POOLS, &scope, &covered),
-        extension_objects(&conn, &CLAIMS, &scope, &covered),
+        extension_objects(conn, &WARM_POOLS, &scope, &covered, &mut pool_warnings),
+        extension_objects(conn, &CLAIMS, &scope, &covered, &mut claim_warnings),
     );
     let (pool_objs, claim_objs) = (pool_objs?, claim_objs?);
-    for w in &inv.warnings {
-        crate::errln!("{}", output::printable(w));
-    }
+    let mut warnings = inv.warnings.clone();
+    warnings.extend(pool_warnings.into_iter().chain(claim_warnings));
     if pool_objs.is_none() {
-        crate::errln!("note: the agent-sandbox extensions (warm pools, claims) are not installed");
+        warnings.push("note: the agent-sandbox extensions (warm pools, claims) are not installed".into());
     }
     let now = conn.clock.now();
     let workspaces = inv.workspaces(&Default::default(), now);
     let mut rows: BTreeMap<String, NamespaceCapacity> = BTreeMap::new();
     fn entry<'a>(rows: &'a mut BTreeMap<String, NamespaceCapacity>, ns: &str) -> &'a mut NamespaceCapacity {
         rows.entry(ns.to_string()).or_insert_with(|| NamespaceCapacity {
+            context: None,
             namespace: ns.to_string(),
             pools: Vec::new(),
             pending: None,
@@ -104,42 +140,45 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     for w in &workspaces {
         *entry(&mut rows, &w.namespace).states.entry(w.state).or_default() += 1;
     }
-    let rows: Vec<NamespaceCapacity> = rows.into_values().collect();
-    match args.output {
-        ReportFormat::Json | ReportFormat::Yaml => crate::out!(
-            "{}",
-            output::structured(
-                &json!(rows.iter().map(structured).collect::<Vec<_>>()),
-                args.output.format()
-            )
-        ),
-        ReportFormat::Table => crate::out!("{}", text(&rows)),
-    }
-    Ok(())
+    Ok((warnings, rows.into_values().collect()))
 }
 
 fn structured(n: &NamespaceCapacity) -> Value {
-    json!({
+    let mut out = json!({
         "namespace": n.namespace,
         "warmPools": n.pools.iter().map(|p| json!({"name": p.name, "template": p.template, "ready": p.ready, "desired": p.desired, "claims": p.claims})).collect::<Vec<_>>(),
         "pendingPods": n.pending,
         "workspaces": n.states.iter().map(|(s, c)| (s.as_str().to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
-    })
+    });
+    if let (Some(context), Some(fields)) = (&n.context, out.as_object_mut()) {
+        fields.shift_insert(0, "context".into(), json!(context));
+    }
+    out
 }
 
-fn text(rows: &[NamespaceCapacity]) -> String {
+fn text(rows: &[NamespaceCapacity], labelled: bool) -> String {
+    // across contexts each row starts with its context
+    let lead = |n: &NamespaceCapacity| -> Vec<(String, Tone)> {
+        let context = labelled.then(|| (n.context.clone().unwrap_or_default(), Tone::Plain));
+        context
+            .into_iter()
+            .chain([(n.namespace.clone(), Tone::Plain)])
+            .collect()
+    };
+    let skip = usize::from(!labelled);
     let pool_rows: Vec<Vec<(String, Tone)>> = rows
         .iter()
         .flat_map(|n| {
             n.pools.iter().map(move |p| {
                 let short = if p.ready < p.desired { Tone::Busy } else { Tone::Good };
-                vec![
-                    (n.namespace.clone(), Tone::Plain),
+                let mut row = lead(n);
+                row.extend([
                     (p.name.clone(), Tone::Plain),
                     (p.template.clone().unwrap_or_else(|| "-".into()), Tone::Plain),
                     (format!("{}/{}", p.ready, p.desired), short),
                     (p.claims.to_string(), Tone::Plain),
-                ]
+                ]);
+                row
             })
         })
         .collect();
@@ -147,7 +186,7 @@ fn text(rows: &[NamespaceCapacity]) -> String {
         "No warm pools.\n".to_string()
     } else {
         output::table(
-            &["NAMESPACE", "WARM-POOL", "TEMPLATE", "READY", "CLAIMS"],
+            &["CONTEXT", "NAMESPACE", "WARM-POOL", "TEMPLATE", "READY", "CLAIMS"][skip..],
             &pool_rows,
             false,
             output::colour_enabled(),
@@ -163,16 +202,17 @@ fn text(rows: &[NamespaceCapacity]) -> String {
                 .map(|(st, c)| format!("{} {c}", st.as_str()))
                 .collect::<Vec<_>>()
                 .join(", ");
-            vec![
-                (n.namespace.clone(), Tone::Plain),
+            let mut row = lead(n);
+            row.extend([
                 (n.pending.map_or("?".into(), |p| p.to_string()), Tone::Plain),
                 (n.states.values().sum::<usize>().to_string(), Tone::Plain),
                 (if counts.is_empty() { "-".into() } else { counts }, Tone::Plain),
-            ]
+            ]);
+            row
         })
         .collect();
     s.push_str(&output::table(
-        &["NAMESPACE", "PENDING-PODS", "WORKSPACES", "BY STATE"],
+        &["CONTEXT", "NAMESPACE", "PENDING-PODS", "WORKSPACES", "BY STATE"][skip..],
         &ws_rows,
         false,
         output::colour_enabled(),

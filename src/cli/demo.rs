@@ -84,11 +84,15 @@ async fn serve(sim: &Sim) -> Result<(), Failure> {
 
 /// The main experience against the simulated cluster: the TUI on a terminal, else the list.
 /// Its writes are audited to a file of its own, removed when the demo ends.
-async fn show(sim: &Sim, read_only: bool, audit: &std::path::Path) -> Result<(), Failure> {
+async fn show(sim: &Sim, read_only: Option<super::globals::Switch>, audit: &std::path::Path) -> Result<(), Failure> {
     use std::io::IsTerminal;
     let globals = Globals {
         kubeconfig: Some(sim.kubeconfig().to_path_buf()),
-        context: None,
+        context: Vec::new(),
+        all_contexts: false,
+        config: None,
+        max_bulk: None,
+        confirm: None,
         cluster: None,
         user: None,
         namespace: None,

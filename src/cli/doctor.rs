@@ -1,6 +1,7 @@
 //! `kubectl namzu doctor`: can this tool work here, and if not, what to do about it.
 
 use super::exit::Failure;
+use super::fleet::Fleet;
 use super::globals::Globals;
 use super::output;
 use crate::cluster::access;
@@ -20,18 +21,72 @@ fn qualified(group: &str, resource: &str) -> String {
 }
 
 pub async fn run(globals: &Globals) -> Result<(), Failure> {
+    let fleet = Fleet::open(globals, true).await?;
+    let labelled = fleet.labelled;
+    let reports = fleet.each(|member| async move { Ok(check(member.conn).await) }).await?;
+    let mut problems = 0;
+    for (i, (member, report)) in reports.iter().enumerate() {
+        if labelled {
+            if i > 0 {
+                crate::outln!();
+            }
+            crate::outln!("Context {}:", output::printable(&member.conn.context));
+        }
+        crate::out!("{}", report.text);
+        match &report.end {
+            Ok(()) => {}
+            Err(e) if !labelled => return Err(Failure::error(e.clone())),
+            Err(e) => {
+                crate::errln!(
+                    "context \"{}\": {}",
+                    output::printable(&member.conn.context),
+                    output::printable(e)
+                );
+                problems += 1;
+            }
+        }
+    }
+    if problems > 0 {
+        return Err(Failure::error(format!(
+            "{problems} of {} contexts have problems",
+            reports.len()
+        )));
+    }
+    fleet.finish()
+}
+
+/// One context's checks: what they printed, and the one-line verdict when something is wrong.
+struct Checked {
+    text: String,
+    end: Result<(), String>,
+}
+
+/// `writeln!` into the report (a `String` cannot fail to take it).
+macro_rules! say {
+    ($out:expr) => { $out.push('\n') };
+    ($out:expr, $($arg:tt)*) => {{ $out.push_str(&format!($($arg)*)); $out.push('\n'); }};
+}
+
+async fn check(conn: Connection) -> Checked {
+    let mut out = String::new();
+    let end = checks(&conn, &mut out).await;
+    Checked { text: out, end }
+}
+
+async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
     let mut todo: Vec<String> = Vec::new();
-    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let conn = conn.clone();
     let ns = conn.namespace.clone();
     match conn.version().await {
-        Ok(v) => crate::outln!(
+        Ok(v) => say!(
+            out,
             "✓ server        {} ({}), context {}",
             conn.server,
             output::printable(&v.git_version),
             conn.context
         ),
         Err(e) => {
-            crate::outln!("✗ server        {}", output::printable(&e.to_string()));
+            say!(out, "✗ server        {}", output::printable(&e.to_string()));
             let what = match e {
                 ClusterError::Unreachable { .. } | ClusterError::Tls { .. } | ClusterError::Timeout { .. } => {
                     "the API server cannot be reached"
@@ -41,30 +96,38 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
                 }
                 _ => "the API server did not answer /version as a Kubernetes API server does",
             };
-            return Err(Failure::error(format!("{what}: nothing else can be checked")));
+            return Err(format!("{what}: nothing else can be checked"));
         }
     }
+    let served = |e: ClusterError| e.to_string();
     let (core, ext) = (
-        conn.served_versions("agents.x-k8s.io").await?,
-        conn.served_versions("extensions.agents.x-k8s.io").await?,
+        conn.served_versions("agents.x-k8s.io").await.map_err(served)?,
+        conn.served_versions("extensions.agents.x-k8s.io")
+            .await
+            .map_err(served)?,
     );
     if core.iter().any(|v| v == "v1beta1") {
-        crate::outln!("✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
+        say!(out, "✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
     } else if core.is_empty() {
-        crate::outln!("✗ agent-sandbox agents.x-k8s.io is not served");
+        say!(out, "✗ agent-sandbox agents.x-k8s.io is not served");
         todo.push("install agent-sandbox v0.5.0 or later (the Sandbox CRD, agents.x-k8s.io/v1beta1)".into());
     } else {
-        crate::outln!("✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)", core.join(", "));
+        say!(
+            out,
+            "✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)",
+            core.join(", ")
+        );
         todo.push("upgrade agent-sandbox to v0.5.0 or later (v1beta1)".into());
     }
     if ext.iter().any(|v| v == "v1beta1") {
-        crate::outln!("✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
+        say!(out, "✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
     } else {
-        crate::outln!(
+        say!(
+            out,
             "! extensions    extensions.agents.x-k8s.io v1beta1 is not served: drift and capacity cannot read templates, pools or claims"
         );
     }
-    crate::outln!("Permissions in namespace {ns}:");
+    say!(out, "Permissions in namespace {ns}:");
     for (verb, needs) in VERBS {
         let (mut missing, mut unknown) = (Vec::new(), Vec::new());
         for n in needs {
@@ -77,19 +140,21 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         // without watch the TUI and `list -w` still work, re-listing instead
         let optional = verb == "watch";
         if missing.is_empty() && unknown.is_empty() {
-            crate::outln!("  ✓ {verb}");
+            say!(out, "  ✓ {verb}");
         } else if !missing.is_empty() && optional {
-            crate::outln!(
+            say!(
+                out,
                 "  ~ {verb} (optional): you may not {} in namespace {ns}; the TUI and `list -w` re-list every 2s instead",
                 missing.join(", ")
             );
             continue;
         } else if !missing.is_empty() {
-            crate::outln!("  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
+            say!(out, "  ✗ {verb}: you may not {} in namespace {ns}", missing.join(", "));
         }
         // not being able to ask is not being refused: say which it is
         if !unknown.is_empty() {
-            crate::outln!(
+            say!(
+                out,
                 "  ? {verb}: could not ask whether you may {}",
                 output::printable(&unknown.join(", "))
             );
@@ -111,21 +176,22 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
                     found += 1;
                 }
             }
-            crate::outln!(
+            say!(
+                out,
                 "  {} workspaces in namespace {ns}; they use {} templates, {found} of which exist and can be read",
                 workspaces.len(),
                 names.len()
             );
         }
-        Err(e) => crate::outln!("  workspaces in namespace {ns}: ? ({e})"),
+        Err(e) => say!(out, "  workspaces in namespace {ns}: ? ({e})"),
     }
     if todo.is_empty() {
-        crate::outln!("Everything kubectl-namzu needs is here.");
+        say!(out, "Everything kubectl-namzu needs is here.");
         return Ok(());
     }
-    crate::outln!("What to do:");
+    say!(out, "What to do:");
     for t in &todo {
-        crate::outln!("  - {t}");
+        say!(out, "  - {t}");
     }
-    Err(Failure::error(format!("{} problem(s) found", todo.len())))
+    Err(format!("{} problem(s) found", todo.len()))
 }

@@ -3,6 +3,7 @@
 use crate::cluster::connect::ConnectOptions;
 use crate::cluster::inventory::Scope;
 use crate::domain::naming::validate_namespace;
+use crate::domain::safety::{Confirm, Overrides};
 use crate::domain::select::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,9 +16,13 @@ pub struct Globals {
     /// Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config).
     #[arg(long, global = true, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context to use.
-    #[arg(long, global = true)]
-    pub context: Option<String>,
+    /// The kubeconfig context to use; several (comma-separated or repeated) read them all at
+    /// once, each row labelled with its context.
+    #[arg(long, global = true, value_delimiter = ',', value_parser = parse_context, value_name = "NAME")]
+    pub context: Vec<String>,
+    /// Every context of the kubeconfig at once.
+    #[arg(long, global = true, conflicts_with = "context")]
+    pub all_contexts: bool,
     /// The kubeconfig cluster to use.
     #[arg(long, global = true)]
     pub cluster: Option<String>,
@@ -39,9 +44,22 @@ pub struct Globals {
     /// Log every API request to stderr.
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
-    /// Refuse every write (suspend, resume, delete); reads still work.
-    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = parse_switch, action = clap::ArgAction::SetTrue)]
-    pub read_only: bool,
+    /// Refuse every write (suspend, resume, delete); reads still work. `--read-only=false` lifts
+    /// a readOnly rule of the config file for this command.
+    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = parse_switch, num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    pub read_only: Option<Switch>,
+    /// The most workspaces one bulk write may select per context (overrides the config file's maxBulk).
+    #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
+    pub max_bulk: Option<u32>,
+    /// typed: every write asks for the workspace id typed, suspend and resume too; default: only
+    /// delete does (overrides the config file's confirm).
+    #[arg(long, global = true, value_parser = parse_confirm, value_name = "typed|default")]
+    pub confirm: Option<Confirm>,
+    /// The per-context safety rules file (default $KUBECTL_NAMZU_CONFIG, else
+    /// $XDG_CONFIG_HOME/kubectl-namzu/config.yaml).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
     /// Audit log path (default $KUBECTL_NAMZU_AUDIT_LOG, else $XDG_STATE_HOME/kubectl-namzu/audit.jsonl).
     #[arg(long, global = true, value_name = "PATH")]
     pub audit_log: Option<PathBuf>,
@@ -83,12 +101,32 @@ fn parse_namespace(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
-/// A boolean switch from a flag or the environment: empty means unset (false), as a shell's
-/// `VAR=` reads; otherwise kubectl's words for true and false.
-fn parse_switch(text: &str) -> Result<bool, String> {
+/// A context name as it reaches the kubeconfig lookup: not empty, no control characters.
+fn parse_context(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.chars().any(char::is_control) {
+        return Err(format!("invalid context name {text:?}"));
+    }
+    Ok(text.to_string())
+}
+
+fn parse_confirm(text: &str) -> Result<Confirm, String> {
+    match text {
+        "typed" => Ok(Confirm::Typed),
+        "default" => Ok(Confirm::Default),
+        _ => Err(format!("{text:?}: typed or default")),
+    }
+}
+
+/// A boolean switch; `None` = not set (an empty environment variable, as a shell's `VAR=` reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch(pub Option<bool>);
+
+/// A boolean switch from a flag or the environment: kubectl's words for true and false.
+fn parse_switch(text: &str) -> Result<Switch, String> {
     match text.trim().to_ascii_lowercase().as_str() {
-        "" | "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
-        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
+        "" => Ok(Switch(None)),
+        "0" | "false" | "no" | "off" | "n" | "f" => Ok(Switch(Some(false))),
+        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(Switch(Some(true))),
         _ => Err(format!(
             "{text:?} is not a boolean (--read-only or KUBECTL_NAMZU_READ_ONLY): use true or false"
         )),
@@ -119,7 +157,7 @@ impl Globals {
     pub fn connect_options(&self, interactive_exec: bool) -> ConnectOptions {
         ConnectOptions {
             kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
+            context: self.context.first().cloned(),
             cluster: self.cluster.clone(),
             user: self.user.clone(),
             namespace: self.namespace.clone(),
@@ -131,9 +169,19 @@ impl Globals {
         }
     }
 
-    pub fn write_policy(&self) -> crate::cluster::write::WritePolicy {
+    /// What the flags say over the config file's rules.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            read_only: self.read_only.and_then(|s| s.0),
+            confirm: self.confirm,
+            max_bulk: self.max_bulk,
+        }
+    }
+
+    /// The write policy of one context: its read-only rule, the shared audit log.
+    pub fn write_policy(&self, read_only: bool) -> crate::cluster::write::WritePolicy {
         crate::cluster::write::WritePolicy {
-            read_only: self.read_only,
+            read_only,
             audit: self.audit(),
             throttle: Default::default(),
             per_sandbox_label_key: self.per_sandbox_label_key.clone(),
@@ -171,10 +219,15 @@ impl Globals {
     }
 
     pub fn scope(&self, default_namespace: &str) -> Scope {
-        if self.all_namespaces {
-            Scope::All
-        } else {
-            Scope::Namespace(default_namespace.to_string())
-        }
+        scope(self.all_namespaces, default_namespace)
+    }
+}
+
+/// Every namespace with `-A`, else one context's namespace (`-n`, or the context's own).
+pub fn scope(all_namespaces: bool, namespace: &str) -> Scope {
+    if all_namespaces {
+        Scope::All
+    } else {
+        Scope::Namespace(namespace.to_string())
     }
 }

@@ -1,20 +1,22 @@
 //! `kubectl namzu list`: the inventory as a table, JSON, YAML or names.
 
 use super::exit::Failure;
-use super::globals::Globals;
+use super::fleet::Fleet;
+use super::globals::{Globals, scope};
 use super::output::{self, Format, Printer, Tone};
 use super::overlay::OverlayArgs;
 use super::schema;
 use super::selection::SelectionArgs;
-use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Query};
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
+use crate::domain::safety::Badge;
 use crate::domain::select::{SortKey, sort};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 fn parse_sort(text: &str) -> Result<SortKey, String> {
     SortKey::parse(text).ok_or_else(|| {
@@ -62,24 +64,66 @@ pub struct Args {
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let conn = Connection::open(&globals.connect_options(true)).await?;
-    let scope = globals.scope(&conn.namespace);
+    let fleet = Fleet::open(globals, true).await?;
     let query = Query {
         selector: args.selection.selector.clone(),
         per_sandbox_label_key: globals.per_sandbox_label_key.clone(),
     };
     if args.watch || args.watch_only {
-        return watch(globals, &args, conn, scope, query).await;
+        return watch(globals, &args, &fleet, query).await;
     }
-    let inv = inventory::read(&conn, &scope, &query).await?;
-    for w in &inv.warnings {
-        crate::errln!("{}", output::printable(w));
+    let now = fleet.clock.now();
+    let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
+    let labelled = fleet.labelled;
+    let all_namespaces = globals.all_namespaces;
+    // each context read and derived on its own task; each namespace's objects go once its rows
+    // are derived: the output is built from the rows
+    let read = fleet
+        .each(|member| {
+            let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
+            async move {
+                let conn = &member.conn;
+                let scope = scope(all_namespaces, &conn.namespace);
+                let inv = inventory::read(conn, &scope, &query).await?;
+                let warnings = inv.warnings.clone();
+                let mut rows = inv.into_workspaces(&flags, now, |w| filter.matches(w, now));
+                if labelled {
+                    for w in &mut rows {
+                        w.context = Some(conn.context.clone());
+                    }
+                }
+                Ok((warnings, rows))
+            }
+        })
+        .await?;
+    let mut workspaces = Vec::new();
+    for (member, (warnings, rows)) in read {
+        for w in &warnings {
+            fleet.warn(&member, w);
+        }
+        workspaces.extend(rows);
     }
-    let now = conn.clock.now();
-    let filter = args.selection.filter();
-    // each namespace's objects go once its rows are derived: the output is built from the rows
-    let mut workspaces = inv.into_workspaces(&globals.overlay_flags(&args.overlays), now, |w| filter.matches(w, now));
     sort(&mut workspaces, args.sort_by, false);
+    print(&args, globals, &fleet, &workspaces, now)?;
+    if workspaces.is_empty() && matches!(args.output, Printer::Plain(Format::Table | Format::Wide)) {
+        match (&fleet.members[..], globals.all_namespaces) {
+            ([one], false) if !fleet.labelled => {
+                crate::errln!("No workspaces found in {} namespace.", one.conn.namespace)
+            }
+            _ => crate::errln!("No workspaces found."),
+        }
+    }
+    fleet.finish()
+}
+
+/// The rows in the format asked for.
+fn print(
+    args: &Args,
+    globals: &Globals,
+    fleet: &Fleet,
+    workspaces: &[Workspace],
+    now: DateTime<Utc>,
+) -> Result<(), Failure> {
     let format = match &args.output {
         Printer::Plain(format) => *format,
         template => {
@@ -105,27 +149,15 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         output::write_stdout(&buffer);
         return Ok(());
     }
-    let labels = LabelColumns {
-        show: args.show_labels,
-        keys: &args.label_columns,
+    let shape = Shape {
+        contexts: fleet.labelled.then(|| fleet.badges()),
+        all_namespaces: globals.all_namespaces,
+        labels: LabelColumns {
+            show: args.show_labels,
+            keys: &args.label_columns,
+        },
     };
-    crate::out!(
-        "{}",
-        render(
-            &workspaces,
-            format,
-            globals.all_namespaces,
-            args.no_headers,
-            now,
-            &labels
-        )
-    );
-    if workspaces.is_empty() && matches!(format, Format::Table | Format::Wide) {
-        match &scope {
-            inventory::Scope::All => crate::errln!("No workspaces found."),
-            inventory::Scope::Namespace(ns) => crate::errln!("No workspaces found in {ns} namespace."),
-        }
-    }
+    crate::out!("{}", render(workspaces, format, &shape, args.no_headers, now));
     Ok(())
 }
 
@@ -133,89 +165,118 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 const OUTPUT_CHUNK: usize = 64 * 1024;
 
 /// `list -w`: the table (unless `--watch-only`), then one line per change, from the live
-/// inventory (watches; the same rows the TUI shows). Ctrl-C ends it with exit 0.
-async fn watch(
-    globals: &Globals,
-    args: &Args,
-    conn: Connection,
-    scope: inventory::Scope,
-    query: Query,
-) -> Result<(), Failure> {
+/// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
+/// with exit 0 (1 when a context failed on the way).
+async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
     use crate::cluster::live::{self, LiveEvent, LiveOptions, StreamStatus};
     use crate::domain::mirror::RowChange;
-    use std::collections::BTreeMap;
-    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let clock = conn.clock.clone();
-    let follow = tokio::spawn(live::follow(
-        conn,
-        scope,
-        query,
-        args.overlays.flags(),
-        LiveOptions::default(),
-        tx,
-    ));
-    let _stop = AbortOnDrop(follow);
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel::<(Option<String>, LiveEvent)>();
+    let mut follows = Vec::new();
+    for member in &fleet.members {
+        let (member_tx, mut member_events) = tokio::sync::mpsc::unbounded_channel();
+        follows.push(AbortOnDrop(tokio::spawn(live::follow(
+            member.conn.clone(),
+            scope(globals.all_namespaces, &member.conn.namespace),
+            query.clone(),
+            args.overlays.flags(),
+            LiveOptions::default(),
+            member_tx,
+        ))));
+        // each context's events, tagged with it, into the one stream printed
+        let (tx, context) = (tx.clone(), fleet.row_context(member));
+        follows.push(AbortOnDrop(tokio::spawn(async move {
+            while let Some(e) = member_events.recv().await {
+                if tx.send((context.clone(), e)).is_err() {
+                    break;
+                }
+            }
+        })));
+    }
+    drop(tx);
     let termination = crate::signals::Termination::listen().received();
     tokio::pin!(termination);
     let filter = args.selection.filter();
-    let labels = LabelColumns {
-        show: args.show_labels,
-        keys: &args.label_columns,
+    let shape = Shape {
+        contexts: fleet.labelled.then(|| fleet.badges()),
+        all_namespaces: globals.all_namespaces,
+        labels: LabelColumns {
+            show: args.show_labels,
+            keys: &args.label_columns,
+        },
     };
+    type Key = (Option<String>, String, String);
     // the last row printed per workspace: a change that leaves it the same prints nothing
-    let mut shown: BTreeMap<(String, String), Workspace> = BTreeMap::new();
-    let mut synced = false;
+    let mut shown: BTreeMap<Key, Workspace> = BTreeMap::new();
+    // the contexts whose first list is in: their changes print from then on
+    let mut synced: std::collections::BTreeSet<Option<String>> = Default::default();
     // the workspaces the filter selects, as last printed
-    let mut selected: std::collections::BTreeSet<(String, String)> = Default::default();
+    let mut selected: std::collections::BTreeSet<Key> = Default::default();
     let mut header_due = !args.no_headers;
-    let mut reconnecting: BTreeMap<String, bool> = BTreeMap::new();
+    let mut reconnecting: BTreeMap<(Option<String>, String), bool> = BTreeMap::new();
+    let said = |context: &Option<String>, text: &str| match context {
+        Some(c) => crate::errln!("context \"{}\": {}", output::printable(c), output::printable(text)),
+        None => crate::errln!("{}", output::printable(text)),
+    };
     loop {
-        let event = tokio::select! {
-            _ = &mut termination => return Ok(()),
+        let (context, event) = tokio::select! {
+            _ = &mut termination => return fleet.finish(),
             e = events.recv() => match e {
                 Some(e) => e,
                 None => return Err(Failure::error("the watch ended")),
             },
         };
-        let now = clock.now();
+        let now = fleet.clock.now();
         let mut lines: Vec<(&'static str, Workspace)> = Vec::new();
         match event {
-            LiveEvent::Warning(w) => crate::errln!("{}", output::printable(&w)),
-            LiveEvent::Failed(why) => return Err(Failure::error(why)),
+            LiveEvent::Warning(w) => said(&context, &w),
+            LiveEvent::Failed(why) => match &context {
+                // across contexts one that fails is left out; the others go on
+                Some(c) => fleet.fail(c, &why),
+                None => return Err(Failure::error(why)),
+            },
             LiveEvent::Status { stream, status } => {
                 let down = matches!(status, StreamStatus::Reconnecting { .. });
-                let was = reconnecting.insert(stream.to_string(), down).unwrap_or(false);
+                let was = reconnecting
+                    .insert((context.clone(), stream.to_string()), down)
+                    .unwrap_or(false);
                 match (&status, was) {
-                    (StreamStatus::Reconnecting { why, .. }, false) => {
-                        crate::errln!(
-                            "warning: the watch of {stream} is reconnecting: {}",
-                            output::printable(why)
-                        )
-                    }
-                    (StreamStatus::Live, true) => crate::errln!("the watch of {stream} is live again"),
+                    (StreamStatus::Reconnecting { why, .. }, false) => said(
+                        &context,
+                        &format!("warning: the watch of {stream} is reconnecting: {why}"),
+                    ),
+                    (StreamStatus::Live, true) => said(&context, &format!("the watch of {stream} is live again")),
                     _ => {}
                 }
             }
             LiveEvent::Synced { .. } => {
-                synced = true;
-                let mut rows: Vec<Workspace> = shown.values().filter(|w| filter.matches(w, now)).cloned().collect();
-                sort(&mut rows, args.sort_by, false);
-                selected = rows.iter().map(|w| (w.namespace.clone(), w.id.clone())).collect();
-                if !args.watch_only {
-                    lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
+                if synced.insert(context.clone()) {
+                    let mut rows: Vec<Workspace> = shown
+                        .iter()
+                        .filter(|(k, w)| k.0 == context && filter.matches(w, now))
+                        .map(|(_, w)| w.clone())
+                        .collect();
+                    sort(&mut rows, args.sort_by, false);
+                    selected.extend(
+                        rows.iter()
+                            .map(|w| (context.clone(), w.namespace.clone(), w.id.clone())),
+                    );
+                    if !args.watch_only {
+                        lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
+                    }
                 }
             }
             LiveEvent::Rows(changes) => {
                 for change in changes {
                     match change {
                         RowChange::Upsert(w) => {
-                            let w = *w;
-                            let key = (w.namespace.clone(), w.id.clone());
+                            let mut w = *w;
+                            w.context = context.clone();
+                            let key = (context.clone(), w.namespace.clone(), w.id.clone());
                             if shown.get(&key) == Some(&w) {
                                 continue;
                             }
                             shown.insert(key.clone(), w.clone());
-                            if !synced {
+                            if !synced.contains(&context) {
                                 continue;
                             }
                             // as a watch with a selector: a row entering the selection is ADDED,
@@ -234,7 +295,7 @@ async fn watch(
                             }
                         }
                         RowChange::Remove(ns, id) => {
-                            let key = (ns, id);
+                            let key = (context.clone(), ns, id);
                             if let Some(w) = shown.remove(&key)
                                 && selected.remove(&key)
                             {
@@ -263,13 +324,13 @@ async fn watch(
                 .collect(),
             Printer::Plain(table @ (Format::Table | Format::Wide)) => {
                 let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
-                let text = render(&rows, *table, globals.all_namespaces, !header_due, now, &labels);
+                let text = render(&rows, *table, &shape, !header_due, now);
                 header_due = false;
                 text
             }
             Printer::Plain(other) => {
                 let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
-                let text = render(&rows, *other, globals.all_namespaces, true, now, &labels);
+                let text = render(&rows, *other, &shape, true, now);
                 if *other == Format::Yaml {
                     format!("---\n{text}")
                 } else {
@@ -292,7 +353,7 @@ async fn watch(
         };
         output::write_stdout(&text);
         if output::stdout_closed() {
-            return Ok(());
+            return fleet.finish();
         }
         if let Some(why) = output::stdout_failure() {
             return Err(Failure::error(why));
@@ -329,7 +390,15 @@ fn tone(w: &Workspace, c: Column) -> Tone {
     }
 }
 
-/// Render workspaces in `format`.
+/// A row's context, its badge beside it in its colour.
+fn context_cell(w: &Workspace, badges: &BTreeMap<String, Badge>) -> (String, Tone) {
+    let name = w.context.clone().unwrap_or_else(|| "-".into());
+    match w.context.as_ref().and_then(|c| badges.get(c)) {
+        Some(b) => (format!("{name} [{}]", b.label), output::badge_tone(b.colour)),
+        None => (name, Tone::Plain),
+    }
+}
+
 /// Label columns after the table's own: `-L` keys and `--show-labels`.
 pub struct LabelColumns<'a> {
     pub show: bool,
@@ -379,14 +448,15 @@ impl LabelColumns<'_> {
     }
 }
 
-pub fn render(
-    workspaces: &[Workspace],
-    format: Format,
-    all_namespaces: bool,
-    no_headers: bool,
-    now: DateTime<Utc>,
-    labels: &LabelColumns,
-) -> String {
+/// What a table shows besides the workspace's own columns.
+pub struct Shape<'a> {
+    /// Across contexts: a CONTEXT column first, each context's badge beside its name.
+    pub contexts: Option<BTreeMap<String, Badge>>,
+    pub all_namespaces: bool,
+    pub labels: LabelColumns<'a>,
+}
+
+pub fn render(workspaces: &[Workspace], format: Format, shape: &Shape, no_headers: bool, now: DateTime<Utc>) -> String {
     match format {
         Format::Json => output::json_array(workspaces.iter().map(schema::workspace)),
         Format::Yaml => {
@@ -398,7 +468,8 @@ pub fn render(
             .map(|w| format!("sandbox.agents.x-k8s.io/{}\n", w.sandbox_name))
             .collect(),
         Format::Table | Format::Wide => {
-            let cols = columns(all_namespaces, format == Format::Wide);
+            let labels = &shape.labels;
+            let cols = columns(shape.contexts.is_some(), shape.all_namespaces, format == Format::Wide);
             let label_headers = labels.headers();
             let headers: Vec<&str> = cols
                 .iter()
@@ -408,7 +479,13 @@ pub fn render(
             let rows: Vec<Vec<(String, Tone)>> = workspaces
                 .iter()
                 .map(|w| {
-                    let mut row: Vec<(String, Tone)> = cols.iter().map(|c| (cell(w, *c, now), tone(w, *c))).collect();
+                    let mut row: Vec<(String, Tone)> = cols
+                        .iter()
+                        .map(|c| match (c, &shape.contexts) {
+                            (Column::Context, Some(badges)) => context_cell(w, badges),
+                            _ => (cell(w, *c, now), tone(w, *c)),
+                        })
+                        .collect();
                     row.extend(labels.cells(w).into_iter().map(|c| (c, Tone::Plain)));
                     row
                 })

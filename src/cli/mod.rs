@@ -3,10 +3,12 @@
 pub mod audit;
 pub mod capacity;
 pub mod complete;
+pub mod config;
 pub mod demo;
 pub mod doctor;
 pub mod drift;
 pub mod exit;
+pub mod fleet;
 pub mod globals;
 pub mod input;
 pub mod inspect;
@@ -53,6 +55,8 @@ pub enum Command {
     Resume(write::ResumeArgs),
     /// Delete workspaces and their disks, with a resourceVersion precondition.
     Delete(write::DeleteArgs),
+    /// The per-context safety rules (`config view`: the rules in force for each context).
+    Config(config::Args),
     /// The writes this machine sent (the audit log).
     Audit(audit::Args),
     /// Print the pod-template hash a workspace created from a SandboxTemplate would carry.
@@ -61,7 +65,7 @@ pub enum Command {
     Demo(demo::Args),
     /// Check the cluster, agent-sandbox and your permissions for every verb.
     Doctor,
-    /// Print the minimal Role (and a RoleBinding to fill in) the tool needs.
+    /// Print the minimal Role (and a RoleBinding to fill in) the tool needs (--read-only: the read verbs' only).
     Rbac(rbac::Args),
     /// The full-screen inventory (also what `kubectl namzu` alone opens on a terminal).
     Tui(TuiArgs),
@@ -138,6 +142,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Resume(args) => write::resume(&cli.globals, args).await,
         Command::Delete(args) => write::delete(&cli.globals, args).await,
         Command::Audit(args) => audit::run(&cli.globals, args),
+        Command::Config(args) => config::run(&cli.globals, args),
         Command::TemplateHash(args) => template_hash::run(args),
         Command::Demo(args) => demo::run(&cli.globals, args).await,
         Command::Completion { shell } => {

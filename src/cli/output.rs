@@ -201,6 +201,19 @@ pub enum Tone {
     Odd,
 }
 
+/// A config file's badge colour as a tone of the tables.
+pub fn badge_tone(colour: Option<crate::domain::safety::Colour>) -> Tone {
+    use crate::domain::safety::Colour;
+    match colour {
+        None => Tone::Plain,
+        Some(Colour::Red) => Tone::Bad,
+        Some(Colour::Yellow) => Tone::Busy,
+        Some(Colour::Green) => Tone::Good,
+        Some(Colour::Blue) => Tone::Calm,
+        Some(Colour::Magenta) => Tone::Odd,
+    }
+}
+
 fn paint(text: &str, tone: Tone) -> String {
     let code = match tone {
         Tone::Plain => return text.to_string(),

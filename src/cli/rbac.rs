@@ -6,12 +6,9 @@ use super::globals::Globals;
 use crate::domain::rbac::rules;
 use serde_json::{Value, json};
 
+/// With the global `--read-only`: only what the read verbs need (no patch, no delete).
 #[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Only what the read verbs need (no patch, no delete).
-    #[arg(long)]
-    pub read_only: bool,
-}
+pub struct Args {}
 
 /// The Role and RoleBinding as a YAML stream.
 pub fn manifest(namespace: &str, read_only: bool) -> String {
@@ -44,6 +41,7 @@ pub fn manifest(namespace: &str, read_only: bool) -> String {
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let namespace = globals.namespace.clone().unwrap_or_else(|| "default".into());
-    crate::out!("{}", manifest(&namespace, args.read_only));
+    let _ = args;
+    crate::out!("{}", manifest(&namespace, globals.overrides().read_only == Some(true)));
     Ok(())
 }

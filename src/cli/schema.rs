@@ -37,7 +37,7 @@ pub fn workspace(w: &Workspace) -> Value {
                 .collect::<Vec<_>>()
         ),
     };
-    json!({
+    let mut object = json!({
         "id": w.id,
         "namespace": w.namespace,
         "sandboxName": w.sandbox_name,
@@ -71,5 +71,17 @@ pub fn workspace(w: &Workspace) -> Value {
             "policies": policies,
         },
         "namzuAnnotations": w.namzu_annotations,
-    })
+    });
+    // across contexts each object says which cluster it is in, first; with one, nothing changes
+    match &w.context {
+        Some(context) => {
+            let mut with = serde_json::Map::with_capacity(24);
+            with.insert("context".into(), json!(context));
+            if let Value::Object(fields) = object.take() {
+                with.extend(fields);
+            }
+            Value::Object(with)
+        }
+        None => object,
+    }
 }

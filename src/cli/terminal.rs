@@ -9,7 +9,7 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
     let options = crate::tui::Options {
         // exec credential plugins must not prompt inside the alternate screen
         connect: globals.connect_options(false),
-        policy: globals.write_policy(),
+        policy: globals.write_policy(globals.overrides().read_only.unwrap_or(false)),
         all_namespaces: globals.all_namespaces,
         refresh,
     };

@@ -2,7 +2,8 @@
 //! the one write path; a summary follows when there are several.
 
 use super::exit::{self, Failure};
-use super::globals::Globals;
+use super::fleet::{Fleet, Member};
+use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
 use super::overlay::OverlayArgs;
 use super::selection::SelectionArgs;
@@ -15,10 +16,12 @@ use crate::domain::epoch::parse_epoch_arg;
 use crate::domain::fence::{EpochChoice, EpochUse, Verb};
 use crate::domain::naming::WorkspaceId;
 use crate::domain::refresh::{self, Refresh};
+use crate::domain::safety::Confirm;
 use crate::domain::select::parse_duration;
 use crate::present::outcome as said;
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
@@ -57,6 +60,10 @@ pub struct Common {
     /// the other. Results are reported in the selection's order.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
     pub parallel: u16,
+    /// Do not ask for the typed id: delete asks by default, suspend and resume in a context whose
+    /// rules say `confirm: typed` (required when stdin is not a terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -98,13 +105,12 @@ pub struct ResumeArgs {
 pub struct DeleteArgs {
     #[command(flatten)]
     pub common: Common,
-    /// Do not ask for confirmation (required when stdin is not a terminal).
-    #[arg(short = 'y', long)]
-    pub yes: bool,
 }
 
 /// One workspace's result, for the line, the summary and `-o json`.
 struct Report {
+    /// Across contexts, the one it was written in.
+    context: Option<String>,
     namespace: String,
     id: WorkspaceId,
     outcome: Outcome,
@@ -135,6 +141,14 @@ impl Report {
             ) => exit::NOT_APPLIED,
             (Outcome::NotFound, _) => exit::NOT_FOUND,
             (Outcome::ClaimOwned { .. } | Outcome::ReadOnly | Outcome::Failed(_), _) => exit::ERROR,
+        }
+    }
+
+    /// The workspace as result lines name it: its id, after its context across several.
+    fn who(&self) -> String {
+        match &self.context {
+            Some(c) => format!("{c}/{}", self.id),
+            None => self.id.to_string(),
         }
     }
 
@@ -179,6 +193,7 @@ impl Report {
 
     fn json(&self, verb: Verb) -> Value {
         let mut out = json!({
+            "context": self.context,
             "id": self.id.as_str(),
             "namespace": self.namespace,
             "verb": verb.as_str(),
@@ -187,6 +202,12 @@ impl Report {
             "request": self.request().map(Request::to_json),
             "message": self.detail(verb),
         });
+        if self.context.is_none()
+            && let Some(fields) = out.as_object_mut()
+        {
+            // with one context the report is as it always was
+            fields.shift_remove("context");
+        }
         if let Some(r) = self.refresh() {
             out["refresh"] = json!({
                 "template": r.template, "storedHash": r.stored, "hash": r.hash,
@@ -198,66 +219,81 @@ impl Report {
     }
 }
 
-/// The workspaces to act on: the ids given, or the selection's matches.
-async fn targets(
-    conn: &Connection,
-    globals: &Globals,
-    common: &Common,
-    overlays: &OverlayArgs,
-) -> Result<Vec<(String, WorkspaceId)>, Failure> {
-    let sel = &common.selection;
-    let filtered = !sel.state.is_empty()
-        || !sel.drift.is_empty()
-        || !sel.diagnosis.is_empty()
-        || sel.selector.is_some()
-        || sel.suspended_for.is_some();
-    if !common.ids.is_empty() {
-        if filtered || common.all {
+/// What selects the workspaces to act on, the same in every context.
+#[derive(Clone)]
+struct Selecting {
+    ids: Vec<WorkspaceId>,
+    selection: SelectionArgs,
+    flags: crate::domain::drift::OverlayFlags,
+    per_sandbox_label_key: Option<String>,
+    all_namespaces: bool,
+}
+
+impl Selecting {
+    fn new(globals: &Globals, common: &Common, overlays: &OverlayArgs) -> Result<Selecting, Failure> {
+        let sel = &common.selection;
+        let filtered = !sel.state.is_empty()
+            || !sel.drift.is_empty()
+            || !sel.diagnosis.is_empty()
+            || sel.selector.is_some()
+            || sel.suspended_for.is_some();
+        if !common.ids.is_empty() && (filtered || common.all) {
             return Err(Failure::usage(
                 "give workspace ids or a selection (-l, --state, --suspended-for, --all), not both",
             ));
         }
+        if common.ids.is_empty() && !filtered && !common.all {
+            return Err(Failure::usage(
+                "name the workspaces, or select them (-l, --state, --drift, --diagnosis, --suspended-for), or pass --all",
+            ));
+        }
         // each workspace once, in the order given
         let mut seen = std::collections::BTreeSet::new();
-        return Ok(common
-            .ids
-            .iter()
-            .filter(|id| seen.insert(*id))
-            .map(|id| (conn.namespace.clone(), id.clone()))
-            .collect());
-    }
-    if !filtered && !common.all {
-        return Err(Failure::usage(
-            "name the workspaces, or select them (-l, --state, --drift, --diagnosis, --suspended-for), or pass --all",
-        ));
-    }
-    let inv = inventory::read(
-        conn,
-        &globals.scope(&conn.namespace),
-        &Query {
-            selector: sel.selector.clone(),
+        Ok(Selecting {
+            ids: common.ids.iter().filter(|id| seen.insert(*id)).cloned().collect(),
+            selection: sel.clone(),
+            flags: globals.overlay_flags(overlays),
             per_sandbox_label_key: globals.per_sandbox_label_key.clone(),
-        },
-    )
-    .await?;
-    for w in &inv.warnings {
-        crate::errln!("{}", output::printable(w));
-    }
-    let now = conn.clock.now();
-    let filter = sel.filter();
-    Ok(inv
-        .workspaces(&globals.overlay_flags(overlays), now)
-        .into_iter()
-        .filter(|w| filter.matches(w, now))
-        .filter_map(|w| match WorkspaceId::parse(&w.id) {
-            Ok(id) => Some((w.namespace, id)),
-            // a Sandbox named namzu-ws-<not an id> is listed, never written
-            Err(e) => {
-                crate::errln!("skipped: {}", output::printable(&e.to_string()));
-                None
-            }
+            all_namespaces: globals.all_namespaces,
         })
-        .collect())
+    }
+
+    /// The workspaces to act on in one context, with the read's warnings: the ids given, or the
+    /// selection's matches.
+    async fn targets(self, conn: Connection) -> Result<(Vec<String>, Vec<(String, WorkspaceId)>), Failure> {
+        if !self.ids.is_empty() {
+            return Ok((
+                Vec::new(),
+                self.ids.into_iter().map(|id| (conn.namespace.clone(), id)).collect(),
+            ));
+        }
+        let inv = inventory::read(
+            &conn,
+            &scope(self.all_namespaces, &conn.namespace),
+            &Query {
+                selector: self.selection.selector.clone(),
+                per_sandbox_label_key: self.per_sandbox_label_key,
+            },
+        )
+        .await?;
+        let mut warnings = inv.warnings.clone();
+        let now = conn.clock.now();
+        let filter = self.selection.filter();
+        let targets = inv
+            .workspaces(&self.flags, now)
+            .into_iter()
+            .filter(|w| filter.matches(w, now))
+            .filter_map(|w| match WorkspaceId::parse(&w.id) {
+                Ok(id) => Some((w.namespace, id)),
+                // a Sandbox named namzu-ws-<not an id> is listed, never written
+                Err(e) => {
+                    warnings.push(format!("skipped: {e}"));
+                    None
+                }
+            })
+            .collect();
+        Ok((warnings, targets))
+    }
 }
 
 fn choice(common: &Common) -> EpochChoice {
@@ -285,25 +321,18 @@ pub async fn resume(globals: &Globals, args: ResumeArgs) -> Result<(), Failure> 
         Extra {
             refresh,
             overlays: args.overlays,
-            yes: false,
         },
     )
     .await
 }
 
 pub async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> {
-    let extra = Extra {
-        yes: args.yes,
-        ..Extra::default()
-    };
-    run(globals, Verb::Delete, &args.common, None, extra).await
+    run(globals, Verb::Delete, &args.common, None, Extra::default()).await
 }
 
 /// What one verb adds to the common flags.
 #[derive(Debug, Default)]
 struct Extra {
-    /// delete: do not ask.
-    yes: bool,
     /// resume --refresh-template.
     refresh: Option<refresh::Ask>,
     /// The overlays `--drift` selects with.
@@ -320,7 +349,13 @@ enum Confirmed {
 }
 
 /// Ask on the terminal for the workspace id; anything else cancels that workspace.
-async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result<Confirmed, Failure> {
+async fn confirm(
+    conn: &Connection,
+    context: Option<&str>,
+    verb: Verb,
+    namespace: &str,
+    id: &WorkspaceId,
+) -> Result<Confirmed, Failure> {
     let name = id.sandbox_name();
     let current = resources::get(conn, &SANDBOXES, namespace, &name).await?;
     let what = match &current {
@@ -328,15 +363,21 @@ async fn confirm(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Result
         Some(s) => {
             let mode = crate::domain::patch::Mode::of_sandbox(s);
             let epoch = crate::domain::epoch::Reading::of(s);
+            let whose = context.map_or(String::new(), |c| format!(" (context {c})"));
+            let cost = match verb {
+                Verb::Delete => "Deleting it destroys its pod, its agent sessions and its disks (PVCs).",
+                Verb::Suspend => "Suspending it deletes its pod and ends its agent sessions; its disks are kept.",
+                Verb::Resume => "Resuming it starts a pod on its disks.",
+            };
             format!(
-                "{name} in {namespace} is {} (holder epoch {}). Deleting it destroys its pod, its agent sessions and its disks (PVCs).",
+                "{name} in {namespace}{whose} is {} (holder epoch {}). {cost}",
                 mode.as_str(),
                 epoch.annotation.unwrap_or_else(|| "0".into())
             )
         }
     };
-    crate::errln!("{what}");
-    crate::errw!("Type the workspace id ({id}) to delete it: ");
+    crate::errln!("{}", output::printable(&what));
+    crate::errw!("Type the workspace id ({id}) to {} it: ", verb.as_str());
     let _ = std::io::stderr().flush();
     let mut line = String::new();
     let answer = tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
@@ -415,14 +456,22 @@ enum Step {
     NotStarted(Stop, String),
 }
 
+/// One context of a bulk write: where its writes go and under which rules.
+struct Target {
+    member: Member,
+    policy: WritePolicy,
+    /// Each write asks for the typed id first.
+    confirming: bool,
+    /// Across contexts, the context named in reports.
+    label: Option<String>,
+}
+
 /// What every workspace of one bulk write shares.
 struct Batch<'a> {
-    conn: &'a Connection,
-    policy: &'a WritePolicy,
+    targets: &'a [Target],
     common: &'a Common,
     verb: Verb,
     wait_args: Option<&'a WaitArgs>,
-    confirming: bool,
     interrupt: &'a Interrupt,
     spinner: bool,
     /// resume --refresh-template.
@@ -436,15 +485,20 @@ impl Batch<'_> {
         output::stdout_closed()
             .then_some(Stop::StdoutClosed)
             .or(self.interrupt.raised().then_some(Stop::Interrupted))
-            .or(self.policy.audit.failure().map(|_| Stop::AuditFailed))
+            .or(self
+                .targets
+                .iter()
+                .find_map(|t| t.policy.audit.failure())
+                .map(|_| Stop::AuditFailed))
     }
 
     /// One workspace: (a typed confirmation,) the write through the one write path, the wait.
-    async fn one(&self, namespace: String, id: WorkspaceId) -> Result<Step, Failure> {
+    async fn one(&self, target: usize, namespace: String, id: WorkspaceId) -> Result<Step, Failure> {
+        let target = &self.targets[target];
         if let Some(stop) = self.stop() {
-            return Ok(Step::NotStarted(stop, format!("{namespace}/{id}")));
+            return Ok(Step::NotStarted(stop, key(target.label.as_deref(), &namespace, &id)));
         }
-        let (conn, verb) = (self.conn, self.verb);
+        let (conn, verb) = (&target.member.conn, self.verb);
         let mut plan = Plan {
             verb,
             namespace: namespace.clone(),
@@ -454,17 +508,21 @@ impl Batch<'_> {
             expected_uid: None,
             refresh: self.refresh.cloned(),
         };
-        if self.confirming {
-            let Some(confirmed) = self.interrupt.unless(confirm(conn, &namespace, &id)).await else {
-                return Ok(Step::NotStarted(Stop::Interrupted, format!("{namespace}/{id}")));
+        if target.confirming {
+            let asked = confirm(conn, target.label.as_deref(), verb, &namespace, &id);
+            let Some(confirmed) = self.interrupt.unless(asked).await else {
+                return Ok(Step::NotStarted(
+                    Stop::Interrupted,
+                    key(target.label.as_deref(), &namespace, &id),
+                ));
             };
             match confirmed? {
                 Confirmed::Cancelled => {
                     crate::errln!("{id}: cancelled (the id typed did not match): nothing sent");
                     return Ok(Step::Cancelled);
                 }
-                // the delete is of the object shown, at the epoch shown: one replaced or taken
-                // over while the user typed is refused, not destroyed
+                // the write is of the object shown, at the epoch shown: one replaced or taken
+                // over while the user typed is refused, not written
                 Confirmed::Object(shown) => {
                     plan.expected_uid = crate::domain::object::uid(&shown).map(str::to_string);
                     if let Ok(epoch) = crate::domain::fence::resolve(&shown, plan.epoch) {
@@ -479,15 +537,9 @@ impl Batch<'_> {
         } else {
             None
         };
-        let outcome = write::write(conn, self.policy, &plan).await;
-        // the write path refuses in read-only mode; one line says so, for all the workspaces
-        if outcome == Outcome::ReadOnly {
-            return Err(Failure::error(format!(
-                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY): {} sends no write",
-                verb.as_str()
-            )));
-        }
+        let outcome = write::write(conn, &target.policy, &plan).await;
         let mut report = Report {
+            context: target.label.clone(),
             namespace,
             id,
             outcome,
@@ -550,6 +602,33 @@ impl Progress {
     }
 }
 
+/// A workspace as the stop line names it: `namespace/id`, after its context across several.
+fn key(context: Option<&str>, namespace: &str, id: &WorkspaceId) -> String {
+    match context {
+        Some(c) => format!("{c}:{namespace}/{id}"),
+        None => format!("{namespace}/{id}"),
+    }
+}
+
+/// Why a context refuses every write: its read-only rule, from the flag or the config file.
+fn read_only_reason(globals: &Globals, member: &Member) -> String {
+    if globals.overrides().read_only == Some(true) {
+        "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
+    } else {
+        format!(
+            "read-only mode (context \"{}\", config rule {})",
+            member.conn.context,
+            member
+                .rules
+                .matched
+                .iter()
+                .map(|m| format!("\"{m}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
 async fn run(
     globals: &Globals,
     verb: Verb,
@@ -557,25 +636,91 @@ async fn run(
     wait_args: Option<&WaitArgs>,
     extra: Extra,
 ) -> Result<(), Failure> {
-    let yes = extra.yes;
     if !common.ids.is_empty() {
         globals.one_namespace_for_names()?;
     }
-    let interactive = std::io::stdin().is_terminal();
-    if verb == Verb::Delete && !yes && !common.dry_run && !interactive && !globals.read_only {
+    let selecting = Selecting::new(globals, common, &extra.overlays)?;
+    let fleet = Fleet::open(globals, true).await?;
+    if fleet.labelled && !common.ids.is_empty() {
         return Err(Failure::usage(
-            "delete destroys the workspace's disks: pass --yes (stdin is not a terminal, so it cannot ask)",
+            "workspace ids name workspaces in one context: pass one --context, or select them across contexts (-l, --state, …, --all)",
         ));
     }
-    let policy: WritePolicy = globals.write_policy();
-    if !common.dry_run && !policy.read_only {
-        policy.audit.ready().map_err(Failure::error)?;
+    let interactive = std::io::stdin().is_terminal();
+    // a typed confirmation where the verb or the context's rules ask for one
+    let asks = |m: &Member| {
+        !common.yes
+            && !common.dry_run
+            && !m.rules.read_only
+            && (verb == Verb::Delete || m.rules.confirm == Confirm::Typed)
+    };
+    if !interactive && let Some(m) = fleet.members.iter().find(|m| asks(m)) {
+        return Err(Failure::usage(if verb == Verb::Delete {
+            "delete destroys the workspace's disks: pass --yes (stdin is not a terminal, so it cannot ask)".to_string()
+        } else {
+            format!(
+                "context \"{}\" asks for typed ids (confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)",
+                m.conn.context
+            )
+        }));
     }
-    let conn = Connection::open(&globals.connect_options(true)).await?;
-    let targets = targets(&conn, globals, common, &extra.overlays).await?;
+    let base = globals.write_policy(false);
+    let sends = fleet.members.iter().any(|m| !m.rules.read_only);
+    if !common.dry_run && sends {
+        base.audit.ready().map_err(Failure::error)?;
+    }
+    let selected = fleet.each(|member| selecting.clone().targets(member.conn)).await?;
+    // every context's selection is checked before anything is sent: a refusal sends nothing
+    let mut refusals = Vec::new();
+    let mut contexts: Vec<Target> = Vec::new();
+    let mut targets: Vec<(usize, String, WorkspaceId)> = Vec::new();
+    for (member, (warnings, chosen)) in selected {
+        for w in &warnings {
+            fleet.warn(&member, w);
+        }
+        if chosen.is_empty() {
+            continue;
+        }
+        if member.rules.read_only && !common.dry_run {
+            let why = format!(
+                "{}: {} sends no write",
+                read_only_reason(globals, &member),
+                verb.as_str()
+            );
+            if !fleet.labelled {
+                return Err(Failure::error(why));
+            }
+            fleet.fail(&member.conn.context, &why);
+            continue;
+        }
+        if common.ids.is_empty()
+            && let Some(why) = member.rules.refuse_bulk(&member.conn.context, chosen.len())
+        {
+            refusals.push(why);
+            continue;
+        }
+        let index = contexts.len();
+        targets.extend(chosen.into_iter().map(|(ns, id)| (index, ns, id)));
+        contexts.push(Target {
+            confirming: asks(&member),
+            label: fleet.row_context(&member),
+            policy: WritePolicy {
+                read_only: member.rules.read_only,
+                throttle: Default::default(),
+                ..base.clone()
+            },
+            member,
+        });
+    }
+    if let Some(first) = refusals.first() {
+        for why in &refusals[1..] {
+            crate::errln!("{}", output::printable(why));
+        }
+        return Err(Failure::usage(first.clone()));
+    }
     if targets.is_empty() {
         crate::errln!("No workspaces matched.");
-        return Ok(());
+        return fleet.finish();
     }
     let human = common.output == ReportFormat::Table;
     // what the write costs, said once before a bulk write (a single one says it on success)
@@ -583,24 +728,22 @@ async fn run(
         Verb::Suspend => {
             Some("note: a suspend ends the agent sessions, terminals and detached commands inside the workspace")
         }
-        Verb::Delete if yes => Some("note: delete destroys each workspace's pod, agent sessions and disks"),
+        Verb::Delete if common.yes => Some("note: delete destroys each workspace's pod, agent sessions and disks"),
         _ => None,
     }
-    .filter(|_| human && !common.dry_run && !policy.read_only);
+    .filter(|_| human && !common.dry_run);
     if let Some(note) = note.filter(|_| targets.len() > 1) {
         crate::errln!("{note}");
     }
     let interrupt = Interrupt::install();
     // a typed confirmation is asked one workspace at a time
-    let confirming = verb == Verb::Delete && !yes && !common.dry_run && !policy.read_only;
+    let confirming = contexts.iter().any(|t| t.confirming);
     let parallel = if confirming { 1 } else { usize::from(common.parallel) };
     let batch = Batch {
-        conn: &conn,
-        policy: &policy,
+        targets: &contexts,
         common,
         verb,
         wait_args,
-        confirming,
         interrupt: &interrupt,
         // one workspace's wait may spin on a terminal; a batch shows its progress line instead
         spinner: human && targets.len() == 1,
@@ -613,7 +756,7 @@ async fn run(
         human && targets.len() > 1 && !confirming && std::io::stderr().is_terminal(),
     );
     let mut steps = futures::stream::iter(targets.iter().cloned())
-        .map(|(namespace, id)| batch.one(namespace, id))
+        .map(|(target, namespace, id)| batch.one(target, namespace, id))
         .buffered(parallel);
     let mut reports = Vec::new();
     let mut stopped: Option<Stop> = None;
@@ -627,10 +770,11 @@ async fn run(
                 if human {
                     // results on stdout, failures on stderr (as kubectl splits them); a single
                     // workspace's failure is the command's one error line, below
+                    let who = report.who();
                     if report.code() == exit::OK {
-                        crate::outln!("{}: {}", report.id, report.detail(verb));
+                        crate::outln!("{who}: {}", report.detail(verb));
                     } else if targets.len() > 1 {
-                        crate::errln!("{}: {}", report.id, output::printable_lines(&report.detail(verb)));
+                        crate::errln!("{who}: {}", output::printable_lines(&report.detail(verb)));
                     }
                 }
                 progress.done(report.code() != exit::OK);
@@ -667,25 +811,34 @@ async fn run(
         crate::errln!("{}", said::ADMISSION_FENCE_NOTE);
     }
     if let Some(stop) = stopped {
-        let done: Vec<String> = reports.iter().map(|r| format!("{}/{}", r.namespace, r.id)).collect();
-        write::record_stop(&conn, &policy, verb, stop.reason(), &done, &not_started);
+        // each context's audit log entry names what was done and not started there
+        for t in &contexts {
+            let mine = |k: &String| t.label.as_ref().is_none_or(|c| k.starts_with(&format!("{c}:")));
+            let done: Vec<String> = reports
+                .iter()
+                .filter(|r| r.context == t.label)
+                .map(|r| format!("{}/{}", r.namespace, r.id))
+                .collect();
+            let pending: Vec<String> = not_started.iter().filter(|k| mine(k)).cloned().collect();
+            write::record_stop(&t.member.conn, &t.policy, verb, stop.reason(), &done, &pending);
+        }
         crate::errln!(
             "stopped ({}) after {} of {} workspaces; not started: {}",
             stop.reason(),
-            done.len(),
+            reports.len(),
             targets.len(),
             not_started.join(", ")
         );
     }
     if human && reports.len() > 1 {
         crate::outln!();
-        crate::out!("{}", summary(&reports));
+        crate::out!("{}", summary(&reports, fleet.labelled));
     }
     // a refresh that lost to another resume left a workspace running what it ran before
     let off_template: Vec<String> = reports
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Raced { .. }))
-        .map(|r| format!("{}/{}", r.namespace, r.id))
+        .map(|r| key(r.context.as_deref(), &r.namespace, &r.id))
         .collect();
     if human && reports.len() > 1 && !off_template.is_empty() {
         crate::errln!("{}", said::off_template(&off_template));
@@ -694,7 +847,7 @@ async fn run(
         let items: Vec<Value> = reports.iter().map(|r| r.json(verb)).collect();
         crate::out!("{}", output::structured(&Value::Array(items), common.output.format()));
     }
-    if let Some(why) = policy.audit.failure() {
+    if let Some(why) = base.audit.failure() {
         return Err(Failure::error(format!(
             "{why}: the write above was sent but is not in the audit log"
         )));
@@ -715,7 +868,9 @@ async fn run(
             verb.past()
         )));
     }
-    let Some(first) = failed.first() else { return Ok(()) };
+    let Some(first) = failed.first() else {
+        return fleet.finish();
+    };
     let code = if failed.iter().all(|r| r.code() == first.code()) {
         first.code()
     } else {
@@ -724,7 +879,7 @@ async fn run(
     if let [only] = reports.as_slice() {
         return Err(Failure {
             code,
-            message: format!("{}: {}", only.id, only.detail(verb)),
+            message: format!("{}: {}", only.who(), only.detail(verb)),
         });
     }
     // a write that landed but was not confirmed is not a write that failed: say which is which
@@ -778,7 +933,8 @@ async fn wait_for(
     waited
 }
 
-fn summary(reports: &[Report]) -> String {
+/// The results as a table, CONTEXT first across contexts, then one tally line per context.
+fn summary(reports: &[Report], labelled: bool) -> String {
     let rows: Vec<Vec<(String, Tone)>> = reports
         .iter()
         .map(|r| {
@@ -787,18 +943,39 @@ fn summary(reports: &[Report]) -> String {
                 exit::WAIT_TIMED_OUT => Tone::Busy,
                 _ => Tone::Bad,
             };
-            vec![
-                (r.id.to_string(), Tone::Plain),
-                (r.namespace.clone(), Tone::Plain),
-                (r.result().to_string(), tone),
-                (r.epoch().map_or("-".into(), |e| e.describe()), Tone::Plain),
-            ]
+            let context = labelled.then(|| (r.context.clone().unwrap_or_default(), Tone::Plain));
+            context
+                .into_iter()
+                .chain([
+                    (r.id.to_string(), Tone::Plain),
+                    (r.namespace.clone(), Tone::Plain),
+                    (r.result().to_string(), tone),
+                    (r.epoch().map_or("-".into(), |e| e.describe()), Tone::Plain),
+                ])
+                .collect()
         })
         .collect();
-    output::table(
-        &["WORKSPACE", "NAMESPACE", "RESULT", "EPOCH"],
+    let headers = ["CONTEXT", "WORKSPACE", "NAMESPACE", "RESULT", "EPOCH"];
+    let mut text = output::table(
+        &headers[usize::from(!labelled)..],
         &rows,
         false,
         output::colour_enabled(),
-    )
+    );
+    if labelled {
+        let mut tally: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+        for r in reports {
+            *tally
+                .entry(r.context.as_deref().unwrap_or_default())
+                .or_default()
+                .entry(r.result())
+                .or_default() += 1;
+        }
+        text.push('\n');
+        for (context, results) in tally {
+            let counts: Vec<String> = results.iter().map(|(result, n)| format!("{n} {result}")).collect();
+            text.push_str(&format!("{context}: {}\n", counts.join(", ")));
+        }
+    }
+    text
 }

@@ -68,6 +68,14 @@ fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
     })
 }
 
+/// The kubeconfig `opts` names (`--kubeconfig`), else the default one, merged as kubectl merges it.
+pub fn load_kubeconfig(opts: &ConnectOptions) -> Result<Kubeconfig, ClusterError> {
+    match &opts.kubeconfig {
+        Some(path) => Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display()))),
+        None => read_default_kubeconfig(),
+    }
+}
+
 /// A client plus what the user asked for by default.
 #[derive(Clone)]
 pub struct Connection {
@@ -86,15 +94,15 @@ pub struct Connection {
 
 impl Connection {
     pub async fn open(opts: &ConnectOptions) -> Result<Connection, ClusterError> {
+        Connection::open_with(load_kubeconfig(opts)?, opts).await
+    }
+
+    /// Open `opts.context` (else the current context) of a kubeconfig already read: a fleet
+    /// reads the file once for all its contexts.
+    pub async fn open_with(kubeconfig: Kubeconfig, opts: &ConnectOptions) -> Result<Connection, ClusterError> {
         let clock = match &opts.clock {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(ClusterError::Config)?,
-        };
-        let kubeconfig = match &opts.kubeconfig {
-            Some(path) => {
-                Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?
-            }
-            None => read_default_kubeconfig()?,
         };
         let context = opts
             .context

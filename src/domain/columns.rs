@@ -9,6 +9,8 @@ use chrono::{DateTime, Utc};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Column {
+    /// The kube context, first in a fleet's views.
+    Context,
     Workspace,
     Namespace,
     Mode,
@@ -32,6 +34,7 @@ pub enum Column {
 impl Column {
     pub fn header(self) -> &'static str {
         match self {
+            Column::Context => "CONTEXT",
             Column::Workspace => "WORKSPACE",
             Column::Namespace => "NAMESPACE",
             Column::Mode => "MODE",
@@ -54,10 +57,11 @@ impl Column {
     }
 }
 
-/// The columns of a view: NAMESPACE only across namespaces; wide adds identity, pod detail and
+/// The columns of a view: CONTEXT first across contexts, NAMESPACE only across namespaces; wide adds identity, pod detail and
 /// egress (the profile, whether per-sandbox egress is on, and whose per-sandbox policy selects it).
-pub fn columns(all_namespaces: bool, wide: bool) -> Vec<Column> {
-    let mut out = vec![Column::Workspace];
+pub fn columns(fleet: bool, all_namespaces: bool, wide: bool) -> Vec<Column> {
+    let mut out = Vec::from(if fleet { &[Column::Context][..] } else { &[] });
+    out.push(Column::Workspace);
     if all_namespaces {
         out.push(Column::Namespace);
     }
@@ -114,6 +118,7 @@ pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
         Some(Some(p)) => or_dash(f(p).as_deref()),
     };
     match column {
+        Column::Context => or_dash(w.context.as_deref()),
         Column::Workspace => w.id.clone(),
         Column::Namespace => w.namespace.clone(),
         Column::Mode => w.mode.as_str().into(),

@@ -22,6 +22,7 @@ pub mod projection;
 pub mod rbac;
 pub mod refresh;
 pub mod retry;
+pub mod safety;
 pub mod select;
 pub mod state;
 pub mod timefmt;

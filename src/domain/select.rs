@@ -35,7 +35,7 @@ impl SortKey {
 }
 
 fn name_order(a: &Workspace, b: &Workspace) -> Ordering {
-    (&a.namespace, &a.id).cmp(&(&b.namespace, &b.id))
+    (&a.context, &a.namespace, &a.id).cmp(&(&b.context, &b.namespace, &b.id))
 }
 
 /// `None` sorts last whatever the direction of the rest.
@@ -48,7 +48,7 @@ fn some_first<T: Ord>(a: Option<T>, b: Option<T>) -> Ordering {
     }
 }
 
-/// Compare by `key`, ties broken by namespace and id. Timestamps sort oldest first, as
+/// Compare by `key`, ties broken by context, namespace and id. Timestamps sort oldest first, as
 /// `kubectl --sort-by=.metadata.creationTimestamp` does; absent values last.
 pub fn compare(a: &Workspace, b: &Workspace, key: SortKey) -> Ordering {
     let time = |s: &Option<String>| s.as_deref().and_then(timefmt::parse);

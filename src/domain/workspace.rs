@@ -112,6 +112,8 @@ pub struct Workspace {
     pub namzu_annotations: std::collections::BTreeMap<String, String>,
     /// A legacy `agents.x-k8s.io/pod-name` annotation naming another pod than the Sandbox's own.
     pub legacy_pod_name: Option<String>,
+    /// The kube context it was read through, when several are (a fleet); `None` with one.
+    pub context: Option<String>,
 }
 
 /// The string values of the map at `path` (labels), empty when there is none.
@@ -160,6 +162,7 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
             .filter(|(k, _)| k.starts_with(NAMZU_PREFIX))
             .collect(),
         legacy_pod_name: pod::legacy_pod_name(sbx).map(str::to_string),
+        context: None,
         id: id_of(&sandbox_name).unwrap_or(&sandbox_name).to_string(),
         namespace: namespace(sbx).to_string(),
         uid: uid(sbx).map(str::to_string),

@@ -58,7 +58,7 @@ fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
 
 /// The columns that fit: narrow terminals drop MODE, MODE-CHANGED and TEMPLATE first.
 fn fitting(all_namespaces: bool, width: u16) -> Vec<Column> {
-    let mut cols = columns(all_namespaces, false);
+    let mut cols = columns(false, all_namespaces, false);
     if width < 110 {
         cols.retain(|c| !matches!(c, Column::Mode | Column::ModeChanged | Column::Template));
     }

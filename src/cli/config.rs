@@ -1,0 +1,148 @@
+//! The per-context safety rules file: where it is, reading it, and `kubectl namzu config view`.
+
+use super::exit::Failure;
+use super::globals::Globals;
+use super::output::{self, ReportFormat, Tone};
+use crate::domain::safety::{ContextRules, SafetyConfig};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: ConfigCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ConfigCommand {
+    /// The rules in force for each context (those given with --context, else every context of the
+    /// kubeconfig), after the flags' overrides.
+    View {
+        /// Output format.
+        #[arg(short = 'o', long, value_enum, default_value = "table")]
+        output: ReportFormat,
+    },
+}
+
+/// Where the rules are read from, and whether the user named it (then it must exist).
+pub fn path(globals: &Globals) -> Option<(PathBuf, bool)> {
+    if let Some(p) = &globals.config {
+        return Some((p.clone(), true));
+    }
+    if let Some(p) = std::env::var_os("KUBECTL_NAMZU_CONFIG").filter(|v| !v.is_empty()) {
+        return Some((PathBuf::from(p), true));
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some((base.join("kubectl-namzu").join("config.yaml"), false))
+}
+
+/// The rules file, parsed; none at the default path is no rules. A file that cannot be read or
+/// parsed is one line and exit 2: no command runs under rules it cannot read.
+pub fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
+    let Some((path, named)) = path(globals) else {
+        return Ok(SafetyConfig::default());
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(SafetyConfig::default()),
+        Err(e) => {
+            return Err(Failure::usage(format!(
+                "cannot read the config file {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    SafetyConfig::parse(&text).map_err(|e| Failure::usage(format!("config file {}: {e}", path.display())))
+}
+
+pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    let ConfigCommand::View { output: format } = args.command;
+    let rules = load(globals)?;
+    let source = path(globals).filter(|(p, named)| *named || p.exists());
+    let contexts: Vec<String> = if globals.context.is_empty() {
+        let kubeconfig = crate::cluster::connect::load_kubeconfig(&globals.connect_options(false))?;
+        kubeconfig.contexts.into_iter().map(|c| c.name).collect()
+    } else {
+        globals.context.clone()
+    };
+    let overrides = globals.overrides();
+    let effective: Vec<(String, ContextRules)> = contexts
+        .into_iter()
+        .map(|c| {
+            let r = rules.for_context(&c, &overrides);
+            (c, r)
+        })
+        .collect();
+    match format {
+        ReportFormat::Table => {
+            match &source {
+                Some((p, _)) => crate::outln!("Rules from {}", output::printable(&p.display().to_string())),
+                None => crate::outln!("No config file: no rules (flags only)"),
+            }
+            crate::out!("{}", table(&effective));
+        }
+        structured => {
+            let doc = json!({
+                "configFile": source.map(|(p, _)| p.display().to_string()),
+                "contexts": effective.iter().map(|(c, r)| structured_rules(c, r)).collect::<Vec<_>>(),
+            });
+            crate::out!("{}", output::structured(&doc, structured.format()));
+        }
+    }
+    Ok(())
+}
+
+fn structured_rules(context: &str, r: &ContextRules) -> Value {
+    json!({
+        "context": context,
+        "readOnly": r.read_only,
+        "confirm": r.confirm.as_str(),
+        "maxBulk": r.max_bulk,
+        "label": r.badge.as_ref().map(|b| b.label.clone()),
+        "colour": r.badge.as_ref().and_then(|b| b.colour).map(|c| c.as_str()),
+        "matched": r.matched,
+    })
+}
+
+fn table(effective: &[(String, ContextRules)]) -> String {
+    let rows: Vec<Vec<(String, Tone)>> = effective
+        .iter()
+        .map(|(c, r)| {
+            vec![
+                (c.clone(), Tone::Plain),
+                (
+                    if r.read_only { "yes" } else { "no" }.into(),
+                    if r.read_only { Tone::Busy } else { Tone::Plain },
+                ),
+                (r.confirm.as_str().into(), Tone::Plain),
+                (r.max_bulk.map_or("-".into(), |m| m.to_string()), Tone::Plain),
+                badge_cell(r),
+                (
+                    if r.matched.is_empty() {
+                        "-".into()
+                    } else {
+                        r.matched.join(", ")
+                    },
+                    Tone::Plain,
+                ),
+            ]
+        })
+        .collect();
+    output::table(
+        &["CONTEXT", "READ-ONLY", "CONFIRM", "MAX-BULK", "BADGE", "RULES"],
+        &rows,
+        false,
+        output::colour_enabled(),
+    )
+}
+
+/// A badge as a table cell: its label in its colour.
+pub fn badge_cell(r: &ContextRules) -> (String, Tone) {
+    match &r.badge {
+        Some(b) => (b.label.clone(), output::badge_tone(b.colour)),
+        None => ("-".into(), Tone::Plain),
+    }
+}

@@ -1,0 +1,322 @@
+//! Per-context safety rules (README "Safety rules per context"): which contexts refuse writes,
+//! ask for typed ids, cap bulk writes, and what badge marks them. The file is parsed here; where
+//! it lives and the flags that override it are the CLI's.
+//!
+//! Every rule whose `context` (a name or a glob of `*` and `?`) matches applies, in file order, a
+//! later rule overriding the fields it sets — as `.gitattributes` reads: general globs first,
+//! exceptions after.
+
+use serde::Deserialize;
+
+/// How a write is confirmed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Confirm {
+    /// As without rules: delete asks for the typed id, suspend and resume do not.
+    #[default]
+    Default,
+    /// Every write asks for the workspace id typed, suspend and resume too.
+    Typed,
+}
+
+impl Confirm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confirm::Default => "default",
+            Confirm::Typed => "typed",
+        }
+    }
+}
+
+/// A badge's colour: the five every terminal has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Colour {
+    Red,
+    Yellow,
+    Green,
+    Blue,
+    Magenta,
+}
+
+impl Colour {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Colour::Red => "red",
+            Colour::Yellow => "yellow",
+            Colour::Green => "green",
+            Colour::Blue => "blue",
+            Colour::Magenta => "magenta",
+        }
+    }
+}
+
+/// A short label shown beside a context's name (e.g. a red PROD).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Badge {
+    pub label: String,
+    pub colour: Option<Colour>,
+}
+
+/// One entry of the file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Rule {
+    /// A context name, or a glob (`*` any run of characters, `?` one).
+    pub context: String,
+    pub read_only: Option<bool>,
+    pub confirm: Option<Confirm>,
+    pub max_bulk: Option<u32>,
+    pub label: Option<String>,
+    #[serde(alias = "color")]
+    pub colour: Option<Colour>,
+}
+
+/// The whole file: `contexts:` and its rules.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SafetyConfig {
+    #[serde(default)]
+    pub contexts: Vec<Rule>,
+}
+
+/// The longest badge label: it sits in a table column and a header.
+pub const MAX_LABEL: usize = 12;
+
+impl SafetyConfig {
+    /// Parse the file's text (YAML or JSON); the error is one line, naming the rule at fault.
+    pub fn parse(text: &str) -> Result<SafetyConfig, String> {
+        if text.trim().is_empty() {
+            return Ok(SafetyConfig::default());
+        }
+        let config: SafetyConfig = serde_yaml::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        for (i, rule) in config.contexts.iter().enumerate() {
+            let at = format!("contexts[{i}]");
+            if rule.context.is_empty() {
+                return Err(format!("{at}.context is empty: give a context name or a glob"));
+            }
+            if rule.max_bulk == Some(0) {
+                return Err(format!("{at}.maxBulk is 0: give at least 1 (or readOnly: true)"));
+            }
+            if let Some(label) = &rule.label {
+                let n = label.chars().count();
+                if n == 0 || n > MAX_LABEL || label.chars().any(|c| c.is_control() || c.is_whitespace() && c != ' ') {
+                    return Err(format!("{at}.label {label:?}: 1 to {MAX_LABEL} printable characters"));
+                }
+            }
+            if rule.colour.is_some() && rule.label.is_none() {
+                return Err(format!("{at}.colour needs a label to colour"));
+            }
+        }
+        Ok(config)
+    }
+
+    /// The rules for `context`, the flags' overrides applied last.
+    pub fn for_context(&self, context: &str, flags: &Overrides) -> ContextRules {
+        let mut out = ContextRules::default();
+        for rule in self.contexts.iter().filter(|r| glob_matches(&r.context, context)) {
+            out.matched.push(rule.context.clone());
+            out.read_only = rule.read_only.unwrap_or(out.read_only);
+            out.confirm = rule.confirm.unwrap_or(out.confirm);
+            out.max_bulk = rule.max_bulk.or(out.max_bulk);
+            if let Some(label) = &rule.label {
+                out.badge = Some(Badge {
+                    label: label.clone(),
+                    colour: rule.colour,
+                });
+            }
+        }
+        out.read_only = flags.read_only.unwrap_or(out.read_only);
+        out.confirm = flags.confirm.unwrap_or(out.confirm);
+        out.max_bulk = flags.max_bulk.or(out.max_bulk);
+        out
+    }
+}
+
+/// What the command line says over the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub read_only: Option<bool>,
+    pub confirm: Option<Confirm>,
+    pub max_bulk: Option<u32>,
+}
+
+/// The rules in force for one context.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextRules {
+    pub read_only: bool,
+    pub confirm: Confirm,
+    /// The most workspaces one bulk write may select in this context.
+    pub max_bulk: Option<u32>,
+    pub badge: Option<Badge>,
+    /// The file's patterns that matched, in order.
+    pub matched: Vec<String>,
+}
+
+impl ContextRules {
+    /// Why a write of `selected` workspaces in `context` may not start, if it may not.
+    pub fn refuse_bulk(&self, context: &str, selected: usize) -> Option<String> {
+        let max = self.max_bulk?;
+        (selected > 1 && selected > max as usize).then(|| {
+            format!(
+                "context \"{context}\": {selected} workspaces selected, more than its maxBulk of {max}: nothing sent (narrow the selection, or pass --max-bulk)"
+            )
+        })
+    }
+}
+
+/// Shell-style glob: `*` any run of characters (none too), `?` exactly one, anything else itself.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    // the classic two-pointer match: on a mismatch, let the last `*` swallow one more character
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(c) if *c == '?' || *c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((sp, st)) => {
+                    pi = sp + 1;
+                    ti = st + 1;
+                    star = Some((sp, st + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// serde_yaml's message on one line (it may carry the position on a second).
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+contexts:
+  - context: "prod-*"
+    label: PROD
+    colour: red
+    confirm: typed
+    maxBulk: 20
+  - context: prod-eu-audit
+    readOnly: true
+    label: AUDIT
+  - context: staging
+    label: STG
+    color: yellow
+"#;
+
+    #[test]
+    fn later_rules_override_the_fields_they_set() {
+        let c = SafetyConfig::parse(FILE).unwrap();
+        let eu = c.for_context("prod-eu-west", &Overrides::default());
+        assert_eq!(
+            (eu.read_only, eu.confirm, eu.max_bulk),
+            (false, Confirm::Typed, Some(20))
+        );
+        assert_eq!(eu.badge.unwrap().colour, Some(Colour::Red));
+        let audit = c.for_context("prod-eu-audit", &Overrides::default());
+        assert!(audit.read_only);
+        assert_eq!(audit.confirm, Confirm::Typed, "the glob's confirm still holds");
+        assert_eq!(
+            audit.badge,
+            Some(Badge {
+                label: "AUDIT".into(),
+                colour: None
+            })
+        );
+        assert_eq!(audit.matched, vec!["prod-*", "prod-eu-audit"]);
+        assert_eq!(c.for_context("dev", &Overrides::default()), ContextRules::default());
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let c = SafetyConfig::parse(FILE).unwrap();
+        let flags = Overrides {
+            read_only: Some(false),
+            confirm: Some(Confirm::Default),
+            max_bulk: Some(500),
+        };
+        let audit = c.for_context("prod-eu-audit", &flags);
+        assert_eq!(
+            (audit.read_only, audit.confirm, audit.max_bulk),
+            (false, Confirm::Default, Some(500))
+        );
+    }
+
+    #[test]
+    fn a_bad_file_is_one_line_naming_the_rule() {
+        for (text, says) in [
+            ("contexts:\n  - context: a\n    maxBulk: 0\n", "contexts[0].maxBulk"),
+            (
+                "contexts:\n  - context: a\n    readonly: true\n",
+                "unknown field `readonly`",
+            ),
+            (
+                "contexts:\n  - context: a\n    colour: purple\n",
+                "unknown variant `purple`",
+            ),
+            (
+                "contexts:\n  - context: a\n    label: WAY-TOO-LONG-A-LABEL\n",
+                "contexts[0].label",
+            ),
+            ("contexts:\n  - context: ''\n", "contexts[0].context is empty"),
+            ("context: [\n", ""),
+            ("contexts:\n  - context: a\n    colour: red\n", "needs a label"),
+        ] {
+            let e = SafetyConfig::parse(text).unwrap_err();
+            assert!(e.contains(says), "{text:?} → {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert_eq!(SafetyConfig::parse("# nothing yet\n").unwrap(), SafetyConfig::default());
+    }
+
+    #[test]
+    fn globs() {
+        for (p, t, yes) in [
+            ("prod-*", "prod-eu", true),
+            ("prod-*", "prod-", true),
+            ("prod-*", "staging", false),
+            ("*-eu-*", "prod-eu-west", true),
+            ("?rod", "prod", true),
+            ("?rod", "rod", false),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxbyy", false),
+            ("*", "", true),
+            ("exact", "exact", true),
+            ("exact", "exactly", false),
+        ] {
+            assert_eq!(glob_matches(p, t), yes, "{p} ~ {t}");
+        }
+    }
+
+    #[test]
+    fn max_bulk_refuses_only_bulk_writes_over_it() {
+        let rules = ContextRules {
+            max_bulk: Some(2),
+            ..Default::default()
+        };
+        assert!(rules.refuse_bulk("p", 2).is_none());
+        assert!(rules.refuse_bulk("p", 3).unwrap().contains("maxBulk of 2"));
+        let one = ContextRules {
+            max_bulk: Some(1),
+            ..Default::default()
+        };
+        assert!(
+            one.refuse_bulk("p", 1).is_none(),
+            "one named workspace is not a bulk write"
+        );
+    }
+}
