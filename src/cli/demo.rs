@@ -5,20 +5,25 @@ use super::globals::Globals;
 use super::list;
 use crate::sim::controller::Timing;
 use crate::sim::discovery::AgentSandbox;
-use crate::sim::scenario::Scenario;
-use crate::sim::{Sim, SimConfig};
+use crate::sim::scenario::{Scenario, fleet_name};
+use crate::sim::{SIM_CONTEXT, Sim, SimConfig, write_fleet_kubeconfig};
 use chrono::Utc;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A scenario file (YAML or JSON) instead of the built-in demo.
+    /// A scenario file (YAML or JSON) instead of the built-in demo; with --clusters, every
+    /// cluster loads it.
     #[arg(long, value_name = "FILE")]
     pub scenario: Option<PathBuf>,
     /// Only serve the simulated cluster, until Ctrl-C, for kubectl and kubectl namzu in another terminal.
     #[arg(long)]
     pub serve: bool,
-    /// Port to serve on (0 = any free port).
+    /// Serve N simulated clusters (with --serve), each with workspaces of its own, in one
+    /// kubeconfig with a context each: prod-eu-west (current), prod-us-east, staging, cluster-4, …
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    pub clusters: u16,
+    /// Port to serve on (0 = any free port); with --clusters, cluster i (from 0) serves on PORT+i.
     #[arg(long, default_value_t = 0)]
     pub port: u16,
     /// Where to write the kubeconfig (default: a file in the temp directory).
@@ -30,51 +35,137 @@ pub struct Args {
 }
 
 pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
-    let now = Utc::now();
-    let scenario = match &args.scenario {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| Failure::error(format!("cannot read {}: {e}", path.display())))?;
-            Scenario::parse(&text, now).map_err(|e| Failure::error(format!("{}: {e}", path.display())))?
-        }
-        None => Scenario::demo(now),
-    };
-    let default_path = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.kubeconfig", std::process::id()));
-    let kubeconfig = args.kubeconfig_out.clone().unwrap_or_else(|| default_path.clone());
-    let config = SimConfig {
-        strict: args.strict,
-        manual_clock: None,
-        timing: Timing::default(),
-        users: Vec::new(),
-        agent_sandbox: AgentSandbox::Current,
-        cilium: true,
-        port: args.port,
-        kubeconfig: kubeconfig.clone(),
-        namespace: "agents".into(),
-    };
-    let sim = Sim::start(config, &scenario)
-        .await
-        .map_err(|e| Failure::error(format!("cannot start the simulated cluster: {e}")))?;
-    let audit = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.audit.jsonl", std::process::id()));
-    let result = if args.serve {
-        serve(&sim).await
-    } else {
-        show(&sim, outer.read_only, &audit).await
-    };
-    let _ = std::fs::remove_file(&audit);
-    if args.kubeconfig_out.is_none() {
-        let _ = std::fs::remove_file(&default_path);
+    // the inventory and the TUI read one context for now: more clusters are for other terminals
+    if args.clusters > 1 && !args.serve {
+        return Err(Failure::usage("--clusters needs --serve"));
     }
+    let fleet = start_fleet(
+        usize::from(args.clusters),
+        args.scenario.as_deref(),
+        args.strict,
+        args.port,
+        args.kubeconfig_out.as_deref(),
+    )
+    .await?;
+    if args.serve {
+        return serve(&fleet).await;
+    }
+    let audit = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.audit.jsonl", std::process::id()));
+    let result = show(&fleet.sims[0].1, outer.read_only, &audit).await;
+    let _ = std::fs::remove_file(&audit);
     result
 }
 
-async fn serve(sim: &Sim) -> Result<(), Failure> {
-    let kc = sim.kubeconfig().display().to_string();
-    crate::outln!("Simulated agent-sandbox cluster serving at {}", sim.url());
+/// The simulated clusters of a demo and the one kubeconfig with a context for each. Dropping it
+/// stops the servers and removes the files it wrote to the temp directory.
+pub struct Fleet {
+    /// By context name; the first is the kubeconfig's current context.
+    pub sims: Vec<(String, Sim)>,
+    pub kubeconfig: PathBuf,
+    /// The sims' own kubeconfigs, and the fleet's unless its path was given.
+    scratch: Vec<PathBuf>,
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for path in &self.scratch {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Start `n` simulated clusters, each on its own port (`port + i`, or any free one for 0), with
+/// the demo fleet's scenarios ([`Scenario::demo_fleet`]) or all with the `scenario` file, and
+/// write one kubeconfig for them at `kubeconfig_out` (default: in the temp directory). One
+/// cluster is the demo as it always was: its context is `namzu-sim`.
+pub async fn start_fleet(
+    n: usize,
+    scenario: Option<&Path>,
+    strict: bool,
+    port: u16,
+    kubeconfig_out: Option<&Path>,
+) -> Result<Fleet, Failure> {
+    if n == 0 {
+        return Err(Failure::usage("--clusters must be at least 1"));
+    }
+    if port != 0 && usize::from(port) + n - 1 > usize::from(u16::MAX) {
+        return Err(Failure::usage(format!(
+            "--port {port} with --clusters {n} goes past port 65535"
+        )));
+    }
+    let now = Utc::now();
+    let members = match scenario {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Failure::error(format!("cannot read {}: {e}", path.display())))?;
+            let scenario =
+                Scenario::parse(&text, now).map_err(|e| Failure::error(format!("{}: {e}", path.display())))?;
+            (0..n).map(|i| (fleet_name(i), scenario.clone())).collect()
+        }
+        None => Scenario::demo_fleet(now, n),
+    };
+    let temp =
+        |name: &str| std::env::temp_dir().join(format!("kubectl-namzu-demo-{}{name}.kubeconfig", std::process::id()));
+    let kubeconfig = kubeconfig_out.map_or_else(|| temp(""), Path::to_path_buf);
+    let mut fleet = Fleet {
+        sims: Vec::with_capacity(n),
+        scratch: kubeconfig_out
+            .is_none()
+            .then(|| kubeconfig.clone())
+            .into_iter()
+            .collect(),
+        kubeconfig,
+    };
+    for (i, (name, scenario)) in members.into_iter().enumerate() {
+        let name = if n == 1 { SIM_CONTEXT.to_string() } else { name };
+        // checked above: PORT+i fits
+        let port = if port == 0 { 0 } else { port + i as u16 };
+        let own = temp(&format!("-{name}"));
+        fleet.scratch.push(own.clone());
+        let config = SimConfig {
+            strict,
+            manual_clock: None,
+            timing: Timing::default(),
+            users: Vec::new(),
+            agent_sandbox: AgentSandbox::Current,
+            cilium: true,
+            port,
+            kubeconfig: own,
+            namespace: "agents".into(),
+        };
+        let sim = Sim::start(config, &scenario)
+            .await
+            .map_err(|e| Failure::error(format!("cannot start the simulated cluster {name}: {e}")))?;
+        fleet.sims.push((name, sim));
+    }
+    let members: Vec<(&str, &Sim)> = fleet.sims.iter().map(|(name, sim)| (name.as_str(), sim)).collect();
+    write_fleet_kubeconfig(&fleet.kubeconfig, &members)
+        .map_err(|e| Failure::error(format!("cannot write {}: {e}", fleet.kubeconfig.display())))?;
+    Ok(fleet)
+}
+
+async fn serve(fleet: &Fleet) -> Result<(), Failure> {
+    let kc = fleet.kubeconfig.display().to_string();
+    let (first, _) = &fleet.sims[0];
+    match fleet.sims.as_slice() {
+        [(_, sim)] => crate::outln!("Simulated agent-sandbox cluster serving at {}", sim.url()),
+        sims => {
+            crate::outln!("{} simulated agent-sandbox clusters serving:", sims.len());
+            let width = sims.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
+            for (name, sim) in sims {
+                crate::outln!("  {name:<width$}  {}", sim.url());
+            }
+        }
+    }
     crate::outln!("kubeconfig: {kc}");
     crate::outln!("Try, in another terminal:");
-    crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
-    crate::outln!("  kubectl namzu --kubeconfig {kc} list -A");
+    if fleet.sims.len() == 1 {
+        crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
+        crate::outln!("  kubectl namzu --kubeconfig {kc} list -A");
+    } else {
+        crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A --context {first}");
+        crate::outln!("  kubectl namzu --kubeconfig {kc} list -A --all-contexts");
+    }
     crate::outln!("Press Ctrl-C to stop.");
     tokio::signal::ctrl_c()
         .await

@@ -198,11 +198,17 @@ impl SimConfig {
     }
 }
 
+/// The context (and cluster) name of the kubeconfig a sim writes.
+pub const SIM_CONTEXT: &str = "namzu-sim";
+
 /// A running simulated cluster. Dropping it stops the server.
 pub struct Sim {
     shared: Arc<Shared>,
     addr: SocketAddr,
     kubeconfig: PathBuf,
+    /// The kubeconfig's token (the first user's) and namespace, for kubeconfigs written later.
+    token: Option<String>,
+    namespace: String,
     tasks: Vec<JoinHandle<()>>,
     /// `false` ends every open connection: the server is down.
     serving: tokio::sync::watch::Sender<bool>,
@@ -245,11 +251,15 @@ impl Sim {
 
         let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
         let addr = listener.local_addr()?;
+        let token = config.users.first().map(|u| u.token.clone());
         write_kubeconfig(
             &config.kubeconfig,
-            addr,
-            config.users.first().map(|u| u.token.as_str()),
-            &config.namespace,
+            &[Access {
+                context: SIM_CONTEXT,
+                addr,
+                token: token.as_deref(),
+                namespace: &config.namespace,
+            }],
         )?;
         let serving = tokio::sync::watch::channel(true).0;
         let mut tasks = vec![tokio::spawn(accept_loop(listener, shared.clone(), serving.subscribe()))];
@@ -260,6 +270,8 @@ impl Sim {
             shared,
             addr,
             kubeconfig: config.kubeconfig,
+            token,
+            namespace: config.namespace,
             tasks,
             serving,
         })
@@ -320,7 +332,15 @@ impl Sim {
 
     /// Write a kubeconfig for another token (another user) at `path`.
     pub fn write_kubeconfig_for(&self, path: &Path, token: Option<&str>, namespace: &str) -> std::io::Result<()> {
-        write_kubeconfig(path, self.addr, token, namespace)
+        write_kubeconfig(
+            path,
+            &[Access {
+                context: SIM_CONTEXT,
+                addr: self.addr,
+                token,
+                namespace,
+            }],
+        )
     }
 
     pub fn now(&self) -> DateTime<Utc> {
@@ -534,18 +554,59 @@ async fn tick(shared: Arc<Shared>) {
     }
 }
 
-fn write_kubeconfig(path: &Path, addr: SocketAddr, token: Option<&str>, namespace: &str) -> std::io::Result<()> {
-    let user = match token {
-        Some(t) => json!({"token": t}),
-        None => json!({}),
-    };
+/// One kubeconfig for several sims (a fleet): a cluster, a user and a context per member,
+/// named after it; the first is the current context. Each reaches its sim as the sim's own
+/// kubeconfig does (its token, its namespace).
+pub fn write_fleet_kubeconfig(path: &Path, members: &[(&str, &Sim)]) -> std::io::Result<()> {
+    let contexts: Vec<Access<'_>> = members
+        .iter()
+        .map(|(context, sim)| Access {
+            context,
+            addr: sim.addr,
+            token: sim.token.as_deref(),
+            namespace: &sim.namespace,
+        })
+        .collect();
+    write_kubeconfig(path, &contexts)
+}
+
+/// A context of a kubeconfig: the sim at `addr`, as `token` (none: anonymous), in `namespace`.
+struct Access<'a> {
+    context: &'a str,
+    addr: SocketAddr,
+    token: Option<&'a str>,
+    namespace: &'a str,
+}
+
+/// A kubeconfig of these contexts, the first current; a context's cluster is named as it is,
+/// its user `<context>-user`.
+fn write_kubeconfig(path: &Path, contexts: &[Access<'_>]) -> std::io::Result<()> {
+    let user_of = |a: &Access<'_>| format!("{}-user", a.context);
+    let clusters: Vec<Value> = contexts
+        .iter()
+        .map(|a| json!({"name": a.context, "cluster": {"server": format!("http://{}", a.addr)}}))
+        .collect();
+    let users: Vec<Value> = contexts
+        .iter()
+        .map(|a| {
+            let user = match a.token {
+                Some(t) => json!({"token": t}),
+                None => json!({}),
+            };
+            json!({"name": user_of(a), "user": user})
+        })
+        .collect();
+    let named: Vec<Value> = contexts
+        .iter()
+        .map(|a| json!({"name": a.context, "context": {"cluster": a.context, "user": user_of(a), "namespace": a.namespace}}))
+        .collect();
     let doc = json!({
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "namzu-sim", "cluster": {"server": format!("http://{addr}")}}],
-        "users": [{"name": "namzu-sim-user", "user": user}],
-        "contexts": [{"name": "namzu-sim", "context": {"cluster": "namzu-sim", "user": "namzu-sim-user", "namespace": namespace}}],
-        "current-context": "namzu-sim",
+        "clusters": clusters,
+        "users": users,
+        "contexts": named,
+        "current-context": contexts.first().map_or("", |a| a.context),
         "preferences": {}
     });
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {

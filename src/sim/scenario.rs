@@ -172,6 +172,75 @@ impl Scenario {
         Scenario::parse(DEMO, now).expect("the built-in demo scenario parses")
     }
 
+    /// `n` clusters of a demo fleet, by context name: the first is the demo itself, each other a
+    /// variant of it (`fleet_member`) with workspaces of its own. The same `now` gives
+    /// the same fleet.
+    pub fn demo_fleet(now: DateTime<Utc>, n: usize) -> Vec<(String, Scenario)> {
+        let demo = Scenario::demo(now);
+        (0..n)
+            .map(|i| {
+                let member = if i == 0 {
+                    demo.clone()
+                } else {
+                    demo.fleet_member(i, now)
+                };
+                (fleet_name(i), member)
+            })
+            .collect()
+    }
+
+    /// Fleet member `i` (≥ 1) derived from this scenario, a somewhat different mix on another
+    /// cluster: every id gets the suffix `-<tag>` (`alpha-us`), so no id is on two clusters; one
+    /// namespace other than the first is left out with its objects (the last on odd members, the
+    /// second on even ones); only every (i+1)-th workspace is kept, and every (i+3)-th plain one
+    /// (no knobs, not held or owned) is in the other mode; 2·i more plain Running workspaces
+    /// (`batch-01-<tag>`, …) copy the first namespace's first plain Running one.
+    fn fleet_member(&self, i: usize, now: DateTime<Utc>) -> Scenario {
+        let tag = FLEET
+            .get(i)
+            .map_or_else(|| format!("c{}", i + 1), |(_, tag)| tag.to_string());
+        let left_out = match self.namespaces.len() {
+            0 | 1 => None,
+            len => self.namespaces.get(if i % 2 == 1 { len - 1 } else { 1 }).cloned(),
+        };
+        let kept = |ns: &str| left_out.as_deref() != Some(ns);
+        let plain = |w: &WorkspaceSpec| {
+            w.knobs == Knobs::default() && !w.deleting && w.shutdown_time.is_none() && w.owner_claim.is_none()
+        };
+        let mut out = self.clone();
+        out.namespaces.retain(|ns| kept(ns));
+        out.objects
+            .retain(|o| kept(o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("")));
+        out.workspaces = self
+            .workspaces
+            .iter()
+            .enumerate()
+            .filter(|(j, w)| kept(&w.namespace) && j % (i + 1) == 0)
+            .map(|(j, w)| {
+                let mut w = w.renamed(&format!("{}-{tag}", w.id));
+                if j % (i + 3) == 0 && plain(&w) {
+                    w.mode = if w.mode == "Running" { "Suspended" } else { "Running" }.into();
+                }
+                w
+            })
+            .collect();
+        let first_ns = self.namespaces.first().cloned().unwrap_or_default();
+        let template = self
+            .workspaces
+            .iter()
+            .find(|w| w.namespace == first_ns && w.mode == "Running" && plain(w));
+        if let Some(template) = template {
+            for k in 1..=2 * i {
+                let mut w = template.renamed(&format!("batch-{k:02}-{tag}"));
+                let created = now - Duration::hours(k as i64);
+                w.created = Some(k8s_time(created));
+                w.changed_at = Some(created.to_rfc3339_opts(SecondsFormat::Millis, true));
+                out.workspaces.push(w);
+            }
+        }
+        out
+    }
+
     /// Every knob, by `namespace/name`.
     pub fn all_knobs(&self) -> Vec<(String, Knobs)> {
         let mut out: Vec<(String, Knobs)> = self.knobs.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
@@ -184,7 +253,32 @@ impl Scenario {
     }
 }
 
+/// The first fleet members' context names and id tags; then `cluster-<i+1>` and `c<i+1>`.
+const FLEET: [(&str, &str); 3] = [("prod-eu-west", "eu"), ("prod-us-east", "us"), ("staging", "stg")];
+
+/// The context name of fleet member `i`: `prod-eu-west`, `prod-us-east`, `staging`, `cluster-4`, …
+pub fn fleet_name(i: usize) -> String {
+    FLEET
+        .get(i)
+        .map_or_else(|| format!("cluster-{}", i + 1), |(name, _)| name.to_string())
+}
+
 impl WorkspaceSpec {
+    /// The same workspace under another id; what names its Sandbox (a legacy pod-name
+    /// annotation, a reconciler error) follows, so the copy reads as that workspace's own.
+    fn renamed(&self, id: &str) -> WorkspaceSpec {
+        let (from, to) = (format!("namzu-ws-{}", self.id), format!("namzu-ws-{id}"));
+        let mut w = self.clone();
+        w.id = id.to_string();
+        for v in w.annotations.values_mut() {
+            *v = v.replace(&from, &to);
+        }
+        if let Some(e) = &mut w.knobs.reconciler_error {
+            *e = e.replace(&from, &to);
+        }
+        w
+    }
+
     /// The Sandbox the library's create POST would have produced, as it stands now.
     pub fn sandbox(&self, claim_uid: Option<&str>) -> Value {
         let mut annotations = Map::new();

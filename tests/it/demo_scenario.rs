@@ -1,11 +1,18 @@
-//! The built-in demo scenario loads, and every stored hash is the hash of the stored template.
+//! The built-in demo scenario loads, and every stored hash is the hash of the stored template;
+//! the demo fleet's clusters each have workspaces of their own, served under a context each.
 
+use crate::support::{err, out, run_bin};
 use kubectl_namzu::domain::canonical::pod_template_hash;
 use kubectl_namzu::domain::keys::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
-use kubectl_namzu::domain::naming::is_workspace;
+use kubectl_namzu::domain::naming::{id_of, is_workspace};
 use kubectl_namzu::sim::resources::SANDBOXES;
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn demo_scenario_loads_with_consistent_hashes() {
@@ -66,4 +73,190 @@ async fn demo_scenario_loads_with_consistent_hashes() {
             .is_some_and(|a| a.get("sandbox.namzu.ai/holder-epoch").is_none())
     }));
     assert!(running.iter().any(|w| w["metadata"].get("annotations").is_none()));
+}
+
+/// The workspace ids of a scenario, as its Sandboxes' names carry them.
+fn ids_of(scenario: &Scenario) -> BTreeSet<String> {
+    scenario.workspaces.iter().map(|w| w.id.clone()).collect()
+}
+
+const FLEET: [&str; 3] = ["prod-eu-west", "prod-us-east", "staging"];
+
+#[tokio::test]
+async fn demo_fleet_members_have_their_own_workspaces_and_each_loads() {
+    let now = kubectl_namzu::sim::test_start();
+    let fleet = Scenario::demo_fleet(now, 3);
+    let names: Vec<&str> = fleet.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, FLEET);
+    assert_eq!(
+        ids_of(&fleet[0].1),
+        ids_of(&Scenario::demo(now)),
+        "the first is the demo"
+    );
+    let ids: Vec<BTreeSet<String>> = fleet.iter().map(|(_, s)| ids_of(s)).collect();
+    for (i, a) in ids.iter().enumerate() {
+        assert!(a.len() >= 10, "{}: {a:?}", names[i]);
+        for (j, b) in ids.iter().enumerate().skip(i + 1) {
+            assert!(
+                a.is_disjoint(b),
+                "{} and {} share {:?}",
+                names[i],
+                names[j],
+                a.intersection(b)
+            );
+        }
+    }
+    let again: Vec<BTreeSet<String>> = Scenario::demo_fleet(now, 3).iter().map(|(_, s)| ids_of(s)).collect();
+    assert_eq!(ids, again, "the same now gives the same fleet");
+    let more: Vec<String> = Scenario::demo_fleet(now, 5).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(more[3..], ["cluster-4", "cluster-5"]);
+    for (name, scenario) in &fleet {
+        let dir = tempfile::tempdir().unwrap();
+        let sim = Sim::start(SimConfig::for_tests(&dir.path().join("kc")), scenario)
+            .await
+            .unwrap_or_else(|e| panic!("{name} loads: {e}"));
+        let served: BTreeSet<String> = sim
+            .list(&SANDBOXES, None)
+            .iter()
+            .filter(|s| is_workspace(s))
+            .map(|s| id_of(s["metadata"]["name"].as_str().unwrap()).unwrap().to_string())
+            .collect();
+        assert_eq!(served, ids_of(scenario), "{name}: every workspace is served as one");
+    }
+}
+
+/// The server's stdout line by line, and its stderr in a file; killed when dropped.
+struct Served {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: PathBuf,
+}
+
+impl Served {
+    fn start(args: &[&str], stderr: PathBuf) -> Served {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("spawn kubectl-namzu");
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Served { child, lines, stderr }
+    }
+
+    /// Every line up to and with the banner's last, within a bound.
+    fn banner(&self) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line == "Press Ctrl-C to stop." => return seen,
+                Ok(line) => seen.push(line),
+                Err(e) => panic!(
+                    "no banner ({e}): {seen:?}\n{}",
+                    std::fs::read_to_string(&self.stderr).unwrap_or_default()
+                ),
+            }
+        }
+    }
+
+    /// Ctrl-C, as a user stops it: exit 0.
+    fn interrupt(mut self) {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        let status = self.child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "Ctrl-C ends the demo with exit 0");
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `demo --serve --clusters 3`: one kubeconfig with a context per cluster, and each context
+/// lists its own cluster's workspaces, none another's.
+#[test]
+fn demo_serve_clusters_gives_each_context_its_own_workspaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("fleet.kubeconfig");
+    let kc_arg = kc.to_str().unwrap();
+    let served = Served::start(
+        &["demo", "--serve", "--clusters", "3", "--kubeconfig-out", kc_arg],
+        dir.path().join("stderr"),
+    );
+    let banner = served.banner();
+    for name in FLEET {
+        assert!(
+            banner
+                .iter()
+                .any(|l| l.trim_start().starts_with(name) && l.contains("http://127.0.0.1:")),
+            "{name} and its server in the banner: {banner:#?}"
+        );
+    }
+    assert!(banner.iter().any(|l| l.contains("--all-contexts")), "{banner:#?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&kc).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "a kubeconfig is its owner's only");
+    }
+    let expected = Scenario::demo_fleet(chrono::Utc::now(), 3);
+    let mut listed: Vec<BTreeSet<String>> = Vec::new();
+    for (name, scenario) in &expected {
+        let o = run_bin(
+            &["--kubeconfig", kc_arg, "list", "-A", "--context", name, "-o", "json"],
+            None,
+        );
+        assert!(o.status.success(), "{name}: {}", err(&o));
+        let items: Vec<serde_json::Value> = serde_json::from_str(&out(&o)).expect("a JSON list");
+        let ids: BTreeSet<String> = items.iter().map(|i| i["id"].as_str().unwrap().to_string()).collect();
+        assert_eq!(ids, ids_of(scenario), "{name} lists its own workspaces");
+        assert!(listed.iter().all(|other| other.is_disjoint(&ids)), "{name}");
+        listed.push(ids);
+    }
+    kubectl_lists_the_contexts(&kc);
+    let pid = served.child.id();
+    served.interrupt();
+    let scratch = format!("kubectl-namzu-demo-{pid}-");
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&scratch))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "the sims' own kubeconfigs are removed: {left:?}");
+    assert!(kc.exists(), "the kubeconfig asked for stays");
+}
+
+/// kubectl, where it is on PATH, reads the three contexts from the fleet's kubeconfig.
+fn kubectl_lists_the_contexts(kc: &Path) {
+    let Ok(o) = Command::new("kubectl")
+        .args([
+            "--kubeconfig",
+            kc.to_str().unwrap(),
+            "config",
+            "get-contexts",
+            "-o",
+            "name",
+        ])
+        .output()
+    else {
+        eprintln!("SKIPPED: kubectl is not on PATH; the fleet kubeconfig was not read by kubectl");
+        return;
+    };
+    assert!(o.status.success(), "{}", err(&o));
+    let contexts: Vec<String> = out(&o).lines().map(str::to_string).collect();
+    assert_eq!(contexts, FLEET);
 }
