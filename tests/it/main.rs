@@ -1,6 +1,7 @@
 //! One integration-test binary (fast to link on a small machine); each module a capability.
 
 mod cli_doctor;
+mod cli_fleet;
 mod cli_inspect;
 mod cli_list;
 mod cli_reconcile;
