@@ -4,8 +4,12 @@
 //! on the same server: median wall time, peak RSS of each process, and the bytes the server sent
 //! per pass (from the sim's request record). Prints figures; asserts nothing.
 //!
+//! Then a fleet: N clusters of W workspaces each in one kubeconfig, `list -A -o json
+//! --all-contexts` against the same list of one of its contexts (wall, peak RSS, their ratio).
+//!
 //! `NAMZU_BENCH_SHAPES=5000:0,5000:50000` picks the shapes (workspaces:background pods; PVCs
-//! are a fifth of the pods); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
+//! are a fifth of the pods); `NAMZU_BENCH_FLEET=3:5000` the fleet (clusters:workspaces; `0` skips
+//! it); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
 
 #[path = "support/shape.rs"]
 mod shape;
@@ -60,14 +64,17 @@ struct Figures {
     requests: usize,
 }
 
-fn measure(sim: &Sim, runs: usize, make: &dyn Fn() -> Command) -> Figures {
+/// Median figures of `runs` runs (after one warm-up), the bytes and requests summed over `sims`.
+fn measure(sims: &[&Sim], runs: usize, make: &dyn Fn() -> Command) -> Figures {
     run(&make());
-    sim.clear_requests();
+    for sim in sims {
+        sim.clear_requests();
+    }
     let mut results: Vec<Run> = Vec::new();
     for _ in 0..runs {
         results.push(run(&make()));
     }
-    let record = sim.requests();
+    let record: Vec<_> = sims.iter().flat_map(|s| s.requests()).collect();
     Figures {
         wall: median(results.iter().map(|r| r.wall).collect()),
         rss_mib: median(results.iter().map(|r| r.peak_rss_kib).collect()) as f64 / 1024.0,
@@ -106,7 +113,7 @@ fn main() {
         );
         let kc = kubeconfig.display().to_string();
         let shape = format!("{workspaces} workspaces + {background} other pods");
-        let ours = measure(&sim, runs, &|| {
+        let ours = measure(&[&sim], runs, &|| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"));
             c.args(["--kubeconfig", &kc, "list", "-A", "-o", "json"]);
             c
@@ -126,7 +133,7 @@ fn main() {
             continue;
         }
         let cache = dir.path().join("kube-cache").display().to_string();
-        let theirs = measure(&sim, runs, &|| {
+        let theirs = measure(&[&sim], runs, &|| {
             let mut c = Command::new("kubectl");
             c.args([
                 "--kubeconfig",
@@ -149,4 +156,63 @@ fn main() {
             ours.bytes as f64 / theirs.bytes as f64
         );
     }
+    fleet(&rt, runs);
+}
+
+/// Several clusters in one kubeconfig: the whole fleet listed at once against one of its contexts.
+fn fleet(rt: &tokio::runtime::Runtime, runs: usize) {
+    let spec = std::env::var("NAMZU_BENCH_FLEET").unwrap_or_else(|_| "3:5000".into());
+    let Some((clusters, workspaces)) = spec
+        .split_once(':')
+        .and_then(|(c, w)| Some((c.parse::<usize>().ok()?, w.parse::<usize>().ok()?)))
+        .filter(|(c, _)| *c > 0)
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut sims = Vec::new();
+    for i in 0..clusters {
+        let mut config = SimConfig::for_tests(&dir.path().join(format!("kubeconfig-{i}")));
+        config.strict = false;
+        let now = config.manual_clock.unwrap();
+        let scenario = Scenario::parse(&scenario(workspaces, 0), now).unwrap();
+        let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
+        sim.compact();
+        sims.push((format!("cluster-{i}"), sim));
+    }
+    let kubeconfig = dir.path().join("fleet.kubeconfig");
+    let members: Vec<(&str, &Sim)> = sims.iter().map(|(n, s)| (n.as_str(), s)).collect();
+    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &members).unwrap();
+    let kc = kubeconfig.display().to_string();
+    let all: Vec<&Sim> = sims.iter().map(|(_, s)| s).collect();
+    let list = |extra: &'static str| {
+        let kc = kc.clone();
+        move || {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"));
+            c.args(["--kubeconfig", &kc, "list", "-A", "-o", "json", extra]);
+            c
+        }
+    };
+    let one = measure(&all, runs, &list("--context=cluster-0"));
+    let every = measure(&all, runs, &list("--all-contexts"));
+    println!();
+    println!("| fleet | command | wall (median of {runs}) | peak RSS | bytes served per pass |");
+    println!("|---|---|---|---|---|");
+    let shape = format!("{clusters} × {workspaces} workspaces");
+    for (what, f) in [
+        ("list -A -o json --context cluster-0", &one),
+        ("list -A -o json --all-contexts", &every),
+    ] {
+        println!(
+            "| {shape} | {what} | {:.2?} | {:.0} MiB | {:.1} MB |",
+            f.wall,
+            f.rss_mib,
+            f.bytes as f64 / 1e6
+        );
+    }
+    println!(
+        "| {shape} | ratio (fleet / one context) | {:.2}× | {:.2}× | |",
+        every.wall.as_secs_f64() / one.wall.as_secs_f64(),
+        every.rss_mib / one.rss_mib
+    );
 }

@@ -17,14 +17,11 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
-    let mut b = Response::builder()
-        .status(code)
-        .header("content-type", "application/json")
-        .header("cache-control", "no-cache, private");
+    let mut response = encoded_response(code, serde_json::to_vec(body).expect("json"));
     if let Some(s) = retry_after {
-        b = b.header("retry-after", s.to_string());
+        response.headers_mut().insert("retry-after", http::HeaderValue::from(s));
     }
-    b.body(full(serde_json::to_vec(body).expect("json"))).expect("response")
+    response
 }
 
 fn error_response(e: &ApiError) -> Response<Body> {
@@ -242,6 +239,15 @@ fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Re
                     Ok(()) => watch::start(st, &r, namespace.as_deref(), req),
                 };
             }
+            // a plain list is encoded straight from the store: no copy of what it serves
+            if req.method == "GET" && name.is_none() && !req.accept.contains("as=Table") {
+                return match authorize(req, &r, "list", namespace.as_deref(), "")
+                    .and_then(|()| list_encoded(st, req, &r, namespace.as_deref()))
+                {
+                    Ok(body) => encoded_response(200, body),
+                    Err(e) => error_response(&e),
+                };
+            }
             objects(st, req, &r, namespace.as_deref(), name.as_deref(), now)
         }
         (_, Some(_)) => Err(status::method_not_allowed()),
@@ -334,7 +340,7 @@ fn objects(
             }
             Ok((200, obj))
         }
-        "list" => list(st, req, r, ns, table_wanted, now),
+        "list" => list(st, req, r, ns, now),
         "create" => {
             let mut obj = req
                 .body
@@ -364,14 +370,13 @@ fn objects(
     }
 }
 
-fn list(
-    st: &SimState,
+/// One page of a LIST: the objects (borrowed from the store) and the list's metadata.
+fn page<'a>(
+    st: &'a SimState,
     req: &Req,
     r: &Resource,
-    ns: Option<&str>,
-    table_wanted: bool,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Answer {
+    ns: Option<&'a str>,
+) -> Result<(Vec<&'a Value>, Value), ApiError> {
     let labels = Selector::parse(req.param("labelSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
     let fields = Selector::parse(req.param("fieldSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
     let limit = req
@@ -383,15 +388,15 @@ fn list(
         .filter(|c| !c.is_empty())
         .map(decode_continue)
         .transpose()?;
-    // the page after the continue key, in key order; only the page's objects are copied
+    // the page after the continue key, in key order
     let after_key = after.as_deref().map(|k| k.split_once('\u{0}').unwrap_or((k, "")));
     let mut matching = st
         .store
         .list_after(r, ns, after_key)
         .filter(|o| labels.matches_labels(o) && fields.matches_fields(o));
-    let mut items: Vec<Value> = match limit {
-        Some(l) => matching.by_ref().take(l).cloned().collect(),
-        None => matching.by_ref().cloned().collect(),
+    let items: Vec<&Value> = match limit {
+        Some(l) => matching.by_ref().take(l).collect(),
+        None => matching.by_ref().collect(),
     };
     // as the API server: the count of what is left only without a selector (with one, finding
     // it would mean filtering everything left); with one, only whether anything is
@@ -412,25 +417,69 @@ fn list(
             meta["remainingItemCount"] = json!(remaining);
         }
     }
-    if table_wanted {
-        return Ok((
-            200,
-            table::table(r, &items, &meta, req.param("includeObject").unwrap_or("Metadata"), now),
-        ));
-    }
-    if r.group.is_empty() {
-        // the core API omits kind and apiVersion on list items
-        for i in &mut items {
-            if let Some(o) = i.as_object_mut() {
-                o.remove("kind");
-                o.remove("apiVersion");
-            }
-        }
-    }
+    Ok((items, meta))
+}
+
+/// A LIST as a Table (kubectl's `get` without `-o`).
+fn list(st: &SimState, req: &Req, r: &Resource, ns: Option<&str>, now: chrono::DateTime<chrono::Utc>) -> Answer {
+    let (items, meta) = page(st, req, r, ns)?;
+    let items: Vec<Value> = items.into_iter().cloned().collect();
     Ok((
         200,
-        json!({"kind":format!("{}List", r.kind),"apiVersion":r.api_version(),"metadata":meta,"items":items}),
+        table::table(r, &items, &meta, req.param("includeObject").unwrap_or("Metadata"), now),
     ))
+}
+
+/// A LIST as JSON, written from the store's objects as they are.
+fn list_encoded(st: &SimState, req: &Req, r: &Resource, ns: Option<&str>) -> Result<Vec<u8>, ApiError> {
+    let (items, metadata) = page(st, req, r, ns)?;
+    let body = ListBody {
+        kind: format!("{}List", r.kind),
+        api_version: r.api_version(),
+        metadata,
+        // the core API omits kind and apiVersion on list items
+        items: items
+            .into_iter()
+            .map(|object| ListItem {
+                object,
+                core: r.group.is_empty(),
+            })
+            .collect(),
+    };
+    Ok(serde_json::to_vec(&body).expect("json"))
+}
+
+#[derive(serde::Serialize)]
+struct ListBody<'a> {
+    kind: String,
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    metadata: Value,
+    items: Vec<ListItem<'a>>,
+}
+
+struct ListItem<'a> {
+    object: &'a Value,
+    /// Drop kind and apiVersion, as the core API does in lists.
+    core: bool,
+}
+
+impl serde::Serialize for ListItem<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (self.core, self.object.as_object()) {
+            (true, Some(fields)) => s.collect_map(fields.iter().filter(|(k, _)| *k != "kind" && *k != "apiVersion")),
+            _ => self.object.serialize(s),
+        }
+    }
+}
+
+fn encoded_response(code: u16, body: Vec<u8>) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .header("cache-control", "no-cache, private")
+        .body(full(body))
+        .expect("response")
 }
 
 fn object_key(o: &Value) -> String {

@@ -49,7 +49,8 @@ impl Fleet {
         }
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("fleet.kubeconfig");
-        let members: Vec<(&str, &kubectl_namzu::sim::Sim)> = NAMES.iter().copied().zip(sims.iter().map(|t| &t.sim)).collect();
+        let members: Vec<(&str, &kubectl_namzu::sim::Sim)> =
+            NAMES.iter().copied().zip(sims.iter().map(|t| &t.sim)).collect();
         write_fleet_kubeconfig(&kubeconfig, &members).unwrap();
         Fleet { sims, kubeconfig, dir }
     }
@@ -99,7 +100,12 @@ fn json(o: &std::process::Output) -> Vec<Value> {
 fn labelled(items: &[Value]) -> Vec<(String, String)> {
     items
         .iter()
-        .map(|w| (w["context"].as_str().unwrap_or("").to_string(), w["id"].as_str().unwrap().to_string()))
+        .map(|w| {
+            (
+                w["context"].as_str().unwrap_or("").to_string(),
+                w["id"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -131,14 +137,20 @@ async fn all_contexts_lists_every_cluster_and_labels_each_row() {
     let text = out(&o);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("CONTEXT "), "{text}");
-    let contexts: Vec<&str> = lines[1..].iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    let contexts: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
     assert_eq!(contexts, ["a", "a", "a", "c", "c", "c"], "{text}");
 
     // one context: exactly as without the feature
     let o = fleet.run(None, &["list", "--context", "b", "-o", "json"]).await;
     let items = json(&o);
     assert!(items.iter().all(|w| w.get("context").is_none()), "{}", out(&o));
-    assert_eq!(items.iter().find(|w| w["id"] == "desk").unwrap()["holderEpoch"]["value"], 7);
+    assert_eq!(
+        items.iter().find(|w| w["id"] == "desk").unwrap()["holderEpoch"]["value"],
+        7
+    );
     let o = fleet.run(None, &["list", "--context", "b"]).await;
     assert!(out(&o).starts_with("WORKSPACE "), "{}", out(&o));
 }
@@ -148,7 +160,10 @@ async fn a_cluster_that_is_down_costs_one_warning_and_its_rows_and_exit_1() {
     let mut fleet = Fleet::start().await;
     fleet.sims[1].sim.stop().await;
     let o = fleet
-        .run(None, &["list", "-A", "--all-contexts", "-o", "json", "--request-timeout", "5s"])
+        .run(
+            None,
+            &["list", "-A", "--all-contexts", "-o", "json", "--request-timeout", "5s"],
+        )
         .await;
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     let stderr = err(&o);
@@ -156,7 +171,11 @@ async fn a_cluster_that_is_down_costs_one_warning_and_its_rows_and_exit_1() {
     assert_eq!(warnings.len(), 1, "one line for the context that failed: {warnings:?}");
     assert!(warnings[0].starts_with("warning: context \"b\": "), "{}", warnings[0]);
     let contexts: std::collections::BTreeSet<String> = labelled(&json(&o)).into_iter().map(|(c, _)| c).collect();
-    assert_eq!(contexts, ["a".to_string(), "c".to_string()].into(), "the others are listed");
+    assert_eq!(
+        contexts,
+        ["a".to_string(), "c".to_string()].into(),
+        "the others are listed"
+    );
 
     // a context the kubeconfig does not have is the same kind of failure
     fleet.sims[1].sim.restart().await.unwrap();
@@ -170,7 +189,10 @@ async fn a_cluster_that_is_down_costs_one_warning_and_its_rows_and_exit_1() {
 async fn a_bulk_suspend_across_contexts_fences_each_row_on_its_own_cluster() {
     let fleet = Fleet::start().await;
     let o = fleet
-        .run(None, &["suspend", "--context", "a,b", "-l", "tier!=spare", "--state", "Running"])
+        .run(
+            None,
+            &["suspend", "--context", "a,b", "-l", "tier!=spare", "--state", "Running"],
+        )
         .await;
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     for (i, epoch) in [(0, "2"), (1, "7")] {
@@ -178,7 +200,11 @@ async fn a_bulk_suspend_across_contexts_fences_each_row_on_its_own_cluster() {
         assert_eq!(writes.len(), 1, "one write on {}: {writes:?}", NAMES[i]);
         let w = &writes[0];
         assert_eq!(w.method, "PATCH");
-        assert!(w.path.ends_with("/namespaces/agents/sandboxes/namzu-ws-desk"), "{}", w.path);
+        assert!(
+            w.path.ends_with("/namespaces/agents/sandboxes/namzu-ws-desk"),
+            "{}",
+            w.path
+        );
         let ops = w.body.as_ref().unwrap().as_array().unwrap();
         assert_eq!(ops[0]["op"], "test", "the fence leads");
         let fence = ops
@@ -218,7 +244,10 @@ contexts:
 async fn a_read_only_rule_blocks_writes_in_its_context_only() {
     let fleet = Fleet::start().await;
     let o = fleet
-        .run(Some(RULES), &["suspend", "--all-contexts", "-l", "tier!=spare", "--state", "Running"])
+        .run(
+            Some(RULES),
+            &["suspend", "--all-contexts", "-l", "tier!=spare", "--state", "Running"],
+        )
         .await;
     assert_eq!(o.status.code(), Some(1), "{}\n{}", out(&o), err(&o));
     assert!(fleet.writes(1).is_empty(), "b is read-only: nothing sent there");
@@ -233,7 +262,16 @@ async fn a_read_only_rule_blocks_writes_in_its_context_only() {
     let o = fleet
         .run(
             Some(RULES),
-            &["suspend", "--context", "b", "--read-only=false", "-l", "tier!=spare", "--state", "Running"],
+            &[
+                "suspend",
+                "--context",
+                "b",
+                "--read-only=false",
+                "-l",
+                "tier!=spare",
+                "--state",
+                "Running",
+            ],
         )
         .await;
     assert!(o.status.success(), "{}", err(&o));
@@ -254,7 +292,10 @@ async fn a_max_bulk_rule_refuses_an_oversized_bulk_with_nothing_sent() {
     }
     // one named workspace is not a bulk write; --max-bulk overrides the rule
     let o = fleet
-        .run(Some(rules), &["suspend", "--context", "c", "--max-bulk", "5", "--state", "Running"])
+        .run(
+            Some(rules),
+            &["suspend", "--context", "c", "--max-bulk", "5", "--state", "Running"],
+        )
         .await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(fleet.writes(2).len(), 2);
@@ -269,7 +310,9 @@ async fn typed_confirmation_rules_and_config_view() {
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     assert!(err(&o).contains("confirm: typed"), "{}", err(&o));
     assert!(fleet.writes(0).is_empty());
-    let o = fleet.run(Some(rules), &["suspend", "--context", "a", "desk", "--yes"]).await;
+    let o = fleet
+        .run(Some(rules), &["suspend", "--context", "a", "desk", "--yes"])
+        .await;
     assert!(o.status.success(), "{}", err(&o));
 
     let o = fleet.run(Some(rules), &["config", "view", "-o", "json"]).await;
@@ -277,19 +320,35 @@ async fn typed_confirmation_rules_and_config_view() {
     let view: Value = serde_json::from_slice(&o.stdout).unwrap();
     let a = &view["contexts"][0];
     assert_eq!(
-        (a["context"].as_str(), a["confirm"].as_str(), a["label"].as_str(), a["colour"].as_str()),
+        (
+            a["context"].as_str(),
+            a["confirm"].as_str(),
+            a["label"].as_str(),
+            a["colour"].as_str()
+        ),
         (Some("a"), Some("typed"), Some("PROD"), Some("red"))
     );
     assert_eq!(view["contexts"][1]["confirm"], "default");
-    assert_eq!(view["contexts"].as_array().unwrap().len(), 3, "every context of the kubeconfig");
+    assert_eq!(
+        view["contexts"].as_array().unwrap().len(),
+        3,
+        "every context of the kubeconfig"
+    );
     let o = fleet
         .run(Some(rules), &["config", "view", "--context", "b", "--confirm", "typed"])
         .await;
-    assert!(out(&o).lines().any(|l| l.starts_with("b ") && l.contains("typed")), "{}", out(&o));
+    assert!(
+        out(&o).lines().any(|l| l.starts_with("b ") && l.contains("typed")),
+        "{}",
+        out(&o)
+    );
 
     // a bad file: one line, exit 2, nothing read or written
     let o = fleet
-        .run(Some("contexts:\n  - context: a\n    readonly: true\n"), &["list", "--all-contexts"])
+        .run(
+            Some("contexts:\n  - context: a\n    readonly: true\n"),
+            &["list", "--all-contexts"],
+        )
         .await;
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));

@@ -134,7 +134,10 @@ pub async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::pr
             .env_remove("KUBECONFIG")
             // the machine's own safety rules must not reach a test
             .env_remove("KUBECTL_NAMZU_CONFIG")
-            .env("XDG_CONFIG_HOME", std::env::temp_dir().join("kubectl-namzu-tests-without-config"))
+            .env(
+                "XDG_CONFIG_HOME",
+                std::env::temp_dir().join("kubectl-namzu-tests-without-config"),
+            )
             .env("NO_COLOR", "1")
             .env(NOW_ENV, TEST_START)
             .envs(env)
