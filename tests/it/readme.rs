@@ -1,5 +1,6 @@
-//! Every `kubectl namzu …` command shown in README.md runs as shown against the simulated demo
-//! (the README says which ones need a real cluster: none do). `demo` itself is left out: it would
+//! Every `kubectl namzu …` command shown in README.md runs as shown against the simulated demo,
+//! the fleet examples against the demo fleet's three clusters (the README says which ones need a
+//! real cluster: none do). `demo` itself is left out: it would
 //! start a second simulated cluster.
 
 use crate::support::*;
@@ -57,11 +58,24 @@ async fn every_readme_example_runs() {
         c.timing.ready_delay = chrono::Duration::zero();
     })
     .await;
+    // the fleet examples' other contexts: the demo fleet's, beside the demo as prod-eu-west (the
+    // current context, so every other example reads it alone)
+    let now = t.sim.now();
+    let mut others = Vec::new();
+    for (name, scenario) in kubectl_namzu::sim::scenario::Scenario::demo_fleet(now, 3).into_iter().skip(1) {
+        let mut config = kubectl_namzu::sim::SimConfig::for_tests(&t.dir.path().join(format!("{name}.kubeconfig")));
+        config.namespace = "agents".into();
+        others.push((name, kubectl_namzu::sim::Sim::start(config, &scenario).await.unwrap()));
+    }
+    let fleet = t.dir.path().join("fleet.kubeconfig");
+    let mut members = vec![("prod-eu-west", &t.sim)];
+    members.extend(others.iter().map(|(n, s)| (n.as_str(), s)));
+    kubectl_namzu::sim::write_fleet_kubeconfig(&fleet, &members).unwrap();
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
     for command in commands {
         let split = shell_words(&command);
         let words: Vec<&str> = split.iter().map(String::as_str).skip(2).collect();
-        let mut args = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+        let mut args = vec!["--kubeconfig".to_string(), fleet.display().to_string()];
         let mut skip_next = false;
         for w in words {
             if skip_next {
