@@ -43,20 +43,39 @@ pub fn is_stopped(pod: &Value) -> bool {
 /// Objects of one namespace by name, built once so a pass over n workspaces stays O(n).
 #[derive(Debug, Default)]
 pub struct Index<'a> {
-    objects: &'a [Value],
     by_name: HashMap<&'a str, &'a Value>,
+    /// Each label (key, value) to the pods carrying it, in list order: a Sandbox's selector is
+    /// one lookup, not a scan of every pod per Sandbox.
+    by_label: HashMap<&'a str, HashMap<&'a str, Vec<&'a Value>>>,
 }
 
 impl<'a> Index<'a> {
     pub fn new(objects: &'a [Value]) -> Index<'a> {
+        let mut by_label: HashMap<&'a str, HashMap<&'a str, Vec<&'a Value>>> = HashMap::new();
+        for o in objects {
+            let labels = at(o, &["metadata", "labels"]).and_then(Value::as_object);
+            for (k, v) in labels.into_iter().flatten() {
+                if let Some(v) = v.as_str() {
+                    by_label.entry(k.as_str()).or_default().entry(v).or_default().push(o);
+                }
+            }
+        }
         Index {
-            objects,
             by_name: objects.iter().map(|o| (name(o), o)).collect(),
+            by_label,
         }
     }
 
     pub fn named(&self, n: &str) -> Option<&'a Value> {
         self.by_name.get(n).copied()
+    }
+
+    /// The pods labelled `key=value`, in list order.
+    pub fn labelled(&self, key: &str, value: &str) -> &[&'a Value] {
+        self.by_label
+            .get(key)
+            .and_then(|values| values.get(value))
+            .map_or(&[], Vec::as_slice)
     }
 }
 
@@ -68,10 +87,7 @@ pub fn find<'a>(sandbox: &Value, pods: &Index<'a>) -> Option<&'a Value> {
         return Some(p);
     }
     let (key, value) = str_at(sandbox, &["status", "selector"])?.split_once('=')?;
-    pods.objects
-        .iter()
-        .filter(|p| str_at(p, &["metadata", "labels", key]) == Some(value))
-        .find(|p| is_live(p))
+    pods.labelled(key, value).iter().copied().find(|p| is_live(p))
 }
 
 /// The name a Sandbox's pod goes by: the Sandbox's own (agent-sandbox v1.0 names the pod after
