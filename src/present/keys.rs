@@ -322,49 +322,25 @@ const SCROLLING: &[Binding] = &[
     },
 ];
 
-const HELP_POPUP: &[Binding] = &[
-    SCROLL,
-    Binding {
-        keys: &[
-            (Code(KeyCode::Esc), Close),
-            (Char('q'), Close),
-            (Char('?'), Close),
-            (Ctrl('c'), Quit),
-        ],
-        label: "Esc, q, ?",
-        does: "close",
-        hint: "Esc close",
-        footer_order: 0,
-    },
-];
+/// The help and the context picker close with Esc, q, or the key that opened either.
+const CLOSE_POPUP: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Esc), Close),
+        (Char('q'), Close),
+        (Char('?'), Close),
+        (Char('c'), Close),
+        (Ctrl('c'), Quit),
+    ],
+    label: "Esc, q, ?, c",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+};
 
-const PICKER: &[Binding] = &[
-    Binding {
-        keys: &[
-            (Code(KeyCode::Up), Up),
-            (Char('k'), Up),
-            (Code(KeyCode::Down), Down),
-            (Char('j'), Down),
-        ],
-        label: "↑/k ↓/j",
-        does: "move",
-        hint: "↑↓ move",
-        footer_order: 1,
-    },
-    CHOOSE,
-    Binding {
-        keys: &[
-            (Code(KeyCode::Esc), Close),
-            (Char('q'), Close),
-            (Char('c'), Close),
-            (Ctrl('c'), Quit),
-        ],
-        label: "Esc, q, c",
-        does: "close",
-        hint: "Esc close",
-        footer_order: 0,
-    },
-];
+const HELP_POPUP: &[Binding] = &[SCROLL, CLOSE_POPUP];
+
+/// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
+const PICKER: &[Binding] = &[SCROLL, CHOOSE, CLOSE_POPUP];
 
 pub fn bindings(context: Context) -> &'static [Binding] {
     match context {

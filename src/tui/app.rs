@@ -1233,39 +1233,35 @@ fn on_popup_key(
         Popup::Confirm(c) => on_confirm_key(c, command, key, status, notes),
         Popup::Contexts { choices, selected } => match command {
             Some(Command::Close) => PopupReply::Close,
-            Some(Command::Up) => {
-                *selected = selected.saturating_sub(1);
-                PopupReply::Stay(Vec::new())
-            }
-            Some(Command::Down) => {
-                *selected = (*selected + 1).min(choices.len());
-                PopupReply::Stay(Vec::new())
-            }
             Some(Command::Choose) => PopupReply::Pick(selected.checked_sub(1).map(|i| choices[i].clone())),
-            _ => PopupReply::Stay(Vec::new()),
+            // a page moves to the first or the last: the picker is one screen
+            Some(c) => {
+                *selected = moved(*selected, c, choices.len(), choices.len());
+                PopupReply::Stay(Vec::new())
+            }
+            None => PopupReply::Stay(Vec::new()),
         },
         Popup::Detail { scroll, .. } | Popup::Yaml { scroll, .. } | Popup::Sent { scroll } | Popup::Help { scroll } => {
             match command {
                 Some(Command::Close) => PopupReply::Close,
-                Some(Command::Up) => {
-                    *scroll = scroll.saturating_sub(1);
+                Some(c) => {
+                    *scroll = moved(usize::from(*scroll), c, 10, usize::from(u16::MAX)) as u16;
                     PopupReply::Stay(Vec::new())
                 }
-                Some(Command::Down) => {
-                    *scroll = scroll.saturating_add(1);
-                    PopupReply::Stay(Vec::new())
-                }
-                Some(Command::PageUp) => {
-                    *scroll = scroll.saturating_sub(10);
-                    PopupReply::Stay(Vec::new())
-                }
-                Some(Command::PageDown) => {
-                    *scroll = scroll.saturating_add(10);
-                    PopupReply::Stay(Vec::new())
-                }
-                _ => PopupReply::Stay(Vec::new()),
+                None => PopupReply::Stay(Vec::new()),
             }
         }
+    }
+}
+
+/// Where a position in `0..=last` goes on a move key (a page is `page` steps); other keys leave it.
+fn moved(position: usize, command: Command, page: usize, last: usize) -> usize {
+    match command {
+        Command::Up => position.saturating_sub(1),
+        Command::Down => position.saturating_add(1).min(last),
+        Command::PageUp => position.saturating_sub(page),
+        Command::PageDown => position.saturating_add(page).min(last),
+        _ => position,
     }
 }
 

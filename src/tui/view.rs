@@ -608,8 +608,14 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                     e.get(k)
                         .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
                 };
+                // across contexts each write names the one it was sent to
+                let context = if app.labelled {
+                    format!("{}:", s("context"))
+                } else {
+                    String::new()
+                };
                 lines.push(format!(
-                    "{}  {} {}/{}  epoch {}  → {} {}",
+                    "{}  {} {context}{}/{}  epoch {}  → {} {}",
                     s("time"),
                     s("verb"),
                     s("namespace"),

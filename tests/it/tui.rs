@@ -661,6 +661,12 @@ async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
     assert!(h.app.notes[&staging].ok, "{:?}", h.app.notes);
     assert!(!h.app.notes.contains_key(&prod));
     assert!(h.app.status.starts_with("staging/awake: suspended"), "{}", h.app.status);
+    h.keys(&[KeyCode::Char('w')]).await;
+    assert!(
+        h.screen(200, 20).contains("suspend staging:agents/awake"),
+        "what was sent names the context"
+    );
+    h.keys(&[KeyCode::Esc]).await;
     // all contexts again
     h.keys(&[
         KeyCode::Esc,
