@@ -6,7 +6,7 @@ use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
 use kubectl_namzu::domain::pod::Index;
 use kubectl_namzu::domain::workspace::{Inputs, Observed, derive};
 use kubectl_namzu::tui::action::Action;
-use kubectl_namzu::tui::app::{App, AppOptions, update};
+use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, update};
 use kubectl_namzu::tui::view::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -46,7 +46,7 @@ fn main() {
     let rows: Vec<_> = (0..WORKSPACES)
         .map(|i| {
             let s = sandbox(i);
-            derive(&Inputs {
+            let mut w = derive(&Inputs {
                 sandbox: &s,
                 pods: Observed::Known(&index),
                 pvcs: Observed::Known(&index),
@@ -54,12 +54,19 @@ fn main() {
                 policies: kubectl_namzu::domain::egress::PolicyRead::NotServed,
                 flags: &flags,
                 now,
-            })
+            });
+            // as the UI names every row: after its context, which the watch events carry
+            w.context = Some("ctx".into());
+            w
         })
         .collect();
     let mut app = App::new(AppOptions {
-        context: "ctx".into(),
-        server: "https://cluster".into(),
+        contexts: vec![ContextOptions {
+            name: "ctx".into(),
+            server: "https://cluster".into(),
+            ..Default::default()
+        }],
+        labelled: false,
         namespace: "ns-0".into(),
         all_namespaces: true,
         read_only: false,
@@ -105,11 +112,12 @@ fn main() {
                 kubectl_namzu::domain::mirror::RowChange::Upsert(Box::new(w))
             })
             .collect();
-        let generation = app.follow_generation;
+        let generation = app.contexts[0].follow_generation;
         let start = Instant::now();
         update(
             &mut app,
             Action::Live {
+                context: "ctx".into(),
                 scope: scope.clone(),
                 generation,
                 event: kubectl_namzu::cluster::live::LiveEvent::Rows(changes),

@@ -8,11 +8,13 @@ socket="namzu-shot-$$"
 trap 'tmux -L "$socket" kill-server 2>/dev/null || true' EXIT
 tmux -L "$socket" new-session -d -s shot -x 150 -y 36 "TERM=xterm-256color ./target/release/kubectl-namzu demo"
 for _ in $(seq 100); do
-  tmux -L "$socket" capture-pane -p -t shot | grep -q "25 workspaces" && break
+  tmux -L "$socket" capture-pane -p -t shot | grep -q "● live │ staging" && break
   sleep 0.1
 done
-# select foxtrot (unschedulable) so the highlight shows a diagnosis
-tmux -L "$socket" send-keys -t shot j j j j j
+# the demo's fleet view, every context in; select prod-eu-west's foxtrot (unschedulable) so the
+# highlight shows a diagnosis (the cursor stays on its workspace as rows arrive)
+sleep 2
+tmux -L "$socket" send-keys -t shot j j j j j j j
 sleep 0.5
 tmux -L "$socket" capture-pane -e -p -t shot | python3 scripts/ansi2png.py assets/screenshot.png
 echo assets/screenshot.png

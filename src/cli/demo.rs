@@ -19,10 +19,11 @@ pub struct Args {
     /// Only serve the simulated cluster, until Ctrl-C, for kubectl and kubectl namzu in another terminal.
     #[arg(long)]
     pub serve: bool,
-    /// Serve N simulated clusters (with --serve), each with workspaces of its own, in one
-    /// kubeconfig with a context each: prod-eu-west (current), prod-us-east, staging, cluster-4, …
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
-    pub clusters: u16,
+    /// N simulated clusters, each with workspaces of its own, in one kubeconfig with a context
+    /// each: prod-eu-west (current), prod-us-east, staging, cluster-4, … (default: 3 to look at,
+    /// 1 to serve; 1 is the single cluster of context namzu-sim).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub clusters: Option<u16>,
     /// Port to serve on (0 = any free port); with --clusters, cluster i (from 0) serves on PORT+i.
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -34,13 +35,16 @@ pub struct Args {
     pub strict: bool,
 }
 
+/// How many clusters the demo shows when not told: a fleet to show its view off.
+pub const SHOWN_CLUSTERS: u16 = 3;
+
+/// The demo fleet's safety rules, written where `show` reads them.
+pub const SAFETY_RULES: &str = include_str!("../../assets/demo-config.yaml");
+
 pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
-    // the inventory and the TUI read one context for now: more clusters are for other terminals
-    if args.clusters > 1 && !args.serve {
-        return Err(Failure::usage("--clusters needs --serve"));
-    }
-    let fleet = start_fleet(
-        usize::from(args.clusters),
+    let clusters = args.clusters.unwrap_or(if args.serve { 1 } else { SHOWN_CLUSTERS });
+    let mut fleet = start_fleet(
+        usize::from(clusters),
         args.scenario.as_deref(),
         args.strict,
         args.port,
@@ -51,7 +55,7 @@ pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
         return serve(&fleet).await;
     }
     let audit = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.audit.jsonl", std::process::id()));
-    let result = show(&fleet.sims[0].1, outer.read_only, &audit).await;
+    let result = show(&mut fleet, outer.read_only, &audit).await;
     let _ = std::fs::remove_file(&audit);
     result
 }
@@ -173,15 +177,30 @@ async fn serve(fleet: &Fleet) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The main experience against the simulated cluster: the TUI on a terminal, else the list.
-/// Its writes are audited to a file of its own, removed when the demo ends.
-async fn show(sim: &Sim, read_only: Option<super::globals::Switch>, audit: &std::path::Path) -> Result<(), Failure> {
+/// The main experience against the simulated clusters: the TUI on a terminal, else the list;
+/// a fleet of every context, under the demo's safety rules. Its writes are audited to a file of
+/// its own, removed when the demo ends (with the rules' file).
+async fn show(
+    fleet: &mut Fleet,
+    read_only: Option<super::globals::Switch>,
+    audit: &std::path::Path,
+) -> Result<(), Failure> {
     use std::io::IsTerminal;
+    let several = fleet.sims.len() > 1;
+    let config = if several {
+        let path = std::env::temp_dir().join(format!("kubectl-namzu-demo-{}.config.yaml", std::process::id()));
+        fleet.scratch.push(path.clone());
+        std::fs::write(&path, SAFETY_RULES)
+            .map_err(|e| Failure::error(format!("cannot write {}: {e}", path.display())))?;
+        Some(path)
+    } else {
+        None
+    };
     let globals = Globals {
-        kubeconfig: Some(sim.kubeconfig().to_path_buf()),
+        kubeconfig: Some(fleet.kubeconfig.clone()),
         context: Vec::new(),
-        all_contexts: false,
-        config: None,
+        all_contexts: several,
+        config,
         max_bulk: None,
         confirm: None,
         cluster: None,
@@ -213,4 +232,26 @@ async fn show(sim: &Sim, read_only: Option<super::globals::Switch>, audit: &std:
         overlays: Default::default(),
     };
     list::run(&globals, args).await
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::domain::safety::{Colour, Confirm, SafetyConfig};
+
+    /// The demo's rules parse, and give the fleet's production contexts a red PROD badge and
+    /// typed confirmations, staging a badge only.
+    #[test]
+    fn the_demo_fleets_rules_mark_production() {
+        let rules = SafetyConfig::parse(super::SAFETY_RULES).unwrap();
+        let flags = Default::default();
+        for prod in ["prod-eu-west", "prod-us-east"] {
+            let r = rules.for_context(prod, &flags);
+            let badge = r.badge.unwrap();
+            assert_eq!((badge.label.as_str(), badge.colour), ("PROD", Some(Colour::Red)));
+            assert_eq!((r.confirm, r.read_only), (Confirm::Typed, false));
+        }
+        let staging = rules.for_context("staging", &flags);
+        assert_eq!(staging.confirm, Confirm::Default);
+        assert_eq!(staging.badge.unwrap().label, "STG");
+    }
 }

@@ -32,8 +32,8 @@ pub struct Fleet {
     pub labelled: bool,
     /// Ages and filters read this clock (the members share it).
     pub clock: Clock,
-    /// The contexts that failed so far.
-    failed: Mutex<Vec<String>>,
+    /// The contexts that failed so far, and why.
+    failed: Mutex<Vec<(String, String)>>,
 }
 
 impl Fleet {
@@ -117,7 +117,7 @@ impl Fleet {
         self.failed
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(context.to_string());
+            .push((context.to_string(), why.to_string()));
     }
 
     /// A warning of one context's read, naming the context when there are several.
@@ -173,8 +173,8 @@ impl Fleet {
             .collect()
     }
 
-    /// The contexts that failed.
-    pub fn failed(&self) -> Vec<String> {
+    /// The contexts that failed, and why.
+    pub fn failed(&self) -> Vec<(String, String)> {
         self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 

@@ -615,17 +615,7 @@ fn read_only_reason(globals: &Globals, member: &Member) -> String {
     if globals.overrides().read_only == Some(true) {
         "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
     } else {
-        format!(
-            "read-only mode (context \"{}\", config rule {})",
-            member.conn.context,
-            member
-                .rules
-                .matched
-                .iter()
-                .map(|m| format!("\"{m}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        member.rules.read_only_reason(&member.conn.context)
     }
 }
 

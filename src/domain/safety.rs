@@ -154,6 +154,16 @@ pub struct ContextRules {
 }
 
 impl ContextRules {
+    /// Why this context refuses every write by the config file's rule: its name and the
+    /// patterns that matched.
+    pub fn read_only_reason(&self, context: &str) -> String {
+        let rules: Vec<String> = self.matched.iter().map(|m| format!("\"{m}\"")).collect();
+        format!(
+            "read-only mode (context \"{context}\", config rule {})",
+            rules.join(", ")
+        )
+    }
+
     /// Why a write of `selected` workspaces in `context` may not start, if it may not.
     pub fn refuse_bulk(&self, context: &str, selected: usize) -> Option<String> {
         let max = self.max_bulk?;

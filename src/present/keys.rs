@@ -30,13 +30,15 @@ pub enum Command {
     RefreshTemplate,
     Delete,
     Sent,
+    /// Open the context picker (several contexts).
+    Contexts,
     Help,
     Quit,
     /// Close the popup on top (Esc), or, in a confirmation, cancel.
     Close,
     /// In a confirmation: move the focus between Cancel and the action.
     SwitchFocus,
-    /// In a confirmation: press the focused button.
+    /// In a confirmation: press the focused button; in the picker: pick the one selected.
     Choose,
     TakeOver,
     /// While typing (a filter, a delete's id): keep what was typed.
@@ -83,11 +85,14 @@ pub enum Context {
     /// Typing a filter.
     Filtering,
     Confirm,
-    /// A delete confirmation, where letters are the id being typed.
-    ConfirmDelete,
+    /// A typed confirmation (a delete, or any write in a `confirm: typed` context), where
+    /// letters are the id being typed.
+    ConfirmTyped,
     /// Detail, YAML and what-was-sent: they scroll.
     Scrolling,
     HelpPopup,
+    /// The context picker.
+    Picker,
 }
 
 use Command::*;
@@ -117,7 +122,7 @@ const LIST: &[Binding] = &[
         label: "/",
         does: "live filter over id, template, state, diagnosis, namespace (Esc clears)",
         hint: "/ filter",
-        footer_order: 4,
+        footer_order: 5,
     },
     Binding {
         keys: &[(Char('o'), NextSort), (Char('O'), ReverseSort)],
@@ -174,6 +179,13 @@ const LIST: &[Binding] = &[
         does: "resume onto the SandboxTemplate as it is now (drifted Suspended rows): the pod template refreshed",
         hint: "",
         footer_order: 99,
+    },
+    Binding {
+        keys: &[(Char('c'), Contexts)],
+        label: "c",
+        does: "several contexts: pick one to show only its rows, or all of them",
+        hint: "c contexts",
+        footer_order: 4,
     },
     Binding {
         keys: &[(Char('w'), Sent)],
@@ -264,7 +276,7 @@ const CONFIRM: &[Binding] = &[
     CANCEL,
 ];
 
-const CONFIRM_DELETE: &[Binding] = &[
+const CONFIRM_TYPED: &[Binding] = &[
     Binding {
         keys: &[],
         label: "letters",
@@ -277,7 +289,7 @@ const CONFIRM_DELETE: &[Binding] = &[
     Binding {
         keys: &[(Ctrl('t'), TakeOver)],
         label: "Ctrl-T",
-        does: "take over while typing a delete",
+        does: "take over while typing the id",
         hint: "Ctrl-T take over",
         footer_order: 3,
     },
@@ -310,31 +322,42 @@ const SCROLLING: &[Binding] = &[
     },
 ];
 
-const HELP_POPUP: &[Binding] = &[
-    SCROLL,
-    Binding {
-        keys: &[
-            (Code(KeyCode::Esc), Close),
-            (Char('q'), Close),
-            (Char('?'), Close),
-            (Ctrl('c'), Quit),
-        ],
-        label: "Esc, q, ?",
-        does: "close",
-        hint: "Esc close",
-        footer_order: 0,
-    },
-];
+/// The help and the context picker close with Esc, q, or the key that opened either.
+const CLOSE_POPUP: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Esc), Close),
+        (Char('q'), Close),
+        (Char('?'), Close),
+        (Char('c'), Close),
+        (Ctrl('c'), Quit),
+    ],
+    label: "Esc, q, ?, c",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+};
+
+const HELP_POPUP: &[Binding] = &[SCROLL, CLOSE_POPUP];
+
+/// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
+const PICKER: &[Binding] = &[SCROLL, CHOOSE, CLOSE_POPUP];
 
 pub fn bindings(context: Context) -> &'static [Binding] {
     match context {
         Context::List => LIST,
         Context::Filtering => FILTERING,
         Context::Confirm => CONFIRM,
-        Context::ConfirmDelete => CONFIRM_DELETE,
+        Context::ConfirmTyped => CONFIRM_TYPED,
         Context::Scrolling => SCROLLING,
         Context::HelpPopup => HELP_POPUP,
+        Context::Picker => PICKER,
     }
+}
+
+/// A binding that means something only across several contexts: one context's footer and help
+/// leave it out.
+fn fleet_only(b: &Binding) -> bool {
+    b.keys.iter().any(|(_, command)| *command == Contexts)
 }
 
 /// The command a key press asks for in `context`, if any.
@@ -346,12 +369,13 @@ pub fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
         .map(|(_, command)| *command)
 }
 
-/// The footer's hints for `context`, most important first, as many whole hints as fit `width`.
-pub fn footer(context: Context, width: usize) -> String {
+/// The footer's hints for `context`, most important first, as many whole hints as fit `width`;
+/// the picker's only across several contexts (`fleet`).
+pub fn footer(context: Context, width: usize, fleet: bool) -> String {
     let mut hints: Vec<(usize, &Binding)> = bindings(context)
         .iter()
         .enumerate()
-        .filter(|(_, b)| !b.hint.is_empty())
+        .filter(|(_, b)| !b.hint.is_empty() && (fleet || !fleet_only(b)))
         .collect();
     hints.sort_by_key(|(_, b)| b.footer_order);
     let mut shown: Vec<(usize, &Binding)> = Vec::new();
@@ -368,10 +392,15 @@ pub fn footer(context: Context, width: usize) -> String {
     shown.iter().map(|(_, b)| b.hint).collect::<Vec<_>>().join(" · ")
 }
 
-/// The help popup fitted to `max` columns: the list's keys, then the confirmation's; a
-/// description that wraps continues under itself, not under the keys.
-pub fn help(max: usize) -> String {
-    let shown: Vec<&Binding> = LIST.iter().chain(CONFIRM.iter().filter(|b| b.label == "t")).collect();
+/// The help popup fitted to `max` columns: the list's keys (the picker's across several contexts,
+/// `fleet`), then the confirmation's; a description that wraps continues under itself, not under
+/// the keys.
+pub fn help(max: usize, fleet: bool) -> String {
+    let shown: Vec<&Binding> = LIST
+        .iter()
+        .filter(|b| fleet || !fleet_only(b))
+        .chain(CONFIRM.iter().filter(|b| b.label == "t"))
+        .collect();
     let label_width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
     let mut lines: Vec<String> = Vec::new();
     for b in shown {
@@ -387,8 +416,17 @@ pub fn help(max: usize) -> String {
 focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.",
         max,
     ));
+    if fleet {
+        lines.push(String::new());
+        lines.extend(super::layout::wrap(FLEET_HELP, max));
+    }
     lines.join("\n")
 }
+
+/// What the help adds across several contexts.
+pub const FLEET_HELP: &str = "Several contexts: each row acts in its own context, under that context's rules \
+(read-only, typed confirmation, maxBulk). The filter matches the context's name too; every sort \
+breaks ties by context, namespace and id, so each context's rows stay together.";
 
 /// The README's key table rows: `| label | does |`, the list's keys and the take-over.
 pub fn readme_rows() -> Vec<String> {
@@ -416,7 +454,7 @@ mod tests {
         );
         assert_eq!(command_for(Context::Confirm, key(KeyCode::Char('t'))), Some(TakeOver));
         assert_eq!(
-            command_for(Context::ConfirmDelete, key(KeyCode::Char('t'))),
+            command_for(Context::ConfirmTyped, key(KeyCode::Char('t'))),
             None,
             "t is typed"
         );
@@ -429,9 +467,10 @@ mod tests {
             Context::List,
             Context::Filtering,
             Context::Confirm,
-            Context::ConfirmDelete,
+            Context::ConfirmTyped,
             Context::Scrolling,
             Context::HelpPopup,
+            Context::Picker,
         ] {
             let keys: Vec<Key> = bindings(context)
                 .iter()
@@ -445,13 +484,17 @@ mod tests {
 
     #[test]
     fn the_footer_keeps_help_and_quit_and_never_cuts_a_hint() {
-        let wide = footer(Context::List, 400);
+        let wide = footer(Context::List, 400, true);
         assert!(
             wide.starts_with("↑↓ move") && wide.contains("S suspend · R resume · D delete"),
             "{wide}"
         );
+        assert!(
+            wide.contains("c contexts") && !footer(Context::List, 400, false).contains("c contexts"),
+            "the picker's hint only across contexts: {wide}"
+        );
         for width in [20, 40, 80, 120] {
-            let f = footer(Context::List, width);
+            let f = footer(Context::List, width, true);
             assert!(f.chars().count() <= width, "{width}: {f}");
             assert!(f.contains("? help") && f.contains("q quit"), "{width}: {f}");
             for part in f.split(" · ") {

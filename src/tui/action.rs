@@ -9,8 +9,41 @@ use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::KeyEvent;
 use serde_json::Value;
 
-/// A workspace by namespace and id.
-pub type RowKey = (String, String);
+/// A workspace by context, namespace and id: two clusters may each have `agents/alpha`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowKey {
+    pub context: String,
+    pub namespace: String,
+    pub id: String,
+}
+
+impl RowKey {
+    pub fn new(context: &str, namespace: &str, id: &str) -> RowKey {
+        RowKey {
+            context: context.into(),
+            namespace: namespace.into(),
+            id: id.into(),
+        }
+    }
+
+    /// The workspace as a status line names it: its id, after its context across several.
+    pub fn who(&self, labelled: bool) -> String {
+        if labelled {
+            format!("{}/{}", self.context, self.id)
+        } else {
+            self.id.clone()
+        }
+    }
+
+    /// Where it is, as a dialog says it: the namespace, after the context across several.
+    pub fn place(&self, labelled: bool) -> String {
+        if labelled {
+            format!("{}/{}", self.context, self.namespace)
+        } else {
+            self.namespace.clone()
+        }
+    }
+}
 
 /// One refresh's result.
 #[derive(Debug, Clone)]
@@ -30,19 +63,24 @@ pub enum Action {
     Tick(DateTime<Utc>),
     /// The refresh interval is up: re-list (unless a refresh is still under way).
     Refresh,
+    /// A context's re-list (without watches).
     Loaded {
+        context: String,
         scope: Scope,
         result: Result<Loaded, String>,
     },
-    /// The live inventory of `scope` reported; `generation` says which Follow (an older one's
-    /// late reports are dropped).
+    /// A context's live inventory of `scope` reported; `generation` says which of its Follows
+    /// (an older one's late reports are dropped).
     Live {
+        context: String,
         scope: Scope,
         generation: u64,
         event: crate::cluster::live::LiveEvent,
     },
-    /// SelfSubjectAccessReview answers, and the namespaces the user may list (for switching).
+    /// A context's SelfSubjectAccessReview answers, and the namespaces the user may list there
+    /// (for switching).
     Access {
+        context: String,
         scope: Scope,
         patch: Option<bool>,
         delete: Option<bool>,
@@ -82,27 +120,52 @@ pub enum Action {
     Terminated,
 }
 
-/// Work for the I/O task; results come back as actions.
+/// Work for the I/O task, each in one context; results come back as actions.
 #[derive(Debug, Clone)]
 pub enum Effect {
-    /// List the scope once.
-    Refresh(Scope),
-    /// Keep the scope's rows current with watches, until a Follow of a later generation
-    /// replaces it.
+    /// List the scope in `context` once.
+    Refresh {
+        context: String,
+        scope: Scope,
+    },
+    /// Keep the context's rows of the scope current with watches, until a Follow of a later
+    /// generation in that context replaces it.
     Follow {
+        context: String,
         scope: Scope,
         generation: u64,
     },
-    CheckAccess(Scope),
+    CheckAccess {
+        context: String,
+        scope: Scope,
+    },
     Detail(RowKey),
     /// The whole Sandbox as YAML (answered as `Action::Detail`).
     Yaml(RowKey),
+    /// A dry run of `plan` in the row's context.
     Preview {
+        key: RowKey,
         plan: Plan,
         take_over: bool,
     },
+    /// The write of `plan` through the row's context's connection and write policy.
     Write {
+        key: RowKey,
         plan: Plan,
         wait: bool,
     },
+}
+
+impl Effect {
+    /// The context it acts in.
+    pub fn context(&self) -> &str {
+        match self {
+            Effect::Refresh { context, .. } | Effect::Follow { context, .. } | Effect::CheckAccess { context, .. } => {
+                context
+            }
+            Effect::Detail(key) | Effect::Yaml(key) | Effect::Preview { key, .. } | Effect::Write { key, .. } => {
+                &key.context
+            }
+        }
+    }
 }

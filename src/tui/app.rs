@@ -8,6 +8,7 @@ use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::{EpochChoice, Verb};
 use crate::domain::mirror::RowChange;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
+use crate::domain::safety::{Confirm as ConfirmRule, ContextRules};
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
@@ -34,23 +35,27 @@ pub struct Confirm {
     /// The fresh read per target: the dry-run outcome (None until it arrives).
     pub previews: BTreeMap<RowKey, Outcome>,
     pub focus: Focus,
-    /// Delete only: what the user typed.
+    /// The confirmation is typed: a delete's always, every write's in a `confirm: typed` context.
+    pub asks_typed: bool,
+    /// The targets' contexts whose `confirm: typed` rule asks for the typing.
+    pub typed_rule: Vec<String>,
+    /// What the user typed (a typed confirmation only).
     pub typed: String,
     /// A resume that refreshes the pod template from the SandboxTemplate (`F`).
     pub refresh: bool,
 }
 
 impl Confirm {
-    /// What a delete asks to be typed: the id, or `delete N` for several.
+    /// What a typed confirmation asks for: the id, or `<verb> N` for several.
     pub fn phrase(&self) -> String {
         match self.targets.as_slice() {
-            [(_, id)] => id.clone(),
-            many => format!("delete {}", many.len()),
+            [one] => one.id.clone(),
+            many => format!("{} {}", self.verb.as_str(), many.len()),
         }
     }
 
     pub fn ready(&self) -> bool {
-        self.verb != Verb::Delete || self.typed == self.phrase()
+        !self.asks_typed || self.typed == self.phrase()
     }
 }
 
@@ -73,6 +78,11 @@ pub enum Popup {
     Sent {
         scroll: u16,
     },
+    /// The context picker: "all contexts" (0), then each context by name.
+    Contexts {
+        choices: Vec<String>,
+        selected: usize,
+    },
 }
 
 /// What a key on the popup on top comes to.
@@ -84,6 +94,8 @@ enum PopupReply {
     Close,
     /// A confirmation was accepted: it closes, the marks clear, these writes run.
     Submit(Vec<Effect>),
+    /// A context was picked (`None`: all of them): the picker closes, the list shows its rows.
+    Pick(Option<String>),
     /// Ctrl-C: the UI ends.
     Quit,
 }
@@ -107,17 +119,127 @@ pub struct Inventory {
     /// The visible order of an older generation is then mended, not sorted again.
     in_place_since: u64,
     moved: Vec<usize>,
-    pub warnings: Vec<String>,
+    /// Namespaces the switch cycles through (every context's).
+    pub namespaces: Vec<String>,
+    /// Per context whose new Follow has not synced: the rows it has brought back (the others of
+    /// that context go then).
+    unconfirmed: BTreeMap<String, BTreeSet<RowKey>>,
+}
+
+/// One context as the UI knows it apart from its rows: its rules, what RBAC lets the user do
+/// there, and how its reads stand.
+#[derive(Debug, Clone, Default)]
+pub struct ContextView {
+    pub name: String,
+    pub server: String,
+    pub rules: ContextRules,
+    /// Why it refuses every write (`--read-only`, or its readOnly rule), if it does.
+    pub read_only: Option<String>,
+    /// SelfSubjectAccessReview's answers (`None` until they come).
+    pub can_patch: Option<bool>,
+    pub can_delete: Option<bool>,
+    /// Why it could not be opened: it is never read, and its status says so.
+    pub open_error: Option<String>,
     pub loaded_at: Option<DateTime<Utc>>,
-    /// The last refresh's error; the rows above stay on screen under it.
+    /// The last read's error; its rows stay on screen under it.
     pub refresh_error: Option<String>,
     pub refreshing: bool,
-    /// Namespaces the switch cycles through.
-    pub namespaces: Vec<String>,
     /// Live mode: how each watch stands.
     pub streams: BTreeMap<StreamName, StreamStatus>,
-    /// While a new Follow has not synced: the rows it has brought back (the others go then).
-    unconfirmed: Option<BTreeSet<RowKey>>,
+    pub warnings: Vec<String>,
+    /// The current Follow's generation here: reports of older ones are dropped.
+    pub follow_generation: u64,
+}
+
+/// How a context's data stands, for its status line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Health {
+    Loading,
+    /// Every watch is live.
+    Live,
+    /// A watch is still reading its first state.
+    Syncing,
+    /// Some kinds are re-listed or unreadable (the user may not watch them).
+    Polled,
+    /// A watch lost the server: the data is as of `since`.
+    Reconnecting {
+        since: DateTime<Utc>,
+        why: String,
+    },
+    /// Not read at all (it could not be opened, or its read failed): the last good rows stay.
+    Error(String),
+    /// Without watches: listed at this moment.
+    Listed(DateTime<Utc>),
+}
+
+impl ContextView {
+    fn new(o: ContextOptions, read_only_flag: bool) -> ContextView {
+        let read_only = if read_only_flag {
+            Some("read-only mode".to_string())
+        } else {
+            o.rules.read_only.then(|| o.rules.read_only_reason(&o.name))
+        };
+        ContextView {
+            name: o.name,
+            server: o.server,
+            rules: o.rules,
+            read_only,
+            open_error: o.open_error,
+            ..Default::default()
+        }
+    }
+
+    /// Since when its data may be out of date: `None` while every watch is live (or polled),
+    /// else the oldest moment a reconnecting watch was last known good.
+    pub fn stale_since(&self) -> Option<DateTime<Utc>> {
+        self.streams
+            .values()
+            .filter_map(|s| match s {
+                StreamStatus::Reconnecting { since, .. } => Some(*since),
+                _ => None,
+            })
+            .min()
+    }
+
+    pub fn health(&self, live: bool) -> Health {
+        if let Some(why) = self.open_error.as_ref().or(self.refresh_error.as_ref()) {
+            return Health::Error(why.clone());
+        }
+        let reconnecting = self
+            .streams
+            .values()
+            .filter_map(|s| match s {
+                StreamStatus::Reconnecting { since, why } => Some((*since, why)),
+                _ => None,
+            })
+            .min_by_key(|(since, _)| *since);
+        if let Some((since, why)) = reconnecting {
+            return Health::Reconnecting {
+                since,
+                why: why.clone(),
+            };
+        }
+        match (live, self.loaded_at) {
+            (false, Some(at)) => Health::Listed(at),
+            (false, None) => Health::Loading,
+            (true, _) if self.streams.is_empty() => Health::Loading,
+            (true, _) if self.streams.values().any(|s| *s == StreamStatus::Syncing) => Health::Syncing,
+            (true, _)
+                if self
+                    .streams
+                    .values()
+                    .all(|s| matches!(s, StreamStatus::Live | StreamStatus::NotServed)) =>
+            {
+                Health::Live
+            }
+            (true, _) => Health::Polled,
+        }
+    }
+
+    /// It can be read: it was opened.
+    fn readable(&self) -> bool {
+        self.open_error.is_none()
+    }
 }
 
 /// More rows changed than this between two frames: sort again rather than mend the order.
@@ -137,6 +259,13 @@ impl Inventory {
         self.reindex();
     }
 
+    /// A context's rows replaced by a re-list of it; the other contexts' rows stay.
+    fn replace_context(&mut self, context: &str, rows: Vec<Workspace>) {
+        self.rows.retain(|w| w.context.as_deref() != Some(context));
+        self.rows.extend(rows.into_iter().map(|w| tagged(w, context)));
+        self.reindex();
+    }
+
     fn reindex(&mut self) {
         self.index = self.rows.iter().enumerate().map(|(i, w)| (key_of(w), i)).collect();
         self.generation += 1;
@@ -148,31 +277,32 @@ impl Inventory {
         (g >= self.in_place_since).then_some(self.moved.as_slice())
     }
 
-    /// Rows a watch changed: replaced in place, added at the end, removed.
-    pub fn apply(&mut self, changes: Vec<RowChange>) {
+    /// Rows a context's watch changed: replaced in place, added at the end, removed.
+    pub fn apply(&mut self, context: &str, changes: Vec<RowChange>) {
         let (mut removed, mut added) = (false, false);
         let mut moved = Vec::new();
         for change in changes {
             match change {
                 RowChange::Upsert(w) => {
+                    let w = tagged(*w, context);
                     let key = key_of(&w);
-                    if let Some(seen) = &mut self.unconfirmed {
+                    if let Some(seen) = self.unconfirmed.get_mut(context) {
                         seen.insert(key.clone());
                     }
                     match self.index.get(&key) {
                         Some(&i) => {
-                            self.rows[i] = *w;
+                            self.rows[i] = w;
                             moved.push(i);
                         }
                         None => {
                             self.index.insert(key, self.rows.len());
-                            self.rows.push(*w);
+                            self.rows.push(w);
                             added = true;
                         }
                     }
                 }
                 RowChange::Remove(ns, id) => {
-                    if let Some(i) = self.index.remove(&(ns, id)) {
+                    if let Some(i) = self.index.remove(&RowKey::new(context, &ns, &id)) {
                         self.rows[i].id.clear();
                         removed = true;
                     }
@@ -191,17 +321,34 @@ impl Inventory {
         }
     }
 
-    /// Since when the data behind the rows may be out of date: `None` while every watch is
-    /// live (or polled), else the oldest moment a reconnecting watch was last known good.
-    pub fn stale_since(&self) -> Option<DateTime<Utc>> {
-        self.streams
-            .values()
-            .filter_map(|s| match s {
-                StreamStatus::Reconnecting { since, .. } => Some(*since),
-                _ => None,
-            })
-            .min()
+    /// A context's new Follow has synced: its rows the Follow did not bring back are gone.
+    fn confirm_context(&mut self, context: &str) {
+        if let Some(seen) = self.unconfirmed.remove(context) {
+            let rows = std::mem::take(&mut self.rows);
+            self.rows = rows
+                .into_iter()
+                .filter(|w| w.context.as_deref() != Some(context) || seen.contains(&key_of(w)))
+                .collect();
+            self.reindex();
+        }
     }
+
+    /// How many rows each context has.
+    pub fn per_context(&self) -> BTreeMap<&str, usize> {
+        let mut out = BTreeMap::new();
+        for w in &self.rows {
+            *out.entry(w.context.as_deref().unwrap_or_default()).or_insert(0) += 1;
+        }
+        out
+    }
+}
+
+/// A row as its context reported it, named after that context.
+fn tagged(mut w: Workspace, context: &str) -> Workspace {
+    if w.context.as_deref() != Some(context) {
+        w.context = Some(context.to_string());
+    }
+    w
 }
 
 /// How the user looks at the rows: filter, order, cursor, marks.
@@ -213,43 +360,48 @@ pub struct TableView {
     pub reverse: bool,
     pub selected: usize,
     pub marks: BTreeSet<RowKey>,
+    /// The context picked (`c`): only its rows show; `None` shows every context's.
+    pub context: Option<String>,
 }
 
-/// What the user may do: `--read-only`, and RBAC as SelfSubjectAccessReview answered (`None`
-/// until it has).
-#[derive(Debug, Clone)]
-pub struct Permissions {
-    pub read_only: bool,
-    pub can_patch: Option<bool>,
-    pub can_delete: Option<bool>,
+/// A context the UI is given: where it is, its safety rules, and why it could not be opened.
+#[derive(Debug, Clone, Default)]
+pub struct ContextOptions {
+    pub name: String,
+    pub server: String,
+    pub rules: ContextRules,
+    pub open_error: Option<String>,
 }
 
 /// Where the UI starts.
 #[derive(Debug, Clone)]
 pub struct AppOptions {
-    pub context: String,
-    pub server: String,
+    /// The contexts, in the order asked for (at least one).
+    pub contexts: Vec<ContextOptions>,
+    /// Several contexts were asked for: rows and messages name their context.
+    pub labelled: bool,
     pub namespace: String,
     pub all_namespaces: bool,
+    /// `--read-only`: every context refuses writes, whatever its rules.
     pub read_only: bool,
     pub now: DateTime<Utc>,
     /// Keep the rows current with watches (else re-list on each refresh).
     pub live: bool,
 }
 
-/// What the visible order was computed for.
-type OrderKey = (String, SortKey, bool, u64);
+/// What the visible order was computed for: the filter, the context picked, the sort, the rows.
+type OrderKey = (String, Option<String>, SortKey, bool, u64);
 
 #[derive(Debug, Clone)]
 pub struct App {
-    pub context: String,
-    pub server: String,
+    /// Every context, in the order asked for; one unless several were.
+    pub contexts: Vec<ContextView>,
+    pub labelled: bool,
     pub scope: Scope,
     pub home_namespace: String,
     pub now: DateTime<Utc>,
     pub inventory: Inventory,
     pub view: TableView,
-    pub permissions: Permissions,
     /// Popups, the top one last: it takes the keys.
     pub popups: Vec<Popup>,
     pub notes: BTreeMap<RowKey, RowNote>,
@@ -262,8 +414,6 @@ pub struct App {
     /// A bulk action under way.
     pub bulk: Option<BulkProgress>,
     pub live: bool,
-    /// The current Follow's generation: reports of older ones are dropped.
-    pub follow_generation: u64,
     /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
     /// sort change: a frame does not sort 10,000 rows again.
     order: RefCell<Option<(OrderKey, Vec<usize>)>>,
@@ -279,15 +429,20 @@ pub struct BulkProgress {
     pub started: DateTime<Utc>,
 }
 
+/// A row's key: the App names every row after its context.
 pub fn key_of(w: &Workspace) -> RowKey {
-    (w.namespace.clone(), w.id.clone())
+    RowKey::new(w.context.as_deref().unwrap_or_default(), &w.namespace, &w.id)
 }
 
 impl App {
     pub fn new(o: AppOptions) -> App {
         App {
-            context: o.context,
-            server: o.server,
+            contexts: o
+                .contexts
+                .into_iter()
+                .map(|c| ContextView::new(c, o.read_only))
+                .collect(),
+            labelled: o.labelled,
             scope: if o.all_namespaces {
                 Scope::All
             } else {
@@ -306,11 +461,7 @@ impl App {
                 reverse: false,
                 selected: 0,
                 marks: BTreeSet::new(),
-            },
-            permissions: Permissions {
-                read_only: o.read_only,
-                can_patch: None,
-                can_delete: None,
+                context: None,
             },
             popups: Vec::new(),
             notes: BTreeMap::new(),
@@ -320,37 +471,72 @@ impl App {
             fatal: None,
             bulk: None,
             live: o.live,
-            follow_generation: 0,
             order: RefCell::new(None),
         }
     }
 
-    /// The effects to run at start: the first inventory and the RBAC check.
+    /// The effects to run at start: each context's first inventory and RBAC check.
     pub fn start(&mut self) -> Vec<Effect> {
-        self.inventory.refreshing = true;
-        vec![self.read(), Effect::CheckAccess(self.scope.clone())]
+        self.read_all(true)
     }
 
-    /// Read the scope: follow it live, or list it once. A new Follow starts its watches over
-    /// from a list: the rows it does not bring back by its first full state are gone.
-    fn read(&mut self) -> Effect {
+    /// Read every context that can be read (and is not being read, unless `again`), with its
+    /// RBAC check when `access`.
+    fn read_all(&mut self, access: bool) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for i in 0..self.contexts.len() {
+            if !self.contexts[i].readable() || !access && self.contexts[i].refreshing {
+                continue;
+            }
+            effects.push(self.read(i));
+            if access {
+                effects.push(Effect::CheckAccess {
+                    context: self.contexts[i].name.clone(),
+                    scope: self.scope.clone(),
+                });
+            }
+        }
+        effects
+    }
+
+    /// Read the scope in context `i`: follow it live, or list it once. A new Follow starts its
+    /// watches over from a list: the context's rows it does not bring back by its first full
+    /// state are gone.
+    fn read(&mut self, i: usize) -> Effect {
+        let c = &mut self.contexts[i];
+        c.refreshing = true;
+        let context = c.name.clone();
         if self.live {
-            self.follow_generation += 1;
-            self.inventory.streams.clear();
-            self.inventory.unconfirmed = Some(BTreeSet::new());
+            c.follow_generation += 1;
+            c.streams.clear();
+            self.inventory.unconfirmed.insert(context.clone(), BTreeSet::new());
             Effect::Follow {
+                context,
                 scope: self.scope.clone(),
-                generation: self.follow_generation,
+                generation: c.follow_generation,
             }
         } else {
-            Effect::Refresh(self.scope.clone())
+            Effect::Refresh {
+                context,
+                scope: self.scope.clone(),
+            }
         }
+    }
+
+    /// The context named, if the UI has it.
+    pub fn context_view(&self, name: &str) -> Option<&ContextView> {
+        self.contexts.iter().find(|c| c.name == name)
+    }
+
+    fn context_mut(&mut self, name: &str) -> Option<&mut ContextView> {
+        self.contexts.iter_mut().find(|c| c.name == name)
     }
 
     /// Rows after the filter, in sort order.
     pub fn visible(&self) -> Vec<&Workspace> {
         let key: OrderKey = (
             self.view.filter.clone(),
+            self.view.context.clone(),
             self.view.sort,
             self.view.reverse,
             self.inventory.generation,
@@ -359,10 +545,12 @@ impl App {
         let fresh = match cache.take() {
             Some((k, order)) if k == key => order,
             // only rows replaced in place since: move those, keep the rest of the order
-            Some((k, order)) if (&k.0, k.1, k.2) == (&key.0, key.1, key.2) => match self.inventory.moved_since(k.3) {
-                Some(moved) => self.mend(order, moved),
-                None => self.order_rows(),
-            },
+            Some((k, order)) if (&k.0, &k.1, k.2, k.3) == (&key.0, &key.1, key.2, key.3) => {
+                match self.inventory.moved_since(k.4) {
+                    Some(moved) => self.mend(order, moved),
+                    None => self.order_rows(),
+                }
+            }
             _ => self.order_rows(),
         };
         let rows = self.inventory.rows();
@@ -372,16 +560,21 @@ impl App {
     }
 
     fn passes(&self, w: &Workspace, needle: &str) -> bool {
-        needle.is_empty() || {
-            let hay = [
-                w.id.as_str(),
-                w.template.as_deref().unwrap_or(""),
-                w.state.as_str(),
-                w.diagnosis.as_ref().map_or("", |d| d.kind.as_str()),
-                w.namespace.as_str(),
-            ];
-            hay.iter().any(|h| h.to_lowercase().contains(needle))
-        }
+        let picked = self.view.context.as_ref().is_none_or(|c| w.context.as_ref() == Some(c));
+        picked
+            && (needle.is_empty() || {
+                // the context is a row's own word only where rows name one
+                let context = if self.labelled { w.context.as_deref() } else { None };
+                let hay = [
+                    w.id.as_str(),
+                    w.template.as_deref().unwrap_or(""),
+                    w.state.as_str(),
+                    w.diagnosis.as_ref().map_or("", |d| d.kind.as_str()),
+                    w.namespace.as_str(),
+                    context.unwrap_or(""),
+                ];
+                hay.iter().any(|h| h.to_lowercase().contains(needle))
+            })
     }
 
     fn ordering(&self, a: usize, b: usize) -> std::cmp::Ordering {
@@ -424,25 +617,49 @@ impl App {
         m
     }
 
-    /// Why an action may not be taken, if it may not.
-    pub fn disabled(&self, verb: Verb) -> Option<String> {
-        if self.permissions.read_only {
-            return Some(format!("{} is disabled: read-only mode", verb.as_str()));
+    /// Why `verb` may not be taken on `targets`, if it may not: a target's context is
+    /// read-only, RBAC there says no, or more of its rows are marked than its maxBulk. With no
+    /// target, one context's own refusal still says why.
+    pub fn refusal(&self, verb: Verb, targets: &[RowKey]) -> Option<String> {
+        let mut per_context: Vec<(&ContextView, usize)> = Vec::new();
+        for key in targets {
+            match per_context.iter_mut().find(|(c, _)| c.name == key.context) {
+                Some((_, n)) => *n += 1,
+                None => per_context.extend(self.context_view(&key.context).map(|c| (c, 1))),
+            }
+        }
+        if let ([only], true) = (self.contexts.as_slice(), targets.is_empty()) {
+            per_context.push((only, 0));
+        }
+        per_context
+            .iter()
+            .find_map(|&(c, marked)| self.context_refusal(c, verb, marked))
+    }
+
+    fn context_refusal(&self, c: &ContextView, verb: Verb, marked: usize) -> Option<String> {
+        if let Some(why) = &c.read_only {
+            return Some(format!("{} is disabled: {why}", verb.as_str()));
         }
         let (allowed, rbac_verb) = match verb {
-            Verb::Delete => (self.permissions.can_delete, "delete"),
-            _ => (self.permissions.can_patch, "patch"),
+            Verb::Delete => (c.can_delete, "delete"),
+            _ => (c.can_patch, "patch"),
         };
-        (allowed == Some(false)).then(|| {
+        if allowed == Some(false) {
             let scope = match &self.scope {
                 Scope::All => "cluster-wide".to_string(),
                 Scope::Namespace(ns) => format!("in namespace {ns}"),
             };
-            format!(
-                "{} is disabled: RBAC does not let you {rbac_verb} sandboxes.agents.x-k8s.io {scope}",
+            let context = if self.labelled {
+                format!(" in context {}", c.name)
+            } else {
+                String::new()
+            };
+            return Some(format!(
+                "{} is disabled: RBAC does not let you {rbac_verb} sandboxes.agents.x-k8s.io {scope}{context}",
                 verb.as_str()
-            )
-        })
+            ));
+        }
+        c.rules.refuse_bulk(&c.name, marked)
     }
 
     /// Namespaces the switch may cycle through: only names Kubernetes accepts, whatever the
@@ -484,47 +701,57 @@ impl App {
         self.reload()
     }
 
-    /// Read the scope again now (the refresh key): live, the watches start over from a list.
+    /// Read every context again now (the refresh key), but one still being read: live, the
+    /// watches start over from a list.
     fn reload(&mut self) -> Vec<Effect> {
-        if self.inventory.refreshing {
-            return Vec::new();
-        }
-        self.inventory.refreshing = true;
-        vec![self.read()]
+        self.read_all(false)
     }
 
     fn switch_scope(&mut self, scope: Scope) -> Vec<Effect> {
         self.scope = scope;
         self.inventory.replace(Vec::new());
-        self.inventory.streams.clear();
         self.view.marks.clear();
         self.view.selected = 0;
-        self.permissions.can_patch = None;
-        self.permissions.can_delete = None;
-        self.inventory.refreshing = true;
+        for c in &mut self.contexts {
+            c.streams.clear();
+            c.can_patch = None;
+            c.can_delete = None;
+        }
         self.status = match &self.scope {
             Scope::All => "all namespaces".into(),
             Scope::Namespace(ns) => format!("namespace {ns}"),
         };
-        vec![self.read(), Effect::CheckAccess(self.scope.clone())]
+        self.read_all(true)
     }
 
     fn open_confirm(&mut self, verb: Verb, refresh: bool) -> Vec<Effect> {
-        if let Some(why) = self.disabled(verb) {
-            self.status = why;
-            return Vec::new();
-        }
         let targets: Vec<RowKey> = if self.view.marks.is_empty() {
             self.selected_key().into_iter().collect()
         } else {
             self.view.marks.iter().cloned().collect()
         };
+        // every target's context is checked before anything is read or sent
+        if let Some(why) = self.refusal(verb, &targets) {
+            self.status = why;
+            return Vec::new();
+        }
         if targets.is_empty() {
             self.status = "no workspace selected".into();
             return Vec::new();
         }
+        let mut typed_rule: Vec<String> = Vec::new();
+        for key in &targets {
+            let typed = self
+                .context_view(&key.context)
+                .is_some_and(|c| c.rules.confirm == ConfirmRule::Typed);
+            if typed && !typed_rule.contains(&key.context) {
+                typed_rule.push(key.context.clone());
+            }
+        }
         let mut confirm = Confirm {
             verb,
+            asks_typed: verb == Verb::Delete || !typed_rule.is_empty(),
+            typed_rule,
             targets,
             take_over: false,
             previews: BTreeMap::new(),
@@ -543,8 +770,8 @@ impl App {
 fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Option<Plan> {
     Some(Plan {
         verb,
-        namespace: key.0.clone(),
-        id: WorkspaceId::parse(&key.1).ok()?,
+        namespace: key.namespace.clone(),
+        id: WorkspaceId::parse(&key.id).ok()?,
         epoch: if take_over {
             EpochChoice::TakeOver
         } else {
@@ -566,8 +793,8 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
             epoch, uid, refresh, ..
         }) => Ok(Plan {
             verb,
-            namespace: key.0.clone(),
-            id: WorkspaceId::parse(&key.1).map_err(|e| RowNote {
+            namespace: key.namespace.clone(),
+            id: WorkspaceId::parse(&key.id).map_err(|e| RowNote {
                 text: e.to_string(),
                 ok: false,
             })?,
@@ -593,11 +820,12 @@ fn previews(c: &mut Confirm) -> Vec<Effect> {
     for k in &c.targets {
         match preview_plan(c.verb, k, c.take_over, c.refresh) {
             Some(plan) => effects.push(Effect::Preview {
+                key: k.clone(),
                 plan,
                 take_over: c.take_over,
             }),
             None => {
-                let message = WorkspaceId::parse(&k.1)
+                let message = WorkspaceId::parse(&k.id)
                     .err()
                     .map(|e| e.to_string())
                     .unwrap_or_default();
@@ -630,43 +858,55 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.now = now;
             Vec::new()
         }
-        Action::Loaded { scope, result } => {
+        Action::Loaded { context, scope, result } => {
+            let now = app.now;
             if scope != app.scope {
                 return Vec::new(); // an answer for a scope we left
             }
-            app.inventory.refreshing = false;
+            let Some(c) = app.context_mut(&context) else {
+                return Vec::new();
+            };
+            c.refreshing = false;
             match result {
                 Ok(loaded) => {
-                    app.keep_selection(|inv| inv.replace(loaded.rows));
-                    app.inventory.warnings = loaded.warnings;
+                    c.warnings = loaded.warnings;
+                    c.loaded_at = Some(now);
+                    c.refresh_error = None;
+                    app.keep_selection(|inv| inv.replace_context(&context, loaded.rows));
                     app.learn_namespaces(loaded.namespaces);
-                    app.inventory.loaded_at = Some(app.now);
-                    app.inventory.refresh_error = None;
                 }
                 // the last good rows stay on screen under the error
-                Err(e) => app.inventory.refresh_error = Some(e),
+                Err(e) => c.refresh_error = Some(e),
             }
             Vec::new()
         }
         Action::Live {
+            context,
             scope,
             generation,
             event,
         } => {
-            if scope == app.scope && generation == app.follow_generation {
-                on_live(app, event);
+            let current = scope == app.scope
+                && app
+                    .context_view(&context)
+                    .is_some_and(|c| c.follow_generation == generation);
+            if current {
+                on_live(app, &context, event);
             }
             Vec::new()
         }
         Action::Access {
+            context,
             scope,
             patch,
             delete,
             namespaces,
         } => {
-            if scope == app.scope {
-                app.permissions.can_patch = patch;
-                app.permissions.can_delete = delete;
+            if scope == app.scope
+                && let Some(c) = app.context_mut(&context)
+            {
+                c.can_patch = patch;
+                c.can_delete = delete;
             }
             app.learn_namespaces(namespaces);
             Vec::new()
@@ -694,7 +934,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Done { key, verb, outcome } => {
             let note = note_for(verb, &key, &outcome);
-            app.status = format!("{}: {}", key.1, note.text);
+            app.status = format!("{}: {}", key.who(app.labelled), note.text);
             // a bulk action says how far it is instead, as the CLI's progress line does
             if let Some(bulk) = &mut app.bulk {
                 bulk.done += 1;
@@ -727,46 +967,50 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 text: format!("{} {}", verb.past(), said::waited(&waited)),
                 ok: waited == Waited::Confirmed,
             };
-            app.status = format!("{}: {}", key.1, note.text);
+            app.status = format!("{}: {}", key.who(app.labelled), note.text);
             app.notes.insert(key, note);
             app.refresh()
         }
     }
 }
 
-/// A report of the live inventory.
-fn on_live(app: &mut App, event: LiveEvent) {
+/// A report of a context's live inventory (the context is one the UI has).
+fn on_live(app: &mut App, context: &str, event: LiveEvent) {
+    let now = app.now;
     match event {
         LiveEvent::Rows(changes) => {
-            app.keep_selection(|inv| inv.apply(changes));
-            app.inventory.refresh_error = None;
+            app.keep_selection(|inv| inv.apply(context, changes));
+            if let Some(c) = app.context_mut(context) {
+                c.refresh_error = None;
+            }
         }
         LiveEvent::Status { stream, status } => {
-            app.inventory.streams.insert(stream, status);
+            if let Some(c) = app.context_mut(context) {
+                c.streams.insert(stream, status);
+            }
         }
         LiveEvent::Synced { namespaces } => {
-            if let Some(seen) = app.inventory.unconfirmed.take() {
-                app.keep_selection(|inv| {
-                    let kept = std::mem::take(&mut inv.rows)
-                        .into_iter()
-                        .filter(|w| seen.contains(&key_of(w)));
-                    inv.replace(kept.collect())
-                });
+            app.keep_selection(|inv| inv.confirm_context(context));
+            if let Some(c) = app.context_mut(context) {
+                c.refreshing = false;
+                c.loaded_at = Some(now);
             }
-            app.inventory.refreshing = false;
-            app.inventory.loaded_at = Some(app.now);
             app.learn_namespaces(namespaces);
         }
         LiveEvent::Warning(w) => {
-            if !app.inventory.warnings.contains(&w) {
-                app.inventory.warnings.push(w);
+            if let Some(c) = app.context_mut(context)
+                && !c.warnings.contains(&w)
+            {
+                c.warnings.push(w);
             }
         }
         LiveEvent::Failed(why) => {
-            app.inventory.refreshing = false;
-            // nothing is watched any more: no watch may say it is live
-            app.inventory.streams.clear();
-            app.inventory.refresh_error = Some(why);
+            if let Some(c) = app.context_mut(context) {
+                c.refreshing = false;
+                // nothing is watched any more: no watch may say it is live
+                c.streams.clear();
+                c.refresh_error = Some(why);
+            }
         }
     }
 }
@@ -774,7 +1018,7 @@ fn on_live(app: &mut App, event: LiveEvent) {
 /// The row's note after an action: the same sentence the CLI prints, first line only.
 pub fn note_for(verb: Verb, key: &RowKey, outcome: &Outcome) -> RowNote {
     RowNote {
-        text: said::outcome_line(verb, &key.0, outcome, false),
+        text: said::outcome_line(verb, &key.namespace, outcome, false),
         ok: said::succeeded(outcome, false),
     }
 }
@@ -786,16 +1030,17 @@ fn context(app: &App) -> Context {
     }
     match app.popups.last() {
         None => Context::List,
-        Some(Popup::Confirm(c)) if c.verb == Verb::Delete => Context::ConfirmDelete,
+        Some(Popup::Confirm(c)) if c.asks_typed => Context::ConfirmTyped,
         Some(Popup::Confirm(_)) => Context::Confirm,
         Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. }) => Context::Scrolling,
         Some(Popup::Help { .. }) => Context::HelpPopup,
+        Some(Popup::Contexts { .. }) => Context::Picker,
     }
 }
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
 pub fn footer_keys(app: &App, width: usize) -> String {
-    keys::footer(context(app), width)
+    keys::footer(context(app), width, app.labelled)
 }
 
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
@@ -832,6 +1077,17 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                     });
                 }
                 writes
+            }
+            PopupReply::Pick(context) => {
+                app.popups.pop();
+                app.status = match &context {
+                    Some(c) => format!("showing context {c} only (c: pick another)"),
+                    None => "showing every context".into(),
+                };
+                app.view.context = context;
+                app.view.selected = 0;
+                app.clamp();
+                Vec::new()
             }
             PopupReply::Quit => {
                 app.quit = true;
@@ -877,7 +1133,12 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             let i = SortKey::ALL.iter().position(|(_, k)| *k == view.sort).unwrap_or(0);
             let (name, next) = SortKey::ALL[(i + 1) % SortKey::ALL.len()];
             view.sort = next;
-            app.status = format!("sorted by {name}");
+            // ties sort by name, whose order starts with the context
+            app.status = if app.labelled && next != SortKey::Name {
+                format!("sorted by {name}, each context's rows together within a value")
+            } else {
+                format!("sorted by {name}")
+            };
         }
         Command::ReverseSort => {
             view.reverse = !view.reverse;
@@ -933,6 +1194,19 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
+        Command::Contexts if !app.labelled => {
+            app.status = "one context: nothing to pick (open several with --context a,b or --all-contexts)".into()
+        }
+        Command::Contexts => {
+            let choices: Vec<String> = app.contexts.iter().map(|c| c.name.clone()).collect();
+            let selected = app
+                .view
+                .context
+                .as_ref()
+                .and_then(|picked| choices.iter().position(|c| c == picked))
+                .map_or(0, |i| i + 1);
+            app.popups.push(Popup::Contexts { choices, selected });
+        }
         Command::Help => app.popups.push(Popup::Help { scroll: 0 }),
         Command::Suspend => return app.open_confirm(Verb::Suspend, false),
         Command::Resume => return app.open_confirm(Verb::Resume, false),
@@ -957,28 +1231,37 @@ fn on_popup_key(
     }
     match top {
         Popup::Confirm(c) => on_confirm_key(c, command, key, status, notes),
+        Popup::Contexts { choices, selected } => match command {
+            Some(Command::Close) => PopupReply::Close,
+            Some(Command::Choose) => PopupReply::Pick(selected.checked_sub(1).map(|i| choices[i].clone())),
+            // a page moves to the first or the last: the picker is one screen
+            Some(c) => {
+                *selected = moved(*selected, c, choices.len(), choices.len());
+                PopupReply::Stay(Vec::new())
+            }
+            None => PopupReply::Stay(Vec::new()),
+        },
         Popup::Detail { scroll, .. } | Popup::Yaml { scroll, .. } | Popup::Sent { scroll } | Popup::Help { scroll } => {
             match command {
                 Some(Command::Close) => PopupReply::Close,
-                Some(Command::Up) => {
-                    *scroll = scroll.saturating_sub(1);
+                Some(c) => {
+                    *scroll = moved(usize::from(*scroll), c, 10, usize::from(u16::MAX)) as u16;
                     PopupReply::Stay(Vec::new())
                 }
-                Some(Command::Down) => {
-                    *scroll = scroll.saturating_add(1);
-                    PopupReply::Stay(Vec::new())
-                }
-                Some(Command::PageUp) => {
-                    *scroll = scroll.saturating_sub(10);
-                    PopupReply::Stay(Vec::new())
-                }
-                Some(Command::PageDown) => {
-                    *scroll = scroll.saturating_add(10);
-                    PopupReply::Stay(Vec::new())
-                }
-                _ => PopupReply::Stay(Vec::new()),
+                None => PopupReply::Stay(Vec::new()),
             }
         }
+    }
+}
+
+/// Where a position in `0..=last` goes on a move key (a page is `page` steps); other keys leave it.
+fn moved(position: usize, command: Command, page: usize, last: usize) -> usize {
+    match command {
+        Command::Up => position.saturating_sub(1),
+        Command::Down => position.saturating_add(1).min(last),
+        Command::PageUp => position.saturating_sub(page),
+        Command::PageDown => position.saturating_add(page).min(last),
+        _ => position,
     }
 }
 
@@ -1006,7 +1289,7 @@ fn on_confirm_key(
         (Some(Command::Choose), _) => match c.focus {
             Focus::Cancel => PopupReply::Close,
             Focus::Confirm if !c.ready() => {
-                *status = format!("type {:?} to confirm the delete", c.phrase());
+                *status = format!("type {:?} to confirm the {}", c.phrase(), c.verb.as_str());
                 PopupReply::Stay(Vec::new())
             }
             Focus::Confirm => {
@@ -1014,7 +1297,11 @@ fn on_confirm_key(
                 let mut writes = Vec::new();
                 for k in &c.targets {
                     match confirmed(c.verb, k, c.previews.get(k)) {
-                        Ok(plan) => writes.push(Effect::Write { plan, wait }),
+                        Ok(plan) => writes.push(Effect::Write {
+                            key: k.clone(),
+                            plan,
+                            wait,
+                        }),
                         Err(note) => {
                             notes.insert(k.clone(), note);
                         }
@@ -1028,12 +1315,12 @@ fn on_confirm_key(
                 PopupReply::Submit(writes)
             }
         },
-        // a delete's confirmation is typed
-        (_, KeyCode::Backspace) if c.verb == Verb::Delete => {
+        // a delete's confirmation is typed, and every write's where the context's rule says so
+        (_, KeyCode::Backspace) if c.asks_typed => {
             c.typed.pop();
             PopupReply::Stay(Vec::new())
         }
-        (_, KeyCode::Char(ch)) if c.verb == Verb::Delete => {
+        (_, KeyCode::Char(ch)) if c.asks_typed => {
             c.typed.push(ch);
             PopupReply::Stay(Vec::new())
         }
@@ -1085,8 +1372,12 @@ mod tests {
 
     fn app(read_only: bool) -> App {
         let mut app = App::new(AppOptions {
-            context: "ctx".into(),
-            server: "https://x".into(),
+            contexts: vec![ContextOptions {
+                name: "ctx".into(),
+                server: "https://x".into(),
+                ..Default::default()
+            }],
+            labelled: false,
             namespace: "ns".into(),
             all_namespaces: false,
             read_only,
@@ -1108,6 +1399,7 @@ mod tests {
         update(
             &mut app,
             Action::Loaded {
+                context: "ctx".into(),
                 scope,
                 result: Ok(loaded),
             },
@@ -1143,7 +1435,7 @@ mod tests {
     /// The fresh read of `id` arrives for the open confirmation.
     fn previewed(app: &mut App, id: &str) {
         let outcome = dry_run(id);
-        let key = ("ns".into(), id.into());
+        let key = RowKey::new("ctx", "ns", id);
         update(
             app,
             Action::Preview {
@@ -1160,7 +1452,7 @@ mod tests {
         press(&mut app, KeyCode::Down);
         press(&mut app, KeyCode::Char(' '));
         assert_eq!(
-            app.view.marks.iter().map(|k| k.1.as_str()).collect::<Vec<_>>(),
+            app.view.marks.iter().map(|k| k.id.as_str()).collect::<Vec<_>>(),
             ["bravo"]
         );
         assert_eq!(app.view.selected, 2, "marking moves down");
@@ -1178,7 +1470,12 @@ mod tests {
     fn a_confirmed_suspend_carries_the_previewed_epoch_and_uid() {
         let mut app = app(false);
         let effects = press(&mut app, KeyCode::Char('S'));
-        let [Effect::Preview { plan, take_over: false }] = effects.as_slice() else {
+        let [
+            Effect::Preview {
+                plan, take_over: false, ..
+            },
+        ] = effects.as_slice()
+        else {
             panic!("{effects:?}")
         };
         assert!(plan.dry_run && plan.id.as_str() == "alpha");
@@ -1190,7 +1487,7 @@ mod tests {
         previewed(&mut app, "alpha");
         press(&mut app, KeyCode::Tab);
         let effects = press(&mut app, KeyCode::Enter);
-        let [Effect::Write { plan, wait: true }] = effects.as_slice() else {
+        let [Effect::Write { plan, wait: true, .. }] = effects.as_slice() else {
             panic!("{effects:?}")
         };
         assert_eq!(plan.epoch, EpochChoice::Explicit(4));
@@ -1233,6 +1530,7 @@ mod tests {
         update(
             &mut app,
             Action::Access {
+                context: "ctx".into(),
                 scope,
                 patch: Some(true),
                 delete: Some(false),
@@ -1257,12 +1555,13 @@ mod tests {
         update(
             &mut app,
             Action::Loaded {
+                context: "ctx".into(),
                 scope,
                 result: Err("etcd timed out".into()),
             },
         );
         assert_eq!(app.inventory.rows().len(), 3);
-        assert_eq!(app.inventory.refresh_error.as_deref(), Some("etcd timed out"));
+        assert_eq!(app.contexts[0].refresh_error.as_deref(), Some("etcd timed out"));
         // switching namespace re-lists there and asks for access again
         let effects = press(&mut app, KeyCode::Char('n'));
         assert_eq!(app.scope, Scope::Namespace("other".into()));
@@ -1287,10 +1586,11 @@ mod tests {
             app.visible();
             let mut w = app.inventory.rows()[(step * 13 % 40) as usize].clone();
             w.epoch.epoch = Some(step * 7 % 11);
-            let (scope, generation) = (app.scope.clone(), app.follow_generation);
+            let (scope, generation) = (app.scope.clone(), app.contexts[0].follow_generation);
             update(
                 &mut app,
                 Action::Live {
+                    context: "ctx".into(),
                     scope,
                     generation,
                     event: LiveEvent::Rows(vec![RowChange::Upsert(Box::new(w))]),

@@ -2,6 +2,7 @@
 //! reports back as actions. The UI never awaits these.
 
 use super::action::{Action, Effect, Loaded, RowKey};
+use crate::clock::Clock;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
@@ -19,16 +20,35 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
-pub struct Io {
+/// One context's connection, what it may write (its read-only rule, its own throttle; the
+/// audit log shared), and which of its Follows is current.
+pub struct Cluster {
     pub conn: Connection,
     pub policy: WritePolicy,
+    /// Which Follow is current: an older one stops when it changes.
+    following: tokio::sync::watch::Sender<u64>,
+}
+
+impl Cluster {
+    pub fn new(conn: Connection, policy: WritePolicy) -> Cluster {
+        Cluster {
+            conn,
+            policy,
+            following: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+pub struct Io {
+    /// The contexts opened, by name; an effect runs in its own.
+    pub clusters: Vec<Cluster>,
+    /// Ticks read it (every context's connection shares it).
+    pub clock: Clock,
     pub flags: OverlayFlags,
     pub wait_timeout: Duration,
-    /// Writes sent and not yet answered.
+    /// Writes sent and not yet answered, in every context.
     pub writes_in_flight: Arc<AtomicUsize>,
     pub live: LiveOptions,
-    /// Which Follow is current: an older one stops when it changes.
-    pub following: tokio::sync::watch::Sender<u64>,
 }
 
 /// One write in flight, counted until it is dropped.
@@ -48,16 +68,36 @@ impl Drop for InFlight {
 }
 
 impl Io {
+    /// The context named, if it was opened.
+    pub fn cluster(&self, context: &str) -> Option<&Cluster> {
+        self.clusters.iter().find(|c| c.conn.context == context)
+    }
+
     pub async fn perform(&self, effect: Effect, out: UnboundedSender<Action>) {
+        // the app asks only of contexts that were opened
+        let Some(cluster) = self.cluster(effect.context()) else {
+            return;
+        };
+        cluster.perform(self, effect, out).await;
+    }
+}
+
+impl Cluster {
+    async fn perform(&self, io: &Io, effect: Effect, out: UnboundedSender<Action>) {
         let send = |a: Action| {
             let _ = out.send(a);
         };
         match effect {
-            Effect::Refresh(scope) => send(Action::Loaded {
-                result: self.load(&scope).await,
+            Effect::Refresh { context, scope } => send(Action::Loaded {
+                result: self.load(io, &scope).await,
+                context,
                 scope,
             }),
-            Effect::Follow { scope, generation } => {
+            Effect::Follow {
+                context,
+                scope,
+                generation,
+            } => {
                 // effects run in any order: only a later Follow replaces an earlier one
                 let newer = self.following.send_if_modified(|g| {
                     let newer = generation > *g;
@@ -75,8 +115,8 @@ impl Io {
                     self.conn.clone(),
                     scope.clone(),
                     Query::default(),
-                    self.flags.clone(),
-                    self.live.clone(),
+                    io.flags.clone(),
+                    io.live.clone(),
                     tx,
                 );
                 let task = tokio::spawn(follow);
@@ -86,6 +126,7 @@ impl Io {
                         event = rx.recv() => match event {
                             Some(event) => {
                                 let action = Action::Live {
+                                    context: context.clone(),
                                     scope: scope.clone(),
                                     generation,
                                     event,
@@ -100,7 +141,7 @@ impl Io {
                 }
                 task.abort();
             }
-            Effect::CheckAccess(scope) => {
+            Effect::CheckAccess { context, scope } => {
                 let ns = match &scope {
                     Scope::Namespace(n) => Some(n.as_str()),
                     Scope::All => None,
@@ -113,6 +154,7 @@ impl Io {
                 // a user who may not list namespaces switches among those the inventory saw
                 let namespaces = listed.unwrap_or_default().iter().map(|n| name(n).to_string()).collect();
                 send(Action::Access {
+                    context,
                     scope,
                     patch: patch.ok(),
                     delete: delete.ok(),
@@ -120,15 +162,14 @@ impl Io {
                 });
             }
             Effect::Detail(key) => send(Action::Detail {
-                result: self.detail(&key).await,
+                result: self.detail(io, &key).await,
                 key,
             }),
             Effect::Yaml(key) => send(Action::Detail {
                 result: self.yaml(&key).await,
                 key,
             }),
-            Effect::Preview { plan, take_over } => {
-                let key = (plan.namespace.clone(), plan.id.to_string());
+            Effect::Preview { key, plan, take_over } => {
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 send(Action::Preview {
                     key,
@@ -136,10 +177,9 @@ impl Io {
                     outcome,
                 });
             }
-            Effect::Write { plan, wait } => {
+            Effect::Write { key, plan, wait } => {
                 // counted while in flight: quitting waits for it, so it lands in the audit log
-                let _in_flight = InFlight::enter(&self.writes_in_flight);
-                let key: RowKey = (plan.namespace.clone(), plan.id.to_string());
+                let _in_flight = InFlight::enter(&io.writes_in_flight);
                 let before = if plan.verb == Verb::Resume {
                     write::pod_uid_before(&self.conn, &plan.namespace, &plan.id).await
                 } else {
@@ -167,7 +207,7 @@ impl Io {
                         &plan.id,
                         plan.verb,
                         before.as_deref(),
-                        self.wait_timeout,
+                        io.wait_timeout,
                         |what, _| {
                             send(Action::WaitProgress {
                                 key: progress_key.clone(),
@@ -186,16 +226,16 @@ impl Io {
         }
     }
 
-    async fn load(&self, scope: &Scope) -> Result<Loaded, String> {
+    async fn load(&self, io: &Io, scope: &Scope) -> Result<Loaded, String> {
         let query = Query {
-            per_sandbox_label_key: self.flags.per_sandbox_label_key.clone(),
+            per_sandbox_label_key: io.flags.per_sandbox_label_key.clone(),
             ..Default::default()
         };
         let inv = inventory::read(&self.conn, scope, &query)
             .await
             .map_err(|e| e.to_string())?;
         let now = self.conn.clock.now();
-        let rows = inv.workspaces(&self.flags, now);
+        let rows = inv.workspaces(&io.flags, now);
         let namespaces = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
         Ok(Loaded {
             rows,
@@ -206,22 +246,22 @@ impl Io {
 
     /// The Sandbox as the API serves it, without managedFields, as YAML.
     async fn yaml(&self, key: &RowKey) -> Result<String, String> {
-        let id = WorkspaceId::parse(&key.1).map_err(|e| e.to_string())?;
-        let object = resources::get(&self.conn, &resources::SANDBOXES, &key.0, &id.sandbox_name())
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let object = resources::get(&self.conn, &resources::SANDBOXES, &key.namespace, &id.sandbox_name())
             .await
             .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("workspace {} is gone", key.1))?;
+            .ok_or_else(|| format!("workspace {} is gone", key.id))?;
         Ok(super::app::yaml(&object))
     }
 
-    async fn detail(&self, key: &RowKey) -> Result<String, String> {
-        let id = WorkspaceId::parse(&key.1).map_err(|e| e.to_string())?;
-        let d = detail::read(&self.conn, &key.0, &id)
+    async fn detail(&self, io: &Io, key: &RowKey) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let d = detail::read(&self.conn, &key.namespace, &id)
             .await
             .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("workspace {} is gone", key.1))?;
+            .ok_or_else(|| format!("workspace {} is gone", key.id))?;
         let now = self.conn.clock.now();
-        let w = d.workspace(&self.flags, now);
+        let w = d.workspace(&io.flags, now);
         let text = crate::present::detail::render_with_drift(&w, &d, now);
         Ok(text)
     }

@@ -6,12 +6,14 @@ pub mod app;
 pub mod io;
 pub mod view;
 
-use crate::cluster::connect::{ConnectOptions, Connection};
+use crate::clock::Clock;
+use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::write::WritePolicy;
+use crate::domain::safety::ContextRules;
 use action::{Action, Effect};
-use app::{App, AppOptions, update};
-use io::Io;
+use app::{App, AppOptions, ContextOptions, update};
+use io::{Cluster, Io};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
@@ -20,16 +22,26 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use view::Theme;
 
-/// What the TUI needs from its caller: where to connect, what it may write, how often to re-list.
+/// What the TUI needs from its caller: the contexts to show, what each may write, how often to
+/// re-list.
 pub struct Options {
-    /// Exec credential plugins must not prompt inside the alternate screen: leave
-    /// `interactive_exec` false.
-    pub connect: ConnectOptions,
+    /// The contexts opened (exec credential plugins must not prompt inside the alternate screen:
+    /// open them with `interactive_exec` false), each with its safety rules.
+    pub clusters: Vec<(Connection, ContextRules)>,
+    /// The contexts that could not be opened, and why: each shows as an error, the others work.
+    pub failed: Vec<(String, String)>,
+    /// Several contexts were asked for: rows and messages name their context.
+    pub labelled: bool,
+    /// The write policy each context's starts from: its read-only rule and a throttle of its own
+    /// are added; the audit log is shared.
     pub policy: WritePolicy,
+    /// `--read-only` was given (every context refuses writes, whatever its rules say).
+    pub read_only_flag: bool,
     /// Start with every namespace in scope.
     pub all_namespaces: bool,
     /// How often a kind the user may not watch is re-listed.
     pub refresh: Duration,
+    pub clock: Clock,
 }
 
 /// Why the TUI could not run or ended other than by the user's choice: one line.
@@ -50,18 +62,58 @@ impl From<ClusterError> for TuiError {
 
 /// Open the TUI and run it until the user quits.
 pub async fn run(options: Options) -> Result<(), TuiError> {
-    let conn = Connection::open(&options.connect).await?;
-    // one cheap request first, so a login failure is a normal line in the normal terminal
-    conn.version().await?;
-    let mut policy = options.policy;
+    let Options {
+        clusters,
+        failed,
+        labelled,
+        mut policy,
+        read_only_flag,
+        all_namespaces,
+        refresh,
+        clock,
+    } = options;
+    // one cheap request first, so a login failure is a normal line in the normal terminal; across
+    // several contexts a context that fails it shows as an error, and the others work
+    let probes = futures::future::join_all(clusters.iter().map(|(conn, _)| conn.version())).await;
     policy.audit.session = Some(Arc::new(Mutex::new(Vec::new())));
+    let namespace = clusters
+        .first()
+        .map_or_else(|| "default".to_string(), |(conn, _)| conn.namespace.clone());
+    let mut contexts = Vec::new();
+    let mut opened = Vec::new();
+    for ((conn, rules), probe) in clusters.into_iter().zip(probes) {
+        let open_error = match probe {
+            Err(e) if !labelled => return Err(e.into()),
+            Err(e) => Some(e.to_string()),
+            Ok(_) => None,
+        };
+        contexts.push(ContextOptions {
+            name: conn.context.clone(),
+            server: conn.server.clone(),
+            rules: rules.clone(),
+            open_error: open_error.clone(),
+        });
+        if open_error.is_none() {
+            let policy = WritePolicy {
+                read_only: rules.read_only,
+                throttle: Default::default(),
+                ..policy.clone()
+            };
+            opened.push(Cluster::new(conn, policy));
+        }
+    }
+    contexts.extend(failed.into_iter().map(|(name, why)| ContextOptions {
+        name,
+        open_error: Some(why),
+        ..Default::default()
+    }));
     let mut app = App::new(AppOptions {
-        context: conn.context.clone(),
-        server: conn.server.clone(),
-        namespace: conn.namespace.clone(),
-        all_namespaces: options.all_namespaces,
-        read_only: policy.read_only,
-        now: conn.clock.now(),
+        contexts,
+        labelled,
+        namespace,
+        all_namespaces,
+        read_only: read_only_flag,
+        now: clock.now(),
         live: true,
     });
     let flags = crate::domain::drift::OverlayFlags {
@@ -69,16 +121,15 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         ..Default::default()
     };
     let io = Arc::new(Io {
-        conn,
-        policy,
+        clusters: opened,
+        clock,
         flags,
         wait_timeout: io::WAIT,
         writes_in_flight: Default::default(),
         live: crate::cluster::live::LiveOptions {
-            poll_every: options.refresh,
+            poll_every: refresh,
             ..Default::default()
         },
-        following: tokio::sync::watch::channel(0).0,
     });
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
@@ -86,7 +137,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
 
     let (actions_tx, actions_rx) = unbounded_channel();
     let keys_tx = actions_tx.clone();
-    let key_clock = io.conn.clock.clone();
+    let key_clock = io.clock.clone();
     // crossterm's read blocks: a thread of its own, forwarding key presses only
     std::thread::spawn(move || {
         while let Ok(ev) = event::read() {
@@ -102,16 +153,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     });
     let mut terminal = ratatui::try_init().map_err(|e| TuiError(format!("cannot open the terminal UI: {e}")))?;
     let in_flight = io.writes_in_flight.clone();
-    let result = event_loop(
-        &mut terminal,
-        &mut app,
-        io,
-        actions_tx,
-        actions_rx,
-        options.refresh,
-        theme,
-    )
-    .await;
+    let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, refresh, theme).await;
     ratatui::restore();
     wait_for_writes(&in_flight).await;
     result
@@ -176,7 +218,7 @@ pub async fn event_loop<B: Backend>(
         terminal.draw(|f| view::render(f, app, theme)).map_err(draw_failed)?;
         let mut effects = tokio::select! {
             Some(action) = rx.recv() => update(app, action),
-            _ = ticks.tick() => update(app, Action::Tick(io.conn.clock.now())),
+            _ = ticks.tick() => update(app, Action::Tick(io.clock.now())),
             _ = refreshes.tick() => update(app, Action::Refresh),
         };
         // whatever else has arrived is applied before the next frame: a burst of watch events

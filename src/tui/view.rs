@@ -1,6 +1,6 @@
 //! Rendering: a pure function of the state, generic over the ratatui backend.
 
-use super::app::{App, Confirm, Focus, Popup, STALE_AFTER, footer_keys, key_of};
+use super::app::{App, Confirm, ContextView, Focus, Health, Popup, STALE_AFTER, footer_keys, key_of};
 use crate::cluster::inventory::Scope;
 use crate::cluster::live::StreamStatus;
 use crate::cluster::write::Outcome;
@@ -8,6 +8,7 @@ use crate::domain::age::age;
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
 use crate::domain::fence::Verb;
+use crate::domain::safety::{Badge, Colour};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
 use crate::present::layout::{cut, width, wrap};
@@ -45,6 +46,22 @@ fn state_colour(s: State) -> Color {
     }
 }
 
+fn badge_colour(c: Colour) -> Color {
+    match c {
+        Colour::Red => Color::Red,
+        Colour::Yellow => Color::Yellow,
+        Colour::Green => Color::Green,
+        Colour::Blue => Color::Blue,
+        Colour::Magenta => Color::Magenta,
+    }
+}
+
+/// A context's badge as shown beside its name: `[PROD]`, bold in its colour.
+fn badge_span(b: &Badge, theme: Theme) -> Span<'static> {
+    let style = b.colour.map_or(Style::default(), |c| theme.fg(badge_colour(c)));
+    Span::styled(format!("[{}]", b.label), style.add_modifier(Modifier::BOLD))
+}
+
 fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
     match c {
         Column::State => theme.fg(state_colour(w.state)),
@@ -56,11 +73,17 @@ fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
     }
 }
 
-/// The columns that fit: narrow terminals drop MODE, MODE-CHANGED and TEMPLATE first.
-fn fitting(all_namespaces: bool, width: u16) -> Vec<Column> {
-    let mut cols = columns(false, all_namespaces, false);
-    if width < 110 {
+/// The columns that fit: narrow terminals drop MODE, MODE-CHANGED and TEMPLATE first; across
+/// contexts CONTEXT comes first and takes room, so they go sooner, and AGE and DRIFT below 100
+/// columns.
+fn fitting(fleet: bool, all_namespaces: bool, width: u16) -> Vec<Column> {
+    let mut cols = columns(fleet, all_namespaces, false);
+    let context_room = if fleet { 20 } else { 0 };
+    if width < 110 + context_room {
         cols.retain(|c| !matches!(c, Column::Mode | Column::ModeChanged | Column::Template));
+    }
+    if fleet && width < 100 {
+        cols.retain(|c| !matches!(c, Column::Age | Column::Drift));
     }
     cols
 }
@@ -81,26 +104,57 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         Scope::All => "all".to_string(),
         Scope::Namespace(ns) => ns.clone(),
     };
-    let mut first = vec![
-        Span::styled(" kubectl-namzu ", Style::default().add_modifier(Modifier::BOLD)),
-        Span::raw(format!(
-            " context {}  server {}  namespace {scope}",
-            app.context, app.server
-        )),
-    ];
-    if app.permissions.read_only {
-        first.push(Span::styled(
-            "  READ-ONLY",
-            theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
-        ));
-    }
+    let mut first = vec![Span::styled(
+        " kubectl-namzu ",
+        Style::default().add_modifier(Modifier::BOLD),
+    )];
     let counts: Vec<String> = app
         .counts()
         .iter()
         .map(|(s, n)| format!("{} {n}", s.as_str()))
         .collect();
-    let freshness = match (&app.inventory.loaded_at, &app.inventory.refresh_error) {
-        (Some(_), None) if app.live => live_freshness(app, theme),
+    let counts = if counts.is_empty() {
+        "no workspaces".to_string()
+    } else {
+        counts.join("  ")
+    };
+    let lines = match app.contexts.as_slice() {
+        [one] if !app.labelled => {
+            first.push(Span::raw(format!(" context {}", one.name)));
+            if let Some(b) = &one.rules.badge {
+                first.extend([Span::raw(" "), badge_span(b, theme)]);
+            }
+            first.push(Span::raw(format!("  server {}  namespace {scope}", one.server)));
+            if one.read_only.is_some() {
+                first.push(Span::styled(
+                    "  READ-ONLY",
+                    theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                ));
+            }
+            vec![
+                Line::from(first),
+                one_context_status(app, one, &counts, area.width, theme),
+            ]
+        }
+        contexts => {
+            // the fleet: its size and scope, then the counts; each context's status below
+            let mut title = format!(" {} contexts  namespace {scope}", contexts.len());
+            if let Some(c) = &app.view.context {
+                title.push_str(&format!("  showing {c} only"));
+            }
+            let room = (area.width as usize).saturating_sub(width(&title) + 15 + 3);
+            first.push(Span::raw(title));
+            first.push(Span::raw(format!(" │ {}", cut(&counts, room))));
+            vec![Line::from(first), status_strip(app, area.width as usize, theme)]
+        }
+    };
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// One context's second header line: how fresh its data is, then the counts.
+fn one_context_status(app: &App, c: &ContextView, counts: &str, area_width: u16, theme: Theme) -> Line<'static> {
+    let freshness = match (&c.loaded_at, c.refresh_error.as_ref().or(c.open_error.as_ref())) {
+        (Some(_), None) if app.live => live_freshness(app, c, theme),
         (None, None) => Span::raw("loading…"),
         (Some(t), None) => Span::raw(format!("updated {} ago", age(*t, app.now))),
         (when, Some(e)) => Span::styled(
@@ -115,25 +169,134 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         ),
     };
     // freshness first: on a narrow terminal it is what must not be cut off
-    let counts = if counts.is_empty() {
-        "no workspaces".to_string()
-    } else {
-        counts.join("  ")
-    };
-    let room = (area.width as usize).saturating_sub(width(&freshness.content) + 4);
-    let second = Line::from(vec![
+    let room = (area_width as usize).saturating_sub(width(&freshness.content) + 4);
+    Line::from(vec![
         Span::raw(" "),
         freshness,
-        Span::raw(format!(" │ {}", cut(&counts, room))),
-    ]);
-    frame.render_widget(Paragraph::new(vec![Line::from(first), second]), area);
+        Span::raw(format!(" │ {}", cut(counts, room))),
+    ])
+}
+
+/// A context's status as the strip and the picker say it.
+struct Said {
+    /// A symbol and a word.
+    long: String,
+    /// The symbol alone (with the age, where there is one), for a narrow strip.
+    short: String,
+    /// Why, when in trouble.
+    why: Option<String>,
+    colour: Option<Color>,
+}
+
+fn health_words(app: &App, c: &ContextView) -> Said {
+    let plain = |long: &str, short: &str, colour: Option<Color>| Said {
+        long: long.into(),
+        short: short.into(),
+        why: None,
+        colour,
+    };
+    match c.health(app.live) {
+        Health::Loading => plain("… loading", "…", Some(Color::Yellow)),
+        Health::Live => plain("● live", "●", Some(Color::Green)),
+        Health::Syncing => plain("◌ syncing", "◌", Some(Color::Yellow)),
+        Health::Polled => plain("● polled", "●", Some(Color::Yellow)),
+        Health::Listed(at) => {
+            let ago = age(at, app.now);
+            plain(&format!("updated {ago} ago"), &ago, None)
+        }
+        Health::Reconnecting { since, why } => {
+            let ago = age(since, app.now);
+            Said {
+                long: format!("⚠ reconnecting {ago}"),
+                short: format!("⚠ {ago}"),
+                why: Some(why),
+                colour: Some(Color::Red),
+            }
+        }
+        Health::Error(why) => Said {
+            long: "✖ error".into(),
+            short: "✖".into(),
+            why: Some(why),
+            colour: Some(Color::Red),
+        },
+    }
+}
+
+/// One entry per context — name, badge, rows, status — with the reasons of those in trouble
+/// as far as the width allows; the states as symbols when the words do not fit, and the whole
+/// cut with `…` when even that is too wide.
+fn status_strip(app: &App, max: usize, theme: Theme) -> Line<'static> {
+    let per_context = app.inventory.per_context();
+    let entries_of = |short: bool| -> Vec<(Vec<Span<'static>>, Option<String>)> {
+        app.contexts
+            .iter()
+            .map(|c| {
+                let mut spans = vec![Span::raw(c.name.clone())];
+                if let Some(b) = &c.rules.badge {
+                    spans.extend([Span::raw(" "), badge_span(b, theme)]);
+                }
+                let said = health_words(app, c);
+                let rows = per_context.get(c.name.as_str()).copied().unwrap_or(0);
+                spans.push(Span::raw(format!(" {rows} ")));
+                let style = said.colour.map_or(Style::default(), |colour| theme.fg(colour));
+                spans.push(Span::styled(if short { said.short } else { said.long }, style));
+                (spans, said.why)
+            })
+            .collect()
+    };
+    let width_of = |entries: &[(Vec<Span<'static>>, Option<String>)]| -> usize {
+        entries
+            .iter()
+            .map(|(spans, _)| spans.iter().map(|s| width(&s.content)).sum::<usize>() + 3)
+            .sum::<usize>()
+            - 2
+    };
+    let mut entries = entries_of(false);
+    if width_of(&entries) > max {
+        entries = entries_of(true);
+    }
+    let base = width_of(&entries);
+    let mut room = max.saturating_sub(base);
+    let mut line: Vec<Span<'static>> = vec![Span::raw(" ")];
+    for (i, (spans, why)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            line.push(Span::raw(" │ "));
+        }
+        let style = spans.last().map_or(Style::default(), |s| s.style);
+        line.extend(spans);
+        // a reason only where there is room for a few words of it
+        if let Some(why) = why.filter(|_| room > 12) {
+            let said = cut(&format!(": {why}"), room);
+            room -= width(&said);
+            line.push(Span::styled(said, style));
+        }
+    }
+    cut_spans(line, max)
+}
+
+/// Spans cut to `max` columns, the last one ending in `…` when cut.
+fn cut_spans(spans: Vec<Span<'static>>, max: usize) -> Line<'static> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    let total: usize = spans.iter().map(|s| width(&s.content)).sum();
+    for s in spans {
+        let w = width(&s.content);
+        if total <= max || used + w < max {
+            used += w;
+            out.push(s);
+            continue;
+        }
+        out.push(Span::styled(cut(&s.content, max - used), s.style));
+        break;
+    }
+    Line::from(out)
 }
 
 /// Per watch: live, polled, forbidden, or reconnecting since when and why (the worst first).
-fn live_freshness(app: &App, theme: Theme) -> Span<'static> {
+fn live_freshness(app: &App, c: &ContextView, theme: Theme) -> Span<'static> {
     let mut by_state: BTreeMap<u8, BTreeSet<String>> = BTreeMap::new();
     let mut trouble: Option<(DateTime<Utc>, String)> = None;
-    for (stream, status) in &app.inventory.streams {
+    for (stream, status) in &c.streams {
         let rank = match status {
             StreamStatus::Reconnecting { since, why } => {
                 if trouble.as_ref().is_none_or(|(t, _)| since < t) {
@@ -184,7 +347,7 @@ fn live_freshness(app: &App, theme: Theme) -> Span<'static> {
 
 fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let all = app.scope == Scope::All;
-    let cols = fitting(all, area.width);
+    let cols = fitting(app.labelled, all, area.width);
     let rows_visible = app.visible();
     // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces
     let height = area.height.saturating_sub(2) as usize;
@@ -203,17 +366,29 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     }
     // as wide as the longest id on screen (a Min column would take the room RESULT needs)
     let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(9, 40) as u16;
+    // CONTEXT takes what the others leave, up to its longest name and badge
+    let others: usize = cols
+        .iter()
+        .map(|c| match c {
+            Column::Context => 0,
+            Column::Workspace => id_width as usize,
+            other => fixed_width(*other) as usize,
+        })
+        .sum::<usize>()
+        + cols.len()
+        + 1;
+    let context_width = window
+        .iter()
+        .map(|w| width(&context_text(app, w, usize::MAX)))
+        .max()
+        .unwrap_or(0)
+        .min((area.width as usize).saturating_sub(others))
+        .max(7) as u16;
     let mut widths: Vec<Constraint> = vec![Constraint::Length(1)];
     widths.extend(cols.iter().map(|c| match c {
         Column::Workspace => Constraint::Length(id_width),
-        Column::Namespace => Constraint::Length(10),
-        Column::Mode | Column::State => Constraint::Length(10),
-        Column::Age | Column::ModeChanged => Constraint::Length(if *c == Column::Age { 6 } else { 12 }),
-        Column::Epoch => Constraint::Length(8),
-        Column::Template => Constraint::Length(11),
-        Column::Drift => Constraint::Length(11),
-        Column::Diagnosis => Constraint::Length(19),
-        _ => Constraint::Length(12),
+        Column::Context => Constraint::Length(context_width),
+        other => Constraint::Length(fixed_width(*other)),
     }));
     // the room left goes to RESULT, or to nothing (the columns keep their widths)
     widths.push(Constraint::Fill(1));
@@ -226,24 +401,26 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .map(|r| r.width as usize)
         .collect();
     let fit = |i: usize, text: String| cut(&text, fitted.get(i).copied().unwrap_or(usize::MAX));
-    // rows whose data is older than STALE_AFTER stay, dimmed
-    let stale = app.live && app.inventory.stale_since().is_some_and(|t| app.now - t > STALE_AFTER);
-    let row_style = if stale {
-        Style::default().add_modifier(Modifier::DIM)
-    } else {
-        Style::default()
-    };
+    // rows whose context's data is older than STALE_AFTER stay, dimmed
+    let stale: BTreeSet<&str> = app
+        .contexts
+        .iter()
+        .filter(|c| app.live && c.stale_since().is_some_and(|t| app.now - t > STALE_AFTER))
+        .map(|c| c.name.as_str())
+        .collect();
     let rows: Vec<Row> = window
         .iter()
         .map(|w| {
             let key = key_of(w);
             let mark = if app.view.marks.contains(&key) { "✓" } else { " " };
             let mut cells = vec![Cell::from(mark)];
-            cells.extend(
-                cols.iter()
-                    .enumerate()
-                    .map(|(i, c)| Cell::from(fit(i + 1, cell(w, *c, app.now))).style(cell_style(w, *c, theme))),
-            );
+            cells.extend(cols.iter().enumerate().map(|(i, c)| match c {
+                Column::Context => {
+                    let room = fitted.get(i + 1).copied().unwrap_or(usize::MAX);
+                    Cell::from(context_text(app, w, room)).style(context_style(app, w, theme))
+                }
+                _ => Cell::from(fit(i + 1, cell(w, *c, app.now))).style(cell_style(w, *c, theme)),
+            }));
             if results {
                 let note = app.notes.get(&key);
                 let style = match note {
@@ -253,18 +430,31 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
                 let text = note.map_or(String::new(), |n| n.text.clone());
                 cells.push(Cell::from(fit(cols.len() + 1, text)).style(style));
             }
+            let row_style = if stale.contains(key.context.as_str()) {
+                Style::default().add_modifier(Modifier::DIM)
+            } else {
+                Style::default()
+            };
             Row::new(cells).style(row_style)
         })
         .collect();
+    // with a context picked, the rows in view are that context's
+    let (in_view, of_context) = match &app.view.context {
+        Some(c) => (
+            app.inventory.per_context().get(c.as_str()).copied().unwrap_or(0),
+            format!(" in {c}"),
+        ),
+        None => (app.inventory.rows().len(), String::new()),
+    };
     let title = match (app.view.filter_editing, app.view.filter.is_empty()) {
         (true, _) => format!(" filter: {}█ ", app.view.filter),
         (false, false) => format!(
-            " filter: {} ({} of {}) ",
+            " filter: {} ({} of {}{of_context}) ",
             app.view.filter,
             rows_visible.len(),
-            app.inventory.rows().len()
+            in_view
         ),
-        (false, true) => format!(" {} workspaces ", app.inventory.rows().len()),
+        (false, true) => format!(" {in_view} workspaces{of_context} "),
     };
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
@@ -276,9 +466,57 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     frame.render_stateful_widget(table, area, &mut state);
 }
 
+/// The width of a column whose width does not depend on the rows.
+fn fixed_width(c: Column) -> u16 {
+    match c {
+        Column::Namespace | Column::Mode | Column::State => 10,
+        Column::Age => 6,
+        Column::ModeChanged => 12,
+        Column::Epoch => 8,
+        Column::Template | Column::Drift => 11,
+        Column::Diagnosis => 19,
+        _ => 12,
+    }
+}
+
+/// A row's CONTEXT cell in `room` columns: its context, and the context's badge; a name too
+/// long is cut, the badge kept.
+fn context_text(app: &App, w: &Workspace, room: usize) -> String {
+    let name = w.context.as_deref().unwrap_or("-");
+    match app.context_view(name).and_then(|c| c.rules.badge.as_ref()) {
+        Some(b) => {
+            let badge = format!(" [{}]", b.label);
+            let kept = room.saturating_sub(width(&badge)).max(3);
+            cut(&format!("{}{badge}", cut(name, kept)), room)
+        }
+        None => cut(name, room),
+    }
+}
+
+fn context_style(app: &App, w: &Workspace, theme: Theme) -> Style {
+    let badge = w
+        .context
+        .as_deref()
+        .and_then(|name| app.context_view(name))
+        .and_then(|c| c.rules.badge.as_ref());
+    match badge.and_then(|b| b.colour) {
+        Some(c) => theme.fg(badge_colour(c)),
+        None => Style::default(),
+    }
+}
+
 fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
+    // the first warning of any context, naming it across several
+    let warning = app.contexts.iter().find_map(|c| {
+        let w = c.warnings.first()?;
+        Some(if app.labelled {
+            format!("{}: {w}", c.name)
+        } else {
+            w.clone()
+        })
+    });
     let status = if app.status.is_empty() {
-        app.inventory.warnings.first().cloned().unwrap_or_default()
+        warning.unwrap_or_default()
     } else {
         app.status.clone()
     };
@@ -341,7 +579,12 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                 Some(Ok(t)) => t.clone(),
                 Some(Err(e)) => format!("cannot read: {e}"),
             };
-            render_text_popup(frame, format!(" {} ({}) ", key.1, key.0), &body, *scroll);
+            render_text_popup(
+                frame,
+                format!(" {} ({}) ", key.id, key.place(app.labelled)),
+                &body,
+                *scroll,
+            );
         }
         Popup::Yaml { key, text, scroll } => {
             let body = match text {
@@ -349,10 +592,10 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                 Some(Ok(t)) => t.clone(),
                 Some(Err(e)) => format!("cannot read: {e}"),
             };
-            render_text_popup(frame, format!(" namzu-ws-{} — YAML ", key.1), &body, *scroll);
+            render_text_popup(frame, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
         }
         Popup::Help { scroll } => {
-            let text = crate::present::keys::help(popup_text_width(frame.area()));
+            let text = crate::present::keys::help(popup_text_width(frame.area()), app.labelled);
             render_text_popup(frame, " keys ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => {
@@ -365,8 +608,14 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                     e.get(k)
                         .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
                 };
+                // across contexts each write names the one it was sent to
+                let context = if app.labelled {
+                    format!("{}:", s("context"))
+                } else {
+                    String::new()
+                };
                 lines.push(format!(
-                    "{}  {} {}/{}  epoch {}  → {} {}",
+                    "{}  {} {context}{}/{}  epoch {}  → {} {}",
                     s("time"),
                     s("verb"),
                     s("namespace"),
@@ -391,8 +640,64 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                 *scroll,
             );
         }
-        Popup::Confirm(c) => render_confirm(frame, c, theme),
+        Popup::Confirm(c) => render_confirm(frame, app, c, theme),
+        Popup::Contexts { choices, selected } => render_picker(frame, app, choices, *selected, theme),
     }
+}
+
+/// The context picker: every context, then each with its badge, rows and status; the one
+/// selected reversed, the one shown marked.
+fn render_picker(frame: &mut Frame, app: &App, choices: &[String], selected: usize, theme: Theme) {
+    let per_context = app.inventory.per_context();
+    let mark = |shown: bool| if shown { "▸ " } else { "  " };
+    let mut lines: Vec<Line> = vec![Line::from(format!(
+        "{}all contexts  {} workspaces",
+        mark(app.view.context.is_none()),
+        app.inventory.rows().len()
+    ))];
+    for name in choices {
+        let mut spans = vec![Span::raw(format!(
+            "{}{name}",
+            mark(app.view.context.as_ref() == Some(name))
+        ))];
+        if let Some(c) = app.context_view(name) {
+            if let Some(b) = &c.rules.badge {
+                spans.extend([Span::raw(" "), badge_span(b, theme)]);
+            }
+            let rows = per_context.get(name.as_str()).copied().unwrap_or(0);
+            let said = health_words(app, c);
+            spans.push(Span::raw(format!("  {rows} workspaces  ")));
+            let style = said.colour.map_or(Style::default(), |colour| theme.fg(colour));
+            let text = said
+                .why
+                .map_or(said.long.clone(), |why| format!("{}: {why}", said.long));
+            spans.push(Span::styled(text, style));
+        }
+        lines.push(Line::from(spans));
+    }
+    let screen = frame.area();
+    let max = popup_text_width(screen);
+    let plain: Vec<String> = lines
+        .iter()
+        .map(|l| cut(&l.spans.iter().map(|s| s.content.as_ref()).collect::<String>(), max))
+        .collect();
+    let title = " contexts ";
+    let area = popup_area(screen, &plain, title, 0);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let l = cut_spans(l.spans, max);
+            if i == selected {
+                l.style(Style::default().add_modifier(Modifier::REVERSED))
+            } else {
+                l
+            }
+        })
+        .collect();
+    frame.render_widget(Clear, area);
+    let p = Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title));
+    frame.render_widget(p, area);
 }
 
 fn verb_title(v: Verb) -> &'static str {
@@ -403,7 +708,7 @@ fn verb_title(v: Verb) -> &'static str {
     }
 }
 
-fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
+fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     let action = if c.refresh {
         "Refresh template"
     } else {
@@ -434,7 +739,7 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
     );
     say(String::new(), Style::default());
     for key in &c.targets {
-        let head = format!("{} ({}): ", key.1, key.0);
+        let head = format!("{} ({}): ", key.id, key.place(app.labelled));
         let body = match c.previews.get(key) {
             None => vec!["reading…".to_string()],
             Some(Outcome::DryRun {
@@ -474,14 +779,26 @@ fn render_confirm(frame: &mut Frame, c: &Confirm, theme: Theme) {
             say(line.clone(), Style::default());
         }
     }
-    if c.verb == Verb::Delete {
+    if c.asks_typed {
         say(String::new(), Style::default());
+    }
+    if c.verb == Verb::Delete {
         say(
             "Deleting destroys the pod, its agent sessions and the disks (PVCs).".into(),
             theme.fg(Color::Red).add_modifier(Modifier::BOLD),
         );
+    } else if !c.typed_rule.is_empty() {
         say(
-            format!("Type {:?} to enable Delete: {}█", c.phrase(), c.typed),
+            format!(
+                "Context {} asks for the id typed (confirm: typed).",
+                c.typed_rule.join(", ")
+            ),
+            theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        );
+    }
+    if c.asks_typed {
+        say(
+            format!("Type {:?} to enable {action}: {}█", c.phrase(), c.typed),
             Style::default(),
         );
     }

@@ -750,39 +750,18 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value) {
 /// row, never a panic.
 #[test]
 fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
-    use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
     use kubectl_namzu::cluster::inventory::Scope;
-    use kubectl_namzu::tui::action::Effect;
+    use kubectl_namzu::tui::action::{Effect, RowKey};
     use kubectl_namzu::tui::app::{App, AppOptions, update};
-    use kubectl_namzu::tui::io::Io;
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let t = runtime.block_on(start_demo());
     let base = t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").unwrap();
     let kubeconfig = t.sim.kubeconfig().display().to_string();
-    let io = runtime.block_on(async {
-        let opts = ConnectOptions {
-            kubeconfig: Some(t.sim.kubeconfig().to_path_buf()),
-            request_timeout: Some(std::time::Duration::from_secs(5)),
-            clock: Some(t.sim.clock()),
-            ..Default::default()
-        };
-        Io {
-            conn: Connection::open(&opts).await.unwrap(),
-            policy: kubectl_namzu::cluster::write::WritePolicy {
-                read_only: true,
-                audit: Default::default(),
-                throttle: Default::default(),
-                per_sandbox_label_key: None,
-            },
-            flags: Default::default(),
-            wait_timeout: std::time::Duration::from_secs(1),
-            writes_in_flight: Default::default(),
-            live: Default::default(),
-            following: tokio::sync::watch::channel(0).0,
-        }
-    });
+    let conn = runtime.block_on(connect(&t, t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)));
+    let context = context_options(&conn, Default::default());
+    let io = tui_io(vec![(conn, policy(true, Default::default()))], Default::default());
     let mut runner = TestRunner::new(Config {
         cases: 32,
         failure_persistence: None,
@@ -822,8 +801,8 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             // the TUI: refresh, detail, update and render at two sizes
             let scope = Scope::Namespace("agents".into());
             let mut app = App::new(AppOptions {
-                context: "ctx".into(),
-                server: "http://sim".into(),
+                contexts: vec![context.clone()],
+                labelled: false,
                 namespace: "agents".into(),
                 all_namespaces: false,
                 read_only: true,
@@ -832,8 +811,17 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             });
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             runtime.block_on(async {
-                io.perform(Effect::Refresh(scope), tx.clone()).await;
-                io.perform(Effect::Detail(("agents".into(), "alpha".into())), tx).await;
+                let name = context.name.clone();
+                io.perform(
+                    Effect::Refresh {
+                        context: name.clone(),
+                        scope,
+                    },
+                    tx.clone(),
+                )
+                .await;
+                io.perform(Effect::Detail(RowKey::new(&name, "agents", "alpha")), tx)
+                    .await;
             });
             while let Ok(action) = rx.try_recv() {
                 update(&mut app, action);

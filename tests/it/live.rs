@@ -4,10 +4,8 @@
 
 use crate::support::*;
 use kubectl_namzu::clock::NOW_ENV;
-use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
 use kubectl_namzu::cluster::inventory::Scope;
 use kubectl_namzu::cluster::live::{LiveOptions, StreamStatus};
-use kubectl_namzu::cluster::write::WritePolicy;
 use kubectl_namzu::domain::workspace::Workspace;
 use kubectl_namzu::sim::TEST_START;
 use kubectl_namzu::sim::auth::{Rule, User};
@@ -35,46 +33,27 @@ fn quick() -> LiveOptions {
 }
 
 async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
-    let conn = Connection::open(&ConnectOptions {
-        kubeconfig: Some(kubeconfig.to_path_buf()),
-        request_timeout: Some(Duration::from_secs(2)),
-        clock: Some(t.sim.clock()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let conn = connect(t, kubeconfig, None, Duration::from_secs(2)).await;
     let app = App::new(AppOptions {
-        context: conn.context.clone(),
-        server: "http://sim".into(),
+        contexts: vec![context_options(&conn, Default::default())],
+        labelled: false,
         namespace: "agents".into(),
         all_namespaces: all,
         read_only: true,
         now: t.sim.now(),
         live: true,
     });
-    let io = Arc::new(Io {
-        conn,
-        policy: WritePolicy {
-            read_only: true,
-            audit: Default::default(),
-            throttle: Default::default(),
-            per_sandbox_label_key: None,
-        },
-        flags: Default::default(),
-        wait_timeout: Duration::from_secs(2),
-        writes_in_flight: Default::default(),
-        live: quick(),
-        following: tokio::sync::watch::channel(0).0,
-    });
+    let io = Arc::new(tui_io(vec![(conn, policy(true, Default::default()))], quick()));
     let (tx, actions) = unbounded_channel();
     let follower = io.clone();
     let mut live = Live { app, actions, _io: io };
-    let Effect::Follow { scope, generation } = live.app.start().remove(0) else {
+    let follow = live.app.start().remove(0);
+    let Effect::Follow { scope, .. } = &follow else {
         panic!("a live app starts by following its scope");
     };
-    assert_eq!(scope, live.app.scope);
-    tokio::spawn(async move { follower.perform(Effect::Follow { scope, generation }, tx).await });
-    live.until("the first full screen", |a| a.inventory.loaded_at.is_some())
+    assert_eq!(scope, &live.app.scope);
+    tokio::spawn(async move { follower.perform(follow, tx).await });
+    live.until("the first full screen", |a| a.contexts[0].loaded_at.is_some())
         .await;
     live
 }
@@ -91,8 +70,8 @@ impl Live {
                 _ => panic!(
                     "never saw {what}: rows {:?}, streams {:?}, error {:?}",
                     self.app.inventory.rows().iter().map(|w| &w.id).collect::<Vec<_>>(),
-                    self.app.inventory.streams,
-                    self.app.inventory.refresh_error
+                    self.app.contexts[0].streams,
+                    self.app.contexts[0].refresh_error
                 ),
             }
         }
@@ -203,9 +182,9 @@ async fn a_dropped_watch_reconnects_by_itself() {
     })
     .await;
     assert!(
-        live.app.inventory.streams.values().all(|s| *s == StreamStatus::Live),
+        live.app.contexts[0].streams.values().all(|s| *s == StreamStatus::Live),
         "{:?}",
-        live.app.inventory.streams
+        live.app.contexts[0].streams
     );
 }
 
@@ -214,14 +193,14 @@ async fn a_server_that_goes_away_shows_reconnecting_keeps_the_rows_and_comes_bac
     let mut t = start().await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
     t.sim.stop().await;
-    live.until("reconnecting", |a| a.inventory.stale_since().is_some())
+    live.until("reconnecting", |a| a.contexts[0].stale_since().is_some())
         .await;
     assert_eq!(live.ids(), ["asleep", "awake", "owned"], "the last good rows stay");
     // changed while the client could not see it
     set_epoch(&t, "awake", "6");
     t.sim.restart().await.unwrap();
     live.until("live again with the change", |a| {
-        a.inventory.stale_since().is_none() && epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(6)
+        a.contexts[0].stale_since().is_none() && epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(6)
     })
     .await;
 }
@@ -232,11 +211,12 @@ async fn a_hung_server_shows_reconnecting() {
     let t = start().await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
     t.sim.add_fault(Fault::new(None, "/version", FaultAction::Hang));
-    live.until("reconnecting", |a| a.inventory.stale_since().is_some())
+    live.until("reconnecting", |a| a.contexts[0].stale_since().is_some())
         .await;
     assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
     t.sim.clear_faults();
-    live.until("live again", |a| a.inventory.stale_since().is_none()).await;
+    live.until("live again", |a| a.contexts[0].stale_since().is_none())
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -264,7 +244,7 @@ async fn a_user_who_may_not_watch_gets_a_relist_with_one_warning() {
     .await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
     assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
-    let warnings = live.app.inventory.warnings.clone();
+    let warnings = live.app.contexts[0].warnings.clone();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("may not watch sandboxes") && warnings[0].contains("needs RBAC watch"));
     set_epoch(&t, "awake", "3");
@@ -272,7 +252,7 @@ async fn a_user_who_may_not_watch_gets_a_relist_with_one_warning() {
         epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(3)
     })
     .await;
-    assert_eq!(live.app.inventory.warnings.len(), 1, "the warning is said once");
+    assert_eq!(live.app.contexts[0].warnings.len(), 1, "the warning is said once");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -388,15 +368,13 @@ async fn live_rows_equal_the_one_shot_inventory_on_the_demo() {
     use kubectl_namzu::cluster::inventory::{self, Query};
     let t = start_demo().await;
     let live = follow(&t, t.sim.kubeconfig(), true).await;
-    let conn = Connection::open(&ConnectOptions {
-        kubeconfig: Some(t.sim.kubeconfig().to_path_buf()),
-        clock: Some(t.sim.clock()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(5)).await;
     let once = inventory::read(&conn, &Scope::All, &Query::default()).await.unwrap();
     let mut expected = once.workspaces(&Default::default(), t.sim.now());
+    // the UI names each row after its context; the inventory's rows are the same otherwise
+    for w in &mut expected {
+        w.context = Some(conn.context.clone());
+    }
     let mut rows = live.app.inventory.rows().to_vec();
     let key = |w: &Workspace| (w.namespace.clone(), w.id.clone());
     expected.sort_by_key(key);

@@ -5,9 +5,16 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use kubectl_namzu::clock::NOW_ENV;
+use kubectl_namzu::cluster::audit::AuditLog;
+use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
+use kubectl_namzu::cluster::live::LiveOptions;
+use kubectl_namzu::cluster::write::WritePolicy;
+use kubectl_namzu::domain::safety::ContextRules;
 use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig, TEST_START};
+use kubectl_namzu::tui::app::ContextOptions;
+use kubectl_namzu::tui::io::{Cluster, Io};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -235,4 +242,59 @@ pub fn stamp_epoch(epoch: &str) -> Mutation {
 /// Another host resumes the workspace.
 pub fn resumed_by_another() -> Mutation {
     Mutation::MergePatch(serde_json::json!({"spec": {"operatingMode": "Running"}}))
+}
+
+/// A connection to `context` of `kubeconfig` (its current context for `None`), on the sim's
+/// clock, each request bounded by `timeout`.
+pub async fn connect(
+    t: &TestSim,
+    kubeconfig: &Path,
+    context: Option<&str>,
+    timeout: std::time::Duration,
+) -> Connection {
+    Connection::open(&ConnectOptions {
+        kubeconfig: Some(kubeconfig.to_path_buf()),
+        context: context.map(str::to_string),
+        request_timeout: Some(timeout),
+        clock: Some(t.sim.clock()),
+        ..Default::default()
+    })
+    .await
+    .expect("the sim's context opens")
+}
+
+/// A write policy of the TUI's tests: read-only or not, audited as `audit` says.
+pub fn policy(read_only: bool, audit: AuditLog) -> WritePolicy {
+    WritePolicy {
+        read_only,
+        audit,
+        throttle: Default::default(),
+        per_sandbox_label_key: None,
+    }
+}
+
+/// The TUI's I/O over these contexts, each with its write policy, on the first one's clock.
+pub fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions) -> Io {
+    Io {
+        clock: clusters[0].0.clock.clone(),
+        clusters: clusters
+            .into_iter()
+            .map(|(conn, policy)| Cluster::new(conn, policy))
+            .collect(),
+        flags: Default::default(),
+        wait_timeout: std::time::Duration::from_secs(2),
+        writes_in_flight: Default::default(),
+        live,
+    }
+}
+
+/// How the TUI is told of a context a test opened: its name, the server as snapshots show it,
+/// its safety rules.
+pub fn context_options(conn: &Connection, rules: ContextRules) -> ContextOptions {
+    ContextOptions {
+        name: conn.context.clone(),
+        server: "http://sim".into(),
+        rules,
+        open_error: None,
+    }
 }

@@ -3,12 +3,12 @@
 
 use crate::support::*;
 use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
-use kubectl_namzu::cluster::write::WritePolicy;
+use kubectl_namzu::cluster::connect::Connection;
+use kubectl_namzu::domain::safety::ContextRules;
 use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
-use kubectl_namzu::tui::action::{Action, Effect};
-use kubectl_namzu::tui::app::{App, AppOptions, update};
+use kubectl_namzu::tui::action::{Action, Effect, RowKey};
+use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, update};
 use kubectl_namzu::tui::io::Io;
 use kubectl_namzu::tui::view::{self, Theme};
 use ratatui::Terminal;
@@ -22,6 +22,8 @@ struct Harness {
     t: TestSim,
     io: Arc<Io>,
     app: App,
+    /// A fleet's other contexts' sims, after `t` (the first context's).
+    others: Vec<TestSim>,
 }
 
 /// The demo with instant transitions: a pod goes or gets ready at the controller's next look.
@@ -35,42 +37,47 @@ async fn quick_demo() -> TestSim {
 }
 
 async fn harness(t: TestSim, all: bool, read_only: bool) -> Harness {
-    let opts = ConnectOptions {
-        kubeconfig: Some(t.sim.kubeconfig().to_path_buf()),
-        request_timeout: Some(Duration::from_secs(5)),
-        clock: Some(t.sim.clock()),
+    let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(5)).await;
+    let rules = ContextRules {
+        read_only,
         ..Default::default()
     };
-    let conn = Connection::open(&opts).await.unwrap();
+    harness_over(t, Vec::new(), vec![(conn, rules)], Vec::new(), all, read_only).await
+}
+
+/// The TUI over `contexts` (the first on `t`'s sim, the others on `others`), and contexts that
+/// failed to open; several are a fleet. The first refresh has run.
+async fn harness_over(
+    t: TestSim,
+    others: Vec<TestSim>,
+    contexts: Vec<(Connection, ContextRules)>,
+    failed: Vec<ContextOptions>,
+    all: bool,
+    read_only_flag: bool,
+) -> Harness {
+    // one audit log and one session for every context, as the TUI has
     let audit = AuditLog {
         path: Some(t.dir.path().join("audit.jsonl")),
         session: Some(Arc::new(Mutex::new(Vec::new()))),
         failure: Default::default(),
     };
+    let mut options: Vec<ContextOptions> = contexts.iter().map(|(c, r)| context_options(c, r.clone())).collect();
+    options.extend(failed);
     let app = App::new(AppOptions {
-        context: conn.context.clone(),
-        server: "http://sim".into(),
-        namespace: conn.namespace.clone(),
+        labelled: options.len() > 1,
+        contexts: options,
+        namespace: contexts[0].0.namespace.clone(),
         all_namespaces: all,
-        read_only,
+        read_only: read_only_flag,
         now: t.sim.now(),
         live: false,
     });
-    let io = Arc::new(Io {
-        conn,
-        policy: WritePolicy {
-            read_only,
-            audit,
-            throttle: Default::default(),
-            per_sandbox_label_key: None,
-        },
-        flags: Default::default(),
-        wait_timeout: Duration::from_secs(2),
-        writes_in_flight: Default::default(),
-        live: Default::default(),
-        following: tokio::sync::watch::channel(0).0,
-    });
-    let mut h = Harness { t, io, app };
+    let clusters = contexts
+        .into_iter()
+        .map(|(conn, rules)| (conn, policy(rules.read_only, audit.clone())))
+        .collect();
+    let io = Arc::new(tui_io(clusters, Default::default()));
+    let mut h = Harness { t, io, app, others };
     let first = h.app.start();
     h.settle(first).await;
     h
@@ -227,7 +234,7 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     h.t.sim.advance(chrono::Duration::seconds(7));
     h.app.now = h.t.sim.now();
     h.keys(&[KeyCode::F(5)]).await;
-    assert!(h.app.inventory.refresh_error.is_some());
+    assert!(h.app.contexts[0].refresh_error.is_some());
     assert!(!h.app.inventory.rows().is_empty());
     snap_sizes("error_over_stale_data", &h);
     h.t.sim.clear_faults();
@@ -255,7 +262,7 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     .await;
     let mut rbac = harness(t, false, false).await;
     assert_eq!(
-        (rbac.app.permissions.can_patch, rbac.app.permissions.can_delete),
+        (rbac.app.contexts[0].can_patch, rbac.app.contexts[0].can_delete),
         (Some(false), Some(false))
     );
     rbac.keys(&[KeyCode::Char('D')]).await;
@@ -304,7 +311,7 @@ async fn suspend_with_take_over_from_the_list() {
         body[3],
         serde_json::json!({"op":"add","path":"/spec/operatingMode","value":"Suspended"})
     );
-    let note = &h.app.notes[&("agents".to_string(), "alpha".to_string())];
+    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "alpha")];
     assert!(note.ok, "{note:?}");
     assert_eq!(h.app.sent.len(), 1, "what was sent");
 }
@@ -326,7 +333,7 @@ async fn a_fence_refusal_shows_and_changes_nothing() {
         h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
         "refused before sending"
     );
-    let note = &h.app.notes[&("agents".to_string(), "alpha".to_string())];
+    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "alpha")];
     assert!(!note.ok && note.text.contains("held at epoch 9"), "{note:?}");
     assert!(h.screen(160, 10).contains("refused"));
 }
@@ -363,7 +370,7 @@ async fn delete_without_the_typed_id_sends_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_api_server_leaves_the_ui_responsive() {
     let h = harness(start_demo().await, false, false).await;
-    let Harness { t, io, mut app } = h;
+    let Harness { t, io, mut app, .. } = h;
     t.sim
         .add_fault(Fault::new(Some("GET"), "/sandboxes", FaultAction::Hang));
     let (tx, rx) = unbounded_channel();
@@ -399,7 +406,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
         .unwrap()
         .unwrap();
     assert_eq!(app.view.selected, before + 2);
-    assert!(app.inventory.refreshing, "the hung refresh is still out");
+    assert!(app.contexts[0].refreshing, "the hung refresh is still out");
     drop(t);
     let _ = Mutation::BumpResourceVersion;
 }
@@ -420,7 +427,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
     );
     assert_eq!(h.app.inventory.rows().len(), 4);
     assert_eq!(
-        h.app.permissions.can_patch,
+        h.app.contexts[0].can_patch,
         Some(true),
         "access re-checked for the new namespace"
     );
@@ -448,7 +455,7 @@ async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() 
     );
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
     assert!(h.t.sim.requests().iter().all(|r| r.method != "PATCH"), "nothing sent");
-    let note = &h.app.notes[&("agents".to_string(), "wren".to_string())];
+    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "wren")];
     assert!(!note.ok && note.text.contains("selects this workspace"), "{note:?}");
     // the earlier workspace's policy removed: the confirmation notes what the tool cannot verify
     let wren_uid = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap()["metadata"]["uid"].clone();
@@ -503,7 +510,7 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
         h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
         "a preview sends nothing"
     );
-    let key = ("agents".to_string(), "ember".to_string());
+    let key = RowKey::new("namzu-sim", "agents", "ember");
     let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
         panic!("no confirmation")
     };
@@ -540,7 +547,7 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     let sent: Vec<_> = h.t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
     assert_eq!(sent.len(), 1, "flint is never sent");
     assert!(sent[0].path.ends_with("/namzu-ws-ember"));
-    let flint = &h.app.notes[&("agents".to_string(), "flint".to_string())];
+    let flint = &h.app.notes[&RowKey::new("namzu-sim", "agents", "flint")];
     assert!(!flint.ok && flint.text.contains("CEL-immutable"), "{flint:?}");
 
     // read-only: no dialog, the reason on the status line
@@ -548,4 +555,309 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     ro.keys(&[KeyCode::Char('F')]).await;
     assert!(ro.app.popups.is_empty());
     assert_eq!(ro.app.status, "resume is disabled: read-only mode");
+}
+
+/// SMALL with instant transitions: a suspend is confirmed at the controller's next look.
+async fn quick_small() -> TestSim {
+    start_with(SMALL, |c| {
+        c.timing.grace = chrono::Duration::zero();
+        c.timing.ready_delay = chrono::Duration::zero();
+    })
+    .await
+}
+
+/// A fleet of two clusters with the same workspaces (SMALL: agents/awake, asleep, owned in
+/// each): `prod-eu-west` under `prod`'s rules, `staging` under `staging`'s, in one kubeconfig;
+/// and `failed` contexts that could not be opened. Every namespace in scope.
+async fn fleet(prod: ContextRules, staging: ContextRules, failed: Vec<ContextOptions>) -> Harness {
+    let (a, b) = (quick_small().await, quick_small().await);
+    let kubeconfig = a.dir.path().join("fleet.kubeconfig");
+    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("prod-eu-west", &a.sim), ("staging", &b.sim)]).unwrap();
+    let timeout = Duration::from_secs(5);
+    let contexts = vec![
+        (connect(&a, &kubeconfig, Some("prod-eu-west"), timeout).await, prod),
+        (connect(&b, &kubeconfig, Some("staging"), timeout).await, staging),
+    ];
+    harness_over(a, vec![b], contexts, failed, true, false).await
+}
+
+/// What the safety rules file says of production: a red PROD badge, typed confirmations.
+fn production() -> ContextRules {
+    let file = "contexts:\n  - context: 'prod-*'\n    label: PROD\n    colour: red\n    confirm: typed\n";
+    kubectl_namzu::domain::safety::SafetyConfig::parse(file)
+        .unwrap()
+        .for_context("prod-eu-west", &Default::default())
+}
+
+impl Harness {
+    /// The fleet's second context's sim.
+    fn staging(&self) -> &TestSim {
+        &self.others[0]
+    }
+
+    /// Show only the rows matching `text` (the filter, typed and kept).
+    async fn filter(&mut self, text: &str) {
+        self.keys(&[KeyCode::Char('/')]).await;
+        self.type_text(text).await;
+        self.keys(&[KeyCode::Enter]).await;
+    }
+
+    /// The context of the row under the cursor.
+    fn selected_context(&self) -> String {
+        self.app.selected_key().expect("a row is selected").context
+    }
+}
+
+/// The requests a sim was sent other than reads (and access reviews).
+fn writes(t: &TestSim) -> Vec<String> {
+    t.sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET" && !r.path.contains("selfsubjectaccessreviews"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+fn stored_mode(t: &TestSim, id: &str) -> serde_json::Value {
+    t.sim.get(&SANDBOXES, "agents", &format!("namzu-ws-{id}")).unwrap()["spec"]["operatingMode"].clone()
+}
+
+/// Two clusters' `agents/awake` are two rows; the picker shows one context's rows; a suspend of
+/// staging's row is sent to staging's cluster only, and its result lands on that row alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
+    let mut h = fleet(Default::default(), Default::default(), Vec::new()).await;
+    let (prod, staging) = (
+        RowKey::new("prod-eu-west", "agents", "awake"),
+        RowKey::new("staging", "agents", "awake"),
+    );
+    let keys: Vec<RowKey> = h
+        .app
+        .visible()
+        .iter()
+        .map(|w| kubectl_namzu::tui::app::key_of(w))
+        .collect();
+    assert_eq!(keys.len(), 6, "{keys:?}");
+    assert!(keys.contains(&prod) && keys.contains(&staging));
+    // the picker: every context, then each; Enter on the second shows staging's rows only
+    h.keys(&[KeyCode::Char('c'), KeyCode::Down, KeyCode::Down, KeyCode::Enter])
+        .await;
+    assert!(h.app.popups.is_empty());
+    assert_eq!(h.app.view.context.as_deref(), Some("staging"));
+    let shown: Vec<_> = h.app.visible().iter().map(|w| w.context.clone()).collect();
+    assert_eq!(shown, vec![Some("staging".to_string()); 3]);
+    assert!(h.screen(120, 12).contains("showing staging only"));
+    h.filter("awake").await;
+    h.staging().sim.clear_requests();
+    h.t.sim.clear_requests();
+    h.keys(&[KeyCode::Char('S'), KeyCode::Tab, KeyCode::Enter]).await;
+    assert_eq!(
+        writes(h.staging()),
+        ["PATCH /apis/agents.x-k8s.io/v1beta1/namespaces/agents/sandboxes/namzu-ws-awake"]
+    );
+    assert!(writes(&h.t).is_empty(), "nothing sent to prod-eu-west");
+    assert_eq!(stored_mode(h.staging(), "awake"), "Suspended");
+    assert_eq!(stored_mode(&h.t, "awake"), "Running");
+    assert!(h.app.notes[&staging].ok, "{:?}", h.app.notes);
+    assert!(!h.app.notes.contains_key(&prod));
+    assert!(h.app.status.starts_with("staging/awake: suspended"), "{}", h.app.status);
+    h.keys(&[KeyCode::Char('w')]).await;
+    assert!(
+        h.screen(200, 20).contains("suspend staging:agents/awake"),
+        "what was sent names the context"
+    );
+    h.keys(&[KeyCode::Esc]).await;
+    // all contexts again
+    h.keys(&[
+        KeyCode::Esc,
+        KeyCode::Char('c'),
+        KeyCode::Up,
+        KeyCode::Up,
+        KeyCode::Enter,
+    ])
+    .await;
+    assert_eq!((h.app.view.context.as_ref(), h.app.visible().len()), (None, 6));
+}
+
+/// A read-only context refuses writes on its rows, saying which context and rule; the other
+/// context's rows still open their dialog; marks across both are refused whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_context_disables_writes_on_its_rows_only() {
+    let file = "contexts:\n  - context: 'prod-*'\n    readOnly: true\n";
+    let read_only = kubectl_namzu::domain::safety::SafetyConfig::parse(file)
+        .unwrap()
+        .for_context("prod-eu-west", &Default::default());
+    let mut h = fleet(read_only, Default::default(), Vec::new()).await;
+    h.filter("awake").await;
+    assert_eq!(h.selected_context(), "prod-eu-west", "name order: context first");
+    for verb in ['S', 'R', 'D'] {
+        h.keys(&[KeyCode::Char(verb)]).await;
+        assert!(h.app.popups.is_empty(), "{verb}: no dialog");
+        assert!(
+            h.app
+                .status
+                .ends_with("is disabled: read-only mode (context \"prod-eu-west\", config rule \"prod-*\")"),
+            "{}",
+            h.app.status
+        );
+    }
+    h.keys(&[KeyCode::Down]).await;
+    assert_eq!(h.selected_context(), "staging");
+    h.keys(&[KeyCode::Char('S')]).await;
+    assert!(matches!(
+        h.app.popups.last(),
+        Some(kubectl_namzu::tui::app::Popup::Confirm(_))
+    ));
+    h.keys(&[
+        KeyCode::Esc,
+        KeyCode::Up,
+        KeyCode::Char(' '),
+        KeyCode::Char(' '),
+        KeyCode::Char('S'),
+    ])
+    .await;
+    assert_eq!(h.app.view.marks.len(), 2);
+    assert!(
+        h.app.popups.is_empty() && h.app.status.contains("read-only"),
+        "{}",
+        h.app.status
+    );
+    assert!(writes(&h.t).is_empty() && writes(h.staging()).is_empty());
+}
+
+/// `confirm: typed` asks for the id before a suspend in that context (not in the other), and
+/// nothing is sent until it is typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_confirm_context_asks_for_the_id_before_a_suspend() {
+    let mut h = fleet(production(), Default::default(), Vec::new()).await;
+    h.filter("awake").await;
+    h.keys(&[KeyCode::Down, KeyCode::Char('S')]).await;
+    let screen = h.screen(200, 50);
+    assert!(
+        !screen.contains("Type \"awake\""),
+        "staging asks for no typing:\n{screen}"
+    );
+    h.keys(&[
+        KeyCode::Esc,
+        KeyCode::Up,
+        KeyCode::Char('S'),
+        KeyCode::Tab,
+        KeyCode::Enter,
+    ])
+    .await;
+    assert_eq!(h.app.status, "type \"awake\" to confirm the suspend");
+    assert!(writes(&h.t).is_empty(), "nothing sent before the id is typed");
+    let screen = h.screen(200, 50);
+    assert!(
+        screen.contains("Context prod-eu-west asks for the id typed (confirm: typed).")
+            && screen.contains("Type \"awake\" to enable Suspend: █"),
+        "{screen}"
+    );
+    // letters are typed, `t` included; the dialog stays until the id is whole
+    h.type_text("awak").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert!(writes(&h.t).is_empty());
+    h.type_text("e").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert_eq!(writes(&h.t).len(), 1, "{:?}", writes(&h.t));
+    assert!(writes(h.staging()).is_empty());
+    assert_eq!(stored_mode(&h.t, "awake"), "Suspended");
+}
+
+/// Marking more of one context's rows than its maxBulk refuses the action before anything is
+/// read or sent; within it, the marks across contexts open one dialog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_bulk_refuses_a_context_s_marked_rows_over_it_and_sends_nothing() {
+    let capped = ContextRules {
+        max_bulk: Some(2),
+        ..Default::default()
+    };
+    let mut h = fleet(capped, Default::default(), Vec::new()).await;
+    h.t.sim.clear_requests();
+    h.staging().sim.clear_requests();
+    // prod-eu-west's three rows and one of staging's
+    h.keys(&[KeyCode::Char(' '); 4]).await;
+    h.keys(&[KeyCode::Char('S')]).await;
+    assert!(h.app.popups.is_empty());
+    assert_eq!(
+        h.app.status,
+        "context \"prod-eu-west\": 3 workspaces selected, more than its maxBulk of 2: nothing sent (narrow the selection, or pass --max-bulk)"
+    );
+    assert!(
+        h.t.sim.requests().is_empty() && h.staging().sim.requests().is_empty(),
+        "not even a read"
+    );
+    h.keys(&[KeyCode::Home, KeyCode::Char(' '), KeyCode::Char('S')]).await;
+    let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
+        panic!("{}", h.app.status)
+    };
+    assert_eq!(c.targets.len(), 3, "two of prod-eu-west's and one of staging's");
+}
+
+/// The fleet view: CONTEXT first with the red PROD badge, the header's status strip with each
+/// context's rows and state (listed, reconnecting, could not be opened), the picker, and a
+/// typed suspend's dialog.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_of_the_fleet_view() {
+    use kubectl_namzu::cluster::live::{LiveEvent, StreamStatus};
+    let unreachable = ContextOptions {
+        name: "prod-us-east".into(),
+        open_error: Some("cannot reach https://10.0.0.9:6443: connection refused".into()),
+        ..Default::default()
+    };
+    let mut h = fleet(production(), Default::default(), vec![unreachable]).await;
+    // staging's watch of Sandboxes lost its server 30 s ago, as its Follow reports it
+    let since = h.t.sim.now() - chrono::Duration::seconds(30);
+    let event = LiveEvent::Status {
+        stream: kubectl_namzu::cluster::live::StreamName {
+            kind: kubectl_namzu::domain::mirror::Kind::Sandboxes,
+            namespace: None,
+        },
+        status: StreamStatus::Reconnecting {
+            since,
+            why: "connection refused".into(),
+        },
+    };
+    let (scope, generation) = (h.app.scope.clone(), h.app.contexts[1].follow_generation);
+    update(
+        &mut h.app,
+        Action::Live {
+            context: "staging".into(),
+            scope,
+            generation,
+            event,
+        },
+    );
+    snap_sizes("fleet_view", &h);
+    let narrow = h.screen(80, 24);
+    assert!(
+        narrow.lines().all(|l| l.chars().count() <= 80),
+        "fits 80 columns:\n{narrow}"
+    );
+    assert_badge_is_red(&h);
+    h.keys(&[KeyCode::Char('c')]).await;
+    snap_sizes("fleet_context_picker", &h);
+    h.keys(&[KeyCode::Esc]).await;
+    h.filter("awake").await;
+    h.keys(&[KeyCode::Char('S')]).await;
+    snap_sizes("fleet_confirm_typed_suspend", &h);
+}
+
+/// Every `[PROD]` on screen (the header's strip, the CONTEXT column) is drawn in red.
+fn assert_badge_is_red(h: &Harness) {
+    let (w, rows) = (140, 20);
+    let mut term = Terminal::new(TestBackend::new(w, rows)).unwrap();
+    term.draw(|f| view::render(f, &h.app, Theme { colour: true })).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut seen = 0;
+    for y in 0..rows {
+        let line: Vec<String> = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        let text = line.concat();
+        if let Some(at) = text.find("[PROD]") {
+            let x = text[..at].chars().count() as u16;
+            assert_eq!(buf[(x + 1, y)].fg, ratatui::style::Color::Red, "row {y}: {text}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "the badge in the strip and the rows");
 }

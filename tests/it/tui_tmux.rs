@@ -1,5 +1,6 @@
 //! End to end: the real binary's demo in a real terminal (tmux): filter, detail, suspend, quit,
-//! and the terminal is restored. Skipped, saying so, where tmux is not installed.
+//! and the terminal is restored; a fleet of clusters in one view. Skipped, saying so, where tmux
+//! is not installed.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -67,7 +68,8 @@ fn demo_in_a_real_terminal() {
         session: "demo",
     };
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
-    let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120");
+    // one cluster: the demo as it was before fleets
+    let script = format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120");
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
     t.expect("36 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
@@ -116,9 +118,15 @@ fn signals_restore_the_terminal() {
             socket: format!("namzu-sig-{signal}-{}", std::process::id()),
             session: "demo",
         };
+        // the demo's fleet of three, each context under the demo's safety rules
         let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; stty -a; sleep 120");
         t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-        t.expect("36 workspaces");
+        t.expect("3 contexts");
+        let fleet = t.expect("staging [STG]");
+        assert!(
+            fleet.contains("prod-eu-west [PROD]") && fleet.contains("prod-us-east [PROD]"),
+            "{fleet}"
+        );
         let shell = t.cmd(&["display-message", "-p", "-t", t.session, "#{pane_pid}"]);
         let children = Command::new("pgrep")
             .args(["-P", shell.trim()])
@@ -242,4 +250,73 @@ fn the_live_tui_follows_changes_and_outages() {
     runtime.block_on(t.sim.restart()).unwrap();
     tmux.expect(" 78 ");
     tmux.expect("● live:");
+}
+
+/// The TUI over two clusters in a real terminal: both contexts' rows in one table, a suspend on
+/// one context's row sent to that cluster only, and a cluster that goes away said in its status
+/// while the other's rows stay.
+#[test]
+fn a_fleet_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; the fleet TUI test did not run");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (mut east, west) = runtime.block_on(async { (crate::support::start().await, crate::support::start().await) });
+    let dir = east.dir.path();
+    let kubeconfig = dir.join("fleet.kubeconfig");
+    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
+    let rules = dir.join("config.yaml");
+    std::fs::write(&rules, "contexts:\n  - {context: east, label: PROD, colour: red}\n").unwrap();
+    let tmux = Tmux {
+        socket: format!("namzu-fleet-{}", std::process::id()),
+        session: "fleet",
+    };
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --all-contexts -A; sleep 60",
+        rules.display(),
+        dir.join("audit.jsonl").display(),
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        kubeconfig.display()
+    );
+    tmux.start(160, 30, &script);
+    tmux.expect("2 contexts");
+    let both = tmux.expect("6 workspaces");
+    for context in ["east [PROD] ", "west "] {
+        let row = both
+            .lines()
+            .find(|l| l.trim_start().starts_with(context) && l.contains(" awake "));
+        assert!(row.is_some(), "{context}'s awake in\n{both}");
+    }
+    // west only, then its awake: suspended there
+    tmux.keys(&["c"]);
+    tmux.expect("all contexts");
+    tmux.keys(&["Down", "Down", "Enter"]);
+    tmux.expect("showing west only");
+    tmux.keys(&["/", "awake", "Enter", "S"]);
+    tmux.expect("keeps holder epoch 2");
+    tmux.keys(&["Tab", "Enter"]);
+    let patches = |t: &crate::support::TestSim| t.sim.requests().into_iter().filter(|r| r.method == "PATCH").count();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while patches(&west) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "west never got its PATCH:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(patches(&east), 0, "nothing sent to east");
+    tmux.expect("west/awake: suspended");
+    // every context again; east goes away: its status says so, the rows stay
+    tmux.keys(&["Escape", "c", "Up", "Up", "Enter"]);
+    tmux.expect("showing every context");
+    runtime.block_on(east.sim.stop());
+    let down = tmux.expect("⚠ reconnecting");
+    let strip = down.lines().nth(1).unwrap_or_default();
+    assert!(
+        strip.contains("east [PROD] 3 ⚠ reconnecting") && strip.contains("west 3 ● live"),
+        "{down}"
+    );
+    assert!(down.contains("6 workspaces"), "the last good rows stay:\n{down}");
 }
