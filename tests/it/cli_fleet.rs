@@ -287,8 +287,8 @@ async fn a_max_bulk_rule_refuses_an_oversized_bulk_with_nothing_sent() {
         .await;
     assert_eq!(o.status.code(), Some(2), "{}\n{}", out(&o), err(&o));
     assert!(err(&o).contains("maxBulk of 1"), "{}", err(&o));
-    for i in 0..3 {
-        assert!(fleet.writes(i).is_empty(), "nothing sent to {}", NAMES[i]);
+    for (i, name) in NAMES.iter().enumerate() {
+        assert!(fleet.writes(i).is_empty(), "nothing sent to {name}");
     }
     // one named workspace is not a bulk write; --max-bulk overrides the rule
     let o = fleet
