@@ -132,6 +132,8 @@ pub struct Inventory {
 pub struct ContextView {
     pub name: String,
     pub server: String,
+    /// Its own namespace, read while the fleet reads each context's own.
+    pub namespace: String,
     pub rules: ContextRules,
     /// Why it refuses every write (`--read-only`, or its readOnly rule), if it does.
     pub read_only: Option<String>,
@@ -182,6 +184,7 @@ impl ContextView {
         ContextView {
             name: o.name,
             server: o.server,
+            namespace: o.namespace,
             rules: o.rules,
             read_only,
             open_error: o.open_error,
@@ -369,6 +372,8 @@ pub struct TableView {
 pub struct ContextOptions {
     pub name: String,
     pub server: String,
+    /// Its own namespace (`-n`, else the context's): where it is read until one is chosen.
+    pub namespace: String,
     pub rules: ContextRules,
     pub open_error: Option<String>,
 }
@@ -399,6 +404,9 @@ pub struct App {
     pub labelled: bool,
     pub scope: Scope,
     pub home_namespace: String,
+    /// Across contexts, each reads its own namespace (as `list` does) until the user picks one
+    /// for all; `-A` reads every namespace everywhere.
+    pub own_namespaces: bool,
     pub now: DateTime<Utc>,
     pub inventory: Inventory,
     pub view: TableView,
@@ -449,6 +457,7 @@ impl App {
                 Scope::Namespace(o.namespace.clone())
             },
             home_namespace: o.namespace.clone(),
+            own_namespaces: o.labelled,
             now: o.now,
             inventory: Inventory {
                 namespaces: vec![o.namespace],
@@ -492,7 +501,7 @@ impl App {
             if access {
                 effects.push(Effect::CheckAccess {
                     context: self.contexts[i].name.clone(),
-                    scope: self.scope.clone(),
+                    scope: self.scope_in(&self.contexts[i].name),
                 });
             }
         }
@@ -503,6 +512,7 @@ impl App {
     /// watches over from a list: the context's rows it does not bring back by its first full
     /// state are gone.
     fn read(&mut self, i: usize) -> Effect {
+        let scope = self.scope_in(&self.contexts[i].name);
         let c = &mut self.contexts[i];
         c.refreshing = true;
         let context = c.name.clone();
@@ -512,15 +522,27 @@ impl App {
             self.inventory.unconfirmed.insert(context.clone(), BTreeSet::new());
             Effect::Follow {
                 context,
-                scope: self.scope.clone(),
+                scope,
                 generation: c.follow_generation,
             }
         } else {
-            Effect::Refresh {
-                context,
-                scope: self.scope.clone(),
-            }
+            Effect::Refresh { context, scope }
         }
+    }
+
+    /// What context `name` reads: every namespace, the one chosen, or its own.
+    pub fn scope_in(&self, name: &str) -> Scope {
+        match (&self.scope, self.own_namespaces, self.context_view(name)) {
+            (Scope::Namespace(_), true, Some(c)) if !c.namespace.is_empty() => Scope::Namespace(c.namespace.clone()),
+            (scope, _, _) => scope.clone(),
+        }
+    }
+
+    /// The contexts read different namespaces: rows need their NAMESPACE.
+    pub fn mixed_namespaces(&self) -> bool {
+        let mut scopes = self.contexts.iter().map(|c| self.scope_in(&c.name));
+        let first = scopes.next();
+        scopes.any(|s| Some(s) != first)
     }
 
     /// The context named, if the UI has it.
@@ -860,7 +882,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Loaded { context, scope, result } => {
             let now = app.now;
-            if scope != app.scope {
+            if scope != app.scope_in(&context) {
                 return Vec::new(); // an answer for a scope we left
             }
             let Some(c) = app.context_mut(&context) else {
@@ -886,7 +908,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             generation,
             event,
         } => {
-            let current = scope == app.scope
+            let current = scope == app.scope_in(&context)
                 && app
                     .context_view(&context)
                     .is_some_and(|c| c.follow_generation == generation);
@@ -902,7 +924,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             delete,
             namespaces,
         } => {
-            if scope == app.scope
+            if scope == app.scope_in(&context)
                 && let Some(c) = app.context_mut(&context)
             {
                 c.can_patch = patch;
@@ -1169,6 +1191,8 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             let next = current.map_or(0, |i| (i + 1) % namespaces.len());
             let ns = namespaces[next].clone();
             app.home_namespace = ns.clone();
+            // a namespace picked is read in every context
+            app.own_namespaces = false;
             return app.switch_scope(Scope::Namespace(ns));
         }
         Command::Refresh => return app.reload(),

@@ -90,6 +90,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         contexts.push(ContextOptions {
             name: conn.context.clone(),
             server: conn.server.clone(),
+            namespace: conn.namespace.clone(),
             rules: rules.clone(),
             open_error: open_error.clone(),
         });

@@ -102,6 +102,7 @@ pub fn render(frame: &mut Frame, app: &App, theme: Theme) {
 fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let scope = match &app.scope {
         Scope::All => "all".to_string(),
+        Scope::Namespace(_) if app.mixed_namespaces() => "each context's own".to_string(),
         Scope::Namespace(ns) => ns.clone(),
     };
     let mut first = vec![Span::styled(
@@ -346,7 +347,7 @@ fn live_freshness(app: &App, c: &ContextView, theme: Theme) -> Span<'static> {
 }
 
 fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
-    let all = app.scope == Scope::All;
+    let all = app.scope == Scope::All || app.mixed_namespaces();
     let cols = fitting(app.labelled, all, area.width);
     let rows_visible = app.visible();
     // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces

@@ -294,6 +294,7 @@ pub fn context_options(conn: &Connection, rules: ContextRules) -> ContextOptions
     ContextOptions {
         name: conn.context.clone(),
         server: "http://sim".into(),
+        namespace: conn.namespace.clone(),
         rules,
         open_error: None,
     }
