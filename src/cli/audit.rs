@@ -30,6 +30,14 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         );
     }
     let mut entries = read.entries;
+    // `--context a,b`: those contexts' writes only
+    if !globals.context.is_empty() {
+        entries.retain(|e| {
+            e.get("context")
+                .and_then(Value::as_str)
+                .is_some_and(|c| globals.context.iter().any(|want| want == c))
+        });
+    }
     if let Some(n) = args.tail {
         entries = entries.split_off(entries.len().saturating_sub(n));
     }
@@ -47,23 +55,31 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 e.get(k)
                     .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
             };
+            // a CONTEXT column once the writes span clusters
+            let contexts: std::collections::BTreeSet<String> = entries.iter().map(|e| s(e, "context")).collect();
+            let labelled = contexts.len() > 1;
             let rows: Vec<Vec<(String, Tone)>> = entries
                 .iter()
                 .map(|e| {
                     let request = e.pointer("/request/method").and_then(Value::as_str).unwrap_or("-");
-                    vec![
-                        (s(e, "time"), Tone::Plain),
-                        (s(e, "verb"), Tone::Plain),
-                        (s(e, "namespace"), Tone::Plain),
-                        (s(e, "workspace"), Tone::Plain),
-                        (format!("{}/{}", s(e, "epochCarried"), s(e, "epochStored")), Tone::Plain),
-                        (request.to_string(), Tone::Plain),
-                        (s(e, "status"), Tone::Plain),
-                        (s(e, "outcome"), Tone::Plain),
-                    ]
+                    let context = labelled.then(|| (s(e, "context"), Tone::Plain));
+                    context
+                        .into_iter()
+                        .chain([
+                            (s(e, "time"), Tone::Plain),
+                            (s(e, "verb"), Tone::Plain),
+                            (s(e, "namespace"), Tone::Plain),
+                            (s(e, "workspace"), Tone::Plain),
+                            (format!("{}/{}", s(e, "epochCarried"), s(e, "epochStored")), Tone::Plain),
+                            (request.to_string(), Tone::Plain),
+                            (s(e, "status"), Tone::Plain),
+                            (s(e, "outcome"), Tone::Plain),
+                        ])
+                        .collect()
                 })
                 .collect();
             let headers = [
+                "CONTEXT",
                 "TIME",
                 "VERB",
                 "NAMESPACE",
@@ -73,7 +89,8 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 "STATUS",
                 "OUTCOME",
             ];
-            crate::out!("{}", output::table(&headers, &rows, false, output::colour_enabled()));
+            let headers = &headers[usize::from(!labelled)..];
+            crate::out!("{}", output::table(headers, &rows, false, output::colour_enabled()));
         }
     }
     Ok(())

@@ -57,7 +57,7 @@ pub enum Command {
     Delete(write::DeleteArgs),
     /// The per-context safety rules (`config view`: the rules in force for each context).
     Config(config::Args),
-    /// The writes this machine sent (the audit log).
+    /// The writes this machine sent (the audit log); --context picks those contexts' writes.
     Audit(audit::Args),
     /// Print the pod-template hash a workspace created from a SandboxTemplate would carry.
     TemplateHash(template_hash::Args),

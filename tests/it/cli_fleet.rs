@@ -228,6 +228,15 @@ async fn a_bulk_suspend_across_contexts_fences_each_row_on_its_own_cluster() {
     let mut sorted = contexts.clone();
     sorted.sort();
     assert_eq!(sorted, ["a", "b"], "{contexts:?}");
+    // `audit` labels the writes of several clusters, and picks one's
+    let o = fleet.run(None, &["audit"]).await;
+    assert!(out(&o).starts_with("CONTEXT "), "{}", out(&o));
+    let o = fleet.run(None, &["audit", "--context", "b", "-o", "json"]).await;
+    let entries = json(&o);
+    assert!(
+        !entries.is_empty() && entries.iter().all(|e| e["context"] == "b"),
+        "{entries:?}"
+    );
 }
 
 const RULES: &str = r#"
