@@ -5,7 +5,10 @@
 //! per pass (from the sim's request record). Prints figures; asserts nothing.
 //!
 //! Then a fleet: N clusters of W workspaces each in one kubeconfig, `list -A -o json
-//! --all-contexts` against the same list of one of its contexts (wall, peak RSS, their ratio).
+//! --all-contexts` against the same list of one of its contexts (wall, peak RSS, their ratio) —
+//! on loopback, where the N simulated API servers share this machine's cores with the client,
+//! and with a round trip per request (`NAMZU_BENCH_RTT_MS`, default 30) as clusters in other
+//! regions answer, each API server on its own machine.
 //!
 //! `NAMZU_BENCH_SHAPES=5000:0,5000:50000` picks the shapes (workspaces:background pods; PVCs
 //! are a fifth of the pods); `NAMZU_BENCH_FLEET=3:5000` the fleet (clusters:workspaces; `0` skips
@@ -14,6 +17,7 @@
 #[path = "support/shape.rs"]
 mod shape;
 
+use kubectl_namzu::sim::faults::{Fault, FaultAction};
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
 use shape::scenario;
@@ -193,26 +197,40 @@ fn fleet(rt: &tokio::runtime::Runtime, runs: usize) {
             c
         }
     };
-    let one = measure(&all, runs, &list("--context=cluster-0"));
-    let every = measure(&all, runs, &list("--all-contexts"));
+    let rtt: u64 = std::env::var("NAMZU_BENCH_RTT_MS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(30);
     println!();
-    println!("| fleet | command | wall (median of {runs}) | peak RSS | bytes served per pass |");
-    println!("|---|---|---|---|---|");
+    println!("| fleet | network | command | wall (median of {runs}) | peak RSS | bytes served per pass |");
+    println!("|---|---|---|---|---|---|");
     let shape = format!("{clusters} × {workspaces} workspaces");
-    for (what, f) in [
-        ("list -A -o json --context cluster-0", &one),
-        ("list -A -o json --all-contexts", &every),
-    ] {
+    for delay in [0, rtt] {
+        let network = if delay == 0 {
+            "loopback".to_string()
+        } else {
+            for sim in &all {
+                sim.add_fault(Fault::new(None, "*", FaultAction::Delay(Duration::from_millis(delay))));
+            }
+            format!("{delay} ms per request")
+        };
+        let one = measure(&all, runs, &list("--context=cluster-0"));
+        let every = measure(&all, runs, &list("--all-contexts"));
+        for (what, f) in [
+            ("list -A -o json --context cluster-0", &one),
+            ("list -A -o json --all-contexts", &every),
+        ] {
+            println!(
+                "| {shape} | {network} | {what} | {:.2?} | {:.0} MiB | {:.1} MB |",
+                f.wall,
+                f.rss_mib,
+                f.bytes as f64 / 1e6
+            );
+        }
         println!(
-            "| {shape} | {what} | {:.2?} | {:.0} MiB | {:.1} MB |",
-            f.wall,
-            f.rss_mib,
-            f.bytes as f64 / 1e6
+            "| {shape} | {network} | ratio (fleet / one context) | {:.2}× | {:.2}× | |",
+            every.wall.as_secs_f64() / one.wall.as_secs_f64(),
+            every.rss_mib / one.rss_mib
         );
     }
-    println!(
-        "| {shape} | ratio (fleet / one context) | {:.2}× | {:.2}× | |",
-        every.wall.as_secs_f64() / one.wall.as_secs_f64(),
-        every.rss_mib / one.rss_mib
-    );
 }

@@ -11,12 +11,14 @@ fn main() {
     let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
     // a verb is a few requests and one pass over their answers: one thread does it, and one
     // heap arena holds it (worker threads each grow their own); the terminal UI and the demo keep
-    // their drawing apart from their I/O on a multi-threaded runtime
+    // their drawing apart from their I/O on a multi-threaded runtime, and a fleet reads and
+    // derives its contexts on as many cores as there are
     let interactive = matches!(
         parsed.command,
         None | Some(cli::Command::Tui(_) | cli::Command::Demo(_))
     );
-    let runtime = if interactive {
+    let fleet = parsed.globals.all_contexts || parsed.globals.context.len() > 1;
+    let runtime = if interactive || fleet {
         tokio::runtime::Builder::new_multi_thread().enable_all().build()
     } else {
         tokio::runtime::Builder::new_current_thread().enable_all().build()
