@@ -180,11 +180,7 @@ async fn serve(fleet: &Fleet) -> Result<(), Failure> {
 /// The main experience against the simulated clusters: the TUI on a terminal, else the list;
 /// a fleet of every context, under the demo's safety rules. Its writes are audited to a file of
 /// its own, removed when the demo ends (with the rules' file).
-async fn show(
-    fleet: &mut Fleet,
-    read_only: Option<super::globals::Switch>,
-    audit: &std::path::Path,
-) -> Result<(), Failure> {
+async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Result<(), Failure> {
     use std::io::IsTerminal;
     let several = fleet.sims.len() > 1;
     let config = if several {
@@ -210,6 +206,7 @@ async fn show(
         request_timeout: super::globals::RequestTimeout(Some(std::time::Duration::from_secs(30))),
         verbose: false,
         read_only,
+        write: false,
         audit_log: Some(audit.to_path_buf()),
         no_audit: false,
         chunk_size: crate::cluster::connect::DEFAULT_CHUNK_SIZE,

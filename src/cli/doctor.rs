@@ -46,10 +46,13 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
             }
         }
     }
+    // a context that could not be opened has a problem too (its warning said which)
+    let unopened = fleet.failed().len();
     if problems > 0 {
         return Err(Failure::error(format!(
-            "{problems} of {} contexts have problems",
-            reports.len()
+            "{} of {} contexts have problems",
+            problems + unopened,
+            reports.len() + unopened
         )));
     }
     fleet.finish()

@@ -44,6 +44,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if args.id.is_some() {
         globals.one_namespace_for_names()?;
     }
+    globals.one_context("drift")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let now = conn.clock.now();
     let flags = globals.overlay_flags(&args.overlays);

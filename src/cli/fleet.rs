@@ -32,6 +32,8 @@ pub struct Fleet {
     pub labelled: bool,
     /// Ages and filters read this clock (the members share it).
     pub clock: Clock,
+    /// The config file has rules (they are per context name).
+    pub ruled: bool,
     /// The contexts that failed so far, and why.
     failed: Mutex<Vec<(String, String)>>,
 }
@@ -47,13 +49,22 @@ impl Fleet {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(Failure::error)?,
         };
-        if !globals.all_contexts && globals.context.len() <= 1 {
+        // each context once, in the order given: `--context a,a` is one context
+        let mut seen = std::collections::BTreeSet::new();
+        let given: Vec<String> = globals.context.iter().filter(|n| seen.insert(*n)).cloned().collect();
+        if !globals.all_contexts && given.len() <= 1 {
+            let opts = connect::ConnectOptions {
+                context: given.first().cloned(),
+                ..opts
+            };
             let conn = Connection::open(&opts).await?;
+            let ruled = !rules.contexts.is_empty();
             let rules = rules.for_context(&conn.context, &overrides);
             return Ok(Fleet {
                 members: vec![Member { conn, rules }],
                 labelled: false,
                 clock,
+                ruled,
                 failed: Default::default(),
             });
         }
@@ -62,11 +73,16 @@ impl Fleet {
                 "--cluster and --user override one context's cluster and user: not with several contexts",
             ));
         }
+        if globals.write {
+            return Err(Failure::usage(
+                "--write lifts the readOnly rule of one context: name that one with --context",
+            ));
+        }
         let kubeconfig = connect::load_kubeconfig(&opts)?;
         let mut names: Vec<String> = if globals.all_contexts {
             kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
         } else {
-            globals.context.clone()
+            given
         };
         let mut seen = std::collections::BTreeSet::new();
         names.retain(|n| seen.insert(n.clone()));
@@ -93,6 +109,7 @@ impl Fleet {
             members: Vec::new(),
             labelled: true,
             clock,
+            ruled: !rules.contexts.is_empty(),
             failed: Default::default(),
         };
         for (name, conn) in opened {

@@ -44,11 +44,13 @@ pub struct Globals {
     /// Log every API request to stderr.
     #[arg(short = 'v', long, global = true)]
     pub verbose: bool,
-    /// Refuse every write (suspend, resume, delete); reads still work. `--read-only=false` lifts
-    /// a readOnly rule of the config file for this command.
-    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = parse_switch, num_args = 0..=1,
-          require_equals = true, default_missing_value = "true", value_name = "BOOL")]
-    pub read_only: Option<Switch>,
+    /// Refuse every write (suspend, resume, delete); reads still work.
+    #[arg(long, global = true, env = "KUBECTL_NAMZU_READ_ONLY", value_parser = parse_switch, action = clap::ArgAction::SetTrue)]
+    pub read_only: bool,
+    /// Lift the config file's readOnly rule of the one context named, for this command only (a
+    /// flag, never the environment: no shell setting turns a rule off).
+    #[arg(long, global = true, conflicts_with = "read_only")]
+    pub write: bool,
     /// The most workspaces one bulk write may select per context (overrides the config file's maxBulk).
     #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..), value_name = "N")]
     pub max_bulk: Option<u32>,
@@ -117,16 +119,13 @@ fn parse_confirm(text: &str) -> Result<Confirm, String> {
     }
 }
 
-/// A boolean switch; `None` = not set (an empty environment variable, as a shell's `VAR=` reads).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Switch(pub Option<bool>);
-
-/// A boolean switch from a flag or the environment: kubectl's words for true and false.
-fn parse_switch(text: &str) -> Result<Switch, String> {
+/// A boolean switch from a flag or the environment: empty means unset (false), as a shell's
+/// `VAR=` reads; otherwise kubectl's words for true and false. False only leaves read-only off:
+/// it never lifts a rule of the config file.
+fn parse_switch(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
-        "" => Ok(Switch(None)),
-        "0" | "false" | "no" | "off" | "n" | "f" => Ok(Switch(Some(false))),
-        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(Switch(Some(true))),
+        "" | "0" | "false" | "no" | "off" | "n" | "f" => Ok(false),
+        "1" | "true" | "yes" | "on" | "y" | "t" => Ok(true),
         _ => Err(format!(
             "{text:?} is not a boolean (--read-only or KUBECTL_NAMZU_READ_ONLY): use true or false"
         )),
@@ -172,7 +171,11 @@ impl Globals {
     /// What the flags say over the config file's rules.
     pub fn overrides(&self) -> Overrides {
         Overrides {
-            read_only: self.read_only.and_then(|s| s.0),
+            read_only: match (self.read_only, self.write) {
+                (true, _) => Some(true),
+                (false, true) => Some(false),
+                (false, false) => None,
+            },
             confirm: self.confirm,
             max_bulk: self.max_bulk,
         }
@@ -206,6 +209,18 @@ impl Globals {
             session: None,
             failure: Default::default(),
         }
+    }
+
+    /// A verb that reads one workspace reads it in one context: several are refused, not
+    /// silently narrowed to the first.
+    pub fn one_context(&self, verb: &str) -> Result<(), crate::cli::exit::Failure> {
+        let distinct: std::collections::BTreeSet<&String> = self.context.iter().collect();
+        if self.all_contexts || distinct.len() > 1 {
+            return Err(crate::cli::exit::Failure::usage(format!(
+                "{verb} reads one context: pass one --context (list, capacity, doctor and the writes span several)"
+            )));
+        }
+        Ok(())
     }
 
     /// A workspace is named in one namespace: a name with `-A` is refused, as kubectl refuses it.

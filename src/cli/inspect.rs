@@ -30,6 +30,7 @@ pub struct Args {
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_namespace_for_names()?;
+    globals.one_context("inspect")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
     let Some(d) = detail::read(&conn, &ns, &args.id).await? else {

@@ -149,14 +149,7 @@ fn print(
         output::write_stdout(&buffer);
         return Ok(());
     }
-    let shape = Shape {
-        contexts: fleet.labelled.then(|| fleet.badges()),
-        all_namespaces: globals.all_namespaces,
-        labels: LabelColumns {
-            show: args.show_labels,
-            keys: &args.label_columns,
-        },
-    };
+    let shape = Shape::of(args, globals, fleet);
     crate::out!("{}", render(workspaces, format, &shape, args.no_headers, now));
     Ok(())
 }
@@ -196,14 +189,7 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
     let termination = crate::signals::Termination::listen().received();
     tokio::pin!(termination);
     let filter = args.selection.filter();
-    let shape = Shape {
-        contexts: fleet.labelled.then(|| fleet.badges()),
-        all_namespaces: globals.all_namespaces,
-        labels: LabelColumns {
-            show: args.show_labels,
-            keys: &args.label_columns,
-        },
-    };
+    let shape = Shape::of(args, globals, fleet);
     type Key = (Option<String>, String, String);
     // the last row printed per workspace: a change that leaves it the same prints nothing
     let mut shown: BTreeMap<Key, Workspace> = BTreeMap::new();
@@ -454,6 +440,23 @@ pub struct Shape<'a> {
     pub contexts: Option<BTreeMap<String, Badge>>,
     pub all_namespaces: bool,
     pub labels: LabelColumns<'a>,
+}
+
+impl Shape<'_> {
+    /// What `list`'s flags and the fleet ask the table to show.
+    fn of<'a>(args: &'a Args, globals: &Globals, fleet: &Fleet) -> Shape<'a> {
+        // contexts read in namespaces of their own need the NAMESPACE column, as -A does
+        let namespaces: std::collections::BTreeSet<&str> =
+            fleet.members.iter().map(|m| m.conn.namespace.as_str()).collect();
+        Shape {
+            contexts: fleet.labelled.then(|| fleet.badges()),
+            all_namespaces: globals.all_namespaces || namespaces.len() > 1,
+            labels: LabelColumns {
+                show: args.show_labels,
+                keys: &args.label_columns,
+            },
+        }
+    }
 }
 
 pub fn render(workspaces: &[Workspace], format: Format, shape: &Shape, no_headers: bool, now: DateTime<Utc>) -> String {

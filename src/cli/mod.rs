@@ -65,7 +65,7 @@ pub enum Command {
     Demo(demo::Args),
     /// Check the cluster, agent-sandbox and your permissions for every verb.
     Doctor,
-    /// Print the minimal Role (and a RoleBinding to fill in) the tool needs (--read-only: the read verbs' only).
+    /// Print the minimal Role (and a RoleBinding to fill in) the tool needs.
     Rbac(rbac::Args),
     /// The full-screen inventory (also what `kubectl namzu` alone opens on a terminal).
     Tui(TuiArgs),

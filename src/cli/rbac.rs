@@ -6,9 +6,12 @@ use super::globals::Globals;
 use crate::domain::rbac::rules;
 use serde_json::{Value, json};
 
-/// With the global `--read-only`: only what the read verbs need (no patch, no delete).
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Only what the read verbs need (no patch, no delete).
+    #[arg(long)]
+    pub read_only: bool,
+}
 
 /// The Role and RoleBinding as a YAML stream.
 pub fn manifest(namespace: &str, read_only: bool) -> String {
@@ -41,7 +44,6 @@ pub fn manifest(namespace: &str, read_only: bool) -> String {
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let namespace = globals.namespace.clone().unwrap_or_else(|| "default".into());
-    let _ = args;
-    crate::out!("{}", manifest(&namespace, globals.overrides().read_only == Some(true)));
+    crate::out!("{}", manifest(&namespace, args.read_only));
     Ok(())
 }

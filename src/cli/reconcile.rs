@@ -68,6 +68,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         sandbox_uid: args.uid.clone(),
         claims,
     };
+    globals.one_context("reconcile")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
     let seen = observe::observe(&conn, &ns, &args.id).await?;

@@ -452,8 +452,8 @@ enum Step {
     Done(Box<Report>),
     /// The typed id did not match: nothing sent.
     Cancelled,
-    /// A stop came before this one's turn: not started (`namespace/id`).
-    NotStarted(Stop, String),
+    /// A stop came before this one's turn: not started (its context's index, `namespace/id`).
+    NotStarted(Stop, usize, String),
 }
 
 /// One context of a bulk write: where its writes go and under which rules.
@@ -493,10 +493,10 @@ impl Batch<'_> {
     }
 
     /// One workspace: (a typed confirmation,) the write through the one write path, the wait.
-    async fn one(&self, target: usize, namespace: String, id: WorkspaceId) -> Result<Step, Failure> {
-        let target = &self.targets[target];
+    async fn one(&self, index: usize, namespace: String, id: WorkspaceId) -> Result<Step, Failure> {
+        let target = &self.targets[index];
         if let Some(stop) = self.stop() {
-            return Ok(Step::NotStarted(stop, key(target.label.as_deref(), &namespace, &id)));
+            return Ok(Step::NotStarted(stop, index, format!("{namespace}/{id}")));
         }
         let (conn, verb) = (&target.member.conn, self.verb);
         let mut plan = Plan {
@@ -511,14 +511,14 @@ impl Batch<'_> {
         if target.confirming {
             let asked = confirm(conn, target.label.as_deref(), verb, &namespace, &id);
             let Some(confirmed) = self.interrupt.unless(asked).await else {
-                return Ok(Step::NotStarted(
-                    Stop::Interrupted,
-                    key(target.label.as_deref(), &namespace, &id),
-                ));
+                return Ok(Step::NotStarted(Stop::Interrupted, index, format!("{namespace}/{id}")));
             };
             match confirmed? {
                 Confirmed::Cancelled => {
-                    crate::errln!("{id}: cancelled (the id typed did not match): nothing sent");
+                    crate::errln!(
+                        "{}: cancelled (the id typed did not match): nothing sent",
+                        key(target.label.as_deref(), &namespace, &id)
+                    );
                     return Ok(Step::Cancelled);
                 }
                 // the write is of the object shown, at the epoch shown: one replaced or taken
@@ -604,9 +604,14 @@ impl Progress {
 
 /// A workspace as the stop line names it: `namespace/id`, after its context across several.
 fn key(context: Option<&str>, namespace: &str, id: &WorkspaceId) -> String {
+    in_context(context, format!("{namespace}/{id}"))
+}
+
+/// `what`, after its context across several (`prod:agents/alpha`).
+fn in_context(context: Option<&str>, what: String) -> String {
     match context {
-        Some(c) => format!("{c}:{namespace}/{id}"),
-        None => format!("{namespace}/{id}"),
+        Some(c) => format!("{c}:{what}"),
+        None => what,
     }
 }
 
@@ -631,6 +636,13 @@ async fn run(
     }
     let selecting = Selecting::new(globals, common, &extra.overlays)?;
     let fleet = Fleet::open(globals, true).await?;
+    // the rules are the context's: another cluster or user under its name would write elsewhere
+    // under rules that were not written for it
+    if fleet.ruled && (globals.cluster.is_some() || globals.user.is_some()) {
+        return Err(Failure::usage(
+            "--cluster and --user write under another context's safety rules: name the context whose cluster and user they are",
+        ));
+    }
     if fleet.labelled && !common.ids.is_empty() {
         return Err(Failure::usage(
             "workspace ids name workspaces in one context: pass one --context, or select them across contexts (-l, --state, …, --all)",
@@ -671,7 +683,8 @@ async fn run(
         if chosen.is_empty() {
             continue;
         }
-        if member.rules.read_only && !common.dry_run {
+        // read-only refuses dry runs too, as it always has: one line, nothing read further
+        if member.rules.read_only {
             let why = format!(
                 "{}: {} sends no write",
                 read_only_reason(globals, &member),
@@ -683,9 +696,8 @@ async fn run(
             fleet.fail(&member.conn.context, &why);
             continue;
         }
-        if common.ids.is_empty()
-            && let Some(why) = member.rules.refuse_bulk(&member.conn.context, chosen.len())
-        {
+        // named ids count as a bulk write too: `list -o name | xargs suspend` meets the limit
+        if let Some(why) = member.rules.refuse_bulk(&member.conn.context, chosen.len()) {
             refusals.push(why);
             continue;
         }
@@ -709,7 +721,10 @@ async fn run(
         return Err(Failure::usage(first.clone()));
     }
     if targets.is_empty() {
-        crate::errln!("No workspaces matched.");
+        // (a context left out has said why already: its workspaces were not looked at)
+        if fleet.failed().is_empty() {
+            crate::errln!("No workspaces matched.");
+        }
         return fleet.finish();
     }
     let human = common.output == ReportFormat::Table;
@@ -750,7 +765,7 @@ async fn run(
         .buffered(parallel);
     let mut reports = Vec::new();
     let mut stopped: Option<Stop> = None;
-    let mut not_started: Vec<String> = Vec::new();
+    let mut not_started: Vec<(usize, String)> = Vec::new();
     let mut cancelled = 0;
     // results in the selection's order, whatever order the writes finish in
     while let Some(step) = steps.next().await {
@@ -774,9 +789,9 @@ async fn run(
                 cancelled += 1;
                 progress.done(false);
             }
-            Step::NotStarted(stop, key) => {
+            Step::NotStarted(stop, index, key) => {
                 stopped = stopped.or(Some(stop));
-                not_started.push(key);
+                not_started.push((index, key));
             }
         }
     }
@@ -802,22 +817,29 @@ async fn run(
     }
     if let Some(stop) = stopped {
         // each context's audit log entry names what was done and not started there
-        for t in &contexts {
-            let mine = |k: &String| t.label.as_ref().is_none_or(|c| k.starts_with(&format!("{c}:")));
+        for (index, t) in contexts.iter().enumerate() {
             let done: Vec<String> = reports
                 .iter()
                 .filter(|r| r.context == t.label)
                 .map(|r| format!("{}/{}", r.namespace, r.id))
                 .collect();
-            let pending: Vec<String> = not_started.iter().filter(|k| mine(k)).cloned().collect();
+            let pending: Vec<String> = not_started
+                .iter()
+                .filter(|(i, _)| *i == index)
+                .map(|(_, k)| k.clone())
+                .collect();
             write::record_stop(&t.member.conn, &t.policy, verb, stop.reason(), &done, &pending);
         }
+        let named: Vec<String> = not_started
+            .iter()
+            .map(|(i, k)| in_context(contexts[*i].label.as_deref(), k.clone()))
+            .collect();
         crate::errln!(
             "stopped ({}) after {} of {} workspaces; not started: {}",
             stop.reason(),
             reports.len(),
             targets.len(),
-            not_started.join(", ")
+            named.join(", ")
         );
     }
     if human && reports.len() > 1 {

@@ -1106,6 +1106,10 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                     Some(c) => format!("showing context {c} only (c: pick another)"),
                     None => "showing every context".into(),
                 };
+                // marks of rows no longer shown would be acted on unseen: they go
+                if let Some(c) = &context {
+                    app.view.marks.retain(|k| &k.context == c);
+                }
                 app.view.context = context;
                 app.view.selected = 0;
                 app.clamp();

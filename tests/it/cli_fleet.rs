@@ -57,6 +57,11 @@ impl Fleet {
 
     /// Run the binary on the fleet's kubeconfig, with `config` (YAML) as its rules file.
     async fn run(&self, config: Option<&str>, args: &[&str]) -> std::process::Output {
+        self.run_env(config, args, Vec::new()).await
+    }
+
+    /// [`Fleet::run`] with more environment.
+    async fn run_env(&self, config: Option<&str>, args: &[&str], env: Vec<(&str, &str)>) -> std::process::Output {
         let rules = self.dir.path().join("config.yaml");
         std::fs::write(&rules, config.unwrap_or("")).unwrap();
         let mut full = vec![
@@ -67,7 +72,9 @@ impl Fleet {
         ];
         full.extend(args.iter().map(|s| s.to_string()));
         let audit = self.dir.path().join("audit.jsonl").display().to_string();
-        namzu_env(full, vec![("KUBECTL_NAMZU_AUDIT_LOG".into(), audit)]).await
+        let mut env: Vec<(String, String)> = env.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        env.push(("KUBECTL_NAMZU_AUDIT_LOG".into(), audit));
+        namzu_env(full, env).await
     }
 
     fn writes(&self, i: usize) -> Vec<Recorded> {
@@ -267,24 +274,31 @@ async fn a_read_only_rule_blocks_writes_in_its_context_only() {
     // the badge marks the context's rows
     let o = fleet.run(Some(RULES), &["list", "--all-contexts"]).await;
     assert!(out(&o).contains("b [PROD]"), "{}", out(&o));
-    // a flag overrides the file, for this command only
+    // no environment variable lifts a rule: =0 only leaves read-only unset
+    let suspend_b = ["suspend", "--context", "b", "-l", "tier!=spare", "--state", "Running"];
+    let o = fleet
+        .run_env(Some(RULES), &suspend_b, vec![("KUBECTL_NAMZU_READ_ONLY", "false")])
+        .await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(fleet.writes(1).is_empty());
+    // --write does, for the one context named, this command only
     let o = fleet
         .run(
             Some(RULES),
-            &[
-                "suspend",
-                "--context",
-                "b",
-                "--read-only=false",
-                "-l",
-                "tier!=spare",
-                "--state",
-                "Running",
-            ],
+            &["suspend", "--all-contexts", "--write", "--state", "Running"],
         )
         .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    let with_write: Vec<&str> = suspend_b.iter().copied().chain(["--write"]).collect();
+    let o = fleet.run(Some(RULES), &with_write).await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(fleet.writes(1).len(), 1);
+    // another cluster under b's name would write under b's rules: refused while there are rules
+    let o = fleet
+        .run(Some(RULES), &["suspend", "--context", "a", "--cluster", "b", "desk"])
+        .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("--cluster"), "{}", err(&o));
 }
 
 #[tokio::test]
@@ -299,6 +313,12 @@ async fn a_max_bulk_rule_refuses_an_oversized_bulk_with_nothing_sent() {
     for (i, name) in NAMES.iter().enumerate() {
         assert!(fleet.writes(i).is_empty(), "nothing sent to {name}");
     }
+    // ids named count as a selection does
+    let o = fleet
+        .run(Some(rules), &["suspend", "--context", "c", "desk", "spare", "--yes"])
+        .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(fleet.writes(2).is_empty());
     // one named workspace is not a bulk write; --max-bulk overrides the rule
     let o = fleet
         .run(
@@ -362,6 +382,23 @@ async fn typed_confirmation_rules_and_config_view() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
     assert!(err(&o).contains("unknown field `readonly`"), "{}", err(&o));
+}
+
+#[tokio::test]
+async fn verbs_of_one_workspace_refuse_several_contexts() {
+    let fleet = Fleet::start().await;
+    for args in [
+        vec!["inspect", "desk", "--all-contexts"],
+        vec!["drift", "--context", "a,b"],
+        vec!["reconcile", "desk", "--uid", "x", "--context", "a,c"],
+    ] {
+        let o = fleet.run(None, &args).await;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
+        assert!(err(&o).contains("one context"), "{}", err(&o));
+    }
+    // the same context twice is one context
+    let o = fleet.run(None, &["list", "--context", "b,b", "-o", "json"]).await;
+    assert!(json(&o).iter().all(|w| w.get("context").is_none()), "{}", out(&o));
 }
 
 #[tokio::test]

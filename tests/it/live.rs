@@ -59,9 +59,10 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
 }
 
 impl Live {
-    /// Apply what arrives until `done` holds (bounded: the state on failure).
+    /// Apply what arrives until `done` holds (bounded, generously for a loaded machine: the
+    /// state on failure).
     async fn until(&mut self, what: &str, done: impl Fn(&App) -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         while !done(&self.app) {
             match tokio::time::timeout_at(deadline, self.actions.recv()).await {
                 Ok(Some(action)) => {
