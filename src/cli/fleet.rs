@@ -94,6 +94,9 @@ impl Fleet {
                 let opts = connect::ConnectOptions {
                     context: Some(name.clone()),
                     clock: Some(clock.clone()),
+                    // several credential plugins asking at once would interleave their prompts
+                    // on one terminal: across contexts none may ask (log in to each first)
+                    interactive_exec: false,
                     ..opts.clone()
                 };
                 let kubeconfig = kubeconfig.clone();
