@@ -84,9 +84,12 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
-                let inv = inventory::read(conn, &scope, &query).await?;
-                let warnings = inv.warnings.clone();
-                let mut rows = inv.into_workspaces(&flags, now, |w| filter.matches(w, now));
+                // each namespace derived as its objects arrive, and its objects let go
+                let mut rows = Vec::new();
+                let warnings = inventory::read_each(conn, &scope, &query, &mut |data| {
+                    rows.extend(data.into_workspaces(&flags, now, |w| filter.matches(w, now)))
+                })
+                .await?;
                 if labelled {
                     for w in &mut rows {
                         w.context = Some(conn.context.clone());

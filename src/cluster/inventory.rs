@@ -16,7 +16,7 @@
 
 use super::connect::Connection;
 use super::error::{ClusterError, observed};
-use super::resources::{self, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
+use super::resources::{self, NAMESPACES, PODS, PVCS, Packed, PackedWorkspaces, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
 use crate::domain::egress::{PolicyIndex, PolicyRead};
 use crate::domain::keys::SANDBOX_NAME_HASH;
@@ -84,24 +84,23 @@ impl Inventory {
     pub fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
         self.namespaces.iter().flat_map(|ns| ns.entries(flags, now)).collect()
     }
+}
 
-    /// The workspaces `keep` accepts, each namespace's objects let go as soon as its rows are
-    /// derived: the pass never holds all the objects and all the rows at once.
+impl NamespaceData {
+    /// This namespace's workspaces that `keep` accepts; its objects go with it.
     pub fn into_workspaces(
         self,
         flags: &OverlayFlags,
         now: DateTime<Utc>,
         keep: impl Fn(&Workspace) -> bool,
     ) -> Vec<Workspace> {
-        let mut out = Vec::new();
-        for ns in self.namespaces {
-            out.extend(ns.entries(flags, now).into_iter().map(|e| e.workspace).filter(&keep));
-        }
-        out
+        self.entries(flags, now)
+            .into_iter()
+            .map(|e| e.workspace)
+            .filter(|w| keep(w))
+            .collect()
     }
-}
 
-impl NamespaceData {
     /// This namespace's workspaces with what each was derived from.
     fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
         let (pods, pvcs) = (self.pods.map(|v| Index::new(v)), self.pvcs.map(|v| Index::new(v)));
@@ -144,34 +143,48 @@ pub(crate) async fn explain_missing(conn: &Connection, e: ClusterError) -> Clust
 
 /// Run the inventory pass over `scope`.
 pub async fn read(conn: &Connection, scope: &Scope, query: &Query) -> Result<Inventory, ClusterError> {
-    let mut inv = Inventory::default();
-    match scope {
-        Scope::Namespace(ns) => {
-            let data = read_namespace(conn, ns, query, &mut inv.warnings).await?;
-            inv.namespaces.push(data);
-        }
-        Scope::All => read_all(conn, query, &mut inv).await?,
-    }
+    let mut namespaces = Vec::new();
+    let warnings = read_each(conn, scope, query, &mut |data| namespaces.push(data)).await?;
+    Ok(Inventory { namespaces, warnings })
+}
+
+/// The inventory pass over `scope`, each namespace's data handed to `each` as soon as it is
+/// complete (with `-A` the listed objects of the namespaces still to come wait packed): a caller
+/// that derives and lets go never holds every namespace's objects at once. Returns the warnings.
+pub async fn read_each(
+    conn: &Connection,
+    scope: &Scope,
+    query: &Query,
+    each: &mut (impl FnMut(NamespaceData) + Send),
+) -> Result<Vec<String>, ClusterError> {
+    let mut warnings = Vec::new();
     let key = query
         .per_sandbox_label_key
         .as_deref()
         .unwrap_or(crate::domain::keys::PER_SANDBOX_LABEL);
-    let forbidden: Vec<&str> = inv
-        .namespaces
-        .iter()
-        .filter(|n| n.policies == PolicyRead::Forbidden)
-        .map(|n| n.namespace.as_str())
-        .collect();
-    let not_served = inv
-        .namespaces
-        .iter()
-        .filter(|n| n.policies == PolicyRead::NotServed)
-        .flat_map(|n| &n.sandboxes)
-        .filter(|s| crate::domain::egress::pod_label(s, key).is_some())
-        .count();
-    let warning = super::policies::warning(&forbidden, not_served);
-    inv.warnings.extend(warning);
-    Ok(inv)
+    // what the egress warning needs, noted as each namespace goes by
+    let (mut forbidden, mut not_served) = (Vec::new(), 0);
+    let mut take = |data: NamespaceData| {
+        match data.policies {
+            PolicyRead::Forbidden => forbidden.push(data.namespace.clone()),
+            PolicyRead::NotServed => {
+                not_served += data
+                    .sandboxes
+                    .iter()
+                    .filter(|s| crate::domain::egress::pod_label(s, key).is_some())
+                    .count()
+            }
+            PolicyRead::Known(_) => {}
+        }
+        each(data);
+    };
+    match scope {
+        Scope::Namespace(ns) => take(read_namespace(conn, ns, query, &mut warnings).await?),
+        Scope::All => read_all(conn, query, &mut warnings, &mut take).await?,
+    }
+    let forbidden: Vec<&str> = forbidden.iter().map(String::as_str).collect();
+    warnings.extend(super::policies::warning(&forbidden, not_served));
+    Ok(warnings)
 }
 
 /// The one selector for the pods and PVCs of Sandboxes (see the module doc).
@@ -287,12 +300,12 @@ async fn read_missing(
 }
 
 /// A forbidden read becomes `?` plus one warning naming the missing permission.
-fn degrade(
-    r: Result<Vec<Value>, ClusterError>,
+fn degrade<T>(
+    r: Result<T, ClusterError>,
     warnings: &mut Vec<String>,
     what: &str,
     effect: &str,
-) -> Result<Observed<Vec<Value>>, ClusterError> {
+) -> Result<Observed<T>, ClusterError> {
     if let Err(ClusterError::Forbidden { op, .. }) = &r {
         warnings.push(format!(
             "warning: you may not {op}; {effect} (needs RBAC list on {what})"
@@ -339,27 +352,37 @@ async fn read_templates(
     Ok(out)
 }
 
-async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Result<(), ClusterError> {
-    match resources::list(conn, &SANDBOXES, None, query.selector.as_deref()).await {
-        Ok(all) => {
-            let mut by_ns: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-            for s in all.into_iter().filter(is_workspace) {
-                by_ns.entry(namespace(&s).to_string()).or_default().push(s);
-            }
+async fn read_all(
+    conn: &Connection,
+    query: &Query,
+    warnings: &mut Vec<String>,
+    each: &mut (impl FnMut(NamespaceData) + Send),
+) -> Result<(), ClusterError> {
+    let listed = resources::list_as::<PackedWorkspaces>(conn, &SANDBOXES, None, query.selector.as_deref()).await;
+    match listed {
+        Ok(PackedWorkspaces(all)) => {
+            let mut by_ns = all.by_namespace();
+            let namespaces: Vec<String> = by_ns.keys().cloned().collect();
             let (pods, pvcs, policies) = tokio::join!(
-                resources::list(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
-                resources::list(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
+                resources::list_as::<Packed>(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
+                resources::list_as::<Packed>(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
                 super::policies::read(conn, None),
             );
-            let mut pods = split_or_fallback(conn, pods, &PODS, &by_ns, &mut inv.warnings).await?;
-            let mut pvcs = split_or_fallback(conn, pvcs, &PVCS, &by_ns, &mut inv.warnings).await?;
-            let mut policies = split_policies(conn, policies?, &by_ns).await?;
-            for (ns, sandboxes) in by_ns {
-                let ns_pods = pods.remove(&ns).unwrap_or(Observed::Known(Vec::new()));
-                let ns_pvcs = pvcs.remove(&ns).unwrap_or(Observed::Known(Vec::new()));
-                let mut data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, &mut inv.warnings).await?;
+            let mut pods = split_or_fallback(conn, pods, &PODS, &namespaces, warnings).await?;
+            let mut pvcs = split_or_fallback(conn, pvcs, &PVCS, &namespaces, warnings).await?;
+            let mut policies = split_policies(conn, policies?, &namespaces).await?;
+            // one namespace's objects unpacked at a time, handed on, let go
+            for ns in namespaces {
+                let sandboxes = by_ns.remove(&ns).map(Packed::unpack).unwrap_or_default();
+                let unpack = |split: &mut BTreeMap<String, Observed<Packed>>| match split.remove(&ns) {
+                    Some(Observed::Known(p)) => Observed::Known(p.unpack()),
+                    Some(Observed::Forbidden) => Observed::Forbidden,
+                    None => Observed::Known(Vec::new()),
+                };
+                let (ns_pods, ns_pvcs) = (unpack(&mut pods), unpack(&mut pvcs));
+                let mut data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, warnings).await?;
                 data.policies = policies.remove(&ns).unwrap_or(PolicyRead::Known(Vec::new()));
-                inv.namespaces.push(data);
+                each(data);
             }
             Ok(())
         }
@@ -370,7 +393,7 @@ async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Resu
                     .map(|n| crate::domain::object::name(n).to_string())
                     .collect(),
                 Err(ClusterError::Forbidden { .. }) => {
-                    inv.warnings.push(format!(
+                    warnings.push(format!(
                         "warning: you may not list sandboxes or namespaces cluster-wide; showing namespace {} only",
                         conn.namespace
                     ));
@@ -379,15 +402,15 @@ async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Resu
                 Err(e) => return Err(e),
             };
             for ns in namespaces {
-                match read_namespace(conn, &ns, query, &mut inv.warnings).await {
-                    Ok(data) => inv.namespaces.push(data),
+                match read_namespace(conn, &ns, query, warnings).await {
+                    Ok(data) if data.sandboxes.is_empty() => {}
+                    Ok(data) => each(data),
                     Err(ClusterError::Forbidden { op, .. }) => {
-                        inv.warnings.push(format!("warning: you may not {op}; skipped"));
+                        warnings.push(format!("warning: you may not {op}; skipped"));
                     }
                     Err(e) => return Err(e),
                 }
             }
-            inv.namespaces.retain(|n| !n.sandboxes.is_empty());
             Ok(())
         }
         Err(e) => Err(explain_missing(conn, e).await),
@@ -397,26 +420,22 @@ async fn read_all(conn: &Connection, query: &Query, inv: &mut Inventory) -> Resu
 /// Split a cluster-wide list by namespace; if it was forbidden, list per namespace instead.
 async fn split_or_fallback(
     conn: &Connection,
-    r: Result<Vec<Value>, ClusterError>,
+    r: Result<Packed, ClusterError>,
     kind: &resources::Kind,
-    by_ns: &BTreeMap<String, Vec<Value>>,
+    namespaces: &[String],
     warnings: &mut Vec<String>,
-) -> Result<BTreeMap<String, Observed<Vec<Value>>>, ClusterError> {
-    let mut out: BTreeMap<String, Observed<Vec<Value>>> = BTreeMap::new();
+) -> Result<BTreeMap<String, Observed<Packed>>, ClusterError> {
+    let mut out: BTreeMap<String, Observed<Packed>> = BTreeMap::new();
     match r {
         Ok(items) => {
-            for ns in by_ns.keys() {
-                out.insert(ns.clone(), Observed::Known(Vec::new()));
-            }
-            for item in items {
-                if let Some(Observed::Known(v)) = out.get_mut(namespace(&item)) {
-                    v.push(item);
-                }
+            let mut by_ns = items.by_namespace();
+            for ns in namespaces {
+                out.insert(ns.clone(), Observed::Known(by_ns.remove(ns).unwrap_or_default()));
             }
         }
         Err(ClusterError::Forbidden { .. }) => {
-            for ns in by_ns.keys() {
-                let r = resources::list(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX)).await;
+            for ns in namespaces {
+                let r = resources::list_as::<Packed>(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX)).await;
                 let effect = if kind.plural == "pods" { POD_EFFECT } else { PVC_EFFECT };
                 out.insert(ns.clone(), degrade(r, warnings, kind.plural, effect)?);
             }
@@ -430,12 +449,12 @@ async fn split_or_fallback(
 async fn split_policies(
     conn: &Connection,
     read: PolicyRead<Vec<Value>>,
-    by_ns: &BTreeMap<String, Vec<Value>>,
+    namespaces: &[String],
 ) -> Result<BTreeMap<String, PolicyRead<Vec<Value>>>, ClusterError> {
     let mut out: BTreeMap<String, PolicyRead<Vec<Value>>> = BTreeMap::new();
     match read {
         PolicyRead::Known(items) => {
-            for ns in by_ns.keys() {
+            for ns in namespaces {
                 out.insert(ns.clone(), PolicyRead::Known(Vec::new()));
             }
             for item in items {
@@ -445,12 +464,12 @@ async fn split_policies(
             }
         }
         PolicyRead::NotServed => {
-            for ns in by_ns.keys() {
+            for ns in namespaces {
                 out.insert(ns.clone(), PolicyRead::NotServed);
             }
         }
         PolicyRead::Forbidden => {
-            for ns in by_ns.keys() {
+            for ns in namespaces {
                 out.insert(ns.clone(), super::policies::read(conn, Some(ns)).await?);
             }
         }

@@ -58,6 +58,21 @@ pub async fn list_versioned(
     raw_list_versioned(conn, kind, namespace, &params, &op).await
 }
 
+/// LIST one resource like [`list`], its items held as `C` holds them (e.g. [`Packed`]).
+pub async fn list_as<C: ListItems>(
+    conn: &Connection,
+    kind: &Kind,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+) -> Result<C, ClusterError> {
+    let op = ApiCall::new("list", kind, namespace, "");
+    let params = match selector {
+        Some(s) => ListParams::default().labels(s),
+        None => ListParams::default(),
+    };
+    Ok(raw_list_versioned(conn, kind, namespace, &params, &op).await?.0)
+}
+
 async fn raw_list(
     conn: &Connection,
     kind: &Kind,
@@ -68,20 +83,83 @@ async fn raw_list(
     Ok(raw_list_versioned(conn, kind, namespace, params, op).await?.0)
 }
 
+/// Where a LIST's items go as each page is parsed.
+pub trait ListItems: Default {
+    fn push(&mut self, item: Value);
+}
+
+impl ListItems for Vec<Value> {
+    fn push(&mut self, item: Value) {
+        Vec::push(self, item);
+    }
+}
+
+/// Listed objects held as compact JSON, each with its namespace. A cluster-wide pass holds every
+/// namespace's objects while it derives one namespace at a time; JSON text is a fraction of the
+/// size of a `Value` tree, which a namespace's objects become again only when it is its turn.
+#[derive(Debug, Default)]
+pub struct Packed(Vec<(Box<str>, Box<str>)>);
+
+impl ListItems for Packed {
+    fn push(&mut self, item: Value) {
+        let namespace = crate::domain::object::namespace(&item).into();
+        self.0.push((namespace, item.to_string().into_boxed_str()));
+    }
+}
+
+/// Sandboxes that are workspaces, [`Packed`]; the others are not kept.
+#[derive(Debug, Default)]
+pub struct PackedWorkspaces(pub Packed);
+
+impl ListItems for PackedWorkspaces {
+    fn push(&mut self, item: Value) {
+        if crate::domain::naming::is_workspace(&item) {
+            self.0.push(item);
+        }
+    }
+}
+
+impl Packed {
+    /// The objects of each namespace, still packed.
+    pub fn by_namespace(self) -> std::collections::BTreeMap<String, Packed> {
+        let mut out: std::collections::BTreeMap<String, Packed> = Default::default();
+        for (namespace, json) in self.0 {
+            out.entry(namespace.to_string()).or_default().0.push((namespace, json));
+        }
+        out
+    }
+
+    /// The objects again, in list order (the text is this type's own serialisation of a JSON
+    /// value: it always parses).
+    pub fn unpack(self) -> Vec<Value> {
+        use serde::de::DeserializeSeed;
+        // parsed as list items are (each map built at its exact size), not grown key by key
+        self.0
+            .into_iter()
+            .filter_map(|(_, json)| {
+                projection::Projected(Keep::All)
+                    .deserialize(&mut serde_json::Deserializer::from_str(&json))
+                    .ok()
+            })
+            .collect()
+    }
+}
+
 /// A LIST, page by page as kubectl reads it: `limit` = the connection's chunk size, then
 /// `continue` until the server says it is done; a continue token that expired (410) restarts as
 /// one full list, as client-go's pager does. Each item is pruned to the kind's projection as it
 /// is parsed, and must be an object of the namespace listed.
-async fn raw_list_versioned(
+async fn raw_list_versioned<C: ListItems>(
     conn: &Connection,
     kind: &Kind,
     namespace: Option<&str>,
     params: &ListParams,
     op: &ApiCall,
-) -> Result<(Vec<Value>, String), ClusterError> {
+) -> Result<(C, String), ClusterError> {
     check_path(op, namespace, "")?;
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
-    let mut items = Vec::new();
+    let mut items = C::default();
+    let mut count = 0usize;
     let mut token: Option<String> = None;
     let mut limit = conn.chunk_size;
     let mut relisted = false;
@@ -100,7 +178,7 @@ async fn raw_list_versioned(
         let text = match conn.bounded(op, conn.client.request_text(request)).await {
             // once: a server that expires the full list's pages too is an error, not a loop
             Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
-                (items, token, limit, relisted, version) = (Vec::new(), None, 0, true, String::new());
+                (items, count, token, limit, relisted, version) = (C::default(), 0, None, 0, true, String::new());
                 continue;
             }
             answer => answer?,
@@ -110,17 +188,18 @@ async fn raw_list_versioned(
         if version.is_empty() {
             version = page.resource_version.unwrap_or_default();
         }
-        for (i, mut v) in page.items.into_iter().enumerate() {
+        for mut v in page.items {
             if !fits(&v, namespace) {
                 return Err(ClusterError::Other(format!(
                     "{op}: the API server answered a list whose item {} is not a {} of this namespace: {}",
-                    items.len() + i,
+                    count,
                     kind.kind,
                     crate::domain::object::brief(&v)
                 )));
             }
             fill_kind(&mut v, kind);
             items.push(v);
+            count += 1;
         }
         match page.continue_token {
             // a token handed back unchanged would page forever
