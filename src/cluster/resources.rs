@@ -516,3 +516,40 @@ pub fn check_identity(v: &Value, kind: &Kind, namespace: &str, name: &str) -> Re
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn packed_objects_come_back_as_they_went_by_namespace_in_list_order() {
+        let objects = [
+            json!({"metadata": {"name": "b", "namespace": "two"}, "spec": {"n": 1.5, "s": "\u{1b}x", "z": null}}),
+            json!({"metadata": {"name": "a", "namespace": "one"}, "status": {"conditions": [{"type": "Ready"}]}}),
+            json!({"metadata": {"name": "c", "namespace": "two"}, "spec": {"big": 12345678901234567890u64}}),
+        ];
+        let mut packed = Packed::default();
+        for o in &objects {
+            packed.push(o.clone());
+        }
+        let mut by_ns = packed.by_namespace();
+        assert_eq!(by_ns.keys().collect::<Vec<_>>(), ["one", "two"]);
+        assert_eq!(
+            by_ns.remove("two").unwrap().unpack(),
+            [objects[0].clone(), objects[2].clone()]
+        );
+        assert_eq!(by_ns.remove("one").unwrap().unpack(), [objects[1].clone()]);
+    }
+
+    #[test]
+    fn packed_workspaces_keep_only_workspaces() {
+        let workspace = json!({"metadata": {"name": "namzu-ws-a", "namespace": "n"},
+            "spec": {"podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "t"}}}}});
+        let other = json!({"metadata": {"name": "someone-else", "namespace": "n"}});
+        let mut packed = PackedWorkspaces::default();
+        packed.push(workspace.clone());
+        packed.push(other);
+        assert_eq!(packed.0.unpack(), [workspace]);
+    }
+}
