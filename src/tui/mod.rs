@@ -108,6 +108,14 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         open_error: Some(why),
         ..Default::default()
     }));
+    // nothing to show and nothing to act on: one line in the normal terminal, as with one context
+    if opened.is_empty() {
+        let why: Vec<String> = contexts
+            .iter()
+            .map(|c| format!("{}: {}", c.name, c.open_error.as_deref().unwrap_or("-")))
+            .collect();
+        return Err(TuiError(format!("no context could be reached ({})", why.join("; "))));
+    }
     let mut app = App::new(AppOptions {
         contexts,
         labelled,

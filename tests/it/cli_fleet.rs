@@ -413,3 +413,18 @@ async fn capacity_and_doctor_span_contexts() {
     let text = out(&o);
     assert!(text.contains("Context a:") && text.contains("Context c:"), "{text}");
 }
+
+#[tokio::test]
+async fn the_tui_with_no_context_reachable_is_one_line_in_the_normal_terminal() {
+    let mut fleet = Fleet::start().await;
+    for t in &mut fleet.sims {
+        t.sim.stop().await;
+    }
+    let o = fleet
+        .run(None, &["tui", "--all-contexts", "--request-timeout", "5s"])
+        .await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let e = err(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("no context could be reached (a: "), "{e}");
+}
