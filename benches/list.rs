@@ -18,9 +18,7 @@
 mod shape;
 
 use kubectl_namzu::sim::faults::{Fault, FaultAction};
-use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig};
-use shape::scenario;
+use kubectl_namzu::sim::Sim;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -103,13 +101,8 @@ fn main() {
     for (workspaces, background) in shapes {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
-        let mut config = SimConfig::for_tests(&kubeconfig);
-        config.strict = false;
-        let now = config.manual_clock.unwrap();
-        let scenario = Scenario::parse(&scenario(workspaces, background), now).unwrap();
         let seeded = Instant::now();
-        let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
-        sim.compact();
+        let sim = shape::start(&rt, &kubeconfig, workspaces, background, false);
         eprintln!(
             "seeded {workspaces} workspaces and {background} other pods, {} other PVCs in {:.1?}",
             background / 5,
@@ -176,12 +169,7 @@ fn fleet(rt: &tokio::runtime::Runtime, runs: usize) {
     let dir = tempfile::tempdir().unwrap();
     let mut sims = Vec::new();
     for i in 0..clusters {
-        let mut config = SimConfig::for_tests(&dir.path().join(format!("kubeconfig-{i}")));
-        config.strict = false;
-        let now = config.manual_clock.unwrap();
-        let scenario = Scenario::parse(&scenario(workspaces, 0), now).unwrap();
-        let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
-        sim.compact();
+        let sim = shape::start(rt, &dir.path().join(format!("kubeconfig-{i}")), workspaces, 0, false);
         sims.push((format!("cluster-{i}"), sim));
     }
     let kubeconfig = dir.path().join("fleet.kubeconfig");

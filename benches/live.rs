@@ -13,9 +13,6 @@
 mod shape;
 
 use kubectl_namzu::sim::resources::SANDBOXES;
-use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig};
-use shape::scenario;
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -55,12 +52,7 @@ fn main() {
     for (workspaces, background) in shapes {
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("kubeconfig");
-        let mut config = SimConfig::for_tests(&kubeconfig);
-        config.strict = false;
-        config.manual_clock = None;
-        let now = chrono::Utc::now();
-        let scenario = Scenario::parse(&scenario(workspaces, background), now).unwrap();
-        let sim = rt.block_on(Sim::start(config, &scenario)).unwrap();
+        let sim = shape::start(&rt, &kubeconfig, workspaces, background, true);
         let kc = kubeconfig.display().to_string();
         let kubectl_get = || {
             let start = Instant::now();

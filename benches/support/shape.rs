@@ -34,3 +34,28 @@ pub fn shapes(default: &str) -> Vec<(usize, usize)> {
         })
         .collect()
 }
+
+/// A non-strict sim serving [`scenario`]`(workspaces, background)`, its kubeconfig at `kubeconfig`:
+/// on a manual clock, its history compacted (a one-shot read's server), or on the real clock
+/// (`live`: a watched server whose controller moves with time).
+pub fn start(
+    rt: &tokio::runtime::Runtime,
+    kubeconfig: &std::path::Path,
+    workspaces: usize,
+    background: usize,
+    live: bool,
+) -> kubectl_namzu::sim::Sim {
+    use kubectl_namzu::sim::{Sim, SimConfig, scenario::Scenario};
+    let mut config = SimConfig::for_tests(kubeconfig);
+    config.strict = false;
+    if live {
+        config.manual_clock = None;
+    }
+    let now = config.manual_clock.unwrap_or_else(chrono::Utc::now);
+    let scenario = Scenario::parse(&scenario(workspaces, background), now).expect("the bench scenario parses");
+    let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
+    if !live {
+        sim.compact();
+    }
+    sim
+}

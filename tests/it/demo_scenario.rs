@@ -171,8 +171,7 @@ impl Served {
 
     /// Ctrl-C, as a user stops it: exit 0.
     fn interrupt(mut self) {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        crate::support::sigint(&self.child);
         let status = self.child.wait().unwrap();
         assert_eq!(status.code(), Some(0), "Ctrl-C ends the demo with exit 0");
     }

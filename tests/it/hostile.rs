@@ -276,11 +276,7 @@ async fn a_signal_during_a_bulk_write_finishes_the_write_in_flight_and_starts_no
         assert!(std::time::Instant::now() < deadline, "no write started");
         tokio::task::yield_now().await;
     }
-    let pid = child.id().to_string();
-    std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .unwrap();
+    sigint(&child);
     let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();

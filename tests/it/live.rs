@@ -325,9 +325,8 @@ async fn next_event(lines: &mut tokio::sync::mpsc::UnboundedReceiver<String>) ->
 /// `list -w -o json`: the list, then one JSON object per line per change; Ctrl-C exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
-    use std::process::Command;
     let t = start().await;
-    let (mut child, mut lines) = list_watch(&t, &["list", "-w", "-o", "json", "--output-watch-events"]);
+    let (child, mut lines) = list_watch(&t, &["list", "-w", "-o", "json", "--output-watch-events"]);
     let mut next = async || next_event(&mut lines).await;
     for id in ["asleep", "awake", "owned"] {
         let event = next().await;
@@ -351,14 +350,7 @@ async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
         }
     };
     assert_eq!(deleted["object"]["sandboxName"], "namzu-ws-owned");
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = interrupt(child).await;
     assert_eq!(status.code(), Some(0), "Ctrl-C ends a watch with exit 0");
 }
 
@@ -457,9 +449,8 @@ async fn without_the_template_kind_the_first_screen_still_comes() {
 /// is ADDED, one that stops matching is DELETED.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_watch_with_a_filter_adds_and_deletes_as_rows_enter_and_leave_it() {
-    use std::process::Command;
     let t = start().await;
-    let (mut child, mut lines) = list_watch(
+    let (child, mut lines) = list_watch(
         &t,
         &["list", "-w", "-o", "json", "--output-watch-events", "--state", "Failed"],
     );
@@ -486,14 +477,7 @@ async fn list_watch_with_a_filter_adds_and_deletes_as_rows_enter_and_leave_it() 
         }
         assert_eq!(event["type"], "MODIFIED", "{event}");
     }
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let status = tokio::task::spawn_blocking(move || child.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = interrupt(child).await;
     assert_eq!(status.code(), Some(0));
 }
 

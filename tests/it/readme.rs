@@ -125,10 +125,7 @@ async fn watch_until_first_line(command: &str, args: Vec<String>) {
             .read_line(&mut first)
             .unwrap();
         assert!(!first.trim().is_empty(), "README watch printed nothing: {command}");
-        Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
+        sigint(&child);
         let status = child.wait().unwrap();
         assert_eq!(
             status.code(),

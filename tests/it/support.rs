@@ -299,3 +299,19 @@ pub fn context_options(conn: &Connection, rules: ContextRules) -> ContextOptions
         open_error: None,
     }
 }
+
+/// Ctrl-C to a child process, as a user stops it.
+pub fn sigint(child: &std::process::Child) {
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+}
+
+/// Ctrl-C, then its exit status (waited for off the runtime's threads).
+pub async fn interrupt(mut child: std::process::Child) -> std::process::ExitStatus {
+    sigint(&child);
+    tokio::task::spawn_blocking(move || child.wait().expect("wait"))
+        .await
+        .expect("join")
+}

@@ -51,6 +51,15 @@ impl Tmux {
     }
 }
 
+/// tmux is not installed: the test says it is skipped, and which.
+fn no_tmux(what: &str) -> bool {
+    let missing = Command::new("tmux").arg("-V").output().is_err();
+    if missing {
+        eprintln!("SKIPPED: tmux is not installed; the {what} test did not run");
+    }
+    missing
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
@@ -59,8 +68,7 @@ impl Drop for Tmux {
 
 #[test]
 fn demo_in_a_real_terminal() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed; the terminal end-to-end test did not run");
+    if no_tmux("terminal end-to-end") {
         return;
     }
     let t = Tmux {
@@ -108,8 +116,7 @@ fn demo_in_a_real_terminal() {
 /// screen off, the cursor shown, the line discipline cooked (echo, icanon, isig).
 #[test]
 fn signals_restore_the_terminal() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed; the terminal signal test did not run");
+    if no_tmux("terminal signal") {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
@@ -172,8 +179,7 @@ fn demo_sim_in_tmux(
     what: &str,
     session: &'static str,
 ) -> Option<(tokio::runtime::Runtime, crate::support::TestSim, Tmux)> {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed; the {what} test did not run");
+    if no_tmux(what) {
         return None;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -257,8 +263,7 @@ fn the_live_tui_follows_changes_and_outages() {
 /// while the other's rows stay.
 #[test]
 fn a_fleet_in_a_real_terminal() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: tmux is not installed; the fleet TUI test did not run");
+    if no_tmux("fleet TUI") {
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
