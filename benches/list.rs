@@ -17,8 +17,8 @@
 #[path = "support/shape.rs"]
 mod shape;
 
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
 use kubectl_namzu::sim::Sim;
+use kubectl_namzu::sim::faults::{Fault, FaultAction};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
