@@ -26,4 +26,6 @@ pub mod safety;
 pub mod select;
 pub mod state;
 pub mod timefmt;
+pub mod timeline;
+pub mod triage;
 pub mod workspace;
