@@ -32,9 +32,16 @@ impl Rule {
 
     fn allows(&self, verb: &str, group: &str, resource: &str, namespace: Option<&str>) -> bool {
         let has = |xs: &[String], x: &str| xs.iter().any(|v| v == "*" || v == x);
+        // as RBAC: `pods` does not grant `pods/log`; `*` and `*/log` do
+        let resource_ok = self.resources.iter().any(|v| {
+            v == "*"
+                || v == resource
+                || v.strip_prefix("*/")
+                    .is_some_and(|sub| resource.split_once('/').is_some_and(|(_, s)| s == sub))
+        });
         has(&self.verbs, verb)
             && has(&self.api_groups, group)
-            && has(&self.resources, resource)
+            && resource_ok
             && (self.namespaces.is_empty() || namespace.is_some_and(|ns| has(&self.namespaces, ns)))
     }
 }
@@ -115,5 +122,8 @@ mod tests {
         assert!(!u.can("patch", "agents.x-k8s.io", "sandboxes", Some("agents")));
         assert!(!u.can("list", "", "pods", Some("agents")));
         assert!(User::admin("a", "t").can("delete", "", "pods", None));
+        let reader = User::with_rules("r", "t", vec![Rule::new(&["get"], &[""], &["pods", "*/log"], &[])]);
+        assert!(reader.can("get", "", "pods/log", Some("agents")));
+        assert!(!reader.can("get", "", "pods/exec", Some("agents")));
     }
 }

@@ -3,7 +3,9 @@
 //! that reproduce the field's trouble. Driven by the sim's clock, so tests never sleep.
 
 use super::clock::k8s_time;
-use super::resources::{CASCADE, EVENTS, PODS, PVCS, SANDBOXES};
+use super::events::{CLAIM_CONTROLLER, KUBELET, Reporter, SANDBOX_CONTROLLER, SCHEDULER, core_event};
+use super::logs::{self, Logs};
+use super::resources::{CASCADE, CLAIMS, EVENTS, PODS, PVCS, SANDBOXES};
 use super::store::Store;
 use chrono::{DateTime, Duration, Utc};
 use serde::Deserialize;
@@ -86,6 +88,18 @@ pub struct Controller {
     due_of: HashMap<Option<SandboxKey>, Vec<DateTime<Utc>>>,
     /// The Sandbox being reconciled: what `due` schedules belongs to it.
     current: Option<(String, String)>,
+    /// Every container's log (the kubelet's side of the model).
+    pub logs: Logs,
+    /// (pod uid, container) → its restarts so far.
+    restarts: HashMap<(String, String), Restarts>,
+}
+
+/// A container's restarts: how many, the last run's end, when the running one started.
+#[derive(Debug, Clone)]
+struct Restarts {
+    count: u32,
+    last: Value,
+    started_at: String,
 }
 
 impl Controller {
@@ -375,7 +389,29 @@ impl Controller {
                 "Warning",
                 &now_s,
             );
+            if msg.contains("exceeded quota") {
+                self.announce(
+                    store,
+                    &sbx,
+                    "SandboxPodCreateFailed",
+                    &format!("Failed to create pod for Sandbox {name}: {msg}"),
+                    "Warning",
+                    &now_s,
+                );
+            }
         }
+        if let Some(reason) = knobs.ready_reason.as_deref().filter(|r| *r != "PodTerminating") {
+            let message = knobs.ready_message.clone().unwrap_or_default();
+            self.announce(
+                store,
+                &sbx,
+                "SandboxPodCreateFailed",
+                &format!("Pod {name} not created: {reason}: {message}"),
+                "Warning",
+                &now_s,
+            );
+        }
+        self.claim_events(store, &sbx, now);
         self.write_status(store, &sbx, conds, extra);
     }
 }
@@ -416,6 +452,47 @@ fn running_conditions(pod: &Value, cond: &dyn Fn(&str, &str, &str, &str) -> Valu
 }
 
 impl Controller {
+    /// What the claim controller says about the claim that owns this Sandbox: provisioned (a
+    /// cold start, the Sandbox named after the claim) or adopted (from its warm pool), and
+    /// expired once its shutdown time has passed.
+    fn claim_events(&mut self, store: &mut Store, sbx: &Value, now: DateTime<Utc>) {
+        let owner = sbx
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .and_then(|refs| refs.iter().find(|r| r["kind"] == "SandboxClaim"))
+            .cloned();
+        let Some(owner) = owner else {
+            return;
+        };
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let Some(claim) = store.get(&CLAIMS, ns, s(&owner, "/name")).cloned() else {
+            return;
+        };
+        let at = s(sbx, "/metadata/creationTimestamp").to_string();
+        let pool = s(&claim, "/spec/warmPoolRef/name");
+        let (reason, message) = if !pool.is_empty() && name != s(&claim, "/metadata/name") {
+            (
+                "SandboxAdopted",
+                format!("Adopted Sandbox {name} from warm pool {pool}"),
+            )
+        } else {
+            ("SandboxProvisioned", format!("Provisioned Sandbox {name}"))
+        };
+        self.record(store, &claim, reason, &message, "Normal", CLAIM_CONTROLLER, &at);
+        let expiry = s(&claim, "/spec/lifecycle/shutdownTime");
+        if parse_time(expiry).is_some_and(|t| t <= now) {
+            self.record(
+                store,
+                &claim,
+                "ClaimExpired",
+                &format!("Claim expired at {expiry}"),
+                "Normal",
+                CLAIM_CONTROLLER,
+                &k8s_time(now),
+            );
+        }
+    }
+
     fn write_status(&mut self, store: &mut Store, sbx: &Value, mut conds: Vec<Value>, extra: Value) {
         let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
         let Some(current) = store.get(&SANDBOXES, ns, name).cloned() else {
@@ -438,8 +515,39 @@ impl Controller {
             status.insert("service".into(), json!(name));
             status.insert("serviceFQDN".into(), json!(format!("{name}.{ns}.svc.cluster.local")));
         }
+        let ready = |o: &Value| {
+            o.pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+                .map(|c| {
+                    (
+                        s(c, "/status").to_string(),
+                        s(c, "/reason").to_string(),
+                        s(c, "/message").to_string(),
+                        s(c, "/lastTransitionTime").to_string(),
+                    )
+                })
+        };
+        let before = ready(&current);
         let mut next = current.clone();
         next["status"] = Value::Object(status);
+        // a Ready transition is announced
+        if let Some((now_ready, reason, message, at)) = ready(&next)
+            && before.as_ref().map(|b| &b.0) != Some(&now_ready)
+        {
+            match (now_ready.as_str(), before.as_ref().map(|b| b.0.as_str())) {
+                ("True", _) => self.announce(store, &current, "SandboxReady", "Sandbox is Ready", "Normal", &at),
+                ("False", Some("True")) => self.announce(
+                    store,
+                    &current,
+                    "SandboxNotReady",
+                    &format!("Sandbox is no longer Ready: {reason}: {message}"),
+                    "Warning",
+                    &at,
+                ),
+                _ => {}
+            }
+        }
         // agent-sandbox v1.0 no longer writes the agents.x-k8s.io/pod-name annotation (the pod
         // is named after the Sandbox); one left by an older controller stays as it is
         if next != current {
@@ -525,26 +633,28 @@ impl Controller {
         } else {
             (json!([owner_ref(sbx)]), labels)
         };
-        let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
-            "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
-            "ownerReferences":owners},
-            "spec":spec,
-            "status":{"phase":"Pending","conditions":[]}});
-        let created = store.create(&PODS, pod, &k8s_time(now)).expect("no pod of that name");
-        let uid = s(&created, "/metadata/uid").to_string();
         let ready_delay = knobs
             .ready_delay_ms
             .map(|ms| Duration::milliseconds(ms as i64))
             .unwrap_or(self.timing.ready_delay);
-        self.started.insert(uid, if settle { now - ready_delay } else { now });
+        // a settled scenario's pod was made a start-up ago, so its waterfall ends by now
+        let born = if settle { now - ready_delay } else { now };
+        let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
+            "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+            "ownerReferences":owners, "creationTimestamp": k8s_time(born)},
+            "spec":spec,
+            "status":{"phase":"Pending","qosClass":"BestEffort"}});
+        let created = store.create(&PODS, pod, &k8s_time(now)).expect("no pod of that name");
+        let uid = s(&created, "/metadata/uid").to_string();
+        self.started.insert(uid, born);
         if !knobs.foreign_pod {
             self.announce(
                 store,
                 sbx,
-                "CreatedPod",
+                "SandboxPodCreated",
                 &format!("Created pod {name}"),
                 "Normal",
-                &k8s_time(now),
+                &k8s_time(born),
             );
         }
         created
@@ -570,7 +680,7 @@ impl Controller {
         let started_at = pod
             .pointer("/status/containerStatuses/0/state/running/startedAt")
             .and_then(Value::as_str)
-            .map_or_else(|| k8s_time(started + ready_delay), str::to_string);
+            .map_or_else(|| k8s_time(started + ready_delay * 3 / 5), str::to_string);
         if !due {
             self.due(started + ready_delay);
         }
@@ -584,67 +694,236 @@ impl Controller {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        let pc = |t: &str, st: &str, r: &str, m: &str| json!({"type":t,"status":st,"reason":r,"message":m,"lastTransitionTime":now_s});
+        let at = |t: DateTime<Utc>| k8s_time(t);
+        // the start-up waterfall: created → scheduled → pulled → started → ready
+        let pulled = started + ready_delay * 3 / 5;
+        let ready_at = started + ready_delay;
+        let pc = |t: &str, st: &str, r: &str, m: &str, when: &str| {
+            let mut c = json!({"type":t,"status":st,"lastTransitionTime":when,"lastProbeTime":null});
+            if !r.is_empty() {
+                c["reason"] = json!(r);
+            }
+            if !m.is_empty() {
+                c["message"] = json!(m);
+            }
+            c
+        };
         let mut next = pod.clone();
         let node = "sim-node-1";
-        let cstatus = |state: Value, ready: bool, restarts: u32| -> Value {
-            json!(containers.iter().map(|c| json!({"name":c,"image":image,"ready":ready,"restartCount":restarts,"started":ready,"state":state.clone()})).collect::<Vec<_>>())
+        let pod_json = pod.clone();
+        let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
+        let cstatus = |state: &dyn Fn(&str) -> Value, ready: bool, crashing: bool| -> Value {
+            json!(containers.iter().map(|c| {
+                let r = restarts(c);
+                let mut state = state(c);
+                if let (Some(r), Some(run)) = (&r, state.get_mut("running")) {
+                    run["startedAt"] = json!(r.started_at);
+                }
+                let mut st = json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(&image).repeat(8)),
+                    "ready":ready,"restartCount":r.as_ref().map_or(0, |r| r.count),"started":ready,"state":state,
+                    "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last}))});
+                if !crashing || ready {
+                    st["containerID"] = json!(format!("containerd://{}", container_id(&uid, c, r.as_ref().map_or(0, |r| r.count))));
+                }
+                st
+            }).collect::<Vec<_>>())
         };
+        let scheduled = |next: &mut Value| {
+            next["spec"]["nodeName"] = json!(node);
+            next["status"]["hostIP"] = json!("10.0.0.11");
+            next["status"]["hostIPs"] = json!([{"ip":"10.0.0.11"}]);
+            next["status"]["startTime"] = json!(at(started));
+        };
+        let base = |phase: &str| json!({"phase":phase,"qosClass":"BestEffort"});
+        let not_ready = |reason: &str, when: &str| {
+            let msg = format!("containers with unready status: [{}]", containers.join(" "));
+            vec![
+                pc("PodReadyToStartContainers", "True", "", "", when),
+                pc("Initialized", "True", "", "", &at(started)),
+                pc("Ready", "False", reason, &msg, when),
+                pc("ContainersReady", "False", reason, &msg, when),
+                pc("PodScheduled", "True", "", "", &at(started)),
+            ]
+        };
+        let mut pod_events: Vec<(&str, String, &str, Reporter, String)> = Vec::new();
+        let ns = s(&pod_json, "/metadata/namespace").to_string();
+        if knobs.unschedulable.is_none() && !knobs.pvc_pending && !knobs.disk_missing {
+            pod_events.push((
+                "Scheduled",
+                format!("Successfully assigned {ns}/{name} to {node}"),
+                "Normal",
+                SCHEDULER,
+                at(started),
+            ));
+            pod_events.push((
+                "Pulling",
+                format!("Pulling image \"{image}\""),
+                "Normal",
+                KUBELET,
+                at(started),
+            ));
+        }
         if let Some(msg) = &knobs.unschedulable {
-            next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","False","Unschedulable",msg)]});
-            self.announce(store, sbx, "FailedScheduling", msg, "Warning", &now_s);
+            next["status"] = base("Pending");
+            next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
+            pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, now_s.clone()));
         } else if knobs.pvc_pending || knobs.disk_missing {
-            next["status"] = json!({"phase":"Pending","conditions":[]});
+            next["status"] = base("Pending");
+            let msg = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
+            next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
+            pod_events.push(("FailedScheduling", msg.to_string(), "Warning", SCHEDULER, now_s.clone()));
         } else if let Some(reason) = &knobs.image_pull {
             let msg = format!("Back-off pulling image \"{image}\"");
-            next["spec"]["nodeName"] = json!(node);
-            next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","True","","")],
-                "containerStatuses": cstatus(json!({"waiting":{"reason":reason,"message":msg}}), false, 0)});
-            self.announce(
-                store,
-                sbx,
+            scheduled(&mut next);
+            next["status"] = json!({"phase":"Pending","qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+                "podIP":"","startTime":at(started),"conditions":not_ready("ContainersNotReady", &at(started)),
+                "containerStatuses": cstatus(&|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
+            let fail_at = at(started + Duration::seconds(2));
+            pod_events.push((
                 "Failed",
-                &format!("Failed to pull image \"{image}\": {reason}"),
+                format!("Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"),
+                "Warning", KUBELET, fail_at.clone()));
+            pod_events.push((
+                "Failed",
+                "Error: ErrImagePull".to_string(),
                 "Warning",
-                &now_s,
-            );
-        } else if !due {
-            next["spec"]["nodeName"] = json!(node);
-            next["status"] = json!({"phase":"Pending","conditions":[pc("PodScheduled","True","","")],
-                "containerStatuses": cstatus(json!({"waiting":{"reason":"ContainerCreating"}}), false, 0)});
-        } else if knobs.pod_failed {
-            next["spec"]["nodeName"] = json!(node);
-            next["status"] = json!({"phase":"Failed","reason":"Error","message":"container agent exited with code 137 (OOMKilled)",
-                "conditions":[pc("PodScheduled","True","","")],
-                "containerStatuses": cstatus(json!({"terminated":{"reason":"OOMKilled","exitCode":137}}), false, 0)});
-            self.announce(
-                store,
-                sbx,
-                "PodFailed",
-                "Pod failed: container agent OOMKilled",
-                "Warning",
-                &now_s,
-            );
-        } else if knobs.crash_loop {
-            next["spec"]["nodeName"] = json!(node);
-            next["status"] = json!({"phase":"Running","podIP":"10.244.0.9","podIPs":[{"ip":"10.244.0.9"}],
-                "conditions":[pc("PodScheduled","True","",""),pc("Ready","False","ContainersNotReady","containers with unready status: [agent]")],
-                "containerStatuses": cstatus(json!({"waiting":{"reason":"CrashLoopBackOff","message":format!("back-off 5m0s restarting failed container=agent pod={name}")}}), false, 7)});
-            self.announce(
-                store,
-                sbx,
+                KUBELET,
+                fail_at.clone(),
+            ));
+            pod_events.push((
                 "BackOff",
-                "Back-off restarting failed container agent",
-                "Warning",
-                &now_s,
-            );
+                format!("Back-off pulling image \"{image}\""),
+                "Normal",
+                KUBELET,
+                fail_at.clone(),
+            ));
+            pod_events.push(("Failed", format!("Error: {reason}"), "Warning", KUBELET, fail_at));
+            if let Some(o) = next["status"].as_object_mut() {
+                o.remove("podIP");
+            }
+        } else if !due {
+            scheduled(&mut next);
+            let st = next["status"].clone();
+            next["status"] = base("Pending");
+            for k in ["hostIP", "hostIPs", "startTime"] {
+                next["status"][k] = st[k].clone();
+            }
+            next["status"]["conditions"] = json!(not_ready("ContainersNotReady", &at(started)));
+            next["status"]["containerStatuses"] =
+                cstatus(&|_| json!({"waiting":{"reason":"ContainerCreating"}}), false, true);
         } else {
+            let pull = pulled - started;
+            pod_events.push((
+                "Pulled",
+                format!(
+                    "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {} bytes.",
+                    go_duration(pull),
+                    go_duration(pull),
+                    image_size(&image)
+                ),
+                "Normal",
+                KUBELET,
+                at(pulled),
+            ));
+            for c in &containers {
+                pod_events.push((
+                    "Created",
+                    format!("Created container: {c}"),
+                    "Normal",
+                    KUBELET,
+                    at(pulled),
+                ));
+                pod_events.push((
+                    "Started",
+                    format!("Started container {c}"),
+                    "Normal",
+                    KUBELET,
+                    at(pulled),
+                ));
+            }
             let h = u32::from_str_radix(&name_hash(&uid), 16).unwrap_or(0);
             let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
-            next["spec"]["nodeName"] = json!(node);
-            next["status"] = json!({"phase":"Running","podIP":ip,"podIPs":[{"ip":ip}],
-                "conditions":[pc("PodScheduled","True","",""),pc("Ready","True","","")],
-                "containerStatuses": cstatus(json!({"running":{"startedAt":started_at}}), true, 0)});
+            scheduled(&mut next);
+            let mut st = json!({"qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+                "podIP":ip,"podIPs":[{"ip":ip}],"startTime":at(started)});
+            if knobs.pod_failed {
+                st["phase"] = json!("Failed");
+                st["reason"] = json!("Error");
+                st["message"] = json!("container agent exited with code 137 (OOMKilled)");
+                st["conditions"] = json!(not_ready("PodFailed", &now_s));
+                st["containerStatuses"] = cstatus(
+                    &|_| {
+                        json!({"terminated":{"reason":"OOMKilled","exitCode":137,
+                    "startedAt":at(pulled),"finishedAt":now_s}})
+                    },
+                    false,
+                    false,
+                );
+                self.announce(
+                    store,
+                    sbx,
+                    "PodFailed",
+                    "Pod failed: container agent OOMKilled",
+                    "Warning",
+                    &now_s,
+                );
+                self.seed_logs(&pod_json, &containers, &image, pulled, Some(now));
+            } else if knobs.crash_loop {
+                st["phase"] = json!("Running");
+                st["conditions"] = json!(not_ready("ContainersNotReady", &at(started)));
+                // a crash loop that has been going on: restarts, and the last run's fatal end
+                for c in &containers {
+                    self.restarts.entry((uid.clone(), c.clone())).or_insert_with(|| Restarts {
+                        count: 7,
+                        last: json!({"exitCode":1,"reason":"Error","startedAt":at(now - Duration::seconds(80)),
+                            "finishedAt":at(now - Duration::seconds(74)),"containerID":format!("containerd://{}", container_id(&uid, c, 6))}),
+                        started_at: at(now - Duration::seconds(80)),
+                    });
+                }
+                let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
+                st["containerStatuses"] = json!(containers.iter().map(|c| {
+                    let r = restarts(c);
+                    json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(&image).repeat(8)),
+                        "ready":false,"started":false,"restartCount":r.as_ref().map_or(0, |r| r.count),
+                        "state":{"waiting":{"reason":"CrashLoopBackOff","message":format!("back-off 5m0s restarting failed container={c} pod={name}_{ns}({uid})")}},
+                        "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last})),
+                        "containerID": format!("containerd://{}", container_id(&uid, c, r.as_ref().map_or(0, |r| r.count)))})
+                }).collect::<Vec<_>>());
+                for c in &containers {
+                    pod_events.push((
+                        "BackOff",
+                        format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})"),
+                        "Warning",
+                        KUBELET,
+                        now_s.clone(),
+                    ));
+                }
+                self.announce(
+                    store,
+                    sbx,
+                    "BackOff",
+                    "Back-off restarting failed container agent",
+                    "Warning",
+                    &now_s,
+                );
+                self.seed_crash_logs(&pod_json, &containers, &image);
+            } else {
+                st["phase"] = json!("Running");
+                st["conditions"] = json!([
+                    pc("PodReadyToStartContainers", "True", "", "", &at(pulled)),
+                    pc("Initialized", "True", "", "", &at(started)),
+                    pc("Ready", "True", "", "", &at(ready_at)),
+                    pc("ContainersReady", "True", "", "", &at(ready_at)),
+                    pc("PodScheduled", "True", "", "", &at(started)),
+                ]);
+                st["containerStatuses"] =
+                    cstatus(&|_| json!({"running":{"startedAt":started_at.clone()}}), true, false);
+                self.seed_logs(&pod_json, &containers, &image, pulled, None);
+            }
+            next["status"] = st;
+        }
+        for (reason, message, type_, by, when) in pod_events {
+            self.record(store, &pod_json, reason, &message, type_, by, &when);
         }
         // keep transition times of unchanged pod conditions
         keep_transition_times(
@@ -689,13 +968,15 @@ impl Controller {
             self.due(gone);
         }
         let name = s(&pod, "/metadata/name").to_string();
-        store.update(&PODS, pod);
-        self.announce(
+        let pod = store.update(&PODS, pod);
+        let _ = sbx;
+        self.record(
             store,
-            sbx,
+            &pod,
             "Killing",
-            &format!("Stopping container agent in pod {name}"),
+            "Stopping container agent",
             "Normal",
+            KUBELET,
             &k8s_time(now),
         );
         if settle && !knobs.stuck_terminating && knobs.grace_ms.is_none() {
@@ -723,23 +1004,215 @@ impl Controller {
             let uid = s(&p, "/metadata/uid");
             self.started.remove(uid);
             self.gone_at.remove(uid);
+            self.restarts.retain(|(u, _), _| u != uid);
+            self.logs.forget_pod(ns, name);
         }
     }
 
-    /// Record an Event once per (object, reason).
+    /// Record an Event on the Sandbox, from the sandbox controller, once per (reason, message).
     fn announce(&mut self, store: &mut Store, sbx: &Value, reason: &str, message: &str, type_: &str, now: &str) {
-        let uid = s(sbx, "/metadata/uid").to_string();
-        if !self.announced.insert((uid.clone(), format!("{reason}:{message}"))) {
+        self.record(store, sbx, reason, message, type_, SANDBOX_CONTROLLER, now);
+    }
+
+    /// Record an Event on any object, once per (object, reason, message).
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        store: &mut Store,
+        object: &Value,
+        reason: &str,
+        message: &str,
+        type_: &str,
+        by: Reporter,
+        at: &str,
+    ) {
+        let uid = s(object, "/metadata/uid").to_string();
+        if !self.announced.insert((uid, format!("{reason}:{message}"))) {
             return;
         }
         self.event_seq += 1;
-        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
-        let ev = json!({"metadata":{"name":format!("{name}.{:016x}", self.event_seq),"namespace":ns},
-            "involvedObject":{"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","name":name,"namespace":ns,"uid":uid},
-            "reason":reason,"message":message,"type":type_,"count":1,
-            "firstTimestamp":now,"lastTimestamp":now,"source":{"component":"sandbox-controller"}});
-        let _ = store.create(&EVENTS, ev, now);
+        let name = format!("{}.{:016x}", s(object, "/metadata/name"), self.event_seq);
+        let _ = store.create(&EVENTS, core_event(&name, object, reason, message, type_, by, at), at);
     }
+
+    /// A started container with no log yet gets the start-up lines an agent prints (and, while
+    /// it runs, a line every couple of seconds when followed); one that ended (`ended`) gets the
+    /// lines of a run that ran out of memory.
+    fn seed_logs(
+        &mut self,
+        pod: &Value,
+        containers: &[String],
+        image: &str,
+        from: DateTime<Utc>,
+        ended: Option<DateTime<Utc>>,
+    ) {
+        let (ns, name, uid) = (
+            s(pod, "/metadata/namespace"),
+            s(pod, "/metadata/name"),
+            s(pod, "/metadata/uid"),
+        );
+        for c in containers {
+            if self.logs.has_any(ns, name, uid, c) {
+                continue;
+            }
+            let mut lines = logs::startup_lines(name, image);
+            if ended.is_some() {
+                lines.push("level=info msg=\"indexing workspace\" files=48213".to_string());
+                lines.push("level=warn msg=\"memory pressure\" rss_mb=1996 limit_mb=2048".to_string());
+            }
+            let stamped: Vec<(DateTime<Utc>, String)> = lines
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| (from + Duration::milliseconds(150 * i as i64), l))
+                .collect();
+            let log = self.logs.entry(ns, name, uid, c);
+            log.chatty = ended.is_none();
+            self.logs.set(ns, name, uid, c, stamped, false);
+        }
+    }
+
+    /// A crash loop's previous run: start-up lines ending in a fatal error, at the run's end.
+    fn seed_crash_logs(&mut self, pod: &Value, containers: &[String], image: &str) {
+        let (ns, name, uid) = (
+            s(pod, "/metadata/namespace"),
+            s(pod, "/metadata/name"),
+            s(pod, "/metadata/uid"),
+        );
+        for c in containers {
+            if self.logs.has_any(ns, name, uid, c) {
+                continue;
+            }
+            let Some(r) = self.restarts.get(&(uid.to_string(), c.clone())) else {
+                continue;
+            };
+            let from = parse_time(r.last["startedAt"].as_str().unwrap_or(""));
+            let Some(from) = from else { continue };
+            let stamped: Vec<(DateTime<Utc>, String)> = logs::crash_lines(image)
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| (from + Duration::seconds(i as i64), l))
+                .collect();
+            self.logs.set(ns, name, uid, c, stamped, true);
+        }
+    }
+
+    /// A scenario's log lines for a container, stamped a second apart: the current ones up to
+    /// `now`, the previous ones up to the last run's end.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scenario_logs(
+        &mut self,
+        store: &Store,
+        ns: &str,
+        pod: &str,
+        uid: &str,
+        container: &str,
+        lines: &[String],
+        previous: bool,
+        now: DateTime<Utc>,
+    ) {
+        let end = if previous {
+            store
+                .get(&PODS, ns, pod)
+                .and_then(|p| logs::container_status(p, container))
+                .and_then(|c| c.pointer("/lastState/terminated/finishedAt"))
+                .and_then(Value::as_str)
+                .and_then(parse_time)
+                .unwrap_or(now - Duration::minutes(1))
+        } else {
+            now
+        };
+        let n = lines.len() as i64;
+        let stamped = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (end - Duration::seconds(n - 1 - i as i64), l.clone()))
+            .collect();
+        self.logs.set(ns, pod, uid, container, stamped, previous);
+    }
+
+    /// The container restarts: its log rotates, the pod's status counts the restart and shows
+    /// the run that ended (exit code 1, Error), followers of the old run are done.
+    pub fn restart_container(&mut self, store: &mut Store, ns: &str, pod: &str, container: &str, now: DateTime<Utc>) {
+        let Some(p) = store.get(&PODS, ns, pod).cloned() else {
+            return;
+        };
+        let uid = s(&p, "/metadata/uid").to_string();
+        let status = logs::container_status(&p, container).cloned().unwrap_or(json!({}));
+        let key = (uid.clone(), container.to_string());
+        let (count, started_at) = match self.restarts.get(&key) {
+            Some(r) => (r.count, r.started_at.clone()),
+            None => (
+                status["restartCount"].as_u64().unwrap_or(0) as u32,
+                status
+                    .pointer("/state/running/startedAt")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| k8s_time(now), str::to_string),
+            ),
+        };
+        let now_s = k8s_time(now);
+        let last = json!({"exitCode":1,"reason":"Error","startedAt":started_at,"finishedAt":now_s,
+            "containerID":format!("containerd://{}", container_id(&uid, container, count))});
+        self.restarts.insert(
+            key,
+            Restarts {
+                count: count + 1,
+                last: last.clone(),
+                started_at: now_s.clone(),
+            },
+        );
+        self.logs.restart(ns, pod, &uid, container);
+        let mut next = p.clone();
+        if let Some(cs) = next
+            .pointer_mut("/status/containerStatuses")
+            .and_then(Value::as_array_mut)
+        {
+            for c in cs.iter_mut().filter(|c| c["name"] == container) {
+                c["restartCount"] = json!(count + 1);
+                c["lastState"] = json!({"terminated": last});
+                c["containerID"] = json!(format!("containerd://{}", container_id(&uid, container, count + 1)));
+                if c.pointer("/state/running").is_some() {
+                    c["state"] = json!({"running": {"startedAt": now_s}});
+                }
+            }
+        }
+        let next = store.update(&PODS, next);
+        let image = status["image"].as_str().unwrap_or("").to_string();
+        self.record(
+            store,
+            &next,
+            "Pulled",
+            &format!("Container image \"{image}\" already present on machine"),
+            "Normal",
+            KUBELET,
+            &now_s,
+        );
+    }
+}
+
+/// A Kubernetes timestamp.
+fn parse_time(t: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(t).ok().map(|t| t.with_timezone(&Utc))
+}
+
+/// Go's `time.Duration` text for a pull time: `900ms`, `1.5s`.
+fn go_duration(d: Duration) -> String {
+    let ms = d.num_milliseconds();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let text = format!("{}.{:03}", ms / 1000, ms % 1000);
+    format!("{}s", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A plausible, stable image size.
+fn image_size(image: &str) -> u64 {
+    180_000_000 + u64::from_str_radix(&name_hash(image), 16).unwrap_or(0) % 400_000_000
+}
+
+/// A stable containerd id for a pod's container run.
+fn container_id(pod_uid: &str, container: &str, run: u32) -> String {
+    let h = name_hash(&format!("{pod_uid}/{container}/{run}"));
+    h.repeat(8)
 }
 
 fn suspended_conditions(cond: &dyn Fn(&str, &str, &str, &str) -> Value) -> Vec<Value> {

@@ -9,14 +9,14 @@ use super::selector::Selector;
 use super::status::{self, ApiError};
 use super::store::meta;
 use super::wire::{Body, Req, full, query_pairs};
-use super::{Shared, SimState, discovery, table, watch};
+use super::{Shared, SimState, discovery, events, exec, logs, table, watch};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
+pub(super) fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
     let mut response = encoded_response(code, serde_json::to_vec(body).expect("json"));
     if let Some(s) = retry_after {
         response.headers_mut().insert("retry-after", http::HeaderValue::from(s));
@@ -24,12 +24,12 @@ fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<
     response
 }
 
-fn error_response(e: &ApiError) -> Response<Body> {
+pub(super) fn error_response(e: &ApiError) -> Response<Body> {
     json_response(e.code, &e.body, e.retry_after)
 }
 
 /// Serve one request; `Err` closes the connection with no answer (an injected reset).
-pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
+pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
     let header = |k: &str| {
         req.headers()
             .get(k)
@@ -46,6 +46,11 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
     let method = req.method().as_str().to_uppercase();
     let path = req.uri().path().to_string();
     let raw_query = req.uri().query().unwrap_or("").to_string();
+    // a WebSocket exec: hyper hands the connection over once the 101 is sent
+    let websocket = header("upgrade").eq_ignore_ascii_case("websocket");
+    let (ws_key, ws_protocols) = (header("sec-websocket-key"), header("sec-websocket-protocol"));
+    let exec_path = exec::exec_target(&path).is_some();
+    let upgrade = (websocket && exec_path).then(|| (hyper::upgrade::on(&mut req), ws_key, ws_protocols));
     let raw_body = req
         .into_body()
         .collect()
@@ -147,7 +152,12 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
         raw_body,
         user,
     };
-    let response = route(&shared, &req, rec);
+    let response = match upgrade {
+        Some((on, key, protocols)) => exec_upgrade(&shared, &req, rec, Some((on, &key, &protocols))),
+        // SPDY (a client's fallback) is not spoken: the same checks, then "upgrade required"
+        None if exec_path => exec_upgrade(&shared, &req, rec, None),
+        None => route(&shared, &req, rec),
+    };
     if lost {
         return Err(std::io::Error::other("injected: the answer was lost"));
     }
@@ -161,6 +171,38 @@ fn route(shared: &Arc<Shared>, req: &Req, mut rec: Recorded) -> Response<Body> {
     let response = serve(&mut st, req, now);
     rec.status = response.status().as_u16();
     rec.bytes = hyper::body::Body::size_hint(response.body()).exact().unwrap_or(0);
+    st.record.push(rec);
+    response
+}
+
+/// `pods/exec` over WebSocket: authorized (`get` and `create` on `pods/exec`), the pod and
+/// container checked, then the 101 and the session.
+fn exec_upgrade(
+    shared: &Arc<Shared>,
+    req: &Req,
+    mut rec: Recorded,
+    websocket: Option<(hyper::upgrade::OnUpgrade, &str, &str)>,
+) -> Response<Body> {
+    let now = shared.clock.now();
+    let mut st = shared.lock();
+    st.tick(now);
+    let (ns, name) = exec::exec_target(&req.path).unwrap_or_default();
+    let answer = authorize_sub(req, "", "pods", "exec", "get", Some(&ns), &name)
+        .and_then(|()| authorize_sub(req, "", "pods", "exec", "create", Some(&ns), &name))
+        .and_then(|()| exec::prepare(&st, &ns, &name, &req.query))
+        .and_then(|session| {
+            let Some((on, key, protocols)) = websocket else {
+                return Err(status::bad_request("Upgrade request required"));
+            };
+            let protocol = exec::choose_protocol(protocols).ok_or_else(|| {
+                status::bad_request(&format!(
+                    "unable to upgrade: unsupported subprotocols {protocols:?}: the server speaks v5.channel.k8s.io and v4.channel.k8s.io"
+                ))
+            })?;
+            Ok(exec::upgrade(session, key, protocol, on))
+        });
+    let response = answer.unwrap_or_else(|e| error_response(&e));
+    rec.status = response.status().as_u16();
     st.record.push(rec);
     response
 }
@@ -227,6 +269,26 @@ fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Re
             else {
                 return error_response(&status::path_not_found(&req.path));
             };
+            if let (Some("log"), "pods", "", Some(ns), Some(name)) = (
+                subresource.as_deref(),
+                r.plural,
+                r.group,
+                namespace.as_deref(),
+                name.as_deref(),
+            ) {
+                if req.method != "GET" {
+                    return error_response(&status::method_not_allowed());
+                }
+                return match authorize_sub(req, "", "pods", "log", "get", Some(ns), name)
+                    .and_then(|()| logs::serve(st, req, ns, name, now))
+                {
+                    Ok(response) => response,
+                    Err(e) => error_response(&e),
+                };
+            }
+            if r.group == events::GROUP && r.plural == "events" && subresource.is_none() {
+                return events::serve(st, req, namespace.as_deref(), name.as_deref(), now);
+            }
             if subresource.is_some()
                 || (r.namespaced && namespace.is_none() && name.is_some())
                 || (!r.namespaced && namespace.is_some())
@@ -263,7 +325,27 @@ fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Re
     }
 }
 
-fn authorize(req: &Req, r: &Resource, verb: &str, ns: Option<&str>, name: &str) -> Result<(), ApiError> {
+/// A subresource (`pods/log`, `pods/exec`) authorized as RBAC does: the rule must name
+/// `resource/subresource` (or `*`, or `*/subresource`).
+fn authorize_sub(
+    req: &Req,
+    group: &str,
+    resource: &str,
+    sub: &str,
+    verb: &str,
+    ns: Option<&str>,
+    name: &str,
+) -> Result<(), ApiError> {
+    let full = format!("{resource}/{sub}");
+    match &req.user {
+        Some(u) if !u.can(verb, group, &full, ns) => Err(status::forbidden_resource(
+            &u.name, verb, group, resource, &full, ns, name,
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn authorize(req: &Req, r: &Resource, verb: &str, ns: Option<&str>, name: &str) -> Result<(), ApiError> {
     match &req.user {
         Some(u) if !u.can(verb, r.group, r.plural, ns) => Err(status::forbidden(&u.name, verb, r, ns, name)),
         _ => Ok(()),
@@ -279,11 +361,15 @@ fn access_review(req: &Req) -> (u16, Value) {
         .unwrap_or(json!({}));
     let f = |k: &str| attrs.get(k).and_then(Value::as_str).unwrap_or("").to_string();
     let ns = f("namespace");
+    let resource = match f("subresource") {
+        sub if sub.is_empty() => f("resource"),
+        sub => format!("{}/{sub}", f("resource")),
+    };
     let allowed = req.user.as_ref().is_none_or(|u| {
         u.can(
             &f("verb"),
             &f("group"),
-            &f("resource"),
+            &resource,
             Some(ns.as_str()).filter(|n| !n.is_empty()),
         )
     });

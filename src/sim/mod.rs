@@ -6,8 +6,11 @@ pub mod auth;
 pub mod clock;
 pub mod controller;
 pub mod discovery;
+pub mod events;
+pub mod exec;
 pub mod faults;
 mod http;
+pub mod logs;
 pub mod record;
 pub mod resources;
 pub mod scenario;
@@ -57,6 +60,7 @@ impl SimState {
     /// Every resource served: agent-sandbox's as configured, the core ones, and Cilium's.
     pub fn served(&self) -> Vec<Resource> {
         let mut out = self.agent_sandbox.served();
+        out.push(resources::EVENTS_V1);
         if self.cilium {
             out.push(resources::CILIUM_POLICIES);
         }
@@ -127,6 +131,7 @@ impl SimState {
         if self.controller.next_due().is_some_and(|d| d <= now) {
             self.controller.reconcile_due(&mut self.store, now);
         }
+        self.controller.logs.chatter(now);
     }
 
     /// After a write: the Sandbox written is reconciled (a real controller's watch would see
@@ -356,7 +361,30 @@ impl Sim {
     pub fn advance(&self, by: chrono::Duration) {
         self.shared.clock.advance(by);
         let now = self.shared.clock.now();
-        self.shared.lock().reconcile(now);
+        let mut st = self.shared.lock();
+        st.reconcile(now);
+        st.controller.logs.chatter(now);
+    }
+
+    /// Append one line to a container's current log, stamped with the sim clock; open follow streams get it at once.
+    pub fn append_log(&self, namespace: &str, pod: &str, container: &str, line: &str) {
+        let now = self.now();
+        let st = &mut *self.shared.lock();
+        let uid = st
+            .store
+            .get(&resources::PODS, namespace, pod)
+            .and_then(|p| p.pointer("/metadata/uid").and_then(Value::as_str))
+            .unwrap_or("")
+            .to_string();
+        st.controller.logs.append(namespace, pod, &uid, container, now, line);
+    }
+
+    /// The container restarts: its current log becomes the previous one, restartCount + 1, lastState.terminated set in the pod status (exitCode 1, reason Error), open follow streams of the old instance end.
+    pub fn restart_container(&self, namespace: &str, pod: &str, container: &str) {
+        let now = self.now();
+        let st = &mut *self.shared.lock();
+        let SimState { store, controller, .. } = st;
+        controller.restart_container(store, namespace, pod, container, now);
     }
 
     /// Every request served so far.
@@ -523,6 +551,22 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     // settle twice: pods are created, then move to their steady state
     controller.reconcile(store, now, true);
     controller.reconcile(store, now, true);
+    // the scenario's own logs, over what the model made up
+    for w in &scenario.workspaces {
+        let name = format!("namzu-ws-{}", w.id);
+        let Some(uid) = store
+            .get(&resources::PODS, &w.namespace, &name)
+            .and_then(|p| p.pointer("/metadata/uid").and_then(Value::as_str))
+            .map(str::to_string)
+        else {
+            continue;
+        };
+        for (previous, logs) in [(false, &w.logs), (true, &w.previous_logs)] {
+            for (container, lines) in logs {
+                controller.scenario_logs(store, &w.namespace, &name, &uid, container, lines, previous, now);
+            }
+        }
+    }
     Ok(())
 }
 
@@ -534,7 +578,9 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, serving: tokio:
         let (shared, mut serving) = (shared.clone(), serving.clone());
         tokio::spawn(async move {
             let service = service_fn(move |req| http::handle(shared.clone(), req));
-            let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+            let connection = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
             // a stopped server drops its connections mid-answer, as a crashed one would
             tokio::select! {
                 _ = connection => {}

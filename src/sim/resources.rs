@@ -74,6 +74,8 @@ pub const PVCS: Resource = res(
     &["pvc"],
 );
 pub const EVENTS: Resource = res("", "v1", "events", "Event", true, false, &["ev"]);
+/// The same Events through `events.k8s.io/v1` (converted on the way out, see `sim::events`).
+pub const EVENTS_V1: Resource = res("events.k8s.io", "v1", "events", "Event", true, false, &["ev"]);
 pub const SANDBOXES: Resource = res(
     SANDBOX_GROUP,
     "v1beta1",

@@ -54,6 +54,12 @@ pub struct WorkspaceSpec {
     pub foreign_policy: bool,
     #[serde(default)]
     pub knobs: Knobs,
+    /// The current log of each container (`{agent: [line, …]}`), stamped a second apart up to now.
+    #[serde(default)]
+    pub logs: BTreeMap<String, Vec<String>>,
+    /// The log of each container's previous (terminated) instance, ending when it terminated.
+    #[serde(default)]
+    pub previous_logs: BTreeMap<String, Vec<String>>,
 }
 
 /// The per-sandbox egress label key the library's hosts use by default.

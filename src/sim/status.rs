@@ -96,23 +96,45 @@ pub fn unauthorized() -> ApiError {
 
 /// Worded like the RBAC authorizer.
 pub fn forbidden(user: &str, verb: &str, r: &Resource, namespace: Option<&str>, name: &str) -> ApiError {
-    let subject = if name.is_empty() {
-        r.qualified()
+    forbidden_resource(user, verb, r.group, r.plural, r.plural, namespace, name)
+}
+
+/// Worded like the RBAC authorizer, for `resource` (`pods/log` for a subresource) of the
+/// `plural` type in `group`.
+pub fn forbidden_resource(
+    user: &str,
+    verb: &str,
+    group: &str,
+    plural: &str,
+    resource: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> ApiError {
+    let qualified = if group.is_empty() {
+        plural.to_string()
     } else {
-        format!("{} \"{name}\"", r.qualified())
+        format!("{plural}.{group}")
+    };
+    let subject = if name.is_empty() {
+        qualified
+    } else {
+        format!("{qualified} \"{name}\"")
     };
     let scope = match namespace {
         Some(ns) => format!("in the namespace \"{ns}\""),
         None => "at the cluster scope".to_string(),
     };
+    let mut details = json!({"group": group, "kind": plural});
+    if !name.is_empty() {
+        details["name"] = json!(name);
+    }
     status(
         403,
         "Forbidden",
         &format!(
-            "{subject} is forbidden: User \"{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
-            r.plural, r.group
+            "{subject} is forbidden: User \"{user}\" cannot {verb} resource \"{resource}\" in API group \"{group}\" {scope}"
         ),
-        details(r, name),
+        details,
     )
 }
 

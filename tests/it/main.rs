@@ -18,6 +18,7 @@ mod readme;
 mod refresh;
 mod sim_api;
 mod sim_kubectl;
+mod sim_triage;
 mod support;
 mod template_hash_cli;
 mod tui;
