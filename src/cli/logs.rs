@@ -68,7 +68,9 @@ fn parse_since_time(text: &str) -> Result<DateTime<Utc>, String> {
 pub fn unavailable(u: &Unavailable) -> Failure {
     Failure {
         code: match u {
-            Unavailable::Foreign { .. } => exit::NOT_APPLIED,
+            Unavailable::Foreign { .. } | Unavailable::NotAWorkspace { .. } => exit::NOT_APPLIED,
+            // `-c` named no container of the pod: the flag is wrong
+            Unavailable::NoSuchContainer { .. } => exit::USAGE,
             _ => exit::UNAVAILABLE,
         },
         message: output::printable(&u.message()),

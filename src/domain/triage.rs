@@ -26,6 +26,8 @@ pub enum Purpose {
 pub enum Unavailable {
     /// The workspace is Suspended: its pod was deleted, its disk kept.
     Suspended { id: String },
+    /// A Sandbox under the workspace prefix without the library's template label: not a workspace.
+    NotAWorkspace { sandbox: String },
     /// Running, but no pod stands under it yet (being created, or never created).
     NotCreated { id: String },
     /// A pod stands under the workspace's name that the Sandbox does not own.
@@ -52,6 +54,10 @@ impl Unavailable {
         match self {
             Unavailable::Suspended { id } => format!(
                 "workspace {id} is Suspended: its pod was deleted (the disk is kept); resume it first: kubectl namzu resume {id}"
+            ),
+            Unavailable::NotAWorkspace { sandbox } => format!(
+                "{sandbox} is not a workspace (no {} label on its pod template)",
+                super::keys::TEMPLATE_LABEL
             ),
             Unavailable::NotCreated { id } => format!(
                 "workspace {id} has no pod yet (it is being created, or cannot be: see kubectl namzu inspect {id})"
@@ -82,6 +88,11 @@ impl Unavailable {
 /// The workspace's own pod, if `pod` (the one standing under the Sandbox's pod name, or its
 /// selector's) is it.
 pub fn own_pod<'a>(id: &str, sandbox: &Value, pod: Option<&'a Value>) -> Result<&'a Value, Unavailable> {
+    if !super::naming::is_workspace(sandbox) {
+        return Err(Unavailable::NotAWorkspace {
+            sandbox: name(sandbox).to_string(),
+        });
+    }
     let Some(pod) = pod else {
         return Err(match Mode::of_sandbox(sandbox) {
             Mode::Suspended => Unavailable::Suspended { id: id.to_string() },
@@ -332,7 +343,8 @@ mod tests {
     use serde_json::json;
 
     fn sandbox(mode: &str) -> Value {
-        json!({"metadata": {"name": "namzu-ws-a", "uid": "sb-1"}, "spec": {"operatingMode": mode}})
+        json!({"metadata": {"name": "namzu-ws-a", "uid": "sb-1"}, "spec": {"operatingMode": mode,
+            "podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "coder"}}}}})
     }
 
     fn pod(statuses: Value) -> Value {

@@ -283,7 +283,7 @@ pub async fn event_loop<B: Backend>(
     mut rx: UnboundedReceiver<Action>,
     refresh: Duration,
     theme: Theme,
-    shell: &mut dyn FnMut(&[String]) -> String,
+    shell: &mut (dyn FnMut(&[String]) -> String + Send),
 ) -> Result<(), TuiError> {
     let draw_failed = |e: B::Error| TuiError(format!("cannot draw: {e}"));
     let first = app.start();

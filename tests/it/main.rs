@@ -21,6 +21,7 @@ mod sim_kubectl;
 mod sim_triage;
 mod support;
 mod template_hash_cli;
+mod triage;
 mod tui;
 mod tui_tmux;
 mod vectors;
