@@ -76,7 +76,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
             step(
                 format!(
-                    "Pod {pod} stands under the Sandbox's name but is not this Sandbox's: the controller will not adopt or delete it. Find who made it (Controlled By) before removing it; its workload is not this workspace's."
+                    "Pod {pod} stands under the Sandbox's name but is not this Sandbox's: the controller neither adopts nor deletes it. Find who made it (Controlled By) before removing it."
                 ),
                 Some(kubectl(w, &["describe", "pod", pod])),
                 None,
@@ -90,7 +90,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             };
             step(
                 format!(
-                    "Pod {pod} is past its grace period and still terminating: look at its finalizers and at node {} first (a node that is down never confirms). Warning: a forced delete removes the pod from the API without waiting for the kubelet; if the node is alive its containers may keep running, and the workspace's disk may still be attached there.",
+                    "Pod {pod} is past its grace period and still terminating: check its finalizers and node {} first. Warning: a forced delete does not wait for the kubelet; on a live node the containers may keep running and the disk stay attached.",
                     node.as_deref().unwrap_or("?")
                 ),
                 Some(kubectl(w, &["delete", "pod", pod, "--grace-period=0", "--force"])),
@@ -215,7 +215,7 @@ fn foreign_disk(w: &Workspace, d: &Diagnosis) -> NextStep {
         .find(|o| o.kind == "Sandbox" && o.name == w.sandbox_name && Some(&o.uid) != w.uid.as_ref());
     let who = match earlier {
         Some(o) => format!(
-            "an earlier Sandbox {} (uid {}, not this one's {}): a disk of the earlier workspace of this name that was never collected, holding that workspace's data",
+            "an earlier Sandbox {} (uid {}, not this one's {}), never collected: that workspace's data",
             o.name,
             o.uid,
             w.uid.as_deref().unwrap_or("-")
@@ -225,7 +225,7 @@ fn foreign_disk(w: &Workspace, d: &Diagnosis) -> NextStep {
     };
     step(
         format!(
-            "PersistentVolumeClaim {pvc} is owned by {who}. Do not resume onto it or delete it before you know whose data it is: see who uses it, save the data if anyone needs it, and only then `{}` so the controller creates this workspace's own disk.",
+            "PersistentVolumeClaim {pvc} is owned by {who}. Do not resume onto it or delete it before you know whose data it is: see who uses it, save what is needed, then `{}` lets the controller create this workspace's own disk.",
             kubectl(w, &["delete", "pvc", pvc])
         ),
         Some(kubectl(w, &["describe", "pvc", pvc])),
@@ -304,7 +304,7 @@ fn unreadable_epoch(w: &Workspace) -> NextStep {
     }
     step(
         format!(
-            "The holder-epoch annotation reads {raw:?}, not a decimal integer: every write is refused, and --take-over cannot add 1 to it. If a host holds this workspace, have it write its epoch back (`{}`); if none does, remove the annotation so the epoch starts again at 0. The command only applies to the version read: a change since makes it fail, not overwrite.",
+            "The holder-epoch annotation reads {raw:?}, not a decimal integer: every write is refused, and --take-over cannot add 1 to it. A host that holds the workspace writes its epoch back (`{}`); if none does, remove the annotation (the epoch starts again at 0). The command applies only to the version read: a change since makes it fail.",
             kubectl(
                 w,
                 &[
@@ -363,5 +363,127 @@ fn word(text: &str) -> String {
         text.to_string()
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::drift::{OverlayFlags, TemplateRead};
+    use crate::domain::egress::PolicyRead;
+    use crate::domain::pod::Index;
+    use crate::domain::workspace::{Inputs, derive};
+    use chrono::{TimeZone, Utc};
+    use serde_json::{Value, json};
+
+    fn sandbox(mode: &str, epoch: &str) -> Value {
+        json!({"metadata":{"name":"namzu-ws-a","namespace":"ns","uid":"sbx","generation":1,"resourceVersion":"41",
+                "annotations":{"sandbox.namzu.ai/holder-epoch":epoch}},
+            "spec":{"operatingMode":mode,"podTemplate":{"metadata":{"labels":{"sandbox.namzu.ai/template":"t"}},
+                "spec":{"containers":[{"name":"agent","image":"img:old"}]}}}})
+    }
+
+    fn pulling() -> Value {
+        json!({"metadata":{"name":"namzu-ws-a","uid":"pod","ownerReferences":[{"uid":"sbx"}]},
+            "spec":{"containers":[{"name":"agent","image":"img:old"}]},
+            "status":{"phase":"Pending","containerStatuses":[{"name":"agent","state":{"waiting":{"reason":"ErrImagePull"}}}]}})
+    }
+
+    fn template(image: &str) -> Value {
+        json!({"spec":{"podTemplate":{"spec":{"containers":[{"name":"agent","image":image}]}}}})
+    }
+
+    fn view(sbx: &Value, pods: &[Value], template: TemplateRead<'_>) -> Workspace {
+        derive(&Inputs {
+            sandbox: sbx,
+            pods: Observed::Known(&Index::new(pods)),
+            pvcs: Observed::Known(&Index::new(&[])),
+            policies: PolicyRead::NotServed,
+            template,
+            flags: &OverlayFlags::default(),
+            now: Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap(),
+        })
+    }
+
+    #[test]
+    fn image_pull_names_both_images_and_refreshes_when_the_template_moved_on() {
+        let new = template("img:new");
+        let suspended = view(&sandbox("Suspended", "3"), &[pulling()], TemplateRead::Found(&new));
+        let s = next_step(&suspended).unwrap();
+        assert_eq!(
+            s.command.as_deref(),
+            Some("kubectl namzu resume a -n ns --refresh-template")
+        );
+        assert_eq!(s.key, Some('F'));
+        assert!(s.text.contains("Image img:old of container agent") && s.text.contains("now names img:new"));
+
+        let running = view(&sandbox("Running", "3"), &[pulling()], TemplateRead::Found(&new));
+        let s = next_step(&running).unwrap();
+        assert_eq!(
+            s.command.as_deref(),
+            Some("kubectl namzu suspend a -n ns --wait && kubectl namzu resume a -n ns --refresh-template")
+        );
+
+        let same = template("img:old");
+        let s = next_step(&view(
+            &sandbox("Running", "3"),
+            &[pulling()],
+            TemplateRead::Found(&same),
+        ))
+        .unwrap();
+        assert_eq!(s.command.as_deref(), Some("kubectl edit sandboxtemplate t -n ns"));
+        assert!(s.text.contains("names the same image"), "{}", s.text);
+
+        let s = next_step(&view(&sandbox("Running", "3"), &[pulling()], TemplateRead::Unreadable)).unwrap();
+        assert_eq!(s.command.as_deref(), Some("kubectl describe pod namzu-ws-a -n ns"));
+    }
+
+    #[test]
+    fn a_write_step_says_to_repair_an_unreadable_epoch_first() {
+        let new = template("img:new");
+        let w = view(&sandbox("Suspended", "latest"), &[pulling()], TemplateRead::Found(&new));
+        assert_eq!(
+            w.diagnosis.as_ref().map(|d| d.kind),
+            Some(Kind::ImagePull),
+            "the workload's finding first"
+        );
+        let s = next_step(&w).unwrap();
+        assert!(
+            s.text.ends_with(
+                "First repair the holder epoch: its annotation reads \"latest\", so every write is refused."
+            )
+        );
+
+        let alone = view(&sandbox("Suspended", "007"), &[], TemplateRead::Found(&new));
+        let s = next_step(&alone).unwrap();
+        assert_eq!(
+            s.command.as_deref(),
+            Some("kubectl annotate sandbox namzu-ws-a sandbox.namzu.ai/holder-epoch- --resource-version=41 -n ns")
+        );
+        assert!(
+            s.text.contains("sandbox.namzu.ai/holder-epoch=N --overwrite"),
+            "{}",
+            s.text
+        );
+        assert_eq!(
+            next_step(&view(&sandbox("Suspended", "7"), &[], TemplateRead::Found(&new))),
+            None
+        );
+    }
+
+    #[test]
+    fn commands_carry_the_context_as_one_shell_word() {
+        let mut w = view(&sandbox("Suspended", "x"), &[], TemplateRead::NotFound);
+        w.context = Some("ops lab's".into());
+        let s = next_step(&w).unwrap();
+        assert!(
+            s.command.unwrap().ends_with(" -n ns --context 'ops lab'\\''s'"),
+            "quoted as sh reads it"
+        );
+        assert_eq!(
+            word("arn:aws:eks:eu-1:42:cluster/prod"),
+            "arn:aws:eks:eu-1:42:cluster/prod"
+        );
+        assert_eq!(word(""), "''");
     }
 }
