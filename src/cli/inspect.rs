@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The workspace id (the Sandbox is namzu-ws-<id>).
+    /// The workspace: its id, its Sandbox name namzu-ws-<id>, or what list -o name prints
+    /// (sandbox.agents.x-k8s.io/namzu-ws-<id>).
     pub id: WorkspaceId,
     /// Output format: table (the describe text), json, yaml, name, jsonpath=TEMPLATE,
     /// jsonpath-file=FILE, custom-columns=HEADER:PATH,… or custom-columns-file=FILE.
