@@ -58,7 +58,7 @@ async fn shell(t: &TestSim, kubeconfig: &std::path::Path, line: &str) -> Output 
     .expect("join")
 }
 
-fn step_of<'a>(items: &'a [Value], kind: Kind) -> (&'a Value, &'a str, &'a str) {
+fn step_of(items: &[Value], kind: Kind) -> (&Value, &str, &str) {
     let w = items
         .iter()
         .find(|w| w["diagnosis"]["kind"] == kind.as_str())
