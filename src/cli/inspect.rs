@@ -41,7 +41,10 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         )));
     };
     let now = conn.clock.now();
-    let w = d.workspace(&globals.overlay_flags(&args.overlays), now);
+    let mut w = d.workspace(&globals.overlay_flags(&args.overlays), now);
+    // a context named on the command line is named in the next step's command too: pasted
+    // under another current context, it would act on another cluster
+    w.context = globals.context.first().cloned();
     let text = match &args.output {
         Printer::Plain(Format::Json | Format::Yaml) => {
             let Printer::Plain(format) = args.output else {

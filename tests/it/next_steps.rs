@@ -329,6 +329,25 @@ workspaces:
     };
     assert_eq!(odd("ops lab"), Value::Null, "repaired where the command said");
     assert_eq!(odd("prod-eu"), "unreadable-epoch", "the other cluster untouched");
+    // inspect in a context named on the command line names it too
+    let o = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            kubeconfig.display().to_string(),
+            "--context".into(),
+            "prod-eu".into(),
+            "inspect".into(),
+            "loop".into(),
+        ],
+        vec![now_env(&a)],
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        out(&o).contains("  Command:       kubectl namzu logs loop -n agents -c agent --previous --context prod-eu\n"),
+        "{}",
+        out(&o)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
