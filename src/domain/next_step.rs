@@ -16,7 +16,7 @@ pub struct NextStep {
     pub text: String,
     /// The exact command, ready to paste; `None` where the step is to wait or to look.
     pub command: Option<String>,
-    /// The TUI key that does the step on the row.
+    /// The TUI key that does the step (or its first part) on the row.
     pub key: Option<char>,
 }
 
@@ -58,7 +58,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                     "PersistentVolumeClaim {pvc} does not exist: the controller creates it from the Sandbox's volumeClaimTemplates, so its events say why it has not (a deleted disk's data is gone)."
                 ),
                 Some(kubectl(w, &["describe", "sandbox", &w.sandbox_name])),
-                Some('h'),
+                None,
             )
         }
         Kind::DiskPending => {
@@ -193,7 +193,7 @@ fn foreign_egress_policy(w: &Workspace, d: &Diagnosis) -> NextStep {
     let command = is_path_safe_name(policy).then(|| with_context(w, delete_command(&w.namespace, policy)));
     step(
         format!(
-            "CiliumNetworkPolicy {policy} selects this workspace and belongs to an earlier workspace of the same name: a resume would wake into that workspace's egress grant, so resume is refused. Delete the policy; the host that owns this workspace writes its own."
+            "CiliumNetworkPolicy {policy} selects this workspace and belongs to an earlier workspace of the same name, not yet collected: a resume would wake into that workspace's egress grant, so this tool refuses to resume. The library deletes it before its own resume; to resume from here, delete it (with the host's consent)."
         ),
         command,
         None,
