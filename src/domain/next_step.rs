@@ -14,7 +14,7 @@ use super::workspace::{Observed, Workspace};
 pub struct NextStep {
     /// What to do and why, in one paragraph.
     pub text: String,
-    /// The exact command, ready to paste; `None` where the step is to wait or to look.
+    /// The exact command, ready to paste; `None` where there is none to give.
     pub command: Option<String>,
     /// The TUI key that does the step (or its first part) on the row.
     pub key: Option<char>,
@@ -28,7 +28,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
         Kind::ForeignDisk => foreign_disk(w, d),
         Kind::Unschedulable => step(
             format!(
-                "The scheduler cannot place the pod: {} See which nodes, warm pools and claims have room, then free capacity or lower the template's requests.",
+                "The scheduler cannot place the pod: {} Capacity shows what else is pending and what the warm pools and claims hold; free room on the nodes or lower the template's requests.",
                 sentence(&d.message)
             ),
             Some(namzu_plain(w, "capacity")),
