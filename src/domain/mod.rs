@@ -15,6 +15,7 @@ pub mod identity;
 pub mod keys;
 pub mod mirror;
 pub mod naming;
+pub mod next_step;
 pub mod object;
 pub mod patch;
 pub mod pod;

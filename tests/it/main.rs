@@ -12,6 +12,7 @@ mod egress;
 mod hostile;
 mod krew;
 mod live;
+mod next_steps;
 mod properties;
 mod race;
 mod readme;
