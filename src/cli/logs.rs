@@ -170,6 +170,11 @@ impl LogSink for Stdout {
             LogNote::Reconnecting { why } => {
                 crate::errln!("--- the log stream ended ({}): reading on", output::printable(&why))
             }
+            LogNote::Waiting { container, state } => crate::errln!(
+                "--- container {} is not running ({}): following its next start",
+                output::printable(&container),
+                output::printable(&state)
+            ),
         }
     }
 }

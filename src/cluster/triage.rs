@@ -252,6 +252,8 @@ pub enum LogNote {
     Restarted { container: String, restart: i64 },
     /// The stream ended or broke with the container still running: reading on from the last line.
     Reconnecting { why: String },
+    /// The container is not running (a crash loop's back-off): its next start is followed.
+    Waiting { container: String, state: String },
 }
 
 /// How a log read ended.
@@ -281,6 +283,14 @@ impl LogEnd {
             )),
         }
     }
+}
+
+/// Whether the container is running now.
+fn running(pod: &Value, container: &str) -> bool {
+    crate::domain::triage::container_status(pod, container)
+        .and_then(|s| s.get("state"))
+        .and_then(|s| s.get("running"))
+        .is_some()
 }
 
 /// What a log reader is told as it goes: lines in batches (all those that had arrived), notes.
@@ -349,17 +359,36 @@ pub async fn read_log(
             return Ok(LogEnd::Done);
         }
         let before = instance(&pod, &ask.container);
-        let now = match resources::get(conn, &PODS, &ns, &pod_name).await {
-            Ok(None) | Err(ClusterError::Api { code: 410, .. }) => return Ok(LogEnd::PodDeleted { pod: pod_name }),
-            Ok(Some(p)) if uid(&p) != Some(pod_uid.as_str()) => {
-                return Ok(LogEnd::Replaced {
-                    new: uid(&p).unwrap_or("?").to_string(),
-                    old: pod_uid,
-                    pod: pod_name,
-                });
+        let mut said_waiting = false;
+        let now = loop {
+            let now = match resources::get(conn, &PODS, &ns, &pod_name).await {
+                Ok(None) | Err(ClusterError::Api { code: 410, .. }) => return Ok(LogEnd::PodDeleted { pod: pod_name }),
+                Ok(Some(p)) if uid(&p) != Some(pod_uid.as_str()) => {
+                    return Ok(LogEnd::Replaced {
+                        new: uid(&p).unwrap_or("?").to_string(),
+                        old: pod_uid,
+                        pod: pod_name,
+                    });
+                }
+                Ok(Some(p)) => p,
+                Err(e) => return Err(e),
+            };
+            let phase = crate::domain::pod::phase(&now).to_string();
+            if instance(&now, &ask.container) != before || running(&now, &ask.container) {
+                break now;
             }
-            Ok(Some(p)) => p,
-            Err(e) => return Err(e),
+            if matches!(phase.as_str(), "Succeeded" | "Failed") {
+                return Ok(LogEnd::PodFinished { pod: pod_name, phase });
+            }
+            // not running (a crash loop's back-off): its next instance is followed when it starts
+            if !said_waiting {
+                sink.note(LogNote::Waiting {
+                    container: ask.container.clone(),
+                    state: crate::domain::triage::state_words(&now, &ask.container),
+                });
+                said_waiting = true;
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
         };
         let after = instance(&now, &ask.container);
         if after != before {
@@ -371,10 +400,6 @@ pub async fn read_log(
             (ask.since_seconds, ask.since_time, ask.tail_lines) = (None, None, None);
             resume.restarted();
         } else {
-            let phase = crate::domain::pod::phase(&now).to_string();
-            if matches!(phase.as_str(), "Succeeded" | "Failed") {
-                return Ok(LogEnd::PodFinished { pod: pod_name, phase });
-            }
             sink.note(LogNote::Reconnecting {
                 why: broke.unwrap_or_else(|| "the server ended the stream".into()),
             });

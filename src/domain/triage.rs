@@ -230,16 +230,22 @@ pub fn choose_container(pod: &Value, asked: Option<&str>, purpose: Purpose) -> R
             if state("running").is_some() {
                 return Ok(chosen);
             }
-            let words = match (state("waiting"), state("terminated")) {
-                (Some(w), _) => format!("waiting: {}", str_at(w, &["reason"]).unwrap_or("?")),
-                (_, Some(t)) => format!("terminated: {}", str_at(t, &["reason"]).unwrap_or("?")),
-                _ => "no status yet".into(),
-            };
             Err(Unavailable::NotRunning {
+                state: state_words(pod, &chosen.container),
                 container: chosen.container,
-                state: words,
             })
         }
+    }
+}
+
+/// A container's state in a few words: `running`, `waiting: CrashLoopBackOff`, `terminated: Error`.
+pub fn state_words(pod: &Value, container: &str) -> String {
+    let state = |k: &str| container_status(pod, container).and_then(|s| at(s, &["state", k]));
+    match (state("running"), state("waiting"), state("terminated")) {
+        (Some(_), _, _) => "running".into(),
+        (_, Some(w), _) => format!("waiting: {}", str_at(w, &["reason"]).unwrap_or("?")),
+        (_, _, Some(t)) => format!("terminated: {}", str_at(t, &["reason"]).unwrap_or("?")),
+        _ => "no status yet".into(),
     }
 }
 

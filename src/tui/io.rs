@@ -455,6 +455,9 @@ impl LogSink for PaneSink {
                 format!("--- container {container} restarted (restart {restart}): the new instance follows ---")
             }
             LogNote::Reconnecting { why } => format!("--- the stream ended ({why}): reading on ---"),
+            LogNote::Waiting { container, state } => {
+                format!("--- container {container} is not running ({state}): its next start follows ---")
+            }
         };
         let _ = self.out.send(Action::LogNote {
             stream: self.stream,
