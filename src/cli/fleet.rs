@@ -32,8 +32,6 @@ pub struct Fleet {
     pub labelled: bool,
     /// Ages and filters read this clock (the members share it).
     pub clock: Clock,
-    /// The config file has rules (they are per context name).
-    pub ruled: bool,
     /// The contexts that failed so far, and why.
     failed: Mutex<Vec<(String, String)>>,
 }
@@ -44,7 +42,11 @@ impl Fleet {
     pub async fn open(globals: &Globals, interactive_exec: bool) -> Result<Fleet, Failure> {
         let rules = super::config::load(globals)?;
         let overrides = globals.overrides();
-        let opts = globals.connect_options(interactive_exec);
+        // each connection decides the rules it is written under (`SafetyConfig::for_connection`)
+        let opts = connect::ConnectOptions {
+            safety: Some(std::sync::Arc::new((rules, overrides))),
+            ..globals.connect_options(interactive_exec)
+        };
         let clock = match &opts.clock {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(Failure::error)?,
@@ -58,13 +60,13 @@ impl Fleet {
                 ..opts
             };
             let conn = Connection::open(&opts).await?;
-            let ruled = !rules.contexts.is_empty();
-            let rules = rules.for_context(&conn.context, &overrides);
             return Ok(Fleet {
-                members: vec![Member { conn, rules }],
+                members: vec![Member {
+                    rules: conn.rules.clone(),
+                    conn,
+                }],
                 labelled: false,
                 clock,
-                ruled,
                 failed: Default::default(),
             });
         }
@@ -112,13 +114,12 @@ impl Fleet {
             members: Vec::new(),
             labelled: true,
             clock,
-            ruled: !rules.contexts.is_empty(),
             failed: Default::default(),
         };
         for (name, conn) in opened {
             match conn {
                 Ok(conn) => fleet.members.push(Member {
-                    rules: rules.for_context(&conn.context, &overrides),
+                    rules: conn.rules.clone(),
                     conn,
                 }),
                 Err(e) => fleet.fail(&name, &e.to_string()),

@@ -5,6 +5,7 @@ use super::error::{ApiCall, ClusterError};
 use super::verbose::LogLayer;
 use crate::clock::Clock;
 use crate::domain::naming::validate_namespace;
+use crate::domain::safety::{ContextRules, Overrides, SafetyConfig};
 use http::HeaderValue;
 use kube::client::ClientBuilder;
 use kube::config::{ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
@@ -15,6 +16,9 @@ use std::time::Duration;
 
 /// kubectl's default `--chunk-size`.
 pub const DEFAULT_CHUNK_SIZE: u32 = 500;
+
+/// What the simulated cluster's `/version` `gitVersion` carries (`src/sim/discovery.rs`).
+pub const SIM_VERSION_MARK: &str = "-namzu-sim";
 
 pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
 
@@ -34,6 +38,9 @@ pub struct ConnectOptions {
     pub clock: Option<Clock>,
     /// Objects per LIST page (kubectl's `--chunk-size`); `None` = 500, `Some(0)` = one request.
     pub chunk_size: Option<u32>,
+    /// The safety rules file and the flags over it: the connection's [`Connection::rules`] are
+    /// decided from them at open (`None`: no rules).
+    pub safety: Option<std::sync::Arc<(SafetyConfig, Overrides)>>,
 }
 
 /// `$KUBECONFIG` as kubectl reads it: the files of the list merged in order, a missing file
@@ -90,6 +97,12 @@ pub struct Connection {
     pub chunk_size: u32,
     /// `-v`: say on stderr what a pass read beyond its LISTs.
     pub verbose: bool,
+    /// The safety rules every write over this connection is under, decided once at open by
+    /// [`SafetyConfig::for_connection`] (and enforced by the write path, whatever the front-end).
+    pub rules: ContextRules,
+    /// Whether the server is the simulated cluster (its `/version`), asked once: writes under a
+    /// pinned clock reach only the sim.
+    pub simulated: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl Connection {
@@ -127,6 +140,25 @@ impl Connection {
         {
             return Err(ClusterError::Config(format!("cluster \"{cluster}\" does not exist")));
         }
+        // `--cluster`/`--user` naming another cluster or user than the context's own: the
+        // connection reaches something the context's name (and its rules) does not describe
+        let own = kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref());
+        let overridden = opts
+            .cluster
+            .as_ref()
+            .is_some_and(|c| own.is_none_or(|o| &o.cluster != c))
+            || opts
+                .user
+                .as_ref()
+                .is_some_and(|u| own.is_none_or(|o| o.user.as_ref() != Some(u)));
+        let rules = match &opts.safety {
+            Some(safety) => safety.0.for_connection(&context, overridden, &safety.1),
+            None => ContextRules::default(),
+        };
         let kc_opts = KubeConfigOptions {
             context: Some(context.clone()),
             cluster: opts.cluster.clone(),
@@ -138,6 +170,9 @@ impl Connection {
         config
             .headers
             .push((http::header::USER_AGENT, HeaderValue::from_static(USER_AGENT)));
+        // kube's own retry of 429/503/504 (uncapped, below the tool's throttle, deaf to Ctrl-C)
+        // is off: the write path's throttle is the only retry (`cluster/write.rs`)
+        config.default_retry = false;
         if !opts.interactive_exec
             && let Some(exec) = config.auth_info.exec.as_mut()
         {
@@ -175,6 +210,8 @@ impl Connection {
             clock,
             chunk_size: opts.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
             verbose: opts.verbose,
+            rules,
+            simulated: Default::default(),
         })
     }
 
@@ -205,6 +242,19 @@ impl Connection {
             name: String::new(),
         };
         self.bounded(&op, self.client.apiserver_version()).await
+    }
+
+    /// Whether the server is this tool's simulated cluster (`gitVersion` `…-namzu-sim`); a server
+    /// that cannot say is not.
+    pub async fn is_simulated(&self) -> bool {
+        *self
+            .simulated
+            .get_or_init(|| async {
+                self.version()
+                    .await
+                    .is_ok_and(|v| v.git_version.contains(SIM_VERSION_MARK))
+            })
+            .await
     }
 
     /// The versions the cluster serves of an API group (empty when the group is not served).

@@ -1,0 +1,457 @@
+//! Hardening, round 3 (issue 26), through the real binary against the sim (and a hostile server
+//! of the test's own): the rules a connection is written under, decided once below both
+//! front-ends; a pinned clock that never reaches a real cluster; a write-ahead audit log that
+//! refuses symlinks and FIFOs; the tool's throttle as the only retry.
+
+use crate::support::*;
+use kubectl_namzu::cluster::audit::AuditLog;
+use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
+use kubectl_namzu::domain::safety::{ContextRules, Overrides, SafetyConfig};
+use kubectl_namzu::sim::faults::{Fault, FaultAction};
+use kubectl_namzu::tui::action::{Action, Effect};
+use kubectl_namzu::tui::app::{App, AppOptions, update};
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// prod-* is read-only; staging has no rule of its own.
+const RULES: &str = "contexts:\n- context: \"prod-*\"\n  readOnly: true\n  label: PROD\n  colour: red\n";
+
+const REASON: &str =
+    "--cluster/--user reach a cluster other than context \"staging\"'s: its safety rules cannot be applied";
+
+/// Two sims, `prod-eu-west` and `staging`, in one kubeconfig, and a rules file.
+struct Two {
+    prod: TestSim,
+    staging: TestSim,
+    kubeconfig: PathBuf,
+    rules: PathBuf,
+}
+
+impl Two {
+    async fn start() -> Two {
+        let (prod, staging) = (start().await, start().await);
+        let kubeconfig = prod.dir.path().join("fleet.kubeconfig");
+        kubectl_namzu::sim::write_fleet_kubeconfig(
+            &kubeconfig,
+            &[("prod-eu-west", &prod.sim), ("staging", &staging.sim)],
+        )
+        .unwrap();
+        let rules = prod.dir.path().join("rules.yaml");
+        std::fs::write(&rules, RULES).unwrap();
+        Two {
+            prod,
+            staging,
+            kubeconfig,
+            rules,
+        }
+    }
+
+    fn audit(&self) -> PathBuf {
+        self.prod.dir.path().join("audit.jsonl")
+    }
+
+    async fn run(&self, args: &[&str]) -> Output {
+        let mut full = vec![
+            "--kubeconfig".to_string(),
+            self.kubeconfig.display().to_string(),
+            "--config".into(),
+            self.rules.display().to_string(),
+            "--audit-log".into(),
+            self.audit().display().to_string(),
+        ];
+        full.extend(args.iter().map(|s| s.to_string()));
+        namzu_env(full, vec![]).await
+    }
+}
+
+fn sent(t: &TestSim) -> Vec<String> {
+    t.sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" || r.method == "DELETE")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+/// The CLI: staging's name over prod's cluster is refused before anything is read or sent, with
+/// the reason, whatever --write says; nothing is audited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_refuses_a_context_s_rules_over_another_cluster() {
+    let two = Two::start().await;
+    for extra in [&[][..], &["--write"][..], &["--dry-run"][..]] {
+        let mut args = vec![
+            "-n",
+            "agents",
+            "--context",
+            "staging",
+            "--cluster",
+            "prod-eu-west",
+            "suspend",
+            "awake",
+        ];
+        args.extend_from_slice(extra);
+        let o = two.run(&args).await;
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", err(&o));
+        assert!(err(&o).contains(REASON), "{}", err(&o));
+        assert_eq!(err(&o).trim_end().lines().count(), 1, "{}", err(&o));
+    }
+    // the user override too
+    let o = two
+        .run(&[
+            "-n",
+            "agents",
+            "--context",
+            "staging",
+            "--user",
+            "prod-eu-west-user",
+            "resume",
+            "asleep",
+        ])
+        .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        sent(&two.prod).is_empty() && sent(&two.staging).is_empty(),
+        "nothing sent"
+    );
+    assert!(!two.audit().exists(), "nothing audited");
+    // the context's own cluster named again is no override: its rules apply as they are
+    let o = two
+        .run(&[
+            "-n",
+            "agents",
+            "--context",
+            "staging",
+            "--cluster",
+            "staging",
+            "suspend",
+            "awake",
+        ])
+        .await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(sent(&two.staging).len(), 1);
+    assert!(sent(&two.prod).is_empty());
+}
+
+/// Run TUI effects to completion, feeding their answers back through `update`.
+async fn settle(app: &mut App, io: &Arc<kubectl_namzu::tui::io::Io>, mut effects: Vec<Effect>) {
+    while !effects.is_empty() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for e in effects.drain(..) {
+            io.perform(e, tx.clone()).await;
+        }
+        drop(tx);
+        while let Some(a) = rx.recv().await {
+            effects.extend(update(app, a));
+        }
+    }
+}
+
+/// The TUI, even one that ignored the rules (its policy and context say writable): the
+/// connection decided its rules as it opened, and the write path refuses with the reason —
+/// nothing is sent to the cluster reached.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_write_path_refuses_a_context_s_rules_over_another_cluster() {
+    let two = Two::start().await;
+    let safety = SafetyConfig::parse(RULES).unwrap();
+    let conn = Connection::open(&ConnectOptions {
+        kubeconfig: Some(two.kubeconfig.clone()),
+        context: Some("staging".into()),
+        cluster: Some("prod-eu-west".into()),
+        request_timeout: Some(Duration::from_secs(5)),
+        clock: Some(two.prod.sim.clock()),
+        safety: Some(Arc::new((safety, Overrides::default()))),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert!(conn.rules.read_only && conn.rules.refusal.as_deref().unwrap().contains(REASON));
+    let audit = AuditLog {
+        path: Some(two.audit()),
+        session: Some(Arc::new(Mutex::new(Vec::new()))),
+        failure: Default::default(),
+    };
+    let mut app = App::new(AppOptions {
+        labelled: false,
+        contexts: vec![context_options(&conn, ContextRules::default())],
+        namespace: "agents".into(),
+        all_namespaces: false,
+        read_only: false,
+        now: two.prod.sim.now(),
+        live: false,
+    });
+    let io = Arc::new(tui_io(vec![(conn, policy(false, audit))], Default::default()));
+    let first = app.start();
+    settle(&mut app, &io, first).await;
+    for k in
+        "/awake"
+            .chars()
+            .map(KeyCode::Char)
+            .chain([KeyCode::Enter, KeyCode::Char('S'), KeyCode::Tab, KeyCode::Enter])
+    {
+        let effects = update(&mut app, Action::Key(KeyEvent::new(k, KeyModifiers::NONE)));
+        settle(&mut app, &io, effects).await;
+    }
+    // the dialog's preview (a dry run through the write path) was refused with the reason: the
+    // row's note says it, and the confirmation had nothing left to send
+    let notes: Vec<&str> = app.notes.values().map(|n| n.text.as_str()).collect();
+    assert!(notes.len() == 1 && notes[0].contains(REASON), "{notes:?}");
+    assert_eq!(app.status, "nothing sent");
+    assert!(
+        sent(&two.prod).is_empty() && sent(&two.staging).is_empty(),
+        "nothing sent: {:?} {:?}",
+        sent(&two.prod),
+        sent(&two.staging)
+    );
+    assert_eq!(
+        two.prod
+            .sim
+            .get(&kubectl_namzu::sim::resources::SANDBOXES, "agents", "namzu-ws-awake")
+            .unwrap()["spec"]["operatingMode"],
+        "Running"
+    );
+}
+
+/// The real TUI binary in a terminal: `tui --context staging --cluster prod-eu-west` under rules
+/// shows the suspend disabled with the reason; nothing is sent.
+#[test]
+fn the_tui_binary_refuses_a_context_s_rules_over_another_cluster() {
+    if std::process::Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: tmux is not installed; the TUI rules test did not run");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let two = runtime.block_on(Two::start());
+    let socket = format!("namzu-h3-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        let o = std::process::Command::new("tmux")
+            .arg("-L")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("tmux")
+                .args(["-L", &self.0, "kill-server"])
+                .output();
+        }
+    }
+    let _kill = Kill(socket.clone());
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --config {} -n agents tui --context staging --cluster prod-eu-west; sleep 60",
+        two.audit().display(),
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        two.kubeconfig.display(),
+        two.rules.display()
+    );
+    tmux(&["new-session", "-d", "-s", "h3", "-x", "250", "-y", "30", &script]);
+    let expect = |text: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = tmux(&["capture-pane", "-p", "-t", "h3"]);
+            if s.contains(text) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "screen never showed {text:?}:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    expect("awake");
+    for k in ["/", "awake", "Enter", "S"] {
+        tmux(&["send-keys", "-t", "h3", k]);
+    }
+    expect("suspend is disabled: --cluster/--user reach a cluster other than context");
+    tmux(&["send-keys", "-t", "h3", "Enter"]);
+    assert!(
+        sent(&two.prod).is_empty() && sent(&two.staging).is_empty(),
+        "nothing sent"
+    );
+}
+
+/// `KUBECTL_NAMZU_NOW` is a test hook: under it a write reaches only the simulated cluster. A
+/// server that is not the sim (here: the sim answering /version as a real server would) gets
+/// nothing; without the pin the same write is sent, stamped with the system clock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_clock_never_writes_to_a_real_cluster() {
+    let t = start().await;
+    let real = r#"{"major":"1","minor":"31","gitVersion":"v1.31.4","platform":"linux/amd64"}"#;
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/version",
+        FaultAction::Raw {
+            code: 200,
+            body: real.into(),
+        },
+    ));
+    let o = namzu(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert_eq!(o.status.code(), Some(3), "refused: {}", err(&o));
+    assert!(err(&o).contains("KUBECTL_NAMZU_NOW pins the clock"), "{}", err(&o));
+    assert!(sent(&t).is_empty(), "nothing sent");
+    // a dry run is not a write: it still runs (reproducible output)
+    let o = namzu(&t, &["-n", "agents", "suspend", "awake", "--dry-run"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    // unpinned: sent, stamped now (not 2026's pinned instant)
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(["-n", "agents", "suspend", "awake"].map(String::from));
+    let o = namzu_env(
+        full,
+        vec![(kubectl_namzu::clock::NOW_ENV.into(), String::new()), audit_env(&t)],
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(sent(&t).len(), 1);
+    let entries = audit_entries(&t.dir.path().join("audit.jsonl"));
+    let time = entries.last().unwrap()["time"].as_str().unwrap().to_string();
+    assert!(!time.starts_with(&kubectl_namzu::sim::TEST_START[..10]), "{time}");
+    // and the sim itself (its real /version) takes the pinned clock's writes
+    let t = start().await;
+    let o = namzu(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+}
+
+fn audit_entries(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The binary with the file-size limit below the audit log's size: the log opens, no append can
+/// land (as on a full disk).
+async fn with_full_log(t: &TestSim, log: &Path, args: &str) -> Output {
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 1; exec {} --kubeconfig {} --audit-log {} {args}",
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        t.sim.kubeconfig().display(),
+        log.display()
+    );
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new("sh")
+            .args(["-c", &script])
+            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// Write-ahead: the intent is appended before the send, and a log that cannot take it sends
+/// nothing; an intent with no outcome (a process killed mid-write) is shown as "outcome unknown"
+/// with how to check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_log_is_write_ahead() {
+    let t = start().await;
+    let log = t.dir.path().join("full.jsonl");
+    std::fs::write(&log, "x".repeat(1024)).unwrap();
+    let o = with_full_log(&t, &log, "-n agents suspend awake").await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(
+        err(&o).contains("cannot append to the audit log") && err(&o).contains("nothing sent"),
+        "{}",
+        err(&o)
+    );
+    assert!(sent(&t).is_empty(), "nothing sent: {:?}", sent(&t));
+    // a write that lands: its intent, then its outcome, tied by one id
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let path = t.dir.path().join("audit.jsonl");
+    let entries = audit_entries(&path);
+    let outcomes: Vec<&str> = entries.iter().map(|e| e["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["intent", "applied"]);
+    assert_eq!(entries[0]["write"], entries[1]["write"]);
+    assert_eq!(entries[0]["request"], entries[1]["request"]);
+    // a process killed between the two: the intent alone
+    let mut torn = entries[0].clone();
+    torn["write"] = "killed-1".into();
+    torn["workspace"] = "asleep".into();
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("{torn}\n"));
+    std::fs::write(&path, text).unwrap();
+    let o = run_audited(&t, &["audit"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let table = out(&o);
+    assert_eq!(table.lines().count(), 3, "the settled intent is not shown:\n{table}");
+    assert!(table.lines().last().unwrap().contains("outcome unknown"), "{table}");
+    assert!(
+        err(&o).contains("no outcome recorded") && err(&o).contains("kubectl namzu inspect asleep -n agents"),
+        "{}",
+        err(&o)
+    );
+    let o = run_audited(&t, &["audit", "-o", "json"]).await;
+    let json: Vec<Value> = serde_json::from_str(&out(&o)).unwrap();
+    assert_eq!(json.len(), 2);
+    assert_eq!(json[1]["outcomeUnknown"], true);
+}
+
+/// The audit path must be a regular file: a symlink (to /dev/full, or anywhere) and a FIFO are
+/// refused at once and nothing is sent; an existing log others can read is made private.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_path_refuses_symlinks_and_fifos_and_is_made_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = start().await;
+    let link = t.dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(t.dir.path().join("elsewhere.jsonl"), &link).unwrap();
+    let fifo = t.dir.path().join("fifo.jsonl");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for bad in [&link, &fifo] {
+        let started = Instant::now();
+        let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+        full.extend(["-n", "agents", "suspend", "awake", "--audit-log"].map(String::from));
+        full.push(bad.display().to_string());
+        let o = namzu_env(full, vec![]).await;
+        assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+        assert!(err(&o).contains("not a regular file"), "{}", err(&o));
+        assert!(started.elapsed() < Duration::from_secs(10), "a FIFO does not block");
+    }
+    assert!(
+        !t.dir.path().join("elsewhere.jsonl").exists(),
+        "the symlink was not followed"
+    );
+    assert!(sent(&t).is_empty());
+    let log = t.dir.path().join("audit.jsonl");
+    std::fs::write(&log, "").unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = run_audited(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(std::fs::metadata(&log).unwrap().permissions().mode() & 0o777, 0o600);
+}
+
+/// The tool's throttle is the only retry: a 429 asking for a million seconds ends the suspend at
+/// once, naming the 429, after one PATCH; a constant 429 is resent a bounded number of times.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_is_retried_only_by_the_tool_s_capped_throttle() {
+    let t = start().await;
+    t.sim
+        .add_fault(Fault::status(Some("PATCH"), "namzu-ws-awake", 429, "slow down").retry_after(1_000_000));
+    let started = Instant::now();
+    let o = namzu(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(err(&o).contains("429") && err(&o).contains("not resent"), "{}", err(&o));
+    assert_eq!(sent(&t).len(), 1, "{:?}", sent(&t));
+    // 429 with a short Retry-After on every PATCH: at most MAX_THROTTLED resends, then the 429
+    t.sim.clear_requests();
+    t.sim.clear_faults();
+    t.sim
+        .add_fault(Fault::status(Some("PATCH"), "namzu-ws-awake", 429, "slow down").retry_after(1));
+    let o = namzu(&t, &["-n", "agents", "suspend", "awake"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("429"), "{}", err(&o));
+    let max = kubectl_namzu::cluster::write::MAX_THROTTLED as usize + 1;
+    assert_eq!(sent(&t).len(), max, "{:?}", sent(&t));
+}
