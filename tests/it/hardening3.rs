@@ -455,3 +455,253 @@ async fn a_429_is_retried_only_by_the_tool_s_capped_throttle() {
     let max = kubectl_namzu::cluster::write::MAX_THROTTLED as usize + 1;
     assert_eq!(sent(&t).len(), max, "{:?}", sent(&t));
 }
+
+/// What the test's proxy in front of the sim does with one request.
+enum Answer {
+    /// Pass it to the sim.
+    Forward,
+    /// Answer these bytes (a whole HTTP response), then close.
+    Bytes(Vec<u8>),
+    /// Answer 200 with `head` then `size` bytes of `x` and no newline, then close.
+    Flood { head: String, size: usize },
+}
+
+/// A proxy in front of the sim that answers what `decide` picks (by request line), one request
+/// per connection; how many requests it answered itself.
+struct Proxy {
+    kubeconfig: PathBuf,
+    hostile: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+async fn proxy(t: &TestSim, decide: impl Fn(&str) -> Answer + Send + Sync + 'static) -> Proxy {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let text = std::fs::read_to_string(t.sim.kubeconfig()).unwrap();
+    let at = text.find("http://").unwrap() + "http://".len();
+    let upstream: String = text[at..]
+        .chars()
+        .take_while(|c| !c.is_whitespace() && *c != '"')
+        .collect();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mine = listener.local_addr().unwrap().to_string();
+    let kubeconfig = t.dir.path().join("proxied.kubeconfig");
+    std::fs::write(&kubeconfig, text.replace(&upstream, &mine)).unwrap();
+    let hostile: Arc<std::sync::atomic::AtomicUsize> = Default::default();
+    let (decide, counted) = (Arc::new(decide), hostile.clone());
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let (decide, counted, upstream) = (decide.clone(), counted.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 4096];
+                let end = loop {
+                    if let Some(i) = head.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                    match client.read(&mut byte).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&byte[..n]),
+                    }
+                };
+                let text = String::from_utf8_lossy(&head[..end]).to_string();
+                let line = text.lines().next().unwrap_or_default().to_string();
+                match decide(&line) {
+                    Answer::Forward => {
+                        let length: usize = text
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        while head.len() < end + length {
+                            match client.read(&mut byte).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => head.extend_from_slice(&byte[..n]),
+                            }
+                        }
+                        let headers: String = text
+                            .split("\r\n")
+                            .filter(|l| !l.is_empty() && !l.to_ascii_lowercase().starts_with("connection:"))
+                            .map(|l| format!("{l}\r\n"))
+                            .collect();
+                        let mut sim = tokio::net::TcpStream::connect(&upstream).await.unwrap();
+                        let mut request = format!("{headers}connection: close\r\n\r\n").into_bytes();
+                        request.extend_from_slice(&head[end..]);
+                        if sim.write_all(&request).await.is_ok() {
+                            let _ = tokio::io::copy(&mut sim, &mut client).await;
+                        }
+                    }
+                    Answer::Bytes(bytes) => {
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let _ = client.write_all(&bytes).await;
+                    }
+                    Answer::Flood { head, size } => {
+                        let response = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{head}"
+                        );
+                        if client.write_all(response.as_bytes()).await.is_ok() {
+                            let chunk = vec![b'x'; 1 << 20];
+                            let mut sent = 0;
+                            while sent < size && client.write_all(&chunk).await.is_ok() {
+                                sent += chunk.len();
+                            }
+                        }
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+                let _ = client.shutdown().await;
+            });
+        }
+    });
+    Proxy { kubeconfig, hostile }
+}
+
+fn is_sandbox_watch(line: &str) -> bool {
+    line.starts_with("GET ") && line.contains("/sandboxes?") && line.contains("watch=")
+}
+
+/// The peak RSS (VmHWM, KiB) of a running process.
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// `list -w` against this kubeconfig, its stderr kept.
+fn list_watch(kubeconfig: &Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args([
+            "--kubeconfig",
+            kubeconfig.to_str().unwrap(),
+            "-n",
+            "agents",
+            "list",
+            "-w",
+            "-o",
+            "json",
+        ])
+        .env_remove("KUBECONFIG")
+        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A watch that delivers one event then 410, every time: the reconnects back off (with jitter)
+/// instead of asking again at once. `NAMZU_STORM_SECONDS` (default 10) sets the window measured.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_that_delivers_then_410s_backs_off() {
+    let t = start().await;
+    let event = r#"{"type":"ADDED","object":{"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","metadata":{"name":"namzu-ws-x","namespace":"agents","resourceVersion":"7"}}}"#;
+    let gone = r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Expired","message":"too old resource version","code":410}}"#;
+    let body = format!("{event}\n{gone}\n");
+    let response = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes();
+    let p = proxy(&t, move |line| {
+        if is_sandbox_watch(line) {
+            Answer::Bytes(response.clone())
+        } else {
+            Answer::Forward
+        }
+    })
+    .await;
+    let seconds: u64 = std::env::var("NAMZU_STORM_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let mut child = list_watch(&p.kubeconfig);
+    let started = Instant::now();
+    // a measurement window, not a race: the rate over it is the result
+    tokio::time::sleep(Duration::from_secs(seconds)).await;
+    let watches = p.hostile.load(std::sync::atomic::Ordering::SeqCst);
+    let elapsed = started.elapsed().as_secs_f64();
+    child.kill().unwrap();
+    let _ = child.wait();
+    let per_minute = watches as f64 * 60.0 / elapsed;
+    eprintln!(
+        "MEASURED: {watches} sandbox watch requests in {elapsed:.1} s under a deliver-then-410 loop ({per_minute:.0}/min)"
+    );
+    assert!(watches >= 2, "it did reconnect: {watches}");
+    // 0.5, 1, 2, 4, 8 s backoff (each less up to half of it) after the first two: a handful in 10 s
+    assert!(watches as f64 <= 4.0 + elapsed, "{watches} in {elapsed:.1} s");
+}
+
+/// A watch line or a LIST page of 1 GB without end: the read fails with one line naming the cap,
+/// and the process never holds it (peak RSS well under the cap's few multiples).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gigabyte_line_or_page_is_cut_at_the_cap() {
+    const GB: usize = 1 << 30;
+    // the LIST page: `list` exits 1 with one line naming the cap
+    let t = start().await;
+    let p = proxy(&t, |line| {
+        if line.starts_with("GET ") && line.contains("/sandboxes?") && !line.contains("watch=") {
+            Answer::Flood {
+                head: r#"{"kind":"SandboxList","apiVersion":"agents.x-k8s.io/v1beta1","metadata":{},"items":[{"metadata":{"name":""#.into(),
+                size: GB,
+            }
+        } else {
+            Answer::Forward
+        }
+    })
+    .await;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(["--kubeconfig", p.kubeconfig.to_str().unwrap(), "-n", "agents", "list"])
+        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut peak = 0;
+    // sampled as it runs (VmHWM is the high-water mark: the last sample is the peak so far)
+    while child.try_wait().unwrap().is_none() {
+        peak = peak_rss_kib(pid).unwrap_or(peak).max(peak);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("larger than the 32 MiB one page may be"), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    eprintln!("MEASURED: list against a 1 GB LIST page: peak RSS {} MiB", peak / 1024);
+    assert!(peak < 200 * 1024, "peak RSS {peak} KiB");
+    // the watch line: `list -w` says the cap and keeps going (reconnecting)
+    let t = start().await;
+    let p = proxy(&t, |line| {
+        if is_sandbox_watch(line) {
+            Answer::Flood {
+                head: r#"{"type":"ADDED","object":{"metadata":{"name":""#.into(),
+                size: GB,
+            }
+        } else {
+            Answer::Forward
+        }
+    })
+    .await;
+    let mut child = list_watch(&p.kubeconfig);
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut peak = 0;
+    while p.hostile.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "the floods never ended");
+        peak = peak_rss_kib(pid).unwrap_or(peak).max(peak);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    peak = peak_rss_kib(pid).unwrap_or(peak).max(peak);
+    child.kill().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let e = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(e.contains("a line longer than the 32 MiB one event may be"), "{e}");
+    eprintln!(
+        "MEASURED: list -w against 1 GB watch lines: peak RSS {} MiB",
+        peak / 1024
+    );
+    assert!(peak < 200 * 1024, "peak RSS {peak} KiB");
+}
