@@ -885,12 +885,16 @@ async fn run(
     let Some(first) = failed.first() else {
         return fleet.finish();
     };
-    let code = if failed.iter().all(|r| r.code() == first.code()) {
+    // a context left out (its warning said why) is a failure of its own: 1, never masked
+    let left_out = fleet.failed().len();
+    let code = if left_out == 0 && failed.iter().all(|r| r.code() == first.code()) {
         first.code()
     } else {
         exit::ERROR
     };
-    if let [only] = reports.as_slice() {
+    if let [only] = reports.as_slice()
+        && left_out == 0
+    {
         return Err(Failure {
             code,
             message: format!("{}: {}", only.who(), only.detail(verb)),
@@ -908,6 +912,12 @@ async fn run(
         parts.push(format!(
             "{unconfirmed} of {total} workspaces were {} but the transition was not confirmed",
             verb.past()
+        ));
+    }
+    if left_out > 0 {
+        parts.push(format!(
+            "{left_out} context{} left out",
+            if left_out == 1 { " was" } else { "s were" }
         ));
     }
     Err(Failure {
