@@ -852,3 +852,25 @@ workspaces:
     );
     assert_eq!(err(&o).trim_end().lines().count(), 1);
 }
+
+/// `doctor` against a server whose /version is `{}`: a ✗ naming it and exit 1, not `✓ … ()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_does_not_pass_an_empty_version() {
+    let t = start().await;
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/version",
+        FaultAction::Raw {
+            code: 200,
+            body: "{}".into(),
+        },
+    ));
+    let o = namzu(&t, &["doctor"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    let all = format!("{}{}", out(&o), err(&o));
+    assert!(
+        all.contains("✗ server") && all.contains("without a gitVersion"),
+        "{all}"
+    );
+    assert!(!all.contains("()"), "{all}");
+}
