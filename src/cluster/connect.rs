@@ -83,6 +83,41 @@ pub fn load_kubeconfig(opts: &ConnectOptions) -> Result<Kubeconfig, ClusterError
     }
 }
 
+/// kube's client stack (base URI, credentials, headers; rustls for https) over a connector that
+/// sets TCP_NODELAY: kube's own leaves it off, and Nagle's algorithm with delayed ACKs costs
+/// ~40 ms on every new TLS connection to a real API server (its handshake's small writes).
+/// Connecting is bounded by the config's connect timeout; every call is bounded by ours.
+fn nodelay_builder(
+    config: Config,
+) -> Result<
+    ClientBuilder<
+        impl tower::Service<
+            http::Request<kube::client::Body>,
+            Response = http::Response<hyper::body::Incoming>,
+            Error = tower::BoxError,
+            Future = impl Send,
+        > + Send
+        + use<>,
+    >,
+    kube::Error,
+> {
+    use kube::client::ConfigExt;
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(config.connect_timeout);
+    let https = config.rustls_https_connector_with_connector(http)?;
+    let client: hyper_util::client::legacy::Client<_, kube::client::Body> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+    let service = tower::ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(client);
+    Ok(ClientBuilder::new(service, config.default_namespace.clone()))
+}
+
 /// A client plus what the user asked for by default.
 #[derive(Clone)]
 pub struct Connection {
@@ -192,14 +227,26 @@ impl Connection {
             None => ClusterError::Config(format!("context \"{context}\": {e}")),
         })?;
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
-        let builder = ClientBuilder::try_from(config).map_err(|e| match e {
+        let built = |e: kube::Error| match e {
             kube::Error::Auth(a) => ClusterError::credentials(&a),
             other => ClusterError::Config(other.to_string()),
-        })?;
-        let client = if opts.verbose {
-            builder.with_layer(&LogLayer).build()
+        };
+        // through a proxy kube's own stack (its tunnel), else ours: the same layers over a
+        // connector with TCP_NODELAY
+        let client = if config.proxy_url.is_some() {
+            let builder = ClientBuilder::try_from(config).map_err(built)?;
+            if opts.verbose {
+                builder.with_layer(&LogLayer).build()
+            } else {
+                builder.build()
+            }
         } else {
-            builder.build()
+            let builder = nodelay_builder(config).map_err(built)?;
+            if opts.verbose {
+                builder.with_layer(&LogLayer).build()
+            } else {
+                builder.build()
+            }
         };
         Ok(Connection {
             client,
