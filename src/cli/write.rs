@@ -431,6 +431,13 @@ impl Interrupt {
             for t in &throttles {
                 t.abandon();
             }
+            // a second signal abandons the writes in flight: their intents stay in the audit log
+            // without an outcome, which `audit` shows as "outcome unknown"
+            crate::signals::Termination::listen().received().await;
+            crate::errln!(
+                "error: interrupted twice: the writes in flight were abandoned, their outcome unknown (`kubectl namzu audit` names them; `kubectl namzu inspect ID` shows what the cluster has)"
+            );
+            std::process::exit(exit::ERROR);
         });
         me
     }

@@ -905,3 +905,50 @@ async fn connections_set_tcp_nodelay() {
     assert!(!nodelay.is_empty(), "{trace}");
     assert!(nodelay.iter().all(|l| l.contains("[1]")), "{nodelay:?}");
 }
+
+/// A write that hangs: Ctrl-C lets it finish, a second Ctrl-C abandons it — exit 1 at once, and
+/// its intent stays in the audit log as "outcome unknown".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_ctrl_c_abandons_a_hung_write_with_its_outcome_unknown() {
+    let t = start().await;
+    t.sim
+        .add_fault(Fault::new(Some("PATCH"), "namzu-ws-awake", FaultAction::Hang));
+    let log = t.dir.path().join("audit.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args([
+            "--kubeconfig",
+            t.sim.kubeconfig().to_str().unwrap(),
+            "-n",
+            "agents",
+            "suspend",
+            "awake",
+        ])
+        .args(["--audit-log", log.to_str().unwrap()])
+        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sent(&t).is_empty() {
+        assert!(Instant::now() < deadline, "the PATCH never came");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // signals until it ends (a signal between the two listeners would be lost: send again)
+    let status = loop {
+        assert!(Instant::now() < deadline, "two Ctrl-Cs did not end it");
+        sigint(&child);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+    };
+    let mut e = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+    assert_eq!(status.code(), Some(1), "{e}");
+    assert!(e.contains("interrupted twice"), "{e}");
+    let o = run_audited(&t, &["audit"]).await;
+    assert!(out(&o).contains("outcome unknown"), "{}", out(&o));
+    assert!(err(&o).contains("kubectl namzu inspect awake -n agents"), "{}", err(&o));
+}
