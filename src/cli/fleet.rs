@@ -51,6 +51,12 @@ impl Fleet {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(Failure::error)?,
         };
+        // `--write` lifts the rule of the context the user names, never of whichever is current
+        if globals.write && globals.context.is_empty() {
+            return Err(Failure::usage(
+                "--write lifts the readOnly rule of one context: name that one with --context",
+            ));
+        }
         // each context once, in the order given: `--context a,a` is one context
         let mut seen = std::collections::BTreeSet::new();
         let given: Vec<String> = globals.context.iter().filter(|n| seen.insert(*n)).cloned().collect();

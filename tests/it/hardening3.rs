@@ -952,3 +952,43 @@ async fn a_second_ctrl_c_abandons_a_hung_write_with_its_outcome_unknown() {
     assert!(out(&o).contains("outcome unknown"), "{}", out(&o));
     assert!(err(&o).contains("kubectl namzu inspect awake -n agents"), "{}", err(&o));
 }
+
+/// Rules never fail open: /dev/null or a dangling symlink where the rules file is read is one
+/// line and exit 2; `--write` names the context it lifts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_odd_rules_path_is_an_error_and_write_names_its_context() {
+    let t = start().await;
+    let base = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    let args = |more: &[&str]| {
+        base.iter()
+            .cloned()
+            .chain(more.iter().map(|s| s.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let o = namzu_env(
+        args(&["list"]),
+        vec![("KUBECTL_NAMZU_CONFIG".into(), "/dev/null".into())],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("/dev/null is not a regular file"), "{}", err(&o));
+    let home = t.dir.path().join("xdg");
+    std::fs::create_dir_all(home.join("kubectl-namzu")).unwrap();
+    std::os::unix::fs::symlink(home.join("gone.yaml"), home.join("kubectl-namzu/config.yaml")).unwrap();
+    let o = namzu_env(
+        args(&["-n", "agents", "suspend", "awake"]),
+        vec![("XDG_CONFIG_HOME".into(), home.display().to_string()), audit_env(&t)],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("is a symlink to nothing"), "{}", err(&o));
+    assert!(sent(&t).is_empty());
+    let o = namzu_env(
+        args(&["-n", "agents", "--write", "suspend", "awake"]),
+        vec![audit_env(&t)],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("name that one with --context"), "{}", err(&o));
+    assert!(sent(&t).is_empty());
+}
