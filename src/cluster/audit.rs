@@ -93,6 +93,13 @@ impl AuditLog {
     pub fn ready(&self) -> Result<(), String> {
         let Some(path) = &self.path else { return Ok(()) };
         open_append(path).map(|_| ()).map_err(|e| {
+            // out of file descriptors is this process's trouble, not the log's: no --no-audit hint
+            if matches!(e.raw_os_error(), Some(23 | 24)) {
+                return format!(
+                    "cannot record writes in the audit log {}: {e}; nothing sent (the process is out of file descriptors: raise `ulimit -n` or lower --parallel)",
+                    path.display()
+                );
+            }
             format!(
                 "cannot record writes in the audit log {}: {e}; nothing sent (fix the path, set --audit-log, or pass --no-audit to write unrecorded)",
                 path.display()
