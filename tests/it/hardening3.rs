@@ -958,7 +958,7 @@ async fn a_second_ctrl_c_abandons_a_hung_write_with_its_outcome_unknown() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_odd_rules_path_is_an_error_and_write_names_its_context() {
     let t = start().await;
-    let base = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    let base = ["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     let args = |more: &[&str]| {
         base.iter()
             .cloned()
