@@ -77,9 +77,33 @@ fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
 
 /// The kubeconfig `opts` names (`--kubeconfig`), else the default one, merged as kubectl merges it.
 pub fn load_kubeconfig(opts: &ConnectOptions) -> Result<Kubeconfig, ClusterError> {
-    match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display()))),
-        None => read_default_kubeconfig(),
+    let kubeconfig = match &opts.kubeconfig {
+        Some(path) => {
+            Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?
+        }
+        None => read_default_kubeconfig()?,
+    };
+    refuse_duplicates(&kubeconfig)?;
+    Ok(kubeconfig)
+}
+
+/// A file naming a context, cluster or user twice is refused, as kubectl refuses it (merging
+/// files keeps the first of each name; within one file there is no telling which was meant).
+fn refuse_duplicates(kubeconfig: &Kubeconfig) -> Result<(), ClusterError> {
+    fn twice<'a>(names: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+        let mut seen = std::collections::HashSet::new();
+        names.into_iter().find(|n| !seen.insert(*n))
+    }
+    let found = [
+        ("context", twice(kubeconfig.contexts.iter().map(|c| &c.name))),
+        ("cluster", twice(kubeconfig.clusters.iter().map(|c| &c.name))),
+        ("user", twice(kubeconfig.auth_infos.iter().map(|a| &a.name))),
+    ];
+    match found.into_iter().find_map(|(what, name)| Some((what, name?))) {
+        Some((what, name)) => Err(ClusterError::Config(format!(
+            "the kubeconfig names {what} \"{name}\" twice: kubectl refuses such a file (rename or remove one)"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -992,3 +992,25 @@ async fn an_odd_rules_path_is_an_error_and_write_names_its_context() {
     assert!(err(&o).contains("name that one with --context"), "{}", err(&o));
     assert!(sent(&t).is_empty());
 }
+
+/// A kubeconfig naming one context twice is refused as kubectl refuses it, not read as its first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kubeconfig_with_a_context_named_twice_is_refused() {
+    let t = start().await;
+    let text = std::fs::read_to_string(t.sim.kubeconfig()).unwrap();
+    let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let mut doc = doc;
+    let contexts = doc["contexts"].as_sequence_mut().unwrap();
+    let again = contexts[0].clone();
+    contexts.push(again);
+    let twice = t.dir.path().join("twice.kubeconfig");
+    std::fs::write(&twice, serde_yaml::to_string(&doc).unwrap()).unwrap();
+    let o = namzu_env(
+        vec!["--kubeconfig".into(), twice.display().to_string(), "list".into()],
+        vec![],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("twice: kubectl refuses such a file"), "{}", err(&o));
+    assert_eq!(err(&o).trim_end().lines().count(), 1);
+}
