@@ -6,7 +6,9 @@ use chrono::{DateTime, Duration, Utc};
 use std::sync::{Arc, Mutex};
 
 /// The environment variable that pins the binary's clock to one instant (RFC 3339), for tests
-/// and reproducible output. Every age, filter and stamp a write sends then uses that instant.
+/// and reproducible output. Every age, filter and stamp then uses that instant — and so no write
+/// is sent under it except to the simulated cluster (`cluster/write.rs`): a stamp of a pinned
+/// instant in a real cluster would mislead every later age and retention selection.
 pub const NOW_ENV: &str = "KUBECTL_NAMZU_NOW";
 
 #[derive(Debug, Clone, Default)]
@@ -15,6 +17,8 @@ pub enum Clock {
     System,
     /// A clock that moves only when told; clones share it.
     Manual(Arc<Mutex<DateTime<Utc>>>),
+    /// One instant, from `$KUBECTL_NAMZU_NOW`: it never moves.
+    Pinned(DateTime<Utc>),
 }
 
 impl Clock {
@@ -22,11 +26,11 @@ impl Clock {
         Clock::Manual(Arc::new(Mutex::new(start)))
     }
 
-    /// The system clock, or a manual one fixed at `$KUBECTL_NAMZU_NOW` when that is set.
+    /// The system clock, or one pinned at `$KUBECTL_NAMZU_NOW` when that is set.
     pub fn from_env() -> Result<Clock, String> {
         match std::env::var(NOW_ENV) {
             Ok(text) if !text.trim().is_empty() => DateTime::parse_from_rfc3339(text.trim())
-                .map(|t| Clock::manual(t.with_timezone(&Utc)))
+                .map(|t| Clock::Pinned(t.with_timezone(&Utc)))
                 .map_err(|e| format!("{NOW_ENV}={text:?} is not an RFC 3339 time: {e}")),
             _ => Ok(Clock::System),
         }
@@ -36,10 +40,16 @@ impl Clock {
         match self {
             Clock::System => Utc::now(),
             Clock::Manual(t) => *t.lock().unwrap_or_else(|p| p.into_inner()),
+            Clock::Pinned(t) => *t,
         }
     }
 
-    /// Move a manual clock forward; the system clock cannot be moved.
+    /// Pinned by `$KUBECTL_NAMZU_NOW`: a test hook, under which writes reach only the sim.
+    pub fn pinned(&self) -> bool {
+        matches!(self, Clock::Pinned(_))
+    }
+
+    /// Move a manual clock forward; the system and a pinned clock cannot be moved.
     pub fn advance(&self, by: Duration) {
         if let Clock::Manual(t) = self {
             *t.lock().unwrap_or_else(|p| p.into_inner()) += by;

@@ -29,7 +29,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             if read.skipped == 1 { "is" } else { "are" },
         );
     }
-    let mut entries = read.entries;
+    let mut entries = settle_intents(read.entries);
     // `--context a,b`: those contexts' writes only
     if !globals.context.is_empty() {
         entries.retain(|e| {
@@ -40,6 +40,27 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     if let Some(n) = args.tail {
         entries = entries.split_off(entries.len().saturating_sub(n));
+    }
+    let unknown: Vec<String> = entries
+        .iter()
+        .filter(|e| e.get(UNKNOWN).is_some())
+        .map(|e| {
+            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("-").to_string();
+            format!(
+                "kubectl namzu inspect {} -n {} --context {}",
+                s("workspace"),
+                s("namespace"),
+                s("context")
+            )
+        })
+        .collect();
+    if let Some(first) = unknown.first() {
+        crate::errln!(
+            "warning: {} write{} sent (or about to be) with no outcome recorded: the process ended mid-write; check what the cluster has, e.g. `{}`",
+            unknown.len(),
+            if unknown.len() == 1 { " was" } else { "s were" },
+            output::printable(first)
+        );
     }
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {
@@ -73,7 +94,11 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                             (format!("{}/{}", s(e, "epochCarried"), s(e, "epochStored")), Tone::Plain),
                             (request.to_string(), Tone::Plain),
                             (s(e, "status"), Tone::Plain),
-                            (s(e, "outcome"), Tone::Plain),
+                            if e.get(UNKNOWN).is_some() {
+                                ("outcome unknown".into(), Tone::Busy)
+                            } else {
+                                (s(e, "outcome"), Tone::Plain)
+                            },
                         ])
                         .collect()
                 })
@@ -94,4 +119,28 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The field an intent without its outcome carries (`true`) in `audit`'s output.
+const UNKNOWN: &str = "outcomeUnknown";
+
+/// Write-ahead entries: an intent followed (later in the log) by an entry of the same write is
+/// settled and left out; one that is not — the process ended between the intent and the outcome
+/// — stays, marked [`UNKNOWN`].
+fn settle_intents(entries: Vec<Value>) -> Vec<Value> {
+    let intent = |e: &Value| e.get("outcome").and_then(Value::as_str) == Some(crate::cluster::audit::INTENT);
+    let mut settled = std::collections::HashSet::new();
+    let mut out: Vec<Value> = Vec::with_capacity(entries.len());
+    for mut e in entries.into_iter().rev() {
+        let id = e.get("write").and_then(Value::as_str).map(str::to_string);
+        if !intent(&e) {
+            settled.extend(id);
+            out.push(e);
+        } else if !id.as_ref().is_some_and(|id| settled.contains(id)) {
+            e[UNKNOWN] = Value::Bool(true);
+            out.push(e);
+        }
+    }
+    out.reverse();
+    out
 }

@@ -45,6 +45,23 @@ pub fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
     let Some((path, named)) = path(globals) else {
         return Ok(SafetyConfig::default());
     };
+    // rules must not fail open: whatever stands at the path (a dangling symlink at the default
+    // path too) must be a file that reads; only nothing at all is no rules
+    let odd = |why: &str| {
+        Failure::usage(format!(
+            "the config file {} {why}: no command runs under rules it cannot read",
+            path.display()
+        ))
+    };
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::metadata(&path) {
+            Ok(target) if !target.is_file() => return Err(odd("is not a regular file")),
+            Ok(_) => {}
+            Err(_) => return Err(odd("is a symlink to nothing")),
+        },
+        Ok(m) if !m.is_file() => return Err(odd("is not a regular file")),
+        _ => {}
+    }
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(SafetyConfig::default()),

@@ -81,6 +81,18 @@ async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
     let conn = conn.clone();
     let ns = conn.namespace.clone();
     match conn.version().await {
+        // `{}` parses (every field defaults): an answer without a version is not one
+        Ok(v) if v.git_version.trim().is_empty() => {
+            say!(
+                out,
+                "✗ server        {} answered /version without a gitVersion",
+                conn.server
+            );
+            return Err(
+                "the API server did not answer /version as a Kubernetes API server does: nothing else can be checked"
+                    .into(),
+            );
+        }
         Ok(v) => say!(
             out,
             "✓ server        {} ({}), context {}",

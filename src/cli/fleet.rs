@@ -32,8 +32,6 @@ pub struct Fleet {
     pub labelled: bool,
     /// Ages and filters read this clock (the members share it).
     pub clock: Clock,
-    /// The config file has rules (they are per context name).
-    pub ruled: bool,
     /// The contexts that failed so far, and why.
     failed: Mutex<Vec<(String, String)>>,
 }
@@ -44,11 +42,21 @@ impl Fleet {
     pub async fn open(globals: &Globals, interactive_exec: bool) -> Result<Fleet, Failure> {
         let rules = super::config::load(globals)?;
         let overrides = globals.overrides();
-        let opts = globals.connect_options(interactive_exec);
+        // each connection decides the rules it is written under (`SafetyConfig::for_connection`)
+        let opts = connect::ConnectOptions {
+            safety: Some(std::sync::Arc::new((rules, overrides))),
+            ..globals.connect_options(interactive_exec)
+        };
         let clock = match &opts.clock {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(Failure::error)?,
         };
+        // `--write` lifts the rule of the context the user names, never of whichever is current
+        if globals.write && globals.context.is_empty() {
+            return Err(Failure::usage(
+                "--write lifts the readOnly rule of one context: name that one with --context",
+            ));
+        }
         // each context once, in the order given: `--context a,a` is one context
         let mut seen = std::collections::BTreeSet::new();
         let given: Vec<String> = globals.context.iter().filter(|n| seen.insert(*n)).cloned().collect();
@@ -58,13 +66,13 @@ impl Fleet {
                 ..opts
             };
             let conn = Connection::open(&opts).await?;
-            let ruled = !rules.contexts.is_empty();
-            let rules = rules.for_context(&conn.context, &overrides);
             return Ok(Fleet {
-                members: vec![Member { conn, rules }],
+                members: vec![Member {
+                    rules: conn.rules.clone(),
+                    conn,
+                }],
                 labelled: false,
                 clock,
-                ruled,
                 failed: Default::default(),
             });
         }
@@ -112,13 +120,12 @@ impl Fleet {
             members: Vec::new(),
             labelled: true,
             clock,
-            ruled: !rules.contexts.is_empty(),
             failed: Default::default(),
         };
         for (name, conn) in opened {
             match conn {
                 Ok(conn) => fleet.members.push(Member {
-                    rules: rules.for_context(&conn.context, &overrides),
+                    rules: conn.rules.clone(),
                     conn,
                 }),
                 Err(e) => fleet.fail(&name, &e.to_string()),

@@ -165,6 +165,7 @@ impl Globals {
             interactive_exec,
             clock: None,
             chunk_size: Some(self.chunk_size),
+            safety: None,
         }
     }
 

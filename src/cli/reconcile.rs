@@ -72,6 +72,32 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
     let seen = observe::observe(&conn, &ns, &args.id).await?;
+    // a --claim entry the retained Sandbox has no volumeClaimTemplates entry for is a typo, not a
+    // claim to ignore (a replaced Sandbox's entries say nothing of the retained one's)
+    if let Some(o) = seen
+        .as_ref()
+        .filter(|o| crate::domain::object::uid(&o.sandbox) == Some(args.uid.as_str()))
+    {
+        let entries: Vec<&str> = o
+            .sandbox
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| a.iter().filter_map(|t| t.pointer("/metadata/name")?.as_str()).collect())
+            .unwrap_or_default();
+        if let Some(unknown) = retained.claims.keys().find(|k| !entries.contains(&k.as_str())) {
+            return Err(Failure::usage(format!(
+                "--claim {}=…: Sandbox {} has no volumeClaimTemplates entry {:?} (it has: {})",
+                output::printable(unknown),
+                args.id.sandbox_name(),
+                output::printable(unknown),
+                if entries.is_empty() {
+                    "none".to_string()
+                } else {
+                    entries.join(", ")
+                }
+            )));
+        }
+    }
     let closure = identity::reconcile(
         &retained,
         seen.as_ref().map(|o| (&o.sandbox, o.claims.as_slice(), o.pod.as_ref())),

@@ -409,7 +409,8 @@ impl Stop {
     }
 }
 
-/// Ctrl-C (or SIGTERM) during a write: the write in flight finishes, none starts after it.
+/// Ctrl-C (or SIGTERM) during a write: the write in flight finishes, none starts after it, and
+/// a write held back by the server's 429 is not sent.
 #[derive(Clone)]
 struct Interrupt {
     raised: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -417,7 +418,7 @@ struct Interrupt {
 }
 
 impl Interrupt {
-    fn install() -> Interrupt {
+    fn install(throttles: Vec<write::Throttle>) -> Interrupt {
         let me = Interrupt {
             raised: Default::default(),
             notify: Default::default(),
@@ -427,6 +428,16 @@ impl Interrupt {
             termination.received().await;
             signalled.raised.store(true, std::sync::atomic::Ordering::SeqCst);
             signalled.notify.notify_waiters();
+            for t in &throttles {
+                t.abandon();
+            }
+            // a second signal abandons the writes in flight: their intents stay in the audit log
+            // without an outcome, which `audit` shows as "outcome unknown"
+            crate::signals::Termination::listen().received().await;
+            crate::errln!(
+                "error: interrupted twice: the writes in flight were abandoned, their outcome unknown (`kubectl namzu audit` names them; `kubectl namzu inspect ID` shows what the cluster has)"
+            );
+            std::process::exit(exit::ERROR);
         });
         me
     }
@@ -636,12 +647,10 @@ async fn run(
     }
     let selecting = Selecting::new(globals, common, &extra.overlays)?;
     let fleet = Fleet::open(globals, true).await?;
-    // the rules are the context's: another cluster or user under its name would write elsewhere
-    // under rules that were not written for it
-    if fleet.ruled && (globals.cluster.is_some() || globals.user.is_some()) {
-        return Err(Failure::usage(
-            "--cluster and --user write under another context's safety rules: name the context whose cluster and user they are",
-        ));
+    // the rules each connection is written under were decided as it opened, for every front-end
+    // (and the write path refuses on its own): a refusal no flag lifts is said before any read
+    if let Some(why) = fleet.members.iter().find_map(|m| m.rules.refusal.as_ref()) {
+        return Err(Failure::usage(format!("{why}: nothing sent")));
     }
     if fleet.labelled && !common.ids.is_empty() {
         return Err(Failure::usage(
@@ -740,7 +749,7 @@ async fn run(
     if let Some(note) = note.filter(|_| targets.len() > 1) {
         crate::errln!("{note}");
     }
-    let interrupt = Interrupt::install();
+    let interrupt = Interrupt::install(contexts.iter().map(|t| t.policy.throttle.clone()).collect());
     // a typed confirmation is asked one workspace at a time
     let confirming = contexts.iter().any(|t| t.confirming);
     let parallel = if confirming { 1 } else { usize::from(common.parallel) };
@@ -859,9 +868,9 @@ async fn run(
         let items: Vec<Value> = reports.iter().map(|r| r.json(verb)).collect();
         crate::out!("{}", output::structured(&Value::Array(items), common.output.format()));
     }
-    if let Some(why) = base.audit.failure() {
+    if let Some(why) = base.audit.lost() {
         return Err(Failure::error(format!(
-            "{why}: the write above was sent but is not in the audit log"
+            "{why}: the write above was sent but its outcome is not in the audit log"
         )));
     }
     if let Some(stop) = stopped {
@@ -883,12 +892,16 @@ async fn run(
     let Some(first) = failed.first() else {
         return fleet.finish();
     };
-    let code = if failed.iter().all(|r| r.code() == first.code()) {
+    // a context left out (its warning said why) is a failure of its own: 1, never masked
+    let left_out = fleet.failed().len();
+    let code = if left_out == 0 && failed.iter().all(|r| r.code() == first.code()) {
         first.code()
     } else {
         exit::ERROR
     };
-    if let [only] = reports.as_slice() {
+    if let [only] = reports.as_slice()
+        && left_out == 0
+    {
         return Err(Failure {
             code,
             message: format!("{}: {}", only.who(), only.detail(verb)),
@@ -906,6 +919,12 @@ async fn run(
         parts.push(format!(
             "{unconfirmed} of {total} workspaces were {} but the transition was not confirmed",
             verb.past()
+        ));
+    }
+    if left_out > 0 {
+        parts.push(format!(
+            "{left_out} context{} left out",
+            if left_out == 1 { " was" } else { "s were" }
         ));
     }
     Err(Failure {

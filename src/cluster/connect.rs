@@ -5,6 +5,7 @@ use super::error::{ApiCall, ClusterError};
 use super::verbose::LogLayer;
 use crate::clock::Clock;
 use crate::domain::naming::validate_namespace;
+use crate::domain::safety::{ContextRules, Overrides, SafetyConfig};
 use http::HeaderValue;
 use kube::client::ClientBuilder;
 use kube::config::{ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
@@ -15,6 +16,9 @@ use std::time::Duration;
 
 /// kubectl's default `--chunk-size`.
 pub const DEFAULT_CHUNK_SIZE: u32 = 500;
+
+/// What the simulated cluster's `/version` `gitVersion` carries (`src/sim/discovery.rs`).
+pub const SIM_VERSION_MARK: &str = "-namzu-sim";
 
 pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
 
@@ -34,6 +38,9 @@ pub struct ConnectOptions {
     pub clock: Option<Clock>,
     /// Objects per LIST page (kubectl's `--chunk-size`); `None` = 500, `Some(0)` = one request.
     pub chunk_size: Option<u32>,
+    /// The safety rules file and the flags over it: the connection's [`Connection::rules`] are
+    /// decided from them at open (`None`: no rules).
+    pub safety: Option<std::sync::Arc<(SafetyConfig, Overrides)>>,
 }
 
 /// `$KUBECONFIG` as kubectl reads it: the files of the list merged in order, a missing file
@@ -70,10 +77,69 @@ fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
 
 /// The kubeconfig `opts` names (`--kubeconfig`), else the default one, merged as kubectl merges it.
 pub fn load_kubeconfig(opts: &ConnectOptions) -> Result<Kubeconfig, ClusterError> {
-    match &opts.kubeconfig {
-        Some(path) => Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display()))),
-        None => read_default_kubeconfig(),
+    let kubeconfig = match &opts.kubeconfig {
+        Some(path) => {
+            Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?
+        }
+        None => read_default_kubeconfig()?,
+    };
+    refuse_duplicates(&kubeconfig)?;
+    Ok(kubeconfig)
+}
+
+/// A file naming a context, cluster or user twice is refused, as kubectl refuses it (merging
+/// files keeps the first of each name; within one file there is no telling which was meant).
+fn refuse_duplicates(kubeconfig: &Kubeconfig) -> Result<(), ClusterError> {
+    fn twice<'a>(names: impl Iterator<Item = &'a String>) -> Option<&'a String> {
+        let mut seen = std::collections::HashSet::new();
+        names.into_iter().find(|n| !seen.insert(*n))
     }
+    let found = [
+        ("context", twice(kubeconfig.contexts.iter().map(|c| &c.name))),
+        ("cluster", twice(kubeconfig.clusters.iter().map(|c| &c.name))),
+        ("user", twice(kubeconfig.auth_infos.iter().map(|a| &a.name))),
+    ];
+    match found.into_iter().find_map(|(what, name)| Some((what, name?))) {
+        Some((what, name)) => Err(ClusterError::Config(format!(
+            "the kubeconfig names {what} \"{name}\" twice: kubectl refuses such a file (rename or remove one)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// kube's client stack (base URI, credentials, headers; rustls for https) over a connector that
+/// sets TCP_NODELAY: kube's own leaves it off, and Nagle's algorithm with delayed ACKs costs
+/// ~40 ms on every new TLS connection to a real API server (its handshake's small writes).
+/// Connecting is bounded by the config's connect timeout; every call is bounded by ours.
+fn nodelay_builder(
+    config: Config,
+) -> Result<
+    ClientBuilder<
+        impl tower::Service<
+            http::Request<kube::client::Body>,
+            Response = http::Response<hyper::body::Incoming>,
+            Error = tower::BoxError,
+            Future = impl Send,
+        > + Send
+        + use<>,
+    >,
+    kube::Error,
+> {
+    use kube::client::ConfigExt;
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(config.connect_timeout);
+    let https = config.rustls_https_connector_with_connector(http)?;
+    let client: hyper_util::client::legacy::Client<_, kube::client::Body> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+    let service = tower::ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(client);
+    Ok(ClientBuilder::new(service, config.default_namespace.clone()))
 }
 
 /// A client plus what the user asked for by default.
@@ -93,6 +159,12 @@ pub struct Connection {
     /// The kubectl flags that reach the same cluster as this connection (`--kubeconfig`,
     /// `--context`, `--cluster`, `--user`), for what the tool runs kubectl for (`exec`).
     pub kubectl_flags: Vec<String>,
+    /// The safety rules every write over this connection is under, decided once at open by
+    /// [`SafetyConfig::for_connection`] (and enforced by the write path, whatever the front-end).
+    pub rules: ContextRules,
+    /// Whether the server is the simulated cluster (its `/version`), asked once: writes under a
+    /// pinned clock reach only the sim.
+    pub simulated: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
 impl Connection {
@@ -130,6 +202,25 @@ impl Connection {
         {
             return Err(ClusterError::Config(format!("cluster \"{cluster}\" does not exist")));
         }
+        // `--cluster`/`--user` naming another cluster or user than the context's own: the
+        // connection reaches something the context's name (and its rules) does not describe
+        let own = kubeconfig
+            .contexts
+            .iter()
+            .find(|c| c.name == context)
+            .and_then(|c| c.context.as_ref());
+        let overridden = opts
+            .cluster
+            .as_ref()
+            .is_some_and(|c| own.is_none_or(|o| &o.cluster != c))
+            || opts
+                .user
+                .as_ref()
+                .is_some_and(|u| own.is_none_or(|o| o.user.as_ref() != Some(u)));
+        let rules = match &opts.safety {
+            Some(safety) => safety.0.for_connection(&context, overridden, &safety.1),
+            None => ContextRules::default(),
+        };
         let kc_opts = KubeConfigOptions {
             context: Some(context.clone()),
             cluster: opts.cluster.clone(),
@@ -141,6 +232,9 @@ impl Connection {
         config
             .headers
             .push((http::header::USER_AGENT, HeaderValue::from_static(USER_AGENT)));
+        // kube's own retry of 429/503/504 (uncapped, below the tool's throttle, deaf to Ctrl-C)
+        // is off: the write path's throttle is the only retry (`cluster/write.rs`)
+        config.default_retry = false;
         if !opts.interactive_exec
             && let Some(exec) = config.auth_info.exec.as_mut()
         {
@@ -160,14 +254,26 @@ impl Connection {
             None => ClusterError::Config(format!("context \"{context}\": {e}")),
         })?;
         let server = config.cluster_url.to_string().trim_end_matches('/').to_string();
-        let builder = ClientBuilder::try_from(config).map_err(|e| match e {
+        let built = |e: kube::Error| match e {
             kube::Error::Auth(a) => ClusterError::credentials(&a),
             other => ClusterError::Config(other.to_string()),
-        })?;
-        let client = if opts.verbose {
-            builder.with_layer(&LogLayer).build()
+        };
+        // through a proxy kube's own stack (its tunnel), else ours: the same layers over a
+        // connector with TCP_NODELAY
+        let client = if config.proxy_url.is_some() {
+            let builder = ClientBuilder::try_from(config).map_err(built)?;
+            if opts.verbose {
+                builder.with_layer(&LogLayer).build()
+            } else {
+                builder.build()
+            }
         } else {
-            builder.build()
+            let builder = nodelay_builder(config).map_err(built)?;
+            if opts.verbose {
+                builder.with_layer(&LogLayer).build()
+            } else {
+                builder.build()
+            }
         };
         let mut kubectl_flags = Vec::new();
         if let Some(path) = &opts.kubeconfig {
@@ -189,6 +295,8 @@ impl Connection {
             clock,
             chunk_size: opts.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
             verbose: opts.verbose,
+            rules,
+            simulated: Default::default(),
         })
     }
 
@@ -219,6 +327,19 @@ impl Connection {
             name: String::new(),
         };
         self.bounded(&op, self.client.apiserver_version()).await
+    }
+
+    /// Whether the server is this tool's simulated cluster (`gitVersion` `…-namzu-sim`); a server
+    /// that cannot say is not.
+    pub async fn is_simulated(&self) -> bool {
+        *self
+            .simulated
+            .get_or_init(|| async {
+                self.version()
+                    .await
+                    .is_ok_and(|v| v.git_version.contains(SIM_VERSION_MARK))
+            })
+            .await
     }
 
     /// The versions the cluster serves of an API group (empty when the group is not served).

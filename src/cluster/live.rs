@@ -577,6 +577,14 @@ struct Watcher {
     saw_event: bool,
 }
 
+/// `d` less up to half of it, at random: the watches of many clients (and of one client's kinds
+/// and namespaces) that failed together do not come back in step.
+fn jittered(d: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let random = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    d - d.mul_f64((random % 1000) as f64 / 2000.0)
+}
+
 /// A watch that stayed open this long was healthy, whatever ended it.
 const HEALTHY_AFTER: Duration = Duration::from_secs(5);
 
@@ -608,17 +616,26 @@ impl Watcher {
         let mut version: Option<String> = None;
         let mut trouble: Option<DateTime<Utc>> = None;
         let mut backoff = Duration::from_millis(500);
+        // watches in a row that ended within HEALTHY_AFTER though they delivered events
+        let mut streak = 0u32;
         loop {
             let result = match version.clone() {
                 None => self.first_state(&mut version).await,
                 Some(from) => self.resume(&from, &mut version).await,
             };
             let opened = self.live_since.take();
-            let healthy = opened.is_some()
-                && (std::mem::take(&mut self.saw_event) || opened.is_some_and(|t| t.elapsed() >= HEALTHY_AFTER));
-            if healthy {
-                (trouble, backoff) = (None, Duration::from_millis(500));
+            let lasted = opened.is_some_and(|t| t.elapsed() >= HEALTHY_AFTER);
+            let delivered = std::mem::take(&mut self.saw_event);
+            // a watch that stayed open a while was healthy, whatever ended it; one that ended
+            // quickly, events or not, counts toward a streak: the first reconnects at once, the
+            // ones after back off (a server answering one event then 410 would otherwise be
+            // asked again at once, forever)
+            if lasted {
+                (trouble, backoff, streak) = (None, Duration::from_millis(500), 0);
+            } else if opened.is_some() && delivered {
+                streak += 1;
             }
+            let healthy = opened.is_some() && (lasted || (delivered && streak <= 1));
             // an expired resourceVersion refused when the watch opens is the same as inside it
             let result = match result {
                 Err(ClusterError::Api { code: 410, .. }) => Ok(Ended::Gone),
@@ -629,6 +646,13 @@ impl Watcher {
                 Ok(Ended::Gone) if healthy => {
                     version = None;
                     continue;
+                }
+                Ok(Ended::Closed) if delivered => {
+                    format!("the API server ended the watch {streak} times in a row within seconds")
+                }
+                Ok(Ended::Gone) if delivered => {
+                    version = None;
+                    format!("the API server expired the resourceVersion (410) {streak} times in a row within seconds")
                 }
                 Ok(Ended::Closed) => "the API server ended the watch at once".to_string(),
                 Ok(Ended::Gone) => {
@@ -659,7 +683,7 @@ impl Watcher {
                 StreamStatus::Reconnecting { since, why },
             ));
             tokio::select! {
-                _ = tokio::time::sleep(backoff) => {}
+                _ = tokio::time::sleep(jittered(backoff)) => {}
                 _ = self.cuts.changed() => {}
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -760,7 +784,11 @@ impl Watcher {
                     initial_events_end,
                 })) => {
                     self.saw_event = true;
-                    *version = Some(resource_version);
+                    // a bookmark without a resourceVersion says nothing of where to resume: it
+                    // must not reset the resume point to "now"
+                    if !resource_version.is_empty() {
+                        *version = Some(resource_version);
+                    }
                     if initial_events_end && let Some(set) = listed.take() {
                         self.send(Feed::Listed(self.name.clone(), set));
                         self.live();

@@ -164,6 +164,7 @@ async fn raw_list_versioned<C: ListItems>(
     let mut limit = conn.chunk_size;
     let mut relisted = false;
     let mut version = String::new();
+    let api_version = kind.api_resource().api_version;
     loop {
         let mut page_params = params.clone();
         if limit > 0 {
@@ -175,7 +176,7 @@ async fn raw_list_versioned<C: ListItems>(
         let request = kube::core::Request::new(&url)
             .list(&page_params)
             .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
-        let text = match conn.bounded(op, conn.client.request_text(request)).await {
+        let text = match read_capped(conn, op, request).await {
             // once: a server that expires the full list's pages too is an error, not a loop
             Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
                 (items, count, token, limit, relisted, version) = (C::default(), 0, None, 0, true, String::new());
@@ -189,9 +190,9 @@ async fn raw_list_versioned<C: ListItems>(
             version = page.resource_version.unwrap_or_default();
         }
         for mut v in page.items {
-            if !fits(&v, namespace) {
+            if !fits(&v, kind, &api_version, namespace) {
                 return Err(ClusterError::Other(format!(
-                    "{op}: the API server answered a list whose item {} is not a {} of this namespace: {}",
+                    "{op}: the API server answered a list whose item {} is not a {} of this kind, apiVersion and namespace: {}",
                     count,
                     kind.kind,
                     crate::domain::object::brief(&v)
@@ -215,8 +216,14 @@ async fn raw_list_versioned<C: ListItems>(
 }
 
 /// A list item or watched object is an object of the namespace read.
-fn fits(v: &Value, namespace: Option<&str>) -> bool {
-    v.is_object() && namespace.is_none_or(|ns| crate::domain::object::str_at(v, &["metadata", "namespace"]) == Some(ns))
+/// Its kind and apiVersion, where it carries them (the core API leaves them out of list items),
+/// are the kind's.
+fn fits(v: &Value, kind: &Kind, api_version: &str, namespace: Option<&str>) -> bool {
+    let at = |key: &str| v.get(key).filter(|x| !x.is_null());
+    v.is_object()
+        && namespace.is_none_or(|ns| crate::domain::object::str_at(v, &["metadata", "namespace"]) == Some(ns))
+        && at("kind").is_none_or(|k| k.as_str() == Some(kind.kind))
+        && at("apiVersion").is_none_or(|a| a.as_str() == Some(api_version))
 }
 
 /// One change a watch reported, its object pruned to the kind's projection.
@@ -262,15 +269,94 @@ pub async fn watch(
         .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     let body = conn.bounded(&op, conn.client.request_stream(request)).await?;
     let (kind, namespace, server) = (*kind, namespace.map(str::to_string), conn.server.clone());
-    let lines = futures::io::AsyncBufReadExt::lines(body);
-    Ok(lines.filter_map(move |line| {
+    Ok(capped_lines(body).filter_map(move |line| {
         let out = match line {
-            Ok(line) if line.trim().is_empty() => None,
-            Ok(line) => Some(watched(&line, &kind, namespace.as_deref(), &op, &server)),
-            Err(e) => Some(Err(ClusterError::Other(format!("{op}: the watch broke off: {e}")))),
+            Ok(line) if line.iter().all(u8::is_ascii_whitespace) => None,
+            Ok(line) => Some(match std::str::from_utf8(&line) {
+                Ok(line) => watched(line, &kind, namespace.as_deref(), &op, &server),
+                Err(e) => Err(ClusterError::Other(format!(
+                    "{op}: the watch sent a line that is not UTF-8: {e}"
+                ))),
+            }),
+            Err(why) => Some(Err(ClusterError::Other(format!("{op}: {why}")))),
         };
         futures::future::ready(out)
     }))
+}
+
+/// The most one LIST page or one watch line may hold (32 MiB): a server sending more is refused
+/// on that read, never buffered whole.
+pub const MAX_READ: usize = 32 << 20;
+
+/// The cap as words: "32 MiB".
+fn cap() -> String {
+    format!("{} MiB", MAX_READ >> 20)
+}
+
+/// One request's whole answer as text, at most [`MAX_READ`] bytes of it; the request timeout
+/// bounds the reading too.
+async fn read_capped(conn: &Connection, op: &ApiCall, request: http::Request<Vec<u8>>) -> Result<String, ClusterError> {
+    use futures::AsyncReadExt;
+    let read = async {
+        let body = conn.client.request_stream(request).await?;
+        let mut buf = Vec::new();
+        Box::pin(body)
+            .take(MAX_READ as u64 + 1)
+            .read_to_end(&mut buf)
+            .await
+            .map_err(kube::Error::ReadEvents)?;
+        Ok(buf)
+    };
+    let buf = conn.bounded(op, read).await?;
+    if buf.len() > MAX_READ {
+        return Err(ClusterError::Other(format!(
+            "{op}: the API server's answer is larger than the {} one page may be: not read (a smaller --chunk-size asks for smaller pages)",
+            cap()
+        )));
+    }
+    String::from_utf8(buf).map_err(|e| ClusterError::Other(format!("{op}: the API server's answer is not UTF-8: {e}")))
+}
+
+/// A watch body's lines (without their `\n`), each at most [`MAX_READ`] bytes: a longer one ends
+/// the stream with one error naming the cap; a broken body ends it with its error.
+fn capped_lines(
+    body: impl futures::AsyncBufRead + Send + 'static,
+) -> impl futures::Stream<Item = Result<Vec<u8>, String>> + Send + 'static {
+    use futures::AsyncBufReadExt;
+    futures::stream::unfold((Box::pin(body), false), |(mut body, done)| async move {
+        if done {
+            return None;
+        }
+        let mut line = Vec::new();
+        loop {
+            let chunk = match body.fill_buf().await {
+                Ok(chunk) => chunk,
+                Err(e) => return Some((Err(format!("the watch broke off: {e}")), (body, true))),
+            };
+            if chunk.is_empty() {
+                return (!line.is_empty()).then_some((Ok(line), (body, true)));
+            }
+            match chunk.iter().position(|b| *b == b'\n') {
+                Some(end) if line.len() + end <= MAX_READ => {
+                    line.extend_from_slice(&chunk[..end]);
+                    body.as_mut().consume(end + 1);
+                    return Some((Ok(line), (body, false)));
+                }
+                _ if line.len() + chunk.len() > MAX_READ => {
+                    let why = format!(
+                        "the API server's watch sent a line longer than the {} one event may be: not read",
+                        cap()
+                    );
+                    return Some((Err(why), (body, true)));
+                }
+                _ => {
+                    let n = chunk.len();
+                    line.extend_from_slice(chunk);
+                    body.as_mut().consume(n);
+                }
+            }
+        }
+    })
 }
 
 /// One line of a watch: `{"type": …, "object": …}`, the object parsed straight into the kind's
@@ -293,9 +379,9 @@ fn watched(
     let meta = |v: &Value, key: &str| v.pointer(&format!("/metadata/{key}")).cloned();
     match event.as_str() {
         "ADDED" | "MODIFIED" | "DELETED" => {
-            if !fits(&object, namespace) {
+            if !fits(&object, kind, &kind.api_resource().api_version, namespace) {
                 return Err(bad(format!(
-                    "something that is not a {} of this namespace: {}",
+                    "something that is not a {} of this kind, apiVersion and namespace: {}",
                     kind.kind,
                     crate::domain::object::brief(&object)
                 )));

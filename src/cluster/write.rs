@@ -51,18 +51,33 @@ pub struct WritePolicy {
 }
 
 /// The API server's back-pressure, shared by every write of a batch: a 429 with Retry-After holds
-/// them all back until then, not just the one that was refused.
+/// them all back until then, not just the one that was refused. The tool's only retry (kube's
+/// own is off, `cluster/connect.rs`); a hold ends early when the batch is abandoned (Ctrl-C,
+/// SIGTERM, the TUI's quit).
 #[derive(Debug, Clone, Default)]
-pub struct Throttle(std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>);
+pub struct Throttle {
+    until: std::sync::Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
+    abandoned: std::sync::Arc<(std::sync::atomic::AtomicBool, tokio::sync::Notify)>,
+}
 
 impl Throttle {
-    /// Wait until the server's last "retry after" has passed.
-    pub async fn wait(&self) {
+    /// Wait until the server's last "retry after" has passed; `false` when the batch was
+    /// abandoned first (nothing more may be sent).
+    pub async fn wait(&self) -> bool {
         loop {
-            let until = *self.0.lock().unwrap_or_else(|p| p.into_inner());
+            if self.is_abandoned() {
+                return false;
+            }
+            let until = *self.until.lock().unwrap_or_else(|p| p.into_inner());
             match until {
-                Some(t) if t > tokio::time::Instant::now() => tokio::time::sleep_until(t).await,
-                _ => return,
+                Some(t) if t > tokio::time::Instant::now() => {
+                    let abandoned = self.abandoned.1.notified();
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(t) => {}
+                        _ = abandoned => {}
+                    }
+                }
+                _ => return true,
             }
         }
     }
@@ -72,8 +87,18 @@ impl Throttle {
     pub fn hold(&self, seconds: u32) {
         let seconds = seconds.min(MAX_HOLD_SECONDS);
         let until = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds.into());
-        let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.until.lock().unwrap_or_else(|p| p.into_inner());
         *held = Some(held.map_or(until, |t| t.max(until)));
+    }
+
+    /// End every hold now and send nothing more through this throttle.
+    pub fn abandon(&self) {
+        self.abandoned.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.abandoned.1.notify_waiters();
+    }
+
+    pub fn is_abandoned(&self) -> bool {
+        self.abandoned.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -270,13 +295,45 @@ struct Attempt<'a> {
     /// The uid the write is about: the one the user looked at, else the first read's.
     identity: Option<String>,
     sends: u32,
+    /// What ties this write's audit entries together: its intents and their outcome.
+    id: String,
+    /// The last send was not made: its intent could not be appended to the audit log.
+    unsent: bool,
+}
+
+/// A write's audit id: unique on this machine (process, instant, count).
+fn write_id(conn: &Connection) -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(
+        "{}-{}-{n}",
+        std::process::id(),
+        conn.clock.now().timestamp_nanos_opt().unwrap_or_default()
+    )
 }
 
 impl Attempt<'_> {
     /// One audit line: the epoch carried, the request (none for a refusal), its status, the result.
     fn record(&self, epoch: Option<&EpochUse>, request: Option<&Request>, status: Option<u16>, outcome: &str) {
+        self.policy
+            .audit
+            .record(self.entry(epoch, request, status, outcome), self.conn.clock.now());
+    }
+
+    /// Before a send: its intent in the audit log (write-ahead), or why it could not be
+    /// appended — and then nothing is sent.
+    fn intend(&self, epoch: &EpochUse, request: &Request) -> Result<(), ClusterError> {
+        let entry = self.entry(Some(epoch), Some(request), None, super::audit::INTENT);
+        self.policy
+            .audit
+            .intend(entry, self.conn.clock.now())
+            .map_err(|why| ClusterError::Other(format!("{why}; nothing sent")))
+    }
+
+    fn entry(&self, epoch: Option<&EpochUse>, request: Option<&Request>, status: Option<u16>, outcome: &str) -> Value {
         let (conn, plan) = (self.conn, self.plan);
         let mut entry = json!({
+            "write": self.id,
             "context": conn.context, "server": conn.server, "namespace": plan.namespace,
             "workspace": plan.id.as_str(), "verb": plan.verb.as_str(),
             "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
@@ -285,7 +342,7 @@ impl Attempt<'_> {
         if plan.refresh.is_some() {
             entry["refreshTemplate"] = json!(true);
         }
-        self.policy.audit.record(entry, conn.clock.now());
+        entry
     }
 
     async fn read(&self) -> Result<Option<Value>, ClusterError> {
@@ -396,12 +453,40 @@ impl Attempt<'_> {
 
     /// Send `request`; the answer must be the object written (a delete may answer a Status). A
     /// 429 was not processed: the whole batch holds back as long as it asks, then it is resent.
-    async fn send(&mut self, request: &Request) -> Result<Value, ClusterError> {
+    async fn send(&mut self, epoch: &EpochUse, request: &Request) -> Result<Value, ClusterError> {
         self.sends += 1;
         let mut throttled = 0;
         let answer = loop {
-            self.policy.throttle.wait().await;
+            if !self.policy.throttle.wait().await {
+                return Err(ClusterError::Other(
+                    "interrupted while the API server held writes back (429): not sent".into(),
+                ));
+            }
+            // write-ahead: the intent is in the log before the request leaves
+            if let Err(e) = self.intend(epoch, request) {
+                self.unsent = true;
+                return Err(e);
+            }
             match send(self.conn, self.plan, request).await {
+                // a server asking for more than the longest hold is not waited for: the 429 is
+                // the answer, named
+                Err(ClusterError::Api {
+                    code: 429,
+                    retry_after: Some(after),
+                    reason,
+                    message,
+                    op,
+                }) if after > MAX_HOLD_SECONDS => {
+                    return Err(ClusterError::Api {
+                        code: 429,
+                        retry_after: Some(after),
+                        reason,
+                        message: format!(
+                            "{message} (it asked to retry after {after} s, more than the {MAX_HOLD_SECONDS} s this tool waits: not resent)"
+                        ),
+                        op,
+                    });
+                }
                 Err(ClusterError::Api {
                     code: 429, retry_after, ..
                 }) if throttled < MAX_THROTTLED => {
@@ -418,11 +503,18 @@ impl Attempt<'_> {
     }
 }
 
-/// Checks before any read: read-only mode, a namespace that may reach a URL, and an audit log
+/// Checks before any read: the connection's rules (a refusal no flag lifts, read-only mode), a namespace that may reach a URL, and an audit log
 /// that can record what is sent — and has recorded what was (an append that failed refuses every
 /// write after it, from the CLI and the TUI alike).
-fn preflight(policy: &WritePolicy, plan: &Plan) -> Option<Outcome> {
-    if policy.read_only {
+fn preflight(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Option<Outcome> {
+    // the rules this connection is written under, decided at its open for every front-end:
+    // refused here whatever the caller built its policy from
+    if let Some(why) = &conn.rules.refusal {
+        return Some(Outcome::Refused {
+            message: format!("{why}: nothing sent"),
+        });
+    }
+    if policy.read_only || conn.rules.read_only {
         return Some(Outcome::ReadOnly);
     }
     if let Err(e) = validate_namespace(&plan.namespace) {
@@ -442,8 +534,18 @@ fn preflight(policy: &WritePolicy, plan: &Plan) -> Option<Outcome> {
 
 /// Perform one fenced write, start to finish.
 pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
-    if let Some(stop) = preflight(policy, plan) {
+    if let Some(stop) = preflight(conn, policy, plan) {
         return stop;
+    }
+    // `KUBECTL_NAMZU_NOW` is a test hook: the stamps and audit times of its pinned instant must
+    // never reach a real cluster (README "Time")
+    if !plan.dry_run && conn.clock.pinned() && !conn.is_simulated().await {
+        return Outcome::Refused {
+            message: format!(
+                "{} pins the clock (a test hook): no write is sent to a server other than the simulated cluster; nothing sent (unset it)",
+                crate::clock::NOW_ENV
+            ),
+        };
     }
     let mut attempt = Attempt {
         conn,
@@ -451,6 +553,8 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
         plan,
         identity: plan.expected_uid.clone(),
         sends: 0,
+        id: write_id(conn),
+        unsent: false,
     };
     let mut current = match attempt.read().await {
         Ok(Some(o)) => o,
@@ -535,7 +639,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                 refresh: refreshed,
             };
         }
-        let error = match attempt.send(&request).await {
+        let error = match attempt.send(&epoch, &request).await {
             Ok(answer) => {
                 attempt.record(Some(&epoch), Some(&request), Some(200), "applied");
                 let object = (plan.verb != Verb::Delete).then_some(answer);
@@ -549,6 +653,8 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
                     refresh: refreshed,
                 };
             }
+            // (the log cannot take the outcome either: the refusal is the command's to say)
+            Err(e) if attempt.unsent => return Outcome::Failed(e),
             Err(e) => e,
         };
         let status = status_of(&error);

@@ -131,6 +131,22 @@ impl SafetyConfig {
         out.max_bulk = flags.max_bulk.or(out.max_bulk);
         out
     }
+
+    /// THE rules a connection is written under — every front-end's and the write path's. They
+    /// are `context`'s rules, unless `--cluster`/`--user` made the connection reach another
+    /// cluster or user than the context's (`overridden`): then, with any rule in the file, the
+    /// rules written for the context cannot be known to fit what is reached, and every write is
+    /// refused with the reason (no flag lifts it; without rules there is nothing to misapply).
+    pub fn for_connection(&self, context: &str, overridden: bool, flags: &Overrides) -> ContextRules {
+        let mut out = self.for_context(context, flags);
+        if overridden && !self.contexts.is_empty() {
+            out.read_only = true;
+            out.refusal = Some(format!(
+                "--cluster/--user reach a cluster other than context \"{context}\"'s: its safety rules cannot be applied; name the context whose cluster and user they are"
+            ));
+        }
+        out
+    }
 }
 
 /// What the command line says over the file.
@@ -151,12 +167,17 @@ pub struct ContextRules {
     pub badge: Option<Badge>,
     /// The file's patterns that matched, in order.
     pub matched: Vec<String>,
+    /// Why no write may be sent whatever the flags say (see [`SafetyConfig::for_connection`]).
+    pub refusal: Option<String>,
 }
 
 impl ContextRules {
     /// Why this context refuses every write by the config file's rule: its name and the
     /// patterns that matched.
     pub fn read_only_reason(&self, context: &str) -> String {
+        if let Some(why) = &self.refusal {
+            return why.clone();
+        }
         let rules: Vec<String> = self.matched.iter().map(|m| format!("\"{m}\"")).collect();
         format!(
             "read-only mode (context \"{context}\", config rule {})",
@@ -249,6 +270,27 @@ contexts:
         );
         assert_eq!(audit.matched, vec!["prod-*", "prod-eu-audit"]);
         assert_eq!(c.for_context("dev", &Overrides::default()), ContextRules::default());
+    }
+
+    #[test]
+    fn an_overridden_cluster_or_user_refuses_writes_when_there_are_rules() {
+        let c = SafetyConfig::parse(FILE).unwrap();
+        let lifted = Overrides {
+            read_only: Some(false),
+            ..Default::default()
+        };
+        let r = c.for_connection("staging", true, &lifted);
+        assert!(r.read_only, "--write does not lift it");
+        assert!(
+            r.read_only_reason("staging")
+                .contains("--cluster/--user reach a cluster other than context \"staging\"'s")
+        );
+        assert_eq!(
+            c.for_connection("staging", false, &lifted),
+            c.for_context("staging", &lifted)
+        );
+        let none = SafetyConfig::default().for_connection("staging", true, &Overrides::default());
+        assert_eq!(none, ContextRules::default(), "no rules: nothing to misapply");
     }
 
     #[test]

@@ -48,6 +48,14 @@ enum Op {
     Ge,
 }
 
+/// The deepest a template nests: `{range}` blocks within each other, and filters or unions
+/// within a path. Deeper is refused when parsed (parsing and running recurse that deep).
+pub const MAX_DEPTH: usize = 64;
+
+/// The most text one template run may produce: a template that would print more (a range over
+/// every value within a range over every value) is an error, not gigabytes held in memory.
+pub const MAX_OUTPUT: usize = 256 << 20;
+
 /// Why a template cannot be parsed or run: kubectl's words, one line.
 fn bad(template: &str, why: impl std::fmt::Display) -> String {
     format!("error parsing jsonpath {template}, {why}")
@@ -78,6 +86,9 @@ impl Template {
             let action = rest[inner_start..close].trim();
             rest = &rest[close + 1..];
             if let Some(path) = action.strip_prefix("range ") {
+                if stack.len() > MAX_DEPTH {
+                    return Err(bad(template, format!("ranges nested deeper than {MAX_DEPTH}")));
+                }
                 stack.push((Some(parse_path(path.trim()).map_err(|e| bad(template, e))?), Vec::new()));
             } else if action == "end" {
                 let (range, body) = stack.pop().expect("a frame");
@@ -114,6 +125,9 @@ impl Template {
     pub fn render(&self, data: &Value, allow_missing: bool) -> Result<String, String> {
         let mut out = String::new();
         render_nodes(&self.0, data, data, allow_missing, &mut out)?;
+        if out.len() > MAX_OUTPUT {
+            return Err(too_much());
+        }
         Ok(out)
     }
 
@@ -171,6 +185,14 @@ fn unquote(text: &str) -> Result<String, String> {
 }
 
 fn parse_path(text: &str) -> Result<Vec<Step>, String> {
+    parse_path_in(text, 0)
+}
+
+/// A path `depth` filters or unions deep.
+fn parse_path_in(text: &str, depth: usize) -> Result<Vec<Step>, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("filters nested deeper than {MAX_DEPTH}"));
+    }
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     // `$` names the document, `@` the current item (what a path starts from anyway)
@@ -203,7 +225,7 @@ fn parse_path(text: &str) -> Result<Vec<Step>, String> {
             '[' => {
                 let close = matching_bracket(&chars, i).ok_or_else(|| format!("unterminated array in {text}"))?;
                 let inside: String = chars[i + 1..close].iter().collect();
-                steps.push(parse_bracket(inside.trim())?);
+                steps.push(parse_bracket(inside.trim(), depth)?);
                 i = close + 1;
             }
             // a bare name is a field only where a path starts, as `{kind}`
@@ -266,7 +288,7 @@ fn matching_bracket(chars: &[char], open: usize) -> Option<usize> {
     None
 }
 
-fn parse_bracket(inside: &str) -> Result<Step, String> {
+fn parse_bracket(inside: &str, depth: usize) -> Result<Step, String> {
     if inside == "*" {
         return Ok(Step::Elements);
     }
@@ -276,12 +298,12 @@ fn parse_bracket(inside: &str) -> Result<Step, String> {
             .strip_prefix('(')
             .and_then(|f| f.strip_suffix(')'))
             .ok_or_else(|| format!("unrecognized filter {inside}"))?;
-        return parse_filter(expr.trim());
+        return parse_filter(expr.trim(), depth + 1);
     }
     if inside.starts_with('\'') {
         let paths = split_top(inside, ',')
             .iter()
-            .map(|n| unquote(n.trim()).and_then(|name| parse_path(&format!(".{name}"))))
+            .map(|n| unquote(n.trim()).and_then(|name| parse_path_in(&format!(".{name}"), depth + 1)))
             .collect::<Result<Vec<_>, _>>()?;
         return Ok(Step::Union(paths));
     }
@@ -333,7 +355,7 @@ fn split_top(text: &str, sep: char) -> Vec<String> {
     out
 }
 
-fn parse_filter(expr: &str) -> Result<Step, String> {
+fn parse_filter(expr: &str, depth: usize) -> Result<Step, String> {
     for (token, op) in [
         ("==", Op::Eq),
         ("!=", Op::Ne),
@@ -343,7 +365,7 @@ fn parse_filter(expr: &str) -> Result<Step, String> {
         (">", Op::Gt),
     ] {
         if let Some((left, right)) = expr.split_once(token) {
-            let path = parse_path(left.trim())?;
+            let path = parse_path_in(left.trim(), depth)?;
             let right = right.trim();
             let literal = if right.starts_with('"') || right.starts_with('\'') {
                 Value::String(unquote(right)?)
@@ -353,7 +375,7 @@ fn parse_filter(expr: &str) -> Result<Step, String> {
             return Ok(Step::Filter(path, Some((op, literal))));
         }
     }
-    Ok(Step::Filter(parse_path(expr)?, None))
+    Ok(Step::Filter(parse_path_in(expr, depth)?, None))
 }
 
 fn eval<'a>(steps: &[Step], root: &'a Value, current: &'a Value) -> Result<Vec<&'a Value>, String> {
@@ -521,6 +543,9 @@ fn render_nodes(
     out: &mut String,
 ) -> Result<(), String> {
     for node in nodes {
+        if out.len() > MAX_OUTPUT {
+            return Err(too_much());
+        }
         match node {
             Node::Text(t) => out.push_str(t),
             Node::Path(steps) => {
@@ -528,7 +553,19 @@ fn render_nodes(
                 if found.is_empty() && !allow_missing && !steps.is_empty() {
                     return Err(format!("{} is not found", describe(steps)));
                 }
-                out.push_str(&found.iter().map(|v| text(v)).collect::<Vec<_>>().join(" "));
+                // each value straight into the output, none copied twice
+                for (i, v) in found.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    match v {
+                        Value::String(s) => out.push_str(s),
+                        other => out.push_str(&text(other)),
+                    }
+                    if out.len() > MAX_OUTPUT {
+                        return Err(too_much());
+                    }
+                }
             }
             Node::Range(steps, body) => {
                 let found = eval(steps, root, current)?;
@@ -542,6 +579,10 @@ fn render_nodes(
         }
     }
     Ok(())
+}
+
+fn too_much() -> String {
+    format!("the output is larger than {} MiB: not printed", MAX_OUTPUT >> 20)
 }
 
 fn describe(steps: &[Step]) -> String {

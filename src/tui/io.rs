@@ -243,7 +243,7 @@ impl Cluster {
                 if let Some(session) = &self.policy.audit.session {
                     send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
                 }
-                if let Some(why) = self.policy.audit.failure() {
+                if let Some(why) = self.policy.audit.lost() {
                     send(Action::AuditFailed(why));
                 }
                 drop(_in_flight);

@@ -85,6 +85,8 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         .map_or_else(|| "default".to_string(), |(conn, _)| conn.namespace.clone());
     let mut contexts = Vec::new();
     let mut opened = Vec::new();
+    // quitting ends every 429 hold: a write held back is not sent after the UI is gone
+    let mut throttles = Vec::new();
     for ((conn, rules), probe) in clusters.into_iter().zip(probes) {
         let open_error = match probe {
             Err(e) if !labelled => return Err(e.into()),
@@ -104,6 +106,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
                 throttle: Default::default(),
                 ..policy.clone()
             };
+            throttles.push(policy.throttle.clone());
             opened.push(Cluster::new(conn, policy));
         }
     }
@@ -195,6 +198,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     )
     .await;
     ratatui::restore();
+    throttles.iter().for_each(crate::cluster::write::Throttle::abandon);
     wait_for_writes(&in_flight).await;
     result
 }

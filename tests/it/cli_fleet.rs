@@ -229,7 +229,7 @@ async fn a_bulk_suspend_across_contexts_fences_each_row_on_its_own_cluster() {
     let contexts: Vec<String> = fleet
         .audit()
         .iter()
-        .filter(|e| e["verb"] == "suspend")
+        .filter(|e| e["verb"] == "suspend" && e["outcome"] != "intent")
         .map(|e| e["context"].as_str().unwrap().to_string())
         .collect();
     let mut sorted = contexts.clone();

@@ -9,6 +9,7 @@ mod cli_write;
 mod demo_scenario;
 mod derive;
 mod egress;
+mod hardening3;
 mod hostile;
 mod krew;
 mod live;
