@@ -768,10 +768,8 @@ impl Controller {
             next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
             pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, now_s.clone()));
         } else if knobs.pvc_pending || knobs.disk_missing {
+            // waiting for its disks: the PVC's own events say why
             next["status"] = base("Pending");
-            let msg = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
-            next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
-            pod_events.push(("FailedScheduling", msg.to_string(), "Warning", SCHEDULER, now_s.clone()));
         } else if let Some(reason) = &knobs.image_pull {
             let msg = format!("Back-off pulling image \"{image}\"");
             scheduled(&mut next);
