@@ -776,7 +776,7 @@ impl Controller {
             next["status"] = json!({"phase":"Pending","qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
                 "podIP":"","startTime":at(started),"conditions":not_ready("ContainersNotReady", &at(started)),
                 "containerStatuses": cstatus(&|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
-            let fail_at = at(started + Duration::seconds(2));
+            let fail_at = at((started + Duration::seconds(2)).min(now));
             pod_events.push((
                 "Failed",
                 format!("Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"),
@@ -896,14 +896,6 @@ impl Controller {
                         now_s.clone(),
                     ));
                 }
-                self.announce(
-                    store,
-                    sbx,
-                    "BackOff",
-                    "Back-off restarting failed container agent",
-                    "Warning",
-                    &now_s,
-                );
                 self.seed_crash_logs(&pod_json, &containers, &image);
             } else {
                 st["phase"] = json!("Running");

@@ -51,7 +51,7 @@ pub fn to_v1(core: &Value) -> Value {
         .get("eventTime")
         .filter(|v| !v.is_null())
         .cloned()
-        .or_else(|| core.get("firstTimestamp").filter(|v| !v.is_null()).map(|t| micro(t)));
+        .or_else(|| core.get("firstTimestamp").filter(|v| !v.is_null()).map(micro));
     out["eventTime"] = event_time.unwrap_or(Value::Null);
     out
 }

@@ -342,6 +342,51 @@ async fn kubectl_reads_logs_like_from_a_real_cluster() {
         err(&out)
     );
 
+    // the events as kubectl prints them, and a crash loop as `describe` shows it
+    let (o, _) = text(
+        &kubectl(
+            &t,
+            &[
+                "get",
+                "events",
+                "--field-selector",
+                "involvedObject.name=namzu-ws-pulling",
+            ],
+        )
+        .await,
+    );
+    assert!(o.starts_with("LAST SEEN"), "{o}");
+    assert!(
+        o.contains("Warning   Failed") && o.contains("pod/namzu-ws-pulling") && o.contains("Error: ImagePullBackOff"),
+        "{o}"
+    );
+    let (o, _) = text(
+        &kubectl(
+            &t,
+            &[
+                "get",
+                "events.v1.events.k8s.io",
+                "--field-selector",
+                "regarding.name=namzu-ws-crashing",
+            ],
+        )
+        .await,
+    );
+    assert!(
+        o.contains("BackOff") && o.contains("Back-off restarting failed container agent"),
+        "{o}"
+    );
+    let (o, _) = text(&kubectl(&t, &["describe", "pod", "namzu-ws-crashing"]).await);
+    for want in [
+        "Reason:       CrashLoopBackOff",
+        "Last State:     Terminated",
+        "Exit Code:    1",
+        "Restart Count:  7",
+        "Back-off restarting failed container",
+    ] {
+        assert!(o.contains(want), "{want} in {o}");
+    }
+
     // -f: what exists, each appended line, and the end when the container restarts
     let args: Vec<String> = vec![
         "--kubeconfig".into(),
@@ -753,4 +798,58 @@ async fn the_demo_workspaces_tell_their_story() {
     assert_eq!(foxtrot, "", "an unscheduled pod has no logs yet");
     let alpha = api.logs("namzu-ws-alpha", &LogParams::default()).await.unwrap();
     assert!(alpha.contains("agent starting"), "{alpha}");
+}
+
+/// A v4-only client with a terminal: the v4 subprotocol is chosen, the shell prompts, a line
+/// ends with CR, and the error channel closes the session with the exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_speaks_v4_with_a_terminal() {
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let t = triage().await;
+    let addr = t.sim.url().trim_start_matches("http://").to_string();
+    let url = format!(
+        "ws://{addr}/api/v1/namespaces/agents/pods/namzu-ws-awake/exec?command=sh&container=agent&stdin=true&stdout=true&tty=true"
+    );
+    let mut request = url.into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "v4.channel.k8s.io".parse().unwrap());
+    let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let (mut ws, response) = tokio_tungstenite::client_async(request, stream).await.unwrap();
+    assert_eq!(response.headers()["sec-websocket-protocol"], "v4.channel.k8s.io");
+    let mut next = async || loop {
+        match ws.next().await.unwrap().unwrap() {
+            Message::Binary(b) => return (b[0], String::from_utf8_lossy(&b[1..]).into_owned()),
+            Message::Close(_) => return (255, String::new()),
+            _ => {}
+        }
+    };
+    assert_eq!(next().await, (1, "$ ".to_string()));
+    drop(next);
+    let send = |text: &str| Message::Binary([&[0u8][..], text.as_bytes()].concat().into());
+    futures::SinkExt::send(&mut ws, send("hostname\r")).await.unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let Some(Ok(Message::Binary(b))) = ws.next().await else {
+            panic!("closed early")
+        };
+        seen.push((b[0], String::from_utf8_lossy(&b[1..]).into_owned()));
+        if seen.last().unwrap().1 == "$ " {
+            break;
+        }
+    }
+    assert_eq!(seen, [(1, "namzu-ws-awake\r\n".to_string()), (1, "$ ".to_string())]);
+    futures::SinkExt::send(&mut ws, send("exit 2\r")).await.unwrap();
+    let Some(Ok(Message::Binary(b))) = ws.next().await else {
+        panic!("no status")
+    };
+    assert_eq!(b[0], 3);
+    let status: Value = serde_json::from_slice(&b[1..]).unwrap();
+    assert_eq!(status["reason"], "NonZeroExitCode");
+    assert_eq!(
+        status["details"]["causes"][0],
+        json!({"reason": "ExitCode", "message": "2"})
+    );
+    assert!(matches!(ws.next().await, Some(Ok(Message::Close(_)))));
 }
