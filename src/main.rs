@@ -50,6 +50,14 @@ fn usage_exit(e: clap::Error) -> ! {
         let _ = e.print();
         std::process::exit(0);
     }
+    // a Sandbox given for a workspace that is none: said as it is, not as a malformed value
+    let reference = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<kubectl_namzu::domain::naming::BadReference>())
+        .filter(|r| !matches!(r, kubectl_namzu::domain::naming::BadReference::Id(_)));
+    if let Some(r) = reference {
+        kubectl_namzu::errln!("error: {}", cli::output::printable(&r.to_string()));
+        std::process::exit(kubectl_namzu::cli::exit::USAGE);
+    }
     // clap's message and its hints (possible values, a similar flag) joined, usage left to --help
     let text = e.render().to_string();
     let parts: Vec<&str> = text

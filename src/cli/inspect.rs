@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The workspace id (the Sandbox is namzu-ws-<id>).
+    /// The workspace: its id, its Sandbox name namzu-ws-<id>, or what list -o name prints
+    /// (sandbox.agents.x-k8s.io/namzu-ws-<id>).
     pub id: WorkspaceId,
     /// Output format: table (the describe text), json, yaml, name, jsonpath=TEMPLATE,
     /// jsonpath-file=FILE, custom-columns=HEADER:PATH,… or custom-columns-file=FILE.
@@ -40,7 +41,10 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         )));
     };
     let now = conn.clock.now();
-    let w = d.workspace(&globals.overlay_flags(&args.overlays), now);
+    let mut w = d.workspace(&globals.overlay_flags(&args.overlays), now);
+    // a context named on the command line is named in the next step's command too: pasted
+    // under another current context, it would act on another cluster
+    w.context = globals.context.first().cloned();
     let text = match &args.output {
         Printer::Plain(Format::Json | Format::Yaml) => {
             let Printer::Plain(format) = args.output else {

@@ -7,12 +7,15 @@ pub mod config;
 pub mod demo;
 pub mod doctor;
 pub mod drift;
+pub mod exec;
 pub mod exit;
 pub mod fleet;
 pub mod globals;
+pub mod history;
 pub mod input;
 pub mod inspect;
 pub mod list;
+pub mod logs;
 pub mod output;
 pub mod overlay;
 pub mod rbac;
@@ -45,6 +48,13 @@ pub enum Command {
     Inspect(inspect::Args),
     /// Field-level template drift of one workspace, or of every drifted one.
     Drift(drift::Args),
+    /// The log of a workspace's own pod (kubectl logs' flags; -f follows across restarts).
+    Logs(logs::Args),
+    /// Run a command (or a shell) in a workspace's own pod, through kubectl exec.
+    Exec(exec::Args),
+    /// One timeline of a workspace: events, mode changes, pod transitions, this machine's writes,
+    /// and where its start-up time went.
+    History(history::Args),
     /// Warm-pool capacity, pending pods and workspace counts by state.
     Capacity(capacity::Args),
     /// Is a retained workspace still there? live, suspended, absent (exit 4) or replaced (exit 6).
@@ -136,6 +146,9 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::List(args) => list::run(&cli.globals, args).await,
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,
         Command::Drift(args) => drift::run(&cli.globals, args).await,
+        Command::Logs(args) => logs::run(&cli.globals, args).await,
+        Command::Exec(args) => exec::run(&cli.globals, args).await,
+        Command::History(args) => history::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
         Command::Reconcile(args) => reconcile::run(&cli.globals, args).await,
         Command::Suspend(args) => write::suspend(&cli.globals, args).await,

@@ -1,6 +1,7 @@
 //! The documented, stable JSON shape of a workspace (`list -o json|yaml`, README "JSON schema").
 
 use crate::domain::egress::PolicyRead;
+use crate::domain::next_step::next_step;
 use crate::domain::workspace::{Observed, Workspace};
 use serde_json::{Value, json};
 
@@ -45,6 +46,7 @@ pub fn workspace(w: &Workspace) -> Value {
         "mode": w.mode.as_str(),
         "state": w.state.as_str(),
         "diagnosis": w.diagnosis.as_ref().map(|d| json!({"kind": d.kind.as_str(), "reason": d.reason, "message": d.message})),
+        "nextStep": next_step(w).map(|n| json!({"text": n.text, "command": n.command})),
         "createdAt": w.created_at,
         "operatingModeChangedAt": w.changed_at,
         "holderEpoch": epoch,

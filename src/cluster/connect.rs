@@ -90,6 +90,9 @@ pub struct Connection {
     pub chunk_size: u32,
     /// `-v`: say on stderr what a pass read beyond its LISTs.
     pub verbose: bool,
+    /// The kubectl flags that reach the same cluster as this connection (`--kubeconfig`,
+    /// `--context`, `--cluster`, `--user`), for what the tool runs kubectl for (`exec`).
+    pub kubectl_flags: Vec<String>,
 }
 
 impl Connection {
@@ -166,7 +169,18 @@ impl Connection {
         } else {
             builder.build()
         };
+        let mut kubectl_flags = Vec::new();
+        if let Some(path) = &opts.kubeconfig {
+            kubectl_flags.push(format!("--kubeconfig={}", path.display()));
+        }
+        kubectl_flags.push(format!("--context={context}"));
+        for (flag, value) in [("--cluster", &opts.cluster), ("--user", &opts.user)] {
+            if let Some(v) = value {
+                kubectl_flags.push(format!("{flag}={v}"));
+            }
+        }
         Ok(Connection {
+            kubectl_flags,
             client,
             namespace,
             context,

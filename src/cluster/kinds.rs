@@ -65,6 +65,8 @@ pub const PVCS: Kind = projected(
     projection::PVC,
 );
 pub const EVENTS: Kind = kind("", "v1", "Event", "events");
+/// Events as events.k8s.io/v1 serves them: the same objects as core/v1's, in another shape.
+pub const EVENTS_V1: Kind = kind("events.k8s.io", "v1", "Event", "events");
 pub const NAMESPACES: Kind = kind("", "v1", "Namespace", "namespaces");
 /// Cilium's network policies: a per-sandbox egress grant is one (docs/interop.md §13.5).
 pub const CILIUM_POLICIES: Kind = projected(

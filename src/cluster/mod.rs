@@ -11,6 +11,7 @@ pub mod live;
 pub mod observe;
 pub mod policies;
 pub mod resources;
+pub mod triage;
 mod verbose;
 pub mod wait;
 pub mod write;

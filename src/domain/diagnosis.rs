@@ -29,11 +29,15 @@ pub enum Kind {
     ControllerReason,
     StaleStatus,
     NoLivePod,
+    UnreadableEpoch,
 }
 
 impl Kind {
-    /// Most specific first: the order [`diagnose`] tries them in.
-    pub const ALL: [Kind; 15] = [
+    /// Most specific first: the order [`diagnose`] tries them in. `unreadable-epoch` comes last:
+    /// it does not explain what the workload does (and the EPOCH column shows `!<raw>` whatever
+    /// the diagnosis), so any other finding is named first; the next step of one that needs a
+    /// write says the epoch must be repaired first.
+    pub const ALL: [Kind; 16] = [
         Kind::ForeignEgressPolicy,
         Kind::ForeignDisk,
         Kind::Unschedulable,
@@ -49,6 +53,7 @@ impl Kind {
         Kind::ControllerReason,
         Kind::StaleStatus,
         Kind::NoLivePod,
+        Kind::UnreadableEpoch,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -67,6 +72,7 @@ impl Kind {
             Kind::ControllerReason => "controller-reason",
             Kind::StaleStatus => "stale-status",
             Kind::NoLivePod => "no-live-pod",
+            Kind::UnreadableEpoch => "unreadable-epoch",
         }
     }
     pub fn parse(text: &str) -> Option<Kind> {
@@ -80,6 +86,14 @@ pub struct Diagnosis {
     /// The controller's or kubelet's reason, as it wrote it.
     pub reason: String,
     pub message: String,
+    /// What it is about, by name, for the next step: the pod, PVC or policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// The container it is about (image-pull, crash-loop) and the image its pod asks for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
 }
 
 /// Waiting reasons that mean the image cannot be pulled (init containers too).
@@ -121,6 +135,7 @@ pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagno
         controller_reason(sandbox),
         stale_status(sandbox),
         ev.pod.and_then(|p| no_live_pod(sandbox, mode, &p)),
+        unreadable_epoch(sandbox),
     ];
     found.into_iter().flatten().next()
 }
@@ -130,6 +145,16 @@ fn diag(kind: Kind, reason: &str, message: &str) -> Diagnosis {
         kind,
         reason: reason.to_string(),
         message: message.to_string(),
+        object: None,
+        container: None,
+        image: None,
+    }
+}
+
+impl Diagnosis {
+    fn about(mut self, object: &str) -> Diagnosis {
+        self.object = Some(object.to_string());
+        self
     }
 }
 
@@ -139,19 +164,38 @@ fn unschedulable(pod: &Value) -> Option<Diagnosis> {
 }
 
 fn waiting(pod: &Value, matches: impl Fn(&str) -> bool, kind: Kind) -> Option<Diagnosis> {
-    ["initContainerStatuses", "containerStatuses"]
-        .iter()
-        .filter_map(|k| at(pod, &["status", k])?.as_array())
-        .flatten()
-        .find_map(|cs| {
-            let waiting = at(cs, &["state", "waiting"])?;
-            let reason = waiting.get("reason")?.as_str()?;
-            matches(reason).then(|| {
-                let message = waiting.get("message").and_then(Value::as_str).unwrap_or("");
-                let container = cs.get("name").and_then(Value::as_str).unwrap_or("?");
-                diag(kind, reason, &format!("container {container}: {message}"))
-            })
+    [
+        ("initContainerStatuses", "initContainers"),
+        ("containerStatuses", "containers"),
+    ]
+    .iter()
+    .filter_map(|(k, spec)| Some((at(pod, &["status", k])?.as_array()?, *spec)))
+    .flat_map(|(list, spec)| list.iter().map(move |cs| (cs, spec)))
+    .find_map(|(cs, spec)| {
+        let waiting = at(cs, &["state", "waiting"])?;
+        let reason = waiting.get("reason")?.as_str()?;
+        matches(reason).then(|| {
+            let message = waiting.get("message").and_then(Value::as_str).unwrap_or("");
+            let name = cs.get("name").and_then(Value::as_str);
+            let container = name.unwrap_or("?");
+            // the image the pod's spec asks for; the status's own field as the kubelet wrote it else
+            let image = at(pod, &["spec", spec])
+                .and_then(Value::as_array)
+                .and_then(|cs| {
+                    cs.iter()
+                        .find(|c| name.is_some() && c.get("name").and_then(Value::as_str) == name)
+                })
+                .and_then(|c| c.get("image"))
+                .or_else(|| cs.get("image"))
+                .and_then(Value::as_str)
+                .filter(|i| !i.is_empty());
+            Diagnosis {
+                container: name.map(str::to_string),
+                image: image.map(str::to_string),
+                ..diag(kind, reason, &format!("container {container}: {message}")).about(super::object::name(pod))
+            }
         })
+    })
 }
 
 /// A per-sandbox CiliumNetworkPolicy selects the workspace and its Sandbox does not own it: it
@@ -178,7 +222,7 @@ fn foreign_egress_policy(sandbox: &Value, egress: &Egress) -> Option<Diagnosis> 
             super::object::uid(sandbox).unwrap_or("-"),
             delete_command(ns, &first.name)
         ),
-    ))
+    ).about(&first.name))
 }
 
 /// A PVC under a claim's name whose owners name another object (`volume-claim-owner`).
@@ -195,20 +239,23 @@ fn foreign_disk(sandbox: &Value, claims: &[Claim]) -> Option<Diagnosis> {
             owners.join(", "),
             super::object::uid(sandbox).unwrap_or("-")
         ),
-    ))
+    ).about(&c.pvc))
 }
 
 /// A `volumeClaimTemplates` entry without its PVC.
 fn disk_missing(claims: &[Claim]) -> Option<Diagnosis> {
     let c = claims.iter().find(|c| c.uid.is_none())?;
-    Some(diag(
-        Kind::DiskMissing,
-        "Missing",
-        &format!(
-            "PersistentVolumeClaim {} (volumeClaimTemplates entry {}) does not exist",
-            c.pvc, c.entry
-        ),
-    ))
+    Some(
+        diag(
+            Kind::DiskMissing,
+            "Missing",
+            &format!(
+                "PersistentVolumeClaim {} (volumeClaimTemplates entry {}) does not exist",
+                c.pvc, c.entry
+            ),
+        )
+        .about(&c.pvc),
+    )
 }
 
 /// A PVC of this workspace that exists and is not Bound.
@@ -221,6 +268,7 @@ fn disk_pending(claims: &[Claim]) -> Option<Diagnosis> {
                 phase,
                 &format!("PersistentVolumeClaim {} is {phase}", c.pvc),
             )
+            .about(&c.pvc)
         })
     })
 }
@@ -229,7 +277,9 @@ fn foreign_pod(sandbox: &Value, pod: Option<&Value>) -> Option<Diagnosis> {
     if let Some(c) = condition(sandbox, "Suspended") {
         let (_, reason, message) = condition_parts(c);
         if reason == "PodNotOwned" {
-            return Some(diag(Kind::ForeignPod, reason, message));
+            // the pod that stands under the Sandbox's name
+            let pod_name = pod.map_or(super::object::name(sandbox), super::object::name);
+            return Some(diag(Kind::ForeignPod, reason, message).about(pod_name));
         }
     }
     let (pod, sandbox_uid) = (pod?, super::object::uid(sandbox)?);
@@ -240,6 +290,7 @@ fn foreign_pod(sandbox: &Value, pod: Option<&Value>) -> Option<Diagnosis> {
             "PodNotOwned",
             &format!("pod {} is not owned by this Sandbox", super::object::name(pod)),
         )
+        .about(super::object::name(pod))
     })
 }
 
@@ -256,6 +307,7 @@ fn stuck_terminating(pod: &Value, now: DateTime<Utc>) -> Option<Diagnosis> {
                 super::object::name(pod)
             ),
         )
+        .about(super::object::name(pod))
     })
 }
 
@@ -272,6 +324,7 @@ fn suspend_unconfirmed(mode: Mode, pod: Option<&Value>) -> Option<Diagnosis> {
             "PodStillPresent",
             &format!("mode is Suspended but pod {} {how}", super::object::name(pod)),
         )
+        .about(super::object::name(pod))
     })
 }
 
@@ -282,13 +335,17 @@ fn pod_terminated(sandbox: &Value, mode: Mode, pod: Option<&Value>) -> Option<Di
     if let Some(c) = condition(sandbox, "Ready") {
         let (_, reason, message) = condition_parts(c);
         if matches!(reason, "PodSucceeded" | "PodFailed") {
-            return Some(diag(Kind::PodTerminated, reason, message));
+            let d = diag(Kind::PodTerminated, reason, message);
+            return Some(match pod {
+                Some(p) => d.about(super::object::name(p)),
+                None => d,
+            });
         }
     }
     let pod = pod.filter(|p| pod::is_stopped(p))?;
     let phase = pod::phase(pod);
     let message = str_at(pod, &["status", "message"]).unwrap_or("the pod is not recreated");
-    Some(diag(Kind::PodTerminated, &format!("Pod{phase}"), message))
+    Some(diag(Kind::PodTerminated, &format!("Pod{phase}"), message).about(super::object::name(pod)))
 }
 
 fn controller_error(sandbox: &Value) -> Option<Diagnosis> {
@@ -344,4 +401,22 @@ fn stale_status(sandbox: &Value) -> Option<Diagnosis> {
                 )
             })
         })
+}
+
+/// The holder-epoch annotation is there and is not a decimal integer ≤ 2^53−1 (docs/interop.md
+/// §3): the fence refuses every write, and `--take-over` has nothing to add 1 to.
+fn unreadable_epoch(sandbox: &Value) -> Option<Diagnosis> {
+    let reading = super::epoch::Reading::of(sandbox);
+    if reading.epoch.is_some() {
+        return None;
+    }
+    let raw = reading.annotation.unwrap_or_default();
+    Some(diag(
+        Kind::UnreadableEpoch,
+        "HolderEpochUnreadable",
+        &format!(
+            "the {} annotation reads {raw:?}, which is not a decimal integer: every fenced write (suspend, resume, delete) is refused until it is repaired",
+            super::keys::HOLDER_EPOCH
+        ),
+    ))
 }

@@ -86,10 +86,81 @@ impl std::fmt::Display for WorkspaceId {
     }
 }
 
+/// Where a workspace is taken on the command line: its id, its Sandbox name, or what
+/// `list -o name` prints (issue 32 §1).
 impl std::str::FromStr for WorkspaceId {
-    type Err = InvalidWorkspaceId;
+    type Err = BadReference;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        WorkspaceId::parse(s)
+        parse_reference(s)
+    }
+}
+
+/// Why a text given for a workspace names none.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadReference {
+    #[error(transparent)]
+    Id(#[from] InvalidWorkspaceId),
+    #[error("not a workspace: Sandbox {name} has no {SANDBOX_PREFIX} prefix")]
+    NoPrefix { name: String },
+    #[error(
+        "not a workspace: {text:?} names a {resource}, not a Sandbox (give ID, {SANDBOX_PREFIX}ID or sandbox.agents.x-k8s.io/{SANDBOX_PREFIX}ID)"
+    )]
+    NotASandbox { text: String, resource: String },
+}
+
+/// `sandbox`, `sandboxes`, either with `.agents.x-k8s.io` or `.VERSION.agents.x-k8s.io`, any
+/// case (the resource forms kubectl takes, `-o name`'s among them).
+fn is_sandbox_resource(resource: &str) -> bool {
+    let r = resource.to_ascii_lowercase();
+    let (plural, rest) = r.split_once('.').unwrap_or((&r, ""));
+    if plural != "sandbox" && plural != "sandboxes" {
+        return false;
+    }
+    let group = match rest.split_once('.') {
+        // `v1beta1.agents.x-k8s.io`: a version, then the group
+        Some((version, group)) if is_api_version(version) => group,
+        _ => rest,
+    };
+    group.is_empty() || group == "agents.x-k8s.io"
+}
+
+/// `v1`, `v1beta1`, `v2alpha3`.
+fn is_api_version(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('v') else {
+        return false;
+    };
+    let major = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    if major.len() == rest.len() {
+        return false;
+    }
+    let minor = major.strip_prefix("alpha").or_else(|| major.strip_prefix("beta"));
+    match minor {
+        None => major.is_empty(),
+        Some(m) => !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()),
+    }
+}
+
+/// A workspace as the command line names it: `ID`, `namzu-ws-ID`, or `RESOURCE/namzu-ws-ID` with
+/// a Sandbox resource (`sandbox.agents.x-k8s.io/…`, `sandboxes/…`, …). The id is validated as
+/// [`WorkspaceId::parse`] does, so nothing else reaches a URL. A bare text starting with the
+/// prefix is a Sandbox name: the workspace with id `namzu-ws-x` is `namzu-ws-namzu-ws-x`.
+pub fn parse_reference(text: &str) -> Result<WorkspaceId, BadReference> {
+    let (resource, name) = match text.split_once('/') {
+        Some((resource, name)) => (Some(resource), name),
+        None => (None, text),
+    };
+    if let Some(resource) = resource
+        && !is_sandbox_resource(resource)
+    {
+        return Err(BadReference::NotASandbox {
+            text: text.to_string(),
+            resource: resource.to_string(),
+        });
+    }
+    match (name.strip_prefix(SANDBOX_PREFIX), resource) {
+        (Some(id), _) => Ok(WorkspaceId::parse(id)?),
+        (None, Some(_)) => Err(BadReference::NoPrefix { name: name.to_string() }),
+        (None, None) => Ok(WorkspaceId::parse(name)?),
     }
 }
 
@@ -157,6 +228,54 @@ mod tests {
         }
         for bad in ["", "a/b", "a?b", "..", ".", "a..b", "A", "%2e"] {
             assert!(!is_path_safe_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn references_name_a_workspace_or_say_why_not() {
+        for ok in [
+            "romeo",
+            "namzu-ws-romeo",
+            "sandbox.agents.x-k8s.io/namzu-ws-romeo",
+            "sandboxes/namzu-ws-romeo",
+            "sandbox/namzu-ws-romeo",
+            "sandboxes.agents.x-k8s.io/namzu-ws-romeo",
+            "Sandbox/namzu-ws-romeo",
+            "sandboxes.v1beta1.agents.x-k8s.io/namzu-ws-romeo",
+        ] {
+            assert_eq!(parse_reference(ok).map(|i| i.to_string()), Ok("romeo".into()), "{ok}");
+        }
+        assert_eq!(
+            parse_reference("namzu-ws-namzu-ws-x").map(|i| i.to_string()),
+            Ok("namzu-ws-x".into())
+        );
+        assert_eq!(
+            parse_reference("sandbox.agents.x-k8s.io/other")
+                .unwrap_err()
+                .to_string(),
+            "not a workspace: Sandbox other has no namzu-ws- prefix"
+        );
+        for bad in [
+            "pod/namzu-ws-romeo",
+            "sandboxclaims/namzu-ws-romeo",
+            "sandbox.example.com/namzu-ws-romeo",
+            "sandbox.v1x.agents.x-k8s.io/namzu-ws-romeo",
+            "/namzu-ws-romeo",
+        ] {
+            assert!(
+                matches!(parse_reference(bad), Err(BadReference::NotASandbox { .. })),
+                "{bad}"
+            );
+        }
+        for bad in [
+            "namzu-ws-",
+            "namzu-ws-Bad",
+            "sandbox/namzu-ws-a/b",
+            "sandbox/namzu-ws-a?x=",
+            "",
+            "a b",
+        ] {
+            assert!(matches!(parse_reference(bad), Err(BadReference::Id(_))), "{bad}");
         }
     }
 

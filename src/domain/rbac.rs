@@ -20,7 +20,7 @@ pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 pub const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 9] = [
+pub const VERBS: [(&str, &[Need]); 12] = [
     (
         "list",
         &[
@@ -108,13 +108,45 @@ pub const VERBS: [(&str, &[Need]); 9] = [
             need(SANDBOXES, "sandboxes", "get"),
         ],
     ),
+    (
+        // `logs` and the TUI's `l`: the workspace's own pod, then its log
+        "logs",
+        &[
+            need("", "pods/log", "get"),
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "pods", "get"),
+        ],
+    ),
+    (
+        // `exec` and the TUI's `s` (kubectl exec: create, and get for the upgrade)
+        "exec",
+        &[
+            need("", "pods/exec", "create"),
+            need("", "pods/exec", "get"),
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "pods", "get"),
+        ],
+    ),
+    (
+        // `history` and the TUI's `h`: events of either API, the claim and disks by name
+        "history",
+        &[
+            need("", "events", "list"),
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "pods", "get"),
+            need("", "persistentvolumeclaims", "get"),
+            need(EXTENSIONS, "sandboxclaims", "get"),
+            need("events.k8s.io", "events", "list"),
+        ],
+    ),
 ];
 
 /// The Role rules: every need of every verb (writes left out for read-only), grouped by
 /// (group, resource), verbs sorted.
 pub fn rules(read_only: bool) -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     let mut out: Vec<(&str, &str, Vec<&str>)> = Vec::new();
-    let writes = ["patch", "delete"];
+    // a shell in a pod is as much a write as a patch: a read-only role has none
+    let writes = ["patch", "delete", "create"];
     for (_, needs) in VERBS {
         for n in needs.iter().filter(|n| !(read_only && writes.contains(&n.verb))) {
             match out.iter_mut().find(|(g, r, _)| *g == n.group && *r == n.resource) {

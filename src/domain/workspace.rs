@@ -114,6 +114,29 @@ pub struct Workspace {
     pub legacy_pod_name: Option<String>,
     /// The kube context it was read through, when several are (a fleet); `None` with one.
     pub context: Option<String>,
+    /// The images the SandboxTemplate names today, by container (init containers too): what a
+    /// refresh would run. `None` when the template was not read.
+    pub template_images: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// Container name → image of a SandboxTemplate's pod template.
+fn template_images(template: TemplateRead<'_>) -> Option<std::collections::BTreeMap<String, String>> {
+    let TemplateRead::Found(t) = template else {
+        return None;
+    };
+    let spec = super::object::at(t, &["spec", "podTemplate", "spec"]);
+    Some(
+        ["initContainers", "containers"]
+            .iter()
+            .filter_map(|k| spec?.get(*k)?.as_array())
+            .flatten()
+            .filter_map(|c| {
+                let name = c.get("name")?.as_str()?;
+                let image = c.get("image")?.as_str()?;
+                Some((name.to_string(), image.to_string()))
+            })
+            .collect(),
+    )
 }
 
 /// The string values of the map at `path` (labels), empty when there is none.
@@ -163,6 +186,7 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
             .collect(),
         legacy_pod_name: pod::legacy_pod_name(sbx).map(str::to_string),
         context: None,
+        template_images: template_images(inputs.template),
         id: id_of(&sandbox_name).unwrap_or(&sandbox_name).to_string(),
         namespace: namespace(sbx).to_string(),
         uid: uid(sbx).map(str::to_string),

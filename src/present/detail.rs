@@ -8,6 +8,7 @@ use crate::domain::columns::epoch_text;
 use crate::domain::drift::{DriftState, TemplateRead, field_changes};
 use crate::domain::egress::{PolicyRead, delete_command};
 use crate::domain::keys::{KNOWN_ANNOTATIONS, POD_NAME_ANNOTATION};
+use crate::domain::next_step::next_step;
 use crate::domain::object::{claim_owner, condition_parts, generation, owner_refs, str_at};
 use crate::domain::timefmt;
 use crate::domain::workspace::{Observed, Workspace};
@@ -67,6 +68,15 @@ fn identity(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
         None => "-".into(),
     };
     line(s, "Diagnosis", &diagnosis);
+    if let Some(step) = next_step(w) {
+        line(s, "Next step", &step.text);
+        if let Some(command) = &step.command {
+            line(s, "  Command", command);
+        }
+        if let Some(key) = step.key {
+            line(s, "  Key", &key.to_string());
+        }
+    }
     let changed = match &w.changed_at {
         Some(_) => when(w.changed_at.as_deref(), now),
         None => "- (never changed by @namzu/sandbox)".into(),

@@ -43,6 +43,24 @@ pub enum Command {
     TakeOver,
     /// While typing (a filter, a delete's id): keep what was typed.
     Keep,
+    /// The log pane of the row's own pod.
+    Logs,
+    /// A shell in the row's own pod (the UI steps aside while it runs).
+    Shell,
+    /// The row's history: one timeline and the start-up waterfall.
+    History,
+    /// In the log pane: keep the newest line in view, or stop.
+    Follow,
+    /// In the log pane: wrap long lines, or cut them.
+    Wrap,
+    /// In the log pane: the next match up (older).
+    NextMatch,
+    /// In the log pane: the next match down (newer).
+    PrevMatch,
+    /// In the log pane: the previous instance of the container, or the current one.
+    Previous,
+    /// In the log pane: save what it holds to a file.
+    Save,
 }
 
 /// A key as the table names it.
@@ -93,6 +111,10 @@ pub enum Context {
     HelpPopup,
     /// The context picker.
     Picker,
+    /// The log pane.
+    Logs,
+    /// Typing a search in the log pane.
+    LogSearch,
 }
 
 use Command::*;
@@ -158,6 +180,27 @@ const LIST: &[Binding] = &[
         does: "the Sandbox as YAML (managedFields hidden)",
         hint: "y yaml",
         footer_order: 7,
+    },
+    Binding {
+        keys: &[(Char('l'), Logs)],
+        label: "l",
+        does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save",
+        hint: "l logs",
+        footer_order: 12,
+    },
+    Binding {
+        keys: &[(Char('s'), Shell)],
+        label: "s",
+        does: "a shell in the row's own pod (kubectl exec -it … -- sh); exit comes back to the same row",
+        hint: "s shell",
+        footer_order: 13,
+    },
+    Binding {
+        keys: &[(Char('h'), History)],
+        label: "h",
+        does: "history: events, mode changes, pod transitions and this machine's writes in one timeline, and where start-up time went",
+        hint: "h history",
+        footer_order: 14,
     },
     Binding {
         keys: &[(Char(' '), Mark)],
@@ -339,6 +382,98 @@ const CLOSE_POPUP: Binding = Binding {
 
 const HELP_POPUP: &[Binding] = &[SCROLL, CLOSE_POPUP];
 
+const LOG_PANE: &[Binding] = &[
+    Binding {
+        keys: &[
+            (Code(KeyCode::Up), Up),
+            (Char('k'), Up),
+            (Code(KeyCode::Down), Down),
+            (Char('j'), Down),
+            (Code(KeyCode::PageUp), PageUp),
+            (Code(KeyCode::PageDown), PageDown),
+            (Code(KeyCode::Home), Top),
+            (Char('g'), Top),
+            (Code(KeyCode::End), Bottom),
+            (Char('G'), Bottom),
+        ],
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "scroll (up stops following; the bottom follows again)",
+        hint: "↑↓ scroll",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('f'), Follow)],
+        label: "f",
+        does: "follow the newest line on/off",
+        hint: "f follow",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Char('w'), Wrap)],
+        label: "w",
+        does: "wrap long lines on/off",
+        hint: "w wrap",
+        footer_order: 5,
+    },
+    Binding {
+        keys: &[(Char('/'), Filter), (Char('n'), NextMatch), (Char('N'), PrevMatch)],
+        label: "/ n N",
+        does: "search (Enter: the newest match), the next match up, down",
+        hint: "/ search · n/N next",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Char('p'), Previous)],
+        label: "p",
+        does: "the previous instance of the container (before its last restart), or back",
+        hint: "p previous",
+        footer_order: 4,
+    },
+    Binding {
+        keys: &[(Ctrl('s'), Save)],
+        label: "Ctrl-S",
+        does: "save what the pane holds to a file in the temporary directory",
+        hint: "Ctrl-S save",
+        footer_order: 6,
+    },
+    Binding {
+        keys: &[
+            (Code(KeyCode::Esc), Close),
+            (Char('q'), Close),
+            (Char('l'), Close),
+            (Ctrl('c'), Quit),
+        ],
+        label: "Esc, q, l",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
+const LOG_SEARCH: &[Binding] = &[
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Keep)],
+        label: "Enter",
+        does: "search: the newest line holding the text",
+        hint: "type to search · Enter find",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), ClearFilter)],
+        label: "Esc",
+        does: "clear the search",
+        hint: "Esc clear",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Ctrl('c'), Quit)],
+        label: "Ctrl-C",
+        does: "quit",
+        hint: "",
+        footer_order: 99,
+    },
+];
+
 /// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
 const PICKER: &[Binding] = &[SCROLL, CHOOSE, CLOSE_POPUP];
 
@@ -351,6 +486,8 @@ pub fn bindings(context: Context) -> &'static [Binding] {
         Context::Scrolling => SCROLLING,
         Context::HelpPopup => HELP_POPUP,
         Context::Picker => PICKER,
+        Context::Logs => LOG_PANE,
+        Context::LogSearch => LOG_SEARCH,
     }
 }
 
@@ -433,6 +570,8 @@ pub fn readme_rows() -> Vec<String> {
     LIST.iter()
         .chain(CONFIRM.iter().filter(|b| b.label == "t"))
         .map(|b| format!("| {} | {} |", b.label, b.does))
+        .chain(std::iter::once("| *log pane* | |".to_string()))
+        .chain(LOG_PANE.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .collect()
 }
 
@@ -471,6 +610,8 @@ mod tests {
             Context::Scrolling,
             Context::HelpPopup,
             Context::Picker,
+            Context::Logs,
+            Context::LogSearch,
         ] {
             let keys: Vec<Key> = bindings(context)
                 .iter()

@@ -4,6 +4,7 @@
 
 pub mod describe;
 pub mod detail;
+pub mod history;
 pub mod jsonpath;
 pub mod keys;
 pub mod layout;

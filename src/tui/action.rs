@@ -118,6 +118,41 @@ pub enum Action {
     Crashed(String),
     /// SIGTERM, SIGHUP or SIGINT: quit as `q` does, restoring the terminal.
     Terminated,
+    /// The log pane's stream `stream` opened: the pod and container it reads.
+    LogOpened {
+        stream: u64,
+        source: String,
+    },
+    /// Lines of stream `stream`, all that had arrived.
+    LogLines {
+        stream: u64,
+        lines: Vec<String>,
+    },
+    /// A restart, a reconnect: said in the pane between the lines.
+    LogNote {
+        stream: u64,
+        text: String,
+    },
+    /// Stream `stream` ended (`failed`: it could not be read at all), and why.
+    LogEnded {
+        stream: u64,
+        text: String,
+        failed: bool,
+    },
+    /// A history (answered into the history popup).
+    History {
+        key: RowKey,
+        result: Result<String, String>,
+    },
+    /// A shell may start: the kubectl command line for the row's own pod; or why not.
+    ShellReady {
+        key: RowKey,
+        result: Result<Vec<String>, String>,
+    },
+    /// A file was written (the log pane's save), or why not: for the status line.
+    Saved(Result<String, String>),
+    /// The shell ended: what the status line says of it.
+    ShellEnded(String),
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.
@@ -154,6 +189,27 @@ pub enum Effect {
         plan: Plan,
         wait: bool,
     },
+    /// Stream the log of the row's own pod into the log pane (replacing any stream before it).
+    Logs {
+        key: RowKey,
+        container: Option<String>,
+        previous: bool,
+        stream: u64,
+    },
+    /// Stop the log pane's stream.
+    StopLogs {
+        key: RowKey,
+    },
+    /// The row's history.
+    History(RowKey),
+    /// Find the row's own pod and container for a shell (answered as `Action::ShellReady`).
+    Shell(RowKey),
+    /// Write `text` to a new file `name` in the temporary directory.
+    Save {
+        key: RowKey,
+        name: String,
+        text: String,
+    },
 }
 
 impl Effect {
@@ -163,9 +219,15 @@ impl Effect {
             Effect::Refresh { context, .. } | Effect::Follow { context, .. } | Effect::CheckAccess { context, .. } => {
                 context
             }
-            Effect::Detail(key) | Effect::Yaml(key) | Effect::Preview { key, .. } | Effect::Write { key, .. } => {
-                &key.context
-            }
+            Effect::Detail(key)
+            | Effect::Yaml(key)
+            | Effect::Preview { key, .. }
+            | Effect::Write { key, .. }
+            | Effect::Logs { key, .. }
+            | Effect::StopLogs { key }
+            | Effect::History(key)
+            | Effect::Shell(key)
+            | Effect::Save { key, .. } => &key.context,
         }
     }
 }

@@ -83,6 +83,14 @@ pub enum Popup {
         choices: Vec<String>,
         selected: usize,
     },
+    /// The log pane of a row's own pod.
+    Logs(Box<super::logs::LogPane>),
+    /// A row's history: the timeline and the start-up waterfall.
+    History {
+        key: RowKey,
+        text: Option<Result<String, String>>,
+        scroll: u16,
+    },
 }
 
 /// What a key on the popup on top comes to.
@@ -425,6 +433,10 @@ pub struct App {
     /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
     /// sort change: a frame does not sort 10,000 rows again.
     order: RefCell<Option<(OrderKey, Vec<usize>)>>,
+    /// Log streams opened so far: each pane's stream is numbered, a late line of another dropped.
+    pub log_streams: u64,
+    /// A shell to run now (kubectl's arguments): the loop steps the UI aside for it.
+    pub shell: Option<Vec<String>>,
 }
 
 /// How far a bulk action is.
@@ -481,6 +493,8 @@ impl App {
             bulk: None,
             live: o.live,
             order: RefCell::new(None),
+            log_streams: 0,
+            shell: None,
         }
     }
 
@@ -933,6 +947,14 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.learn_namespaces(namespaces);
             Vec::new()
         }
+        Action::LogOpened { .. }
+        | Action::LogLines { .. }
+        | Action::LogNote { .. }
+        | Action::LogEnded { .. }
+        | Action::History { .. }
+        | Action::ShellReady { .. }
+        | Action::Saved(_)
+        | Action::ShellEnded(_) => super::triage::apply(app, action),
         Action::Detail { key, result } => {
             if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key
@@ -1054,7 +1076,11 @@ fn context(app: &App) -> Context {
         None => Context::List,
         Some(Popup::Confirm(c)) if c.asks_typed => Context::ConfirmTyped,
         Some(Popup::Confirm(_)) => Context::Confirm,
-        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. }) => Context::Scrolling,
+        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. }) => {
+            Context::Scrolling
+        }
+        Some(Popup::Logs(pane)) if pane.searching => Context::LogSearch,
+        Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
         Some(Popup::Contexts { .. }) => Context::Picker,
     }
@@ -1075,6 +1101,9 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if context == Context::Filtering {
         on_filter_key(app, command, key);
         return Vec::new();
+    }
+    if matches!(context, Context::Logs | Context::LogSearch) {
+        return super::triage::on_pane_key(app, command, key);
     }
     if let Some(top) = app.popups.last_mut() {
         let reply = on_popup_key(top, command, key, &mut app.status, &mut app.notes);
@@ -1241,7 +1270,18 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::RefreshTemplate => return app.open_confirm(Verb::Resume, true),
         Command::Delete => return app.open_confirm(Verb::Delete, false),
         Command::Quit => app.quit = true,
-        Command::Close | Command::SwitchFocus | Command::Choose | Command::TakeOver | Command::Keep => {}
+        Command::Logs | Command::Shell | Command::History => return super::triage::on_list_command(app, command),
+        Command::Close
+        | Command::SwitchFocus
+        | Command::Choose
+        | Command::TakeOver
+        | Command::Keep
+        | Command::Follow
+        | Command::Wrap
+        | Command::NextMatch
+        | Command::PrevMatch
+        | Command::Previous
+        | Command::Save => {}
     }
     Vec::new()
 }
@@ -1269,16 +1309,20 @@ fn on_popup_key(
             }
             None => PopupReply::Stay(Vec::new()),
         },
-        Popup::Detail { scroll, .. } | Popup::Yaml { scroll, .. } | Popup::Sent { scroll } | Popup::Help { scroll } => {
-            match command {
-                Some(Command::Close) => PopupReply::Close,
-                Some(c) => {
-                    *scroll = moved(usize::from(*scroll), c, 10, usize::from(u16::MAX)) as u16;
-                    PopupReply::Stay(Vec::new())
-                }
-                None => PopupReply::Stay(Vec::new()),
+        // the log pane takes its keys before this
+        Popup::Logs(_) => PopupReply::Stay(Vec::new()),
+        Popup::Detail { scroll, .. }
+        | Popup::Yaml { scroll, .. }
+        | Popup::Sent { scroll }
+        | Popup::Help { scroll }
+        | Popup::History { scroll, .. } => match command {
+            Some(Command::Close) => PopupReply::Close,
+            Some(c) => {
+                *scroll = moved(usize::from(*scroll), c, 10, usize::from(u16::MAX)) as u16;
+                PopupReply::Stay(Vec::new())
             }
-        }
+            None => PopupReply::Stay(Vec::new()),
+        },
     }
 }
 

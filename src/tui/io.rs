@@ -9,12 +9,15 @@ use crate::cluster::detail;
 use crate::cluster::inventory::{self, Query, Scope};
 use crate::cluster::live::{self, LiveOptions};
 use crate::cluster::resources;
+use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use crate::cluster::wait;
 use crate::cluster::write::{self, WritePolicy};
 use crate::domain::drift::OverlayFlags;
 use crate::domain::fence::Verb;
 use crate::domain::naming::WorkspaceId;
 use crate::domain::object::name;
+use crate::domain::timeline;
+use crate::domain::triage::{Purpose, SHELL, Unavailable, choose_container, kubectl_exec_args, own_pod};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -49,6 +52,8 @@ pub struct Io {
     /// Writes sent and not yet answered, in every context.
     pub writes_in_flight: Arc<AtomicUsize>,
     pub live: LiveOptions,
+    /// The log pane's stream: one at a time, stopped when the pane closes or another opens.
+    pub log_task: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
 }
 
 /// One write in flight, counted until it is dropped.
@@ -169,6 +174,49 @@ impl Cluster {
                 result: self.yaml(&key).await,
                 key,
             }),
+            Effect::Logs {
+                key,
+                container,
+                previous,
+                stream,
+            } => {
+                let task = tokio::spawn(stream_logs(
+                    self.conn.clone(),
+                    key,
+                    container,
+                    previous,
+                    stream,
+                    out.clone(),
+                ));
+                let old = io
+                    .log_task
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .replace(task.abort_handle());
+                if let Some(old) = old {
+                    old.abort();
+                }
+                // a panic in the stream is the UI's to report, as any effect's
+                if let Err(e) = task.await
+                    && e.is_panic()
+                {
+                    std::panic::resume_unwind(e.into_panic());
+                }
+            }
+            Effect::StopLogs { .. } => {
+                if let Some(task) = io.log_task.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    task.abort();
+                }
+            }
+            Effect::History(key) => send(Action::History {
+                result: self.history(&key).await,
+                key,
+            }),
+            Effect::Shell(key) => send(Action::ShellReady {
+                result: self.shell(&key).await,
+                key,
+            }),
+            Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
             Effect::Preview { key, plan, take_over } => {
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 send(Action::Preview {
@@ -265,6 +313,172 @@ impl Cluster {
         let text = crate::present::detail::render_with_drift(&w, &d, now);
         Ok(text)
     }
+}
+
+impl Cluster {
+    async fn history(&self, key: &RowKey) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let read = triage::read_history(&self.conn, &key.namespace, &id, &self.policy.audit)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("workspace {} is gone", key.id))?;
+        let inputs = crate::cli::history::inputs(&read);
+        let lines = crate::present::history::render(
+            &timeline::timeline(&inputs),
+            timeline::waterfall(&inputs).as_ref(),
+            &read.warnings,
+            self.conn.clock.now(),
+        );
+        Ok(lines.join("\n"))
+    }
+
+    /// The kubectl command line of a shell in the row's own pod, or why there is none.
+    async fn shell(&self, key: &RowKey) -> Result<Vec<String>, String> {
+        let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
+        Ok(kubectl_exec_args(
+            &self.conn.kubectl_flags,
+            &key.namespace,
+            &pod,
+            &container.container,
+            true,
+            true,
+            &[SHELL.to_string()],
+        ))
+    }
+}
+
+/// The row's own pod (its name) and the container a command acts on, or the line why not.
+async fn own_container(
+    conn: &Connection,
+    key: &RowKey,
+    asked: Option<&str>,
+    purpose: Purpose,
+) -> Result<(String, crate::domain::triage::Chosen), String> {
+    let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+    let read = triage::read_pod(conn, &key.namespace, &id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("workspace {} is gone", key.id))?;
+    let pod = own_pod(&key.id, &read.sandbox, read.pod.as_ref()).map_err(|u| tui_words(&u))?;
+    let chosen = choose_container(pod, asked, purpose).map_err(|u| tui_words(&u))?;
+    Ok((name(pod).to_string(), chosen))
+}
+
+/// What the UI says of a workspace with nothing to read or run in: the resume is a key here.
+fn tui_words(u: &Unavailable) -> String {
+    match u {
+        Unavailable::Suspended { id } => {
+            format!("workspace {id} is Suspended: its pod was deleted (the disk is kept); press R to resume it")
+        }
+        other => other.message(),
+    }
+}
+
+/// Lines the log pane asks for first: the newest this many, then what comes.
+pub const LOG_TAIL: i64 = 1000;
+
+/// Stream a row's own pod's log into the pane, as actions of stream `stream`.
+async fn stream_logs(
+    conn: Connection,
+    key: RowKey,
+    container: Option<String>,
+    previous: bool,
+    stream: u64,
+    out: UnboundedSender<Action>,
+) {
+    let ended = |text: String, failed: bool| Action::LogEnded { stream, text, failed };
+    let (pod, chosen) = match own_container(&conn, &key, container.as_deref(), Purpose::Logs { previous }).await {
+        Ok(found) => found,
+        Err(why) => {
+            let _ = out.send(ended(why, true));
+            return;
+        }
+    };
+    let mut source = format!("pod {pod} · container {}", chosen.container);
+    if let Some(all) = &chosen.defaulted_among {
+        source.push_str(&format!(" (the default of {})", all.join(", ")));
+    }
+    if previous {
+        source.push_str(" · previous instance");
+    }
+    let _ = out.send(Action::LogOpened { stream, source });
+    let ask = LogAsk {
+        container: chosen.container,
+        previous,
+        follow: !previous,
+        tail_lines: Some(LOG_TAIL),
+        ..Default::default()
+    };
+    let pod_object = match resources::get(&conn, &resources::PODS, &key.namespace, &pod).await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            let _ = out.send(ended(format!("pod {pod} is gone"), true));
+            return;
+        }
+        Err(e) => {
+            let _ = out.send(ended(e.to_string(), true));
+            return;
+        }
+    };
+    let mut sink = PaneSink {
+        out: out.clone(),
+        stream,
+    };
+    let action = match triage::read_log(&conn, &key.namespace, pod_object, ask, false, &mut sink).await {
+        Ok(end) => ended(end.message().unwrap_or_else(|| "the log ended".into()), false),
+        Err(e) => ended(e.to_string(), true),
+    };
+    let _ = out.send(action);
+}
+
+/// Lines and notes of one stream, as actions.
+struct PaneSink {
+    out: UnboundedSender<Action>,
+    stream: u64,
+}
+
+impl LogSink for PaneSink {
+    fn lines(&mut self, lines: Vec<String>) -> bool {
+        lines.is_empty()
+            || self
+                .out
+                .send(Action::LogLines {
+                    stream: self.stream,
+                    lines,
+                })
+                .is_ok()
+    }
+
+    fn note(&mut self, note: LogNote) {
+        let text = match note {
+            LogNote::Restarted { container, restart } => {
+                format!("--- container {container} restarted (restart {restart}): the new instance follows ---")
+            }
+            LogNote::Reconnecting { why } => format!("--- the stream ended ({why}): reading on ---"),
+            LogNote::Waiting { container, state } => {
+                format!("--- container {container} is not running ({state}): its next start follows ---")
+            }
+        };
+        let _ = self.out.send(Action::LogNote {
+            stream: self.stream,
+            text,
+        });
+    }
+}
+
+/// Write a new file in the temporary directory, private to the user; its path.
+fn save(name: &str, text: &str) -> Result<String, String> {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(name);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
 }
 
 /// How long a TUI action waits for its transition before saying it is unconfirmed.

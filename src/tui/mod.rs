@@ -4,6 +4,9 @@
 pub mod action;
 pub mod app;
 pub mod io;
+pub mod log_view;
+pub mod logs;
+pub mod triage;
 pub mod view;
 
 use crate::clock::Clock;
@@ -17,6 +20,7 @@ use io::{Cluster, Io};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -135,6 +139,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         flags,
         wait_timeout: io::WAIT,
         writes_in_flight: Default::default(),
+        log_task: Default::default(),
         live: crate::cluster::live::LiveOptions {
             poll_every: refresh,
             ..Default::default()
@@ -147,9 +152,24 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     let (actions_tx, actions_rx) = unbounded_channel();
     let keys_tx = actions_tx.clone();
     let key_clock = io.clock.clone();
-    // crossterm's read blocks: a thread of its own, forwarding key presses only
+    // crossterm's read blocks: a thread of its own, forwarding key presses only; it parks while
+    // a shell has the terminal (it would steal the shell's keys)
+    let keys = KeyThread::default();
+    let thread_keys = keys.clone();
     std::thread::spawn(move || {
-        while let Ok(ev) = event::read() {
+        loop {
+            if thread_keys.paused.load(Ordering::SeqCst) {
+                thread_keys.parked.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            thread_keys.parked.store(false, Ordering::SeqCst);
+            match event::poll(Duration::from_millis(50)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+            let Ok(ev) = event::read() else { break };
             let action = match ev {
                 Event::Key(k) if k.kind == KeyEventKind::Press => Action::Key(k),
                 Event::Resize(..) => Action::Tick(key_clock.now()),
@@ -162,10 +182,59 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     });
     let mut terminal = ratatui::try_init().map_err(|e| TuiError(format!("cannot open the terminal UI: {e}")))?;
     let in_flight = io.writes_in_flight.clone();
-    let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, refresh, theme).await;
+    let mut shell = |argv: &[String]| keys.run_aside(argv);
+    let result = event_loop(
+        &mut terminal,
+        &mut app,
+        io,
+        actions_tx,
+        actions_rx,
+        refresh,
+        theme,
+        &mut shell,
+    )
+    .await;
     ratatui::restore();
     wait_for_writes(&in_flight).await;
     result
+}
+
+/// The key thread's switch: a shell takes the terminal while it is paused.
+#[derive(Clone, Default)]
+struct KeyThread {
+    paused: Arc<AtomicBool>,
+    parked: Arc<AtomicBool>,
+}
+
+impl KeyThread {
+    /// Run kubectl (a shell) on the normal screen, the UI stepped aside and its key reader
+    /// parked; then the UI comes back. What the status line says of it.
+    fn run_aside(&self, argv: &[String]) -> String {
+        self.paused.store(true, Ordering::SeqCst);
+        // the reader polls every 50 ms: it parks within that
+        while !self.parked.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ratatui::restore();
+        let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::cursor::Show);
+        let ran = std::process::Command::new("kubectl").args(argv).status();
+        let back = ratatui::crossterm::terminal::enable_raw_mode().and_then(|()| {
+            ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::terminal::EnterAlternateScreen)
+        });
+        self.paused.store(false, Ordering::SeqCst);
+        match (ran, back) {
+            (_, Err(e)) => format!("the terminal could not be taken back: {e}"),
+            (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
+                "kubectl is not on PATH: the shell runs `kubectl exec -it … -- sh`".to_string()
+            }
+            (Err(e), _) => format!("cannot run kubectl: {e}"),
+            (Ok(status), _) => match status.code() {
+                Some(0) => "the shell ended".to_string(),
+                Some(n) => format!("the shell ended with exit code {n}"),
+                None => "the shell ended by a signal".to_string(),
+            },
+        }
+    }
 }
 
 /// A write sent before the user quit is let finish (bounded), so its answer reaches the audit
@@ -202,7 +271,10 @@ fn spawn_all(io: &Arc<Io>, effects: Vec<Effect>, tx: &UnboundedSender<Action>) {
 /// Actions applied at most between two frames.
 const BATCH: usize = 10_000;
 
-/// The loop: draw, then take the next action (a key, an answer, a tick); never waits on the network.
+/// The loop: draw, then take the next action (a key, an answer, a tick); never waits on the
+/// network. A shell the app asks for runs through `shell` (kubectl's arguments in, what the
+/// status line says out) with the UI stepped aside; the screen is drawn anew after it.
+#[allow(clippy::too_many_arguments)]
 pub async fn event_loop<B: Backend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
@@ -211,6 +283,7 @@ pub async fn event_loop<B: Backend>(
     mut rx: UnboundedReceiver<Action>,
     refresh: Duration,
     theme: Theme,
+    shell: &mut (dyn FnMut(&[String]) -> String + Send),
 ) -> Result<(), TuiError> {
     let draw_failed = |e: B::Error| TuiError(format!("cannot draw: {e}"));
     let first = app.start();
@@ -245,5 +318,10 @@ pub async fn event_loop<B: Backend>(
             return app.fatal.take().map_or(Ok(()), |m| Err(TuiError(m)));
         }
         spawn_all(&io, effects, &tx);
+        if let Some(argv) = app.shell.take() {
+            let said = shell(&argv);
+            terminal.clear().map_err(draw_failed)?;
+            spawn_all(&io, update(app, Action::ShellEnded(said)), &tx);
+        }
     }
 }

@@ -643,6 +643,36 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
         }
         Popup::Confirm(c) => render_confirm(frame, app, c, theme),
         Popup::Contexts { choices, selected } => render_picker(frame, app, choices, *selected, theme),
+        Popup::History { key, text, scroll } => {
+            let body = match text {
+                None => "reading…".to_string(),
+                Some(Ok(t)) => t.clone(),
+                Some(Err(e)) => format!("cannot read: {e}"),
+            };
+            // a timeline is a table: its rows are cut, not wrapped
+            let screen = frame.area();
+            let max = popup_text_width(screen);
+            let lines: Vec<String> = body.lines().map(|l| cut(l, max)).collect();
+            let title = format!(" history of {} ({}) ", key.id, key.place(app.labelled));
+            let area = popup_area(screen, &lines, &title, 0);
+            frame.render_widget(Clear, area);
+            let p = Paragraph::new(lines.join("\n"))
+                .block(Block::default().borders(Borders::ALL).title(title))
+                .scroll((*scroll, 0));
+            frame.render_widget(p, area);
+        }
+        Popup::Logs(pane) => {
+            // over the table: the header and the footer's keys stay in sight
+            let screen = frame.area();
+            let area = Rect {
+                x: screen.x,
+                y: screen.y + 2.min(screen.height),
+                width: screen.width,
+                height: screen.height.saturating_sub(4),
+            };
+            let title = format!("logs of {} ({})", pane.key.id, pane.key.place(app.labelled));
+            super::log_view::render(frame, area, pane, &title, theme.colour);
+        }
     }
 }
 

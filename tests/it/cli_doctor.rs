@@ -84,6 +84,8 @@ async fn the_printed_role_is_enough_for_every_verb() {
         vec!["suspend", "a", "--wait"],
         vec!["resume", "a", "--wait"],
         vec!["delete", "b", "--yes"],
+        vec!["logs", "a"],
+        vec!["history", "a"],
         vec!["doctor"],
     ] {
         let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];

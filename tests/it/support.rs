@@ -284,6 +284,7 @@ pub fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions) -> Io
         flags: Default::default(),
         wait_timeout: std::time::Duration::from_secs(2),
         writes_in_flight: Default::default(),
+        log_task: Default::default(),
         live,
     }
 }

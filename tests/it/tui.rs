@@ -386,6 +386,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
             rx,
             Duration::from_millis(50),
             Theme { colour: false },
+            &mut |_| String::new(),
         )
         .await
         .map(|_| app)

@@ -51,9 +51,14 @@ impl Tmux {
     }
 }
 
-/// tmux is not installed: the test says it is skipped, and which.
+/// tmux is not installed: the test says it is skipped, and which — except under `CI=true`,
+/// where a test that asserts nothing would pass: there it fails.
 fn no_tmux(what: &str) -> bool {
     let missing = Command::new("tmux").arg("-V").output().is_err();
+    assert!(
+        !(missing && std::env::var("CI").as_deref() == Ok("true")),
+        "CI=true: tmux must be installed for the {what} test"
+    );
     if missing {
         eprintln!("SKIPPED: tmux is not installed; the {what} test did not run");
     }
@@ -324,4 +329,78 @@ fn a_fleet_in_a_real_terminal() {
         "{down}"
     );
     assert!(down.contains("6 workspaces"), "the last good rows stay:\n{down}");
+}
+
+/// Triage without leaving the UI, in a real terminal: a crash-looping workspace's log pane
+/// (streaming, search), its history with the start-up waterfall, and a shell in a running
+/// workspace's pod that comes back to the same row. Keys that could merge (Escape, then a key)
+/// are never sent back to back: each waits for the screen the one before it makes.
+#[test]
+fn triage_in_a_real_terminal() {
+    if no_tmux("triage") {
+        return;
+    }
+    let kubectl = Command::new("kubectl").args(["version", "--client"]).output().is_ok();
+    assert!(
+        kubectl || std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true: kubectl must be on PATH for the shell (s)"
+    );
+    let t = Tmux {
+        socket: format!("namzu-triage-{}", std::process::id()),
+        session: "triage",
+    };
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    t.start(
+        160,
+        45,
+        &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+    );
+    t.expect("36 workspaces");
+    t.keys(&["/", "hotel", "Enter"]);
+    t.expect("filter: hotel (1 of 36)");
+    // l: the crash loop's log, and the pane says it waits for the next start
+    t.keys(&["l"]);
+    t.expect("startup failed: no API key");
+    t.expect("is not running (waiting: CrashLoopBackOff)");
+    t.keys(&["/", "fatal", "Enter"]);
+    t.expect("match 1 of 1");
+    t.keys(&["q"]);
+    t.expect("filter: hotel (1 of 36)");
+    // h: one timeline, and where the start-up time went
+    t.keys(&["h"]);
+    let history = t.expect("Start-up of the current pod");
+    assert!(
+        history.contains("BackOff") && history.contains("SandboxPodCreated"),
+        "{history}"
+    );
+    t.keys(&["q"]);
+    t.expect("filter: hotel (1 of 36)");
+    if !kubectl {
+        eprintln!("SKIPPED: kubectl is not on PATH; the shell half of the triage test did not run");
+        return;
+    }
+    t.keys(&["Escape"]);
+    t.expect("36 workspaces");
+    t.keys(&["/", "alpha", "Enter"]);
+    t.expect("filter: alpha (1 of 36)");
+    // s: a shell in alpha's own pod, the UI stepped aside
+    t.keys(&["s"]);
+    t.expect("$");
+    t.keys(&["hostname", "Enter"]);
+    t.expect("namzu-ws-alpha");
+    t.keys(&["exit", "Enter"]);
+    let back = t.expect("the shell ended");
+    assert!(
+        back.contains("filter: alpha (1 of 36)"),
+        "back on the same row:\n{back}"
+    );
+    // a Suspended workspace: no shell, and the way to wake it
+    t.keys(&["Escape"]);
+    t.expect("36 workspaces");
+    t.keys(&["/", "delta", "Enter"]);
+    t.expect("filter: delta (1 of 36)");
+    t.keys(&["s"]);
+    t.expect("press R to resume it");
+    t.keys(&["q"]);
+    t.expect("NAMZU-EXITED");
 }

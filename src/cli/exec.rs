@@ -1,0 +1,79 @@
+//! `kubectl namzu exec ID -- CMD…`: a command in the workspace's own pod. The pod and container
+//! are found and checked as `logs` finds them (by identity; a Suspended workspace is refused with
+//! the `resume` to run first); then `kubectl exec` runs with the same kubeconfig, context and
+//! namespace — the familiar path k9s takes, with kubectl's own streams, TTY and exit codes.
+
+use super::exit::{self, Failure};
+use super::globals::Globals;
+use super::logs::target;
+use crate::cluster::connect::Connection;
+use crate::domain::naming::WorkspaceId;
+use crate::domain::triage::{Purpose, kubectl_exec_args};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  # a shell in the workspace's pod
+  kubectl namzu exec alpha -it -- sh
+
+  # one command, its output on stdout, its exit code the command's
+  kubectl namzu exec alpha -- ls /workspace
+
+  # in another container of the pod
+  kubectl namzu exec alpha -c sidecar -- env")]
+pub struct Args {
+    /// The workspace id (the Sandbox is namzu-ws-<id>).
+    pub id: WorkspaceId,
+    /// The container (default: the pod's kubectl.kubernetes.io/default-container, else its first).
+    #[arg(short = 'c', long)]
+    pub container: Option<String>,
+    /// Pass stdin to the command.
+    #[arg(short = 'i', long)]
+    pub stdin: bool,
+    /// Stdin is a TTY.
+    #[arg(short = 't', long)]
+    pub tty: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    globals.one_namespace_for_names()?;
+    globals.one_context("exec")?;
+    if args.command.is_empty() {
+        return Err(Failure::usage(format!(
+            "give the command after --, e.g. kubectl namzu exec {} -it -- sh",
+            args.id
+        )));
+    }
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let (pod, container) = target(&conn, &args.id, args.container.as_deref(), Purpose::Exec).await?;
+    let argv = kubectl_exec_args(
+        &conn.kubectl_flags,
+        &conn.namespace,
+        crate::domain::object::name(&pod),
+        &container,
+        args.stdin,
+        args.tty,
+        &args.command,
+    );
+    let code = run_kubectl(&argv)?;
+    match code {
+        0 => Ok(()),
+        // the command's own exit code, as kubectl exec passes it on: kubectl said why already
+        n => Err(Failure::quiet(n)),
+    }
+}
+
+/// Run kubectl with `argv` on this terminal (it owns it until it ends); its exit code.
+pub fn run_kubectl(argv: &[String]) -> Result<i32, Failure> {
+    let status = std::process::Command::new("kubectl").args(argv).status().map_err(|e| {
+        Failure::error(match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                "kubectl is not on PATH: exec runs `kubectl exec` (install kubectl, or run it yourself)".to_string()
+            }
+            _ => format!("cannot run kubectl: {e}"),
+        })
+    })?;
+    Ok(status.code().unwrap_or(exit::ERROR))
+}

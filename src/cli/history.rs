@@ -1,0 +1,80 @@
+//! `kubectl namzu history ID`: one timeline of a workspace — its Sandbox's, pod's, disks' and
+//! claim's Events, the mode change its annotations record, pod and container transitions, and this
+//! machine's audit entries for it — then where its current pod's start-up time went.
+
+use super::exit::{self, Failure};
+use super::globals::Globals;
+use super::output::{self, ReportFormat};
+use crate::cluster::connect::Connection;
+use crate::cluster::triage::{self, HistoryRead};
+use crate::domain::naming::WorkspaceId;
+use crate::domain::timeline::{self, Inputs};
+use serde_json::{Value, json};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  # what happened to a workspace, oldest first, and where its start-up time went
+  kubectl namzu history alpha
+
+  # the same as JSON (entries, startup), e.g. for jq
+  kubectl namzu history alpha -o json")]
+pub struct Args {
+    /// The workspace id (the Sandbox is namzu-ws-<id>).
+    pub id: WorkspaceId,
+    /// Output format: table (the timeline), json or yaml.
+    #[arg(short = 'o', long, value_enum, default_value = "table")]
+    pub output: ReportFormat,
+}
+
+/// The timeline and waterfall of what was read.
+pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead) -> Value {
+    let inputs = inputs(read);
+    json!({
+        "workspace": id.as_str(),
+        "namespace": namespace,
+        "entries": timeline::timeline(&inputs),
+        "startup": timeline::waterfall(&inputs),
+        "warnings": read.warnings,
+    })
+}
+
+pub fn inputs(read: &HistoryRead) -> Inputs<'_> {
+    Inputs {
+        sandbox: &read.sandbox,
+        pod: read.pod.as_ref(),
+        claim: read.claim.as_ref(),
+        pvcs: &read.pvcs,
+        events: &read.events,
+        audit: &read.audit,
+    }
+}
+
+pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    globals.one_namespace_for_names()?;
+    globals.one_context("history")?;
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let ns = conn.namespace.clone();
+    let Some(read) = triage::read_history(&conn, &ns, &args.id, &globals.audit()).await? else {
+        return Err(Failure {
+            code: exit::NOT_FOUND,
+            message: format!("workspace {} not found in namespace {ns}", args.id),
+        });
+    };
+    match args.output {
+        ReportFormat::Json | ReportFormat::Yaml => {
+            let value = structured(&args.id, &ns, &read);
+            crate::out!("{}", output::structured(&value, args.output.format()));
+        }
+        ReportFormat::Table => {
+            let inputs = inputs(&read);
+            let lines = crate::present::history::render(
+                &timeline::timeline(&inputs),
+                timeline::waterfall(&inputs).as_ref(),
+                &read.warnings,
+                conn.clock.now(),
+            );
+            crate::out!("{}", output::printable_lines(&(lines.join("\n") + "\n")));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,180 @@
+//! `kubectl namzu logs ID`: the log of the workspace's own pod (by identity, never a name guess),
+//! with kubectl's flags and meanings. `-f` follows across a container restart (and says so), says
+//! when the stream broke, and stops — saying why — when the pod is deleted or replaced.
+
+use super::exit::{self, Failure};
+use super::globals::Globals;
+use super::output;
+use crate::cluster::connect::Connection;
+use crate::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
+use crate::domain::naming::WorkspaceId;
+use crate::domain::select::parse_duration;
+use crate::domain::triage::{Purpose, Unavailable, choose_container, own_pod};
+use chrono::{DateTime, Utc};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  # the workspace's log (its pod's default container)
+  kubectl namzu logs alpha
+
+  # the crashed instance before the last restart
+  kubectl namzu logs alpha --previous
+
+  # follow, with timestamps, starting from the last 20 lines
+  kubectl namzu logs alpha -f --tail 20 --timestamps
+
+  # the last hour of a sidecar
+  kubectl namzu logs alpha -c sidecar --since 1h")]
+pub struct Args {
+    /// The workspace id (the Sandbox is namzu-ws-<id>).
+    pub id: WorkspaceId,
+    /// The container (default: the pod's kubectl.kubernetes.io/default-container, else its first).
+    #[arg(short = 'c', long)]
+    pub container: Option<String>,
+    /// The previous instance of the container (the one that terminated before the last restart).
+    #[arg(short = 'p', long)]
+    pub previous: bool,
+    /// Stream new lines as they are written, across container restarts, until Ctrl-C.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+    /// Only lines newer than this (e.g. 30s, 5m, 1h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_since)]
+    pub since: Option<i64>,
+    /// Only lines after this RFC 3339 time.
+    #[arg(long, value_name = "TIME", value_parser = parse_since_time, conflicts_with = "since")]
+    pub since_time: Option<DateTime<Utc>>,
+    /// The last N lines (-1: all).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true, value_name = "N")]
+    pub tail: i64,
+    /// Prefix each line with its RFC 3339 timestamp.
+    #[arg(long)]
+    pub timestamps: bool,
+}
+
+fn parse_since(text: &str) -> Result<i64, String> {
+    let d = parse_duration(text)?;
+    match d.num_seconds() {
+        n if n > 0 => Ok(n),
+        _ => Err(format!("invalid duration {text:?}: it must be longer than zero")),
+    }
+}
+
+fn parse_since_time(text: &str) -> Result<DateTime<Utc>, String> {
+    crate::domain::timefmt::parse(text)
+        .ok_or_else(|| format!("invalid time {text:?}: use RFC 3339, e.g. 2026-12-01T10:00:00Z"))
+}
+
+/// The exit code of a workspace with nothing to read or run in.
+pub fn unavailable(u: &Unavailable) -> Failure {
+    Failure {
+        code: match u {
+            Unavailable::Foreign { .. } | Unavailable::NotAWorkspace { .. } => exit::NOT_APPLIED,
+            // `-c` named no container of the pod: the flag is wrong
+            Unavailable::NoSuchContainer { .. } => exit::USAGE,
+            _ => exit::UNAVAILABLE,
+        },
+        message: output::printable(&u.message()),
+    }
+}
+
+/// The workspace's own pod and the container a command acts on, or the one line why not.
+pub async fn target(
+    conn: &Connection,
+    id: &WorkspaceId,
+    asked: Option<&str>,
+    purpose: Purpose,
+) -> Result<(serde_json::Value, String), Failure> {
+    let ns = &conn.namespace;
+    let Some(read) = triage::read_pod(conn, ns, id).await? else {
+        return Err(Failure {
+            code: exit::NOT_FOUND,
+            message: format!("workspace {id} not found in namespace {ns}"),
+        });
+    };
+    let pod = own_pod(id.as_str(), &read.sandbox, read.pod.as_ref()).map_err(|u| unavailable(&u))?;
+    let chosen = choose_container(pod, asked, purpose).map_err(|u| unavailable(&u))?;
+    if let Some(all) = &chosen.defaulted_among {
+        crate::errln!(
+            "Defaulted container \"{}\" out of: {}",
+            output::printable(&chosen.container),
+            output::printable(&all.join(", "))
+        );
+    }
+    Ok((pod.clone(), chosen.container))
+}
+
+pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    globals.one_namespace_for_names()?;
+    globals.one_context("logs")?;
+    if args.tail < -1 {
+        return Err(Failure::usage(format!(
+            "--tail {}: give -1 (all) or a count",
+            args.tail
+        )));
+    }
+    let conn = Connection::open(&globals.connect_options(true)).await?;
+    let purpose = Purpose::Logs {
+        previous: args.previous,
+    };
+    let (pod, container) = target(&conn, &args.id, args.container.as_deref(), purpose).await?;
+    let ask = LogAsk {
+        container,
+        previous: args.previous,
+        follow: args.follow && !args.previous,
+        since_seconds: args.since,
+        since_time: args.since_time,
+        tail_lines: (args.tail >= 0).then_some(args.tail),
+        timestamps: args.timestamps,
+    };
+    let termination = crate::signals::Termination::listen();
+    let mut sink = Stdout;
+    let read = tokio::select! {
+        read = triage::read_log(&conn, &conn.namespace, pod, ask, args.timestamps, &mut sink) => read?,
+        // Ctrl-C is how a follow ends: no error
+        _ = termination.received() => return Ok(()),
+    };
+    if let Some(why) = output::stdout_failure() {
+        return Err(Failure::error(format!("cannot write the log: {why}")));
+    }
+    match read {
+        LogEnd::Replaced { .. } => Err(Failure::error(read.message().unwrap_or_default())),
+        other => {
+            if let Some(m) = other.message() {
+                crate::errln!("--- {m}");
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Lines to stdout as they come; notes to stderr, marked so they are not taken for the log's.
+struct Stdout;
+
+impl LogSink for Stdout {
+    fn lines(&mut self, lines: Vec<String>) -> bool {
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for l in lines {
+            text.push_str(&l);
+            text.push('\n');
+        }
+        output::write_stdout(&text);
+        !output::stdout_closed()
+    }
+
+    fn note(&mut self, note: LogNote) {
+        match note {
+            LogNote::Restarted { container, restart } => crate::errln!(
+                "--- container {} restarted (restart {restart}): following the new instance",
+                output::printable(&container)
+            ),
+            LogNote::Reconnecting { why } => {
+                crate::errln!("--- the log stream ended ({}): reading on", output::printable(&why))
+            }
+            LogNote::Waiting { container, state } => crate::errln!(
+                "--- container {} is not running ({}): following its next start",
+                output::printable(&container),
+                output::printable(&state)
+            ),
+        }
+    }
+}

@@ -1,0 +1,613 @@
+//! One workspace's history as one timeline (`kubectl namzu history`, the TUI's `h`): the Events of
+//! its Sandbox, pod, disks and claim (core/v1 and events.k8s.io/v1 read alike, each event once),
+//! the mode change its annotations record, its conditions' and its pod's transitions, container
+//! starts and terminations, and this machine's audit entries for it — in time order, each entry
+//! naming its source. And the start-up waterfall of the current pod: where start-up time went.
+
+use super::keys::{CHANGED_AT, HOLDER_EPOCH};
+use super::object::{annotation, at, name, str_at, uid};
+use super::patch::Mode;
+use super::timefmt;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// The claim annotation agent-sandbox stamps with the moment a client first asked for it.
+pub const FIRST_REQUESTED_AT: &str = "agents.x-k8s.io/client-first-requested-at";
+
+/// Where an entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// An object's own metadata or status (created, a condition's transition, a container's start).
+    Status,
+    /// The namzu annotations (the last mode change, its holder epoch).
+    Annotation,
+    /// A Kubernetes Event.
+    Event,
+    /// This machine's audit log.
+    Audit,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Status => "status",
+            Source::Annotation => "annotation",
+            Source::Event => "event",
+            Source::Audit => "audit",
+        }
+    }
+}
+
+/// One line of the history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    #[serde(serialize_with = "rfc3339")]
+    pub time: DateTime<Utc>,
+    pub source: Source,
+    /// `Sandbox namzu-ws-a`, `Pod namzu-ws-a`, `PersistentVolumeClaim data-namzu-ws-a`, …
+    pub object: String,
+    /// A Warning event, a failed write, a container that terminated with an error.
+    pub warning: bool,
+    /// The reason (an event's, a condition's) where there is one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    pub text: String,
+}
+
+fn rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&timefmt::js_iso(*t))
+}
+
+/// What the timeline is made of, as the API served it.
+pub struct Inputs<'a> {
+    pub sandbox: &'a Value,
+    pub pod: Option<&'a Value>,
+    pub claim: Option<&'a Value>,
+    pub pvcs: &'a [Value],
+    /// Events of either API, of any of the objects above (duplicates across the APIs are dropped).
+    pub events: &'a [Value],
+    /// The audit log's entries for this workspace.
+    pub audit: &'a [Value],
+}
+
+fn time(text: Option<&str>) -> Option<DateTime<Utc>> {
+    timefmt::parse(text?)
+}
+
+fn object_words(kind: &str, obj: &Value) -> String {
+    format!("{} {}", short_kind(kind), name(obj))
+}
+
+/// Kinds as a narrow column names them.
+fn short_kind(kind: &str) -> &str {
+    match kind {
+        "PersistentVolumeClaim" => "PVC",
+        other => other,
+    }
+}
+
+/// Every entry, oldest first (ties keep the order: status, annotation, event, audit).
+pub fn timeline(inputs: &Inputs<'_>) -> Vec<Entry> {
+    let mut out = Vec::new();
+    object_entries(&mut out, "Sandbox", inputs.sandbox);
+    annotation_entries(&mut out, inputs.sandbox);
+    if let Some(pod) = inputs.pod {
+        object_entries(&mut out, "Pod", pod);
+        container_entries(&mut out, pod);
+    }
+    if let Some(claim) = inputs.claim {
+        object_entries(&mut out, "SandboxClaim", claim);
+        if let Some(t) = time(annotation(claim, FIRST_REQUESTED_AT)) {
+            out.push(Entry {
+                time: t,
+                source: Source::Annotation,
+                object: object_words("SandboxClaim", claim),
+                warning: false,
+                reason: String::new(),
+                text: "first requested by a client".into(),
+            });
+        }
+    }
+    for pvc in inputs.pvcs {
+        object_entries(&mut out, "PersistentVolumeClaim", pvc);
+    }
+    let mut seen = HashSet::new();
+    for e in inputs.events {
+        if let Some(entry) = event_entry(e)
+            && uid(e).is_none_or(|u| seen.insert(u.to_string()))
+        {
+            out.push(entry);
+        }
+    }
+    out.extend(inputs.audit.iter().filter_map(audit_entry));
+    out.sort_by(|a, b| a.time.cmp(&b.time).then(a.source.cmp(&b.source)));
+    out
+}
+
+/// Created, deleted, and each condition's last transition.
+fn object_entries(out: &mut Vec<Entry>, kind: &str, obj: &Value) {
+    let object = object_words(kind, obj);
+    if let Some(t) = time(str_at(obj, &["metadata", "creationTimestamp"])) {
+        out.push(Entry {
+            time: t,
+            source: Source::Status,
+            object: object.clone(),
+            warning: false,
+            reason: String::new(),
+            text: match uid(obj) {
+                Some(u) => format!("created (uid {u})"),
+                None => "created".into(),
+            },
+        });
+    }
+    if let Some(t) = time(str_at(obj, &["metadata", "deletionTimestamp"])) {
+        let finalizers: Vec<&str> = at(obj, &["metadata", "finalizers"])
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        out.push(Entry {
+            time: t,
+            source: Source::Status,
+            object: object.clone(),
+            warning: true,
+            reason: String::new(),
+            text: if finalizers.is_empty() {
+                "deletion requested".into()
+            } else {
+                format!("deletion requested; waiting on finalizers {}", finalizers.join(", "))
+            },
+        });
+    }
+    for c in at(obj, &["status", "conditions"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(t) = time(c.get("lastTransitionTime").and_then(Value::as_str)) else {
+            continue;
+        };
+        let (status, reason, message) = super::object::condition_parts(c);
+        let type_ = c.get("type").and_then(Value::as_str).unwrap_or("?");
+        let mut text = format!("{type_}={status}");
+        if !message.is_empty() {
+            text.push_str(": ");
+            text.push_str(message);
+        }
+        out.push(Entry {
+            time: t,
+            source: Source::Status,
+            object: object.clone(),
+            warning: status == "False" && type_ == "Ready" && !reason.is_empty() && reason != "SandboxSuspended",
+            reason: reason.to_string(),
+            text,
+        });
+    }
+}
+
+/// The mode change the library recorded: the stamp, the mode it set, the epoch it held.
+fn annotation_entries(out: &mut Vec<Entry>, sandbox: &Value) {
+    let Some(t) = time(annotation(sandbox, CHANGED_AT)) else {
+        return;
+    };
+    let mode = Mode::of_sandbox(sandbox).as_str();
+    let epoch = annotation(sandbox, HOLDER_EPOCH)
+        .map_or_else(|| "no holder epoch".to_string(), |e| format!("holder epoch {e}"));
+    out.push(Entry {
+        time: t,
+        source: Source::Annotation,
+        object: object_words("Sandbox", sandbox),
+        warning: false,
+        reason: String::new(),
+        text: format!("mode changed to {mode} ({epoch}; the last change the annotations record)"),
+    });
+}
+
+/// Container starts and terminations the pod's status records (the current instance and the
+/// one before it: the status keeps no more).
+fn container_entries(out: &mut Vec<Entry>, pod: &Value) {
+    let object = object_words("Pod", pod);
+    let statuses = ["initContainerStatuses", "containerStatuses"]
+        .iter()
+        .filter_map(|k| at(pod, &["status", k]).and_then(Value::as_array))
+        .flatten();
+    for s in statuses {
+        let container = s.get("name").and_then(Value::as_str).unwrap_or("?");
+        let restarts = s.get("restartCount").and_then(Value::as_i64).unwrap_or(0);
+        for (state, which) in [("lastState", "previous instance"), ("state", "current instance")] {
+            if let Some(t) = at(s, &[state, "terminated"]) {
+                if let Some(started) = time(str_at(t, &["startedAt"])) {
+                    out.push(container_entry(
+                        &object,
+                        started,
+                        false,
+                        "",
+                        format!("container {container} started ({which})"),
+                    ));
+                }
+                if let Some(finished) = time(str_at(t, &["finishedAt"])) {
+                    let code = t.get("exitCode").and_then(Value::as_i64).unwrap_or(0);
+                    let reason = str_at(t, &["reason"]).unwrap_or("");
+                    out.push(container_entry(
+                        &object,
+                        finished,
+                        code != 0,
+                        reason,
+                        format!("container {container} terminated with exit code {code} ({which})"),
+                    ));
+                }
+            }
+            if let Some(started) = at(s, &[state, "running"]).and_then(|r| time(str_at(r, &["startedAt"]))) {
+                let text = match restarts {
+                    0 => format!("container {container} started"),
+                    n => format!("container {container} started (restart {n})"),
+                };
+                out.push(container_entry(&object, started, false, "", text));
+            }
+        }
+    }
+}
+
+fn container_entry(object: &str, time: DateTime<Utc>, warning: bool, reason: &str, text: String) -> Entry {
+    Entry {
+        time,
+        source: Source::Status,
+        object: object.to_string(),
+        warning,
+        reason: reason.to_string(),
+        text,
+    }
+}
+
+/// An Event of either API as an entry.
+fn event_entry(e: &Value) -> Option<Entry> {
+    let core = e.get("involvedObject").is_some();
+    let regarding = if core {
+        e.get("involvedObject")
+    } else {
+        e.get("regarding")
+    };
+    let t = event_time(e)?;
+    let count = e
+        .get("count")
+        .or_else(|| at(e, &["series", "count"]))
+        .or_else(|| e.get("deprecatedCount"))
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let message = e
+        .get("message")
+        .or_else(|| e.get("note"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut text = message.to_string();
+    if count > 1 {
+        text.push_str(&format!(" (×{count})"));
+    }
+    let kind = regarding.and_then(|r| str_at(r, &["kind"])).unwrap_or("?");
+    let object = format!(
+        "{} {}",
+        short_kind(kind),
+        regarding.and_then(|r| str_at(r, &["name"])).unwrap_or("?")
+    );
+    Some(Entry {
+        time: t,
+        source: Source::Event,
+        object,
+        warning: e.get("type").and_then(Value::as_str) == Some("Warning"),
+        reason: e.get("reason").and_then(Value::as_str).unwrap_or("").to_string(),
+        text,
+    })
+}
+
+/// When an event last happened, in whichever field its writer (or API) used.
+pub fn event_time(e: &Value) -> Option<DateTime<Utc>> {
+    [
+        &["lastTimestamp"][..],
+        &["series", "lastObservedTime"],
+        &["deprecatedLastTimestamp"],
+        &["eventTime"],
+        &["firstTimestamp"],
+        &["deprecatedFirstTimestamp"],
+        &["metadata", "creationTimestamp"],
+    ]
+    .iter()
+    .find_map(|path| time(str_at(e, path)))
+}
+
+/// An audit entry as a line: what was sent, what came of it.
+fn audit_entry(a: &Value) -> Option<Entry> {
+    let t = time(a.get("time").and_then(Value::as_str))?;
+    let s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("");
+    let verb = s("verb");
+    let outcome = s("outcome");
+    let mut text = format!("{verb}: {outcome}");
+    if let Some(epoch) = a.get("epochCarried").filter(|e| !e.is_null()) {
+        text.push_str(&format!(
+            " (holder epoch {})",
+            epoch.as_str().map_or_else(|| epoch.to_string(), str::to_string)
+        ));
+    }
+    if let Some(code) = a.get("status").and_then(Value::as_u64) {
+        text.push_str(&format!(", HTTP {code}"));
+    }
+    if a.get("refreshTemplate").and_then(Value::as_bool) == Some(true) {
+        text.push_str(", refreshing the template");
+    }
+    let failed = !matches!(
+        outcome,
+        "applied" | "unchanged" | "dry-run" | "confirmed" | "already-gone" | "intent"
+    );
+    Some(Entry {
+        time: t,
+        source: Source::Audit,
+        object: format!("by this machine ({})", non_empty_or(s("context"), "-")),
+        warning: failed,
+        reason: String::new(),
+        text,
+    })
+}
+
+fn non_empty_or<'a>(s: &'a str, or: &'a str) -> &'a str {
+    if s.is_empty() { or } else { s }
+}
+
+/// One leg of the start-up waterfall.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Leg {
+    /// The step this leg ends with: `pod created`, `scheduled`, `image pulled`, `started`, `ready`.
+    pub to: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub at: DateTime<Utc>,
+    /// Since the step before.
+    pub seconds: i64,
+}
+
+/// Where the current pod's start-up time went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Waterfall {
+    /// What the first leg counts from: `requested (claim)`, `resumed`, `Sandbox created`.
+    pub from: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub start: DateTime<Utc>,
+    pub legs: Vec<Leg>,
+    /// The leg that took longest (its `to`), when there are legs.
+    pub slowest: Option<String>,
+    /// Steps that have not happened (yet): `ready` while the pod starts, say.
+    pub pending: Vec<String>,
+}
+
+/// The start-up waterfall of the current pod: from the request (the claim's
+/// `client-first-requested-at`), the resume (the mode-changed-at stamp) or the Sandbox's creation
+/// — the latest of these at or before the pod's creation — to pod created → scheduled → image
+/// pulled → started → Ready. `None` without a pod.
+pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
+    let pod = inputs.pod?;
+    let created = time(str_at(pod, &["metadata", "creationTimestamp"]))?;
+    let running = Mode::of_sandbox(inputs.sandbox) == Mode::Running;
+    let candidates = [
+        (
+            "requested (claim)",
+            inputs.claim.and_then(|c| time(annotation(c, FIRST_REQUESTED_AT))),
+        ),
+        (
+            "resumed",
+            running.then(|| time(annotation(inputs.sandbox, CHANGED_AT))).flatten(),
+        ),
+        (
+            "Sandbox created",
+            time(str_at(inputs.sandbox, &["metadata", "creationTimestamp"])),
+        ),
+    ];
+    let (from, start) = candidates
+        .iter()
+        .filter_map(|(w, t)| t.filter(|t| *t <= created).map(|t| (*w, t)))
+        .max_by_key(|(_, t)| *t)
+        .unwrap_or(("pod created", created));
+    let condition_true = |type_: &str| {
+        super::object::condition(pod, type_)
+            .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"))
+            .and_then(|c| time(c.get("lastTransitionTime").and_then(Value::as_str)))
+    };
+    let pod_uid = uid(pod);
+    let pulled = inputs
+        .events
+        .iter()
+        .filter(|e| e.get("reason").and_then(Value::as_str) == Some("Pulled"))
+        .filter(|e| {
+            let r = e.get("involvedObject").or_else(|| e.get("regarding"));
+            let of = |k: &str| r.and_then(|r| str_at(r, &[k]));
+            of("kind") == Some("Pod") && (of("uid") == pod_uid || of("uid").is_none() && of("name") == Some(name(pod)))
+        })
+        .filter_map(event_time)
+        .filter(|t| *t >= created)
+        .max();
+    let started = at(pod, &["status", "containerStatuses"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|s| {
+            [
+                &["state", "running", "startedAt"][..],
+                &["lastState", "terminated", "startedAt"],
+            ]
+            .into_iter()
+            .filter_map(move |path| time(str_at(s, path)))
+        })
+        .min();
+    let steps = [
+        ("pod created", Some(created)),
+        ("scheduled", condition_true("PodScheduled")),
+        ("image pulled", pulled),
+        ("started", started),
+        ("ready", condition_true("Ready")),
+    ];
+    let mut legs = Vec::new();
+    let mut pending = Vec::new();
+    let mut last = start;
+    for (step, at) in steps {
+        match at {
+            // a step stamped before the one before it (clock skew between writers) costs nothing
+            Some(t) => {
+                let t = t.max(last);
+                legs.push(Leg {
+                    to: step.to_string(),
+                    at: t,
+                    seconds: (t - last).num_seconds(),
+                });
+                last = t;
+            }
+            None if step == "image pulled" => {}
+            None => pending.push(step.to_string()),
+        }
+    }
+    // a step after a pending one did not follow it: Ready from an earlier instance is not this one's
+    let slowest = legs
+        .iter()
+        .filter(|l| l.seconds > 0)
+        .max_by_key(|l| l.seconds)
+        .map(|l| l.to.clone());
+    Some(Waterfall {
+        from: from.to_string(),
+        start,
+        legs,
+        slowest,
+        pending,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sandbox() -> Value {
+        json!({"metadata": {"name": "namzu-ws-a", "uid": "sb", "creationTimestamp": "2026-09-01T10:00:00Z",
+            "annotations": {CHANGED_AT: "2026-09-02T10:00:00.000Z", HOLDER_EPOCH: "3"}},
+            "spec": {"operatingMode": "Running"},
+            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "DependenciesReady", "lastTransitionTime": "2026-09-02T10:00:40Z"}]}})
+    }
+
+    fn pod() -> Value {
+        json!({"metadata": {"name": "namzu-ws-a", "uid": "p1", "creationTimestamp": "2026-09-02T10:00:01Z"},
+            "status": {"conditions": [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-09-02T10:00:02Z"},
+                {"type": "Ready", "status": "True", "lastTransitionTime": "2026-09-02T10:00:40Z"}],
+              "containerStatuses": [{"name": "agent", "restartCount": 1,
+                "state": {"running": {"startedAt": "2026-09-02T10:00:35Z"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-09-02T10:00:30Z", "finishedAt": "2026-09-02T10:00:33Z"}}}]}})
+    }
+
+    fn events() -> Vec<Value> {
+        let pulled = json!({"metadata": {"uid": "e1"}, "type": "Normal", "reason": "Pulled",
+            "message": "Successfully pulled image", "involvedObject": {"kind": "Pod", "name": "namzu-ws-a", "uid": "p1"},
+            "lastTimestamp": "2026-09-02T10:00:29Z"});
+        // the same event through events.k8s.io: one entry
+        let again = json!({"metadata": {"uid": "e1"}, "type": "Normal", "reason": "Pulled", "note": "Successfully pulled image",
+            "regarding": {"kind": "Pod", "name": "namzu-ws-a", "uid": "p1"}, "deprecatedLastTimestamp": "2026-09-02T10:00:29Z"});
+        let warn = json!({"metadata": {"uid": "e2"}, "type": "Warning", "reason": "BackOff", "note": "Back-off restarting",
+            "regarding": {"kind": "Pod", "name": "namzu-ws-a"}, "series": {"count": 3, "lastObservedTime": "2026-09-02T10:00:34Z"}});
+        vec![pulled, again, warn]
+    }
+
+    #[test]
+    fn one_timeline_in_time_order_each_event_once() {
+        let (s, p, ev) = (sandbox(), pod(), events());
+        let audit = [
+            json!({"time": "2026-09-02T10:00:00.000Z", "verb": "resume", "outcome": "applied", "epochCarried": "3", "status": 200, "context": "prod"}),
+        ];
+        let t = timeline(&Inputs {
+            sandbox: &s,
+            pod: Some(&p),
+            claim: None,
+            pvcs: &[],
+            events: &ev,
+            audit: &audit,
+        });
+        let lines: Vec<String> = t
+            .iter()
+            .map(|e| {
+                format!(
+                    "{} {} {} {}",
+                    timefmt::js_iso(e.time),
+                    e.source.as_str(),
+                    e.object,
+                    e.text
+                )
+            })
+            .collect();
+        assert!(t.windows(2).all(|w| w[0].time <= w[1].time), "{lines:#?}");
+        assert_eq!(t.iter().filter(|e| e.reason == "Pulled").count(), 1, "{lines:#?}");
+        let backoff = t.iter().find(|e| e.reason == "BackOff").unwrap();
+        assert!(backoff.warning && backoff.text.ends_with("(×3)"));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("audit by this machine (prod) resume: applied (holder epoch 3), HTTP 200")),
+            "{lines:#?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("annotation Sandbox namzu-ws-a mode changed to Running (holder epoch 3"))
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("terminated with exit code 1 (previous instance)"))
+        );
+    }
+
+    #[test]
+    fn the_waterfall_names_the_slowest_leg() {
+        let (s, p, ev) = (sandbox(), pod(), events());
+        let w = waterfall(&Inputs {
+            sandbox: &s,
+            pod: Some(&p),
+            claim: None,
+            pvcs: &[],
+            events: &ev,
+            audit: &[],
+        })
+        .unwrap();
+        assert_eq!(w.from, "resumed");
+        let legs: Vec<(String, i64)> = w.legs.iter().map(|l| (l.to.clone(), l.seconds)).collect();
+        assert_eq!(
+            legs,
+            vec![
+                ("pod created".into(), 1),
+                ("scheduled".into(), 1),
+                ("image pulled".into(), 27),
+                ("started".into(), 1),
+                ("ready".into(), 10)
+            ]
+        );
+        assert_eq!(w.slowest.as_deref(), Some("image pulled"));
+        let claim = json!({"metadata": {"name": "c", "annotations": {FIRST_REQUESTED_AT: "2026-09-02T10:00:00.500Z"}}});
+        let w = waterfall(&Inputs {
+            sandbox: &s,
+            pod: Some(&p),
+            claim: Some(&claim),
+            pvcs: &[],
+            events: &ev,
+            audit: &[],
+        })
+        .unwrap();
+        assert_eq!(w.from, "requested (claim)");
+        let mut starting = pod();
+        starting["status"] = json!({"conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-09-02T10:00:02Z"}]});
+        let w = waterfall(&Inputs {
+            sandbox: &s,
+            pod: Some(&starting),
+            claim: None,
+            pvcs: &[],
+            events: &[],
+            audit: &[],
+        })
+        .unwrap();
+        assert_eq!(w.pending, vec!["started", "ready"]);
+    }
+}

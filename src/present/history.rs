@@ -1,0 +1,90 @@
+//! A workspace's history as the user reads it (`kubectl namzu history`, the TUI's `h`): the
+//! timeline as a table, oldest first, then the current pod's start-up waterfall with its slowest
+//! leg named. Pure: entries in, text out.
+
+use crate::domain::age::{age, human_duration};
+use crate::domain::timeline::{Entry, Waterfall};
+use chrono::{DateTime, SecondsFormat, Utc};
+
+/// The widest the OBJECT column grows before its text is cut.
+const OBJECT_WIDTH: usize = 48;
+
+/// The timeline table and the waterfall, as lines.
+pub fn render(
+    entries: &[Entry],
+    waterfall: Option<&Waterfall>,
+    warnings: &[String],
+    now: DateTime<Utc>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if entries.is_empty() {
+        out.push("No history recorded.".to_string());
+    } else {
+        let object_width = entries
+            .iter()
+            .map(|e| super::layout::width(&e.object))
+            .max()
+            .unwrap_or(6)
+            .clamp(6, OBJECT_WIDTH);
+        out.push(format!(
+            "{:<20}  {:<6}  {:<10}  {:<object_width$}  {:<7}  {:<24}  MESSAGE",
+            "TIME", "AGE", "SOURCE", "OBJECT", "TYPE", "REASON"
+        ));
+        for e in entries {
+            out.push(format!(
+                "{:<20}  {:<6}  {:<10}  {:<object_width$}  {:<7}  {:<24}  {}",
+                stamp(e.time),
+                age(e.time, now),
+                e.source.as_str(),
+                super::layout::cut(&e.object, object_width),
+                if e.warning { "Warning" } else { "Normal" },
+                if e.reason.is_empty() { "-" } else { &e.reason },
+                e.text
+            ));
+        }
+    }
+    out.push(String::new());
+    match waterfall {
+        None => out.push("Start-up: no pod (the workspace is suspended or its pod not created yet).".into()),
+        Some(w) => out.extend(render_waterfall(w)),
+    }
+    for w in warnings {
+        out.push(format!("warning: {w}"));
+    }
+    out
+}
+
+/// `2026-09-10 12:00:05Z`: seconds are enough to read, and sort as text.
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true).replacen('T', " ", 1)
+}
+
+/// The waterfall: one line per leg with a bar in proportion, the slowest marked.
+pub fn render_waterfall(w: &Waterfall) -> Vec<String> {
+    let mut out = vec![format!(
+        "Start-up of the current pod, from {} at {}:",
+        w.from,
+        stamp(w.start)
+    )];
+    let longest = w.legs.iter().map(|l| l.seconds).max().unwrap_or(0).max(1);
+    for leg in &w.legs {
+        let bar = ((leg.seconds * 30 + longest - 1) / longest).max(i64::from(leg.seconds > 0)) as usize;
+        let mark = if w.slowest.as_deref() == Some(leg.to.as_str()) {
+            "  ← slowest"
+        } else {
+            ""
+        };
+        out.push(format!(
+            "  {:<13} {:>7}  {}{mark}",
+            leg.to,
+            human_duration(leg.seconds),
+            "█".repeat(bar)
+        ));
+    }
+    let total = w.legs.last().map_or(0, |l| (l.at - w.start).num_seconds());
+    out.push(format!("  {:<13} {:>7}", "total", human_duration(total)));
+    if !w.pending.is_empty() {
+        out.push(format!("  not yet: {}", w.pending.join(", ")));
+    }
+    out
+}
