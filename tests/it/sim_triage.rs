@@ -824,18 +824,21 @@ async fn exec_speaks_v4_with_a_terminal() {
     assert_eq!(&prompt[..], b"\x01$ ");
     let send = |text: &str| Message::Binary([&[0u8][..], text.as_bytes()].concat().into());
     futures::SinkExt::send(&mut ws, send("hostname\r")).await.unwrap();
-    let mut seen = Vec::new();
-    loop {
+    // the terminal echoes what is typed, then the command's output and the next prompt
+    let mut seen = String::new();
+    while !seen.ends_with("$ ") {
         let Some(Ok(Message::Binary(b))) = ws.next().await else {
             panic!("closed early")
         };
-        seen.push((b[0], String::from_utf8_lossy(&b[1..]).into_owned()));
-        if seen.last().unwrap().1 == "$ " {
-            break;
-        }
+        assert_eq!(b[0], 1);
+        seen.push_str(&String::from_utf8_lossy(&b[1..]));
     }
-    assert_eq!(seen, [(1, "namzu-ws-awake\r\n".to_string()), (1, "$ ".to_string())]);
+    assert_eq!(seen, "hostname\r\nnamzu-ws-awake\r\n$ ");
     futures::SinkExt::send(&mut ws, send("exit 2\r")).await.unwrap();
+    let Some(Ok(Message::Binary(b))) = ws.next().await else {
+        panic!("no echo")
+    };
+    assert_eq!(&b[..], b"\x01exit 2\r\n");
     let Some(Ok(Message::Binary(b))) = ws.next().await else {
         panic!("no status")
     };

@@ -350,7 +350,11 @@ fn triage_in_a_real_terminal() {
         session: "triage",
     };
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
-    t.start(160, 45, &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"));
+    t.start(
+        160,
+        45,
+        &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+    );
     t.expect("36 workspaces");
     t.keys(&["/", "hotel", "Enter"]);
     t.expect("filter: hotel (1 of 36)");
@@ -365,7 +369,10 @@ fn triage_in_a_real_terminal() {
     // h: one timeline, and where the start-up time went
     t.keys(&["h"]);
     let history = t.expect("Start-up of the current pod");
-    assert!(history.contains("BackOff") && history.contains("SandboxPodCreated"), "{history}");
+    assert!(
+        history.contains("BackOff") && history.contains("SandboxPodCreated"),
+        "{history}"
+    );
     t.keys(&["q"]);
     t.expect("filter: hotel (1 of 36)");
     if !kubectl {
@@ -383,7 +390,10 @@ fn triage_in_a_real_terminal() {
     t.expect("namzu-ws-alpha");
     t.keys(&["exit", "Enter"]);
     let back = t.expect("the shell ended");
-    assert!(back.contains("filter: alpha (1 of 36)"), "back on the same row:\n{back}");
+    assert!(
+        back.contains("filter: alpha (1 of 36)"),
+        "back on the same row:\n{back}"
+    );
     // a Suspended workspace: no shell, and the way to wake it
     t.keys(&["Escape"]);
     t.expect("36 workspaces");
