@@ -682,30 +682,23 @@ async fn events_tell_the_story_in_both_event_apis() {
     let one = v1.get(pulled["metadata"]["name"].as_str().unwrap()).await.unwrap();
     assert_eq!(serde_json::to_value(one).unwrap()["note"], pulled["note"]);
 
-    // a watch of events.k8s.io sees a new event converted
-    let mut watch = v1
-        .watch(
-            &kube::api::WatchParams::default().fields("regarding.name=namzu-ws-awake"),
-            "0",
-        )
-        .await
-        .unwrap()
-        .boxed();
-    let mut initial = 0;
+    // a watch of events.k8s.io from the list's resourceVersion sees the next event, converted
+    let lp = ListParams::default().fields("regarding.name=namzu-ws-awake");
+    let rv = v1.list(&lp).await.unwrap().metadata.resource_version.unwrap();
+    let wp = kube::api::WatchParams::default().fields("regarding.name=namzu-ws-awake");
+    let mut watch = v1.watch(&wp, &rv).await.unwrap().boxed();
     t.sim.restart_container("agents", "namzu-ws-awake", "agent");
-    loop {
-        match watch.try_next().await.unwrap() {
-            Some(kube::api::WatchEvent::Added(e)) => {
-                let e = serde_json::to_value(e).unwrap();
-                if e["note"].as_str().unwrap_or("").contains("already present on machine") {
-                    break;
-                }
-                initial += 1;
-            }
-            other => panic!("{other:?}"),
+    match watch.try_next().await.unwrap() {
+        Some(kube::api::WatchEvent::Added(e)) => {
+            let e = serde_json::to_value(e).unwrap();
+            assert_eq!(
+                e["note"],
+                "Container image \"ghcr.io/x/agent:1.2\" already present on machine"
+            );
+            assert_eq!(e["regarding"]["kind"], "Pod");
         }
+        other => panic!("{other:?}"),
     }
-    assert!(initial >= 5);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
