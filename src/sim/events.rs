@@ -226,10 +226,11 @@ fn watch(
                 ev = feed.recv() => match ev {
                     Ok(e) if e.rv > from && e.rkey == core && ns.as_deref().is_none_or(|n| n == e.namespace) => {
                         let object = to_v1(&e.object);
-                        if labels.matches_labels(&object) && fields.matches_fields(&object) {
-                            if tx.send(line(kind_of(e.kind), &object)).await.is_err() {
-                                return;
-                            }
+                        if labels.matches_labels(&object)
+                            && fields.matches_fields(&object)
+                            && tx.send(line(kind_of(e.kind), &object)).await.is_err()
+                        {
+                            return;
                         }
                     }
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
