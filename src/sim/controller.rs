@@ -389,7 +389,8 @@ impl Controller {
                 "Warning",
                 &now_s,
             );
-            if msg.contains("exceeded quota") {
+            // a pod quota stops the pod itself (a Service's quota, say, does not)
+            if msg.contains("exceeded quota") && msg.contains("pods \"") {
                 self.announce(
                     store,
                     &sbx,

@@ -699,6 +699,21 @@ async fn events_tell_the_story_in_both_event_apis() {
         }
         other => panic!("{other:?}"),
     }
+
+    // a quota on pods: the controller says it could not create the pod
+    let quota = "failed to create pod namzu-ws-duo: pods \"namzu-ws-duo\" is forbidden: exceeded quota: agents, requested: pods=1, used: pods=20, limited: pods=20";
+    t.sim.set_knobs(
+        "agents",
+        "namzu-ws-duo",
+        kubectl_namzu::sim::controller::Knobs {
+            reconciler_error: Some(quota.into()),
+            ..Default::default()
+        },
+    );
+    let duo = by("involvedObject.name=namzu-ws-duo,involvedObject.kind=Sandbox").await;
+    let failed = duo.iter().find(|e| e["reason"] == "SandboxPodCreateFailed").unwrap();
+    assert_eq!(failed["type"], "Warning");
+    assert!(failed["message"].as_str().unwrap().ends_with("limited: pods=20"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
