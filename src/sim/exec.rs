@@ -180,6 +180,8 @@ where
                 let _ = send(&mut tx, &session, &out).await;
                 out.code
             }
+            // a shell with no stdin reads its end at once
+            None if !session.stdin => 0,
             None => {
                 let mut buf: Vec<u8> = Vec::new();
                 let mut code = 0;

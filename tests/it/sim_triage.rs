@@ -472,6 +472,9 @@ async fn kubectl_exec_runs_the_built_in_shell() {
     let o = run(args, Some("hostname\necho done\nexit\necho never\n")).await;
     assert_eq!(text(&o), ("namzu-ws-awake\ndone\n".into(), String::new()));
     assert!(o.status.success());
+    // no stdin: the shell ends at once
+    let o = run(exec(&["sh"]), None).await;
+    assert_eq!((o.status.code(), out(&o)), (Some(0), String::new()));
     // stdin ends without exit: the shell ends with it
     let args: Vec<String> = ["exec", "-i", "namzu-ws-awake", "--", "/bin/sh"]
         .map(String::from)
