@@ -389,7 +389,8 @@ impl Controller {
                 "Warning",
                 &now_s,
             );
-            if msg.contains("exceeded quota") {
+            // a pod quota stops the pod itself (a Service's quota, say, does not)
+            if msg.contains("exceeded quota") && msg.contains("pods \"") {
                 self.announce(
                     store,
                     &sbx,
@@ -768,17 +769,15 @@ impl Controller {
             next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
             pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, now_s.clone()));
         } else if knobs.pvc_pending || knobs.disk_missing {
+            // waiting for its disks: the PVC's own events say why
             next["status"] = base("Pending");
-            let msg = "0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.";
-            next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
-            pod_events.push(("FailedScheduling", msg.to_string(), "Warning", SCHEDULER, now_s.clone()));
         } else if let Some(reason) = &knobs.image_pull {
             let msg = format!("Back-off pulling image \"{image}\"");
             scheduled(&mut next);
             next["status"] = json!({"phase":"Pending","qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
                 "podIP":"","startTime":at(started),"conditions":not_ready("ContainersNotReady", &at(started)),
                 "containerStatuses": cstatus(&|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
-            let fail_at = at(started + Duration::seconds(2));
+            let fail_at = at((started + Duration::seconds(2)).min(now));
             pod_events.push((
                 "Failed",
                 format!("Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"),
@@ -898,14 +897,6 @@ impl Controller {
                         now_s.clone(),
                     ));
                 }
-                self.announce(
-                    store,
-                    sbx,
-                    "BackOff",
-                    "Back-off restarting failed container agent",
-                    "Warning",
-                    &now_s,
-                );
                 self.seed_crash_logs(&pod_json, &containers, &image);
             } else {
                 st["phase"] = json!("Running");

@@ -51,7 +51,7 @@ pub fn to_v1(core: &Value) -> Value {
         .get("eventTime")
         .filter(|v| !v.is_null())
         .cloned()
-        .or_else(|| core.get("firstTimestamp").filter(|v| !v.is_null()).map(|t| micro(t)));
+        .or_else(|| core.get("firstTimestamp").filter(|v| !v.is_null()).map(micro));
     out["eventTime"] = event_time.unwrap_or(Value::Null);
     out
 }
@@ -144,7 +144,24 @@ pub fn serve(st: &mut SimState, req: &Req, ns: Option<&str>, name: Option<&str>,
         .collect();
     let rv = st.store.resource_version().to_string();
     if verb == "watch" {
-        return watch(st, items, ns, labels, fields);
+        // from a resourceVersion: what changed since (410 once forgotten); else the current state
+        let first = match req.param("resourceVersion").and_then(|v| v.parse::<u64>().ok()) {
+            Some(rv) if rv > 0 => match st.store.events_since(rv, &rkey(&EVENTS)) {
+                Some(since) => since
+                    .iter()
+                    .filter(|e| ns.is_none_or(|n| n == e.namespace))
+                    .map(|e| (kind_of(e.kind), to_v1(&e.object)))
+                    .filter(|(_, o)| labels.matches_labels(o) && fields.matches_fields(o))
+                    .map(|(k, o)| line(k, &o))
+                    .collect(),
+                None => {
+                    let gone = status::gone(&format!("too old resource version: {rv}"));
+                    return watch(st, vec![line("ERROR", &gone.body)], true, ns, labels, fields);
+                }
+            },
+            _ => items.iter().map(|o| line("ADDED", o)).collect(),
+        };
+        return watch(st, first, false, ns, labels, fields);
     }
     if req.accept.contains("as=Table") {
         let t = table::table(
@@ -170,18 +187,37 @@ fn line(kind: &str, object: &Value) -> Bytes {
     Bytes::from(bytes)
 }
 
-/// A watch of converted events: the current ones as ADDED, then each change.
-fn watch(st: &SimState, current: Vec<Value>, ns: Option<&str>, labels: Selector, fields: Selector) -> Response<Body> {
+fn kind_of(k: EventType) -> &'static str {
+    match k {
+        EventType::Added => "ADDED",
+        EventType::Modified => "MODIFIED",
+        EventType::Deleted => "DELETED",
+    }
+}
+
+/// A watch of converted events: `first` (the current ones, or what changed since the client's
+/// resourceVersion), then each change.
+fn watch(
+    st: &SimState,
+    first: Vec<Bytes>,
+    gone: bool,
+    ns: Option<&str>,
+    labels: Selector,
+    fields: Selector,
+) -> Response<Body> {
     let mut feed = st.store.events.subscribe();
     let mut closes = st.store.watch_generation.subscribe();
     let from = st.store.resource_version();
     let (core, ns) = (rkey(&EVENTS), ns.map(str::to_string));
     let (tx, rx) = mpsc::channel::<Bytes>(256);
     tokio::spawn(async move {
-        for e in &current {
-            if tx.send(line("ADDED", e)).await.is_err() {
+        for b in first {
+            if tx.send(b).await.is_err() {
                 return;
             }
+        }
+        if gone {
+            return;
         }
         loop {
             tokio::select! {
@@ -190,15 +226,11 @@ fn watch(st: &SimState, current: Vec<Value>, ns: Option<&str>, labels: Selector,
                 ev = feed.recv() => match ev {
                     Ok(e) if e.rv > from && e.rkey == core && ns.as_deref().is_none_or(|n| n == e.namespace) => {
                         let object = to_v1(&e.object);
-                        if labels.matches_labels(&object) && fields.matches_fields(&object) {
-                            let kind = match e.kind {
-                                EventType::Added => "ADDED",
-                                EventType::Modified => "MODIFIED",
-                                EventType::Deleted => "DELETED",
-                            };
-                            if tx.send(line(kind, &object)).await.is_err() {
-                                return;
-                            }
+                        if labels.matches_labels(&object)
+                            && fields.matches_fields(&object)
+                            && tx.send(line(kind_of(e.kind), &object)).await.is_err()
+                        {
+                            return;
                         }
                     }
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}

@@ -180,45 +180,66 @@ where
                 let _ = send(&mut tx, &session, &out).await;
                 out.code
             }
+            // a shell with no stdin reads its end at once
+            None if !session.stdin => 0,
             None => {
                 let mut buf: Vec<u8> = Vec::new();
                 let mut code = 0;
                 if session.tty {
                     let _ = tx.send(frame(STDOUT, b"$ ")).await;
                 }
+                let mut term = Terminal::default();
                 'session: loop {
-                    let eof = match rx.next().await {
-                        Some(Ok(Message::Binary(b))) if b.first() == Some(&STDIN) => {
-                            buf.extend_from_slice(&b[1..]);
-                            false
+                    let (data, eof) = match rx.next().await {
+                        Some(Ok(Message::Binary(b))) if b.first() == Some(&STDIN) => (b[1..].to_vec(), false),
+                        Some(Ok(Message::Binary(b))) if v5 && b.first() == Some(&CLOSE) => {
+                            (Vec::new(), b.get(1) == Some(&STDIN))
                         }
-                        Some(Ok(Message::Binary(b))) if v5 && b.first() == Some(&CLOSE) => b.get(1) == Some(&STDIN),
-                        Some(Ok(Message::Binary(_) | Message::Ping(_) | Message::Pong(_) | Message::Text(_))) => false,
-                        _ => true,
+                        Some(Ok(Message::Binary(_) | Message::Ping(_) | Message::Pong(_) | Message::Text(_))) => {
+                            (Vec::new(), false)
+                        }
+                        _ => (Vec::new(), true),
                     };
+                    let mut lines = Vec::new();
+                    let mut ended = eof;
                     if session.tty {
-                        // a terminal ends a line with CR
-                        for b in buf.iter_mut().filter(|b| **b == b'\r') {
-                            *b = b'\n';
+                        // the terminal's line discipline: echo, erase, ^C, ^D
+                        let (echo, inputs) = term.feed(&data);
+                        if !echo.is_empty() && tx.send(frame(STDOUT, &echo)).await.is_err() {
+                            break;
+                        }
+                        for input in inputs {
+                            match input {
+                                Input::Line(l) => lines.push(Some(l)),
+                                Input::Interrupt => lines.push(None),
+                                Input::Eof => ended = true,
+                            }
+                        }
+                    } else {
+                        buf.extend_from_slice(&data);
+                        while let Some(at) = buf.iter().position(|b| *b == b'\n') {
+                            let line: Vec<u8> = buf.drain(..=at).collect();
+                            lines.push(Some(String::from_utf8_lossy(&line).into_owned()));
+                        }
+                        if eof && !buf.is_empty() {
+                            lines.push(Some(String::from_utf8_lossy(&std::mem::take(&mut buf)).into_owned()));
                         }
                     }
-                    while let Some(at) = buf.iter().position(|b| *b == b'\n') {
-                        let line: Vec<u8> = buf.drain(..=at).collect();
-                        let out = shell.run_script(&String::from_utf8_lossy(&line));
-                        code = out.code;
-                        if send(&mut tx, &session, &out).await.is_err() || out.exited {
-                            break 'session;
+                    for line in lines {
+                        if let Some(line) = line {
+                            let out = shell.run_script(&line);
+                            code = out.code;
+                            if send(&mut tx, &session, &out).await.is_err() || out.exited {
+                                break 'session;
+                            }
+                        } else {
+                            code = 130;
                         }
                         if session.tty {
                             let _ = tx.send(frame(STDOUT, b"$ ")).await;
                         }
                     }
-                    if eof {
-                        if !buf.is_empty() {
-                            let out = shell.run_script(&String::from_utf8_lossy(&buf));
-                            code = out.code;
-                            let _ = send(&mut tx, &session, &out).await;
-                        }
+                    if ended {
                         break;
                     }
                 }
@@ -271,6 +292,64 @@ where
             .map_err(|_| ())?;
     }
     Ok(())
+}
+
+/// What a terminal's line discipline makes of typed bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    Line(String),
+    /// ^C: the line is dropped.
+    Interrupt,
+    /// ^D on an empty line.
+    Eof,
+}
+
+/// A pty's cooked mode, as far as a shell prompt needs it: typed bytes are echoed, Enter ends a
+/// line, Backspace erases, ^C drops the line, ^D on an empty line ends input, escape sequences
+/// (arrow keys) are ignored.
+#[derive(Debug, Default)]
+pub struct Terminal {
+    line: String,
+    /// Inside an escape sequence: 1 after ESC, 2 after `ESC [`.
+    escape: u8,
+}
+
+impl Terminal {
+    /// The echo, and the inputs completed by these bytes.
+    pub fn feed(&mut self, bytes: &[u8]) -> (Vec<u8>, Vec<Input>) {
+        let (mut echo, mut inputs) = (Vec::new(), Vec::new());
+        for ch in String::from_utf8_lossy(bytes).chars() {
+            match (self.escape, ch) {
+                (1, '[' | 'O') => self.escape = 2,
+                (1, _) => self.escape = 0,
+                (2, c) if c.is_ascii_alphabetic() || c == '~' => self.escape = 0,
+                (2, _) => {}
+                (_, '\u{1b}') => self.escape = 1,
+                (_, '\r' | '\n') => {
+                    echo.extend_from_slice(b"\r\n");
+                    inputs.push(Input::Line(std::mem::take(&mut self.line)));
+                }
+                (_, '\u{7f}' | '\u{8}') => {
+                    if self.line.pop().is_some() {
+                        echo.extend_from_slice(b"\x08 \x08");
+                    }
+                }
+                (_, '\u{3}') => {
+                    echo.extend_from_slice(b"^C\r\n");
+                    self.line.clear();
+                    inputs.push(Input::Interrupt);
+                }
+                (_, '\u{4}') if self.line.is_empty() => inputs.push(Input::Eof),
+                (_, c) if c.is_control() && c != '\t' => {}
+                (_, c) => {
+                    self.line.push(c);
+                    let mut b = [0u8; 4];
+                    echo.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                }
+            }
+        }
+        (echo, inputs)
+    }
 }
 
 /// What running something printed, and how it ended.
@@ -611,6 +690,17 @@ mod tests {
             sh.interactive(&["sh".into(), "-c".into(), "exit 2".into()]),
             Some(Some("exit 2".into()))
         );
+    }
+
+    #[test]
+    fn a_terminal_echoes_erases_and_interrupts() {
+        let mut t = Terminal::default();
+        let (echo, inputs) = t.feed(b"lx\x7fs\r");
+        assert_eq!(echo, b"lx\x08 \x08s\r\n");
+        assert_eq!(inputs, [Input::Line("ls".into())]);
+        let (echo, inputs) = t.feed(b"ab\x03\x1b[A\x04");
+        assert_eq!(echo, b"ab^C\r\n");
+        assert_eq!(inputs, [Input::Interrupt, Input::Eof]);
     }
 
     #[test]

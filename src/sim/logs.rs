@@ -500,6 +500,7 @@ pub fn serve(
         pod_rkey: rkey(&PODS),
         ns: ns.to_string(),
         uid: uid.to_string(),
+        container: container.clone(),
         timestamps: opts.timestamps,
         left,
     };
@@ -522,6 +523,7 @@ struct Follow {
     pod_rkey: String,
     ns: String,
     uid: String,
+    container: String,
     timestamps: bool,
     left: Option<usize>,
 }
@@ -535,8 +537,12 @@ impl Follow {
             tokio::select! {
                 _ = tx.closed() => return,
                 ev = self.pods.recv() => match ev {
-                    Ok(e) if e.rkey == self.pod_rkey && e.namespace == self.ns && e.kind == EventType::Deleted
-                        && e.object.pointer("/metadata/uid").and_then(Value::as_str) == Some(self.uid.as_str()) => return,
+                    // the pod went, or the container stopped running
+                    Ok(e) if e.rkey == self.pod_rkey && e.namespace == self.ns
+                        && e.object.pointer("/metadata/uid").and_then(Value::as_str) == Some(self.uid.as_str())
+                        && (e.kind == EventType::Deleted
+                            || container_status(&e.object, &self.container)
+                                .is_some_and(|c| c.pointer("/state/running").is_none())) => return,
                     Err(broadcast::error::RecvError::Closed) => return,
                     _ => {}
                 },

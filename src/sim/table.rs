@@ -16,7 +16,42 @@ fn age(obj: &Value, now: DateTime<Utc>) -> String {
         .unwrap_or_else(|| "<unknown>".into())
 }
 
+/// How long ago a time was, as `kubectl get` shows it.
+fn since(t: Option<&str>, now: DateTime<Utc>) -> String {
+    t.and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| crate::domain::age::human_duration((now - t.with_timezone(&Utc)).num_seconds()))
+        .unwrap_or_else(|| "<unknown>".into())
+}
+
+/// An Event's row, core/v1 or events.k8s.io/v1 alike (the API server prints both from one type):
+/// Last Seen, Type, Reason, Object, Message.
+fn event_cells(obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let field = |a: &str, b: &str| {
+        obj.get(a)
+            .filter(|v| !v.is_null())
+            .or_else(|| obj.get(b).filter(|v| !v.is_null()))
+    };
+    let str_of = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+    let last = field("lastTimestamp", "deprecatedLastTimestamp").or_else(|| obj.get("eventTime"));
+    let regarding = field("involvedObject", "regarding").cloned().unwrap_or(json!({}));
+    let object = format!(
+        "{}/{}",
+        regarding["kind"].as_str().unwrap_or("").to_lowercase(),
+        regarding["name"].as_str().unwrap_or("")
+    );
+    vec![
+        json!(since(last.and_then(Value::as_str), now)),
+        json!(str_of(obj.get("type"))),
+        json!(str_of(obj.get("reason"))),
+        json!(object),
+        json!(str_of(field("message", "note"))),
+    ]
+}
+
 fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    if r.plural == "events" {
+        return event_cells(obj, now);
+    }
     let name = obj.pointer("/metadata/name").cloned().unwrap_or(json!(""));
     if r.plural == "sandboxes" {
         let ready = obj
@@ -34,7 +69,15 @@ fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
 /// A `meta.k8s.io/v1` Table of `objects`; `list_meta` is the list's metadata (resourceVersion,
 /// and `continue` when paged: kubectl pages its Table requests too).
 pub fn table(r: &Resource, objects: &[Value], list_meta: &Value, include: &str, now: DateTime<Utc>) -> Value {
-    let columns = if r.plural == "sandboxes" {
+    let columns = if r.plural == "events" {
+        vec![
+            column("Last Seen", ""),
+            column("Type", ""),
+            column("Reason", ""),
+            column("Object", ""),
+            column("Message", ""),
+        ]
+    } else if r.plural == "sandboxes" {
         vec![
             column("Name", "name"),
             column("Ready", ""),

@@ -342,6 +342,51 @@ async fn kubectl_reads_logs_like_from_a_real_cluster() {
         err(&out)
     );
 
+    // the events as kubectl prints them, and a crash loop as `describe` shows it
+    let (o, _) = text(
+        &kubectl(
+            &t,
+            &[
+                "get",
+                "events",
+                "--field-selector",
+                "involvedObject.name=namzu-ws-pulling",
+            ],
+        )
+        .await,
+    );
+    assert!(o.starts_with("LAST SEEN"), "{o}");
+    assert!(
+        o.contains("Warning   Failed") && o.contains("pod/namzu-ws-pulling") && o.contains("Error: ImagePullBackOff"),
+        "{o}"
+    );
+    let (o, _) = text(
+        &kubectl(
+            &t,
+            &[
+                "get",
+                "events.v1.events.k8s.io",
+                "--field-selector",
+                "regarding.name=namzu-ws-crashing",
+            ],
+        )
+        .await,
+    );
+    assert!(
+        o.contains("BackOff") && o.contains("Back-off restarting failed container agent"),
+        "{o}"
+    );
+    let (o, _) = text(&kubectl(&t, &["describe", "pod", "namzu-ws-crashing"]).await);
+    for want in [
+        "Reason:       CrashLoopBackOff",
+        "Last State:     Terminated",
+        "Exit Code:    1",
+        "Restart Count:  7",
+        "Back-off restarting failed container",
+    ] {
+        assert!(o.contains(want), "{want} in {o}");
+    }
+
     // -f: what exists, each appended line, and the end when the container restarts
     let args: Vec<String> = vec![
         "--kubeconfig".into(),
@@ -427,6 +472,9 @@ async fn kubectl_exec_runs_the_built_in_shell() {
     let o = run(args, Some("hostname\necho done\nexit\necho never\n")).await;
     assert_eq!(text(&o), ("namzu-ws-awake\ndone\n".into(), String::new()));
     assert!(o.status.success());
+    // no stdin: the shell ends at once
+    let o = run(exec(&["sh"]), None).await;
+    assert_eq!((o.status.code(), out(&o)), (Some(0), String::new()));
     // stdin ends without exit: the shell ends with it
     let args: Vec<String> = ["exec", "-i", "namzu-ws-awake", "--", "/bin/sh"]
         .map(String::from)
@@ -637,30 +685,38 @@ async fn events_tell_the_story_in_both_event_apis() {
     let one = v1.get(pulled["metadata"]["name"].as_str().unwrap()).await.unwrap();
     assert_eq!(serde_json::to_value(one).unwrap()["note"], pulled["note"]);
 
-    // a watch of events.k8s.io sees a new event converted
-    let mut watch = v1
-        .watch(
-            &kube::api::WatchParams::default().fields("regarding.name=namzu-ws-awake"),
-            "0",
-        )
-        .await
-        .unwrap()
-        .boxed();
-    let mut initial = 0;
+    // a watch of events.k8s.io from the list's resourceVersion sees the next event, converted
+    let lp = ListParams::default().fields("regarding.name=namzu-ws-awake");
+    let rv = v1.list(&lp).await.unwrap().metadata.resource_version.unwrap();
+    let wp = kube::api::WatchParams::default().fields("regarding.name=namzu-ws-awake");
+    let mut watch = v1.watch(&wp, &rv).await.unwrap().boxed();
     t.sim.restart_container("agents", "namzu-ws-awake", "agent");
-    loop {
-        match watch.try_next().await.unwrap() {
-            Some(kube::api::WatchEvent::Added(e)) => {
-                let e = serde_json::to_value(e).unwrap();
-                if e["note"].as_str().unwrap_or("").contains("already present on machine") {
-                    break;
-                }
-                initial += 1;
-            }
-            other => panic!("{other:?}"),
+    match watch.try_next().await.unwrap() {
+        Some(kube::api::WatchEvent::Added(e)) => {
+            let e = serde_json::to_value(e).unwrap();
+            assert_eq!(
+                e["note"],
+                "Container image \"ghcr.io/x/agent:1.2\" already present on machine"
+            );
+            assert_eq!(e["regarding"]["kind"], "Pod");
         }
+        other => panic!("{other:?}"),
     }
-    assert!(initial >= 5);
+
+    // a quota on pods: the controller says it could not create the pod
+    let quota = "failed to create pod namzu-ws-duo: pods \"namzu-ws-duo\" is forbidden: exceeded quota: agents, requested: pods=1, used: pods=20, limited: pods=20";
+    t.sim.set_knobs(
+        "agents",
+        "namzu-ws-duo",
+        kubectl_namzu::sim::controller::Knobs {
+            reconciler_error: Some(quota.into()),
+            ..Default::default()
+        },
+    );
+    let duo = by("involvedObject.name=namzu-ws-duo,involvedObject.kind=Sandbox").await;
+    let failed = duo.iter().find(|e| e["reason"] == "SandboxPodCreateFailed").unwrap();
+    assert_eq!(failed["type"], "Warning");
+    assert!(failed["message"].as_str().unwrap().ends_with("limited: pods=20"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -753,4 +809,56 @@ async fn the_demo_workspaces_tell_their_story() {
     assert_eq!(foxtrot, "", "an unscheduled pod has no logs yet");
     let alpha = api.logs("namzu-ws-alpha", &LogParams::default()).await.unwrap();
     assert!(alpha.contains("agent starting"), "{alpha}");
+}
+
+/// A v4-only client with a terminal: the v4 subprotocol is chosen, the shell prompts, a line
+/// ends with CR, and the error channel closes the session with the exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_speaks_v4_with_a_terminal() {
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let t = triage().await;
+    let addr = t.sim.url().trim_start_matches("http://").to_string();
+    let url = format!(
+        "ws://{addr}/api/v1/namespaces/agents/pods/namzu-ws-awake/exec?command=sh&container=agent&stdin=true&stdout=true&tty=true"
+    );
+    let mut request = url.into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "v4.channel.k8s.io".parse().unwrap());
+    let stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let (mut ws, response) = tokio_tungstenite::client_async(request, stream).await.unwrap();
+    assert_eq!(response.headers()["sec-websocket-protocol"], "v4.channel.k8s.io");
+    let Some(Ok(Message::Binary(prompt))) = ws.next().await else {
+        panic!("no prompt")
+    };
+    assert_eq!(&prompt[..], b"\x01$ ");
+    let send = |text: &str| Message::Binary([&[0u8][..], text.as_bytes()].concat().into());
+    futures::SinkExt::send(&mut ws, send("hostname\r")).await.unwrap();
+    // the terminal echoes what is typed, then the command's output and the next prompt
+    let mut seen = String::new();
+    while !seen.ends_with("$ ") {
+        let Some(Ok(Message::Binary(b))) = ws.next().await else {
+            panic!("closed early")
+        };
+        assert_eq!(b[0], 1);
+        seen.push_str(&String::from_utf8_lossy(&b[1..]));
+    }
+    assert_eq!(seen, "hostname\r\nnamzu-ws-awake\r\n$ ");
+    futures::SinkExt::send(&mut ws, send("exit 2\r")).await.unwrap();
+    let Some(Ok(Message::Binary(b))) = ws.next().await else {
+        panic!("no echo")
+    };
+    assert_eq!(&b[..], b"\x01exit 2\r\n");
+    let Some(Ok(Message::Binary(b))) = ws.next().await else {
+        panic!("no status")
+    };
+    assert_eq!(b[0], 3);
+    let status: Value = serde_json::from_slice(&b[1..]).unwrap();
+    assert_eq!(status["reason"], "NonZeroExitCode");
+    assert_eq!(
+        status["details"]["causes"][0],
+        json!({"reason": "ExitCode", "message": "2"})
+    );
+    assert!(matches!(ws.next().await, Some(Ok(Message::Close(_)))));
 }
