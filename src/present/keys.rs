@@ -586,7 +586,8 @@ mod tests {
     #[test]
     fn every_context_dispatches_its_own_keys() {
         assert_eq!(command_for(Context::List, key(KeyCode::Char('S'))), Some(Suspend));
-        assert_eq!(command_for(Context::List, key(KeyCode::Char('s'))), None);
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('s'))), Some(Shell));
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('x'))), None);
         assert_eq!(
             command_for(Context::List, KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)),
             Some(Refresh)
