@@ -31,7 +31,7 @@ pub fn on_status(verb: Verb, status: Option<u16>, unanswered: bool) -> OnStatus 
     }
     match status {
         Some(404 | 410) if verb == Verb::Delete => OnStatus::AlreadyGone,
-        Some(422 | 404 | 409 | 410) => OnStatus::Reread,
+        Some(422 | 404 | 409) => OnStatus::Reread,
         _ => OnStatus::Failed,
     }
 }
