@@ -252,7 +252,8 @@ impl Sim {
             record: Vec::new(),
             users: config.users.clone(),
             strict: config.strict,
-            agent_sandbox: config.agent_sandbox,
+            // a scenario that names an agent-sandbox release is served as that one
+            agent_sandbox: scenario.agent_sandbox.map_or(config.agent_sandbox, |r| r.served()),
             watch_list: true,
             cilium: config.cilium,
         };

@@ -374,3 +374,35 @@ async fn adoption_pending_is_starting_not_an_error() {
         "{text}"
     );
 }
+
+/// The versions of `agents.x-k8s.io` the sim's discovery serves.
+async fn sandbox_versions(t: &TestSim) -> Vec<String> {
+    let groups = t.client().await.list_api_groups().await.expect("discovery");
+    groups
+        .groups
+        .iter()
+        .find(|g| g.name == "agents.x-k8s.io")
+        .map(|g| g.versions.iter().map(|v| v.version.clone()).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_sim_serves_v1_0s_crds_by_default_and_0_5s_on_a_scenario_knob() {
+    let t = start().await;
+    assert_eq!(sandbox_versions(&t).await, vec!["v1beta1"]);
+    let o = namzu(&t, &["-n", "agents", "list"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let old = format!("agentSandbox: v0.5\n{SMALL}");
+    let t = start_with(&old, |_| {}).await;
+    assert_eq!(sandbox_versions(&t).await, vec!["v1beta1", "v1alpha1"]);
+    let o = namzu(&t, &["-n", "agents", "list"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("awake"), "{}", out(&o));
+    // the v1alpha1 shape reads the same objects
+    let alpha = kube::Api::<DynamicObject>::namespaced_with(
+        t.client().await,
+        "agents",
+        &ar("agents.x-k8s.io", "v1alpha1", "Sandbox", "sandboxes"),
+    );
+    assert!(alpha.get("namzu-ws-awake").await.is_ok());
+}
