@@ -184,11 +184,7 @@ pub enum Health {
 
 impl ContextView {
     fn new(o: ContextOptions, read_only_flag: bool) -> ContextView {
-        let read_only = if read_only_flag {
-            Some("read-only mode".to_string())
-        } else {
-            o.rules.read_only.then(|| o.rules.read_only_reason(&o.name))
-        };
+        let read_only = (read_only_flag || o.rules.read_only).then(|| o.rules.why_read_only(&o.name, read_only_flag));
         ContextView {
             name: o.name,
             server: o.server,

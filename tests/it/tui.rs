@@ -555,7 +555,10 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     let mut ro = harness(start_demo().await, false, true).await;
     ro.keys(&[KeyCode::Char('F')]).await;
     assert!(ro.app.popups.is_empty());
-    assert_eq!(ro.app.status, "resume is disabled: read-only mode");
+    assert_eq!(
+        ro.app.status,
+        "resume is disabled: read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)"
+    );
 }
 
 /// SMALL with instant transitions: a suspend is confirmed at the controller's next look.
