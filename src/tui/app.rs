@@ -1760,12 +1760,16 @@ fn on_confirm_key(
         // the text typed matches: the focus moves to the action, so Enter confirms
         (_, KeyCode::Backspace) if c.asks_typed => {
             c.typed.pop();
-            c.focus = if c.ready() { Focus::Confirm } else { Focus::Cancel };
+            if c.ready() {
+                c.focus = Focus::Confirm;
+            }
             PopupReply::Stay(Vec::new())
         }
         (_, KeyCode::Char(ch)) if c.asks_typed => {
             c.typed.push(ch);
-            c.focus = if c.ready() { Focus::Confirm } else { Focus::Cancel };
+            if c.ready() {
+                c.focus = Focus::Confirm;
+            }
             PopupReply::Stay(Vec::new())
         }
         _ => PopupReply::Stay(Vec::new()),
