@@ -826,7 +826,7 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     let max = popup_text_width(screen);
     // the dialog's text as (line, style), each wrapped to the screen
     let mut text: Vec<(String, Style)> = Vec::new();
-    let mut say = |line: String, style: Style| {
+    let say = |text: &mut Vec<(String, Style)>, line: String, style: Style| {
         for l in wrap(&line, max) {
             text.push((l, style));
         }
@@ -848,7 +848,11 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
         ),
         (Verb::Resume, false) => ("Resuming starts the pod again on the disk it kept.", Color::Green),
     };
-    say(consequence.into(), theme.fg(colour).add_modifier(Modifier::BOLD));
+    say(
+        &mut text,
+        consequence.into(),
+        theme.fg(colour).add_modifier(Modifier::BOLD),
+    );
     // a plain resume of a drifted row: the way to take the template along
     let drifted: Vec<&str> = c
         .targets
@@ -863,6 +867,7 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
         .collect();
     if c.verb == Verb::Resume && !c.refresh && !drifted.is_empty() {
         say(
+            &mut text,
             format!(
                 "{} drifted from its template: this resume keeps the old pod template; Esc, then F resumes onto the template as it is now.",
                 drifted.join(", ")
@@ -870,8 +875,9 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
             theme.fg(Color::Yellow),
         );
     }
-    say(String::new(), Style::default());
+    say(&mut text, String::new(), Style::default());
     say(
+        &mut text,
         format!(
             "{} {n} workspace{} — take over: {}",
             action,
@@ -884,7 +890,7 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
         ),
         Style::default(),
     );
-    say(String::new(), Style::default());
+    say(&mut text, String::new(), Style::default());
     for key in &c.targets {
         let head = format!("{} ({}): ", key.id, key.place(app.labelled));
         let body = match c.previews.get(key) {
@@ -921,16 +927,19 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
             }
             Some(other) => vec![super::app::note_for(c.verb, key, other).text],
         };
-        say(head + &body[0], Style::default());
+        say(&mut text, head + &body[0], Style::default());
         for line in &body[1..] {
-            say(line.clone(), Style::default());
+            say(&mut text, line.clone(), Style::default());
         }
     }
+    // what follows always shows: the typing asked for
+    let tail_from = text.len();
     if c.asks_typed {
-        say(String::new(), Style::default());
+        say(&mut text, String::new(), Style::default());
     }
     if c.verb != Verb::Delete && !c.typed_rule.is_empty() {
         say(
+            &mut text,
             format!(
                 "Context {} asks for the id typed (confirm: typed).",
                 c.typed_rule.join(", ")
@@ -940,6 +949,7 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     }
     if c.asks_typed {
         say(
+            &mut text,
             format!("Type {:?} to enable {action}: {}█", c.phrase(), c.typed),
             Style::default(),
         );
@@ -950,12 +960,17 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     let area = popup_area(screen, &plain, &title, 2);
     let room = (area.height as usize).saturating_sub(2 + 2);
     if text.len() > room {
-        let hidden = text.len() + 1 - room;
-        text.truncate(room.saturating_sub(1));
+        // the request's detail is cut in the middle: the consequences above and the typing
+        // asked for below stay
+        let tail = text.split_off(tail_from.min(text.len()));
+        let body_room = room.saturating_sub(tail.len()).max(1);
+        let hidden = text.len() + 1 - body_room.min(text.len() + 1);
+        text.truncate(body_room.saturating_sub(1));
         text.push((
             format!("… {hidden} more lines (Esc, then fewer marks)"),
             theme.fg(Color::DarkGray),
         ));
+        text.extend(tail);
     }
     let mut lines: Vec<Line> = text
         .into_iter()
