@@ -2054,6 +2054,97 @@ mod tests {
         }
     }
 
+    fn typed(app: &mut App, text: &str) {
+        for c in text.chars() {
+            press(app, KeyCode::Char(c));
+        }
+    }
+
+    #[test]
+    fn the_command_line_completes_and_switches_namespace_by_a_fuzzy_name() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "n");
+        press(&mut app, KeyCode::Tab);
+        assert_eq!(app.view.command.as_deref(), Some("ns "));
+        typed(&mut app, "oth");
+        press(&mut app, KeyCode::Tab);
+        assert_eq!(app.view.command.as_deref(), Some("ns other "));
+        let effects = press(&mut app, KeyCode::Enter);
+        assert_eq!(app.scope, Scope::Namespace("other".into()));
+        assert_eq!(effects.len(), 2, "re-read there, and the access check");
+        assert!(app.view.command.is_none());
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "bogus");
+        press(&mut app, KeyCode::Enter);
+        assert!(app.status.starts_with("no command \"bogus\""), "{}", app.status);
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "ctx elsewhere");
+        press(&mut app, KeyCode::Enter);
+        assert!(app.status.contains("--context elsewhere"), "{}", app.status);
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "q");
+        press(&mut app, KeyCode::Enter);
+        assert!(app.quit);
+    }
+
+    #[test]
+    fn unbound_keys_say_so_and_status_lines_expire() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('x'));
+        assert_eq!(app.status, "no action on x · ? for help");
+        update(&mut app, Action::Tick(now()));
+        update(&mut app, Action::Tick(now() + chrono::TimeDelta::seconds(5)));
+        assert!(!app.status.is_empty(), "not yet");
+        update(&mut app, Action::Tick(now() + chrono::TimeDelta::seconds(10)));
+        assert!(app.status.is_empty(), "expired");
+    }
+
+    #[test]
+    fn sorting_picks_a_column_and_the_same_again_reverses() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('o'));
+        assert!(matches!(app.popups.last(), Some(Popup::Sort { selected: 0 })));
+        press(&mut app, KeyCode::End);
+        press(&mut app, KeyCode::Enter);
+        assert_eq!((app.view.sort, app.view.reverse), (SortKey::Diagnosis, false));
+        press(&mut app, KeyCode::Char('o'));
+        press(&mut app, KeyCode::Enter);
+        assert_eq!((app.view.sort, app.view.reverse), (SortKey::Diagnosis, true));
+        assert_eq!(app.status, "sorted by diagnosis ▼");
+    }
+
+    #[test]
+    fn the_filter_takes_field_terms_and_negation() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('/'));
+        typed(&mut app, "mode:susp");
+        press(&mut app, KeyCode::Enter);
+        let ids = |app: &App| app.visible().iter().map(|w| w.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&app), ["charlie"]);
+        app.view.filter = "!mode:susp".into();
+        assert_eq!(ids(&app), ["alpha", "bravo"]);
+        app.view.filter = "state:bogus".into();
+        assert!(ids(&app).is_empty() && app.query().is_err());
+    }
+
+    #[test]
+    fn a_typed_confirmation_moves_the_focus_when_the_id_is_whole_and_escape_says_cancelled() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('D'));
+        typed(&mut app, "alph");
+        let focus = |app: &App| match app.popups.last() {
+            Some(Popup::Confirm(c)) => Some(c.focus),
+            _ => None,
+        };
+        assert_eq!(focus(&app), Some(Focus::Cancel));
+        typed(&mut app, "a");
+        assert_eq!(focus(&app), Some(Focus::Confirm));
+        press(&mut app, KeyCode::Esc);
+        assert!(app.popups.is_empty());
+        assert_eq!(app.status, "cancelled");
+    }
+
     #[test]
     fn popups_close_with_esc_and_ctrl_c_quits_from_anywhere() {
         let mut app = app(false);
