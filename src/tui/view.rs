@@ -401,7 +401,9 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         header.push(Cell::from("RESULT"));
     }
     // as wide as the longest id on screen (a Min column would take the room RESULT needs)
-    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(9, 40) as u16;
+    // room for WORKSPACE's sort mark when it is the sorted column
+    let id_min = if sorted == Column::Workspace { 10 } else { 9 };
+    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(id_min, 40) as u16;
     // CONTEXT takes what the others leave, up to its longest name and badge
     let others: usize = cols
         .iter()
