@@ -62,7 +62,7 @@ async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = SimConfig::for_tests(&dir.path().join("kubeconfig"));
     config.namespace = "agents".into();
-    let scenario = Scenario::parse(SCENARIO, config.manual_clock.clone().expect("manual clock")).expect("scenario");
+    let scenario = Scenario::parse(SCENARIO, config.manual_clock.expect("manual clock")).expect("scenario");
     let sim = Sim::start(config, &scenario).await.expect("sim");
     for i in 0..SERVED {
         sim.append_log("agents", "namzu-ws-chatty", "agent", &line(i)[25..]);
