@@ -1365,11 +1365,8 @@ fn on_command_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec
             let text = app.view.command.take().unwrap_or_default();
             return run_command(app, text.trim());
         }
-        (_, KeyCode::Backspace) => {
-            if line.pop().is_none() {
-                app.view.command = None;
-            }
-        }
+        // a backspace on an empty line closes it
+        (_, KeyCode::Backspace) if line.pop().is_none() => app.view.command = None,
         (_, KeyCode::Char(c)) => line.push(c),
         _ => {}
     }
