@@ -387,6 +387,21 @@ pub struct TableView {
     pub command: Option<String>,
     /// The user moved the cursor: until then it stays on the first row as rows arrive.
     pub touched: bool,
+    /// Rows an action was just sent to: they stay in view, where they were, whatever the filter
+    /// says of them now, until the filter changes.
+    pub pinned: BTreeSet<RowKey>,
+    /// Bumped whenever `pinned` changes (the visible order is computed again).
+    pub pins: u64,
+}
+
+impl TableView {
+    /// The filter (or what it shows) changed: the rows acted on need not stay any more.
+    fn unpin(&mut self) {
+        if !self.pinned.is_empty() {
+            self.pinned.clear();
+            self.pins += 1;
+        }
+    }
 }
 
 /// The sorts the table offers (`o`), in the picker's order: each names its column.
@@ -534,6 +549,8 @@ impl App {
                 problems: false,
                 command: None,
                 touched: false,
+                pinned: BTreeSet::new(),
+                pins: 0,
             },
             popups: Vec::new(),
             notes: BTreeMap::new(),
@@ -626,7 +643,7 @@ impl App {
     /// Rows after the filter, in sort order.
     pub fn visible(&self) -> Vec<&Workspace> {
         let key: OrderKey = (
-            self.view.filter.clone(),
+            format!("{}\u{0}{}", self.view.filter, self.view.pins),
             self.view.context.clone(),
             self.view.sort,
             self.view.reverse,
@@ -663,9 +680,10 @@ impl App {
 
     fn passes(&self, w: &Workspace, query: &Result<Query, String>) -> bool {
         self.in_view(w)
-            && (!self.view.problems || is_problem(w))
-            // the context is a row's own word only where rows name one
-            && query.as_ref().is_ok_and(|q| q.matches(w, self.now, self.labelled))
+            && (!self.view.pinned.is_empty() && self.view.pinned.contains(&key_of(w))
+                || (!self.view.problems || is_problem(w))
+                // the context is a row's own word only where rows name one
+                && query.as_ref().is_ok_and(|q| q.matches(w, self.now, self.labelled)))
     }
 
     /// The problem rows in view (the header's count).
@@ -1221,6 +1239,15 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             PopupReply::Submit(writes) => {
                 app.popups.pop();
                 app.view.marks.clear();
+                // the rows acted on stay where they were, even once the filter no longer fits them
+                app.view.pinned = writes
+                    .iter()
+                    .filter_map(|w| match w {
+                        Effect::Write { key, .. } => Some(key.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                app.view.pins += 1;
                 if writes.len() > 1
                     && let Some(Effect::Write { plan, .. }) = writes.first()
                 {
@@ -1398,6 +1425,7 @@ fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         "reverse" => on_list_command(app, Command::ReverseSort),
         "problems" => on_list_command(app, Command::Problems),
         "filter" | "f" => {
+            app.view.unpin();
             app.view.filter = rest.to_string();
             app.view.selected = 0;
             app.clamp();
@@ -1490,11 +1518,13 @@ fn show_context(app: &mut App, context: Option<String>) {
         app.view.marks.retain(|k| &k.context == c);
     }
     app.view.context = context;
+    app.view.unpin();
     app.view.selected = 0;
     app.clamp();
 }
 
 fn on_filter_key(app: &mut App, command: Option<Command>, key: KeyEvent) {
+    app.view.unpin();
     match (command, key.code) {
         (Some(Command::ClearFilter), _) => {
             app.view.filter.clear();
@@ -1524,7 +1554,10 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Top => view.selected = 0,
         Command::Bottom => view.selected = last,
         Command::Filter => view.filter_editing = true,
-        Command::ClearFilter => view.filter.clear(),
+        Command::ClearFilter => {
+            view.unpin();
+            view.filter.clear();
+        }
         Command::NextSort => {
             let selected = SORTS.iter().position(|(_, k, _)| *k == view.sort).unwrap_or(0);
             app.popups.push(Popup::Sort { selected });
@@ -1534,6 +1567,7 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             set_sort(app, sort);
         }
         Command::Problems => {
+            view.unpin();
             view.problems = !view.problems;
             view.selected = 0;
             app.status = if app.view.problems {

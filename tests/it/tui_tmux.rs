@@ -568,6 +568,22 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     t.expect("Resuming starts the pod again");
     t.keys(&["Escape"]);
     t.expect("cancelled");
+    // three of staging's running rows (no typing there): the header counts the marks, the
+    // status says "3 of 3 suspended", and the rows stay where they were under the filter
+    t.keys(&["Escape"]);
+    t.expect(" 69 workspaces");
+    t.keys(&["/", "ctx:st* run", "Enter"]);
+    let before = t.expect("filter: ctx:st* run (");
+    let first_three: Vec<String> = shown_ids(&before).into_iter().take(3).collect();
+    t.keys(&["Space", "Space", "Space"]);
+    t.expect("✓ 3 marked");
+    t.keys(&["S"]);
+    t.expect("Suspend 3 workspaces");
+    t.keys(&["Tab", "Enter"]);
+    let after = t.expect("3 of 3 suspended");
+    for id in &first_three {
+        assert!(after.contains(id.as_str()), "{id} stays in view:\n{after}");
+    }
     t.keys(&["q"]);
     t.expect("NAMZU-EXITED");
 }
