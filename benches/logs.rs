@@ -3,6 +3,9 @@
 //! time (update + render on a 200×50 TestBackend) while lines stream in, and the memory it holds
 //! at its bound. Prints numbers; asserts nothing.
 
+// a bench prints its figures and stops at the first thing that is not as set up
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
 use kubectl_namzu::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};

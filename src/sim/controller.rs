@@ -55,13 +55,22 @@ pub struct Knobs {
 pub struct Timing {
     pub ready_delay: Duration,
     pub grace: Duration,
+    /// How long after a write to a Sandbox the controller's pass over it runs, as a real
+    /// controller's watch and queue lag: until then every read shows the object as written with
+    /// the status of before (an earlier generation's Ready=True included). Zero reconciles
+    /// inside the write.
+    pub reconcile_delay: Duration,
 }
+
+/// The controller's lag after a write by default (`demo --serve`; tests default to none).
+pub const RECONCILE_DELAY_MS: i64 = 300;
 
 impl Default for Timing {
     fn default() -> Self {
         Timing {
             ready_delay: Duration::milliseconds(1500),
             grace: Duration::seconds(2),
+            reconcile_delay: Duration::milliseconds(RECONCILE_DELAY_MS),
         }
     }
 }
@@ -172,6 +181,14 @@ impl Controller {
 
     fn due(&mut self, at: DateTime<Utc>) {
         let key = self.current.clone();
+        if self.due_at.insert((at, key.clone())) {
+            self.due_of.entry(key).or_default().push(at);
+        }
+    }
+
+    /// Schedule `key`'s pass for `at` (a write's reconcile, after the controller's lag).
+    pub fn later(&mut self, key: (String, String), at: DateTime<Utc>) {
+        let key = Some(key);
         if self.due_at.insert((at, key.clone())) {
             self.due_of.entry(key).or_default().push(at);
         }
@@ -638,8 +655,25 @@ impl Controller {
             .ready_delay_ms
             .map(|ms| Duration::milliseconds(ms as i64))
             .unwrap_or(self.timing.ready_delay);
-        // a settled scenario's pod was made a start-up ago, so its waterfall ends by now
-        let born = if settle { now - ready_delay } else { now };
+        // a settled scenario's pod was made when its workspace last woke (the resume's
+        // mode-changed stamp, else the Sandbox's creation), a second after, as a controller
+        // would: its start-up waterfall counts from there and has ended by now
+        let running = s(sbx, "/spec/operatingMode") != "Suspended";
+        let woke = [
+            "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at",
+            "/metadata/creationTimestamp",
+        ]
+        .iter()
+        // a Suspended one's stamp is its suspend: its pod is from before
+        .skip(usize::from(!running))
+        .find_map(|p| sbx.pointer(p).and_then(Value::as_str))
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc) + Duration::seconds(1));
+        let born = match (settle, woke) {
+            (true, Some(t)) => t.min(now - ready_delay),
+            (true, None) => now - ready_delay,
+            (false, _) => now,
+        };
         let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
             "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
             "ownerReferences":owners, "creationTimestamp": k8s_time(born)},
