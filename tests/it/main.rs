@@ -12,6 +12,7 @@ mod egress;
 mod hardening3;
 mod hostile;
 mod krew;
+mod leaks;
 mod live;
 mod next_steps;
 mod properties;
