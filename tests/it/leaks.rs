@@ -344,3 +344,61 @@ async fn resources_equal_a_hand_computation_on_the_demo() {
     );
     assert!(agents["holds"]["Suspended"]["requests"].as_object().unwrap().is_empty());
 }
+
+/// A bulk dry run ends with what the writes would free: the Running workspaces' requests by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_dry_run_says_what_it_would_free() {
+    let t = start_demo().await;
+    let items: Vec<Value> =
+        serde_json::from_str(&out(&namzu(&t, &["list", "-n", "research", "-o", "json"]).await)).unwrap();
+    let running = items.iter().filter(|i| i["mode"] == "Running").count();
+    assert!(running > 1, "{items:#?}");
+    t.sim.clear_requests();
+    let o = namzu(&t, &["suspend", "-n", "research", "--all", "--dry-run"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let last = out(&o).lines().last().unwrap_or_default().to_string();
+    // researcher asks for no requests (limits only): nothing freed; the written ones' disks
+    // (10Gi each) stay
+    assert_eq!(
+        last,
+        format!("would free no CPU or memory; disks stay: {}Gi", 10 * running),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        t.sim.requests().iter().all(|r| r.method == "GET"),
+        "a dry run sends nothing"
+    );
+    let o = namzu(&t, &["suspend", "-n", "agents", "--state", "Running", "--dry-run"]).await;
+    let last = out(&o).lines().last().unwrap_or_default().to_string();
+    let agents: Vec<Value> = serde_json::from_str(&out(&namzu(
+        &t,
+        &["list", "-n", "agents", "--state", "Running", "-o", "json"],
+    )
+    .await))
+    .unwrap();
+    let mcpu: usize = agents
+        .iter()
+        .filter(|i| i["mode"] == "Running" && i["resources"]["requests"]["cpu"] == "250m")
+        .count()
+        * 250;
+    let cpu = if mcpu % 1000 == 0 {
+        (mcpu / 1000).to_string()
+    } else {
+        format!("{:.1}", mcpu as f64 / 1000.0)
+            .trim_end_matches(".0")
+            .to_string()
+    };
+    assert!(
+        last.starts_with(&format!("would free {cpu} CPU, ")),
+        "{last}\n{}",
+        out(&o)
+    );
+    assert!(last.contains("disks stay: "), "{last}");
+    let o = namzu(&t, &["delete", "-n", "research", "--all", "--dry-run"]).await;
+    assert!(
+        out(&o).lines().last().unwrap_or_default().contains("disks deleted: "),
+        "{}",
+        out(&o)
+    );
+}
