@@ -161,7 +161,7 @@ async fn a_sandbox_deleted_and_recreated_under_its_name_re_adopts_its_disk() {
     assert!(items.is_empty(), "nothing live is listed: {items:#?}");
     // the DELETE planned from the earlier report is refused: the disk is claimed again
     t.sim.clear_requests();
-    let conn = connect(&t, &t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)).await;
+    let conn = connect(&t, t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)).await;
     let audit = AuditLog {
         path: Some(t.dir.path().join("audit.jsonl")),
         ..Default::default()
@@ -382,7 +382,7 @@ async fn a_bulk_dry_run_says_what_it_would_free() {
         .filter(|i| i["mode"] == "Running" && i["resources"]["requests"]["cpu"] == "250m")
         .count()
         * 250;
-    let cpu = if mcpu % 1000 == 0 {
+    let cpu = if mcpu.is_multiple_of(1000) {
         (mcpu / 1000).to_string()
     } else {
         format!("{:.1}", mcpu as f64 / 1000.0)
