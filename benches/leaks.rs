@@ -9,6 +9,8 @@
 //! fifth of the pods); `NAMZU_BENCH_LEAKED` how many workspaces are deleted with their disks
 //! orphaned (default 50); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
 
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
 #[path = "support/shape.rs"]
 mod shape;
 
