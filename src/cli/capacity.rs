@@ -9,8 +9,9 @@ use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory::{self, Query, Scope};
 use crate::cluster::resources::{self, CLAIMS, WARM_POOLS};
-use crate::domain::capacity::{PoolCapacity, pending_pods, pools};
+use crate::domain::capacity::{Held, PoolCapacity, hold, pending_pods, pools};
 use crate::domain::object::namespace;
+use crate::domain::resources::{Unit, format_quantity, human, list_json};
 use crate::domain::state::State;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -30,6 +31,8 @@ struct NamespaceCapacity {
     /// `None` when pods may not be listed.
     pending: Option<usize>,
     states: BTreeMap<State, usize>,
+    /// What the workspaces of each state hold (requests of pods that run, disks).
+    held: BTreeMap<State, Held>,
 }
 
 /// Pools or claims in scope; `None` when the extensions are not installed (404). Cluster-wide
@@ -122,6 +125,7 @@ async fn one_context(
             pools: Vec::new(),
             pending: None,
             states: BTreeMap::new(),
+            held: BTreeMap::new(),
         })
     }
     if let Scope::Namespace(ns) = &scope {
@@ -138,7 +142,9 @@ async fn one_context(
         entry(&mut rows, &data.namespace).pending = data.pods.known().map(|p| pending_pods(p));
     }
     for w in &workspaces {
-        *entry(&mut rows, &w.namespace).states.entry(w.state).or_default() += 1;
+        let row = entry(&mut rows, &w.namespace);
+        *row.states.entry(w.state).or_default() += 1;
+        hold(row.held.entry(w.state).or_default(), w);
     }
     Ok((warnings, rows.into_values().collect()))
 }
@@ -149,6 +155,11 @@ fn structured(n: &NamespaceCapacity) -> Value {
         "warmPools": n.pools.iter().map(|p| json!({"name": p.name, "template": p.template, "ready": p.ready, "desired": p.desired, "claims": p.claims})).collect::<Vec<_>>(),
         "pendingPods": n.pending,
         "workspaces": n.states.iter().map(|(s, c)| (s.as_str().to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
+        "holds": n.held.iter().map(|(s, h)| (s.as_str().to_string(), json!({
+            "requests": list_json(&h.requests),
+            "limits": list_json(&h.limits),
+            "disks": format_quantity(h.disks, Unit::Bytes),
+        }))).collect::<serde_json::Map<_, _>>(),
     });
     if let (Some(context), Some(fields)) = (&n.context, out.as_object_mut()) {
         fields.shift_insert(0, "context".into(), json!(context));
@@ -207,15 +218,54 @@ fn text(rows: &[NamespaceCapacity], labelled: bool) -> String {
                 (n.pending.map_or("?".into(), |p| p.to_string()), Tone::Plain),
                 (n.states.values().sum::<usize>().to_string(), Tone::Plain),
                 (if counts.is_empty() { "-".into() } else { counts }, Tone::Plain),
+                (holds(&n.held), Tone::Plain),
             ]);
             row
         })
         .collect();
     s.push_str(&output::table(
-        &["CONTEXT", "NAMESPACE", "PENDING-PODS", "WORKSPACES", "BY STATE"][skip..],
+        &[
+            "CONTEXT",
+            "NAMESPACE",
+            "PENDING-PODS",
+            "WORKSPACES",
+            "BY STATE",
+            "HOLDS",
+        ][skip..],
         &ws_rows,
         false,
         output::colour_enabled(),
     ));
+    s
+}
+
+/// What a namespace's workspaces hold, said short: the running pods' CPU and memory requests,
+/// then the disks, Suspended ones' apart ("2.5 CPU, 4Gi mem; disks 120Gi, 40Gi of it Suspended").
+fn holds(held: &BTreeMap<State, Held>) -> String {
+    let mut requests = crate::domain::resources::List::new();
+    let mut disks = 0;
+    for h in held.values() {
+        crate::domain::resources::add(&mut requests, &h.requests);
+        disks += h.disks;
+    }
+    let suspended = held.get(&State::Suspended).map_or(0, |h| h.disks);
+    let mut parts = Vec::new();
+    if let Some(c) = requests.get("cpu").filter(|c| **c != 0) {
+        parts.push(format!("{} CPU", human(*c, Unit::Cores)));
+    }
+    if let Some(m) = requests.get("memory").filter(|m| **m != 0) {
+        parts.push(format!("{} mem", human(*m, Unit::Bytes)));
+    }
+    let mut s = if parts.is_empty() {
+        "no pods".to_string()
+    } else {
+        parts.join(", ")
+    };
+    if disks > 0 {
+        s.push_str(&format!("; disks {}", human(disks, Unit::Bytes)));
+        if suspended > 0 {
+            s.push_str(&format!(", {} of it Suspended", human(suspended, Unit::Bytes)));
+        }
+    }
     s
 }

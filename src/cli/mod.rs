@@ -14,6 +14,7 @@ pub mod globals;
 pub mod history;
 pub mod input;
 pub mod inspect;
+pub mod leaks;
 pub mod list;
 pub mod logs;
 pub mod output;
@@ -57,6 +58,9 @@ pub enum Command {
     History(history::Args),
     /// Warm-pool capacity, pending pods and workspace counts by state.
     Capacity(capacity::Args),
+    /// What the fleet left behind (orphaned disks and policies, stuck and expired Sandboxes, …);
+    /// --delete deletes the disks and policies, fenced by uid and resourceVersion.
+    Leaks(leaks::Args),
     /// Is a retained workspace still there? live, suspended, absent (exit 4) or replaced (exit 6).
     Reconcile(reconcile::Args),
     /// Suspend workspaces (pod deleted, disk kept) under the holder-epoch fence.
@@ -150,6 +154,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Exec(args) => exec::run(&cli.globals, args).await,
         Command::History(args) => history::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
+        Command::Leaks(args) => leaks::run(&cli.globals, args).await,
         Command::Reconcile(args) => reconcile::run(&cli.globals, args).await,
         Command::Suspend(args) => write::suspend(&cli.globals, args).await,
         Command::Resume(args) => write::resume(&cli.globals, args).await,

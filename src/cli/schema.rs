@@ -73,6 +73,7 @@ pub fn workspace(w: &Workspace) -> Value {
             "policies": policies,
         },
         "namzuAnnotations": w.namzu_annotations,
+        "resources": w.resources.to_json(),
     });
     // across contexts each object says which cluster it is in, first; with one, nothing changes
     match &w.context {

@@ -836,6 +836,10 @@ async fn run(
         crate::outln!();
         crate::out!("{}", summary(&reports, fleet.labelled));
     }
+    // a bulk dry run ends with what the writes would free or start holding
+    if human && common.dry_run && reports.len() > 1 {
+        crate::outln!("{}", what_if(&contexts, &reports, verb).await);
+    }
     // a refresh that lost to another resume left a workspace running what it ran before
     let off_template: Vec<String> = reports
         .iter()
@@ -956,6 +960,41 @@ async fn wait_for(
 }
 
 /// The results as a table, CONTEXT first across contexts, then one tally line per context.
+/// What a bulk dry run's writes would free or start holding (`domain::resources::what_if`): the
+/// requests of the pods a suspend or delete stops, or a resume starts, and the disks (which stay,
+/// or go with a delete). Each Sandbox is read once more for its pod template (dry runs only).
+async fn what_if(contexts: &[Target], reports: &[Report], verb: Verb) -> String {
+    use crate::domain::resources::{self, List};
+    let reads = reports.iter().filter_map(|r| {
+        let Outcome::DryRun { mode, .. } = &r.outcome else {
+            return None;
+        };
+        let target = contexts.iter().find(|t| t.label == r.context)?;
+        let name = r.id.sandbox_name();
+        Some(async move {
+            let read = resources::of_sandbox(
+                &crate::cluster::resources::get(&target.member.conn, &SANDBOXES, &r.namespace, &name)
+                    .await
+                    .ok()
+                    .flatten()?,
+                |_| None,
+            );
+            Some((*mode, read))
+        })
+    });
+    let (mut freed, mut started, mut disks) = (List::new(), List::new(), 0);
+    for (mode, read) in futures::future::join_all(reads).await.into_iter().flatten() {
+        let running = mode == crate::domain::patch::Mode::Running;
+        match verb {
+            Verb::Suspend | Verb::Delete if running => resources::add(&mut freed, &read.requests),
+            Verb::Resume if !running => resources::add(&mut started, &read.requests),
+            _ => {}
+        }
+        disks += read.disk_total();
+    }
+    resources::what_if(&freed, &started, disks, verb == Verb::Delete)
+}
+
 fn summary(reports: &[Report], labelled: bool) -> String {
     let rows: Vec<Vec<(String, Tone)>> = reports
         .iter()

@@ -7,6 +7,7 @@ pub mod detail;
 pub mod error;
 pub mod inventory;
 pub mod kinds;
+pub mod leaks;
 pub mod live;
 pub mod observe;
 pub mod policies;

@@ -36,6 +36,31 @@ pub fn pools(pools: &[Value], claims: &[Value]) -> Vec<PoolCapacity> {
         .collect()
 }
 
+/// What the workspaces of one state hold: the requests and limits of their pods that run (a
+/// Suspended workspace's template asks for nothing while it sleeps) and every disk's size.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Held {
+    pub workspaces: usize,
+    pub requests: super::resources::List,
+    pub limits: super::resources::List,
+    pub disks: super::resources::Milli,
+}
+
+/// Whether the workspace's pod exists and is not on its way out: it holds its requests.
+pub fn pod_holds(w: &super::workspace::Workspace) -> bool {
+    matches!(w.pod.known(), Some(Some(p)) if !p.terminating && p.phase != "Succeeded" && p.phase != "Failed")
+}
+
+/// Add one workspace to what its state holds.
+pub fn hold(held: &mut Held, w: &super::workspace::Workspace) {
+    held.workspaces += 1;
+    if pod_holds(w) {
+        super::resources::add(&mut held.requests, &w.resources.requests);
+        super::resources::add(&mut held.limits, &w.resources.limits);
+    }
+    held.disks += w.resources.disk_total();
+}
+
 /// Every pod in phase Pending, workspace pods included, as the library counts them.
 pub fn pending_pods(pods: &[Value]) -> usize {
     pods.iter().filter(|p| super::pod::phase(p) == "Pending").count()

@@ -3,6 +3,7 @@
 
 use super::age::age;
 use super::drift::DriftState;
+use super::resources::{Unit, human};
 use super::timefmt;
 use super::workspace::{Observed, Workspace};
 use chrono::{DateTime, Utc};
@@ -29,6 +30,12 @@ pub enum Column {
     Egress,
     PerSandbox,
     Policy,
+    /// The pod template's CPU requests (summed as the scheduler does).
+    Cpu,
+    /// Its memory requests.
+    Mem,
+    /// Its disks' total size.
+    Disk,
 }
 
 impl Column {
@@ -53,12 +60,16 @@ impl Column {
             Column::Egress => "EGRESS",
             Column::PerSandbox => "PER-SANDBOX",
             Column::Policy => "POLICY",
+            Column::Cpu => "CPU",
+            Column::Mem => "MEM",
+            Column::Disk => "DISK",
         }
     }
 }
 
 /// The columns of a view: CONTEXT first across contexts, NAMESPACE only across namespaces; wide adds identity, pod detail and
-/// egress (the profile, whether per-sandbox egress is on, and whose per-sandbox policy selects it).
+/// what it asks for (CPU and memory requests, disks) and egress (the profile, whether
+/// per-sandbox egress is on, and whose per-sandbox policy selects it).
 pub fn columns(fleet: bool, all_namespaces: bool, wide: bool) -> Vec<Column> {
     let mut out = Vec::from(if fleet { &[Column::Context][..] } else { &[] });
     out.push(Column::Workspace);
@@ -82,12 +93,19 @@ pub fn columns(fleet: bool, all_namespaces: bool, wide: bool) -> Vec<Column> {
             Column::Node,
             Column::Image,
             Column::TemplateHash,
+            Column::Cpu,
+            Column::Mem,
+            Column::Disk,
             Column::Egress,
             Column::PerSandbox,
             Column::Policy,
         ]);
     }
     out
+}
+
+fn quantity(q: Option<&i128>, unit: Unit) -> String {
+    q.map_or_else(|| "-".into(), |q| human(*q, unit))
 }
 
 fn or_dash(s: Option<&str>) -> String {
@@ -148,5 +166,11 @@ pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
         Column::Egress => or_dash(w.egress.profile.as_deref()),
         Column::PerSandbox => if w.egress.per_sandbox.is_some() { "on" } else { "off" }.into(),
         Column::Policy => w.egress.policy_cell().into(),
+        Column::Cpu => quantity(w.resources.requests.get("cpu"), Unit::Cores),
+        Column::Mem => quantity(w.resources.requests.get("memory"), Unit::Bytes),
+        Column::Disk => match w.resources.disks.iter().filter_map(|d| d.size).sum::<i128>() {
+            0 => "-".into(),
+            total => human(total, Unit::Bytes),
+        },
     }
 }

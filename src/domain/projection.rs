@@ -48,7 +48,11 @@ pub const SANDBOX: Keep = Fields(&[
             ("podTemplate", All),
             (
                 "volumeClaimTemplates",
-                Each(&Fields(&[("metadata", Fields(&[("name", All)]))])),
+                Each(&Fields(&[
+                    ("metadata", Fields(&[("name", All)])),
+                    // the disk's size (`resources` in `list -o json`)
+                    ("spec", Fields(&[("resources", Fields(&[("requests", All)]))])),
+                ])),
             ),
             ("shutdownTime", All),
             ("shutdownPolicy", All),
@@ -134,7 +138,9 @@ pub const PVC: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
     ("metadata", OWNED_META),
-    ("status", Fields(&[("phase", All)])),
+    // the size it asks for and holds (`resources` in `list -o json`)
+    ("spec", Fields(&[("resources", Fields(&[("requests", All)]))])),
+    ("status", Fields(&[("phase", All), ("capacity", All)])),
 ]);
 
 /// A CiliumNetworkPolicy (`cilium.io/v2`): its name, owners and endpoint selectors — what says

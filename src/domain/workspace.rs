@@ -117,6 +117,9 @@ pub struct Workspace {
     /// The images the SandboxTemplate names today, by container (init containers too): what a
     /// refresh would run. `None` when the template was not read.
     pub template_images: Option<std::collections::BTreeMap<String, String>>,
+    /// What it asks for and holds: its pod template's requests and limits summed as the
+    /// scheduler sums them, and its disks (`domain/resources.rs`).
+    pub resources: super::resources::Resources,
 }
 
 /// Container name → image of a SandboxTemplate's pod template.
@@ -173,7 +176,9 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
         identity.pod_uid = None;
     }
     let sandbox_name = name(sbx).to_string();
+    let resources = super::resources::of_sandbox(sbx, |claim| inputs.pvcs.known().and_then(|p| p.named(claim)));
     Workspace {
+        resources,
         ready: state::ready(sbx, mode, pod_view.as_ref()),
         identity,
         missing_claims: match &claims {

@@ -157,10 +157,12 @@ async fn formats_and_headers() {
         .unwrap()
         .split_whitespace()
         .collect();
-    assert_eq!(tango.len(), 17);
+    assert_eq!(tango.len(), 20);
     assert_eq!(tango[10], "namzu-ws-tango", "POD");
     assert!(tango[13].starts_with("sha256:"), "TEMPLATE-HASH");
-    assert_eq!(&tango[14..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
+    // researcher asks for no requests (limits only): CPU and MEM `-`, one 10Gi disk
+    assert_eq!(&tango[14..17], ["-", "-", "10Gi"], "CPU, MEM, DISK");
+    assert_eq!(&tango[17..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
 
     let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);
     assert_eq!(names.lines().next(), Some("sandbox.agents.x-k8s.io/namzu-ws-tango"));

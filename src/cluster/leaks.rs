@@ -1,0 +1,208 @@
+//! The reads of `leaks` (domain rules in `domain/leaks.rs`), narrowed: per namespace in scope (or
+//! once cluster-wide with `-A`) one LIST each of
+//!
+//! - Sandboxes (all of them, workspaces or not: what exists decides what is left behind);
+//! - PVCs **labelled `agents.x-k8s.io/sandbox-name-hash`** — never every PVC of the cluster;
+//! - CiliumNetworkPolicies (as the inventory reads them; 404/403: no policy leaks are told);
+//! - SandboxClaims and SandboxWarmPools (404: the extensions are not installed, none told);
+//!
+//! each pruned to what the rules read as it is parsed. Cost ∝ the workspaces' own objects: the
+//! 50,000 pods and 10,000 disks of other apps are never transferred.
+//!
+//! Why the disk read is complete: agent-sandbox's controller labels every PVC it makes from a
+//! `volumeClaimTemplates` entry with `agents.x-k8s.io/sandbox-name-hash`, and nothing removes the
+//! label when the Sandbox goes (its garbage collector deletes the disk, or — with orphaning, a
+//! lagging collector, a finalizer — leaves it labelled). So every disk a workspace ever had is in
+//! the labelled LIST, and only those are judged (and only those named `<entry>-namzu-ws-<id>`).
+//! What it cannot see: a disk an older controller made without the label, with its Sandbox gone
+//! — nothing names it any more. The inventory reads such disks of *existing* workspaces by name;
+//! an unlabelled orphan is out of reach of any narrowed read, and `-v` says the rule.
+
+use super::connect::Connection;
+use super::error::ClusterError;
+use super::kinds::{CILIUM_POLICIES, CLAIMS, Kind, PVCS, SANDBOXES, WARM_POOLS};
+use super::resources;
+use crate::domain::keys::SANDBOX_NAME_HASH;
+use crate::domain::leaks::{self, Leak, Reads};
+use crate::domain::object::namespace;
+use crate::domain::projection::Keep::{self, All, Each, Fields};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const META: Keep = Fields(&[
+    ("name", All),
+    ("namespace", All),
+    ("uid", All),
+    ("resourceVersion", All),
+    ("creationTimestamp", All),
+    ("deletionTimestamp", All),
+    ("finalizers", All),
+    (
+        "ownerReferences",
+        Each(&Fields(&[("kind", All), ("name", All), ("uid", All)])),
+    ),
+]);
+
+/// A Sandbox as the leak rules read it: identity, owners, deletion, expiry and whether it is a
+/// workspace (the template label).
+const SANDBOX: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    ("metadata", META),
+    (
+        "spec",
+        Fields(&[
+            ("shutdownTime", All),
+            ("podTemplate", Fields(&[("metadata", Fields(&[("labels", All)]))])),
+        ]),
+    ),
+    (
+        "status",
+        Fields(&[(
+            "conditions",
+            Each(&Fields(&[
+                ("type", All),
+                ("status", All),
+                ("reason", All),
+                ("lastTransitionTime", All),
+            ])),
+        )]),
+    ),
+]);
+
+/// A disk: identity, owners, size.
+const PVC: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    ("metadata", META),
+    ("spec", Fields(&[("resources", All)])),
+    ("status", Fields(&[("phase", All), ("capacity", All)])),
+]);
+
+const EXTENSION: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    ("metadata", META),
+    ("spec", All),
+    ("status", All),
+]);
+
+pub const LEAK_SANDBOXES: Kind = Kind {
+    keep: SANDBOX,
+    ..SANDBOXES
+};
+pub const LEAK_PVCS: Kind = Kind { keep: PVC, ..PVCS };
+/// A per-sandbox policy: identity and owners (a DELETE carries its uid and resourceVersion).
+const POLICY: Keep = Fields(&[("apiVersion", All), ("kind", All), ("metadata", META)]);
+
+pub const LEAK_POLICIES: Kind = Kind {
+    keep: POLICY,
+    ..CILIUM_POLICIES
+};
+const LEAK_CLAIMS: Kind = Kind {
+    keep: EXTENSION,
+    ..CLAIMS
+};
+const LEAK_POOLS: Kind = Kind {
+    keep: EXTENSION,
+    ..WARM_POOLS
+};
+
+/// What the pass found, and what it could not read.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub leaks: Vec<Leak>,
+    pub warnings: Vec<String>,
+}
+
+/// An optional read: 404 (not served) and 403 (with a warning) are "none read".
+async fn optional(
+    conn: &Connection,
+    kind: &Kind,
+    ns: Option<&str>,
+    selector: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vec<Value>>, ClusterError> {
+    match resources::list(conn, kind, ns, selector).await {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) if e.is_forbidden() => {
+            warnings.push(format!(
+                "warning: {e}; its leaks are not told (needs RBAC list on {})",
+                kind.plural
+            ));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn by_namespace(items: Vec<Value>) -> BTreeMap<String, Vec<Value>> {
+    let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for v in items {
+        out.entry(namespace(&v).to_string()).or_default().push(v);
+    }
+    out
+}
+
+/// Read `namespace` (`None`: every namespace at once) and judge it at `now`.
+pub async fn read(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc>) -> Result<Report, ClusterError> {
+    let mut warnings = Vec::new();
+    let (mut w1, mut w2, mut w3, mut w4) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (sandboxes, pvcs, policies, claims, pools) = tokio::join!(
+        resources::list(conn, &LEAK_SANDBOXES, namespace, None),
+        optional(conn, &LEAK_PVCS, namespace, Some(SANDBOX_NAME_HASH), &mut w1),
+        optional(conn, &LEAK_POLICIES, namespace, None, &mut w2),
+        optional(conn, &LEAK_CLAIMS, namespace, None, &mut w3),
+        optional(conn, &LEAK_POOLS, namespace, None, &mut w4),
+    );
+    let sandboxes = match sandboxes {
+        Ok(s) => s,
+        Err(e) => return Err(super::inventory::explain_missing(conn, e).await),
+    };
+    let (pvcs, policies, claims, pools) = (pvcs?, policies?, claims?, pools?);
+    warnings.extend(w1.into_iter().chain(w2).chain(w3).chain(w4));
+    if pvcs.is_none() {
+        warnings.push("warning: persistentvolumeclaims are not readable: orphaned disks are not told".into());
+    }
+    let mut sandboxes = by_namespace(sandboxes);
+    let mut pvcs = by_namespace(pvcs.unwrap_or_default());
+    let policies_read = policies.is_some();
+    let mut policies = by_namespace(policies.unwrap_or_default());
+    let (claims_read, pools_read) = (claims.is_some(), pools.is_some());
+    let mut claims = by_namespace(claims.unwrap_or_default());
+    let mut pools = by_namespace(pools.unwrap_or_default());
+    let mut namespaces: Vec<String> = sandboxes
+        .keys()
+        .chain(pvcs.keys())
+        .chain(policies.keys())
+        .chain(claims.keys())
+        .chain(pools.keys())
+        .cloned()
+        .collect();
+    namespaces.sort();
+    namespaces.dedup();
+    let mut out = Vec::new();
+    for ns in namespaces {
+        let (s, p) = (
+            sandboxes.remove(&ns).unwrap_or_default(),
+            pvcs.remove(&ns).unwrap_or_default(),
+        );
+        let pol = policies.remove(&ns).unwrap_or_default();
+        let (c, w) = (
+            claims.remove(&ns).unwrap_or_default(),
+            pools.remove(&ns).unwrap_or_default(),
+        );
+        out.extend(leaks::find(&Reads {
+            namespace: &ns,
+            sandboxes: &s,
+            pvcs: &p,
+            policies: policies_read.then_some(pol.as_slice()),
+            claims: claims_read.then_some(c.as_slice()),
+            pools: pools_read.then_some(w.as_slice()),
+            now,
+        }));
+    }
+    Ok(Report { leaks: out, warnings })
+}

@@ -1,0 +1,404 @@
+//! `leaks` and what the fleet holds: every leak kind found on the demo and nothing live listed
+//! (a Sandbox deleted and re-created under its name included), the fenced DELETEs in the sim's
+//! record, a re-adopted disk refused, the rules (read-only, maxBulk, typed confirmation) honoured,
+//! and `resources` equal to a hand computation.
+
+use crate::support::*;
+use kubectl_namzu::cluster::audit::AuditLog;
+use kubectl_namzu::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
+use kubectl_namzu::sim::controller::earlier_uid;
+use kubectl_namzu::sim::resources::{CILIUM_POLICIES, PVCS, SANDBOXES};
+use serde_json::{Value, json};
+
+const GHOST_DISK: &str = "workspace-disk-namzu-ws-ghost";
+
+fn json_of(o: &std::process::Output) -> Vec<Value> {
+    serde_json::from_str::<Value>(&out(o))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out(o), err(o)))
+        .as_array()
+        .expect("a list")
+        .clone()
+}
+
+fn find<'a>(items: &'a [Value], name: &str) -> Option<&'a Value> {
+    items.iter().find(|i| i["name"] == name)
+}
+
+fn deletes(t: &TestSim) -> Vec<kubectl_namzu::sim::record::Recorded> {
+    t.sim.requests().into_iter().filter(|r| r.method == "DELETE").collect()
+}
+
+fn rules_env(t: &TestSim, rules: &str) -> (String, String) {
+    let path = t.dir.path().join("rules.yaml");
+    std::fs::write(&path, rules).expect("rules file");
+    ("KUBECTL_NAMZU_CONFIG".into(), path.display().to_string())
+}
+
+async fn run_with(t: &TestSim, env: Vec<(String, String)>, args: &[&str]) -> std::process::Output {
+    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let mut all = vec![now_env(t), audit_env(t)];
+    all.extend(env);
+    namzu_env(full, all).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_leak_kind_of_the_demo_is_found_and_nothing_live() {
+    let t = start_demo().await;
+    let o = namzu(&t, &["leaks", "-A", "-o", "json"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let items = json_of(&o);
+    for i in &items {
+        for key in ["kind", "namespace", "name", "reason", "age", "next"] {
+            assert!(!i[key].is_null(), "{key} missing in {i}");
+        }
+    }
+    let disk = find(&items, GHOST_DISK).expect("the orphaned disk");
+    assert_eq!(disk["kind"], "PersistentVolumeClaim");
+    assert_eq!(disk["leak"], "orphaned-disk");
+    assert_eq!(disk["size"], "10Gi");
+    assert_eq!(disk["age"], "40d");
+    let wren_policy = format!("namzu-sbx-{}", earlier_uid("namzu-ws-wren"));
+    let policy = find(&items, &wren_policy).expect("the stranger's policy");
+    assert_eq!(policy["leak"], "orphaned-policy");
+    assert!(policy["reason"].as_str().unwrap().contains("re-created"), "{policy}");
+    let stuck = find(&items, "namzu-ws-quebec").expect("the Sandbox stuck on a finalizer");
+    assert_eq!(stuck["leak"], "stuck-deleting");
+    assert!(
+        stuck["reason"].as_str().unwrap().contains("namzu.ai/demo-hold"),
+        "{stuck}"
+    );
+    let expired = find(&items, "namzu-ws-papa").expect("the Expired workspace");
+    assert_eq!(expired["leak"], "expired-not-reaped");
+    assert_eq!(
+        find(&items, "coder-pool").expect("the short warm pool")["reason"],
+        "2/3 ready"
+    );
+    assert_eq!(
+        find(&items, "sandbox-claim-7f3a9c21").expect("the unanswered claim")["leak"],
+        "claim-without-sandbox"
+    );
+    // nothing live: every disk and policy of a Sandbox that exists stays out, topaz's disk
+    // (owned by an earlier uid, adopted by name) and wren's own policy included
+    let live: Vec<String> = t
+        .sim
+        .list(&SANDBOXES, None)
+        .iter()
+        .filter(|s| s["metadata"]["deletionTimestamp"].is_null())
+        .filter(|s| s["spec"]["shutdownTime"].is_null())
+        .map(|s| s["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    for i in &items {
+        let name = i["name"].as_str().unwrap();
+        assert!(
+            !live.iter().any(|l| name == l || name.ends_with(&format!("-{l}"))),
+            "{name} belongs to a live Sandbox"
+        );
+    }
+    assert!(find(&items, "workspace-disk-namzu-ws-topaz").is_none());
+    assert_eq!(items.len(), 6, "{items:#?}");
+    // the reads are narrowed: PVCs only by the controller's label
+    for r in t
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/persistentvolumeclaims"))
+    {
+        assert_eq!(
+            r.query_param("labelSelector").as_deref(),
+            Some("agents.x-k8s.io/sandbox-name-hash"),
+            "{r:?}"
+        );
+    }
+    // the table and wide say the same
+    let table = out(&namzu(&t, &["leaks", "-A"]).await);
+    assert!(table.contains(GHOST_DISK) && table.contains("10Gi"), "{table}");
+    let wide = out(&namzu(&t, &["leaks", "-A", "-o", "wide"]).await);
+    assert!(
+        wide.contains("NEXT") && wide.contains("kubectl namzu delete -n agents papa"),
+        "{wide}"
+    );
+    let yaml = out(&namzu(&t, &["leaks", "-A", "-o", "yaml"]).await);
+    assert!(yaml.contains("leak: orphaned-disk"), "{yaml}");
+}
+
+/// A workspace deleted with its disk orphaned: its disk is a leak; re-created under the same
+/// name, the disk is its again and nothing is listed — and a DELETE planned before is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandbox_deleted_and_recreated_under_its_name_re_adopts_its_disk() {
+    let t = start().await;
+    let disk = "workspace-disk-namzu-ws-asleep";
+    // an orphaning delete: the disk loses its owner, the Sandbox goes
+    t.sim
+        .modify(&PVCS, "agents", disk, |p| p["metadata"]["ownerReferences"] = json!([]));
+    let old = t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap();
+    t.sim.delete(&SANDBOXES, "agents", "namzu-ws-asleep");
+    let items = json_of(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
+    let leak = find(&items, disk).expect("the orphaned disk").clone();
+    assert!(
+        leak["reason"].as_str().unwrap().contains("no Sandbox namzu-ws-asleep"),
+        "{leak}"
+    );
+    assert_eq!(items.len(), 1, "{items:#?}");
+    let pvc = t.sim.get(&PVCS, "agents", disk).unwrap();
+    let plan = LeakPlan {
+        target: LeakTarget::Disk,
+        namespace: "agents".into(),
+        name: disk.into(),
+        uid: pvc["metadata"]["uid"].as_str().unwrap().into(),
+        resource_version: pvc["metadata"]["resourceVersion"].as_str().unwrap().into(),
+        dry_run: false,
+        server_dry_run: false,
+    };
+    // re-created under the same name (a new uid)
+    let mut again = old.clone();
+    for k in ["uid", "resourceVersion", "creationTimestamp"] {
+        again["metadata"].as_object_mut().unwrap().remove(k);
+    }
+    again.as_object_mut().unwrap().remove("status");
+    t.sim.create(&SANDBOXES, again).unwrap();
+    let items = json_of(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
+    assert!(items.is_empty(), "nothing live is listed: {items:#?}");
+    // the DELETE planned from the earlier report is refused: the disk is claimed again
+    t.sim.clear_requests();
+    let conn = connect(&t, t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)).await;
+    let audit = AuditLog {
+        path: Some(t.dir.path().join("audit.jsonl")),
+        ..Default::default()
+    };
+    let outcome = write::delete_leak(&conn, &policy(false, audit), &plan).await;
+    match outcome {
+        LeakOutcome::Refused { message } => assert!(message.contains("re-adopted"), "{message}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert!(deletes(&t).is_empty(), "nothing sent");
+    assert!(t.sim.get(&PVCS, "agents", disk).is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaks_delete_sends_fenced_audited_deletes_of_disks_and_policies_only() {
+    let t = start_demo().await;
+    let wren_policy = format!("namzu-sbx-{}", earlier_uid("namzu-ws-wren"));
+    let before_disk = t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap();
+    let before_policy = t.sim.get(&CILIUM_POLICIES, "agents", &wren_policy).unwrap();
+    // a dry run: the requests said, nothing sent
+    t.sim.clear_requests();
+    let o = namzu(&t, &["leaks", "-A", "--delete", "--dry-run"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        out(&o).contains("would send DELETE") && out(&o).contains("preconditions"),
+        "{}",
+        out(&o)
+    );
+    assert!(deletes(&t).is_empty());
+    // a server-side dry run: sent with dryRun=All, nothing deleted
+    let o = namzu(&t, &["leaks", "-A", "--delete", "--dry-run=server", "--yes"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let sent = deletes(&t);
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    // (DeleteOptions.dryRun, as kubectl --dry-run=server sends it)
+    assert!(
+        sent.iter()
+            .all(|r| r.body.as_ref().is_some_and(|b| b["dryRun"] == json!(["All"]))),
+        "{sent:?}"
+    );
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_some());
+    // the deletes: each with uid and resourceVersion preconditions, the objects' own
+    t.sim.clear_requests();
+    let o = namzu(&t, &["leaks", "-A", "--delete", "--yes", "-o", "json"]).await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let sent = deletes(&t);
+    assert_eq!(sent.len(), 2, "only the disk and the policy: {sent:?}");
+    for (before, path) in [
+        (
+            &before_disk,
+            format!("/api/v1/namespaces/agents/persistentvolumeclaims/{GHOST_DISK}"),
+        ),
+        (
+            &before_policy,
+            format!("/apis/cilium.io/v2/namespaces/agents/ciliumnetworkpolicies/{wren_policy}"),
+        ),
+    ] {
+        let r = sent
+            .iter()
+            .find(|r| r.path == path)
+            .unwrap_or_else(|| panic!("{path}: {sent:?}"));
+        let body = r.body.as_ref().expect("DeleteOptions");
+        assert_eq!(body["preconditions"]["uid"], before["metadata"]["uid"]);
+        assert_eq!(
+            body["preconditions"]["resourceVersion"],
+            before["metadata"]["resourceVersion"]
+        );
+        assert_eq!(r.status, 200);
+    }
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_none());
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", &wren_policy).is_none());
+    // the stuck and the Expired stay: reported, not deleted
+    assert!(t.sim.get(&SANDBOXES, "agents", "namzu-ws-quebec").is_some());
+    assert!(t.sim.get(&SANDBOXES, "agents", "namzu-ws-papa").is_some());
+    let report = json_of(&o);
+    assert!(report.iter().all(|r| r["result"] == "deleted"), "{report:#?}");
+    // audited write-ahead: an intent before each outcome
+    let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
+    let entries: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |name: &str| -> Vec<String> {
+        entries
+            .iter()
+            .filter(|e| e["workspace"] == name && e["verb"] == "delete-leak")
+            .map(|e| e["outcome"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(of(GHOST_DISK).last().map(String::as_str), Some("applied"));
+    assert!(of(GHOST_DISK).contains(&"intent".to_string()));
+    assert_eq!(of(&wren_policy).last().map(String::as_str), Some("applied"));
+    // gone: the next report lists neither
+    let items = json_of(&namzu(&t, &["leaks", "-A", "-o", "json"]).await);
+    assert!(find(&items, GHOST_DISK).is_none() && find(&items, &wren_policy).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaks_delete_honours_read_only_max_bulk_and_typed_confirmation() {
+    let t = start_demo().await;
+    t.sim.clear_requests();
+    // disks hold data: a typed confirmation by default, which a pipe cannot give
+    let o = namzu(&t, &["leaks", "-A", "--delete"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("--yes"), "{}", err(&o));
+    // read-only: by the context's rules, and by the flag
+    let ro = rules_env(&t, "contexts:\n  - context: '*'\n    readOnly: true\n");
+    let o = run_with(&t, vec![ro], &["leaks", "-A", "--delete", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("read-only"), "{}", err(&o));
+    let o = namzu(&t, &["--read-only", "leaks", "-A", "--delete", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    // maxBulk: two objects are more than one
+    let bulk = rules_env(&t, "contexts:\n  - context: '*'\n    maxBulk: 1\n");
+    let o = run_with(&t, vec![bulk], &["leaks", "-A", "--delete", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("maxBulk of 1"), "{}", err(&o));
+    assert!(deletes(&t).is_empty(), "nothing sent");
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_some());
+    // the report itself is a read: read-only allows it
+    let ro = rules_env(&t, "contexts:\n  - context: '*'\n    readOnly: true\n");
+    let o = run_with(&t, vec![ro], &["leaks", "-A"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+}
+
+/// `resources` in `list -o json`, CPU/MEM/DISK in `-o wide` and `capacity`'s totals equal a hand
+/// computation on the demo's templates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_equal_a_hand_computation_on_the_demo() {
+    let t = start_demo().await;
+    let items: Vec<Value> = serde_json::from_str(&out(&namzu(&t, &["list", "-A", "-o", "json"]).await)).unwrap();
+    let w = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    // coder-v2: one container, requests 250m / 1Gi, limits 2 / 4Gi; one 10Gi disk
+    assert_eq!(
+        w("alpha")["resources"],
+        json!({"requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "4Gi"},
+            "disks": [{"claim": "workspace-disk-namzu-ws-alpha", "size": "10Gi"}]})
+    );
+    // coder-v1: limits 1 / 2Gi
+    assert_eq!(w("bravo")["resources"]["limits"], json!({"cpu": "1", "memory": "2Gi"}));
+    // researcher: limits only
+    assert_eq!(w("tango")["resources"]["requests"], json!({}));
+    assert_eq!(w("tango")["resources"]["limits"], json!({"memory": "8Gi"}));
+    let wide = out(&namzu(&t, &["list", "-o", "wide"]).await);
+    assert!(wide.lines().next().unwrap().contains("CPU"), "{wide}");
+    let alpha: Vec<&str> = wide
+        .lines()
+        .find(|l| l.starts_with("alpha "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert!(alpha.windows(3).any(|c| c == ["250m", "1Gi", "10Gi"]), "{alpha:?}");
+    // capacity: what each state holds; Running pods' requests by hand from list's own figures
+    let cap: Vec<Value> = serde_json::from_str(&out(&namzu(&t, &["capacity", "-A", "-o", "json"]).await)).unwrap();
+    let agents = cap.iter().find(|c| c["namespace"] == "agents").unwrap();
+    let running: Vec<&Value> = items
+        .iter()
+        .filter(|i| i["namespace"] == "agents" && i["state"] == "Running")
+        .collect();
+    let mcpu: i64 = running
+        .iter()
+        .map(|i| match i["resources"]["requests"]["cpu"].as_str() {
+            Some("250m") => 250,
+            None => 0,
+            other => panic!("unexpected {other:?}"),
+        })
+        .sum();
+    assert!(mcpu > 0);
+    let want = if mcpu % 1000 == 0 {
+        (mcpu / 1000).to_string()
+    } else {
+        format!("{mcpu}m")
+    };
+    assert_eq!(agents["holds"]["Running"]["requests"]["cpu"], want, "{agents:#}");
+    let suspended = items
+        .iter()
+        .filter(|i| i["namespace"] == "agents" && i["state"] == "Suspended")
+        .count();
+    assert_eq!(
+        agents["holds"]["Suspended"]["disks"],
+        format!("{}Gi", 10 * suspended),
+        "{agents:#}"
+    );
+    assert!(agents["holds"]["Suspended"]["requests"].as_object().unwrap().is_empty());
+}
+
+/// A bulk dry run ends with what the writes would free: the Running workspaces' requests by hand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bulk_dry_run_says_what_it_would_free() {
+    let t = start_demo().await;
+    let items: Vec<Value> =
+        serde_json::from_str(&out(&namzu(&t, &["list", "-n", "research", "-o", "json"]).await)).unwrap();
+    let running = items.iter().filter(|i| i["mode"] == "Running").count();
+    assert!(running > 1, "{items:#?}");
+    t.sim.clear_requests();
+    let o = namzu(&t, &["suspend", "-n", "research", "--all", "--dry-run"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let last = out(&o).lines().last().unwrap_or_default().to_string();
+    // researcher asks for no requests (limits only): nothing freed; the written ones' disks
+    // (10Gi each) stay
+    assert_eq!(
+        last,
+        format!("would free no CPU or memory; disks stay: {}Gi", 10 * running),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        t.sim.requests().iter().all(|r| r.method == "GET"),
+        "a dry run sends nothing"
+    );
+    let o = namzu(&t, &["suspend", "-n", "agents", "--state", "Running", "--dry-run"]).await;
+    let last = out(&o).lines().last().unwrap_or_default().to_string();
+    let agents: Vec<Value> = serde_json::from_str(&out(&namzu(
+        &t,
+        &["list", "-n", "agents", "--state", "Running", "-o", "json"],
+    )
+    .await))
+    .unwrap();
+    let mcpu: usize = agents
+        .iter()
+        .filter(|i| i["mode"] == "Running" && i["resources"]["requests"]["cpu"] == "250m")
+        .count()
+        * 250;
+    let cpu = if mcpu.is_multiple_of(1000) {
+        (mcpu / 1000).to_string()
+    } else {
+        format!("{:.1}", mcpu as f64 / 1000.0)
+            .trim_end_matches(".0")
+            .to_string()
+    };
+    assert!(
+        last.starts_with(&format!("would free {cpu} CPU, ")),
+        "{last}\n{}",
+        out(&o)
+    );
+    assert!(last.contains("disks stay: "), "{last}");
+    let o = namzu(&t, &["delete", "-n", "research", "--all", "--dry-run"]).await;
+    assert!(
+        out(&o).lines().last().unwrap_or_default().contains("disks deleted: "),
+        "{}",
+        out(&o)
+    );
+}
