@@ -914,6 +914,17 @@ fn status_errors(r: &Resource, obj: &Value) -> Option<String> {
                     "status.conditions[{i}].reason: Invalid value: \"\": status.conditions[{i}].reason in body should be at least 1 chars long"
                 ));
             }
+            // ^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$
+            let b = reason.as_bytes();
+            let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b',' | b':');
+            if !b[0].is_ascii_alphabetic()
+                || !b.iter().all(inner)
+                || !(b[b.len() - 1].is_ascii_alphanumeric() || b[b.len() - 1] == b'_')
+            {
+                return Some(format!(
+                    "status.conditions[{i}].reason: Invalid value: \"{reason}\": status.conditions[{i}].reason in body should match '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$'"
+                ));
+            }
             let st = c.get("status").and_then(Value::as_str).unwrap_or("");
             if !matches!(st, "True" | "False" | "Unknown") {
                 return Some(format!(

@@ -336,6 +336,9 @@ impl Sim {
             clock,
         });
         load(&shared, scenario).map_err(std::io::Error::other)?;
+        // the watch cache starts when the server does: a watch from a resourceVersion before it
+        // (the scenario's own writes) gets 410, as from a real server's
+        shared.lock().store.compact();
 
         let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
         let addr = listener.local_addr()?;

@@ -74,6 +74,9 @@ async fn the_status_subresource_is_served_and_validated_against_the_crd_schema()
     let empty_reason = br#"{"status":{"conditions":[{"type":"Ready","status":"True","reason":"","message":"","lastTransitionTime":"2026-11-29T12:00:00Z"}]}}"#;
     let (code, body, _) = raw(&c, "PATCH", &status, merge, empty_reason).await;
     assert_eq!(code, 422, "{body}");
+    let bad_reason = br#"{"status":{"conditions":[{"type":"Ready","status":"False","reason":"not a reason!","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}"#;
+    let (code, body, _) = raw(&c, "PATCH", &status, merge, bad_reason).await;
+    assert_eq!(code, 422, "{body}");
     // a good status is written; the spec sent with it is not
     let good = br#"{"spec":{"operatingMode":"Suspended"},"status":{"podIPs":["10.0.0.9"]}}"#;
     let (code, body, _) = raw(&c, "PATCH", &status, merge, good).await;
@@ -262,6 +265,9 @@ async fn watch_lines(client: &Client, uri: &str, n: usize) -> (u16, Vec<Value>) 
 async fn after_a_restart_over_the_kept_store_every_old_resource_version_is_410() {
     let mut t = start().await;
     let c = t.client().await;
+    // the scenario's writes came before the server's watch cache
+    let (code, lines) = watch_lines(&c, &format!("{SANDBOXES_PATH}?watch=1&resourceVersion=1"), 1).await;
+    assert_eq!((code, &lines[0]["type"]), (200, &json!("ERROR")), "{lines:?}");
     let (_, list) = get(&c, SANDBOXES_PATH).await;
     let old = rv(&list);
     let (code, lines) = watch_lines(
