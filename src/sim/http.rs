@@ -666,10 +666,7 @@ fn list_version(st: &SimState, req: &Req) -> Result<(), ApiError> {
         return Err(status::status(
             410,
             "Expired",
-            &format!(
-                "The resourceVersion for the provided list is too old. (requested {asked}, oldest kept {})",
-                st.store.oldest_kept().max(current)
-            ),
+            "The resourceVersion for the provided list is too old.",
             json!({}),
         ));
     }

@@ -174,12 +174,6 @@ impl Store {
         self.compact();
     }
 
-    /// The resourceVersion before which history is gone (an exact LIST or a watch from before
-    /// it gets 410).
-    pub fn oldest_kept(&self) -> u64 {
-        self.dropped_up_to
-    }
-
     /// Delete the dependents of an owner that is gone (the garbage collector's pass).
     pub fn collect_garbage(&mut self, owner_uid: &str, ns: &str, now: &str, all: &[Resource]) {
         self.collect_dependents(owner_uid, ns, now, all);
