@@ -8,7 +8,7 @@ use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::{EpochChoice, Verb};
 use crate::domain::mirror::RowChange;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
-use crate::domain::safety::{Confirm as ConfirmRule, ContextRules};
+use crate::domain::safety::ContextRules;
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
@@ -777,16 +777,17 @@ impl App {
         }
         let mut typed_rule: Vec<String> = Vec::new();
         for key in &targets {
-            let typed = self
-                .context_view(&key.context)
-                .is_some_and(|c| c.rules.confirm == ConfirmRule::Typed);
+            let typed = self.context_view(&key.context).is_some_and(|c| c.rules.typed_by_rule());
             if typed && !typed_rule.contains(&key.context) {
                 typed_rule.push(key.context.clone());
             }
         }
         let mut confirm = Confirm {
             verb,
-            asks_typed: verb == Verb::Delete || !typed_rule.is_empty(),
+            asks_typed: !typed_rule.is_empty()
+                || targets
+                    .iter()
+                    .any(|k| self.context_view(&k.context).is_none_or(|c| c.rules.asks_typed(verb))),
             typed_rule,
             targets,
             take_over: false,
