@@ -542,7 +542,13 @@ fn page<'a>(
 
 /// A LIST as a Table (kubectl's `get` without `-o`).
 fn list(st: &SimState, req: &Req, r: &Resource, ns: Option<&str>, now: chrono::DateTime<chrono::Utc>) -> Answer {
-    let (items, meta) = page(st, req, r, ns)?;
+    let (items, mut meta) = page(st, req, r, ns)?;
+    // a Table's metadata has no empty continue (a list of custom resources does)
+    if meta["continue"] == "" {
+        if let Some(m) = meta.as_object_mut() {
+            m.remove("continue");
+        }
+    }
     let items: Vec<Value> = items.into_iter().cloned().collect();
     Ok((
         200,

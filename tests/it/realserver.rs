@@ -315,6 +315,30 @@ async fn the_server_version_knob_sets_watch_list_and_openapi() {
     assert_eq!(get(&c, "/openapi/v3").await.0, 200);
     t.sim.set_server_version(20);
     assert_eq!(get(&c, "/openapi/v3").await.0, 404, "1.20 serves OpenAPI v2 only");
+    // 1.20 knows nothing of the parameters: a plain watch, no initial-events-end bookmark
+    let (code, lines) = watch_lines(&c, &streaming, 10).await;
+    assert_eq!(code, 200);
+    assert_eq!(lines.iter().filter(|l| l["type"] == "ADDED").count(), 3);
+    assert!(
+        lines.iter().all(|l| l
+            .pointer("/object/metadata/annotations/k8s.io~1initial-events-end")
+            .is_none()),
+        "no initial-events-end bookmark: {lines:?}"
+    );
+    let (_, table_list) = {
+        let req = http::Request::get(SANDBOXES_PATH)
+            .header("accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+            .body(Vec::new())
+            .unwrap();
+        let resp = c.send(req.map(kube::client::Body::from)).await.unwrap();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        ((), serde_json::from_slice::<Value>(&bytes).unwrap())
+    };
+    assert!(
+        table_list["metadata"].get("continue").is_none(),
+        "{}",
+        table_list["metadata"]
+    );
     let (code, v2) = get(&c, "/openapi/v2").await;
     assert_eq!((code, v2["swagger"].as_str()), (200, Some("2.0")));
 }
