@@ -544,10 +544,10 @@ fn page<'a>(
 fn list(st: &SimState, req: &Req, r: &Resource, ns: Option<&str>, now: chrono::DateTime<chrono::Utc>) -> Answer {
     let (items, mut meta) = page(st, req, r, ns)?;
     // a Table's metadata has no empty continue (a list of custom resources does)
-    if meta["continue"] == "" {
-        if let Some(m) = meta.as_object_mut() {
-            m.remove("continue");
-        }
+    if meta["continue"] == ""
+        && let Some(m) = meta.as_object_mut()
+    {
+        m.remove("continue");
     }
     let items: Vec<Value> = items.into_iter().cloned().collect();
     Ok((
