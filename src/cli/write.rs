@@ -617,11 +617,8 @@ fn in_context(context: Option<&str>, what: String) -> String {
 
 /// Why a context refuses every write: its read-only rule, from the flag or the config file.
 fn read_only_reason(globals: &Globals, member: &Member) -> String {
-    if globals.overrides().read_only == Some(true) {
-        "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
-    } else {
-        member.rules.read_only_reason(&member.conn.context)
-    }
+    let flag = globals.overrides().read_only == Some(true);
+    member.rules.why_read_only(&member.conn.context, flag)
 }
 
 async fn run(

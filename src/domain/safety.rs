@@ -185,6 +185,16 @@ impl ContextRules {
         )
     }
 
+    /// Why this context refuses every write, in the words both front-ends use: `--read-only`
+    /// (`flag`) first, else its rule.
+    pub fn why_read_only(&self, context: &str, flag: bool) -> String {
+        if flag {
+            "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
+        } else {
+            self.read_only_reason(context)
+        }
+    }
+
     /// Whether a `verb` here asks for the workspace id typed: a delete always (it destroys
     /// disks), every write where the rules say `confirm: typed`. The one rule both front-ends ask.
     pub fn asks_typed(&self, verb: crate::domain::fence::Verb) -> bool {
