@@ -378,13 +378,23 @@ impl Controller {
             let pod = self.progress_pod(store, &sbx, pod, &knobs, now);
             conds = running_conditions(&pod, &cond);
             if s(&pod, "/status/phase") == "Running" {
-                extra = json!({"podIPs": pod.pointer("/status/podIPs").cloned().unwrap_or(json!([])),
+                // the CRD's podIPs are strings (a pod's are `{ip}` objects)
+                let ips: Vec<Value> = pod
+                    .pointer("/status/podIPs")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|p| p.get("ip").cloned()).collect())
+                    .unwrap_or_default();
+                extra = json!({"podIPs": ips,
                     "nodeName": s(&pod, "/spec/nodeName")});
             }
             if let Some(ps) = pod.pointer("/status/conditions").and_then(Value::as_array)
                 && let Some(c) = ps.iter().find(|c| c["type"] == "PodScheduled")
             {
-                conds.push(cond("PodScheduled", s(c, "/status"), s(c, "/reason"), s(c, "/message")));
+                // the CRD's reason has minLength 1 (a scheduled pod's condition has none)
+                let reason = Some(s(c, "/reason"))
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or("PodScheduled");
+                conds.push(cond("PodScheduled", s(c, "/status"), reason, s(c, "/message")));
             }
         }
         if let Some(reason) = &knobs.ready_reason {

@@ -22,6 +22,7 @@ mod next_steps;
 mod properties;
 mod race;
 mod readme;
+mod realserver;
 mod refresh;
 mod sim_api;
 mod sim_kubectl;
