@@ -18,6 +18,7 @@ mod properties;
 mod race;
 mod readme;
 mod refresh;
+mod roundtrips;
 mod sim_api;
 mod sim_kubectl;
 mod sim_triage;
