@@ -194,6 +194,19 @@ async fn named(
         (Printer::Plain(format @ (Format::Json | Format::Yaml)), [one], 1) => {
             crate::out!("{}", output::structured(&schema::workspace(one), *format));
         }
+        // a template sees the object itself, as `kubectl get NAME -o jsonpath=…` does
+        (template, [one], 1) if !matches!(template, Printer::Plain(_)) => {
+            let object = schema::workspace(one);
+            let text = template
+                .render_template(
+                    &object,
+                    std::slice::from_ref(&object),
+                    args.no_headers,
+                    args.allow_missing_template_keys,
+                )
+                .map_err(Failure::error)?;
+            crate::out!("{text}");
+        }
         _ if rows.is_empty() => {}
         _ => print(args, globals, fleet, &rows, now)?,
     }

@@ -48,6 +48,8 @@ async fn get_takes_ids_in_order_and_one_id_with_o_yaml_is_the_object() {
         "the object, not a List: {}",
         out(&o)
     );
+    let o = namzu(&t, &["get", "alpha", "-o", "jsonpath={.id} {.namespace}"]).await;
+    assert_eq!(out(&o), "alpha agents", "{}", err(&o));
     let one = json(&namzu(&t, &["get", "namzu-ws-alpha", "-o", "json"]).await);
     assert_eq!(one["id"], "alpha");
     let several = json(&namzu(&t, &["get", "alpha", "bravo", "-o", "json"]).await);
