@@ -46,7 +46,7 @@ pub struct ConnectOptions {
 /// `$KUBECONFIG` as kubectl reads it: the files of the list merged in order, a missing file
 /// skipped (an empty list is an error); else `~/.kube/config`.
 fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
-    let hint = "(set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check)";
+    let hint = "(set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check; `kubectl namzu demo` needs no cluster)";
     let listed: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
         .map(|v| {
             std::env::split_paths(&v)

@@ -239,7 +239,10 @@ async fn sort_by_takes_kubectls_jsonpath_form_and_jsonpath_names_the_first_missi
     )
     .await;
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
-    assert!(err(&o).contains("nope is not found"), "{}", err(&o));
+    assert_eq!(
+        err(&o),
+        "error: error executing jsonpath \"{.drift.nope.x}\": Error executing template: nope is not found\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
