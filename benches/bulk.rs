@@ -3,6 +3,9 @@
 //! `suspend` of 1,000 workspaces on the large cluster at `--parallel 1` and at the default: wall
 //! time and requests (from the sim's record). Prints figures; asserts nothing.
 
+// a bench prints its figures and stops at the first thing that is not as set up
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
 use std::process::Command;

@@ -14,6 +14,9 @@
 //! are a fifth of the pods); `NAMZU_BENCH_FLEET=3:5000` the fleet (clusters:workspaces; `0` skips
 //! it); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
 
+// a bench prints its figures and stops at the first thing that is not as set up
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
 #[path = "support/shape.rs"]
 mod shape;
 

@@ -9,6 +9,9 @@
 //! `NAMZU_BENCH_SHAPES=5000:50000,10000:50000` (workspaces:background pods),
 //! `NAMZU_BENCH_IDLE_SECS` the idle window (default 60).
 
+// a bench prints its figures and stops at the first thing that is not as set up
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
 #[path = "support/shape.rs"]
 mod shape;
 

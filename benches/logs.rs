@@ -3,6 +3,9 @@
 //! time (update + render on a 200×50 TestBackend) while lines stream in, and the memory it holds
 //! at its bound. Prints numbers; asserts nothing.
 
+// a bench prints its figures and stops at the first thing that is not as set up
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+
 use kubectl_namzu::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
@@ -62,7 +65,7 @@ async fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = SimConfig::for_tests(&dir.path().join("kubeconfig"));
     config.namespace = "agents".into();
-    let scenario = Scenario::parse(SCENARIO, config.manual_clock.clone().expect("manual clock")).expect("scenario");
+    let scenario = Scenario::parse(SCENARIO, config.manual_clock.expect("manual clock")).expect("scenario");
     let sim = Sim::start(config, &scenario).await.expect("sim");
     for i in 0..SERVED {
         sim.append_log("agents", "namzu-ws-chatty", "agent", &line(i)[25..]);

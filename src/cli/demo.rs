@@ -7,7 +7,6 @@ use crate::sim::controller::Timing;
 use crate::sim::discovery::AgentSandbox;
 use crate::sim::scenario::{Scenario, fleet_name};
 use crate::sim::{SIM_CONTEXT, Sim, SimConfig, write_fleet_kubeconfig};
-use chrono::Utc;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -97,7 +96,8 @@ pub async fn start_fleet(
             "--port {port} with --clusters {n} goes past port 65535"
         )));
     }
-    let now = Utc::now();
+    // the demo's clusters start at this machine's now: the one clock a demo has
+    let now = crate::clock::Clock::System.now();
     let members = match scenario {
         Some(path) => {
             let text = std::fs::read_to_string(path)

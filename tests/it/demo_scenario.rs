@@ -211,7 +211,7 @@ fn demo_serve_clusters_gives_each_context_its_own_workspaces() {
         let mode = std::fs::metadata(&kc).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "a kubeconfig is its owner's only");
     }
-    let expected = Scenario::demo_fleet(chrono::Utc::now(), 3);
+    let expected = Scenario::demo_fleet(kubectl_namzu::sim::test_start(), 3);
     let mut listed: Vec<BTreeSet<String>> = Vec::new();
     for (name, scenario) in &expected {
         let o = run_bin(
