@@ -51,7 +51,9 @@ pub fn start(
     if live {
         config.manual_clock = None;
     }
-    let now = config.manual_clock.unwrap_or_else(|| kubectl_namzu::clock::Clock::System.now());
+    let now = config
+        .manual_clock
+        .unwrap_or_else(|| kubectl_namzu::clock::Clock::System.now());
     let scenario = Scenario::parse(&scenario(workspaces, background), now).expect("the bench scenario parses");
     let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
     if !live {

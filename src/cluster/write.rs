@@ -255,6 +255,14 @@ async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Value
     };
     let mut http_request = http_request.map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     *http_request.body_mut() = body;
+    // kube puts a delete's dryRun in the body, which is the domain's DeleteOptions: the query says it
+    if plan.server_dry_run && !http_request.uri().query().is_some_and(|q| q.contains("dryRun=")) {
+        let uri = http_request.uri().to_string();
+        let joined = if uri.contains('?') { '&' } else { '?' };
+        *http_request.uri_mut() = format!("{uri}{joined}dryRun=All")
+            .parse()
+            .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    }
     conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }
 

@@ -118,6 +118,14 @@ async fn dry_run_server_sends_dry_run_all_through_the_write_path_and_changes_not
     let last: Value = serde_json::from_str(audit.lines().last().expect("an entry")).expect("JSON");
     assert_eq!(last["outcome"], "dry-run", "{last}");
     assert_eq!(last["dryRun"], "All", "{last}");
+    // a delete too: the DELETE carries dryRun=All and the Sandbox stays
+    t.sim.clear_requests();
+    let o = namzu(&t, &["delete", "echo", "--yes", "--dry-run=server"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let deletes: Vec<_> = t.sim.requests().into_iter().filter(|r| r.method == "DELETE").collect();
+    assert_eq!(deletes.len(), 1);
+    assert!(deletes[0].query.contains("dryRun=All"), "{:?}", deletes[0].query);
+    assert!(t.sim.get(&SANDBOXES, "agents", "namzu-ws-echo").is_some());
     // a bulk server dry run says what it would do
     let running = running_ids(&t, "research");
     let o = namzu(
