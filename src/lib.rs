@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod clock;
 pub mod cluster;
+pub mod console;
 pub mod domain;
 pub mod present;
 pub mod signals;

@@ -160,15 +160,23 @@ async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
                 Err(e) => unknown.push(format!("{} {} ({e})", n.verb, qualified(n.group, n.resource))),
             }
         }
-        // without watch the TUI and `list -w` still work, re-listing instead
-        let optional = verb == "watch";
+        // without watch the TUI and `list -w` still work, re-listing instead; without pods/log or
+        // pods/exec everything but `logs`/`exec` (and the TUI's l, s) does
+        let instead = match verb {
+            "watch" => Some("the TUI and `list -w` re-list every 2s instead"),
+            "logs" => Some("`logs` and the TUI's l are unavailable (the server's refusal says so)"),
+            "exec" => Some("`exec` and the TUI's s are unavailable (the server's refusal says so)"),
+            _ => None,
+        };
+        let optional = instead.is_some();
         if missing.is_empty() && unknown.is_empty() {
             say!(out, "  ✓ {verb}");
         } else if !missing.is_empty() && optional {
             say!(
                 out,
-                "  ~ {verb} (optional): you may not {} in namespace {ns}; the TUI and `list -w` re-list every 2s instead",
-                missing.join(", ")
+                "  ~ {verb} (optional): you may not {} in namespace {ns}; {}",
+                missing.join(", "),
+                instead.unwrap_or_default()
             );
             continue;
         } else if !missing.is_empty() {

@@ -13,7 +13,8 @@ pub const NOT_APPLIED: i32 = 3;
 pub const NOT_FOUND: i32 = 4;
 /// The write landed but the transition was not confirmed before --timeout.
 pub const WAIT_TIMED_OUT: i32 = 5;
-/// `reconcile`: another Sandbox or volume claim stands under the retained workspace's name.
+/// `reconcile`: another Sandbox or volume claim stands under the retained workspace's name;
+/// `--wait`: the Sandbox written was replaced while waiting.
 pub const REPLACED: i32 = 6;
 /// `logs`, `exec`: the workspace has no pod or container to read or run in (suspended, its pod
 /// not created yet, the container never started, no previous instance).
@@ -24,7 +25,7 @@ pub const HELP: &str = "Exit codes: 0 success, 1 error (the cluster unreachable 
 3 refused (by the holder-epoch fence, a foreign per-sandbox egress policy, a refresh's checks, or a write to a \
 Sandbox that is not a workspace) or changed concurrently (not applied), 4 workspace not found, by every verb that \
 names one (reconcile: absent), 5 wait timed out (the write landed; the \
-transition is unconfirmed), 6 replaced (reconcile: a different Sandbox or volume claim stands there), 7 unavailable (logs, exec: no pod or \
+transition is unconfirmed), 6 replaced (reconcile: a different Sandbox or volume claim stands there; --wait: the Sandbox was replaced while waiting), 7 unavailable (logs, exec: no pod or \
 container to read or run in: the workspace is suspended, its pod not created yet, the container never started).";
 
 /// No workspace `id` in the connection's namespace: absent, or a Sandbox that is not a

@@ -1,71 +1,9 @@
 //! Output formats and plain-text tables, coloured only on a terminal and never under NO_COLOR.
 
 use serde_json::Value;
-use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::IsTerminal;
 
-static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
-static STDOUT_FAILED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-
-/// Write to stdout. A reader that went away (`| head -1`) is no error: output stops, and the
-/// verb learns it from [`stdout_closed`] — a bulk write stops between workspaces. Any other
-/// failure (a full disk, a file-size limit) stops output too and is kept for [`stdout_failure`]:
-/// the command then exits 1, never 0 with half its output.
-pub fn write_stdout(text: &str) {
-    if STDOUT_CLOSED.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        STDOUT_CLOSED.store(true, Ordering::Relaxed);
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            *STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-        }
-    }
-}
-
-/// Why stdout could not be written, unless its reader simply went away.
-pub fn stdout_failure() -> Option<String> {
-    STDOUT_FAILED.lock().unwrap_or_else(|p| p.into_inner()).clone()
-}
-
-/// `eprint!` that never panics (a prompt, a spinner frame).
-#[macro_export]
-macro_rules! errw {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut stderr = std::io::stderr();
-        let _ = write!(stderr, $($arg)*);
-        let _ = stderr.flush();
-    }};
-}
-
-/// `eprintln!` that never panics: a stderr that cannot be written loses the line, nothing more.
-#[macro_export]
-macro_rules! errln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-/// Whether a write to stdout has failed (the pipe's reader closed it).
-pub fn stdout_closed() -> bool {
-    STDOUT_CLOSED.load(Ordering::Relaxed)
-}
-
-/// `println!` to stdout through [`write_stdout`]: never panics on a closed pipe.
-#[macro_export]
-macro_rules! outln {
-    () => { $crate::cli::output::write_stdout("\n") };
-    ($($arg:tt)*) => { $crate::cli::output::write_stdout(&format!("{}\n", format_args!($($arg)*))) };
-}
-
-/// `print!` to stdout through [`write_stdout`].
-#[macro_export]
-macro_rules! out {
-    ($($arg:tt)*) => { $crate::cli::output::write_stdout(&format!($($arg)*)) };
-}
+pub use crate::console::{stdout_closed, stdout_failure, write_stdout};
 
 /// Text from the cluster made safe for a terminal: control characters (an escape sequence, a
 /// newline that would split a table row) are shown as `\u{..}` escapes instead of acting.

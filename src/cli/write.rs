@@ -143,7 +143,10 @@ impl Report {
             (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => {
                 exit::WAIT_TIMED_OUT
             }
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Failed(_))) => exit::ERROR,
+            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Replaced { .. })) => exit::REPLACED,
+            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Failed(_) | Waited::Deleted)) => {
+                exit::ERROR
+            }
             (
                 Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
                 _,
@@ -988,18 +991,28 @@ async fn wait_for(
     let start = std::time::Instant::now();
     let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
     let mut n = 0usize;
-    let waited = wait::wait(conn, &r.namespace, &r.id, verb, pod_before, timeout, |what, state| {
-        if spinner {
-            n += 1;
-            crate::errw!(
-                "\r\x1b[2K{} {}: {}s, waiting for {what} ({})",
-                frames[n % frames.len()],
-                r.id,
-                start.elapsed().as_secs(),
-                state.map_or("?", |s| s.as_str())
-            );
-        }
-    })
+    let pinned = r.outcome.pinned();
+    let waited = wait::wait(
+        conn,
+        &r.namespace,
+        &r.id,
+        verb,
+        pod_before,
+        pinned,
+        timeout,
+        |what, state| {
+            if spinner {
+                n += 1;
+                crate::errw!(
+                    "\r\x1b[2K{} {}: {}s, waiting for {what} ({})",
+                    frames[n % frames.len()],
+                    r.id,
+                    start.elapsed().as_secs(),
+                    state.map_or("?", |s| s.as_str())
+                );
+            }
+        },
+    )
     .await;
     if spinner {
         crate::errw!("\r\x1b[2K");

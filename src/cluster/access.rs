@@ -14,12 +14,18 @@ pub async fn can(
     resource: &str,
     namespace: Option<&str>,
 ) -> Result<bool, ClusterError> {
+    // `pods/log` is the resource `pods` and its subresource `log`, as the API server asks RBAC
+    let (resource, subresource) = match resource.split_once('/') {
+        Some((r, sub)) => (r, Some(sub.to_string())),
+        None => (resource, None),
+    };
     let review = SelfSubjectAccessReview {
         spec: SelfSubjectAccessReviewSpec {
             resource_attributes: Some(ResourceAttributes {
                 verb: Some(verb.into()),
                 group: Some(group.into()),
                 resource: Some(resource.into()),
+                subresource,
                 namespace: namespace.map(str::to_string),
                 ..Default::default()
             }),

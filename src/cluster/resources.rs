@@ -555,7 +555,8 @@ pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) ->
             check_identity(&o, kind, namespace, name).map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
             Ok(Some(o))
         }
-        Err(ClusterError::Api { code: 404, .. }) => Ok(None),
+        // a 410 on a GET means gone, as a 404 does (the library reads both as "already gone")
+        Err(ClusterError::Api { code: 404 | 410, .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }

@@ -197,6 +197,16 @@ impl Outcome {
     pub fn landed(&self) -> bool {
         matches!(self, Outcome::Applied { .. })
     }
+
+    /// What a wait after this write holds on to: the Sandbox it wrote (or found already there).
+    pub fn pinned(&self) -> Option<super::wait::Pinned> {
+        match self {
+            Outcome::Applied { object: Some(o), .. } | Outcome::Unchanged { object: o, .. } => {
+                Some(super::wait::Pinned::of(o))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The exact request for a body the domain built.

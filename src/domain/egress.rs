@@ -181,8 +181,14 @@ impl Egress {
         }
     }
 
-    /// The policies that select the workspace and that its Sandbox does not own.
+    /// The policies that select the workspace and that its Sandbox does not own — only for a
+    /// workspace whose pod template carries the per-sandbox label: no per-sandbox policy can
+    /// select a pod without it, and the library reads none for it (the POLICY column still
+    /// notes one that names the Sandbox).
     pub fn foreign(&self) -> Vec<&PerSandboxPolicy> {
+        if self.per_sandbox.is_none() {
+            return Vec::new();
+        }
         self.policies
             .known()
             .map(|list| list.iter().filter(|p| !p.owned).collect())

@@ -27,7 +27,9 @@ impl Reading {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_string);
-        let has_annotations = annotations.is_some_and(|a| !a.is_null());
+        // the library's `annotations !== undefined`: a `null` map counts as present (its per-key
+        // adds are what it sends; a real server never serves `null`)
+        let has_annotations = annotations.is_some();
         let base = Reading {
             epoch: None,
             annotation: None,

@@ -204,16 +204,18 @@ pub fn stamp_only(reading: &Reading, epoch: u64) -> Result<Vec<PatchOp>, PatchEr
 /// The library's refresh body (`writeRefreshedPodTemplate`, docs/interop.md §14): the epoch's
 /// condition and `test /spec/operatingMode "Suspended"` in one body, then the epoch, changed-at and
 /// the hash (which lands with the template it describes), the whole pod template, and the wake.
+/// `epoch: None` is the library's unfenced refresh (a host without a fence must not acquire one
+/// by asking for a new pod template): the mode test is its condition.
 pub fn refresh(
     reading: &Reading,
-    epoch: u64,
+    epoch: Option<u64>,
     changed_at: String,
     hash: String,
     pod_template: Value,
 ) -> Result<Vec<PatchOp>, PatchError> {
     build(PatchInput {
         reading,
-        epoch: Some(epoch),
+        epoch,
         tests: vec![PatchOp::test(MODE_POINTER, Mode::Suspended.as_str())],
         operating_mode: Some(Mode::Running),
         changed_at: Some(changed_at),

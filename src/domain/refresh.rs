@@ -269,9 +269,13 @@ pub fn decide(
             now: hash,
         });
     }
+    // a workspace without a stored epoch, refreshed at the stored one, is refreshed unfenced as
+    // the library does: a refresh never acquires a fence (an explicit epoch or a take-over does)
+    let reading = Reading::of(sandbox);
+    let fenced = reading.annotation.is_some() || !matches!(choice, EpochChoice::Stored | EpochChoice::Explicit(0));
     let ops = patch::refresh(
-        &Reading::of(sandbox),
-        epoch.carried,
+        &reading,
+        fenced.then_some(epoch.carried),
         changed_at.to_string(),
         hash.clone(),
         written,
@@ -550,7 +554,7 @@ mod tests {
         // the library's refresh body (its shape is `patch::tests::refresh_shapes`'s), with the
         // template as it is now and its hash
         let written = drift::overlay(&new, &base()).unwrap();
-        let expected = patch::refresh(&Reading::of(&sbx), 3, "T".into(), r.hash.clone(), written).unwrap();
+        let expected = patch::refresh(&Reading::of(&sbx), Some(3), "T".into(), r.hash.clone(), written).unwrap();
         assert_eq!(ops, expected);
         let body = to_json(&ops);
         assert_eq!(body[5]["value"], drift::overlay(&new, &base()).unwrap());

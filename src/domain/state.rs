@@ -50,7 +50,7 @@ impl State {
 
 /// Ready reasons of agent-sandbox's controller (v0.5 and v1.0) that the tool reads; any other
 /// Ready=False reason is shown verbatim as the `controller-reason` diagnosis.
-pub const KNOWN_READY_REASONS: [&str; 10] = [
+pub const KNOWN_READY_REASONS: [&str; 11] = [
     "DependenciesReady",
     "DependenciesNotReady",
     "SandboxSuspended",
@@ -61,6 +61,8 @@ pub const KNOWN_READY_REASONS: [&str; 10] = [
     "MultiplePods",
     "InvalidConfiguration",
     "PodTerminating",
+    // agent-sandbox v1.0: a transient reason while an adopted pod is taken over (Starting)
+    "AdoptionPending",
 ];
 
 /// Ready reasons that mean the controller cannot go on: state Error.

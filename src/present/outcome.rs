@@ -315,6 +315,10 @@ pub fn waited(w: &Waited) -> String {
     match w {
         Waited::Confirmed => "confirmed".into(),
         Waited::Failed(m) => format!("waiting failed: {m}"),
+        Waited::Replaced { was, now } => {
+            format!("replaced while waiting: the Sandbox written was {was}, the one there now is {now}; not confirmed")
+        }
+        Waited::Deleted => "deleted while waiting: the Sandbox is gone; not confirmed".into(),
         Waited::TimedOut {
             waiting_for,
             state,
@@ -349,6 +353,7 @@ pub fn progress(verb: Verb, done: usize, total: usize, failed: usize, elapsed: s
 pub fn result_word(o: &Outcome, waited: Option<&Waited>, take_over: bool) -> &'static str {
     match (o, waited) {
         (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
+        (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Replaced { .. })) => "replaced",
         (Outcome::Applied { .. }, _) => "applied",
         (Outcome::Unchanged { .. }, _) if take_over => "take-over-not-performed",
         (Outcome::Unchanged { .. }, _) => "unchanged",

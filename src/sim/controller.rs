@@ -55,13 +55,22 @@ pub struct Knobs {
 pub struct Timing {
     pub ready_delay: Duration,
     pub grace: Duration,
+    /// How long after a write to a Sandbox the controller's pass over it runs, as a real
+    /// controller's watch and queue lag: until then every read shows the object as written with
+    /// the status of before (an earlier generation's Ready=True included). Zero reconciles
+    /// inside the write.
+    pub reconcile_delay: Duration,
 }
+
+/// The controller's lag after a write by default (`demo --serve`; tests default to none).
+pub const RECONCILE_DELAY_MS: i64 = 300;
 
 impl Default for Timing {
     fn default() -> Self {
         Timing {
             ready_delay: Duration::milliseconds(1500),
             grace: Duration::seconds(2),
+            reconcile_delay: Duration::milliseconds(RECONCILE_DELAY_MS),
         }
     }
 }
@@ -172,6 +181,14 @@ impl Controller {
 
     fn due(&mut self, at: DateTime<Utc>) {
         let key = self.current.clone();
+        if self.due_at.insert((at, key.clone())) {
+            self.due_of.entry(key).or_default().push(at);
+        }
+    }
+
+    /// Schedule `key`'s pass for `at` (a write's reconcile, after the controller's lag).
+    pub fn later(&mut self, key: (String, String), at: DateTime<Utc>) {
+        let key = Some(key);
         if self.due_at.insert((at, key.clone())) {
             self.due_of.entry(key).or_default().push(at);
         }

@@ -6,9 +6,11 @@ use serde_json::{Value, json};
 /// What agent-sandbox the sim poses as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AgentSandbox {
-    /// v0.5+: v1beta1 sandboxes and extensions.
+    /// v1.0: v1beta1 sandboxes and extensions only (v1alpha1 is gone from the CRDs).
     #[default]
     Current,
+    /// v0.5.x: v1beta1 as the stored version, the deprecated v1alpha1 of Sandbox still served.
+    V05,
     /// ≤ v0.4: v1alpha1 only.
     TooOld,
     /// The CRDs are not installed.
@@ -22,6 +24,11 @@ impl AgentSandbox {
         match self {
             AgentSandbox::Current => {
                 out.push(SANDBOXES);
+                out.extend(EXTENSIONS);
+            }
+            AgentSandbox::V05 => {
+                out.push(SANDBOXES);
+                out.push(SANDBOXES_V1ALPHA1);
                 out.extend(EXTENSIONS);
             }
             AgentSandbox::TooOld => out.push(SANDBOXES_V1ALPHA1),

@@ -135,9 +135,13 @@ impl SimState {
     }
 
     /// After a write: the Sandbox written is reconciled (a real controller's watch would see
-    /// just that one); a write to anything else wakes the whole pass.
+    /// just that one) after the controller's lag (`Timing::reconcile_delay`); a write to
+    /// anything else wakes the whole pass.
     pub fn written(&mut self, sandbox: Option<(String, String)>, now: DateTime<Utc>) {
+        let lag = self.controller.timing.reconcile_delay;
         match sandbox {
+            // a real controller sees the write through its watch and queue: later
+            Some(key) if lag > chrono::Duration::zero() => self.controller.later(key, now + lag),
             Some(key) => self.controller.reconcile_key(&mut self.store, &key, now, false),
             None => self.reconcile(now),
         }
@@ -192,7 +196,11 @@ impl SimConfig {
         SimConfig {
             strict: true,
             manual_clock: Some(test_start()),
-            timing: Timing::default(),
+            // tests see the controller's pass inside the write unless they ask for its lag
+            timing: Timing {
+                reconcile_delay: chrono::Duration::zero(),
+                ..Timing::default()
+            },
             users: Vec::new(),
             agent_sandbox: AgentSandbox::Current,
             cilium: true,
@@ -244,7 +252,8 @@ impl Sim {
             record: Vec::new(),
             users: config.users.clone(),
             strict: config.strict,
-            agent_sandbox: config.agent_sandbox,
+            // a scenario that names an agent-sandbox release is served as that one
+            agent_sandbox: scenario.agent_sandbox.map_or(config.agent_sandbox, |r| r.served()),
             watch_list: true,
             cilium: config.cilium,
         };

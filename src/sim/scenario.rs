@@ -69,6 +69,24 @@ fn running() -> String {
     "Running".into()
 }
 
+/// An agent-sandbox release whose CRDs the sim serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum Release {
+    #[serde(rename = "v1.0")]
+    V1_0,
+    #[serde(rename = "v0.5")]
+    V0_5,
+}
+
+impl Release {
+    pub fn served(self) -> super::discovery::AgentSandbox {
+        match self {
+            Release::V1_0 => super::discovery::AgentSandbox::Current,
+            Release::V0_5 => super::discovery::AgentSandbox::V05,
+        }
+    }
+}
+
 fn default_disks() -> Vec<String> {
     vec!["workspace-disk".into()]
 }
@@ -76,6 +94,10 @@ fn default_disks() -> Vec<String> {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Scenario {
+    /// The agent-sandbox release the sim poses as: `v1.0` (the default: v1beta1 only) or `v0.5`
+    /// (v1beta1 and the deprecated v1alpha1 of Sandbox).
+    #[serde(default)]
+    pub agent_sandbox: Option<Release>,
     #[serde(default)]
     pub namespaces: Vec<String>,
     #[serde(default)]

@@ -235,6 +235,7 @@ impl Cluster {
                 };
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 let landed = outcome.landed();
+                let pinned = outcome.pinned();
                 send(Action::Done {
                     key: key.clone(),
                     verb: plan.verb,
@@ -255,6 +256,7 @@ impl Cluster {
                         &plan.id,
                         plan.verb,
                         before.as_deref(),
+                        pinned,
                         io.wait_timeout,
                         |what, _| {
                             send(Action::WaitProgress {

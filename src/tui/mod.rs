@@ -183,7 +183,16 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
             }
         }
     });
-    let mut terminal = ratatui::try_init().map_err(|e| TuiError(format!("cannot open the terminal UI: {e}")))?;
+    // what the layers below would print on stderr (-v's request lines, a warning) would be
+    // drawn over the UI: it goes to a file of this session, named at the end if it holds anything
+    let diagnostics = Diagnostics::open();
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            diagnostics.close();
+            return Err(TuiError(format!("cannot open the terminal UI: {e}")));
+        }
+    };
     let in_flight = io.writes_in_flight.clone();
     let mut shell = |argv: &[String]| keys.run_aside(argv);
     let result = event_loop(
@@ -198,9 +207,38 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     )
     .await;
     ratatui::restore();
+    diagnostics.close();
     throttles.iter().for_each(crate::cluster::write::Throttle::abandon);
     wait_for_writes(&in_flight).await;
     result
+}
+
+/// Stderr diverted to a file while the UI owns the terminal.
+struct Diagnostics {
+    path: std::path::PathBuf,
+}
+
+impl Diagnostics {
+    fn open() -> Diagnostics {
+        let path = std::env::temp_dir().join(format!("kubectl-namzu-tui-{}.log", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        crate::console::divert_stderr(options.open(&path).ok());
+        Diagnostics { path }
+    }
+
+    /// Stderr is the terminal's again; the file stays only if something was written to it.
+    fn close(&self) {
+        crate::console::undivert_stderr();
+        match std::fs::metadata(&self.path) {
+            Ok(m) if m.len() > 0 => crate::errln!("what this session logged (-v, warnings): {}", self.path.display()),
+            _ => {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
 }
 
 /// The key thread's switch: a shell takes the terminal while it is paused.

@@ -14,6 +14,7 @@ mod derive;
 mod egress;
 mod hardening3;
 mod hostile;
+mod interop27;
 mod krew;
 mod live;
 mod next_steps;

@@ -421,7 +421,7 @@ async fn tr11_no_annotations_map_is_one_whole_map_add_under_a_resource_version_t
     assert_eq!(
         wire(&patches(&t)[0]),
         format!(
-            r#"[{{"op":"test","path":"/metadata/resourceVersion","value":"{rv}"}},{{"op":"test","path":"/spec/operatingMode","value":"Suspended"}},{{"op":"add","path":"/metadata/annotations","value":{{"sandbox.namzu.ai/holder-epoch":"0","sandbox.namzu.ai/operating-mode-changed-at":"{AT}","sandbox.namzu.ai/pod-template-hash":"sha256:78224bbf46aa1092866966b63c920928c03fcd08761c7055840b46dc4fef42ca"}}}},{{"op":"add","path":"/spec/podTemplate","value":{written}}},{{"op":"add","path":"/spec/operatingMode","value":"Running"}}]"#
+            r#"[{{"op":"test","path":"/spec/operatingMode","value":"Suspended"}},{{"op":"test","path":"/metadata/resourceVersion","value":"{rv}"}},{{"op":"add","path":"/metadata/annotations","value":{{"sandbox.namzu.ai/operating-mode-changed-at":"{AT}","sandbox.namzu.ai/pod-template-hash":"sha256:78224bbf46aa1092866966b63c920928c03fcd08761c7055840b46dc4fef42ca"}}}},{{"op":"add","path":"/spec/podTemplate","value":{written}}},{{"op":"add","path":"/spec/operatingMode","value":"Running"}}]"#
         )
     );
     // another writer stamps epoch 9 into the window: the whole-map add is refused, and the
