@@ -655,8 +655,25 @@ impl Controller {
             .ready_delay_ms
             .map(|ms| Duration::milliseconds(ms as i64))
             .unwrap_or(self.timing.ready_delay);
-        // a settled scenario's pod was made a start-up ago, so its waterfall ends by now
-        let born = if settle { now - ready_delay } else { now };
+        // a settled scenario's pod was made when its workspace last woke (the resume's
+        // mode-changed stamp, else the Sandbox's creation), a second after, as a controller
+        // would: its start-up waterfall counts from there and has ended by now
+        let running = s(sbx, "/spec/operatingMode") != "Suspended";
+        let woke = [
+            "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at",
+            "/metadata/creationTimestamp",
+        ]
+        .iter()
+        // a Suspended one's stamp is its suspend: its pod is from before
+        .skip(usize::from(!running))
+        .find_map(|p| sbx.pointer(p).and_then(Value::as_str))
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc) + Duration::seconds(1));
+        let born = match (settle, woke) {
+            (true, Some(t)) => t.min(now - ready_delay),
+            (true, None) => now - ready_delay,
+            (false, _) => now,
+        };
         let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
             "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
             "ownerReferences":owners, "creationTimestamp": k8s_time(born)},
