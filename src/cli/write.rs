@@ -16,7 +16,6 @@ use crate::domain::epoch::parse_epoch_arg;
 use crate::domain::fence::{EpochChoice, EpochUse, Verb};
 use crate::domain::naming::WorkspaceId;
 use crate::domain::refresh::{self, Refresh};
-use crate::domain::safety::Confirm;
 use crate::domain::select::parse_duration;
 use crate::present::outcome as said;
 use futures::StreamExt;
@@ -138,29 +137,16 @@ struct Report {
 
 impl Report {
     fn code(&self) -> i32 {
-        match (&self.outcome, &self.waited) {
-            (Outcome::Unchanged { .. }, _) if self.take_over => exit::NOT_APPLIED,
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => {
-                exit::WAIT_TIMED_OUT
+        use crate::cluster::verdict::Verdict;
+        match Verdict::of(&self.outcome, self.waited.as_ref(), self.take_over) {
+            Verdict::Applied | Verdict::Unchanged | Verdict::AlreadyGone | Verdict::DryRun => exit::OK,
+            Verdict::TimedOut => exit::WAIT_TIMED_OUT,
+            Verdict::Replaced => exit::REPLACED,
+            Verdict::TakeOverNotPerformed | Verdict::Refused | Verdict::NotApplied | Verdict::Conflict => {
+                exit::NOT_APPLIED
             }
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Replaced { .. })) => exit::REPLACED,
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Failed(_) | Waited::Deleted)) => {
-                exit::ERROR
-            }
-            (
-                Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
-                _,
-            ) => exit::OK,
-            (
-                Outcome::Refused { .. }
-                | Outcome::RefreshRefused(_)
-                | Outcome::NotApplied { .. }
-                | Outcome::Raced { .. }
-                | Outcome::Conflict { .. },
-                _,
-            ) => exit::NOT_APPLIED,
-            (Outcome::NotFound, _) => exit::NOT_FOUND,
-            (Outcome::ClaimOwned { .. } | Outcome::ReadOnly | Outcome::Failed(_), _) => exit::ERROR,
+            Verdict::NotFound => exit::NOT_FOUND,
+            Verdict::WaitFailed | Verdict::ClaimOwned | Verdict::ReadOnly | Verdict::Error => exit::ERROR,
         }
     }
 
@@ -651,11 +637,8 @@ fn in_context(context: Option<&str>, what: String) -> String {
 
 /// Why a context refuses every write: its read-only rule, from the flag or the config file.
 fn read_only_reason(globals: &Globals, member: &Member) -> String {
-    if globals.overrides().read_only == Some(true) {
-        "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
-    } else {
-        member.rules.read_only_reason(&member.conn.context)
-    }
+    let flag = globals.overrides().read_only == Some(true);
+    member.rules.why_read_only(&member.conn.context, flag)
 }
 
 async fn run(
@@ -682,12 +665,7 @@ async fn run(
     }
     let interactive = std::io::stdin().is_terminal();
     // a typed confirmation where the verb or the context's rules ask for one
-    let asks = |m: &Member| {
-        !common.yes
-            && !common.dry_run.any()
-            && !m.rules.read_only
-            && (verb == Verb::Delete || m.rules.confirm == Confirm::Typed)
-    };
+    let asks = |m: &Member| !common.yes && !common.dry_run.any() && !m.rules.read_only && m.rules.asks_typed(verb);
     if !interactive && let Some(m) = fleet.members.iter().find(|m| asks(m)) {
         return Err(Failure::usage(if verb == Verb::Delete {
             "delete destroys the workspace's disks: pass --yes (stdin is not a terminal, so it cannot ask)".to_string()

@@ -18,6 +18,12 @@ pub enum SortKey {
     Epoch,
     State,
     Drift,
+    /// The TUI's own sorts (not `--sort-by`): any column, and the problems worst first.
+    Mode,
+    Template,
+    Context,
+    Namespace,
+    Diagnosis,
 }
 
 impl SortKey {
@@ -81,8 +87,45 @@ pub fn compare(a: &Workspace, b: &Workspace, key: SortKey) -> Ordering {
         SortKey::Epoch => some_first(a.epoch.epoch, b.epoch.epoch),
         SortKey::State => a.state.cmp(&b.state),
         SortKey::Drift => a.drift.state.cmp(&b.drift.state),
+        SortKey::Mode => a.mode.as_str().cmp(b.mode.as_str()),
+        SortKey::Template => some_first(a.template.as_deref(), b.template.as_deref()),
+        SortKey::Context => a.context.cmp(&b.context),
+        SortKey::Namespace => a.namespace.cmp(&b.namespace),
+        SortKey::Diagnosis => severity(a).cmp(&severity(b)),
     };
     primary.then_with(|| name_order(a, b))
+}
+
+/// How bad a row is, worst lowest: a diagnosis by what it costs the user (a crash loop first),
+/// then an unreadable epoch, then drift, then nothing wrong.
+pub fn severity(w: &Workspace) -> u8 {
+    match w.diagnosis.as_ref().map(|d| d.kind) {
+        Some(k) => match k {
+            Kind::CrashLoop => 0,
+            Kind::ImagePull => 1,
+            Kind::Unschedulable => 2,
+            Kind::ControllerError => 3,
+            Kind::PodTerminated => 4,
+            Kind::DiskMissing => 5,
+            Kind::StuckTerminating => 6,
+            Kind::SuspendUnconfirmed => 7,
+            Kind::NoLivePod => 8,
+            Kind::ForeignPod => 9,
+            Kind::ForeignDisk => 10,
+            Kind::ForeignEgressPolicy => 11,
+            Kind::UnreadableEpoch => 12,
+            Kind::ControllerReason => 13,
+            Kind::DiskPending => 14,
+            Kind::StaleStatus => 15,
+        },
+        None if w.epoch.annotation.is_some() && w.epoch.epoch.is_none() => 20,
+        None => match w.drift.state {
+            DriftState::NoTemplate => 21,
+            DriftState::Drifted => 22,
+            DriftState::Unreadable => 23,
+            _ => 30,
+        },
+    }
 }
 
 pub fn sort(workspaces: &mut [Workspace], key: SortKey, reverse: bool) {
