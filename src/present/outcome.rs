@@ -102,8 +102,14 @@ pub fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) 
             refresh,
             ..
         } => {
+            // a server dry run was sent: the API server admitted it and changed nothing
+            let sent = if request.path.ends_with("?dryRun=All") {
+                "the API server accepted (nothing changed)"
+            } else {
+                "would send"
+            };
             let mut text = format!(
-                "dry run ({}): would send {} {} ({})\n",
+                "dry run ({}): {sent} {} {} ({})\n",
                 epoch.describe(),
                 request.method,
                 request.path,

@@ -897,6 +897,7 @@ fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Opt
             EpochChoice::Stored
         },
         dry_run: true,
+        server_dry_run: false,
         expected_uid: None,
         // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
         refresh: refresh.then(Default::default),
@@ -919,6 +920,7 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
             })?,
             epoch: EpochChoice::Explicit(epoch.carried),
             dry_run: false,
+            server_dry_run: false,
             expected_uid: uid.clone(),
             refresh: refresh.as_ref().map(|r| crate::domain::refresh::Ask {
                 expected_hash: Some(r.hash.clone()),

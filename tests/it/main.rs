@@ -24,6 +24,7 @@ mod race;
 mod readme;
 mod realserver;
 mod refresh;
+mod roundtrips;
 mod sim_api;
 mod sim_kubectl;
 mod sim_triage;
