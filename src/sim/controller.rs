@@ -439,9 +439,7 @@ impl Controller {
         self.claim_events(store, &sbx, now);
         self.write_status(store, &sbx, conds, extra);
     }
-}
 
-impl Controller {
     fn write_status(&mut self, store: &mut Store, sbx: &Value, mut conds: Vec<Value>, extra: Value) {
         let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
         let Some(current) = store.get(&SANDBOXES, ns, name).cloned() else {
