@@ -29,7 +29,7 @@ use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
 use crate::present::keys::{self, Command, Context};
-use crate::present::outcome as said;
+use crate::present::outcome as wording;
 use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
@@ -111,7 +111,7 @@ pub struct AppOptions {
     /// The contexts, in the order asked for (at least one).
     pub contexts: Vec<ContextOptions>,
     /// Several contexts were asked for: rows and messages name their context.
-    pub labelled: bool,
+    pub several_contexts: bool,
     pub namespace: String,
     pub all_namespaces: bool,
     /// `--read-only`: every context refuses writes, whatever its rules.
@@ -128,7 +128,7 @@ type OrderKey = (String, Option<String>, SortKey, bool, bool, u64);
 pub struct App {
     /// Every context, in the order asked for; one unless several were.
     pub contexts: Vec<ContextView>,
-    pub labelled: bool,
+    pub several_contexts: bool,
     pub scope: Scope,
     pub home_namespace: String,
     /// Across contexts, each reads its own namespace (as `list` does) until the user picks one
@@ -189,14 +189,14 @@ impl App {
                 .into_iter()
                 .map(|c| ContextView::new(c, o.read_only))
                 .collect(),
-            labelled: o.labelled,
+            several_contexts: o.several_contexts,
             scope: if o.all_namespaces {
                 Scope::All
             } else {
                 Scope::Namespace(o.namespace.clone())
             },
             home_namespace: o.namespace.clone(),
-            own_namespaces: o.labelled,
+            own_namespaces: o.several_contexts,
             now: o.now,
             inventory: Inventory {
                 namespaces: vec![o.namespace],
@@ -347,7 +347,7 @@ impl App {
             && (!self.view.pinned.is_empty() && self.view.pinned.contains(&key_of(w))
                 || (!self.view.problems || is_problem(w))
                 // the context is a row's own word only where rows name one
-                && query.as_ref().is_ok_and(|q| q.matches(w, self.now, self.labelled)))
+                && query.as_ref().is_ok_and(|q| q.matches(w, self.now, self.several_contexts)))
     }
 
     /// The problem rows in view (the header's count).
@@ -432,7 +432,7 @@ impl App {
                 Scope::All => "cluster-wide".to_string(),
                 Scope::Namespace(ns) => format!("in namespace {ns}"),
             };
-            let context = if self.labelled {
+            let context = if self.several_contexts {
                 format!(" in context {}", c.name)
             } else {
                 String::new()
@@ -594,7 +594,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 Ok(loaded) => {
                     c.warnings = loaded.warnings.clone();
                     for w in loaded.warnings {
-                        app_warn(&mut app.warned, &mut app.status, app.labelled, &context, w);
+                        app_warn(&mut app.warned, &mut app.status, app.several_contexts, &context, w);
                     }
                     let Some(c) = app.context_mut(&context) else {
                         return Vec::new();
@@ -671,13 +671,13 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Done { key, verb, outcome } => {
             let note = note_for(verb, &key, &outcome);
-            app.status = format!("{}: {}", key.who(app.labelled), note.text);
+            app.status = format!("{}: {}", key.who(app.several_contexts), note.text);
             // a bulk action says how far it is instead, as the CLI's progress line does
             if let Some(bulk) = &mut app.bulk {
                 bulk.done += 1;
                 bulk.failed += usize::from(!note.ok);
                 let elapsed = (app.now - bulk.started).to_std().unwrap_or_default();
-                app.status = said::progress(bulk.verb, bulk.done, bulk.total, bulk.failed, elapsed);
+                app.status = wording::progress(bulk.verb, bulk.done, bulk.total, bulk.failed, elapsed);
                 if bulk.done >= bulk.total {
                     // "3 of 3 suspended": the rows stay where they were
                     app.status = format!("{} of {} {}", bulk.total - bulk.failed, bulk.total, bulk.verb.past());
@@ -706,12 +706,12 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Waited { key, verb, waited } => {
             let note = RowNote {
-                text: format!("{} {}", verb.past(), said::waited(&waited)),
+                text: format!("{} {}", verb.past(), wording::waited(&waited)),
                 ok: waited == Waited::Confirmed,
             };
             // a bulk action's rows keep their summary in the status line
             if !app.bulk_members.remove(&key) {
-                app.status = format!("{}: {}", key.who(app.labelled), note.text);
+                app.status = format!("{}: {}", key.who(app.several_contexts), note.text);
             }
             app.notes.insert(key, note);
             app.refresh()

@@ -138,7 +138,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
                 Vec::new()
             }
         },
-        "ctx" | "context" if !app.labelled => {
+        "ctx" | "context" if !app.several_contexts => {
             let here = app.contexts.first().map(|c| c.name.clone()).unwrap_or_default();
             app.status = if rest.is_empty() || rest == here {
                 format!("context {here}: the only one in this session")

@@ -115,8 +115,8 @@ pub(super) fn previews(c: &mut Confirm) -> Vec<Effect> {
 /// The row's note after an action: the same sentence the CLI prints, first line only.
 pub fn note_for(verb: Verb, key: &RowKey, outcome: &Outcome) -> RowNote {
     RowNote {
-        text: said::outcome_line(verb, &key.namespace, outcome, false),
-        ok: said::succeeded(outcome, false),
+        text: wording::outcome_line(verb, &key.namespace, outcome, false),
+        ok: wording::succeeded(outcome, false),
     }
 }
 

@@ -118,10 +118,16 @@ impl ContextView {
 }
 
 /// A warning is said once in the status line (it then expires), not on every screen.
-pub(super) fn app_warn(warned: &mut BTreeSet<String>, status: &mut String, labelled: bool, context: &str, w: String) {
-    let said = if labelled { format!("{context}: {w}") } else { w };
-    if warned.insert(said.clone()) {
-        *status = said;
+pub(super) fn app_warn(
+    warned: &mut BTreeSet<String>,
+    status: &mut String,
+    several_contexts: bool,
+    context: &str,
+    w: String,
+) {
+    let line = if several_contexts { format!("{context}: {w}") } else { w };
+    if warned.insert(line.clone()) {
+        *status = line;
     }
 }
 
@@ -154,7 +160,7 @@ pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
             {
                 c.warnings.push(w.clone());
             }
-            app_warn(&mut app.warned, &mut app.status, app.labelled, context, w);
+            app_warn(&mut app.warned, &mut app.status, app.several_contexts, context, w);
         }
         LiveEvent::Failed(why) => {
             if let Some(c) = app.context_mut(context) {

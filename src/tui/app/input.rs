@@ -26,7 +26,7 @@ pub(super) fn context(app: &App) -> Context {
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
 pub fn footer_keys(app: &App, width: usize) -> String {
-    keys::footer(context(app), width, app.labelled)
+    keys::footer(context(app), width, app.several_contexts)
 }
 
 pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
@@ -140,7 +140,7 @@ pub(super) fn set_sort(app: &mut App, sort: SortKey) {
     let (name, _) = sort_name(sort);
     let direction = if app.view.reverse { "▼" } else { "▲" };
     // ties sort by name, whose order starts with the context
-    app.status = if app.labelled && sort != SortKey::Name {
+    app.status = if app.several_contexts && sort != SortKey::Name {
         format!("sorted by {name} {direction}, each context's rows together within a value")
     } else {
         format!("sorted by {name} {direction}")
@@ -254,7 +254,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
-        Command::Contexts if !app.labelled => {
+        Command::Contexts if !app.several_contexts => {
             app.status = "one context: nothing to pick (open several with --context a,b or --all-contexts)".into()
         }
         Command::Contexts => {

@@ -37,7 +37,7 @@ fn app(read_only: bool) -> App {
             server: "https://x".into(),
             ..Default::default()
         }],
-        labelled: false,
+        several_contexts: false,
         namespace: "ns".into(),
         all_namespaces: false,
         read_only,

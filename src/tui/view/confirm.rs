@@ -86,7 +86,7 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
     );
     say(&mut text, String::new(), Style::default());
     for key in &c.targets {
-        let head = format!("{} ({}): ", key.id, key.place(app.labelled));
+        let head = format!("{} ({}): ", key.id, key.place(app.several_contexts));
         let body = match c.previews.get(key) {
             None => vec!["reading…".to_string()],
             Some(Outcome::DryRun {

@@ -33,7 +33,7 @@ pub(super) fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: The
         counts = format!("✓ {} marked  {counts}", app.view.marks.len());
     }
     let lines = match app.contexts.as_slice() {
-        [one] if !app.labelled => {
+        [one] if !app.several_contexts => {
             first.push(Span::raw(format!(" context {}", one.name)));
             if let Some(b) = &one.rules.badge {
                 first.extend([Span::raw(" "), badge_span(b, theme)]);
@@ -98,7 +98,7 @@ pub(super) fn one_context_status(
 }
 
 /// A context's status as the strip and the picker say it.
-pub(super) struct Said {
+pub(super) struct HealthWords {
     /// A symbol and a word.
     pub(super) long: String,
     /// The symbol alone (with the age, where there is one), for a narrow strip.
@@ -108,8 +108,8 @@ pub(super) struct Said {
     pub(super) colour: Option<Color>,
 }
 
-pub(super) fn health_words(app: &App, c: &ContextView) -> Said {
-    let plain = |long: &str, short: &str, colour: Option<Color>| Said {
+pub(super) fn health_words(app: &App, c: &ContextView) -> HealthWords {
+    let plain = |long: &str, short: &str, colour: Option<Color>| HealthWords {
         long: long.into(),
         short: short.into(),
         why: None,
@@ -126,14 +126,14 @@ pub(super) fn health_words(app: &App, c: &ContextView) -> Said {
         }
         Health::Reconnecting { since, why } => {
             let ago = age(since, app.now);
-            Said {
+            HealthWords {
                 long: format!("⚠ reconnecting {ago}"),
                 short: format!("⚠ {ago}"),
                 why: Some(why),
                 colour: Some(Color::Red),
             }
         }
-        Health::Error(why) => Said {
+        Health::Error(why) => HealthWords {
             long: "✖ error".into(),
             short: "✖".into(),
             why: Some(why),
@@ -155,12 +155,12 @@ pub(super) fn status_strip(app: &App, max: usize, theme: Theme) -> Line<'static>
                 if let Some(b) = &c.rules.badge {
                     spans.extend([Span::raw(" "), badge_span(b, theme)]);
                 }
-                let said = health_words(app, c);
+                let health = health_words(app, c);
                 let rows = per_context.get(c.name.as_str()).copied().unwrap_or(0);
                 spans.push(Span::raw(format!(" {rows} ")));
-                let style = said.colour.map_or(Style::default(), |colour| theme.fg(colour));
-                spans.push(Span::styled(if short { said.short } else { said.long }, style));
-                (spans, said.why)
+                let style = health.colour.map_or(Style::default(), |colour| theme.fg(colour));
+                spans.push(Span::styled(if short { health.short } else { health.long }, style));
+                (spans, health.why)
             })
             .collect()
     };
@@ -186,9 +186,9 @@ pub(super) fn status_strip(app: &App, max: usize, theme: Theme) -> Line<'static>
         line.extend(spans);
         // a reason only where there is room for a few words of it
         if let Some(why) = why.filter(|_| room > 12) {
-            let said = cut(&format!(": {why}"), room);
-            room -= width(&said);
-            line.push(Span::styled(said, style));
+            let reason = cut(&format!(": {why}"), room);
+            room -= width(&reason);
+            line.push(Span::styled(reason, style));
         }
     }
     cut_spans(line, max)

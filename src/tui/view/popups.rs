@@ -63,7 +63,7 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             render_text_popup(
                 frame,
                 app,
-                format!(" {} ({}) ", key.id, key.place(app.labelled)),
+                format!(" {} ({}) ", key.id, key.place(app.several_contexts)),
                 &body,
                 *scroll,
             );
@@ -77,7 +77,7 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             render_text_popup(frame, app, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
         }
         Popup::Help { scroll } => {
-            let text = crate::present::keys::help(popup_text_width(frame.area()), app.labelled);
+            let text = crate::present::keys::help(popup_text_width(frame.area()), app.several_contexts);
             render_text_popup(frame, app, " keys ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => {
@@ -91,7 +91,7 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                         .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
                 };
                 // across contexts each write names the one it was sent to
-                let context = if app.labelled {
+                let context = if app.several_contexts {
                     format!("{}:", s("context"))
                 } else {
                     String::new()
@@ -173,7 +173,7 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             let screen = frame.area();
             let max = popup_text_width(screen);
             let lines: Vec<String> = body.lines().map(|l| cut(l, max)).collect();
-            let title = format!(" history of {} ({}) ", key.id, key.place(app.labelled));
+            let title = format!(" history of {} ({}) ", key.id, key.place(app.several_contexts));
             render_lines(frame, app, title, lines, *scroll);
         }
         Popup::Logs(pane) => {
@@ -185,7 +185,7 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                 width: screen.width,
                 height: screen.height.saturating_sub(4),
             };
-            let title = format!("logs of {} ({})", pane.key.id, pane.key.place(app.labelled));
+            let title = format!("logs of {} ({})", pane.key.id, pane.key.place(app.several_contexts));
             crate::tui::log_view::render(frame, area, pane, &title, theme.colour);
         }
     }
@@ -211,12 +211,12 @@ pub(super) fn render_picker(frame: &mut Frame, app: &App, choices: &[String], se
                 spans.extend([Span::raw(" "), badge_span(b, theme)]);
             }
             let rows = per_context.get(name.as_str()).copied().unwrap_or(0);
-            let said = health_words(app, c);
+            let health = health_words(app, c);
             spans.push(Span::raw(format!("  {rows} workspaces  ")));
-            let style = said.colour.map_or(Style::default(), |colour| theme.fg(colour));
-            let text = said
+            let style = health.colour.map_or(Style::default(), |colour| theme.fg(colour));
+            let text = health
                 .why
-                .map_or(said.long.clone(), |why| format!("{}: {why}", said.long));
+                .map_or(health.long.clone(), |why| format!("{}: {why}", health.long));
             spans.push(Span::styled(text, style));
         }
         lines.push(Line::from(spans));

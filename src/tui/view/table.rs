@@ -72,7 +72,7 @@ pub(super) fn fitting(fleet: bool, all_namespaces: bool, width: u16) -> Vec<Colu
 
 pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let all = app.scope == Scope::All || app.mixed_namespaces();
-    let cols = fitting(app.labelled, all, area.width);
+    let cols = fitting(app.several_contexts, all, area.width);
     let rows_visible = app.visible();
     // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces
     let height = area.height.saturating_sub(2) as usize;
