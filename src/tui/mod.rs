@@ -26,8 +26,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use view::Theme;
 
-/// What the TUI needs from its caller: the contexts to show, what each may write, how often to
-/// re-list.
+/// What the TUI needs from its caller: the contexts to show, what each may write, and how often
+/// to re-list a kind the user may list but not watch.
 pub struct Options {
     /// The contexts opened (exec credential plugins must not prompt inside the alternate screen:
     /// open them with `interactive_exec` false), each with its safety rules.
