@@ -107,7 +107,7 @@ async fn main() {
             server: "https://cluster".into(),
             ..Default::default()
         }],
-        labelled: false,
+        several_contexts: false,
         namespace: "agents".into(),
         all_namespaces: false,
         read_only: false,

@@ -68,7 +68,7 @@ fn main() {
             server: "https://cluster".into(),
             ..Default::default()
         }],
-        labelled: false,
+        several_contexts: false,
         namespace: "ns-0".into(),
         all_namespaces: true,
         read_only: false,

@@ -116,7 +116,7 @@ pub enum Command {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct TuiArgs {
-    /// How often the inventory is re-listed.
+    /// How often a kind you may list but not watch is re-listed (everything else is watched).
     #[arg(long, default_value = "2s", value_parser = parse_interval)]
     pub refresh_interval: std::time::Duration,
 }

@@ -12,7 +12,7 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
     let fleet = Fleet::open(globals, false).await?;
     let options = crate::tui::Options {
         failed: fleet.failed(),
-        labelled: fleet.labelled,
+        several_contexts: fleet.labelled,
         clusters: fleet.members.into_iter().map(|m| (m.conn, m.rules)).collect(),
         policy: globals.write_policy(false),
         read_only_flag: globals.overrides().read_only == Some(true),

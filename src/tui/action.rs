@@ -27,8 +27,8 @@ impl RowKey {
     }
 
     /// The workspace as a status line names it: its id, after its context across several.
-    pub fn who(&self, labelled: bool) -> String {
-        if labelled {
+    pub fn who(&self, several_contexts: bool) -> String {
+        if several_contexts {
             format!("{}/{}", self.context, self.id)
         } else {
             self.id.clone()
@@ -36,8 +36,8 @@ impl RowKey {
     }
 
     /// Where it is, as a dialog says it: the namespace, after the context across several.
-    pub fn place(&self, labelled: bool) -> String {
-        if labelled {
+    pub fn place(&self, several_contexts: bool) -> String {
+        if several_contexts {
             format!("{}/{}", self.context, self.namespace)
         } else {
             self.namespace.clone()

@@ -26,8 +26,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use view::Theme;
 
-/// What the TUI needs from its caller: the contexts to show, what each may write, how often to
-/// re-list.
+/// What the TUI needs from its caller: the contexts to show, what each may write, and how often
+/// to re-list a kind the user may list but not watch.
 pub struct Options {
     /// The contexts opened (exec credential plugins must not prompt inside the alternate screen:
     /// open them with `interactive_exec` false), each with its safety rules.
@@ -35,7 +35,7 @@ pub struct Options {
     /// The contexts that could not be opened, and why: each shows as an error, the others work.
     pub failed: Vec<(String, String)>,
     /// Several contexts were asked for: rows and messages name their context.
-    pub labelled: bool,
+    pub several_contexts: bool,
     /// The write policy each context's starts from: its read-only rule and a throttle of its own
     /// are added; the audit log is shared.
     pub policy: WritePolicy,
@@ -69,7 +69,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     let Options {
         clusters,
         failed,
-        labelled,
+        several_contexts,
         mut policy,
         read_only_flag,
         all_namespaces,
@@ -89,7 +89,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     let mut throttles = Vec::new();
     for ((conn, rules), probe) in clusters.into_iter().zip(probes) {
         let open_error = match probe {
-            Err(e) if !labelled => return Err(e.into()),
+            Err(e) if !several_contexts => return Err(e.into()),
             Err(e) => Some(e.to_string()),
             Ok(_) => None,
         };
@@ -125,7 +125,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     }
     let mut app = App::new(AppOptions {
         contexts,
-        labelled,
+        several_contexts,
         namespace,
         all_namespaces,
         read_only: read_only_flag,
@@ -361,9 +361,9 @@ pub async fn event_loop<B: Backend>(
         }
         spawn_all(&io, effects, &tx);
         if let Some(argv) = app.shell.take() {
-            let said = shell(&argv);
+            let ended = shell(&argv);
             terminal.clear().map_err(draw_failed)?;
-            spawn_all(&io, update(app, Action::ShellEnded(said)), &tx);
+            spawn_all(&io, update(app, Action::ShellEnded(ended)), &tx);
         }
     }
 }

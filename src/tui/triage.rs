@@ -32,7 +32,7 @@ pub fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             vec![Effect::History(key)]
         }
         Command::Shell => {
-            app.status = format!("opening a shell in {}…", key.who(app.labelled));
+            app.status = format!("opening a shell in {}…", key.who(app.several_contexts));
             vec![Effect::Shell(key)]
         }
         _ => Vec::new(),
@@ -112,9 +112,9 @@ pub fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         Action::ShellReady { key, result } => match result {
             // the loop runs it: the UI steps aside, and comes back to the same row
             Ok(argv) => app.shell = Some(argv),
-            Err(why) => app.status = format!("{}: {why}", key.who(app.labelled)),
+            Err(why) => app.status = format!("{}: {why}", key.who(app.several_contexts)),
         },
-        Action::ShellEnded(said) => app.status = said,
+        Action::ShellEnded(ended) => app.status = ended,
         Action::Saved(result) => {
             app.status = match result {
                 Ok(path) => format!("saved the log to {path}"),

@@ -175,7 +175,7 @@ async fn the_tui_write_path_refuses_a_context_s_rules_over_another_cluster() {
         failure: Default::default(),
     };
     let mut app = App::new(AppOptions {
-        labelled: false,
+        several_contexts: false,
         contexts: vec![context_options(&conn, ContextRules::default())],
         namespace: "agents".into(),
         all_namespaces: false,

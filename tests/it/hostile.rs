@@ -798,7 +798,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             let scope = Scope::Namespace("agents".into());
             let mut app = App::new(AppOptions {
                 contexts: vec![context.clone()],
-                labelled: false,
+                several_contexts: false,
                 namespace: "agents".into(),
                 all_namespaces: false,
                 read_only: true,

@@ -36,7 +36,7 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
     let conn = connect(t, kubeconfig, None, Duration::from_secs(2)).await;
     let app = App::new(AppOptions {
         contexts: vec![context_options(&conn, Default::default())],
-        labelled: false,
+        several_contexts: false,
         namespace: "agents".into(),
         all_namespaces: all,
         read_only: true,

@@ -64,7 +64,7 @@ async fn harness_over(
     let mut options: Vec<ContextOptions> = contexts.iter().map(|(c, r)| context_options(c, r.clone())).collect();
     options.extend(failed);
     let app = App::new(AppOptions {
-        labelled: options.len() > 1,
+        several_contexts: options.len() > 1,
         contexts: options,
         namespace: contexts[0].0.namespace.clone(),
         all_namespaces: all,

@@ -1,0 +1,576 @@
+//! The pods: how the controller creates a Sandbox's pod and how the scheduler and kubelet carry it (pulls, starts, crashes, probes, termination).
+
+use super::*;
+
+pub(super) fn running_conditions(pod: &Value, cond: &dyn Fn(&str, &str, &str, &str) -> Value) -> Vec<Value> {
+    let not_suspended = cond("Suspended", "False", "NotSuspended", "Sandbox is not suspended");
+    let phase = s(pod, "/status/phase");
+    let ready = match phase {
+        "Failed" => cond(
+            "Ready",
+            "False",
+            "PodFailed",
+            &format!("Pod {} failed", s(pod, "/metadata/name")),
+        ),
+        "Succeeded" => cond("Ready", "False", "PodSucceeded", "Pod succeeded"),
+        _ if pod.pointer("/metadata/deletionTimestamp").is_some() => {
+            cond("Ready", "False", "DependenciesNotReady", "Pod is terminating")
+        }
+        "Running" if pod_ready(pod) => cond("Ready", "True", "DependenciesReady", "Pod is Ready; Service Exists"),
+        "Running" => cond("Ready", "False", "DependenciesNotReady", "Pod is Running but not Ready"),
+        _ => cond(
+            "Ready",
+            "False",
+            "DependenciesNotReady",
+            &format!("Pod is {}", if phase.is_empty() { "Pending" } else { phase }),
+        ),
+    };
+    let mut conds = vec![ready, not_suspended];
+    if matches!(phase, "Failed" | "Succeeded") {
+        conds.push(cond(
+            "Finished",
+            "True",
+            &format!("Pod{phase}"),
+            "Pod reached a terminal phase",
+        ));
+    }
+    conds
+}
+
+impl Controller {
+    pub(super) fn create_pod(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+        settle: bool,
+    ) -> Value {
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let template = sbx.pointer("/spec/podTemplate").cloned().unwrap_or(json!({}));
+        let mut labels = template.pointer("/metadata/labels").cloned().unwrap_or(json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.retain(|k, _| !k.starts_with("agents.x-k8s.io/") && !k.starts_with("extensions.agents.x-k8s.io/"));
+            l.insert("agents.x-k8s.io/sandbox-name-hash".into(), json!(name_hash(name)));
+        }
+        let mut spec = template.get("spec").cloned().unwrap_or(json!({}));
+        let vcts = sbx
+            .pointer("/spec/volumeClaimTemplates")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !vcts.is_empty() && spec.is_object() {
+            let mut volumes = spec
+                .get("volumes")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for v in &vcts {
+                let vn = s(v, "/metadata/name");
+                volumes.push(json!({"name":vn,"persistentVolumeClaim":{"claimName":format!("{vn}-{name}")}}));
+            }
+            spec["volumes"] = json!(volumes);
+        }
+        // a pod someone else made under the Sandbox's name carries that maker's labels, not the
+        // controller's
+        let (owners, labels) = if knobs.foreign_pod {
+            (
+                json!([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"someone-else","uid":"00000000-0000-4000-8000-00000000f0e1","controller":true}]),
+                json!({"app": "someone-else"}),
+            )
+        } else {
+            (json!([owner_ref(sbx)]), labels)
+        };
+        let ready_delay = knobs
+            .ready_delay_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.ready_delay);
+        // a settled scenario's pod was made when its workspace last woke (the resume's
+        // mode-changed stamp, else the Sandbox's creation), a second after, as a controller
+        // would: its start-up waterfall counts from there and has ended by now
+        let running = s(sbx, "/spec/operatingMode") != "Suspended";
+        let woke = [
+            "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at",
+            "/metadata/creationTimestamp",
+        ]
+        .iter()
+        // a Suspended one's stamp is its suspend: its pod is from before
+        .skip(usize::from(!running))
+        .find_map(|p| sbx.pointer(p).and_then(Value::as_str))
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc) + Duration::seconds(1));
+        let born = match (settle, woke) {
+            (true, Some(t)) => t.min(now - ready_delay),
+            (true, None) => now - ready_delay,
+            (false, _) => now,
+        };
+        let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
+            "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
+            "ownerReferences":owners, "creationTimestamp": k8s_time(born)},
+            "spec":spec,
+            "status":{"phase":"Pending","qosClass":"BestEffort"}});
+        let created = store.create(&PODS, pod, &k8s_time(now)).expect("no pod of that name");
+        let uid = s(&created, "/metadata/uid").to_string();
+        self.started.insert(uid, born);
+        if !knobs.foreign_pod {
+            self.announce(
+                store,
+                sbx,
+                "SandboxPodCreated",
+                &format!("Created pod {name}"),
+                "Normal",
+                &k8s_time(born),
+            );
+        }
+        created
+    }
+}
+
+impl Controller {
+    /// Move a live pod along: scheduling, image pull, start, readiness — or the knob's trouble.
+    pub(super) fn progress_pod(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        pod: Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+    ) -> Value {
+        if pod.pointer("/metadata/deletionTimestamp").is_some()
+            || matches!(s(&pod, "/status/phase"), "Failed" | "Succeeded")
+        {
+            return pod;
+        }
+        let now_s = k8s_time(now);
+        let uid = s(&pod, "/metadata/uid").to_string();
+        let name = s(&pod, "/metadata/name").to_string();
+        let ready_delay = knobs
+            .ready_delay_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.ready_delay);
+        let started = *self.started.entry(uid.clone()).or_insert(now);
+        let due = now >= started + ready_delay;
+        // the container started when the pod became ready, and stays started
+        let started_at = pod
+            .pointer("/status/containerStatuses/0/state/running/startedAt")
+            .and_then(Value::as_str)
+            .map_or_else(|| k8s_time(started + ready_delay * 3 / 5), str::to_string);
+        if !due {
+            self.due(started + ready_delay);
+        }
+        let containers: Vec<String> = pod
+            .pointer("/spec/containers")
+            .and_then(Value::as_array)
+            .map(|cs| cs.iter().map(|c| s(c, "/name").to_string()).collect())
+            .unwrap_or_default();
+        let image = pod
+            .pointer("/spec/containers/0/image")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let at = |t: DateTime<Utc>| k8s_time(t);
+        // the start-up waterfall: created → scheduled → pulled → started → ready
+        let pulled = started + ready_delay * 3 / 5;
+        let ready_at = started + ready_delay;
+        let pc = |t: &str, st: &str, r: &str, m: &str, when: &str| {
+            let mut c = json!({"type":t,"status":st,"lastTransitionTime":when,"lastProbeTime":null});
+            if !r.is_empty() {
+                c["reason"] = json!(r);
+            }
+            if !m.is_empty() {
+                c["message"] = json!(m);
+            }
+            c
+        };
+        let mut next = pod.clone();
+        let node = "sim-node-1";
+        let pod_json = pod.clone();
+        let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
+        let cstatus = |state: &dyn Fn(&str) -> Value, ready: bool, crashing: bool| -> Value {
+            json!(containers.iter().map(|c| {
+                let r = restarts(c);
+                let mut state = state(c);
+                if let (Some(r), Some(run)) = (&r, state.get_mut("running")) {
+                    run["startedAt"] = json!(r.started_at);
+                }
+                let mut st = json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(&image).repeat(8)),
+                    "ready":ready,"restartCount":r.as_ref().map_or(0, |r| r.count),"started":ready,"state":state,
+                    "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last}))});
+                if !crashing || ready {
+                    st["containerID"] = json!(format!("containerd://{}", container_id(&uid, c, r.as_ref().map_or(0, |r| r.count))));
+                }
+                st
+            }).collect::<Vec<_>>())
+        };
+        let scheduled = |next: &mut Value| {
+            next["spec"]["nodeName"] = json!(node);
+            next["status"]["hostIP"] = json!("10.0.0.11");
+            next["status"]["hostIPs"] = json!([{"ip":"10.0.0.11"}]);
+            next["status"]["startTime"] = json!(at(started));
+        };
+        let base = |phase: &str| json!({"phase":phase,"qosClass":"BestEffort"});
+        let not_ready = |reason: &str, when: &str| {
+            let msg = format!("containers with unready status: [{}]", containers.join(" "));
+            vec![
+                pc("PodReadyToStartContainers", "True", "", "", when),
+                pc("Initialized", "True", "", "", &at(started)),
+                pc("Ready", "False", reason, &msg, when),
+                pc("ContainersReady", "False", reason, &msg, when),
+                pc("PodScheduled", "True", "", "", &at(started)),
+            ]
+        };
+        let mut pod_events: Vec<(&str, String, &str, Reporter, String)> = Vec::new();
+        let ns = s(&pod_json, "/metadata/namespace").to_string();
+        if knobs.unschedulable.is_none() && !knobs.pvc_pending && !knobs.disk_missing {
+            pod_events.push((
+                "Scheduled",
+                format!("Successfully assigned {ns}/{name} to {node}"),
+                "Normal",
+                SCHEDULER,
+                at(started),
+            ));
+            pod_events.push((
+                "Pulling",
+                format!("Pulling image \"{image}\""),
+                "Normal",
+                KUBELET,
+                at(started),
+            ));
+        }
+        if let Some(msg) = &knobs.unschedulable {
+            next["status"] = base("Pending");
+            next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
+            pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, now_s.clone()));
+        } else if knobs.pvc_pending || knobs.disk_missing {
+            // waiting for its disks: the PVC's own events say why
+            next["status"] = base("Pending");
+        } else if let Some(reason) = &knobs.image_pull {
+            let msg = format!("Back-off pulling image \"{image}\"");
+            scheduled(&mut next);
+            next["status"] = json!({"phase":"Pending","qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+                "podIP":"","startTime":at(started),"conditions":not_ready("ContainersNotReady", &at(started)),
+                "containerStatuses": cstatus(&|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
+            let fail_at = at((started + Duration::seconds(2)).min(now));
+            pod_events.push((
+                "Failed",
+                format!("Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"),
+                "Warning", KUBELET, fail_at.clone()));
+            pod_events.push((
+                "Failed",
+                "Error: ErrImagePull".to_string(),
+                "Warning",
+                KUBELET,
+                fail_at.clone(),
+            ));
+            pod_events.push((
+                "BackOff",
+                format!("Back-off pulling image \"{image}\""),
+                "Normal",
+                KUBELET,
+                fail_at.clone(),
+            ));
+            pod_events.push(("Failed", format!("Error: {reason}"), "Warning", KUBELET, fail_at));
+            if let Some(o) = next["status"].as_object_mut() {
+                o.remove("podIP");
+            }
+        } else if !due {
+            scheduled(&mut next);
+            let st = next["status"].clone();
+            next["status"] = base("Pending");
+            for k in ["hostIP", "hostIPs", "startTime"] {
+                next["status"][k] = st[k].clone();
+            }
+            next["status"]["conditions"] = json!(not_ready("ContainersNotReady", &at(started)));
+            next["status"]["containerStatuses"] =
+                cstatus(&|_| json!({"waiting":{"reason":"ContainerCreating"}}), false, true);
+        } else {
+            let pull = pulled - started;
+            pod_events.push((
+                "Pulled",
+                format!(
+                    "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {} bytes.",
+                    go_duration(pull),
+                    go_duration(pull),
+                    image_size(&image)
+                ),
+                "Normal",
+                KUBELET,
+                at(pulled),
+            ));
+            for c in &containers {
+                pod_events.push((
+                    "Created",
+                    format!("Created container: {c}"),
+                    "Normal",
+                    KUBELET,
+                    at(pulled),
+                ));
+                pod_events.push((
+                    "Started",
+                    format!("Started container {c}"),
+                    "Normal",
+                    KUBELET,
+                    at(pulled),
+                ));
+            }
+            let h = u32::from_str_radix(&name_hash(&uid), 16).unwrap_or(0);
+            let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
+            scheduled(&mut next);
+            let mut st = json!({"qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+                "podIP":ip,"podIPs":[{"ip":ip}],"startTime":at(started)});
+            if knobs.pod_failed {
+                st["phase"] = json!("Failed");
+                st["reason"] = json!("Error");
+                st["message"] = json!("container agent exited with code 137 (OOMKilled)");
+                st["conditions"] = json!(not_ready("PodFailed", &now_s));
+                st["containerStatuses"] = cstatus(
+                    &|_| {
+                        json!({"terminated":{"reason":"OOMKilled","exitCode":137,
+                    "startedAt":at(pulled),"finishedAt":now_s}})
+                    },
+                    false,
+                    false,
+                );
+                self.announce(
+                    store,
+                    sbx,
+                    "PodFailed",
+                    "Pod failed: container agent OOMKilled",
+                    "Warning",
+                    &now_s,
+                );
+                self.seed_logs(&pod_json, &containers, &image, pulled, Some(now));
+            } else if knobs.crash_loop {
+                st["phase"] = json!("Running");
+                st["conditions"] = json!(not_ready("ContainersNotReady", &at(started)));
+                // a crash loop that has been going on: restarts, and the last run's fatal end
+                for c in &containers {
+                    self.restarts.entry((uid.clone(), c.clone())).or_insert_with(|| Restarts {
+                        count: 7,
+                        last: json!({"exitCode":1,"reason":"Error","startedAt":at(now - Duration::seconds(80)),
+                            "finishedAt":at(now - Duration::seconds(74)),"containerID":format!("containerd://{}", container_id(&uid, c, 6))}),
+                        started_at: at(now - Duration::seconds(80)),
+                    });
+                }
+                let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
+                st["containerStatuses"] = json!(containers.iter().map(|c| {
+                    let r = restarts(c);
+                    json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(&image).repeat(8)),
+                        "ready":false,"started":false,"restartCount":r.as_ref().map_or(0, |r| r.count),
+                        "state":{"waiting":{"reason":"CrashLoopBackOff","message":format!("back-off 5m0s restarting failed container={c} pod={name}_{ns}({uid})")}},
+                        "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last})),
+                        "containerID": format!("containerd://{}", container_id(&uid, c, r.as_ref().map_or(0, |r| r.count)))})
+                }).collect::<Vec<_>>());
+                for c in &containers {
+                    pod_events.push((
+                        "BackOff",
+                        format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})"),
+                        "Warning",
+                        KUBELET,
+                        now_s.clone(),
+                    ));
+                }
+                self.seed_crash_logs(&pod_json, &containers, &image);
+            } else {
+                st["phase"] = json!("Running");
+                st["conditions"] = json!([
+                    pc("PodReadyToStartContainers", "True", "", "", &at(pulled)),
+                    pc("Initialized", "True", "", "", &at(started)),
+                    pc("Ready", "True", "", "", &at(ready_at)),
+                    pc("ContainersReady", "True", "", "", &at(ready_at)),
+                    pc("PodScheduled", "True", "", "", &at(started)),
+                ]);
+                st["containerStatuses"] =
+                    cstatus(&|_| json!({"running":{"startedAt":started_at.clone()}}), true, false);
+                self.seed_logs(&pod_json, &containers, &image, pulled, None);
+            }
+            next["status"] = st;
+        }
+        for (reason, message, type_, by, when) in pod_events {
+            self.record(store, &pod_json, reason, &message, type_, by, &when);
+        }
+        // keep transition times of unchanged pod conditions
+        keep_transition_times(
+            &pod,
+            next["status"]["conditions"]
+                .as_array_mut()
+                .map(Vec::as_mut_slice)
+                .unwrap_or(&mut []),
+        );
+        if next != pod { store.update(&PODS, next) } else { pod }
+    }
+}
+
+impl Controller {
+    pub(super) fn start_termination(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        mut pod: Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+        settle: bool,
+    ) {
+        let grace = knobs
+            .grace_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.grace);
+        // settling a scenario: a stuck pod was deleted long ago; a pod with its own grace is
+        // still draining; any other is already gone
+        let deadline = if settle && knobs.stuck_terminating {
+            now - Duration::minutes(10)
+        } else {
+            now + grace
+        };
+        let gone = if settle && knobs.grace_ms.is_none() {
+            now
+        } else {
+            now + grace
+        };
+        pod["metadata"]["deletionTimestamp"] = json!(k8s_time(deadline));
+        pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace.num_seconds());
+        self.gone_at.insert(s(&pod, "/metadata/uid").to_string(), gone);
+        if !knobs.stuck_terminating {
+            self.due(gone);
+        }
+        let name = s(&pod, "/metadata/name").to_string();
+        let pod = store.update(&PODS, pod);
+        let _ = sbx;
+        self.record(
+            store,
+            &pod,
+            "Killing",
+            "Stopping container agent",
+            "Normal",
+            KUBELET,
+            &k8s_time(now),
+        );
+        if settle && !knobs.stuck_terminating && knobs.grace_ms.is_none() {
+            store.delete(&PODS, s(sbx, "/metadata/namespace"), &name, &k8s_time(now), &[]);
+        }
+    }
+}
+
+impl Controller {
+    /// A pod being deleted that stays so while the knob holds (agent-sandbox v1.0 then reports
+    /// Ready=False/PodTerminating).
+    pub(super) fn keep_terminating(
+        &mut self,
+        store: &mut Store,
+        mut pod: Value,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+    ) -> Value {
+        if pod.pointer("/metadata/deletionTimestamp").is_some() {
+            return pod;
+        }
+        let grace = knobs
+            .grace_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(Duration::hours(1));
+        pod["metadata"]["deletionTimestamp"] = json!(k8s_time(now + grace));
+        pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace.num_seconds());
+        store.update(&PODS, pod)
+    }
+}
+
+impl Controller {
+    pub(super) fn delete_pod(&mut self, store: &mut Store, ns: &str, name: &str, now: &str) {
+        if let Some(p) = store.delete(&PODS, ns, name, now, &[]) {
+            let uid = s(&p, "/metadata/uid");
+            self.started.remove(uid);
+            self.gone_at.remove(uid);
+            self.restarts.retain(|(u, _), _| u != uid);
+            self.logs.forget_pod(ns, name);
+        }
+    }
+}
+
+impl Controller {
+    /// The container restarts: its log rotates, the pod's status counts the restart and shows
+    /// the run that ended (exit code 1, Error), followers of the old run are done.
+    pub fn restart_container(&mut self, store: &mut Store, ns: &str, pod: &str, container: &str, now: DateTime<Utc>) {
+        let Some(p) = store.get(&PODS, ns, pod).cloned() else {
+            return;
+        };
+        let uid = s(&p, "/metadata/uid").to_string();
+        let status = logs::container_status(&p, container).cloned().unwrap_or(json!({}));
+        let key = (uid.clone(), container.to_string());
+        let (count, started_at) = match self.restarts.get(&key) {
+            Some(r) => (r.count, r.started_at.clone()),
+            None => (
+                status["restartCount"].as_u64().unwrap_or(0) as u32,
+                status
+                    .pointer("/state/running/startedAt")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| k8s_time(now), str::to_string),
+            ),
+        };
+        let now_s = k8s_time(now);
+        let last = json!({"exitCode":1,"reason":"Error","startedAt":started_at,"finishedAt":now_s,
+            "containerID":format!("containerd://{}", container_id(&uid, container, count))});
+        self.restarts.insert(
+            key,
+            Restarts {
+                count: count + 1,
+                last: last.clone(),
+                started_at: now_s.clone(),
+            },
+        );
+        self.logs.restart(ns, pod, &uid, container);
+        let mut next = p.clone();
+        if let Some(cs) = next
+            .pointer_mut("/status/containerStatuses")
+            .and_then(Value::as_array_mut)
+        {
+            for c in cs.iter_mut().filter(|c| c["name"] == container) {
+                c["restartCount"] = json!(count + 1);
+                c["lastState"] = json!({"terminated": last});
+                c["containerID"] = json!(format!("containerd://{}", container_id(&uid, container, count + 1)));
+                if c.pointer("/state/running").is_some() {
+                    c["state"] = json!({"running": {"startedAt": now_s}});
+                }
+            }
+        }
+        let next = store.update(&PODS, next);
+        let image = status["image"].as_str().unwrap_or("").to_string();
+        self.record(
+            store,
+            &next,
+            "Pulled",
+            &format!("Container image \"{image}\" already present on machine"),
+            "Normal",
+            KUBELET,
+            &now_s,
+        );
+    }
+}
+
+/// A plausible, stable image size.
+pub(super) fn image_size(image: &str) -> u64 {
+    180_000_000 + u64::from_str_radix(&name_hash(image), 16).unwrap_or(0) % 400_000_000
+}
+
+/// A stable containerd id for a pod's container run.
+pub(super) fn container_id(pod_uid: &str, container: &str, run: u32) -> String {
+    let h = name_hash(&format!("{pod_uid}/{container}/{run}"));
+    h.repeat(8)
+}
+
+pub(super) fn owner_ref(sbx: &Value) -> Value {
+    json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","name":s(sbx, "/metadata/name"),
+        "uid":s(sbx, "/metadata/uid"),"controller":true,"blockOwnerDeletion":true})
+}
+
+pub(super) fn owns(sbx: &Value, pod: &Value) -> bool {
+    let uid = s(sbx, "/metadata/uid");
+    pod.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid))
+}
+
+pub(super) fn pod_ready(pod: &Value) -> bool {
+    pod.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+}

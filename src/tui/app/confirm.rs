@@ -1,0 +1,199 @@
+//! The confirmation popup: what a write will do (its dry-run previews), the typed phrase, and the plan bound to what was confirmed.
+
+use super::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Cancel,
+    Confirm,
+}
+
+/// A pending action, waiting for the user's yes.
+#[derive(Debug, Clone)]
+pub struct Confirm {
+    pub verb: Verb,
+    pub targets: Vec<RowKey>,
+    pub take_over: bool,
+    /// The fresh read per target: the dry-run outcome (None until it arrives).
+    pub previews: BTreeMap<RowKey, Outcome>,
+    pub focus: Focus,
+    /// The confirmation is typed: a delete's always, every write's in a `confirm: typed` context.
+    pub asks_typed: bool,
+    /// The targets' contexts whose `confirm: typed` rule asks for the typing.
+    pub typed_rule: Vec<String>,
+    /// What the user typed (a typed confirmation only).
+    pub typed: String,
+    /// A resume that refreshes the pod template from the SandboxTemplate (`F`).
+    pub refresh: bool,
+}
+
+impl Confirm {
+    /// What a typed confirmation asks for: the id, or `<verb> N` for several.
+    pub fn phrase(&self) -> String {
+        match self.targets.as_slice() {
+            [one] => one.id.clone(),
+            many => format!("{} {}", self.verb.as_str(), many.len()),
+        }
+    }
+
+    pub fn ready(&self) -> bool {
+        !self.asks_typed || self.typed == self.phrase()
+    }
+}
+
+/// The read-only preview of an action: the fresh read the confirmation shows. `None` for a row
+/// whose id cannot name a Sandbox (listed, never written).
+pub(super) fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Option<Plan> {
+    Some(Plan {
+        verb,
+        namespace: key.namespace.clone(),
+        id: WorkspaceId::parse(&key.id).ok()?,
+        epoch: if take_over {
+            EpochChoice::TakeOver
+        } else {
+            EpochChoice::Stored
+        },
+        dry_run: true,
+        server_dry_run: false,
+        expected_uid: None,
+        // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
+        refresh: refresh.then(Default::default),
+    })
+}
+
+/// The confirmed write: it carries exactly the epoch and uid the confirmation showed, so a
+/// holder that took over (or a Sandbox replaced) since then is refused, not followed; a refresh
+/// also carries the hash shown, so one that would now write another template is refused.
+pub(super) fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan, RowNote> {
+    match preview {
+        Some(Outcome::DryRun {
+            epoch, uid, refresh, ..
+        }) => Ok(Plan {
+            verb,
+            namespace: key.namespace.clone(),
+            id: WorkspaceId::parse(&key.id).map_err(|e| RowNote {
+                text: e.to_string(),
+                ok: false,
+            })?,
+            epoch: EpochChoice::Explicit(epoch.carried),
+            dry_run: false,
+            server_dry_run: false,
+            expected_uid: uid.clone(),
+            refresh: refresh.as_ref().map(|r| crate::domain::refresh::Ask {
+                expected_hash: Some(r.hash.clone()),
+                ..Default::default()
+            }),
+        }),
+        Some(other) => Err(note_for(verb, key, other)),
+        None => Err(RowNote {
+            text: "not read yet: nothing sent; try again".into(),
+            ok: false,
+        }),
+    }
+}
+
+/// The fresh reads a confirmation shows; a row that cannot be written is refused at once.
+pub(super) fn previews(c: &mut Confirm) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for k in &c.targets {
+        match preview_plan(c.verb, k, c.take_over, c.refresh) {
+            Some(plan) => effects.push(Effect::Preview {
+                key: k.clone(),
+                plan,
+                take_over: c.take_over,
+            }),
+            None => {
+                let message = WorkspaceId::parse(&k.id)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                c.previews.insert(k.clone(), Outcome::Refused { message });
+            }
+        }
+    }
+    effects
+}
+
+/// The row's note after an action: the same sentence the CLI prints, first line only.
+pub fn note_for(verb: Verb, key: &RowKey, outcome: &Outcome) -> RowNote {
+    RowNote {
+        text: wording::outcome_line(verb, &key.namespace, outcome, false),
+        ok: wording::succeeded(outcome, false),
+    }
+}
+
+pub(super) fn on_confirm_key(
+    c: &mut Confirm,
+    command: Option<Command>,
+    key: KeyEvent,
+    status: &mut String,
+    notes: &mut BTreeMap<RowKey, RowNote>,
+) -> PopupReply {
+    match (command, key.code) {
+        (Some(Command::Close), _) => {
+            *status = "cancelled".into();
+            PopupReply::Close
+        }
+        (Some(Command::SwitchFocus), _) => {
+            c.focus = match c.focus {
+                Focus::Cancel => Focus::Confirm,
+                Focus::Confirm => Focus::Cancel,
+            };
+            PopupReply::Stay(Vec::new())
+        }
+        (Some(Command::TakeOver), _) => {
+            c.take_over = !c.take_over;
+            c.previews.clear();
+            PopupReply::Stay(previews(c))
+        }
+        (Some(Command::Choose), _) => match c.focus {
+            Focus::Cancel => {
+                *status = "cancelled".into();
+                PopupReply::Close
+            }
+            Focus::Confirm if !c.ready() => {
+                *status = format!("type {:?} to confirm the {}", c.phrase(), c.verb.as_str());
+                PopupReply::Stay(Vec::new())
+            }
+            Focus::Confirm => {
+                let wait = c.verb != Verb::Delete;
+                let mut writes = Vec::new();
+                for k in &c.targets {
+                    match confirmed(c.verb, k, c.previews.get(k)) {
+                        Ok(plan) => writes.push(Effect::Write {
+                            key: k.clone(),
+                            plan,
+                            wait,
+                        }),
+                        Err(note) => {
+                            notes.insert(k.clone(), note);
+                        }
+                    }
+                }
+                // the dialog closes even when nothing was left to send
+                if writes.is_empty() {
+                    *status = "nothing sent".into();
+                    return PopupReply::Close;
+                }
+                PopupReply::Submit(writes)
+            }
+        },
+        // a delete's confirmation is typed, and every write's where the context's rule says so
+        // the text typed matches: the focus moves to the action, so Enter confirms
+        (_, KeyCode::Backspace) if c.asks_typed => {
+            c.typed.pop();
+            if c.ready() {
+                c.focus = Focus::Confirm;
+            }
+            PopupReply::Stay(Vec::new())
+        }
+        (_, KeyCode::Char(ch)) if c.asks_typed => {
+            c.typed.push(ch);
+            if c.ready() {
+                c.focus = Focus::Confirm;
+            }
+            PopupReply::Stay(Vec::new())
+        }
+        _ => PopupReply::Stay(Vec::new()),
+    }
+}

@@ -1,0 +1,195 @@
+//! The rows as the cluster said them (and the watches keep them), their notes, and the table's sort and scroll.
+
+use super::*;
+
+/// The result of an action on one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowNote {
+    pub text: String,
+    pub ok: bool,
+}
+
+/// What the cluster said, as of the last good refresh (or as the watches keep it).
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    pub(super) rows: Vec<Workspace>,
+    /// Where each row is in `rows`.
+    pub(super) index: HashMap<RowKey, usize>,
+    /// Bumped on every change of the rows: the visible order is computed again after it.
+    pub(super) generation: u64,
+    /// Since this generation every change replaced rows in place; `moved` are their indices.
+    /// The visible order of an older generation is then mended, not sorted again.
+    pub(super) in_place_since: u64,
+    pub(super) moved: Vec<usize>,
+    /// Namespaces the switch cycles through (every context's).
+    pub namespaces: Vec<String>,
+    /// Per context whose new Follow has not synced: the rows it has brought back (the others of
+    /// that context go then).
+    pub(super) unconfirmed: BTreeMap<String, BTreeSet<RowKey>>,
+}
+
+/// More rows changed than this between two frames: sort again rather than mend the order.
+pub(super) const MENDED_AT_MOST: usize = 256;
+
+/// Data older than this shows dim.
+pub const STALE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
+
+impl Inventory {
+    pub fn rows(&self) -> &[Workspace] {
+        &self.rows
+    }
+
+    /// A whole new set of rows (a re-list).
+    pub fn replace(&mut self, rows: Vec<Workspace>) {
+        self.rows = rows;
+        self.reindex();
+    }
+
+    /// A context's rows replaced by a re-list of it; the other contexts' rows stay.
+    pub(super) fn replace_context(&mut self, context: &str, rows: Vec<Workspace>) {
+        self.rows.retain(|w| w.context.as_deref() != Some(context));
+        self.rows.extend(rows.into_iter().map(|w| tagged(w, context)));
+        self.reindex();
+    }
+
+    pub(super) fn reindex(&mut self) {
+        self.index = self.rows.iter().enumerate().map(|(i, w)| (key_of(w), i)).collect();
+        self.generation += 1;
+        (self.in_place_since, self.moved) = (self.generation, Vec::new());
+    }
+
+    /// Rows replaced in place since generation `g`, when every change since was in place.
+    pub(super) fn moved_since(&self, g: u64) -> Option<&[usize]> {
+        (g >= self.in_place_since).then_some(self.moved.as_slice())
+    }
+
+    /// Rows a context's watch changed: replaced in place, added at the end, removed.
+    pub fn apply(&mut self, context: &str, changes: Vec<RowChange>) {
+        let (mut removed, mut added) = (false, false);
+        let mut moved = Vec::new();
+        for change in changes {
+            match change {
+                RowChange::Upsert(w) => {
+                    let w = tagged(*w, context);
+                    let key = key_of(&w);
+                    if let Some(seen) = self.unconfirmed.get_mut(context) {
+                        seen.insert(key.clone());
+                    }
+                    match self.index.get(&key) {
+                        Some(&i) => {
+                            self.rows[i] = w;
+                            moved.push(i);
+                        }
+                        None => {
+                            self.index.insert(key, self.rows.len());
+                            self.rows.push(w);
+                            added = true;
+                        }
+                    }
+                }
+                RowChange::Remove(ns, id) => {
+                    if let Some(i) = self.index.remove(&RowKey::new(context, &ns, &id)) {
+                        self.rows[i].id.clear();
+                        removed = true;
+                    }
+                }
+            }
+        }
+        if removed {
+            self.rows.retain(|w| !w.id.is_empty());
+            self.reindex();
+        } else if added || self.moved.len() + moved.len() > MENDED_AT_MOST {
+            self.generation += 1;
+            (self.in_place_since, self.moved) = (self.generation, Vec::new());
+        } else {
+            self.generation += 1;
+            self.moved.extend(moved);
+        }
+    }
+
+    /// A context's new Follow has synced: its rows the Follow did not bring back are gone.
+    pub(super) fn confirm_context(&mut self, context: &str) {
+        if let Some(seen) = self.unconfirmed.remove(context) {
+            let rows = std::mem::take(&mut self.rows);
+            self.rows = rows
+                .into_iter()
+                .filter(|w| w.context.as_deref() != Some(context) || seen.contains(&key_of(w)))
+                .collect();
+            self.reindex();
+        }
+    }
+
+    /// How many rows each context has.
+    pub fn per_context(&self) -> BTreeMap<&str, usize> {
+        let mut out = BTreeMap::new();
+        for w in &self.rows {
+            *out.entry(w.context.as_deref().unwrap_or_default()).or_insert(0) += 1;
+        }
+        out
+    }
+}
+
+/// A row as its context reported it, named after that context.
+pub(super) fn tagged(mut w: Workspace, context: &str) -> Workspace {
+    if w.context.as_deref() != Some(context) {
+        w.context = Some(context.to_string());
+    }
+    w
+}
+
+/// How the user looks at the rows: filter, order, cursor, marks.
+#[derive(Debug, Clone)]
+pub struct TableView {
+    pub filter: String,
+    pub filter_editing: bool,
+    pub sort: SortKey,
+    pub reverse: bool,
+    pub selected: usize,
+    pub marks: BTreeSet<RowKey>,
+    /// The context picked (`c`): only its rows show; `None` shows every context's.
+    pub context: Option<String>,
+    /// Only the problem rows (`p`).
+    pub problems: bool,
+    /// The command line being typed (`:`), if it is open.
+    pub command: Option<String>,
+    /// The user moved the cursor: until then it stays on the first row as rows arrive.
+    pub touched: bool,
+    /// Rows an action was just sent to: they stay in view, where they were, whatever the filter
+    /// says of them now, until the filter changes.
+    pub pinned: BTreeSet<RowKey>,
+    /// Bumped whenever `pinned` changes (the visible order is computed again).
+    pub pins: u64,
+}
+
+impl TableView {
+    /// The filter (or what it shows) changed: the rows acted on need not stay any more.
+    pub(super) fn unpin(&mut self) {
+        if !self.pinned.is_empty() {
+            self.pinned.clear();
+            self.pins += 1;
+        }
+    }
+}
+
+/// The sorts the table offers (`o`), in the picker's order: each names its column.
+pub const SORTS: [(&str, SortKey, Column); 11] = [
+    ("name", SortKey::Name, Column::Workspace),
+    ("context", SortKey::Context, Column::Context),
+    ("namespace", SortKey::Namespace, Column::Namespace),
+    ("mode", SortKey::Mode, Column::Mode),
+    ("state", SortKey::State, Column::State),
+    ("age", SortKey::Age, Column::Age),
+    ("mode-changed", SortKey::ModeChanged, Column::ModeChanged),
+    ("epoch", SortKey::Epoch, Column::Epoch),
+    ("template", SortKey::Template, Column::Template),
+    ("drift", SortKey::Drift, Column::Drift),
+    ("diagnosis", SortKey::Diagnosis, Column::Diagnosis),
+];
+
+/// The sort's name and column.
+pub fn sort_name(key: SortKey) -> (&'static str, Column) {
+    SORTS
+        .iter()
+        .find(|(_, k, _)| *k == key)
+        .map_or(("name", Column::Workspace), |(n, _, c)| (*n, *c))
+}
