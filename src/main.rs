@@ -4,11 +4,19 @@ use kubectl_namzu::cli::{self, Cli};
 fn main() {
     let argv0 = std::env::args().next().unwrap_or_default();
     let name = cli::display_name(&argv0);
+    // `__complete` takes the words being completed as they are (`-n ''` is half-typed, not a
+    // bad namespace): clap parses only what comes before it
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let complete_at = argv.iter().position(|a| a == "__complete");
+    let head = complete_at.map_or(&argv[..], |i| &argv[..=i]);
     let matches = Cli::command()
         .bin_name(&name)
-        .try_get_matches()
+        .try_get_matches_from(head)
         .unwrap_or_else(|e| usage_exit(e));
-    let parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
+    let mut parsed = Cli::from_arg_matches(&matches).unwrap_or_else(|e| usage_exit(e));
+    if let (Some(i), Some(cli::Command::Complete { args })) = (complete_at, parsed.command.as_mut()) {
+        *args = argv[i + 1..].iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    }
     // a verb is a few requests and one pass over their answers: one thread does it, and one
     // heap arena holds it (worker threads each grow their own); the terminal UI and the demo keep
     // their drawing apart from their I/O on a multi-threaded runtime, and a fleet reads and

@@ -216,6 +216,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
         return super::terminal::open(&globals, std::time::Duration::from_secs(2)).await;
     }
     let args = list::Args {
+        ids: Vec::new(),
         output: super::output::Printer::Plain(super::output::Format::Table),
         allow_missing_template_keys: true,
         show_labels: false,

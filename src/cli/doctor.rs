@@ -21,6 +21,14 @@ fn qualified(group: &str, resource: &str) -> String {
 }
 
 pub async fn run(globals: &Globals) -> Result<(), Failure> {
+    // a kubeconfig that cannot be read is the first thing diagnosed, not the way doctor fails
+    if let Err(e) = crate::cluster::connect::load_kubeconfig(&globals.connect_options(false)) {
+        crate::outln!("✗ kubeconfig    {}", output::printable(&e.to_string()));
+        crate::outln!(
+            "  fix: point KUBECONFIG (or --kubeconfig) at a readable kubeconfig (`kubectl config view` shows what kubectl reads); `kubectl namzu demo` needs none"
+        );
+        return Err(Failure::error("no usable kubeconfig: nothing else can be checked"));
+    }
     let fleet = Fleet::open(globals, true).await?;
     let labelled = fleet.labelled;
     let reports = fleet.each(|member| async move { Ok(check(member.conn).await) }).await?;

@@ -52,8 +52,14 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         Some(id) => {
             let ns = conn.namespace.clone();
             let Some(d) = detail::read(&conn, &ns, id).await? else {
-                return Err(Failure::error(format!("workspace {id} not found in namespace {ns}")));
+                return Err(super::exit::absent(&conn, id).await);
             };
+            if !crate::domain::naming::is_workspace(&d.sandbox) {
+                return Err(Failure {
+                    code: super::exit::NOT_FOUND,
+                    message: super::exit::not_a_workspace(&id.sandbox_name(), &ns),
+                });
+            }
             vec![report(d.workspace(&flags, now), &d.sandbox, d.template.as_read())]
         }
         None => {

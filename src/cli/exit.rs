@@ -8,7 +8,8 @@ pub const ERROR: i32 = 1;
 pub const USAGE: i32 = 2;
 /// Refused by the holder-epoch fence, or changed concurrently: not applied.
 pub const NOT_APPLIED: i32 = 3;
-/// The workspace does not exist (suspend, resume).
+/// No workspace by that name, for every verb that names one: no Sandbox there, or the Sandbox
+/// there is not a workspace (reconcile: absent).
 pub const NOT_FOUND: i32 = 4;
 /// The write landed but the transition was not confirmed before --timeout.
 pub const WAIT_TIMED_OUT: i32 = 5;
@@ -19,11 +20,36 @@ pub const REPLACED: i32 = 6;
 /// not created yet, the container never started, no previous instance).
 pub const UNAVAILABLE: i32 = 7;
 
-pub const HELP: &str = "Exit codes: 0 success, 1 error, 2 usage (bad flag, argument or workspace id), \
-3 refused (by the holder-epoch fence, a foreign per-sandbox egress policy, or a refresh's checks) or \
-changed concurrently (not applied), 4 workspace not found (reconcile: absent), 5 wait timed out (the write landed; the \
+pub const HELP: &str = "Exit codes: 0 success, 1 error (the cluster unreachable or refusing, no kubeconfig, …), \
+2 usage (bad flag, argument or workspace id), \
+3 refused (by the holder-epoch fence, a foreign per-sandbox egress policy, a refresh's checks, or a write to a \
+Sandbox that is not a workspace) or changed concurrently (not applied), 4 workspace not found, by every verb that \
+names one (reconcile: absent), 5 wait timed out (the write landed; the \
 transition is unconfirmed), 6 replaced (reconcile: a different Sandbox or volume claim stands there; --wait: the Sandbox was replaced while waiting), 7 unavailable (logs, exec: no pod or \
 container to read or run in: the workspace is suspended, its pod not created yet, the container never started).";
+
+/// No workspace `id` in the connection's namespace: absent, or a Sandbox that is not a
+/// workspace (said exactly so). Exit 4 either way.
+pub async fn absent(conn: &crate::cluster::connect::Connection, id: &crate::domain::naming::WorkspaceId) -> Failure {
+    use crate::cluster::resources::{self, SANDBOXES};
+    let ns = &conn.namespace;
+    let message = match resources::get(conn, &SANDBOXES, ns, &id.sandbox_name()).await {
+        Ok(Some(sandbox)) if !crate::domain::naming::is_workspace(&sandbox) => not_a_workspace(&id.sandbox_name(), ns),
+        _ => format!("workspace {id} not found in namespace {ns}"),
+    };
+    Failure {
+        code: NOT_FOUND,
+        message,
+    }
+}
+
+/// What is said of a Sandbox under the prefix without the library's template label.
+pub fn not_a_workspace(sandbox_name: &str, namespace: &str) -> String {
+    format!(
+        "Sandbox {sandbox_name} in namespace {namespace} exists but is not a workspace (no {} label on its pod template)",
+        crate::domain::keys::TEMPLATE_LABEL
+    )
+}
 
 /// A failure: one line for stderr and its exit code.
 #[derive(Debug)]

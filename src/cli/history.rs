@@ -60,6 +60,12 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             message: format!("workspace {} not found in namespace {ns}", args.id),
         });
     };
+    if !crate::domain::naming::is_workspace(&read.sandbox) {
+        return Err(Failure {
+            code: exit::NOT_FOUND,
+            message: exit::not_a_workspace(&args.id.sandbox_name(), &ns),
+        });
+    }
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {
             let value = structured(&args.id, &ns, &read);

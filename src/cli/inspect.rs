@@ -35,11 +35,14 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
     let Some(d) = detail::read(&conn, &ns, &args.id).await? else {
-        return Err(Failure::error(format!(
-            "workspace {} not found in namespace {ns}",
-            args.id
-        )));
+        return Err(super::exit::absent(&conn, &args.id).await);
     };
+    if !crate::domain::naming::is_workspace(&d.sandbox) {
+        return Err(Failure {
+            code: super::exit::NOT_FOUND,
+            message: super::exit::not_a_workspace(&args.id.sandbox_name(), &ns),
+        });
+    }
     let now = conn.clock.now();
     let mut w = d.workspace(&globals.overlay_flags(&args.overlays), now);
     // a context named on the command line is named in the next step's command too: pasted

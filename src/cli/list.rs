@@ -10,6 +10,7 @@ use super::selection::SelectionArgs;
 use crate::cluster::inventory::{self, Query};
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
+use crate::domain::naming::WorkspaceId;
 use crate::domain::safety::Badge;
 use crate::domain::select::{SortKey, sort};
 use crate::domain::state::State;
@@ -19,14 +20,22 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 fn parse_sort(text: &str) -> Result<SortKey, String> {
-    SortKey::parse(text).ok_or_else(|| {
+    SortKey::parse_any(text).ok_or_else(|| {
         let all: Vec<&str> = SortKey::ALL.iter().map(|(n, _)| *n).collect();
-        format!("unknown sort key {text:?}; one of: {}", all.join(", "))
+        format!(
+            "unknown sort key {text:?}; one of: {}, or a JSONPath such as {{.createdAt}}",
+            all.join(", ")
+        )
     })
 }
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
+    /// Only these workspaces (ID, namzu-ws-ID or what `-o name` prints), in the order given, as
+    /// `kubectl get NAME…`; one with `-o json|yaml` prints the object itself, not a list.
+    #[arg(value_name = "ID")]
+    pub ids: Vec<WorkspaceId>,
     /// Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE,
     /// custom-columns=HEADER:PATH,… or custom-columns-file=FILE (paths into the `-o json` schema;
     /// a template sees `{"kind": "List", "items": [...]}`, as kubectl's do).
@@ -44,7 +53,8 @@ pub struct Args {
     /// Omit the header row.
     #[arg(long)]
     pub no_headers: bool,
-    /// name, age, mode-changed, epoch, state or drift.
+    /// name, age, mode-changed, epoch, state or drift, or kubectl's JSONPath form
+    /// ({.metadata.creationTimestamp}, .createdAt, .operatingModeChangedAt, .drift.state, …).
     #[arg(long, default_value = "name", value_parser = parse_sort)]
     pub sort_by: SortKey,
     /// After the list, print each change as it happens (`-o json`: one object per line) until
@@ -63,8 +73,36 @@ pub struct Args {
     pub overlays: OverlayArgs,
 }
 
+pub const EXAMPLES: &str = "Examples:
+  # Every workspace in the current namespace, then in every namespace
+  kubectl namzu list
+  kubectl namzu list -A
+  # One or two workspaces by id (what `-o name` prints works too); one as YAML
+  kubectl namzu get alpha bravo
+  kubectl namzu get alpha -o yaml
+  # Running workspaces, oldest first, as names for a pipeline
+  kubectl namzu list --state Running --sort-by age -o name
+  # Suspended for more than 30 days; running for more than 12 hours
+  kubectl namzu list --suspended-for 30d
+  kubectl namzu list --running-for 12h
+  # One field per line, as kubectl's JSONPath
+  kubectl namzu list -o jsonpath='{range .items[*]}{.id}{\"\\t\"}{.state}{\"\\n\"}{end}'";
+
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    if !args.ids.is_empty() {
+        globals.one_namespace_for_names()?;
+        if args.watch || args.watch_only {
+            return Err(Failure::usage(
+                "--watch follows the whole list: drop the ids, or select with -l",
+            ));
+        }
+    }
     let fleet = Fleet::open(globals, true).await?;
+    if fleet.labelled && !args.ids.is_empty() {
+        return Err(Failure::usage(
+            "workspace ids name workspaces in one context: pass one --context",
+        ));
+    }
     let query = Query {
         selector: args.selection.selector.clone(),
         per_sandbox_label_key: globals.per_sandbox_label_key.clone(),
@@ -107,16 +145,81 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         workspaces.extend(rows);
     }
     sort(&mut workspaces, args.sort_by, false);
-    print(&args, globals, &fleet, &workspaces, now)?;
-    if workspaces.is_empty() && matches!(args.output, Printer::Plain(Format::Table | Format::Wide)) {
+    if !args.ids.is_empty() {
+        return named(&args, globals, &fleet, workspaces, now).await;
+    }
+    // an empty list prints nothing on stdout and says so on stderr, as kubectl does
+    let said_empty =
+        workspaces.is_empty() && matches!(args.output, Printer::Plain(Format::Table | Format::Wide | Format::Name));
+    if !said_empty {
+        print(&args, globals, &fleet, &workspaces, now)?;
+    }
+    if said_empty {
         match (&fleet.members[..], globals.all_namespaces) {
             ([one], false) if !fleet.labelled => {
-                crate::errln!("No workspaces found in {} namespace.", one.conn.namespace)
+                crate::errln!("No resources found in {} namespace.", one.conn.namespace)
             }
-            _ => crate::errln!("No workspaces found."),
+            _ => crate::errln!("No resources found."),
         }
     }
     fleet.finish()
+}
+
+/// `get ID…`: those rows in the order given (one with `-o json|yaml`: the object); each id
+/// without a workspace says why on stderr (absent, or a Sandbox that is not a workspace), exit 4.
+async fn named(
+    args: &Args,
+    globals: &Globals,
+    fleet: &Fleet,
+    workspaces: Vec<Workspace>,
+    now: DateTime<Utc>,
+) -> Result<(), Failure> {
+    let Some(member) = fleet.members.first() else {
+        return fleet.finish();
+    };
+    let conn = &member.conn;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for id in args.ids.iter().filter(|id| seen.insert(*id)) {
+        match workspaces
+            .iter()
+            .find(|w| w.id == id.as_str() && w.namespace == conn.namespace)
+        {
+            Some(w) => rows.push(w.clone()),
+            None => missing.push(super::exit::absent(conn, id).await),
+        }
+    }
+    match (&args.output, rows.as_slice(), args.ids.len()) {
+        (Printer::Plain(format @ (Format::Json | Format::Yaml)), [one], 1) => {
+            crate::out!("{}", output::structured(&schema::workspace(one), *format));
+        }
+        // a template sees the object itself, as `kubectl get NAME -o jsonpath=…` does
+        (template, [one], 1) if !matches!(template, Printer::Plain(_)) => {
+            let object = schema::workspace(one);
+            let text = template
+                .render_template(
+                    &object,
+                    std::slice::from_ref(&object),
+                    args.no_headers,
+                    args.allow_missing_template_keys,
+                )
+                .map_err(Failure::error)?;
+            crate::out!("{text}");
+        }
+        _ if rows.is_empty() => {}
+        _ => print(args, globals, fleet, &rows, now)?,
+    }
+    let Some(first) = missing.first() else {
+        return fleet.finish();
+    };
+    for m in &missing[1..] {
+        crate::errln!("{}", m.message);
+    }
+    Err(Failure {
+        code: first.code,
+        message: first.message.clone(),
+    })
 }
 
 /// The rows in the format asked for.

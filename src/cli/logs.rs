@@ -68,7 +68,9 @@ fn parse_since_time(text: &str) -> Result<DateTime<Utc>, String> {
 pub fn unavailable(u: &Unavailable) -> Failure {
     Failure {
         code: match u {
-            Unavailable::Foreign { .. } | Unavailable::NotAWorkspace { .. } => exit::NOT_APPLIED,
+            Unavailable::Foreign { .. } => exit::NOT_APPLIED,
+            // no workspace by that name, as every verb says it (exit 4)
+            Unavailable::NotAWorkspace { .. } => exit::NOT_FOUND,
             // `-c` named no container of the pod: the flag is wrong
             Unavailable::NoSuchContainer { .. } => exit::USAGE,
             _ => exit::UNAVAILABLE,
@@ -91,7 +93,14 @@ pub async fn target(
             message: format!("workspace {id} not found in namespace {ns}"),
         });
     };
-    let pod = own_pod(id.as_str(), &read.sandbox, read.pod.as_ref()).map_err(|u| unavailable(&u))?;
+    let pod = own_pod(id.as_str(), &read.sandbox, read.pod.as_ref()).map_err(|u| match u {
+        // said as every verb says it
+        Unavailable::NotAWorkspace { .. } => Failure {
+            code: exit::NOT_FOUND,
+            message: exit::not_a_workspace(&id.sandbox_name(), ns),
+        },
+        u => unavailable(&u),
+    })?;
     let chosen = choose_container(pod, asked, purpose).map_err(|u| unavailable(&u))?;
     if let Some(all) = &chosen.defaulted_among {
         crate::errln!(

@@ -7,6 +7,7 @@ pub mod config;
 pub mod demo;
 pub mod doctor;
 pub mod drift;
+pub mod examples;
 pub mod exec;
 pub mod exit;
 pub mod fleet;
@@ -45,9 +46,10 @@ pub enum Command {
     #[command(visible_aliases = ["ls", "get"])]
     List(list::Args),
     /// Everything known about one workspace, like kubectl describe.
-    #[command(visible_alias = "describe")]
+    #[command(visible_alias = "describe", after_help = examples::INSPECT)]
     Inspect(inspect::Args),
     /// Field-level template drift of one workspace, or of every drifted one.
+    #[command(after_help = examples::DRIFT)]
     Drift(drift::Args),
     /// The log of a workspace's own pod (kubectl logs' flags; -f follows across restarts).
     Logs(logs::Args),
@@ -57,38 +59,52 @@ pub enum Command {
     /// and where its start-up time went.
     History(history::Args),
     /// Warm-pool capacity, pending pods and workspace counts by state.
+    #[command(after_help = examples::CAPACITY)]
     Capacity(capacity::Args),
     /// What the fleet left behind (orphaned disks and policies, stuck and expired Sandboxes, …);
     /// --delete deletes the disks and policies, fenced by uid and resourceVersion.
     Leaks(leaks::Args),
     /// Is a retained workspace still there? live, suspended, absent (exit 4) or replaced (exit 6).
+    #[command(after_help = examples::RECONCILE)]
     Reconcile(reconcile::Args),
     /// Suspend workspaces (pod deleted, disk kept) under the holder-epoch fence.
+    #[command(after_help = examples::SUSPEND)]
     Suspend(write::ModeArgs),
     /// Resume suspended workspaces under the holder-epoch fence (--refresh-template: onto the current template).
+    #[command(after_help = examples::RESUME)]
     Resume(write::ResumeArgs),
     /// Delete workspaces and their disks, with a resourceVersion precondition.
+    #[command(after_help = examples::DELETE)]
     Delete(write::DeleteArgs),
     /// The per-context safety rules (`config view`: the rules in force for each context).
+    #[command(after_help = examples::CONFIG)]
     Config(config::Args),
     /// The writes this machine sent (the audit log); --context picks those contexts' writes.
+    #[command(after_help = examples::AUDIT)]
     Audit(audit::Args),
     /// Print the pod-template hash a workspace created from a SandboxTemplate would carry.
+    #[command(after_help = examples::TEMPLATE_HASH)]
     TemplateHash(template_hash::Args),
     /// Try everything against a built-in simulated cluster (no cluster needed).
+    #[command(after_help = examples::DEMO)]
     Demo(demo::Args),
     /// Check the cluster, agent-sandbox and your permissions for every verb.
+    #[command(after_help = examples::DOCTOR)]
     Doctor,
     /// Print the minimal Role (and a RoleBinding to fill in) the tool needs.
+    #[command(after_help = examples::RBAC)]
     Rbac(rbac::Args),
     /// The full-screen inventory (also what `kubectl namzu` alone opens on a terminal).
+    #[command(after_help = examples::TUI)]
     Tui(TuiArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
+    #[command(after_help = examples::COMPLETION)]
     Completion {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
     /// Print the version.
+    #[command(after_help = examples::VERSION)]
     Version,
     /// Completion candidates in cobra's protocol (for the kubectl_complete-namzu shim).
     #[command(name = "__complete", hide = true)]

@@ -67,7 +67,8 @@ impl ReportFormat {
 #[derive(Debug, Clone)]
 pub enum Printer {
     Plain(Format),
-    JsonPath(crate::present::jsonpath::Template),
+    /// The template and its text (kubectl's execution errors quote it).
+    JsonPath(crate::present::jsonpath::Template, String),
     CustomColumns(Vec<(String, crate::present::jsonpath::Template)>),
 }
 
@@ -80,8 +81,11 @@ pub fn parse_printer(text: &str) -> Result<Printer, String> {
         Some(("jsonpath", "")) | None if text == "jsonpath" || text == "jsonpath=" => {
             Err("template format specified but no template given".into())
         }
-        Some(("jsonpath", t)) => Template::parse(t).map(Printer::JsonPath),
-        Some(("jsonpath-file", f)) => Template::parse(&read(f)?).map(Printer::JsonPath),
+        Some(("jsonpath", t)) => Template::parse(t).map(|p| Printer::JsonPath(p, t.to_string())),
+        Some(("jsonpath-file", f)) => {
+            let text = read(f)?;
+            Template::parse(&text).map(|p| Printer::JsonPath(p, text.trim().to_string()))
+        }
         Some(("custom-columns", spec)) => parse_columns(spec).map(Printer::CustomColumns),
         Some(("custom-columns-file", f)) => parse_columns_file(&read(f)?).map(Printer::CustomColumns),
         _ => <Format as clap::ValueEnum>::from_str(text, false).map(Printer::Plain).map_err(|_| {
@@ -104,9 +108,9 @@ impl Printer {
     ) -> Result<String, String> {
         match self {
             Printer::Plain(_) => Ok(String::new()),
-            Printer::JsonPath(t) => t
+            Printer::JsonPath(t, text) => t
                 .render(data, allow_missing)
-                .map_err(|e| format!("error executing jsonpath: Error executing template: {e}")),
+                .map_err(|e| format!("error executing jsonpath {text:?}: Error executing template: {e}")),
             Printer::CustomColumns(columns) => {
                 let headers: Vec<&str> = columns.iter().map(|(h, _)| h.as_str()).collect();
                 let rows: Vec<Vec<(String, Tone)>> = items

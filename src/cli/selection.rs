@@ -2,7 +2,7 @@
 
 use crate::domain::diagnosis::Kind;
 use crate::domain::drift::DriftState;
-use crate::domain::select::{Filter, parse_duration};
+use crate::domain::select::{Filter, parse_duration, parse_instant};
 use crate::domain::state::State;
 
 fn one_of<T: Copy>(text: &str, parse: impl Fn(&str) -> Option<T>, all: &[&str], what: &str) -> Result<T, String> {
@@ -55,6 +55,12 @@ pub struct SelectionArgs {
     /// Suspended, and mode-changed-at older than this (e.g. 30d); workspaces without the annotation never match.
     #[arg(long, value_parser = parse_duration)]
     pub suspended_for: Option<chrono::Duration>,
+    /// Running for longer than this (e.g. 12h): since the mode-changed-at stamp, else since creation.
+    #[arg(long, value_parser = parse_duration)]
+    pub running_for: Option<chrono::Duration>,
+    /// mode-changed-at earlier than this time (RFC 3339, or a date: 2026-11-01); workspaces without the annotation never match.
+    #[arg(long, value_parser = parse_instant, value_name = "TIME")]
+    pub mode_changed_before: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl SelectionArgs {
@@ -64,6 +70,8 @@ impl SelectionArgs {
             drifts: self.drift.clone(),
             diagnoses: self.diagnosis.clone(),
             suspended_for: self.suspended_for,
+            running_for: self.running_for,
+            mode_changed_before: self.mode_changed_before,
         }
     }
 }

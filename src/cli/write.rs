@@ -16,7 +16,6 @@ use crate::domain::epoch::parse_epoch_arg;
 use crate::domain::fence::{EpochChoice, EpochUse, Verb};
 use crate::domain::naming::WorkspaceId;
 use crate::domain::refresh::{self, Refresh};
-use crate::domain::safety::Confirm;
 use crate::domain::select::parse_duration;
 use crate::present::outcome as said;
 use futures::StreamExt;
@@ -50,9 +49,12 @@ pub struct Common {
     /// Carry the stored epoch + 1: the current holder is fenced out.
     #[arg(long)]
     pub take_over: bool,
-    /// Read and check, print the exact request, send nothing.
-    #[arg(long)]
-    pub dry_run: bool,
+    /// client (the bare flag): read and check, print the exact request, send nothing. server:
+    /// send it with dryRun=All, so the API server's admission and validation answer and
+    /// nothing changes (recorded in the audit log as a dry run).
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_value = "none",
+          default_missing_value = "client", value_name = "client|server", hide_default_value = true)]
+    pub dry_run: DryRun,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: ReportFormat,
@@ -64,6 +66,20 @@ pub struct Common {
     /// rules say `confirm: typed` (required when stdin is not a terminal).
     #[arg(short = 'y', long)]
     pub yes: bool,
+}
+
+/// kubectl's `--dry-run` (since 1.18): `none`, `client` (the bare flag) or `server`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DryRun {
+    None,
+    Client,
+    Server,
+}
+
+impl DryRun {
+    pub fn any(self) -> bool {
+        self != DryRun::None
+    }
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -121,29 +137,16 @@ struct Report {
 
 impl Report {
     fn code(&self) -> i32 {
-        match (&self.outcome, &self.waited) {
-            (Outcome::Unchanged { .. }, _) if self.take_over => exit::NOT_APPLIED,
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => {
-                exit::WAIT_TIMED_OUT
+        use crate::cluster::verdict::Verdict;
+        match Verdict::of(&self.outcome, self.waited.as_ref(), self.take_over) {
+            Verdict::Applied | Verdict::Unchanged | Verdict::AlreadyGone | Verdict::DryRun => exit::OK,
+            Verdict::TimedOut => exit::WAIT_TIMED_OUT,
+            Verdict::Replaced => exit::REPLACED,
+            Verdict::TakeOverNotPerformed | Verdict::Refused | Verdict::NotApplied | Verdict::Conflict => {
+                exit::NOT_APPLIED
             }
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Replaced { .. })) => exit::REPLACED,
-            (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Failed(_) | Waited::Deleted)) => {
-                exit::ERROR
-            }
-            (
-                Outcome::Applied { .. } | Outcome::Unchanged { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. },
-                _,
-            ) => exit::OK,
-            (
-                Outcome::Refused { .. }
-                | Outcome::RefreshRefused(_)
-                | Outcome::NotApplied { .. }
-                | Outcome::Raced { .. }
-                | Outcome::Conflict { .. },
-                _,
-            ) => exit::NOT_APPLIED,
-            (Outcome::NotFound, _) => exit::NOT_FOUND,
-            (Outcome::ClaimOwned { .. } | Outcome::ReadOnly | Outcome::Failed(_), _) => exit::ERROR,
+            Verdict::NotFound => exit::NOT_FOUND,
+            Verdict::WaitFailed | Verdict::ClaimOwned | Verdict::ReadOnly | Verdict::Error => exit::ERROR,
         }
     }
 
@@ -239,7 +242,9 @@ impl Selecting {
             || !sel.drift.is_empty()
             || !sel.diagnosis.is_empty()
             || sel.selector.is_some()
-            || sel.suspended_for.is_some();
+            || sel.suspended_for.is_some()
+            || sel.running_for.is_some()
+            || sel.mode_changed_before.is_some();
         if !common.ids.is_empty() && (filtered || common.all) {
             return Err(Failure::usage(
                 "give workspace ids or a selection (-l, --state, --suspended-for, --all), not both",
@@ -518,7 +523,8 @@ impl Batch<'_> {
             namespace: namespace.clone(),
             id: id.clone(),
             epoch: choice(self.common),
-            dry_run: self.common.dry_run,
+            dry_run: self.common.dry_run == DryRun::Client,
+            server_dry_run: self.common.dry_run == DryRun::Server,
             expected_uid: None,
             refresh: self.refresh.cloned(),
         };
@@ -631,11 +637,8 @@ fn in_context(context: Option<&str>, what: String) -> String {
 
 /// Why a context refuses every write: its read-only rule, from the flag or the config file.
 fn read_only_reason(globals: &Globals, member: &Member) -> String {
-    if globals.overrides().read_only == Some(true) {
-        "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
-    } else {
-        member.rules.read_only_reason(&member.conn.context)
-    }
+    let flag = globals.overrides().read_only == Some(true);
+    member.rules.why_read_only(&member.conn.context, flag)
 }
 
 async fn run(
@@ -662,12 +665,7 @@ async fn run(
     }
     let interactive = std::io::stdin().is_terminal();
     // a typed confirmation where the verb or the context's rules ask for one
-    let asks = |m: &Member| {
-        !common.yes
-            && !common.dry_run
-            && !m.rules.read_only
-            && (verb == Verb::Delete || m.rules.confirm == Confirm::Typed)
-    };
+    let asks = |m: &Member| !common.yes && !common.dry_run.any() && !m.rules.read_only && m.rules.asks_typed(verb);
     if !interactive && let Some(m) = fleet.members.iter().find(|m| asks(m)) {
         return Err(Failure::usage(if verb == Verb::Delete {
             "delete destroys the workspace's disks: pass --yes (stdin is not a terminal, so it cannot ask)".to_string()
@@ -680,7 +678,8 @@ async fn run(
     }
     let base = globals.write_policy(false);
     let sends = fleet.members.iter().any(|m| !m.rules.read_only);
-    if !common.dry_run && sends {
+    // a server dry run sends (with dryRun=All) and is recorded
+    if common.dry_run != DryRun::Client && sends {
         base.audit.ready().map_err(Failure::error)?;
     }
     let selected = fleet.each(|member| selecting.clone().targets(member.conn)).await?;
@@ -748,7 +747,7 @@ async fn run(
         Verb::Delete if common.yes => Some("note: delete destroys each workspace's pod, agent sessions and disks"),
         _ => None,
     }
-    .filter(|_| human && !common.dry_run);
+    .filter(|_| human && !common.dry_run.any());
     if let Some(note) = note.filter(|_| targets.len() > 1) {
         crate::errln!("{note}");
     }
@@ -858,8 +857,23 @@ async fn run(
         crate::outln!();
         crate::out!("{}", summary(&reports, fleet.labelled));
     }
-    // a bulk dry run ends with what the writes would free or start holding
-    if human && common.dry_run && reports.len() > 1 {
+    // a dry run says what it would do, never what it did not
+    let would = reports
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::DryRun { .. }))
+        .count();
+    if human && common.dry_run.any() && reports.len() > 1 {
+        crate::outln!(
+            "dry run ({}): would {} {would} of {}",
+            if common.dry_run == DryRun::Server {
+                "server"
+            } else {
+                "client"
+            },
+            verb.as_str(),
+            reports.len()
+        );
+        // and what the writes would free or start holding
         crate::outln!("{}", what_if(&contexts, &reports, verb).await);
     }
     // a refresh that lost to another resume left a workspace running what it ran before
@@ -919,7 +933,12 @@ async fn run(
     let not_done = failed.len() - unconfirmed;
     let total = reports.len();
     let mut parts = Vec::new();
-    if not_done > 0 {
+    if common.dry_run.any() && not_done > 0 {
+        parts.push(format!(
+            "dry run: {not_done} of {total} workspaces would not be {}",
+            verb.past()
+        ));
+    } else if not_done > 0 {
         parts.push(format!("{not_done} of {total} workspaces were not {}", verb.past()));
     }
     if unconfirmed > 0 {

@@ -46,7 +46,7 @@ pub struct ConnectOptions {
 /// `$KUBECONFIG` as kubectl reads it: the files of the list merged in order, a missing file
 /// skipped (an empty list is an error); else `~/.kube/config`.
 fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
-    let hint = "(set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check)";
+    let hint = "(set KUBECONFIG, pass --kubeconfig, or run `kubectl config view` to check; `kubectl namzu demo` needs no cluster)";
     let listed: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
         .map(|v| {
             std::env::split_paths(&v)
@@ -55,6 +55,13 @@ fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
         })
         .unwrap_or_default();
     if listed.is_empty() {
+        // no kubeconfig at all: say which file was looked for, and what works without one
+        if let Some(default) = default_kubeconfig_path().filter(|p| !p.exists()) {
+            return Err(ClusterError::Config(format!(
+                "{} does not exist (set KUBECONFIG or pass --kubeconfig; or try `kubectl namzu demo`, which needs no cluster)",
+                default.display()
+            )));
+        }
         return Kubeconfig::read().map_err(|e| ClusterError::Config(format!("{e} {hint}")));
     }
     let mut merged: Option<Kubeconfig> = None;
@@ -75,9 +82,23 @@ fn read_default_kubeconfig() -> Result<Kubeconfig, ClusterError> {
     })
 }
 
+/// `~/.kube/config`, where kubectl looks when KUBECONFIG is unset.
+fn default_kubeconfig_path() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".kube").join("config"))
+}
+
 /// The kubeconfig `opts` names (`--kubeconfig`), else the default one, merged as kubectl merges it.
 pub fn load_kubeconfig(opts: &ConnectOptions) -> Result<Kubeconfig, ClusterError> {
     let kubeconfig = match &opts.kubeconfig {
+        Some(path) if !path.exists() => {
+            return Err(ClusterError::Config(format!(
+                "{} (--kubeconfig) does not exist (or try `kubectl namzu demo`, which needs no cluster)",
+                path.display()
+            )));
+        }
         Some(path) => {
             Kubeconfig::read_from(path).map_err(|e| ClusterError::Config(format!("{}: {e}", path.display())))?
         }

@@ -401,14 +401,27 @@ async fn read_all(
                 }
                 Err(e) => return Err(e),
             };
+            // as kubectl: when nothing at all could be read, the refusal is the answer (exit 1),
+            // not a warning over an empty list
+            let (mut read_any, mut refused) = (false, Vec::new());
             for ns in namespaces {
                 match read_namespace(conn, &ns, query, warnings).await {
-                    Ok(data) if data.sandboxes.is_empty() => {}
-                    Ok(data) => each(data),
-                    Err(ClusterError::Forbidden { op, .. }) => {
-                        warnings.push(format!("warning: you may not {op}; skipped"));
+                    Ok(data) if data.sandboxes.is_empty() => read_any = true,
+                    Ok(data) => {
+                        read_any = true;
+                        each(data)
                     }
+                    Err(e @ ClusterError::Forbidden { .. }) => refused.push(e),
                     Err(e) => return Err(e),
+                }
+            }
+            if !read_any && !refused.is_empty() {
+                warnings.clear();
+                return Err(refused.swap_remove(0));
+            }
+            for e in refused {
+                if let ClusterError::Forbidden { op, .. } = e {
+                    warnings.push(format!("warning: you may not {op}; skipped"));
                 }
             }
             Ok(())

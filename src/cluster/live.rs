@@ -37,6 +37,10 @@ use tokio::task::JoinSet;
 pub const PROBE_EVERY: Duration = Duration::from_secs(10);
 /// How long the probe waits for its answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often the API server is asked while a watch is reconnecting: the first answer after an
+/// outage wakes every waiting watch (issue 28: live again within a second or two, not after the
+/// backoff grown during the outage).
+const PROBE_IN_TROUBLE: Duration = Duration::from_millis(500);
 /// The longest wait between reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
@@ -185,6 +189,7 @@ pub async fn follow(
         since: conn.clock.now(),
         why: String::new(),
     });
+    let (wake_tx, wake_rx) = watch::channel(0u64);
     let streaming = Arc::new(AtomicBool::new(serves_streaming_lists(&conn).await));
     let mut state = Follower {
         conn: conn.clone(),
@@ -201,11 +206,13 @@ pub async fn follow(
             selector: query.selector,
             feed,
             cuts: cut_rx,
+            wakes: wake_rx,
             streaming,
             options: options.clone(),
         },
         watchers: JoinSet::new(),
         reads: JoinSet::new(),
+        reconnecting: BTreeSet::new(),
         out,
     };
     if !streams.iter().any(|s| s.kind == Kind::Pods) {
@@ -220,7 +227,11 @@ pub async fn follow(
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     let mut probes = tokio::time::interval(options.probe_every);
     probes.reset();
+    let mut fast_probes = tokio::time::interval(PROBE_IN_TROUBLE.min(options.probe_every));
+    fast_probes.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_answer = conn.clock.now();
+    // a probe failed and none has answered since
+    let mut outage = false;
     loop {
         tokio::select! {
             _ = state.out.closed() => return,
@@ -245,8 +256,14 @@ pub async fn follow(
             _ = probes.tick() => {
                 let answer = tokio::time::timeout(PROBE_TIMEOUT, conn.version()).await;
                 match answer {
-                    Ok(Ok(_)) => last_answer = conn.clock.now(),
+                    Ok(Ok(_)) => {
+                        last_answer = conn.clock.now();
+                        if std::mem::take(&mut outage) {
+                            wake_tx.send_modify(|w| *w += 1);
+                        }
+                    }
                     failed => {
+                        outage = true;
                         let why = match failed {
                             Ok(Err(e)) => e.to_string(),
                             _ => format!("the API server did not answer GET /version in {}s", PROBE_TIMEOUT.as_secs()),
@@ -254,6 +271,19 @@ pub async fn follow(
                         let since = last_answer;
                         cut_tx.send_modify(|c| *c = Cut { generation: c.generation + 1, since, why });
                     }
+                }
+            }
+            // while a watch waits to reconnect (or the last probe failed), ask more often: the
+            // first answer wakes every waiting watch instead of leaving it to its backoff
+            _ = fast_probes.tick(), if outage || !state.reconnecting.is_empty() => {
+                match tokio::time::timeout(PROBE_TIMEOUT, conn.version()).await {
+                    Ok(Ok(_)) => {
+                        last_answer = conn.clock.now();
+                        if std::mem::take(&mut outage) {
+                            wake_tx.send_modify(|w| *w += 1);
+                        }
+                    }
+                    _ => outage = true,
                 }
             }
         }
@@ -324,6 +354,8 @@ struct Spawn {
     selector: Option<String>,
     feed: UnboundedSender<Feed>,
     cuts: watch::Receiver<Cut>,
+    /// Bumped when the API server answers again after an outage.
+    wakes: watch::Receiver<u64>,
     streaming: Arc<AtomicBool>,
     options: LiveOptions,
 }
@@ -347,6 +379,8 @@ struct Follower {
     spawn: Spawn,
     watchers: JoinSet<()>,
     reads: JoinSet<()>,
+    /// Watches waiting to reconnect.
+    reconnecting: BTreeSet<StreamName>,
     out: UnboundedSender<LiveEvent>,
 }
 
@@ -362,6 +396,7 @@ impl Follower {
             name: name.clone(),
             feed: self.spawn.feed.clone(),
             cuts: self.spawn.cuts.clone(),
+            wakes: self.spawn.wakes.clone(),
             streaming: self.spawn.streaming.clone(),
             options: self.spawn.options.clone(),
             live_since: None,
@@ -416,6 +451,11 @@ impl Follower {
                 self.touched.extend(touched);
             }
             Feed::Status(stream, status) => {
+                if matches!(status, StreamStatus::Reconnecting { .. }) {
+                    self.reconnecting.insert(stream.clone());
+                } else {
+                    self.reconnecting.remove(&stream);
+                }
                 let _ = self.out.send(LiveEvent::Status { stream, status });
             }
             // the scope asked for may not be read: nothing to show; one namespace of a fallback
@@ -569,6 +609,7 @@ struct Watcher {
     selector: Option<String>,
     feed: UnboundedSender<Feed>,
     cuts: watch::Receiver<Cut>,
+    wakes: watch::Receiver<u64>,
     streaming: Arc<AtomicBool>,
     options: LiveOptions,
     /// When the watch last opened, and whether anything came on it since: a watch that ends at
@@ -618,6 +659,9 @@ impl Watcher {
         let mut backoff = Duration::from_millis(500);
         // watches in a row that ended within HEALTHY_AFTER though they delivered events
         let mut streak = 0u32;
+        // a resume from a resourceVersion kept over trouble was refused (410): listed again at
+        // once, without a word; a second 410 in a row is trouble
+        let mut relisted_at_once = false;
         loop {
             let result = match version.clone() {
                 None => self.first_state(&mut version).await,
@@ -641,7 +685,17 @@ impl Watcher {
                 Err(ClusterError::Api { code: 410, .. }) => Ok(Ended::Gone),
                 other => other,
             };
+            if healthy {
+                relisted_at_once = false;
+            }
             let why = match result {
+                // a fresh resume after trouble (an API server restart: its watch cache starts at
+                // the current resourceVersion, so every resumed watch gets 410): list again now
+                Ok(Ended::Gone) if !delivered && !relisted_at_once && version.is_some() => {
+                    version = None;
+                    relisted_at_once = true;
+                    continue;
+                }
                 Ok(Ended::Closed) if healthy => continue,
                 Ok(Ended::Gone) if healthy => {
                     version = None;
@@ -682,9 +736,12 @@ impl Watcher {
                 self.name.clone(),
                 StreamStatus::Reconnecting { since, why },
             ));
+            self.wakes.borrow_and_update();
             tokio::select! {
                 _ = tokio::time::sleep(jittered(backoff)) => {}
                 _ = self.cuts.changed() => {}
+                // the API server answers again: reconnect now, and start the backoff over
+                _ = self.wakes.changed() => backoff = Duration::from_millis(250),
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
             if self.feed.is_closed() {

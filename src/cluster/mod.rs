@@ -14,5 +14,6 @@ pub mod policies;
 pub mod resources;
 pub mod triage;
 mod verbose;
+pub mod verdict;
 pub mod wait;
 pub mod write;

@@ -31,6 +31,9 @@ pub struct Plan {
     pub epoch: EpochChoice,
     /// Read and check, print the request, send nothing.
     pub dry_run: bool,
+    /// Send the fenced write with `dryRun=All`: the server admits and validates it, and
+    /// changes nothing (kubectl's `--dry-run=server`); the audit records it as a dry run.
+    pub server_dry_run: bool,
     /// The Sandbox uid the user looked at: a replaced Sandbox (same name, new uid) is refused.
     pub expected_uid: Option<String>,
     /// A resume that refreshes the pod template as it wakes (docs/interop.md §14), with the
@@ -209,9 +212,10 @@ impl Outcome {
 /// The exact request for a body the domain built.
 fn request_for(plan: &Plan, body: &WriteBody) -> Request {
     let path = format!(
-        "/apis/agents.x-k8s.io/v1beta1/namespaces/{}/sandboxes/{}",
+        "/apis/agents.x-k8s.io/v1beta1/namespaces/{}/sandboxes/{}{}",
         plan.namespace,
-        plan.id.sandbox_name()
+        plan.id.sandbox_name(),
+        if plan.server_dry_run { "?dryRun=All" } else { "" }
     );
     match body {
         WriteBody::Patch { ops, .. } => Request {
@@ -245,15 +249,30 @@ async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Value
         "PATCH" => {
             let params = PatchParams {
                 field_manager: Some(FIELD_MANAGER.into()),
+                dry_run: plan.server_dry_run,
                 ..Default::default()
             };
             let ops: json_patch::Patch = serde_json::from_value(request.body.clone()).expect("built ops parse");
             builder.patch(&name, &params, &Patch::<()>::Json(ops))
         }
-        _ => builder.delete(&name, &DeleteParams::default()),
+        _ => builder.delete(
+            &name,
+            &DeleteParams {
+                dry_run: plan.server_dry_run,
+                ..Default::default()
+            },
+        ),
     };
     let mut http_request = http_request.map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     *http_request.body_mut() = body;
+    // kube puts a delete's dryRun in the body, which is the domain's DeleteOptions: the query says it
+    if plan.server_dry_run && !http_request.uri().query().is_some_and(|q| q.contains("dryRun=")) {
+        let uri = http_request.uri().to_string();
+        let joined = if uri.contains('?') { '&' } else { '?' };
+        *http_request.uri_mut() = format!("{uri}{joined}dryRun=All")
+            .parse()
+            .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    }
     conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }
 
@@ -351,6 +370,9 @@ impl Attempt<'_> {
         });
         if plan.refresh.is_some() {
             entry["refreshTemplate"] = json!(true);
+        }
+        if plan.server_dry_run {
+            entry["dryRun"] = json!("All");
         }
         entry
     }
@@ -650,6 +672,19 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
             };
         }
         let error = match attempt.send(&epoch, &request).await {
+            // the server admitted and validated it, and changed nothing
+            Ok(_) if plan.server_dry_run => {
+                attempt.record(Some(&epoch), Some(&request), Some(200), "dry-run");
+                return Outcome::DryRun {
+                    request,
+                    epoch,
+                    change,
+                    mode: Mode::of_sandbox(&current),
+                    uid: uid(&current).map(str::to_string),
+                    per_sandbox_egress,
+                    refresh: refreshed,
+                };
+            }
             Ok(answer) => {
                 attempt.record(Some(&epoch), Some(&request), Some(200), "applied");
                 let object = (plan.verb != Verb::Delete).then_some(answer);

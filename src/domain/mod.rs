@@ -11,6 +11,7 @@ pub mod drift;
 pub mod egress;
 pub mod epoch;
 pub mod fence;
+pub mod filter;
 pub mod identity;
 pub mod keys;
 pub mod leaks;

@@ -185,6 +185,27 @@ impl ContextRules {
         )
     }
 
+    /// Why this context refuses every write, in the words both front-ends use: `--read-only`
+    /// (`flag`) first, else its rule.
+    pub fn why_read_only(&self, context: &str, flag: bool) -> String {
+        if flag {
+            "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
+        } else {
+            self.read_only_reason(context)
+        }
+    }
+
+    /// Whether a `verb` here asks for the workspace id typed: a delete always (it destroys
+    /// disks), every write where the rules say `confirm: typed`. The one rule both front-ends ask.
+    pub fn asks_typed(&self, verb: crate::domain::fence::Verb) -> bool {
+        verb == crate::domain::fence::Verb::Delete || self.confirm == Confirm::Typed
+    }
+
+    /// Whether it is this context's `confirm: typed` rule (not the verb) that asks.
+    pub fn typed_by_rule(&self) -> bool {
+        self.confirm == Confirm::Typed
+    }
+
     /// Why a write of `selected` workspaces in `context` may not start, if it may not.
     pub fn refuse_bulk(&self, context: &str, selected: usize) -> Option<String> {
         let max = self.max_bulk?;

@@ -18,6 +18,12 @@ pub enum SortKey {
     Epoch,
     State,
     Drift,
+    /// The TUI's own sorts (not `--sort-by`): any column, and the problems worst first.
+    Mode,
+    Template,
+    Context,
+    Namespace,
+    Diagnosis,
 }
 
 impl SortKey {
@@ -31,6 +37,28 @@ impl SortKey {
     ];
     pub fn parse(text: &str) -> Option<SortKey> {
         SortKey::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
+    }
+
+    /// The paths kubectl's `--sort-by` takes, into the `-o json` schema or the Sandbox, with or
+    /// without braces: `.createdAt`, `{.metadata.creationTimestamp}`, `.drift.state`, ….
+    pub const PATHS: [(&'static str, SortKey); 10] = [
+        (".id", SortKey::Name),
+        (".sandboxName", SortKey::Name),
+        (".metadata.name", SortKey::Name),
+        (".createdAt", SortKey::Age),
+        (".metadata.creationTimestamp", SortKey::Age),
+        (".operatingModeChangedAt", SortKey::ModeChanged),
+        (".holderEpoch.value", SortKey::Epoch),
+        (".holderEpoch", SortKey::Epoch),
+        (".state", SortKey::State),
+        (".drift.state", SortKey::Drift),
+    ];
+
+    /// A key name or one of [`SortKey::PATHS`].
+    pub fn parse_any(text: &str) -> Option<SortKey> {
+        let path = text.trim();
+        let path = path.strip_prefix('{').and_then(|p| p.strip_suffix('}')).unwrap_or(path);
+        SortKey::parse(path).or_else(|| SortKey::PATHS.iter().find(|(p, _)| *p == path).map(|(_, k)| *k))
     }
 }
 
@@ -59,8 +87,45 @@ pub fn compare(a: &Workspace, b: &Workspace, key: SortKey) -> Ordering {
         SortKey::Epoch => some_first(a.epoch.epoch, b.epoch.epoch),
         SortKey::State => a.state.cmp(&b.state),
         SortKey::Drift => a.drift.state.cmp(&b.drift.state),
+        SortKey::Mode => a.mode.as_str().cmp(b.mode.as_str()),
+        SortKey::Template => some_first(a.template.as_deref(), b.template.as_deref()),
+        SortKey::Context => a.context.cmp(&b.context),
+        SortKey::Namespace => a.namespace.cmp(&b.namespace),
+        SortKey::Diagnosis => severity(a).cmp(&severity(b)),
     };
     primary.then_with(|| name_order(a, b))
+}
+
+/// How bad a row is, worst lowest: a diagnosis by what it costs the user (a crash loop first),
+/// then an unreadable epoch, then drift, then nothing wrong.
+pub fn severity(w: &Workspace) -> u8 {
+    match w.diagnosis.as_ref().map(|d| d.kind) {
+        Some(k) => match k {
+            Kind::CrashLoop => 0,
+            Kind::ImagePull => 1,
+            Kind::Unschedulable => 2,
+            Kind::ControllerError => 3,
+            Kind::PodTerminated => 4,
+            Kind::DiskMissing => 5,
+            Kind::StuckTerminating => 6,
+            Kind::SuspendUnconfirmed => 7,
+            Kind::NoLivePod => 8,
+            Kind::ForeignPod => 9,
+            Kind::ForeignDisk => 10,
+            Kind::ForeignEgressPolicy => 11,
+            Kind::UnreadableEpoch => 12,
+            Kind::ControllerReason => 13,
+            Kind::DiskPending => 14,
+            Kind::StaleStatus => 15,
+        },
+        None if w.epoch.annotation.is_some() && w.epoch.epoch.is_none() => 20,
+        None => match w.drift.state {
+            DriftState::NoTemplate => 21,
+            DriftState::Drifted => 22,
+            DriftState::Unreadable => 23,
+            _ => 30,
+        },
+    }
 }
 
 pub fn sort(workspaces: &mut [Workspace], key: SortKey, reverse: bool) {
@@ -78,6 +143,10 @@ pub struct Filter {
     pub diagnoses: Vec<Kind>,
     /// The retention rule: mode Suspended AND changed-at older than this; no changed-at never matches.
     pub suspended_for: Option<Duration>,
+    /// State Running for longer than this: since the mode-changed-at stamp, else since creation.
+    pub running_for: Option<Duration>,
+    /// The mode-changed-at stamp earlier than this instant; no stamp never matches.
+    pub mode_changed_before: Option<DateTime<Utc>>,
 }
 
 impl Filter {
@@ -92,7 +161,44 @@ impl Filter {
                         .and_then(timefmt::parse)
                         .is_some_and(|t| now - t > d)
             })
+            && self
+                .running_for
+                .is_none_or(|d| running_for(w, now).is_some_and(|r| r > d))
+            && self.mode_changed_before.is_none_or(|before| {
+                w.changed_at
+                    .as_deref()
+                    .and_then(timefmt::parse)
+                    .is_some_and(|t| t < before)
+            })
     }
+}
+
+/// How long a Running workspace has been running: since its mode-changed-at stamp, else since
+/// its creation; `None` when it is not Running or neither time is known.
+pub fn running_for(w: &Workspace, now: DateTime<Utc>) -> Option<Duration> {
+    if w.state != State::Running {
+        return None;
+    }
+    let since = w
+        .changed_at
+        .as_deref()
+        .or(w.created_at.as_deref())
+        .and_then(timefmt::parse)?;
+    Some(now - since)
+}
+
+/// An instant as `--mode-changed-before` takes it: RFC 3339 (`2026-11-01T09:00:00Z`) or a UTC
+/// date (`2026-11-01`, its midnight).
+pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
+    let t = text.trim();
+    if let Ok(at) = DateTime::parse_from_rfc3339(t) {
+        return Ok(at.with_timezone(&Utc));
+    }
+    chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|d| d.and_utc())
+        .ok_or_else(|| format!("invalid time {text:?}: use RFC 3339 (2026-11-01T09:00:00Z) or a date (2026-11-01)"))
 }
 
 /// The longest duration a flag takes: a century, far beyond any age, far inside every clock's range.
@@ -141,6 +247,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sort_paths_and_instants() {
+        assert_eq!(SortKey::parse_any("{.metadata.creationTimestamp}"), Some(SortKey::Age));
+        assert_eq!(SortKey::parse_any(".drift.state"), Some(SortKey::Drift));
+        assert_eq!(SortKey::parse_any("age"), Some(SortKey::Age));
+        assert_eq!(SortKey::parse_any(".nope"), None);
+        assert!(parse_instant("2026-11-01").is_ok());
+        assert!(parse_instant("2026-11-01T09:00:00Z").is_ok());
+        assert!(parse_instant("yesterday").is_err());
+    }
 
     #[test]
     fn durations() {

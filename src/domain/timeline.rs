@@ -318,6 +318,14 @@ pub fn event_time(e: &Value) -> Option<DateTime<Utc>> {
     .find_map(|path| time(str_at(e, path)))
 }
 
+/// When an event first happened (its first timestamp, else its only one).
+fn first_time(e: &Value) -> Option<DateTime<Utc>> {
+    ["firstTimestamp", "deprecatedFirstTimestamp", "eventTime"]
+        .iter()
+        .find_map(|k| time(e.get(*k).and_then(Value::as_str)))
+        .or_else(|| event_time(e))
+}
+
 /// An audit entry as a line: what was sent, what came of it.
 fn audit_entry(a: &Value) -> Option<Entry> {
     let t = time(a.get("time").and_then(Value::as_str))?;
@@ -413,18 +421,24 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
             .and_then(|c| time(c.get("lastTransitionTime").and_then(Value::as_str)))
     };
     let pod_uid = uid(pod);
-    let pulled = inputs
-        .events
-        .iter()
-        .filter(|e| e.get("reason").and_then(Value::as_str) == Some("Pulled"))
-        .filter(|e| {
-            let r = e.get("involvedObject").or_else(|| e.get("regarding"));
-            let of = |k: &str| r.and_then(|r| str_at(r, &[k]));
-            of("kind") == Some("Pod") && (of("uid") == pod_uid || of("uid").is_none() && of("name") == Some(name(pod)))
-        })
-        .filter_map(event_time)
-        .filter(|t| *t >= created)
-        .max();
+    // the first time the pod's kubelet said `reason` (an event's firstTimestamp: a crash loop's
+    // later starts do not move it)
+    let first_event = |reason: &str| {
+        inputs
+            .events
+            .iter()
+            .filter(|e| e.get("reason").and_then(Value::as_str) == Some(reason))
+            .filter(|e| {
+                let r = e.get("involvedObject").or_else(|| e.get("regarding"));
+                let of = |k: &str| r.and_then(|r| str_at(r, &[k]));
+                of("kind") == Some("Pod")
+                    && (of("uid") == pod_uid || of("uid").is_none() && of("name") == Some(name(pod)))
+            })
+            .filter_map(first_time)
+            .filter(|t| *t >= created)
+            .min()
+    };
+    let pulled = first_event("Pulled");
     let started = at(pod, &["status", "containerStatuses"])
         .and_then(Value::as_array)
         .into_iter()
@@ -437,6 +451,7 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
             .into_iter()
             .filter_map(move |path| time(str_at(s, path)))
         })
+        .chain(first_event("Started"))
         .min();
     let steps = [
         ("pod created", Some(created)),

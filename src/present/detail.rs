@@ -282,13 +282,22 @@ fn events(s: &mut String, d: &Detail, now: DateTime<Utc>) {
             let _ = writeln!(s, "  <none>");
         }
         Observed::Known(list) => {
-            for e in list.iter().rev().take(15).rev() {
+            let shown: Vec<_> = list.iter().rev().take(15).rev().collect();
+            // as wide as the longest reason (agent-sandbox v1.0's `SandboxPodCreateFailed`), so a
+            // reason never runs into the age
+            let reason_width = shown
+                .iter()
+                .map(|e| str_at(e, &["reason"]).unwrap_or("").chars().count() + 2)
+                .max()
+                .unwrap_or(0)
+                .max(20);
+            for e in shown {
                 let t = event_time(e)
                     .and_then(timefmt::parse)
                     .map_or("?".to_string(), |t| age(t, now));
                 let _ = writeln!(
                     s,
-                    "  {:<9}{:<20}{:<7}{:<9}{}",
+                    "  {:<9}{:<reason_width$}{:<7}{:<9}{}",
                     str_at(e, &["type"]).unwrap_or(""),
                     str_at(e, &["reason"]).unwrap_or(""),
                     t,

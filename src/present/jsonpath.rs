@@ -551,7 +551,7 @@ fn render_nodes(
             Node::Path(steps) => {
                 let found = eval(steps, root, current)?;
                 if found.is_empty() && !allow_missing && !steps.is_empty() {
-                    return Err(format!("{} is not found", describe(steps)));
+                    return Err(format!("{} is not found", first_missing(steps, root, current)));
                 }
                 // each value straight into the output, none copied twice
                 for (i, v) in found.iter().enumerate() {
@@ -570,7 +570,7 @@ fn render_nodes(
             Node::Range(steps, body) => {
                 let found = eval(steps, root, current)?;
                 if found.is_empty() && !allow_missing {
-                    return Err(format!("{} is not found", describe(steps)));
+                    return Err(format!("{} is not found", first_missing(steps, root, current)));
                 }
                 for item in found {
                     render_nodes(body, root, item, allow_missing, out)?;
@@ -583,6 +583,14 @@ fn render_nodes(
 
 fn too_much() -> String {
     format!("the output is larger than {} MiB: not printed", MAX_OUTPUT >> 20)
+}
+
+/// The first segment of `steps` that finds nothing, as kubectl names it in "X is not found"
+/// (`{.metadata.nope.x}` → `nope`); a step that is not a name is named by the last name before it.
+fn first_missing(steps: &[Step], root: &Value, current: &Value) -> String {
+    (1..=steps.len())
+        .find(|&i| eval(&steps[..i], root, current).is_ok_and(|found| found.is_empty()))
+        .map_or_else(|| describe(steps), |i| describe(&steps[..i]))
 }
 
 fn describe(steps: &[Step]) -> String {
@@ -719,6 +727,12 @@ mod tests {
         let t = Template::parse("{.nope}").unwrap();
         assert_eq!(t.render(&json!({}), true).unwrap(), "");
         assert_eq!(t.render(&json!({}), false).unwrap_err(), "nope is not found");
+        // the first segment that finds nothing is named, as kubectl names it
+        let deep = Template::parse("{.metadata.nope.x}").unwrap();
+        assert_eq!(
+            deep.render(&json!({"metadata": {"name": "a"}}), false).unwrap_err(),
+            "nope is not found"
+        );
         for bad in [
             "{.a",
             "{range .a}",

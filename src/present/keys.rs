@@ -61,6 +61,12 @@ pub enum Command {
     Previous,
     /// In the log pane: save what it holds to a file.
     Save,
+    /// Show only the problem rows (a diagnosis, an unreadable epoch, drift), or every row.
+    Problems,
+    /// Open the command line (`:`).
+    CommandLine,
+    /// On the command line: complete the word being typed.
+    Complete,
 }
 
 /// A key as the table names it.
@@ -115,6 +121,8 @@ pub enum Context {
     Logs,
     /// Typing a search in the log pane.
     LogSearch,
+    /// Typing on the command line (`:`).
+    Command,
 }
 
 use Command::*;
@@ -142,23 +150,37 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('/'), Filter), (Code(KeyCode::Esc), ClearFilter)],
         label: "/",
-        does: "live filter over id, template, state, diagnosis, namespace (Esc clears)",
+        does: "live filter: a word matches any column (labels too); state:Error drift:drifted diag:crash mode: tmpl: ctx:prod-* ns: mean what the CLI's selectors mean; ! negates; terms all hold (Esc clears)",
         hint: "/ filter",
-        footer_order: 5,
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('p'), Problems)],
+        label: "p",
+        does: "problems only (a diagnosis, an unreadable epoch, or drift), or every row; the header counts them",
+        hint: "p problems",
+        footer_order: 4,
     },
     Binding {
         keys: &[(Char('o'), NextSort), (Char('O'), ReverseSort)],
         label: "o / O",
-        does: "sort by the next column / reverse",
+        does: "sort: pick any column (diagnosis: worst first) / reverse; the header marks the column ▲▼",
         hint: "o sort",
-        footer_order: 8,
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Char(':'), CommandLine)],
+        label: ":",
+        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, help, q",
+        hint: ": command",
+        footer_order: 5,
     },
     Binding {
         keys: &[(Char('a'), AllNamespaces), (Char('n'), NextNamespace)],
         label: "a / n",
-        does: "all namespaces on/off / next namespace",
+        does: "all namespaces on/off / next namespace (:ns NAME picks one by a fuzzy name)",
         hint: "a all ns · n next ns",
-        footer_order: 10,
+        footer_order: 13,
     },
     Binding {
         keys: &[(Code(KeyCode::F(5)), Refresh), (Ctrl('r'), Refresh)],
@@ -168,53 +190,58 @@ const LIST: &[Binding] = &[
         footer_order: 99,
     },
     Binding {
-        keys: &[(Code(KeyCode::Enter), Detail)],
-        label: "Enter",
-        does: "detail: conditions, pod, disks, epoch, drift with the field diff, diagnosis, events",
+        keys: &[(Code(KeyCode::Enter), Detail), (Char('d'), Detail)],
+        label: "Enter, d",
+        does: "detail (k9s's describe): conditions, pod, disks, epoch, drift with the field diff, diagnosis, events",
         hint: "Enter detail",
-        footer_order: 3,
+        footer_order: 6,
     },
     Binding {
-        keys: &[(Char('y'), Yaml)],
-        label: "y",
-        does: "the Sandbox as YAML (managedFields hidden)",
+        keys: &[(Char('y'), Yaml), (Char('e'), Yaml)],
+        label: "y, e",
+        does: "the Sandbox as YAML (managedFields hidden); e shows it too: nothing is edited in place here, writes go through S R F D",
         hint: "y yaml",
-        footer_order: 7,
+        footer_order: 10,
     },
     Binding {
         keys: &[(Char('l'), Logs)],
         label: "l",
         does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save",
         hint: "l logs",
-        footer_order: 12,
+        footer_order: 11,
     },
     Binding {
         keys: &[(Char('s'), Shell)],
         label: "s",
         does: "a shell in the row's own pod (kubectl exec -it … -- sh); exit comes back to the same row",
         hint: "s shell",
-        footer_order: 13,
+        footer_order: 14,
     },
     Binding {
         keys: &[(Char('h'), History)],
         label: "h",
         does: "history: events, mode changes, pod transitions and this machine's writes in one timeline, and where start-up time went",
         hint: "h history",
-        footer_order: 14,
+        footer_order: 15,
     },
     Binding {
         keys: &[(Char(' '), Mark)],
         label: "space",
         does: "mark rows: actions apply to every marked row",
         hint: "space mark",
-        footer_order: 6,
+        footer_order: 8,
     },
     Binding {
-        keys: &[(Char('S'), Suspend), (Char('R'), Resume), (Char('D'), Delete)],
-        label: "S R D",
-        does: "suspend, resume, delete (shifted, so hard to hit by accident)",
+        keys: &[
+            (Char('S'), Suspend),
+            (Char('R'), Resume),
+            (Char('D'), Delete),
+            (Ctrl('d'), Delete),
+        ],
+        label: "S R D, Ctrl-D",
+        does: "suspend, resume, delete (shifted, so hard to hit by accident; Ctrl-D deletes as in k9s)",
         hint: "S suspend · R resume · D delete",
-        footer_order: 2,
+        footer_order: 9,
     },
     Binding {
         keys: &[(Char('F'), RefreshTemplate)],
@@ -228,14 +255,14 @@ const LIST: &[Binding] = &[
         label: "c",
         does: "several contexts: pick one to show only its rows, or all of them",
         hint: "c contexts",
-        footer_order: 4,
+        footer_order: 7,
     },
     Binding {
         keys: &[(Char('w'), Sent)],
         label: "w",
         does: "what this session sent: every write with its body and outcome",
         hint: "w sent",
-        footer_order: 11,
+        footer_order: 16,
     },
     Binding {
         keys: &[(Char('?'), Help)],
@@ -347,8 +374,12 @@ const SCROLL: Binding = Binding {
         (Char('j'), Down),
         (Code(KeyCode::PageUp), PageUp),
         (Code(KeyCode::PageDown), PageDown),
+        (Code(KeyCode::Home), Top),
+        (Char('g'), Top),
+        (Code(KeyCode::End), Bottom),
+        (Char('G'), Bottom),
     ],
-    label: "↑/k ↓/j PgUp PgDn",
+    label: "↑/k ↓/j PgUp PgDn Home/g End/G",
     does: "scroll",
     hint: "↑↓ PgUp PgDn scroll",
     footer_order: 1,
@@ -474,6 +505,37 @@ const LOG_SEARCH: &[Binding] = &[
     },
 ];
 
+const COMMAND_LINE: &[Binding] = &[
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Keep)],
+        label: "Enter",
+        does: "run the command",
+        hint: "type a command · Enter run",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Tab), Complete)],
+        label: "Tab",
+        does: "complete the word",
+        hint: "Tab complete",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), ClearFilter)],
+        label: "Esc",
+        does: "cancel",
+        hint: "Esc cancel",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Ctrl('c'), Quit)],
+        label: "Ctrl-C",
+        does: "quit",
+        hint: "",
+        footer_order: 99,
+    },
+];
+
 /// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
 const PICKER: &[Binding] = &[SCROLL, CHOOSE, CLOSE_POPUP];
 
@@ -488,6 +550,7 @@ pub fn bindings(context: Context) -> &'static [Binding] {
         Context::Picker => PICKER,
         Context::Logs => LOG_PANE,
         Context::LogSearch => LOG_SEARCH,
+        Context::Command => COMMAND_LINE,
     }
 }
 
@@ -613,6 +676,7 @@ mod tests {
             Context::Picker,
             Context::Logs,
             Context::LogSearch,
+            Context::Command,
         ] {
             let keys: Vec<Key> = bindings(context)
                 .iter()

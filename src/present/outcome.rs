@@ -1,6 +1,7 @@
 //! The sentences said about a write and about a wait, from typed outcomes: the CLI's line per
 //! workspace and the TUI's row note and confirmation are the same words.
 
+use crate::cluster::verdict::Verdict;
 use crate::cluster::wait::Waited;
 use crate::cluster::write::Outcome;
 use crate::domain::epoch::Reading;
@@ -101,8 +102,14 @@ pub fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) 
             refresh,
             ..
         } => {
+            // a server dry run was sent: the API server admitted it and changed nothing
+            let sent = if request.path.ends_with("?dryRun=All") {
+                "the API server accepted (nothing changed)"
+            } else {
+                "would send"
+            };
             let mut text = format!(
-                "dry run ({}): would send {} {} ({})\n",
+                "dry run ({}): {sent} {} {} ({})\n",
                 epoch.describe(),
                 request.method,
                 request.path,
@@ -345,31 +352,12 @@ pub fn progress(verb: Verb, done: usize, total: usize, failed: usize, elapsed: s
 
 /// The one word for a result, in `-o json` and the summary table.
 pub fn result_word(o: &Outcome, waited: Option<&Waited>, take_over: bool) -> &'static str {
-    match (o, waited) {
-        (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::TimedOut { .. })) => "timed-out",
-        (Outcome::Applied { .. } | Outcome::Unchanged { .. }, Some(Waited::Replaced { .. })) => "replaced",
-        (Outcome::Applied { .. }, _) => "applied",
-        (Outcome::Unchanged { .. }, _) if take_over => "take-over-not-performed",
-        (Outcome::Unchanged { .. }, _) => "unchanged",
-        (Outcome::AlreadyGone, _) => "already-gone",
-        (Outcome::DryRun { .. }, _) => "dry-run",
-        (Outcome::Refused { .. } | Outcome::RefreshRefused(_), _) => "refused",
-        (Outcome::NotApplied { .. } | Outcome::Raced { .. }, _) => "not-applied",
-        (Outcome::Conflict { .. }, _) => "conflict",
-        (Outcome::NotFound, _) => "not-found",
-        (Outcome::ClaimOwned { .. }, _) => "claim-owned",
-        (Outcome::ReadOnly, _) => "read-only",
-        (Outcome::Failed(_), _) => "error",
-    }
+    Verdict::of(o, waited, take_over).word()
 }
 
 /// Whether an outcome counts as done (the TUI's green note, the CLI's exit 0 before any wait).
 pub fn succeeded(o: &Outcome, take_over: bool) -> bool {
-    match o {
-        Outcome::Applied { .. } | Outcome::AlreadyGone | Outcome::DryRun { .. } => true,
-        Outcome::Unchanged { .. } => !take_over,
-        _ => false,
-    }
+    Verdict::of(o, None, take_over).succeeded()
 }
 
 #[cfg(test)]

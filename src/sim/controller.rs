@@ -378,13 +378,23 @@ impl Controller {
             let pod = self.progress_pod(store, &sbx, pod, &knobs, now);
             conds = running_conditions(&pod, &cond);
             if s(&pod, "/status/phase") == "Running" {
-                extra = json!({"podIPs": pod.pointer("/status/podIPs").cloned().unwrap_or(json!([])),
+                // the CRD's podIPs are strings (a pod's are `{ip}` objects)
+                let ips: Vec<Value> = pod
+                    .pointer("/status/podIPs")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().filter_map(|p| p.get("ip").cloned()).collect())
+                    .unwrap_or_default();
+                extra = json!({"podIPs": ips,
                     "nodeName": s(&pod, "/spec/nodeName")});
             }
             if let Some(ps) = pod.pointer("/status/conditions").and_then(Value::as_array)
                 && let Some(c) = ps.iter().find(|c| c["type"] == "PodScheduled")
             {
-                conds.push(cond("PodScheduled", s(c, "/status"), s(c, "/reason"), s(c, "/message")));
+                // the CRD's reason has minLength 1 (a scheduled pod's condition has none)
+                let reason = Some(s(c, "/reason"))
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or("PodScheduled");
+                conds.push(cond("PodScheduled", s(c, "/status"), reason, s(c, "/message")));
             }
         }
         if let Some(reason) = &knobs.ready_reason {
@@ -655,8 +665,25 @@ impl Controller {
             .ready_delay_ms
             .map(|ms| Duration::milliseconds(ms as i64))
             .unwrap_or(self.timing.ready_delay);
-        // a settled scenario's pod was made a start-up ago, so its waterfall ends by now
-        let born = if settle { now - ready_delay } else { now };
+        // a settled scenario's pod was made when its workspace last woke (the resume's
+        // mode-changed stamp, else the Sandbox's creation), a second after, as a controller
+        // would: its start-up waterfall counts from there and has ended by now
+        let running = s(sbx, "/spec/operatingMode") != "Suspended";
+        let woke = [
+            "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at",
+            "/metadata/creationTimestamp",
+        ]
+        .iter()
+        // a Suspended one's stamp is its suspend: its pod is from before
+        .skip(usize::from(!running))
+        .find_map(|p| sbx.pointer(p).and_then(Value::as_str))
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc) + Duration::seconds(1));
+        let born = match (settle, woke) {
+            (true, Some(t)) => t.min(now - ready_delay),
+            (true, None) => now - ready_delay,
+            (false, _) => now,
+        };
         let pod = json!({"metadata":{"name":name,"namespace":ns,"labels":labels,
             "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
             "ownerReferences":owners, "creationTimestamp": k8s_time(born)},

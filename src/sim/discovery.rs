@@ -38,8 +38,12 @@ impl AgentSandbox {
     }
 }
 
-pub fn version() -> Value {
-    json!({"major":"1","minor":"33","gitVersion":"v1.33.0-namzu-sim","gitCommit":"sim","gitTreeState":"clean",
+/// The Kubernetes minor version served unless a test or scenario sets another.
+pub const DEFAULT_MINOR: u32 = 33;
+
+/// `/version`. The `-namzu-sim` mark stays whatever the version: the tool relies on it.
+pub fn version(minor: u32) -> Value {
+    json!({"major":"1","minor":minor.to_string(),"gitVersion":format!("v1.{minor}.0-namzu-sim"),"gitCommit":"sim","gitTreeState":"clean",
         "buildDate":"2026-11-01T00:00:00Z","goVersion":"go1.24","compiler":"gc","platform":"linux/amd64"})
 }
 
@@ -138,7 +142,7 @@ fn gv_path(group: &str, version: &str) -> String {
 /// and metadata are preserved, as a CRD without a structural schema for them) and its write
 /// operations, which accept `fieldValidation` — so kubectl validates server-side, as against a
 /// real server, instead of refusing to create without a schema.
-pub fn openapi(served: &[Resource], group: &str, version: &str) -> Option<Value> {
+pub fn openapi(served: &[Resource], group: &str, version: &str, minor: u32) -> Option<Value> {
     let kinds: Vec<&Resource> = served
         .iter()
         .filter(|r| r.group == group && r.version == version)
@@ -188,7 +192,29 @@ pub fn openapi(served: &[Resource], group: &str, version: &str) -> Option<Value>
         );
     }
     Some(
-        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.33.0-namzu-sim"},
+        json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": format!("v1.{minor}.0-namzu-sim")},
         "paths": paths, "components": {"schemas": schemas}}),
     )
+}
+
+/// `/openapi/v2`, as clients ask for it: protobuf (client-go's `OpenAPISchema` asks for nothing
+/// else), else JSON. kubectl's client-side validation reads it (a `kind: List` is validated item
+/// by item against it; a kind it does not describe is not validated), so a document without
+/// definitions is enough: it has the swagger version and the server's title and version.
+pub fn openapi_v2(minor: u32, protobuf: bool) -> (Vec<u8>, &'static str) {
+    let version = format!("v1.{minor}.0-namzu-sim");
+    if protobuf {
+        // openapi_v2.Document { swagger = 1; info = 2 { title = 1; version = 2 } }
+        let field = |tag: u8, bytes: &[u8]| {
+            let mut out = vec![tag, u8::try_from(bytes.len()).unwrap_or(u8::MAX)];
+            out.extend_from_slice(bytes);
+            out
+        };
+        let info = [field(0x0a, b"Kubernetes"), field(0x12, version.as_bytes())].concat();
+        let doc = [field(0x0a, b"2.0"), field(0x12, &info)].concat();
+        return (doc, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    }
+    let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": version},
+        "paths": {}, "definitions": {}});
+    (serde_json::to_vec(&doc).unwrap_or_default(), "application/json")
 }

@@ -54,6 +54,41 @@ pub struct SimState {
     pub watch_list: bool,
     /// `cilium.io/v2` is served.
     pub cilium: bool,
+    /// The Kubernetes minor version served (`/version`): below 32 no streaming lists, below 27
+    /// no OpenAPI v3 (v2 is served by every version).
+    pub server_minor: u32,
+    /// `Some(d)`: a DELETE removes the object only; its dependents go `d` later, by garbage
+    /// collection, and a pod bound to a node stays Terminating until its kubelet confirms, `d`
+    /// later. `None`: both within the request.
+    pub gc_delay: Option<chrono::Duration>,
+    /// Garbage collection and kubelet confirmations not done yet.
+    pub gc_due: Vec<GcDue>,
+}
+
+/// Work the garbage collector (or a kubelet) does later.
+#[derive(Debug, Clone)]
+pub enum GcDue {
+    /// The dependents of a deleted owner.
+    Dependents {
+        at: DateTime<Utc>,
+        namespace: String,
+        owner_uid: String,
+    },
+    /// A Terminating pod the kubelet confirms gone.
+    Pod {
+        at: DateTime<Utc>,
+        namespace: String,
+        name: String,
+        uid: String,
+    },
+}
+
+impl GcDue {
+    fn at(&self) -> DateTime<Utc> {
+        match self {
+            GcDue::Dependents { at, .. } | GcDue::Pod { at, .. } => *at,
+        }
+    }
 }
 
 impl SimState {
@@ -128,10 +163,46 @@ impl SimState {
 
     /// Reconcile what a scheduled transition has fallen due for, and nothing else.
     pub fn tick(&mut self, now: DateTime<Utc>) {
+        self.collect_garbage(now);
         if self.controller.next_due().is_some_and(|d| d <= now) {
             self.controller.reconcile_due(&mut self.store, now);
         }
         self.controller.logs.chatter(now);
+    }
+
+    /// The garbage collector's and the kubelets' work that has fallen due.
+    fn collect_garbage(&mut self, now: DateTime<Utc>) {
+        if self.gc_due.iter().all(|g| g.at() > now) {
+            return;
+        }
+        let (due, later): (Vec<GcDue>, Vec<GcDue>) = std::mem::take(&mut self.gc_due)
+            .into_iter()
+            .partition(|g| g.at() <= now);
+        self.gc_due = later;
+        let stamp = clock::k8s_time(now);
+        for g in due {
+            match g {
+                GcDue::Dependents {
+                    namespace, owner_uid, ..
+                } => {
+                    self.store
+                        .collect_garbage(&owner_uid, &namespace, &stamp, &resources::CASCADE);
+                }
+                GcDue::Pod {
+                    namespace, name, uid, ..
+                } => {
+                    let same = self
+                        .store
+                        .get(&resources::PODS, &namespace, &name)
+                        .is_some_and(|p| store::meta(p, "uid") == uid);
+                    if same && let Some(pod) = self.store.remove_now(&resources::PODS, &namespace, &name) {
+                        let uid = store::meta(&pod, "uid").to_string();
+                        self.store
+                            .collect_garbage(&uid, &namespace, &stamp, &resources::CASCADE);
+                    }
+                }
+            }
+        }
     }
 
     /// After a write: the Sandbox written is reconciled (a real controller's watch would see
@@ -256,12 +327,18 @@ impl Sim {
             agent_sandbox: scenario.agent_sandbox.map_or(config.agent_sandbox, |r| r.served()),
             watch_list: true,
             cilium: config.cilium,
+            server_minor: discovery::DEFAULT_MINOR,
+            gc_delay: None,
+            gc_due: Vec::new(),
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             clock,
         });
         load(&shared, scenario).map_err(std::io::Error::other)?;
+        // the watch cache starts when the server does: a watch from a resourceVersion before it
+        // (the scenario's own writes) gets 410, as from a real server's
+        shared.lock().store.compact();
 
         let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
         let addr = listener.local_addr()?;
@@ -306,6 +383,30 @@ impl Sim {
         self.serving.send_replace(true);
         self.tasks[0] = tokio::spawn(accept_loop(listener, self.shared.clone(), self.serving.subscribe()));
         Ok(())
+    }
+
+    /// An API server restart over the kept store (etcd kept): down, then serving again with
+    /// every resourceVersion from before expired: a watch resumed from one gets `ERROR 410`.
+    pub async fn restart_expiring(&mut self) -> std::io::Result<()> {
+        if *self.serving.borrow() {
+            self.stop().await;
+        }
+        self.shared.lock().store.restarted();
+        self.restart().await
+    }
+
+    /// Serve Kubernetes `1.<minor>`: `/version` says so, streaming lists are served from 1.32
+    /// (the WatchList feature's default), OpenAPI v3 from 1.27 (v2 always).
+    pub fn set_server_version(&self, minor: u32) {
+        let st = &mut *self.shared.lock();
+        st.server_minor = minor;
+        st.watch_list = minor >= 32;
+    }
+
+    /// Garbage collection after `delay` (`None`: within the DELETE, the default): see
+    /// [`SimState::gc_delay`].
+    pub fn set_gc_delay(&self, delay: Option<chrono::Duration>) {
+        self.shared.lock().gc_delay = delay;
     }
 
     /// Bytes sent on watch streams so far.

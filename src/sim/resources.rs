@@ -29,6 +29,10 @@ impl Resource {
             format!("{}.{}", self.plural, self.group)
         }
     }
+    /// Served from a CustomResourceDefinition (its group is not a Kubernetes one).
+    pub fn is_custom(&self) -> bool {
+        self.group.contains('.') && !self.group.ends_with(".k8s.io")
+    }
     /// `Sandbox.agents.x-k8s.io`, as conflict messages name it.
     pub fn kind_qualified(&self) -> String {
         if self.group.is_empty() {
@@ -153,6 +157,8 @@ pub enum Target {
     SelfSubjectAccessReview,
     /// `/openapi/v3`: the index of group-version documents.
     OpenApiIndex,
+    /// `/openapi/v2`: one document for everything.
+    OpenApiV2,
     /// `/openapi/v3/api/v1` or `/openapi/v3/apis/<group>/<version>`.
     OpenApi(String, String),
     /// A collection (name `None`) or one object; namespace `None` = cluster scope.
@@ -192,6 +198,7 @@ pub fn parse_path(path: &str) -> Option<Target> {
     match segs.as_slice() {
         ["version"] => Some(Target::Version),
         ["openapi", "v3"] => Some(Target::OpenApiIndex),
+        ["openapi", "v2"] => Some(Target::OpenApiV2),
         ["openapi", "v3", "api", "v1"] => Some(Target::OpenApi(String::new(), "v1".into())),
         ["openapi", "v3", "apis", group, version] => Some(Target::OpenApi(group.to_string(), version.to_string())),
         ["api"] => Some(Target::CoreGroups),

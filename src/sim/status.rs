@@ -47,15 +47,17 @@ pub fn already_exists(r: &Resource, name: &str) -> ApiError {
     )
 }
 
-pub fn precondition_rv(r: &Resource, name: &str) -> ApiError {
+/// A DELETE precondition that does not hold, as the API server's `BeforeDelete` words it: the
+/// conflict names the Kind (`Sandbox.agents.x-k8s.io`), and so does `details.kind`.
+pub fn precondition_rv(r: &Resource, name: &str, want: &str, have: &str) -> ApiError {
     status(
         409,
         "Conflict",
         &format!(
-            "Operation cannot be fulfilled on {} \"{name}\": the ResourceVersion in the precondition does not match the ResourceVersion in record. The object might have been modified",
+            "Operation cannot be fulfilled on {} \"{name}\": the ResourceVersion in the precondition ({want}) does not match the ResourceVersion in record ({have}). The object might have been modified",
             r.kind_qualified()
         ),
-        details(r, name),
+        json!({"name": name, "group": r.group, "kind": r.kind}),
     )
 }
 
@@ -64,14 +66,14 @@ pub fn precondition_uid(r: &Resource, name: &str, want: &str, have: &str) -> Api
         409,
         "Conflict",
         &format!(
-            "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: UID in precondition: {want}, UID in object meta: {have}",
+            "Operation cannot be fulfilled on {} \"{name}\": the UID in the precondition ({want}) does not match the UID in record ({have}). The object might have been deleted and then recreated",
             r.kind_qualified()
         ),
-        details(r, name),
+        json!({"name": name, "group": r.group, "kind": r.kind}),
     )
 }
 
-/// A failed JSON-Patch `test`, or a malformed patch: the server cannot tell them apart.
+/// A JSON Patch that applies but fails (a `test` that does not hold, a path that is not there).
 pub fn patch_invalid() -> ApiError {
     status(
         422,
@@ -79,6 +81,11 @@ pub fn patch_invalid() -> ApiError {
         "the server rejected our request due to an error in our request",
         json!({}),
     )
+}
+
+/// A JSON Patch body that does not decode: 400, as the API server answers.
+pub fn patch_undecodable(why: &str) -> ApiError {
+    bad_request(&format!("error decoding patch: {why}"))
 }
 
 pub fn bad_request(message: &str) -> ApiError {

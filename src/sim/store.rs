@@ -161,6 +161,32 @@ impl Store {
         obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         let managed = managed_fields(obj);
         obj["metadata"]["managedFields"] = managed;
+        if is_custom(obj) {
+            sort_keys(obj);
+        }
+    }
+
+    /// An API server restart over the kept store (etcd kept): the restarted server writes (its
+    /// leases, its events), and its watch cache starts at the resourceVersion it finds, so a
+    /// watch from any resourceVersion before it gets 410.
+    pub fn restarted(&mut self) {
+        self.rv += 1;
+        self.compact();
+    }
+
+    /// Delete the dependents of an owner that is gone (the garbage collector's pass).
+    pub fn collect_garbage(&mut self, owner_uid: &str, ns: &str, now: &str, all: &[Resource]) {
+        self.collect_dependents(owner_uid, ns, now, all);
+    }
+
+    /// Remove an object now, finalizers or not (a kubelet confirming a pod is gone).
+    pub fn remove_now(&mut self, r: &Resource, ns: &str, name: &str) -> Option<Value> {
+        let key = (rkey(r), ns.to_string(), name.to_string());
+        let mut obj = self.objects.remove(&key)?;
+        self.rv += 1;
+        obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+        self.emit(&rkey(r), ns, EventType::Deleted, &obj);
+        Some(obj)
     }
 
     pub fn get(&self, r: &Resource, ns: &str, name: &str) -> Option<&Value> {
@@ -193,7 +219,29 @@ impl Store {
     }
 
     /// Insert a new object: sets uid, creationTimestamp, resourceVersion, generation.
-    pub fn create(&mut self, r: &Resource, mut obj: Value, now: &str) -> Result<Value, ApiError> {
+    pub fn create(&mut self, r: &Resource, obj: Value, now: &str) -> Result<Value, ApiError> {
+        let (key, mut obj) = self.admit(r, obj, now)?;
+        let ns = key.1.clone();
+        self.bump(&mut obj);
+        self.objects.insert(key, obj.clone());
+        self.emit(&rkey(r), &ns, EventType::Added, &obj);
+        Ok(obj)
+    }
+
+    /// What a create would store, stored nowhere (`dryRun=All`): no resourceVersion.
+    pub fn create_dry(&mut self, r: &Resource, obj: Value, now: &str) -> Result<Value, ApiError> {
+        let (_, mut obj) = self.admit(r, obj, now)?;
+        Store::normalize(&mut obj);
+        if let Some(m) = obj["metadata"].as_object_mut() {
+            m.remove("resourceVersion");
+        }
+        if is_custom(&obj) {
+            sort_keys(&mut obj);
+        }
+        Ok(obj)
+    }
+
+    fn admit(&mut self, r: &Resource, mut obj: Value, now: &str) -> Result<(Key, Value), ApiError> {
         let name = meta(&obj, "name").to_string();
         if name.is_empty() {
             return Err(status::status(
@@ -233,10 +281,7 @@ impl Store {
         if !r.group.is_empty() || r.plural == "pods" {
             meta["generation"] = json!(1);
         }
-        self.bump(&mut obj);
-        self.objects.insert(key, obj.clone());
-        self.emit(&rkey(r), &ns, EventType::Added, &obj);
-        Ok(obj)
+        Ok((key, obj))
     }
 
     /// Store `obj` over the existing one if it differs: bumps resourceVersion, and generation
@@ -366,5 +411,30 @@ fn fields_v1(v: &Value) -> Value {
             Value::Object(m)
         }
         _ => json!({}),
+    }
+}
+
+/// A custom resource (served from a CRD): its group is not a Kubernetes one.
+fn is_custom(obj: &Value) -> bool {
+    let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    api_version
+        .split_once('/')
+        .is_some_and(|(group, _)| group.contains('.') && !group.ends_with(".k8s.io"))
+}
+
+/// Every object's keys in sorted order, at every depth: a real API server keeps a custom
+/// resource as a Go map, and Go's encoder writes map keys sorted.
+pub fn sort_keys(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            for (k, mut v) in entries {
+                sort_keys(&mut v);
+                map.insert(k, v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_keys),
+        _ => {}
     }
 }

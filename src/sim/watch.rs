@@ -69,13 +69,18 @@ pub fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req
         .map(Duration::from_secs)
         .unwrap_or(Duration::from_secs(1800));
     let bookmarks = matches!(req.param("allowWatchBookmarks"), Some("true" | "1"));
-    let initial_events = match req.param("sendInitialEvents") {
+    // before 1.27 the parameters do not exist: a server ignores them (a plain watch)
+    let knows_watch_list = st.server_minor >= 27;
+    let initial_events = match req.param("sendInitialEvents").filter(|_| knows_watch_list) {
         Some("true" | "1") => true,
         None | Some("false" | "0") => false,
         Some(other) => return invalid(&format!("sendInitialEvents: Invalid value: \"{other}\"")),
     };
     // the API server's own validation of a streaming list (KEP-3157)
-    match (initial_events, req.param("resourceVersionMatch")) {
+    match (
+        initial_events,
+        req.param("resourceVersionMatch").filter(|_| knows_watch_list),
+    ) {
         (true, _) if !st.watch_list => {
             return invalid(
                 "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",

@@ -5,10 +5,12 @@ use crate::cluster::inventory::Scope;
 use crate::cluster::live::{LiveEvent, StreamName, StreamStatus};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
+use crate::domain::columns::Column;
 use crate::domain::fence::{EpochChoice, Verb};
+use crate::domain::filter::{Query, best, is_problem};
 use crate::domain::mirror::RowChange;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
-use crate::domain::safety::{Confirm as ConfirmRule, ContextRules};
+use crate::domain::safety::ContextRules;
 use crate::domain::select::{SortKey, compare};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
@@ -83,6 +85,10 @@ pub enum Popup {
         choices: Vec<String>,
         selected: usize,
     },
+    /// The sort picker: every column the table can sort by.
+    Sort {
+        selected: usize,
+    },
     /// The log pane of a row's own pod.
     Logs(Box<super::logs::LogPane>),
     /// A row's history: the timeline and the start-up waterfall.
@@ -104,6 +110,8 @@ enum PopupReply {
     Submit(Vec<Effect>),
     /// A context was picked (`None`: all of them): the picker closes, the list shows its rows.
     Pick(Option<String>),
+    /// A sort was picked: the picker closes, the rows sort by it.
+    PickSort(SortKey),
     /// Ctrl-C: the UI ends.
     Quit,
 }
@@ -184,11 +192,7 @@ pub enum Health {
 
 impl ContextView {
     fn new(o: ContextOptions, read_only_flag: bool) -> ContextView {
-        let read_only = if read_only_flag {
-            Some("read-only mode".to_string())
-        } else {
-            o.rules.read_only.then(|| o.rules.read_only_reason(&o.name))
-        };
+        let read_only = (read_only_flag || o.rules.read_only).then(|| o.rules.why_read_only(&o.name, read_only_flag));
         ContextView {
             name: o.name,
             server: o.server,
@@ -373,7 +377,54 @@ pub struct TableView {
     pub marks: BTreeSet<RowKey>,
     /// The context picked (`c`): only its rows show; `None` shows every context's.
     pub context: Option<String>,
+    /// Only the problem rows (`p`).
+    pub problems: bool,
+    /// The command line being typed (`:`), if it is open.
+    pub command: Option<String>,
+    /// The user moved the cursor: until then it stays on the first row as rows arrive.
+    pub touched: bool,
+    /// Rows an action was just sent to: they stay in view, where they were, whatever the filter
+    /// says of them now, until the filter changes.
+    pub pinned: BTreeSet<RowKey>,
+    /// Bumped whenever `pinned` changes (the visible order is computed again).
+    pub pins: u64,
 }
+
+impl TableView {
+    /// The filter (or what it shows) changed: the rows acted on need not stay any more.
+    fn unpin(&mut self) {
+        if !self.pinned.is_empty() {
+            self.pinned.clear();
+            self.pins += 1;
+        }
+    }
+}
+
+/// The sorts the table offers (`o`), in the picker's order: each names its column.
+pub const SORTS: [(&str, SortKey, Column); 11] = [
+    ("name", SortKey::Name, Column::Workspace),
+    ("context", SortKey::Context, Column::Context),
+    ("namespace", SortKey::Namespace, Column::Namespace),
+    ("mode", SortKey::Mode, Column::Mode),
+    ("state", SortKey::State, Column::State),
+    ("age", SortKey::Age, Column::Age),
+    ("mode-changed", SortKey::ModeChanged, Column::ModeChanged),
+    ("epoch", SortKey::Epoch, Column::Epoch),
+    ("template", SortKey::Template, Column::Template),
+    ("drift", SortKey::Drift, Column::Drift),
+    ("diagnosis", SortKey::Diagnosis, Column::Diagnosis),
+];
+
+/// The sort's name and column.
+pub fn sort_name(key: SortKey) -> (&'static str, Column) {
+    SORTS
+        .iter()
+        .find(|(_, k, _)| *k == key)
+        .map_or(("name", Column::Workspace), |(n, _, c)| (*n, *c))
+}
+
+/// How long a status line stays.
+pub const STATUS_FOR: chrono::TimeDelta = chrono::TimeDelta::seconds(8);
 
 /// A context the UI is given: where it is, its safety rules, and why it could not be opened.
 #[derive(Debug, Clone, Default)]
@@ -403,7 +454,7 @@ pub struct AppOptions {
 }
 
 /// What the visible order was computed for: the filter, the context picked, the sort, the rows.
-type OrderKey = (String, Option<String>, SortKey, bool, u64);
+type OrderKey = (String, Option<String>, SortKey, bool, bool, u64);
 
 #[derive(Debug, Clone)]
 pub struct App {
@@ -437,6 +488,14 @@ pub struct App {
     pub log_streams: u64,
     /// A shell to run now (kubectl's arguments): the loop steps the UI aside for it.
     pub shell: Option<Vec<String>>,
+    /// The status as last seen at a tick, and since when: it expires after [`STATUS_FOR`].
+    status_seen: (String, DateTime<Utc>),
+    /// Rows of the bulk action under way: their waits do not take the status line.
+    bulk_members: BTreeSet<RowKey>,
+    /// The last line of the scrolling popup on top, as the last frame laid it out.
+    pub scroll_max: std::cell::Cell<u16>,
+    /// Warnings already said once in the status line.
+    warned: BTreeSet<String>,
 }
 
 /// How far a bulk action is.
@@ -483,6 +542,11 @@ impl App {
                 selected: 0,
                 marks: BTreeSet::new(),
                 context: None,
+                problems: false,
+                command: None,
+                touched: false,
+                pinned: BTreeSet::new(),
+                pins: 0,
             },
             popups: Vec::new(),
             notes: BTreeMap::new(),
@@ -495,6 +559,10 @@ impl App {
             order: RefCell::new(None),
             log_streams: 0,
             shell: None,
+            status_seen: (String::new(), o.now),
+            bulk_members: BTreeSet::new(),
+            scroll_max: std::cell::Cell::new(u16::MAX),
+            warned: BTreeSet::new(),
         }
     }
 
@@ -571,18 +639,19 @@ impl App {
     /// Rows after the filter, in sort order.
     pub fn visible(&self) -> Vec<&Workspace> {
         let key: OrderKey = (
-            self.view.filter.clone(),
+            format!("{}\u{0}{}", self.view.filter, self.view.pins),
             self.view.context.clone(),
             self.view.sort,
             self.view.reverse,
+            self.view.problems,
             self.inventory.generation,
         );
         let mut cache = self.order.borrow_mut();
         let fresh = match cache.take() {
             Some((k, order)) if k == key => order,
             // only rows replaced in place since: move those, keep the rest of the order
-            Some((k, order)) if (&k.0, &k.1, k.2, k.3) == (&key.0, &key.1, key.2, key.3) => {
-                match self.inventory.moved_since(k.4) {
+            Some((k, order)) if (&k.0, &k.1, k.2, k.3, k.4) == (&key.0, &key.1, key.2, key.3, key.4) => {
+                match self.inventory.moved_since(k.5) {
                     Some(moved) => self.mend(order, moved),
                     None => self.order_rows(),
                 }
@@ -595,22 +664,31 @@ impl App {
         out
     }
 
-    fn passes(&self, w: &Workspace, needle: &str) -> bool {
-        let picked = self.view.context.as_ref().is_none_or(|c| w.context.as_ref() == Some(c));
-        picked
-            && (needle.is_empty() || {
+    /// The filter as typed, parsed; a term no name fits is said in the title, and shows nothing.
+    pub fn query(&self) -> Result<Query, String> {
+        Query::parse(&self.view.filter)
+    }
+
+    /// In the context picked (or every context).
+    fn in_view(&self, w: &Workspace) -> bool {
+        self.view.context.as_ref().is_none_or(|c| w.context.as_ref() == Some(c))
+    }
+
+    fn passes(&self, w: &Workspace, query: &Result<Query, String>) -> bool {
+        self.in_view(w)
+            && (!self.view.pinned.is_empty() && self.view.pinned.contains(&key_of(w))
+                || (!self.view.problems || is_problem(w))
                 // the context is a row's own word only where rows name one
-                let context = if self.labelled { w.context.as_deref() } else { None };
-                let hay = [
-                    w.id.as_str(),
-                    w.template.as_deref().unwrap_or(""),
-                    w.state.as_str(),
-                    w.diagnosis.as_ref().map_or("", |d| d.kind.as_str()),
-                    w.namespace.as_str(),
-                    context.unwrap_or(""),
-                ];
-                hay.iter().any(|h| h.to_lowercase().contains(needle))
-            })
+                && query.as_ref().is_ok_and(|q| q.matches(w, self.now, self.labelled)))
+    }
+
+    /// The problem rows in view (the header's count).
+    pub fn problem_count(&self) -> usize {
+        self.inventory
+            .rows()
+            .iter()
+            .filter(|w| self.in_view(w) && is_problem(w))
+            .count()
     }
 
     fn ordering(&self, a: usize, b: usize) -> std::cmp::Ordering {
@@ -620,9 +698,9 @@ impl App {
     }
 
     fn order_rows(&self) -> Vec<usize> {
-        let needle = self.view.filter.to_lowercase();
+        let query = self.query();
         let rows = self.inventory.rows();
-        let mut order: Vec<usize> = (0..rows.len()).filter(|&i| self.passes(&rows[i], &needle)).collect();
+        let mut order: Vec<usize> = (0..rows.len()).filter(|&i| self.passes(&rows[i], &query)).collect();
         order.sort_by(|&a, &b| self.ordering(a, b));
         order
     }
@@ -632,9 +710,9 @@ impl App {
     fn mend(&self, mut order: Vec<usize>, moved: &[usize]) -> Vec<usize> {
         let moved: BTreeSet<usize> = moved.iter().copied().collect();
         order.retain(|i| !moved.contains(i));
-        let needle = self.view.filter.to_lowercase();
+        let query = self.query();
         let rows = self.inventory.rows();
-        for &m in moved.iter().filter(|&&m| self.passes(&rows[m], &needle)) {
+        for &m in moved.iter().filter(|&&m| self.passes(&rows[m], &query)) {
             let at = order.partition_point(|&i| self.ordering(i, m) != std::cmp::Ordering::Greater);
             order.insert(at, m);
         }
@@ -645,9 +723,10 @@ impl App {
         self.visible().get(self.view.selected).map(|w| key_of(w))
     }
 
+    /// The states of the rows in view (the context picked, or every context's).
     pub fn counts(&self) -> BTreeMap<State, usize> {
         let mut m = BTreeMap::new();
-        for w in self.inventory.rows() {
+        for w in self.inventory.rows().iter().filter(|w| self.in_view(w)) {
             *m.entry(w.state).or_insert(0) += 1;
         }
         m
@@ -716,7 +795,10 @@ impl App {
         change(&mut self.inventory);
         let index = &self.inventory.index;
         self.view.marks.retain(|k| index.contains_key(k));
-        if let Some(k) = selected
+        // the view opens at the top: the cursor follows a row only once the user has moved it
+        if !self.view.touched {
+            self.view.selected = 0;
+        } else if let Some(k) = selected
             && let Some(i) = self.visible().iter().position(|w| key_of(w) == k)
         {
             self.view.selected = i;
@@ -777,16 +859,17 @@ impl App {
         }
         let mut typed_rule: Vec<String> = Vec::new();
         for key in &targets {
-            let typed = self
-                .context_view(&key.context)
-                .is_some_and(|c| c.rules.confirm == ConfirmRule::Typed);
+            let typed = self.context_view(&key.context).is_some_and(|c| c.rules.typed_by_rule());
             if typed && !typed_rule.contains(&key.context) {
                 typed_rule.push(key.context.clone());
             }
         }
         let mut confirm = Confirm {
             verb,
-            asks_typed: verb == Verb::Delete || !typed_rule.is_empty(),
+            asks_typed: !typed_rule.is_empty()
+                || targets
+                    .iter()
+                    .any(|k| self.context_view(&k.context).is_none_or(|c| c.rules.asks_typed(verb))),
             typed_rule,
             targets,
             take_over: false,
@@ -814,6 +897,7 @@ fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Opt
             EpochChoice::Stored
         },
         dry_run: true,
+        server_dry_run: false,
         expected_uid: None,
         // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
         refresh: refresh.then(Default::default),
@@ -836,6 +920,7 @@ fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan
             })?,
             epoch: EpochChoice::Explicit(epoch.carried),
             dry_run: false,
+            server_dry_run: false,
             expected_uid: uid.clone(),
             refresh: refresh.as_ref().map(|r| crate::domain::refresh::Ask {
                 expected_hash: Some(r.hash.clone()),
@@ -892,6 +977,13 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Tick(now) => {
             app.now = now;
+            // a status line expires (a bulk action's progress stays while it runs)
+            if app.status != app.status_seen.0 {
+                app.status_seen = (app.status.clone(), now);
+            } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
+                app.status.clear();
+                app.status_seen.0.clear();
+            }
             Vec::new()
         }
         Action::Loaded { context, scope, result } => {
@@ -905,7 +997,13 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             c.refreshing = false;
             match result {
                 Ok(loaded) => {
-                    c.warnings = loaded.warnings;
+                    c.warnings = loaded.warnings.clone();
+                    for w in loaded.warnings {
+                        app_warn(&mut app.warned, &mut app.status, app.labelled, &context, w);
+                    }
+                    let Some(c) = app.context_mut(&context) else {
+                        return Vec::new();
+                    };
                     c.loaded_at = Some(now);
                     c.refresh_error = None;
                     app.keep_selection(|inv| inv.replace_context(&context, loaded.rows));
@@ -986,6 +1084,11 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 let elapsed = (app.now - bulk.started).to_std().unwrap_or_default();
                 app.status = said::progress(bulk.verb, bulk.done, bulk.total, bulk.failed, elapsed);
                 if bulk.done >= bulk.total {
+                    // "3 of 3 suspended": the rows stay where they were
+                    app.status = format!("{} of {} {}", bulk.total - bulk.failed, bulk.total, bulk.verb.past());
+                    if bulk.failed > 0 {
+                        app.status.push_str(&format!(" · {} failed (see RESULT)", bulk.failed));
+                    }
                     app.bulk = None;
                 }
             }
@@ -1011,10 +1114,21 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 text: format!("{} {}", verb.past(), said::waited(&waited)),
                 ok: waited == Waited::Confirmed,
             };
-            app.status = format!("{}: {}", key.who(app.labelled), note.text);
+            // a bulk action's rows keep their summary in the status line
+            if !app.bulk_members.remove(&key) {
+                app.status = format!("{}: {}", key.who(app.labelled), note.text);
+            }
             app.notes.insert(key, note);
             app.refresh()
         }
+    }
+}
+
+/// A warning is said once in the status line (it then expires), not on every screen.
+fn app_warn(warned: &mut BTreeSet<String>, status: &mut String, labelled: bool, context: &str, w: String) {
+    let said = if labelled { format!("{context}: {w}") } else { w };
+    if warned.insert(said.clone()) {
+        *status = said;
     }
 }
 
@@ -1045,8 +1159,9 @@ fn on_live(app: &mut App, context: &str, event: LiveEvent) {
             if let Some(c) = app.context_mut(context)
                 && !c.warnings.contains(&w)
             {
-                c.warnings.push(w);
+                c.warnings.push(w.clone());
             }
+            app_warn(&mut app.warned, &mut app.status, app.labelled, context, w);
         }
         LiveEvent::Failed(why) => {
             if let Some(c) = app.context_mut(context) {
@@ -1072,6 +1187,9 @@ fn context(app: &App) -> Context {
     if app.view.filter_editing {
         return Context::Filtering;
     }
+    if app.view.command.is_some() {
+        return Context::Command;
+    }
     match app.popups.last() {
         None => Context::List,
         Some(Popup::Confirm(c)) if c.asks_typed => Context::ConfirmTyped,
@@ -1082,7 +1200,7 @@ fn context(app: &App) -> Context {
         Some(Popup::Logs(pane)) if pane.searching => Context::LogSearch,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
-        Some(Popup::Contexts { .. }) => Context::Picker,
+        Some(Popup::Contexts { .. } | Popup::Sort { .. }) => Context::Picker,
     }
 }
 
@@ -1102,11 +1220,15 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         on_filter_key(app, command, key);
         return Vec::new();
     }
+    if context == Context::Command {
+        return on_command_key(app, command, key);
+    }
     if matches!(context, Context::Logs | Context::LogSearch) {
         return super::triage::on_pane_key(app, command, key);
     }
     if let Some(top) = app.popups.last_mut() {
-        let reply = on_popup_key(top, command, key, &mut app.status, &mut app.notes);
+        let last = app.scroll_max.get();
+        let reply = on_popup_key(top, command, key, &mut app.status, &mut app.notes, last);
         return match reply {
             PopupReply::Stay(effects) => effects,
             PopupReply::Close => {
@@ -1116,9 +1238,25 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             PopupReply::Submit(writes) => {
                 app.popups.pop();
                 app.view.marks.clear();
+                // the rows acted on stay where they were, even once the filter no longer fits them
+                app.view.pinned = writes
+                    .iter()
+                    .filter_map(|w| match w {
+                        Effect::Write { key, .. } => Some(key.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                app.view.pins += 1;
                 if writes.len() > 1
                     && let Some(Effect::Write { plan, .. }) = writes.first()
                 {
+                    app.bulk_members = writes
+                        .iter()
+                        .filter_map(|w| match w {
+                            Effect::Write { key, .. } => Some(key.clone()),
+                            _ => None,
+                        })
+                        .collect();
                     app.bulk = Some(BulkProgress {
                         verb: plan.verb,
                         total: writes.len(),
@@ -1129,19 +1267,14 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 }
                 writes
             }
+            PopupReply::PickSort(sort) => {
+                app.popups.pop();
+                set_sort(app, sort);
+                Vec::new()
+            }
             PopupReply::Pick(context) => {
                 app.popups.pop();
-                app.status = match &context {
-                    Some(c) => format!("showing context {c} only (c: pick another)"),
-                    None => "showing every context".into(),
-                };
-                // marks of rows no longer shown would be acted on unseen: they go
-                if let Some(c) = &context {
-                    app.view.marks.retain(|k| &k.context == c);
-                }
-                app.view.context = context;
-                app.view.selected = 0;
-                app.clamp();
+                show_context(app, context);
                 Vec::new()
             }
             PopupReply::Quit => {
@@ -1150,10 +1283,247 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             }
         };
     }
-    command.map_or_else(Vec::new, |c| on_list_command(app, c))
+    match command {
+        Some(c) => {
+            if !matches!(c, Command::Help | Command::Quit) {
+                app.view.touched = true;
+            }
+            on_list_command(app, c)
+        }
+        // a key that does nothing here says so
+        None => {
+            app.status = format!("no action on {} · ? for help", key_name(key));
+            Vec::new()
+        }
+    }
+}
+
+/// A key as the status line names it.
+fn key_name(key: KeyEvent) -> String {
+    let ctrl = key.modifiers.contains(ratatui::crossterm::event::KeyModifiers::CONTROL);
+    let name = match key.code {
+        KeyCode::Char(c) => c.to_string(),
+        KeyCode::F(n) => format!("F{n}"),
+        other => format!("{other:?}"),
+    };
+    if ctrl { format!("Ctrl-{name}") } else { name }
+}
+
+/// Sort by `sort`; the same again reverses it.
+fn set_sort(app: &mut App, sort: SortKey) {
+    if app.view.sort == sort {
+        app.view.reverse = !app.view.reverse;
+    } else {
+        app.view.sort = sort;
+        app.view.reverse = false;
+    }
+    let (name, _) = sort_name(sort);
+    let direction = if app.view.reverse { "▼" } else { "▲" };
+    // ties sort by name, whose order starts with the context
+    app.status = if app.labelled && sort != SortKey::Name {
+        format!("sorted by {name} {direction}, each context's rows together within a value")
+    } else {
+        format!("sorted by {name} {direction}")
+    };
+}
+
+/// The command line's commands, for completion.
+const COMMANDS: [&str; 17] = [
+    "ns", "ctx", "all", "sort", "filter", "problems", "logs", "shell", "history", "detail", "yaml", "sent", "help",
+    "reverse", "refresh", "q", "quit",
+];
+
+/// The words the command line's `word`-th word may be, given the first.
+fn completions(app: &App, first: &str) -> Vec<String> {
+    match first {
+        "ns" | "namespace" => std::iter::once("all".to_string())
+            .chain(app.inventory.namespaces.iter().cloned())
+            .collect(),
+        "ctx" | "context" => std::iter::once("all".to_string())
+            .chain(app.contexts.iter().map(|c| c.name.clone()))
+            .collect(),
+        "sort" => SORTS.iter().map(|(n, _, _)| n.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn on_command_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
+    let Some(line) = app.view.command.as_mut() else {
+        return Vec::new();
+    };
+    match (command, key.code) {
+        (Some(Command::ClearFilter), _) => {
+            app.view.command = None;
+            app.status = "cancelled".into();
+        }
+        (Some(Command::Complete), _) => {
+            let words: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+            let ends_in_space = line.ends_with(' ');
+            let (first, partial) = match (words.as_slice(), ends_in_space) {
+                ([], _) => (None, String::new()),
+                ([one], false) => (None, one.clone()),
+                ([one], true) => (Some(one.clone()), String::new()),
+                ([one, .., last], false) => (Some(one.clone()), last.clone()),
+                ([one, ..], true) => (Some(one.clone()), String::new()),
+            };
+            let candidates: Vec<String> = match &first {
+                None => COMMANDS.iter().map(|c| c.to_string()).collect(),
+                Some(f) => completions(app, f),
+            };
+            let fitting: Vec<&String> = candidates.iter().filter(|c| c.starts_with(&partial)).collect();
+            let chosen = match fitting.as_slice() {
+                [one] => Some((*one).clone()),
+                [] => best(&partial, &candidates).cloned(),
+                many => {
+                    app.status = many.iter().map(|c| c.as_str()).collect::<Vec<_>>().join("  ");
+                    None
+                }
+            };
+            if let Some(word) = chosen {
+                let line = app.view.command.get_or_insert_with(String::new);
+                let keep = line.len() - if ends_in_space { 0 } else { partial.len() };
+                line.truncate(keep);
+                line.push_str(&word);
+                line.push(' ');
+            }
+        }
+        (Some(Command::Keep), _) => {
+            let text = app.view.command.take().unwrap_or_default();
+            return run_command(app, text.trim());
+        }
+        // a backspace on an empty line closes it
+        (_, KeyCode::Backspace) if line.pop().is_none() => app.view.command = None,
+        (_, KeyCode::Char(c)) => line.push(c),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// Run a command line: `ns NAME`, `ctx NAME`, `sort COLUMN`, `q`, …
+fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
+    let (first, rest) = text.split_once(' ').map_or((text, ""), |(a, b)| (a, b.trim()));
+    let first = first.strip_prefix(':').unwrap_or(first);
+    let pick = |app: &App, what: &str, rest: &str| -> Option<String> {
+        let choices = completions(app, what);
+        best(rest, &choices).cloned()
+    };
+    match first {
+        "" => Vec::new(),
+        "q" | "q!" | "quit" => {
+            app.quit = true;
+            Vec::new()
+        }
+        "help" | "?" => on_list_command(app, Command::Help),
+        "logs" | "log" => on_list_command(app, Command::Logs),
+        "shell" | "sh" => on_list_command(app, Command::Shell),
+        "history" => on_list_command(app, Command::History),
+        "detail" | "describe" => on_list_command(app, Command::Detail),
+        "yaml" | "edit" => on_list_command(app, Command::Yaml),
+        "sent" => on_list_command(app, Command::Sent),
+        "refresh" => on_list_command(app, Command::Refresh),
+        "reverse" => on_list_command(app, Command::ReverseSort),
+        "problems" => on_list_command(app, Command::Problems),
+        "filter" | "f" => {
+            app.view.unpin();
+            app.view.filter = rest.to_string();
+            app.view.selected = 0;
+            app.clamp();
+            if let Err(e) = app.query() {
+                app.status = e;
+            }
+            Vec::new()
+        }
+        "all" => {
+            app.view.command = None;
+            if app.scope == Scope::All {
+                Vec::new()
+            } else {
+                app.switch_scope(Scope::All)
+            }
+        }
+        "ns" | "namespace" if rest.is_empty() => {
+            app.status = format!("namespaces: {}", app.inventory.namespaces.join("  "));
+            Vec::new()
+        }
+        "ns" | "namespace" => match pick(app, "ns", rest) {
+            Some(all) if all == "all" => app.switch_scope(Scope::All),
+            Some(ns) => {
+                app.home_namespace = ns.clone();
+                app.own_namespaces = false;
+                app.switch_scope(Scope::Namespace(ns))
+            }
+            // a namespace not listed (RBAC may hide the list): asked for by its exact name
+            None if validate_namespace(rest).is_ok() => {
+                app.home_namespace = rest.to_string();
+                app.own_namespaces = false;
+                app.switch_scope(Scope::Namespace(rest.to_string()))
+            }
+            None => {
+                app.status = format!("no namespace {rest:?}");
+                Vec::new()
+            }
+        },
+        "ctx" | "context" if !app.labelled => {
+            let here = app.contexts.first().map(|c| c.name.clone()).unwrap_or_default();
+            app.status = if rest.is_empty() || rest == here {
+                format!("context {here}: the only one in this session")
+            } else {
+                format!(
+                    "this session reads context {here} only: open {rest} with --context {rest} (or several with --context {here},{rest})"
+                )
+            };
+            Vec::new()
+        }
+        "ctx" | "context" => {
+            let chosen = if rest.is_empty() { None } else { pick(app, "ctx", rest) };
+            match chosen {
+                None if rest.is_empty() => on_list_command(app, Command::Contexts),
+                None => {
+                    app.status = format!("no context {rest:?} in this session");
+                    Vec::new()
+                }
+                Some(name) => {
+                    let context = (name != "all").then_some(name);
+                    show_context(app, context);
+                    Vec::new()
+                }
+            }
+        }
+        "sort" => {
+            match SORTS.iter().find(|(n, _, _)| *n == rest).or_else(|| {
+                let names: Vec<String> = SORTS.iter().map(|(n, _, _)| n.to_string()).collect();
+                best(rest, &names).and_then(|b| SORTS.iter().find(|(n, _, _)| n == b))
+            }) {
+                Some((_, key, _)) => set_sort(app, *key),
+                None => app.status = format!("no column {rest:?} to sort by"),
+            }
+            Vec::new()
+        }
+        other => {
+            app.status = format!("no command {other:?} · Tab completes · ? for help");
+            Vec::new()
+        }
+    }
+}
+
+/// Show only `context`'s rows, or every context's.
+fn show_context(app: &mut App, context: Option<String>) {
+    app.status = match &context {
+        Some(c) => format!("showing context {c} only (c: pick another)"),
+        None => "showing every context".into(),
+    };
+    // marks of rows no longer shown would be acted on unseen: they go
+    if let Some(c) = &context {
+        app.view.marks.retain(|k| &k.context == c);
+    }
+    app.view.context = context;
+    app.view.unpin();
+    app.view.selected = 0;
+    app.clamp();
 }
 
 fn on_filter_key(app: &mut App, command: Option<Command>, key: KeyEvent) {
+    app.view.unpin();
     match (command, key.code) {
         (Some(Command::ClearFilter), _) => {
             app.view.filter.clear();
@@ -1183,22 +1553,30 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Top => view.selected = 0,
         Command::Bottom => view.selected = last,
         Command::Filter => view.filter_editing = true,
-        Command::ClearFilter => view.filter.clear(),
+        Command::ClearFilter => {
+            view.unpin();
+            view.filter.clear();
+        }
         Command::NextSort => {
-            let i = SortKey::ALL.iter().position(|(_, k)| *k == view.sort).unwrap_or(0);
-            let (name, next) = SortKey::ALL[(i + 1) % SortKey::ALL.len()];
-            view.sort = next;
-            // ties sort by name, whose order starts with the context
-            app.status = if app.labelled && next != SortKey::Name {
-                format!("sorted by {name}, each context's rows together within a value")
-            } else {
-                format!("sorted by {name}")
-            };
+            let selected = SORTS.iter().position(|(_, k, _)| *k == view.sort).unwrap_or(0);
+            app.popups.push(Popup::Sort { selected });
         }
         Command::ReverseSort => {
-            view.reverse = !view.reverse;
-            app.status = if view.reverse { "reverse order" } else { "normal order" }.into();
+            let sort = view.sort;
+            set_sort(app, sort);
         }
+        Command::Problems => {
+            view.unpin();
+            view.problems = !view.problems;
+            view.selected = 0;
+            app.status = if app.view.problems {
+                format!("problems only: {} (p: every row)", app.problem_count())
+            } else {
+                "every row".into()
+            };
+            app.clamp();
+        }
+        Command::CommandLine => view.command = Some(String::new()),
         Command::Mark => {
             if let Some(k) = app.selected_key()
                 && !app.view.marks.remove(&k)
@@ -1281,6 +1659,7 @@ fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         | Command::NextMatch
         | Command::PrevMatch
         | Command::Previous
+        | Command::Complete
         | Command::Save => {}
     }
     Vec::new()
@@ -1293,6 +1672,7 @@ fn on_popup_key(
     key: KeyEvent,
     status: &mut String,
     notes: &mut BTreeMap<RowKey, RowNote>,
+    scroll_last: u16,
 ) -> PopupReply {
     if command == Some(Command::Quit) {
         return PopupReply::Quit;
@@ -1309,6 +1689,15 @@ fn on_popup_key(
             }
             None => PopupReply::Stay(Vec::new()),
         },
+        Popup::Sort { selected } => match command {
+            Some(Command::Close) => PopupReply::Close,
+            Some(Command::Choose) => PopupReply::PickSort(SORTS[*selected].1),
+            Some(c) => {
+                *selected = moved(*selected, c, SORTS.len(), SORTS.len() - 1);
+                PopupReply::Stay(Vec::new())
+            }
+            None => PopupReply::Stay(Vec::new()),
+        },
         // the log pane takes its keys before this
         Popup::Logs(_) => PopupReply::Stay(Vec::new()),
         Popup::Detail { scroll, .. }
@@ -1317,8 +1706,10 @@ fn on_popup_key(
         | Popup::Help { scroll }
         | Popup::History { scroll, .. } => match command {
             Some(Command::Close) => PopupReply::Close,
+            // it stops at its last line (as the last frame laid it out)
             Some(c) => {
-                *scroll = moved(usize::from(*scroll), c, 10, usize::from(u16::MAX)) as u16;
+                let from = (*scroll).min(scroll_last);
+                *scroll = moved(usize::from(from), c, 10, usize::from(scroll_last)) as u16;
                 PopupReply::Stay(Vec::new())
             }
             None => PopupReply::Stay(Vec::new()),
@@ -1333,6 +1724,8 @@ fn moved(position: usize, command: Command, page: usize, last: usize) -> usize {
         Command::Down => position.saturating_add(1).min(last),
         Command::PageUp => position.saturating_sub(page),
         Command::PageDown => position.saturating_add(page).min(last),
+        Command::Top => 0,
+        Command::Bottom => last,
         _ => position,
     }
 }
@@ -1345,7 +1738,10 @@ fn on_confirm_key(
     notes: &mut BTreeMap<RowKey, RowNote>,
 ) -> PopupReply {
     match (command, key.code) {
-        (Some(Command::Close), _) => PopupReply::Close,
+        (Some(Command::Close), _) => {
+            *status = "cancelled".into();
+            PopupReply::Close
+        }
         (Some(Command::SwitchFocus), _) => {
             c.focus = match c.focus {
                 Focus::Cancel => Focus::Confirm,
@@ -1359,7 +1755,10 @@ fn on_confirm_key(
             PopupReply::Stay(previews(c))
         }
         (Some(Command::Choose), _) => match c.focus {
-            Focus::Cancel => PopupReply::Close,
+            Focus::Cancel => {
+                *status = "cancelled".into();
+                PopupReply::Close
+            }
             Focus::Confirm if !c.ready() => {
                 *status = format!("type {:?} to confirm the {}", c.phrase(), c.verb.as_str());
                 PopupReply::Stay(Vec::new())
@@ -1388,12 +1787,19 @@ fn on_confirm_key(
             }
         },
         // a delete's confirmation is typed, and every write's where the context's rule says so
+        // the text typed matches: the focus moves to the action, so Enter confirms
         (_, KeyCode::Backspace) if c.asks_typed => {
             c.typed.pop();
+            if c.ready() {
+                c.focus = Focus::Confirm;
+            }
             PopupReply::Stay(Vec::new())
         }
         (_, KeyCode::Char(ch)) if c.asks_typed => {
             c.typed.push(ch);
+            if c.ready() {
+                c.focus = Focus::Confirm;
+            }
             PopupReply::Stay(Vec::new())
         }
         _ => PopupReply::Stay(Vec::new()),
@@ -1676,6 +2082,97 @@ mod tests {
                 .collect();
             assert_eq!(mended, sorted, "step {step}");
         }
+    }
+
+    fn typed(app: &mut App, text: &str) {
+        for c in text.chars() {
+            press(app, KeyCode::Char(c));
+        }
+    }
+
+    #[test]
+    fn the_command_line_completes_and_switches_namespace_by_a_fuzzy_name() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "n");
+        press(&mut app, KeyCode::Tab);
+        assert_eq!(app.view.command.as_deref(), Some("ns "));
+        typed(&mut app, "oth");
+        press(&mut app, KeyCode::Tab);
+        assert_eq!(app.view.command.as_deref(), Some("ns other "));
+        let effects = press(&mut app, KeyCode::Enter);
+        assert_eq!(app.scope, Scope::Namespace("other".into()));
+        assert_eq!(effects.len(), 2, "re-read there, and the access check");
+        assert!(app.view.command.is_none());
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "bogus");
+        press(&mut app, KeyCode::Enter);
+        assert!(app.status.starts_with("no command \"bogus\""), "{}", app.status);
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "ctx elsewhere");
+        press(&mut app, KeyCode::Enter);
+        assert!(app.status.contains("--context elsewhere"), "{}", app.status);
+        press(&mut app, KeyCode::Char(':'));
+        typed(&mut app, "q");
+        press(&mut app, KeyCode::Enter);
+        assert!(app.quit);
+    }
+
+    #[test]
+    fn unbound_keys_say_so_and_status_lines_expire() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('x'));
+        assert_eq!(app.status, "no action on x · ? for help");
+        update(&mut app, Action::Tick(now()));
+        update(&mut app, Action::Tick(now() + chrono::TimeDelta::seconds(5)));
+        assert!(!app.status.is_empty(), "not yet");
+        update(&mut app, Action::Tick(now() + chrono::TimeDelta::seconds(10)));
+        assert!(app.status.is_empty(), "expired");
+    }
+
+    #[test]
+    fn sorting_picks_a_column_and_the_same_again_reverses() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('o'));
+        assert!(matches!(app.popups.last(), Some(Popup::Sort { selected: 0 })));
+        press(&mut app, KeyCode::End);
+        press(&mut app, KeyCode::Enter);
+        assert_eq!((app.view.sort, app.view.reverse), (SortKey::Diagnosis, false));
+        press(&mut app, KeyCode::Char('o'));
+        press(&mut app, KeyCode::Enter);
+        assert_eq!((app.view.sort, app.view.reverse), (SortKey::Diagnosis, true));
+        assert_eq!(app.status, "sorted by diagnosis ▼");
+    }
+
+    #[test]
+    fn the_filter_takes_field_terms_and_negation() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('/'));
+        typed(&mut app, "mode:susp");
+        press(&mut app, KeyCode::Enter);
+        let ids = |app: &App| app.visible().iter().map(|w| w.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&app), ["charlie"]);
+        app.view.filter = "!mode:susp".into();
+        assert_eq!(ids(&app), ["alpha", "bravo"]);
+        app.view.filter = "state:bogus".into();
+        assert!(ids(&app).is_empty() && app.query().is_err());
+    }
+
+    #[test]
+    fn a_typed_confirmation_moves_the_focus_when_the_id_is_whole_and_escape_says_cancelled() {
+        let mut app = app(false);
+        press(&mut app, KeyCode::Char('D'));
+        typed(&mut app, "alph");
+        let focus = |app: &App| match app.popups.last() {
+            Some(Popup::Confirm(c)) => Some(c.focus),
+            _ => None,
+        };
+        assert_eq!(focus(&app), Some(Focus::Cancel));
+        typed(&mut app, "a");
+        assert_eq!(focus(&app), Some(Focus::Confirm));
+        press(&mut app, KeyCode::Esc);
+        assert!(app.popups.is_empty());
+        assert_eq!(app.status, "cancelled");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Rendering: a pure function of the state, generic over the ratatui backend.
 
-use super::app::{App, Confirm, ContextView, Focus, Health, Popup, STALE_AFTER, footer_keys, key_of};
+use super::app::{App, Confirm, ContextView, Focus, Health, Popup, SORTS, STALE_AFTER, footer_keys, key_of, sort_name};
 use crate::cluster::inventory::Scope;
 use crate::cluster::live::StreamStatus;
 use crate::cluster::write::Outcome;
@@ -73,17 +73,33 @@ fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
     }
 }
 
-/// The columns that fit: narrow terminals drop MODE, MODE-CHANGED and TEMPLATE first; across
-/// contexts CONTEXT comes first and takes room, so they go sooner, and AGE and DRIFT below 100
-/// columns.
+/// The columns that fit: narrow terminals drop MODE-CHANGED, then TEMPLATE, MODE, AGE and
+/// NAMESPACE, in that order, until the rest fit; the columns the tool exists for (STATE, DRIFT,
+/// DIAGNOSIS, EPOCH) and the workspace always stay. A fleet's CONTEXT counts as its short room.
 fn fitting(fleet: bool, all_namespaces: bool, width: u16) -> Vec<Column> {
     let mut cols = columns(fleet, all_namespaces, false);
-    let context_room = if fleet { 20 } else { 0 };
-    if width < 110 + context_room {
-        cols.retain(|c| !matches!(c, Column::Mode | Column::ModeChanged | Column::Template));
-    }
-    if fleet && width < 100 {
-        cols.retain(|c| !matches!(c, Column::Age | Column::Drift));
+    let need = |cols: &[Column]| -> usize {
+        cols.iter()
+            .map(|c| match c {
+                Column::Context => 12,
+                Column::Workspace => 12,
+                other => fixed_width(*other) as usize,
+            })
+            .sum::<usize>()
+            + cols.len()
+            + 2
+    };
+    for drop in [
+        Column::ModeChanged,
+        Column::Template,
+        Column::Mode,
+        Column::Age,
+        Column::Namespace,
+    ] {
+        if need(&cols) <= width as usize {
+            break;
+        }
+        cols.retain(|c| *c != drop);
     }
     cols
 }
@@ -114,11 +130,21 @@ fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         .iter()
         .map(|(s, n)| format!("{} {n}", s.as_str()))
         .collect();
-    let counts = if counts.is_empty() {
+    let mut counts = if counts.is_empty() {
         "no workspaces".to_string()
     } else {
         counts.join("  ")
     };
+    let problems = app.problem_count();
+    if problems > 0 || app.view.problems {
+        counts = format!(
+            "⚑ {problems} problems{}  {counts}",
+            if app.view.problems { " (shown)" } else { "" }
+        );
+    }
+    if !app.view.marks.is_empty() {
+        counts = format!("✓ {} marked  {counts}", app.view.marks.len());
+    }
     let lines = match app.contexts.as_slice() {
         [one] if !app.labelled => {
             first.push(Span::raw(format!(" context {}", one.name)));
@@ -359,14 +385,25 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     };
     let window = &rows_visible[start.min(rows_visible.len())..(start + height).min(rows_visible.len())];
     let mut header: Vec<Cell> = vec![Cell::from(" ")];
-    header.extend(cols.iter().map(|c| Cell::from(c.header())));
+    // the sorted column says so, and which way
+    let (sort_name, sorted) = sort_name(app.view.sort);
+    let arrow = if app.view.reverse { "▼" } else { "▲" };
+    header.extend(cols.iter().map(|c| {
+        if *c == sorted {
+            Cell::from(format!("{}{arrow}", c.header()))
+        } else {
+            Cell::from(c.header())
+        }
+    }));
     // RESULT takes room only once an action has a result to show
     let results = area.width >= 110 && !app.notes.is_empty();
     if results {
         header.push(Cell::from("RESULT"));
     }
     // as wide as the longest id on screen (a Min column would take the room RESULT needs)
-    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(9, 40) as u16;
+    // room for WORKSPACE's sort mark when it is the sorted column
+    let id_min = if sorted == Column::Workspace { 10 } else { 9 };
+    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(id_min, 40) as u16;
     // CONTEXT takes what the others leave, up to its longest name and badge
     let others: usize = cols
         .iter()
@@ -447,16 +484,22 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
         ),
         None => (app.inventory.rows().len(), String::new()),
     };
-    let title = match (app.view.filter_editing, app.view.filter.is_empty()) {
-        (true, _) => format!(" filter: {}█ ", app.view.filter),
+    let problems = if app.view.problems { " · problems only" } else { "" };
+    let bad = app.query().err().map_or(String::new(), |e| format!(" — {e}"));
+    let mut title = match (app.view.filter_editing, app.view.filter.is_empty()) {
+        (true, _) => format!(" filter: {}█{bad} ", app.view.filter),
         (false, false) => format!(
-            " filter: {} ({} of {}{of_context}) ",
+            " filter: {} ({} of {}{of_context}){problems}{bad} ",
             app.view.filter,
             rows_visible.len(),
             in_view
         ),
+        (false, true) if app.view.problems => {
+            format!(" {} of {in_view} workspaces{of_context}{problems} ", rows_visible.len())
+        }
         (false, true) => format!(" {in_view} workspaces{of_context} "),
     };
+    title.push_str(&format!("· sort: {sort_name} {arrow} "));
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
         .block(Block::default().borders(Borders::TOP).title(title))
@@ -507,19 +550,11 @@ fn context_style(app: &App, w: &Workspace, theme: Theme) -> Style {
 }
 
 fn render_footer(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
-    // the first warning of any context, naming it across several
-    let warning = app.contexts.iter().find_map(|c| {
-        let w = c.warnings.first()?;
-        Some(if app.labelled {
-            format!("{}: {w}", c.name)
-        } else {
-            w.clone()
-        })
-    });
-    let status = if app.status.is_empty() {
-        warning.unwrap_or_default()
-    } else {
-        app.status.clone()
+    // a warning is said once in the status line when it arrives (the detail keeps it), then
+    // expires with it; the command line takes the status line while it is typed
+    let status = match &app.view.command {
+        Some(line) => format!(":{line}█"),
+        None => app.status.clone(),
     };
     let lines = vec![
         Line::from(Span::styled(
@@ -561,14 +596,23 @@ fn popup_area(screen: Rect, lines: &[String], title: &str, extra_rows: usize) ->
 }
 
 /// A scrolling popup: its text wrapped to the screen, the box fitted to it.
-fn render_text_popup(frame: &mut Frame, title: String, text: &str, scroll: u16) {
+fn render_text_popup(frame: &mut Frame, app: &App, title: String, text: &str, scroll: u16) {
     let screen = frame.area();
     let lines = wrap(text, popup_text_width(screen));
-    let area = popup_area(screen, &lines, &title, 0);
+    render_lines(frame, app, title, lines, scroll);
+}
+
+/// Lines in a bordered box that scrolls no further than its last line: the app learns where
+/// that is, so PgDn and End stop there.
+fn render_lines(frame: &mut Frame, app: &App, title: String, lines: Vec<String>, scroll: u16) {
+    let area = popup_area(frame.area(), &lines, &title, 0);
+    let last = lines.len().saturating_sub(area.height.saturating_sub(2) as usize);
+    let last = u16::try_from(last).unwrap_or(u16::MAX);
+    app.scroll_max.set(last);
     frame.render_widget(Clear, area);
     let p = Paragraph::new(lines.join("\n"))
         .block(Block::default().borders(Borders::ALL).title(title))
-        .scroll((scroll, 0));
+        .scroll((scroll.min(last), 0));
     frame.render_widget(p, area);
 }
 
@@ -582,6 +626,7 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
             };
             render_text_popup(
                 frame,
+                app,
                 format!(" {} ({}) ", key.id, key.place(app.labelled)),
                 &body,
                 *scroll,
@@ -593,11 +638,11 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
                 Some(Ok(t)) => t.clone(),
                 Some(Err(e)) => format!("cannot read: {e}"),
             };
-            render_text_popup(frame, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
+            render_text_popup(frame, app, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
         }
         Popup::Help { scroll } => {
             let text = crate::present::keys::help(popup_text_width(frame.area()), app.labelled);
-            render_text_popup(frame, " keys ".into(), &text, *scroll);
+            render_text_popup(frame, app, " keys ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => {
             let mut lines = Vec::new();
@@ -636,6 +681,7 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
             }
             render_text_popup(
                 frame,
+                app,
                 " what was sent (this session) ".into(),
                 &lines.join("\n"),
                 *scroll,
@@ -643,6 +689,44 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
         }
         Popup::Confirm(c) => render_confirm(frame, app, c, theme),
         Popup::Contexts { choices, selected } => render_picker(frame, app, choices, *selected, theme),
+        Popup::Sort { selected } => {
+            let lines: Vec<Line> = SORTS
+                .iter()
+                .enumerate()
+                .map(|(i, (name, key, column))| {
+                    let on = *key == app.view.sort;
+                    let mark = match (on, app.view.reverse) {
+                        (true, false) => "▲ ",
+                        (true, true) => "▼ ",
+                        _ => "  ",
+                    };
+                    let what = match key {
+                        crate::domain::select::SortKey::Diagnosis => {
+                            "worst first: crash loops, image pulls, … then drift".to_string()
+                        }
+                        crate::domain::select::SortKey::Name => "context, namespace, id".to_string(),
+                        _ => column.header().to_string(),
+                    };
+                    let l = Line::from(format!("{mark}{name:<13}{what}"));
+                    if i == *selected {
+                        l.style(Style::default().add_modifier(Modifier::REVERSED))
+                    } else {
+                        l
+                    }
+                })
+                .collect();
+            let plain: Vec<String> = lines
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            let title = " sort by (Enter; the same again reverses) ";
+            let area = popup_area(frame.area(), &plain, title, 0);
+            frame.render_widget(Clear, area);
+            frame.render_widget(
+                Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+                area,
+            );
+        }
         Popup::History { key, text, scroll } => {
             let body = match text {
                 None => "reading…".to_string(),
@@ -654,12 +738,7 @@ fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
             let max = popup_text_width(screen);
             let lines: Vec<String> = body.lines().map(|l| cut(l, max)).collect();
             let title = format!(" history of {} ({}) ", key.id, key.place(app.labelled));
-            let area = popup_area(screen, &lines, &title, 0);
-            frame.render_widget(Clear, area);
-            let p = Paragraph::new(lines.join("\n"))
-                .block(Block::default().borders(Borders::ALL).title(title))
-                .scroll((*scroll, 0));
-            frame.render_widget(p, area);
+            render_lines(frame, app, title, lines, *scroll);
         }
         Popup::Logs(pane) => {
             // over the table: the header and the footer's keys stay in sight
@@ -749,13 +828,58 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     let max = popup_text_width(screen);
     // the dialog's text as (line, style), each wrapped to the screen
     let mut text: Vec<(String, Style)> = Vec::new();
-    let mut say = |line: String, style: Style| {
+    let say = |text: &mut Vec<(String, Style)>, line: String, style: Style| {
         for l in wrap(&line, max) {
             text.push((l, style));
         }
     };
     let n = c.targets.len();
+    // the consequences first, in plain words
+    let (consequence, colour) = match (c.verb, c.refresh) {
+        (Verb::Suspend, _) => (
+            "Suspending stops the pod: running sessions end; the disk is kept, and R resumes it.",
+            Color::Yellow,
+        ),
+        (Verb::Delete, _) => (
+            "Deleting destroys the Sandbox, its pod, its agent sessions and its disks (PVCs). It cannot be undone.",
+            Color::Red,
+        ),
+        (Verb::Resume, true) => (
+            "Refreshing resumes the workspace (it wakes up) onto its SandboxTemplate as it is now: the pod template changes as the field diff below shows.",
+            Color::Yellow,
+        ),
+        (Verb::Resume, false) => ("Resuming starts the pod again on the disk it kept.", Color::Green),
+    };
     say(
+        &mut text,
+        consequence.into(),
+        theme.fg(colour).add_modifier(Modifier::BOLD),
+    );
+    // a plain resume of a drifted row: the way to take the template along
+    let drifted: Vec<&str> = c
+        .targets
+        .iter()
+        .filter(|k| {
+            app.inventory
+                .rows()
+                .iter()
+                .any(|w| key_of(w) == **k && w.drift.state == DriftState::Drifted)
+        })
+        .map(|k| k.id.as_str())
+        .collect();
+    if c.verb == Verb::Resume && !c.refresh && !drifted.is_empty() {
+        say(
+            &mut text,
+            format!(
+                "{} drifted from its template: this resume keeps the old pod template; Esc, then F resumes onto the template as it is now.",
+                drifted.join(", ")
+            ),
+            theme.fg(Color::Yellow),
+        );
+    }
+    say(&mut text, String::new(), Style::default());
+    say(
+        &mut text,
         format!(
             "{} {n} workspace{} — take over: {}",
             action,
@@ -768,7 +892,7 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
         ),
         Style::default(),
     );
-    say(String::new(), Style::default());
+    say(&mut text, String::new(), Style::default());
     for key in &c.targets {
         let head = format!("{} ({}): ", key.id, key.place(app.labelled));
         let body = match c.previews.get(key) {
@@ -805,21 +929,19 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
             }
             Some(other) => vec![super::app::note_for(c.verb, key, other).text],
         };
-        say(head + &body[0], Style::default());
+        say(&mut text, head + &body[0], Style::default());
         for line in &body[1..] {
-            say(line.clone(), Style::default());
+            say(&mut text, line.clone(), Style::default());
         }
     }
+    // what follows always shows: the typing asked for
+    let tail_from = text.len();
     if c.asks_typed {
-        say(String::new(), Style::default());
+        say(&mut text, String::new(), Style::default());
     }
-    if c.verb == Verb::Delete {
+    if c.verb != Verb::Delete && !c.typed_rule.is_empty() {
         say(
-            "Deleting destroys the pod, its agent sessions and the disks (PVCs).".into(),
-            theme.fg(Color::Red).add_modifier(Modifier::BOLD),
-        );
-    } else if !c.typed_rule.is_empty() {
-        say(
+            &mut text,
             format!(
                 "Context {} asks for the id typed (confirm: typed).",
                 c.typed_rule.join(", ")
@@ -829,6 +951,7 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     }
     if c.asks_typed {
         say(
+            &mut text,
             format!("Type {:?} to enable {action}: {}█", c.phrase(), c.typed),
             Style::default(),
         );
@@ -839,12 +962,17 @@ fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: Theme) {
     let area = popup_area(screen, &plain, &title, 2);
     let room = (area.height as usize).saturating_sub(2 + 2);
     if text.len() > room {
-        let hidden = text.len() + 1 - room;
-        text.truncate(room.saturating_sub(1));
+        // the request's detail is cut in the middle: the consequences above and the typing
+        // asked for below stay
+        let tail = text.split_off(tail_from.min(text.len()));
+        let body_room = room.saturating_sub(tail.len()).max(1);
+        let hidden = text.len() + 1 - body_room.min(text.len() + 1);
+        text.truncate(body_room.saturating_sub(1));
         text.push((
             format!("… {hidden} more lines (Esc, then fewer marks)"),
             theme.fg(Color::DarkGray),
         ));
+        text.extend(tail);
     }
     let mut lines: Vec<Line> = text
         .into_iter()

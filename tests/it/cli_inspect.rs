@@ -64,7 +64,7 @@ async fn inspect_shows_identity_conditions_events_and_the_claim_warning() {
     );
 
     let missing = namzu(&t, &["inspect", "-n", "agents", "nobody"]).await;
-    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(missing.status.code(), Some(4));
     assert_eq!(
         err(&missing).trim(),
         "error: workspace nobody not found in namespace agents"

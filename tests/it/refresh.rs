@@ -18,8 +18,9 @@ const H1: &str = "sha256:7f3b5b2c5b7612709730dde3a89f382b803a3612244cc8637522801
 const V2: &str = r#"{metadata: {labels: {app: agent, sandbox.namzu.ai/template: ws}}, spec: {terminationGracePeriodSeconds: 90, nodeSelector: {kubernetes.io/arch: amd64}, containers: [{name: main, image: "namzu/agent:2", volumeDevices: [{name: workspace-disk, devicePath: /dev/workspace}]}]}}"#;
 /// `template-hash` of V2.
 const H2: &str = "sha256:8d1b3cf9efa9404ff7f69f541303dd0b1e4589b8e26d9c15f8f77a0c030ff163";
-/// V2 as JSON on the wire (the sim serves the template's keys in the order written).
-const V2_JSON: &str = r#"{"metadata":{"labels":{"app":"agent","sandbox.namzu.ai/template":"ws"}},"spec":{"terminationGracePeriodSeconds":90,"nodeSelector":{"kubernetes.io/arch":"amd64"},"containers":[{"name":"main","image":"namzu/agent:2","volumeDevices":[{"name":"workspace-disk","devicePath":"/dev/workspace"}]}]}}"#;
+/// V2 as JSON on the wire: keys sorted, as a real API server (and the sim) serves a custom
+/// resource; the body copies the template as served.
+const V2_JSON: &str = r#"{"metadata":{"labels":{"app":"agent","sandbox.namzu.ai/template":"ws"}},"spec":{"containers":[{"image":"namzu/agent:2","name":"main","volumeDevices":[{"devicePath":"/dev/workspace","name":"workspace-disk"}]}],"nodeSelector":{"kubernetes.io/arch":"amd64"},"terminationGracePeriodSeconds":90}}"#;
 /// The Block disk every workspace here has.
 const DISK: &str = "{metadata: {name: workspace-disk}, spec: {accessModes: [ReadWriteOnce], volumeMode: Block}}";
 /// The sim's clock, as the changed-at stamp a write carries.
@@ -417,7 +418,10 @@ async fn tr11_no_annotations_map_is_one_whole_map_add_under_a_resource_version_t
             r#""sandbox.namzu.ai/template":"ws"}"#,
             r#""sandbox.namzu.ai/template":"ws","sandbox.namzu.ai/egress-profile":"open"}"#,
         )
-        .replace(r#"]}]}}"#, r#"]}],"runtimeClassName":"runc"}}"#);
+        .replace(
+            r#""terminationGracePeriodSeconds":90}}"#,
+            r#""terminationGracePeriodSeconds":90,"runtimeClassName":"runc"}}"#,
+        );
     assert_eq!(
         wire(&patches(&t)[0]),
         format!(

@@ -177,14 +177,16 @@ async fn snapshots_of_every_view() {
     snap_sizes("list_all_states", &h);
     h.keys(&[KeyCode::Char('/')]).await;
     h.type_text("coder").await;
-    h.keys(&[
-        KeyCode::Enter,
-        KeyCode::Char('o'),
-        KeyCode::Char('o'),
-        KeyCode::Char('o'),
-        KeyCode::Char('O'),
-    ])
-    .await;
+    h.keys(&[KeyCode::Enter, KeyCode::Char('o')]).await;
+    snap_sizes("sort_picker", &h);
+    // the picker's epoch, then the same again: reversed
+    h.keys(&[KeyCode::End, KeyCode::Up, KeyCode::Up, KeyCode::Up, KeyCode::Enter])
+        .await;
+    assert_eq!(h.app.status, "sorted by epoch ▲");
+    h.keys(&[KeyCode::Char(':')]).await;
+    h.type_text("sort ep").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert_eq!(h.app.status, "sorted by epoch ▼");
     snap_sizes("filter_coder_sorted_by_epoch_reversed", &h);
     h.keys(&[KeyCode::Esc]).await;
     assert!(h.app.view.filter.is_empty());
@@ -352,10 +354,10 @@ async fn delete_without_the_typed_id_sends_nothing() {
     h.keys(&[KeyCode::Esc]).await;
     assert!(h.app.popups.is_empty());
     assert!(h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-echo").is_some());
-    // typed in full, focus on Delete: one fenced DELETE
+    // typed in full, the focus moves to Delete by itself: Enter sends one fenced DELETE
     h.keys(&[KeyCode::Char('D')]).await;
     h.type_text("echo").await;
-    h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
+    h.keys(&[KeyCode::Enter]).await;
     assert!(h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-echo").is_none());
     let deletes: Vec<_> =
         h.t.sim
@@ -555,7 +557,10 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     let mut ro = harness(start_demo().await, false, true).await;
     ro.keys(&[KeyCode::Char('F')]).await;
     assert!(ro.app.popups.is_empty());
-    assert_eq!(ro.app.status, "resume is disabled: read-only mode");
+    assert_eq!(
+        ro.app.status,
+        "resume is disabled: read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)"
+    );
 }
 
 /// SMALL with instant transitions: a suspend is confirmed at the controller's next look.

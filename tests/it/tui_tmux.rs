@@ -89,7 +89,10 @@ fn demo_in_a_real_terminal() {
     t.expect("filter: alpha (1 of 36)");
     t.keys(&["Enter"]);
     t.expect("Holder epoch:    7 (annotation \"7\")");
-    t.keys(&["Escape", "S"]);
+    // (Escape then a key at once reads as Alt-key: the screen first)
+    t.keys(&["Escape"]);
+    t.expect("/ filter · ");
+    t.keys(&["S"]);
     // the dialog opens at once; its fresh read arrives a moment later
     let confirm = t.expect("keeps holder epoch 7");
     assert!(
@@ -319,7 +322,10 @@ fn a_fleet_in_a_real_terminal() {
     assert_eq!(patches(&east), 0, "nothing sent to east");
     tmux.expect("west/awake: suspended");
     // every context again; east goes away: its status says so, the rows stay
-    tmux.keys(&["Escape", "c", "Up", "Up", "Enter"]);
+    // (Escape then a key at once reads as Alt-key: the screen first)
+    tmux.keys(&["Escape"]);
+    tmux.expect("3 workspaces in west");
+    tmux.keys(&["c", "Up", "Up", "Enter"]);
     tmux.expect("showing every context");
     runtime.block_on(east.sim.stop());
     let down = tmux.expect("⚠ reconnecting");
@@ -401,6 +407,186 @@ fn triage_in_a_real_terminal() {
     t.expect("filter: delta (1 of 36)");
     t.keys(&["s"]);
     t.expect("press R to resume it");
+    t.keys(&["q"]);
+    t.expect("NAMZU-EXITED");
+}
+
+/// The ids a `list -o json` printed.
+fn listed_ids(out: &std::process::Output) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list -o json");
+    let mut ids: Vec<String> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["id"].as_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The rows the TUI's table shows (its first column, under WORKSPACE).
+fn shown_ids(screen: &str) -> Vec<String> {
+    let mut lines = screen.lines().skip_while(|l| !l.contains("WORKSPACE"));
+    lines.next();
+    let mut ids: Vec<String> = lines
+        .take_while(|l| l.starts_with("  ") && !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Finding like k9s, in a real terminal: the filter's field terms select exactly what the CLI's
+/// selectors select on the same data; the problems toggle counts its rows; `:ns` switches with
+/// a fuzzy name; an unbound key says so; the help stops at its end.
+#[test]
+fn find_and_move_like_k9s() {
+    let Some((runtime, t, tmux)) = demo_sim_in_tmux("k9s find", "find") else {
+        return;
+    };
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_NOW={} {bin} --kubeconfig {} -n agents; echo NAMZU-EXITED; sleep 60",
+        t.sim.now().to_rfc3339(),
+        t.sim.kubeconfig().display()
+    );
+    tmux.start(100, 40, &script);
+    tmux.expect("30 workspaces");
+    for (term, flag, value) in [
+        ("drift:drifted", "--drift", "drifted"),
+        ("diag:crash-loop,image-pull", "--diagnosis", "crash-loop,image-pull"),
+        ("state:Suspended", "--state", "Suspended"),
+    ] {
+        let cli = runtime.block_on(crate::support::namzu(
+            &t,
+            &["list", "-n", "agents", "-o", "json", flag, value],
+        ));
+        assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+        let want = listed_ids(&cli);
+        assert!(!want.is_empty(), "{flag} {value} selects rows");
+        tmux.keys(&["/", term, "Enter"]);
+        let screen = tmux.expect(&format!("({} of 30)", want.len()));
+        assert_eq!(shown_ids(&screen), want, "{term}:\n{screen}");
+        tmux.keys(&["Escape"]);
+        tmux.expect(" 30 workspaces");
+    }
+    // negation: every row but the drifted ones
+    tmux.keys(&["/", "!drift:drifted", "Enter"]);
+    tmux.expect("filter: !drift:drifted (");
+    tmux.keys(&["Escape"]);
+    tmux.expect(" 30 workspaces");
+    // problems only: the count in the header is the rows shown
+    tmux.keys(&["p"]);
+    let problems = tmux.expect("problems only:");
+    let count: usize = problems
+        .split("problems only: ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("the status counts the problems");
+    assert!(count > 0, "{problems}");
+    assert!(problems.contains(&format!("{count} of 30 workspaces")), "{problems}");
+    tmux.keys(&["p"]);
+    tmux.expect("every row");
+    // an unbound key says so
+    tmux.keys(&["x"]);
+    tmux.expect("no action on x · ? for help");
+    // the help: PgDn past its end keeps the last line in view; End and Home too
+    tmux.keys(&["?"]);
+    tmux.expect("┌ keys");
+    tmux.keys(&["PgDn", "PgDn", "PgDn", "PgDn", "PgDn", "PgDn", "PgDn", "PgDn"]);
+    let end = tmux.expect("exactly as @namzu/sandbox does");
+    tmux.keys(&["Home"]);
+    tmux.expect("↑/k ↓/j PgUp PgDn Home/g End/G  move");
+    tmux.keys(&["G"]);
+    let again = tmux.expect("exactly as @namzu/sandbox does");
+    let popup = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with('│'))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(popup(&end), popup(&again), "End lands where PgDn stopped");
+    assert!(
+        popup(&end)
+            .last()
+            .is_some_and(|l| l.contains("exactly as @namzu/sandbox does")),
+        "the last line is the box's last:\n{end}"
+    );
+    tmux.keys(&["q"]);
+    tmux.expect("p problems");
+    // :ns with a fuzzy name, completed by Tab
+    tmux.keys(&[":", "ns rsch", "Tab"]);
+    tmux.expect(":ns research █");
+    tmux.keys(&["Enter"]);
+    tmux.expect("namespace research");
+    tmux.expect("4 workspaces");
+    tmux.keys(&[":", "q", "Enter"]);
+    tmux.expect("NAMZU-EXITED");
+}
+
+/// The fleet at 80×24 keeps the columns the tool exists for, the footer keeps find, sort and
+/// help; a typed confirmation confirms with Enter once the id is typed, and cancelling says so.
+#[test]
+fn the_fleet_at_80_columns_and_a_typed_confirmation() {
+    if no_tmux("k9s fleet") {
+        return;
+    }
+    let t = Tmux {
+        socket: format!("namzu-narrow-{}", std::process::id()),
+        session: "narrow",
+    };
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    t.start(80, 24, &format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120"));
+    t.expect("3 contexts");
+    let fleet = t.expect("69 workspaces");
+    let header = fleet.lines().find(|l| l.contains("WORKSPACE")).unwrap_or_default();
+    for column in ["STATE", "EPOCH", "DRIFT", "DIAGNOSIS"] {
+        assert!(header.contains(column), "{column} at 80 columns:\n{fleet}");
+    }
+    let footer = fleet.lines().rev().nth(1).unwrap_or_default();
+    for hint in ["/ filter", "o sort", "? help"] {
+        assert!(footer.contains(hint), "{hint} in the footer:\n{fleet}");
+    }
+    // the view opens at the top: the first context's first row
+    let first = fleet
+        .lines()
+        .skip_while(|l| !l.contains("WORKSPACE"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(first.contains("prod-e") && first.contains("alpha"), "{fleet}");
+    // prod-eu-west asks for the id typed: typed in full, Enter confirms
+    t.keys(&["/", "ctx:prod-eu* alpha", "Enter"]);
+    t.expect("(1 of 69)");
+    t.keys(&["S"]);
+    t.expect("Suspending stops the pod");
+    t.expect("Type \"alpha\"");
+    t.keys(&["alpha"]);
+    t.expect("Type \"alpha\" to enable Suspend: alpha");
+    t.keys(&["Enter"]);
+    t.expect("suspended");
+    t.expect("Suspended  7");
+    // a cancelled confirmation says so
+    t.keys(&["R"]);
+    t.expect("Resuming starts the pod again");
+    t.keys(&["Escape"]);
+    t.expect("cancelled");
+    // three of staging's running rows (no typing there): the header counts the marks, the
+    // status says "3 of 3 suspended", and the rows stay where they were under the filter
+    t.keys(&["Escape"]);
+    t.expect(" 69 workspaces");
+    t.keys(&["/", "ctx:st* run", "Enter"]);
+    let before = t.expect("filter: ctx:st* run (");
+    let first_three: Vec<String> = shown_ids(&before).into_iter().take(3).collect();
+    t.keys(&["Space", "Space", "Space"]);
+    t.expect("✓ 3 marked");
+    t.keys(&["S"]);
+    t.expect("Suspend 3 workspaces");
+    t.keys(&["Tab", "Enter"]);
+    let after = t.expect("3 of 3 suspended");
+    for id in &first_three {
+        assert!(after.contains(id.as_str()), "{id} stays in view:\n{after}");
+    }
     t.keys(&["q"]);
     t.expect("NAMZU-EXITED");
 }
