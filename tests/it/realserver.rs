@@ -563,7 +563,7 @@ async fn after_an_apiserver_restart_the_tui_is_live_again_at_once_without_a_410_
     let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(2)).await;
     let app = App::new(AppOptions {
         contexts: vec![context_options(&conn, Default::default())],
-        labelled: false,
+        several_contexts: false,
         namespace: "agents".into(),
         all_namespaces: false,
         read_only: true,
