@@ -17,7 +17,7 @@ pub fn read_object(path: &str) -> Result<Value, Failure> {
     };
     // JSON first: YAML would read some JSON numbers (1e3) differently than JSON.parse does
     serde_json::from_str(&text).or_else(|_| {
-        serde_yaml::from_str::<Value>(&text)
+        serde_saphyr::from_str::<Value>(&text)
             .map_err(|e| Failure::error(format!("{path} is neither JSON nor YAML: {e}")))
     })
 }

@@ -37,8 +37,8 @@ pub fn manifest(namespace: &str, read_only: bool) -> String {
     };
     format!(
         "# kubectl-namzu: the least RBAC {what} in namespace {namespace}.\n# For -A, make it a ClusterRole and ClusterRoleBinding.\n{}---\n{}",
-        serde_yaml::to_string(&role).expect("YAML"),
-        serde_yaml::to_string(&binding).expect("YAML")
+        serde_saphyr::to_string(&role).expect("YAML"),
+        serde_saphyr::to_string(&binding).expect("YAML")
     )
 }
 

@@ -89,7 +89,7 @@ impl SafetyConfig {
         if text.trim().is_empty() {
             return Ok(SafetyConfig::default());
         }
-        let config: SafetyConfig = serde_yaml::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        let config: SafetyConfig = serde_saphyr::from_str(text).map_err(|e| one_line(&e.to_string()))?;
         for (i, rule) in config.contexts.iter().enumerate() {
             let at = format!("contexts[{i}]");
             if rule.context.is_empty() {
@@ -246,7 +246,7 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
     p[pi..].iter().all(|c| *c == '*')
 }
 
-/// serde_yaml's message on one line (it may carry the position on a second).
+/// The YAML parser's message on one line (it may carry the position and a snippet on more).
 fn one_line(message: &str) -> String {
     message.split_whitespace().collect::<Vec<_>>().join(" ")
 }

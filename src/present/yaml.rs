@@ -111,7 +111,7 @@ mod tests {
             text.contains("name: namzu-ws-a\n") && text.contains("- plain-word\n"),
             "{text}"
         );
-        let back: Value = serde_yaml::from_str(&text).expect("valid YAML");
+        let back: Value = serde_saphyr::from_str(&text).expect("valid YAML");
         assert_eq!(back, v, "{text}");
     }
 }

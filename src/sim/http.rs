@@ -1040,7 +1040,7 @@ fn server_side_apply(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name:
             json!({"group": "meta.k8s.io", "kind": "PatchOptions"}),
         ));
     }
-    let applied: Value = serde_yaml::from_slice(&req.raw_body)
+    let applied: Value = serde_saphyr::from_slice(&req.raw_body)
         .ok()
         .filter(Value::is_object)
         .ok_or_else(|| status::bad_request("error decoding YAML: the applied configuration must be an object"))?;

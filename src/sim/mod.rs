@@ -769,7 +769,7 @@ fn write_kubeconfig(path: &Path, contexts: &[Access<'_>]) -> std::io::Result<()>
         std::fs::create_dir_all(dir)?;
     }
     // a kubeconfig holds a token: readable by its owner only, as kubectl writes one
-    let text = serde_yaml::to_string(&doc).map_err(std::io::Error::other)?;
+    let text = serde_saphyr::to_string(&doc).map_err(std::io::Error::other)?;
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -185,10 +185,8 @@ pub const DEMO: &str = include_str!("../../assets/demo-scenario.yaml");
 impl Scenario {
     /// Parse scenario text (YAML or JSON), resolving `{{now…}}` against `now`.
     pub fn parse(text: &str, now: DateTime<Utc>) -> Result<Scenario, String> {
-        let mut doc: serde_yaml::Value =
-            serde_yaml::from_str(text).map_err(|e| format!("scenario is not YAML or JSON: {e}"))?;
-        doc.apply_merge().map_err(|e| format!("scenario merge keys: {e}"))?;
-        let mut json: Value = serde_json::to_value(doc).map_err(|e| format!("scenario: {e}"))?;
+        // merge keys (`<<: *base`) are expanded by the parser
+        let mut json: Value = serde_saphyr::from_str(text).map_err(|e| format!("scenario is not YAML or JSON: {e}"))?;
         if json.is_null() {
             return Ok(Scenario::default());
         }

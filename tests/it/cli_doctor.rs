@@ -19,7 +19,7 @@ fn asset(name: &str) -> String {
 
 /// The sim rules a Role's YAML grants in `namespace`.
 fn rules_of(role_yaml: &str, namespace: &str) -> Vec<Rule> {
-    let role: Value = serde_yaml::from_str(role_yaml.split("---").next().unwrap()).unwrap();
+    let role: Value = serde_saphyr::from_str(role_yaml.split("---").next().unwrap()).unwrap();
     role["rules"]
         .as_array()
         .unwrap()

@@ -168,7 +168,7 @@ async fn formats_and_headers() {
     assert_eq!(names.lines().next(), Some("sandbox.agents.x-k8s.io/namzu-ws-tango"));
 
     let yaml = out(&namzu(&t, &["list", "-n", "research", "-o", "yaml"]).await);
-    let parsed: Value = serde_yaml::from_str(&yaml).unwrap();
+    let parsed: Value = serde_saphyr::from_str(&yaml).unwrap();
     assert_eq!(parsed.as_array().unwrap().len(), 4);
 
     let items = json(&namzu(&t, &["list", "-A", "-o", "json"]).await);

@@ -998,13 +998,13 @@ async fn an_odd_rules_path_is_an_error_and_write_names_its_context() {
 async fn a_kubeconfig_with_a_context_named_twice_is_refused() {
     let t = start().await;
     let text = std::fs::read_to_string(t.sim.kubeconfig()).unwrap();
-    let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     let mut doc = doc;
-    let contexts = doc["contexts"].as_sequence_mut().unwrap();
+    let contexts = doc["contexts"].as_array_mut().unwrap();
     let again = contexts[0].clone();
     contexts.push(again);
     let twice = t.dir.path().join("twice.kubeconfig");
-    std::fs::write(&twice, serde_yaml::to_string(&doc).unwrap()).unwrap();
+    std::fs::write(&twice, serde_saphyr::to_string(&doc).unwrap()).unwrap();
     let o = namzu_env(
         vec!["--kubeconfig".into(), twice.display().to_string(), "list".into()],
         vec![],

@@ -383,7 +383,7 @@ workspaces:
         let yaml = out(&run_audited(&t, &[verb.clone(), vec!["-o", "yaml"]].concat()).await);
         let json = out(&run_audited(&t, &[verb.clone(), vec!["-o", "json"]].concat()).await);
         assert!(!yaml.contains(": 2026-") && !yaml.contains(": no\n"), "{yaml}");
-        let from_yaml: Value = serde_yaml::from_str(&yaml).unwrap();
+        let from_yaml: Value = serde_saphyr::from_str(&yaml).unwrap();
         let from_json: Value = serde_json::from_str(&json).unwrap();
         assert_eq!(from_yaml, from_json, "-o yaml and -o json carry the same data");
     }

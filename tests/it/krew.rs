@@ -15,7 +15,7 @@ fn root() -> PathBuf {
 /// has that sha256 and holds the binary and LICENSE.
 fn validate(manifest_path: &Path, dir: Option<&Path>) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(manifest_path).unwrap();
-    let m: Value = serde_yaml::from_str(&text).unwrap();
+    let m: Value = serde_saphyr::from_str(&text).unwrap();
     assert_eq!(m["apiVersion"], "krew.googlecontainertools.github.com/v1alpha2");
     assert_eq!(m["kind"], "Plugin");
     let name = m["metadata"]["name"].as_str().unwrap();
@@ -127,7 +127,8 @@ fn render_template(version: &str, path: &Path) {
         .lines()
         .map(|l| match l.trim().strip_prefix("{{addURIAndSha \"") {
             Some(rest) => format!(
-                "    uri: {}\n    sha256: {}",
+                // quoted: 64 zeros alone would read as the number 0
+                "    uri: {}\n    sha256: \"{}\"",
                 rest.split('"').next().unwrap(),
                 "0".repeat(64)
             ),
@@ -139,7 +140,7 @@ fn render_template(version: &str, path: &Path) {
 }
 
 fn uris(manifest: &Path) -> Vec<String> {
-    let m: Value = serde_yaml::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    let m: Value = serde_saphyr::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
     let platforms = m["spec"]["platforms"].as_array().unwrap();
     platforms
         .iter()

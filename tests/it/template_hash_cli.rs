@@ -38,7 +38,7 @@ fn prints_the_vector_hash_for_every_case() {
 #[test]
 fn reads_yaml_from_stdin() {
     let case = &vector_cases("template-hash.json")[0];
-    let yaml = serde_yaml::to_string(&case["template"]).unwrap();
+    let yaml = serde_saphyr::to_string(&case["template"]).unwrap();
     let o = run_bin(&["template-hash", "-f", "-"], Some(&yaml));
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(out(&o).trim(), case["hash"].as_str().unwrap());
