@@ -204,7 +204,7 @@ impl Report {
             "namespace": self.namespace,
             "verb": verb.as_str(),
             "result": self.result(),
-            "epoch": self.epoch().map(|e| json!({"carried": e.carried, "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
+            "epoch": self.epoch().map(|e| json!({"carried": (!e.unfenced).then_some(e.carried), "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
             "request": self.request().map(Request::to_json),
             "message": self.detail(verb),
         });

@@ -365,7 +365,7 @@ impl Attempt<'_> {
             "write": self.id,
             "context": conn.context, "server": conn.server, "namespace": plan.namespace,
             "workspace": plan.id.as_str(), "verb": plan.verb.as_str(),
-            "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
+            "epochCarried": epoch.filter(|e| !e.unfenced).map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
             "request": request.map(Request::to_json), "status": status, "outcome": outcome,
         });
         if plan.refresh.is_some() {
@@ -448,6 +448,7 @@ impl Attempt<'_> {
                         carried: c,
                         stored: *stored,
                         raw: raw.clone(),
+                        unfenced: false,
                     }),
                     _ => None,
                 };
