@@ -55,3 +55,119 @@ async fn an_unfenced_refresh_says_and_audits_no_holder_epoch() {
     assert!(applied[0]["epochCarried"].is_null(), "{entries:?}");
     assert!(applied[0].get("epochCarried").is_some(), "{entries:?}");
 }
+
+/// `demo --serve` in the background: its stdout lines until the banner's last, then the child.
+fn serve(args: &[&str], dir: &std::path::Path) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        .spawn()
+        .expect("spawn kubectl-namzu");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l == "Press Ctrl-C to stop." => break,
+            Some(Ok(_)) => {}
+            _ => panic!(
+                "no banner: {}",
+                std::fs::read_to_string(dir.join("stderr")).unwrap_or_default()
+            ),
+        }
+    }
+    child
+}
+
+/// The demo's own scratch kubeconfigs in the temp directory.
+fn scratch_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let prefix = format!("kubectl-namzu-demo-{pid}");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+fn kubectl(kc: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .expect("kubectl runs")
+}
+
+/// Issue 28: a scenario sets the server's version and the garbage collector's delay, seen by
+/// kubectl against `demo --serve --scenario`. Issue 26: SIGTERM and SIGHUP end `demo --serve` as
+/// Ctrl-C does, its scratch kubeconfigs removed from the temp directory.
+#[test]
+fn scenario_server_knobs_and_demo_serve_cleans_up_on_sigterm_and_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.yaml");
+    std::fs::write(
+        &scenario,
+        format!("{SMALL}\nserver: {{version: \"1.20\", gcDelay: 60s}}\n"),
+    )
+    .unwrap();
+    for (signal, with_scenario) in [("-TERM", true), ("-HUP", false)] {
+        let kc = dir.path().join(format!("kc{signal}"));
+        let mut args = vec!["demo", "--serve", "--port", "0"];
+        if with_scenario {
+            args.extend(["--scenario", scenario.to_str().unwrap()]);
+        } else {
+            // a fleet: a sim kubeconfig of each cluster's own in the temp dir, and the fleet's
+            args.extend(["--clusters", "2"]);
+        }
+        let kc_arg;
+        if with_scenario {
+            kc_arg = kc.to_str().unwrap().to_string();
+            args.extend(["--kubeconfig-out", &kc_arg]);
+        }
+        let mut child = serve(&args, dir.path());
+        let pid = child.id();
+        assert!(!scratch_of(pid).is_empty(), "the demo writes scratch kubeconfigs");
+        if with_scenario
+            && std::process::Command::new("kubectl")
+                .arg("version")
+                .arg("--client")
+                .output()
+                .is_ok()
+        {
+            let v = kubectl(&kc, &["get", "--raw", "/version"]);
+            let v: Value = serde_json::from_slice(&v.stdout).expect("a /version answer");
+            assert_eq!(v["minor"], "20", "{v}");
+            let pod = |kc: &std::path::Path| -> Value {
+                let o = kubectl(kc, &["get", "pod", "-n", "agents", "namzu-ws-awake", "-o", "json"]);
+                serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
+            };
+            let before = pod(&kc);
+            assert!(before["metadata"]["uid"].is_string(), "{before}");
+            let o = kubectl(
+                &kc,
+                &["delete", "pod", "-n", "agents", "namzu-ws-awake", "--wait=false"],
+            );
+            assert!(o.status.success(), "{}", err(&o));
+            // the garbage collector's delay: the bound pod stays Terminating, the same pod
+            let after = pod(&kc);
+            assert_eq!(after["metadata"]["uid"], before["metadata"]["uid"], "{after}");
+            assert!(after["metadata"]["deletionTimestamp"].is_string(), "{after}");
+        } else if with_scenario {
+            eprintln!("SKIPPED: kubectl is not on PATH; the scenario's server knobs were not read by kubectl");
+        }
+        std::process::Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{signal} ends the demo as Ctrl-C does");
+        assert!(
+            scratch_of(pid).is_empty(),
+            "{signal}: the scratch kubeconfigs are removed: {:?}",
+            scratch_of(pid)
+        );
+    }
+}
