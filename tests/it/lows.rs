@@ -171,3 +171,34 @@ fn scenario_server_knobs_and_demo_serve_cleans_up_on_sigterm_and_sighup() {
         );
     }
 }
+
+/// Issue 26: every write names the rules file in force in its audit entries (the intent and
+/// the outcome); with no file, no `rules` key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_names_the_rules_file_in_force_in_its_audit_entries() {
+    let t = start().await;
+    let rules = t.dir.path().join("rules.yaml");
+    std::fs::write(&rules, "contexts:\n- context: \"prod-*\"\n  readOnly: true\n").unwrap();
+    let mut args = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
+    args.extend(["-n", "agents", "suspend", "awake"].map(String::from));
+    let o = namzu_env(
+        args,
+        vec![
+            audit_env(&t),
+            now_env(&t),
+            ("KUBECTL_NAMZU_CONFIG".into(), rules.display().to_string()),
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    let entries = audit_entries(&t);
+    assert!(entries.len() >= 2, "an intent and an outcome: {entries:?}");
+    for e in &entries {
+        assert_eq!(e["rules"], rules.display().to_string(), "{e}");
+    }
+    let o = run_audited(&t, &["-n", "agents", "resume", "awake"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let later: Vec<Value> = audit_entries(&t).into_iter().skip(entries.len()).collect();
+    assert!(!later.is_empty());
+    assert!(later.iter().all(|e| e.get("rules").is_none()), "{later:?}");
+}
