@@ -295,3 +295,65 @@ fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
     let o = runtime.block_on(run_audited(&t, &["audit"]));
     assert!(out(&o).contains("outcome unknown"), "{}", out(&o));
 }
+
+/// Issue 26: a refresh asked on a terminal (`confirm: typed`) shows the template, the hashes and
+/// the field changes as the dry run does, and is bound to them: the template changed while the
+/// id was typed is refused (exit 3), nothing written.
+#[test]
+fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
+    use kubectl_namzu::sim::resources::{SANDBOXES, TEMPLATES};
+    if std::process::Command::new("tmux").arg("-V").output().is_err() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true: tmux must be installed"
+        );
+        eprintln!("SKIPPED: tmux is not installed; the refresh confirmation test did not run");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let t = runtime.block_on(start_with(&refresh_scenario(), |c| c.namespace = "ns".into()));
+    let rules = t.dir.path().join("rules.yaml");
+    std::fs::write(&rules, "contexts:\n- context: \"*\"\n  confirm: typed\n").unwrap();
+    let tmux = Tmux(format!("namzu-lows-refresh-{}", std::process::id()));
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} resume desk --refresh-template; echo EXIT=$?; sleep 60",
+        rules.display(),
+        t.dir.path().join("audit.jsonl").display(),
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        t.sim.kubeconfig().display()
+    );
+    tmux.cmd(&["new-session", "-d", "-s", "lows", "-x", "200", "-y", "40", &script]);
+    let shown = tmux.expect("Type the workspace id (desk)");
+    assert!(
+        shown.contains("refresh from SandboxTemplate ws: pod-template hash"),
+        "{shown}"
+    );
+    assert!(shown.contains("field changes:"), "{shown}");
+    assert!(shown.contains("namzu/agent:2"), "{shown}");
+    assert!(shown.contains("no holder epoch (unfenced"), "{shown}");
+    // the template changes while the user types: what was shown is no longer what would be written
+    t.sim.modify(&TEMPLATES, "ns", "ws", |o| {
+        o["spec"]["podTemplate"]["spec"]["containers"][0]["image"] = serde_json::json!("namzu/agent:3");
+    });
+    tmux.keys(&["desk", "Enter"]);
+    let done = tmux.expect("EXIT=");
+    assert!(done.contains("EXIT=3"), "{done}");
+    assert!(done.contains("changed since it was shown"), "{done}");
+    let after = t.sim.get(&SANDBOXES, "ns", "namzu-ws-desk").unwrap();
+    assert_eq!(after["spec"]["operatingMode"], "Suspended");
+    assert!(!t.sim.requests().iter().any(|r| r.method == "PATCH"));
+    // asked again, the id typed: the refresh shown is written
+    tmux.cmd(&["kill-session", "-t", "lows"]);
+    tmux.cmd(&["new-session", "-d", "-s", "lows", "-x", "200", "-y", "40", &script]);
+    let shown = tmux.expect("Type the workspace id (desk)");
+    assert!(shown.contains("namzu/agent:3"), "{shown}");
+    tmux.keys(&["desk", "Enter"]);
+    let done = tmux.expect("EXIT=");
+    assert!(done.contains("EXIT=0"), "{done}");
+    let after = t.sim.get(&SANDBOXES, "ns", "namzu-ws-desk").unwrap();
+    assert_eq!(
+        after["spec"]["podTemplate"]["spec"]["containers"][0]["image"],
+        "namzu/agent:3"
+    );
+}
