@@ -275,6 +275,9 @@ fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
     tmux.expect("/ filter");
     tmux.keys(&["/", "alpha", "Enter"]);
     tmux.expect("filter: alpha");
+    // the row and the list's own keys first: an S before the row is there selects nothing
+    tmux.expect("alpha      Running");
+    tmux.expect("S suspend");
     tmux.keys(&["S"]);
     tmux.expect("keeps holder epoch 7");
     tmux.keys(&["Tab", "Enter"]);
