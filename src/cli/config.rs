@@ -72,7 +72,11 @@ pub fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
             )));
         }
     };
-    SafetyConfig::parse(&text).map_err(|e| Failure::usage(format!("config file {}: {e}", path.display())))
+    let rules =
+        SafetyConfig::parse(&text).map_err(|e| Failure::usage(format!("config file {}: {e}", path.display())))?;
+    // every write's audit entries name the rules file in force (README, "Safety")
+    crate::cluster::write::rules_in_force(&path.display().to_string());
+    Ok(rules)
 }
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {

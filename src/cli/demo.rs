@@ -170,10 +170,10 @@ async fn serve(fleet: &Fleet) -> Result<(), Failure> {
         crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A --context {first}");
         crate::outln!("  kubectl namzu --kubeconfig {kc} list -A --all-contexts");
     }
+    // SIGTERM and SIGHUP end it as Ctrl-C does: the fleet is dropped, its scratch files removed
+    let termination = crate::signals::Termination::listen();
     crate::outln!("Press Ctrl-C to stop.");
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| Failure::error(format!("cannot wait for Ctrl-C: {e}")))?;
+    termination.received().await;
     Ok(())
 }
 

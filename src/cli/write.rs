@@ -204,7 +204,7 @@ impl Report {
             "namespace": self.namespace,
             "verb": verb.as_str(),
             "result": self.result(),
-            "epoch": self.epoch().map(|e| json!({"carried": e.carried, "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
+            "epoch": self.epoch().map(|e| json!({"carried": (!e.unfenced).then_some(e.carried), "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
             "request": self.request().map(Request::to_json),
             "message": self.detail(verb),
         });
@@ -528,6 +528,40 @@ impl Batch<'_> {
             expected_uid: None,
             refresh: self.refresh.cloned(),
         };
+        // a refresh asked on a terminal shows what it writes, as its dry run does (the template,
+        // the hashes, the field changes), and is then bound to that: the uid, the epoch, the hash
+        let mut preview = None;
+        if target.confirming && plan.refresh.is_some() {
+            let shown = Plan {
+                dry_run: true,
+                server_dry_run: false,
+                ..plan.clone()
+            };
+            match write::write(conn, &target.policy, &shown).await {
+                Outcome::DryRun {
+                    epoch, uid, refresh, ..
+                } => {
+                    if let Some(r) = &refresh {
+                        for line in crate::present::outcome::refresh_lines(r) {
+                            crate::errln!("{}", output::printable(&line));
+                        }
+                    }
+                    crate::errln!("holder epoch: {}", epoch.describe());
+                    preview = Some((epoch, uid, refresh.map(|r| r.hash)));
+                }
+                // refused (or gone) before anything is asked: nothing is sent, nothing to ask
+                other => {
+                    return Ok(Step::Done(Box::new(Report {
+                        context: target.label.clone(),
+                        namespace,
+                        id,
+                        outcome: other,
+                        waited: None,
+                        take_over: self.common.take_over,
+                    })));
+                }
+            }
+        }
         if target.confirming {
             let asked = confirm(conn, target.label.as_deref(), verb, &namespace, &id);
             let Some(confirmed) = self.interrupt.unless(asked).await else {
@@ -550,6 +584,13 @@ impl Batch<'_> {
                     }
                 }
                 Confirmed::Gone => {}
+            }
+            if let Some((epoch, uid, hash)) = preview {
+                plan.expected_uid = uid.or(plan.expected_uid);
+                plan.epoch = EpochChoice::Explicit(epoch.carried);
+                if let Some(ask) = plan.refresh.as_mut() {
+                    ask.expected_hash = hash;
+                }
             }
         }
         let pod_before = if verb == Verb::Resume {

@@ -32,7 +32,10 @@ impl fmt::Display for ApiCall {
         }
         match &self.namespace {
             Some(ns) => write!(f, " in namespace {ns}"),
-            None => write!(f, " in all namespaces"),
+            // only a list or watch spans namespaces; `/version`, discovery and cluster-scoped
+            // requests are in none
+            None if matches!(self.verb, "list" | "watch") => write!(f, " in all namespaces"),
+            None => Ok(()),
         }
     }
 }

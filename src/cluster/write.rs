@@ -341,6 +341,16 @@ fn write_id(conn: &Connection) -> String {
     )
 }
 
+/// The rules file this process writes under, named in every write's audit entries (`rules`).
+static RULES_FILE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Name the rules file read: the audit entries of every write after it carry its path.
+pub fn rules_in_force(path: &str) {
+    if let Ok(mut f) = RULES_FILE.lock() {
+        *f = Some(path.to_string());
+    }
+}
+
 impl Attempt<'_> {
     /// One audit line: the epoch carried, the request (none for a refusal), its status, the result.
     fn record(&self, epoch: Option<&EpochUse>, request: Option<&Request>, status: Option<u16>, outcome: &str) {
@@ -365,11 +375,14 @@ impl Attempt<'_> {
             "write": self.id,
             "context": conn.context, "server": conn.server, "namespace": plan.namespace,
             "workspace": plan.id.as_str(), "verb": plan.verb.as_str(),
-            "epochCarried": epoch.map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
+            "epochCarried": epoch.filter(|e| !e.unfenced).map(|e| e.carried), "epochStored": epoch.and_then(|e| e.raw.clone()),
             "request": request.map(Request::to_json), "status": status, "outcome": outcome,
         });
         if plan.refresh.is_some() {
             entry["refreshTemplate"] = json!(true);
+        }
+        if let Some(rules) = RULES_FILE.lock().ok().and_then(|f| f.clone()) {
+            entry["rules"] = json!(rules);
         }
         if plan.server_dry_run {
             entry["dryRun"] = json!("All");
@@ -448,6 +461,7 @@ impl Attempt<'_> {
                         carried: c,
                         stored: *stored,
                         raw: raw.clone(),
+                        unfenced: false,
                     }),
                     _ => None,
                 };

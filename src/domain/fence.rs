@@ -48,11 +48,17 @@ pub struct EpochUse {
     /// `None` when the annotation is unreadable.
     pub stored: Option<u64>,
     pub raw: Option<String>,
+    /// The body carries no epoch at all: the library's unfenced refresh of a workspace without
+    /// a stored epoch (`carried` is then only what the fence was checked at).
+    pub unfenced: bool,
 }
 
 impl EpochUse {
     /// "keeps holder epoch 7" / "takes over: 7 → 8".
     pub fn describe(&self) -> String {
+        if self.unfenced {
+            return "no holder epoch (unfenced, as the library refreshes)".to_string();
+        }
         match self.stored {
             Some(s) if s == self.carried => format!("keeps holder epoch {s}"),
             Some(s) => format!("takes over: {s} → {}", self.carried),
@@ -175,6 +181,7 @@ pub fn admit(sandbox: &Value, choice: EpochChoice) -> Result<EpochUse, Hold> {
         carried,
         stored: reading.epoch,
         raw: reading.annotation,
+        unfenced: false,
     })
 }
 

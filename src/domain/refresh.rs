@@ -273,6 +273,10 @@ pub fn decide(
     // the library does: a refresh never acquires a fence (an explicit epoch or a take-over does)
     let reading = Reading::of(sandbox);
     let fenced = reading.annotation.is_some() || !matches!(choice, EpochChoice::Stored | EpochChoice::Explicit(0));
+    let epoch = EpochUse {
+        unfenced: !fenced,
+        ..epoch
+    };
     let ops = patch::refresh(
         &reading,
         fenced.then_some(epoch.carried),

@@ -582,6 +582,15 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     let now = shared.clock.now();
     let now_s = clock::k8s_time(now);
     let mut st = shared.lock();
+    if let Some(server) = &scenario.server {
+        if let Some(minor) = server.minor()? {
+            st.server_minor = minor;
+            st.watch_list = minor >= 32;
+        }
+        if let Some(delay) = server.gc_delay()? {
+            st.gc_delay = Some(delay);
+        }
+    }
     let mut namespaces: Vec<String> = scenario.namespaces.clone();
     namespaces.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
     namespaces.extend(

@@ -116,6 +116,55 @@ pub struct Scenario {
     /// Unrelated apps' pods and PVCs, as a production cluster has them around the workspaces.
     #[serde(default)]
     pub background: Option<Background>,
+    /// The API server the sim poses as: `server: {version: "1.20", gcDelay: 2s}`.
+    #[serde(default)]
+    pub server: Option<ServerSpec>,
+}
+
+/// What a scenario sets of the server itself: its Kubernetes version (`"1.20"`: `/version`, and
+/// with it streaming lists from 1.32 and OpenAPI v3 from 1.27) and the garbage collector's delay
+/// (`2s`, `500ms`; absent: dependents go within the owner's DELETE).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerSpec {
+    #[serde(default)]
+    pub version: Option<Value>,
+    #[serde(default)]
+    pub gc_delay: Option<Value>,
+}
+
+impl ServerSpec {
+    /// The minor version of `version` (`"1.20"`, `"v1.31"`, `"1.20.2"`).
+    pub fn minor(&self) -> Result<Option<u32>, String> {
+        let Some(v) = &self.version else { return Ok(None) };
+        let bad = || format!("scenario: server.version {v} is not a Kubernetes version such as \"1.20\" (quoted)");
+        let text = v.as_str().ok_or_else(bad)?;
+        let mut parts = text.trim_start_matches('v').split('.');
+        match (parts.next(), parts.next().map(str::parse::<u32>)) {
+            (Some("1"), Some(Ok(minor))) if parts.all(|p| p.parse::<u32>().is_ok()) => Ok(Some(minor)),
+            _ => Err(bad()),
+        }
+    }
+
+    /// `gcDelay` as a duration: `2s`, `500ms`, `1m`, `0`.
+    pub fn gc_delay(&self) -> Result<Option<Duration>, String> {
+        let Some(v) = &self.gc_delay else { return Ok(None) };
+        let bad = || format!("scenario: server.gcDelay {v} is not a duration such as 2s or 500ms");
+        let text = v
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| v.as_u64().map(|n| n.to_string()));
+        let text = text.ok_or_else(bad)?;
+        let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+        let n: i64 = digits.parse().map_err(|_| bad())?;
+        Ok(Some(match unit {
+            "ms" => Duration::milliseconds(n),
+            "s" => Duration::seconds(n),
+            "m" => Duration::minutes(n),
+            "" if n == 0 => Duration::zero(),
+            _ => return Err(bad()),
+        }))
+    }
 }
 
 /// Objects of other apps in bulk: `background: {pods: 50000, pvcs: 10000, namespaces: 20}`
@@ -191,7 +240,12 @@ impl Scenario {
             return Ok(Scenario::default());
         }
         resolve_times(&mut json, now)?;
-        serde_json::from_value(json).map_err(|e| format!("scenario: {e}"))
+        let scenario: Scenario = serde_json::from_value(json).map_err(|e| format!("scenario: {e}"))?;
+        if let Some(server) = &scenario.server {
+            server.minor()?;
+            server.gc_delay()?;
+        }
+        Ok(scenario)
     }
 
     pub fn demo(now: DateTime<Utc>) -> Scenario {
@@ -456,5 +510,24 @@ mod tests {
         assert_eq!(resolve_time("now-90m", now).unwrap(), "2026-11-29T08:30:00Z");
         assert_eq!(resolve_time("now-60d|ms", now).unwrap(), "2026-09-30T10:00:00.000Z");
         assert!(resolve_time("yesterday", now).is_err());
+    }
+
+    #[test]
+    fn server_knobs() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 29, 10, 0, 0).unwrap();
+        let s = Scenario::parse("server: {version: \"1.20\", gcDelay: 2s}", now).unwrap();
+        let server = s.server.unwrap();
+        assert_eq!(server.minor().unwrap(), Some(20));
+        assert_eq!(server.gc_delay().unwrap(), Some(Duration::seconds(2)));
+        let s = Scenario::parse("server: {version: v1.31.4, gcDelay: 500ms}", now).unwrap();
+        assert_eq!(s.server.unwrap().gc_delay().unwrap(), Some(Duration::milliseconds(500)));
+        for bad in [
+            "server: {version: 1.20}",
+            "server: {version: \"2.1\"}",
+            "server: {gcDelay: soon}",
+            "server: {gc: 1s}",
+        ] {
+            assert!(Scenario::parse(bad, now).is_err(), "{bad}");
+        }
     }
 }

@@ -209,9 +209,15 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     ratatui::restore();
     diagnostics.close();
     throttles.iter().for_each(crate::cluster::write::Throttle::abandon);
-    wait_for_writes(&in_flight).await;
+    if !wait_for_writes(&in_flight, &keys).await {
+        // as the CLI's second Ctrl-C: the intents stay in the audit log without an outcome
+        return Err(TuiError(ABANDONED.to_string()));
+    }
     result
 }
+
+/// A second `q` (or Ctrl-C, SIGTERM, SIGHUP) while the writes sent before the quit are awaited.
+const ABANDONED: &str = "quit twice: the writes in flight were abandoned, their outcome unknown (`kubectl namzu audit` names them; `kubectl namzu inspect ID` shows what the cluster has)";
 
 /// Stderr diverted to a file while the UI owns the terminal.
 struct Diagnostics {
@@ -249,6 +255,15 @@ struct KeyThread {
 }
 
 impl KeyThread {
+    /// Stop the key thread reading (it would take the keys read elsewhere), for good.
+    fn park(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + Duration::from_secs(1);
+        while !self.parked.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Run kubectl (a shell) on the normal screen, the UI stepped aside and its key reader
     /// parked; then the UI comes back. What the status line says of it.
     fn run_aside(&self, argv: &[String]) -> String {
@@ -280,18 +295,49 @@ impl KeyThread {
 }
 
 /// A write sent before the user quit is let finish (bounded), so its answer reaches the audit
-/// log: the UI ends at once, the process a moment later.
-async fn wait_for_writes(in_flight: &std::sync::atomic::AtomicUsize) {
-    use std::sync::atomic::Ordering;
+/// log: the UI ends at once, the process a moment later. A second `q` or Ctrl-C (or SIGTERM,
+/// SIGHUP) abandons them: `false`.
+async fn wait_for_writes(in_flight: &std::sync::atomic::AtomicUsize, keys: &KeyThread) -> bool {
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
     let n = in_flight.load(Ordering::SeqCst);
     if n == 0 {
-        return;
+        return true;
     }
-    crate::errln!("waiting for {n} write(s) in flight to be answered and audited…");
+    crate::errln!(
+        "waiting for {n} write(s) in flight to be answered and audited… (q or Ctrl-C again abandons them, their outcome unknown)"
+    );
+    // the keys are read here now, one press at a time: the key thread parks, raw mode again
+    keys.park();
+    let raw = ratatui::crossterm::terminal::enable_raw_mode().is_ok();
+    let signalled = crate::signals::Termination::listen().received();
+    tokio::pin!(signalled);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut finished = true;
     while in_flight.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::select! {
+            _ = &mut signalled => {
+                finished = false;
+                break;
+            }
+            _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+        while raw && matches!(event::poll(Duration::ZERO), Ok(true)) {
+            if let Ok(Event::Key(k)) = event::read()
+                && k.kind == KeyEventKind::Press
+                && (matches!(k.code, KeyCode::Char('q'))
+                    || (k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL)))
+            {
+                finished = false;
+            }
+        }
+        if !finished {
+            break;
+        }
     }
+    if raw {
+        let _ = ratatui::crossterm::terminal::disable_raw_mode();
+    }
+    finished
 }
 
 /// Run effects on their own tasks; their answers come back on `tx`. A task that panics is

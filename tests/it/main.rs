@@ -18,6 +18,7 @@ mod interop27;
 mod krew;
 mod leaks;
 mod live;
+mod lows;
 mod next_steps;
 mod properties;
 mod race;

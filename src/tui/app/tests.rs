@@ -83,6 +83,7 @@ fn dry_run(id: &str) -> Outcome {
             carried: 4,
             stored: Some(4),
             raw: Some("4".into()),
+            unfenced: false,
         },
         change: Change::ModeChange,
         mode: Mode::Running,
