@@ -537,7 +537,31 @@ const COMMAND_LINE: &[Binding] = &[
 ];
 
 /// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
-const PICKER: &[Binding] = &[SCROLL, CHOOSE, CLOSE_POPUP];
+/// A picker's moves: arrows and pages only, as letters type its filter.
+const PICK_MOVE: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Up), Up),
+        (Code(KeyCode::Down), Down),
+        (Code(KeyCode::PageUp), PageUp),
+        (Code(KeyCode::PageDown), PageDown),
+        (Code(KeyCode::Home), Top),
+        (Code(KeyCode::End), Bottom),
+    ],
+    label: "↑ ↓ PgUp PgDn Home End · letters",
+    does: "move · type to narrow the list (a fuzzy match)",
+    hint: "type to filter",
+    footer_order: 1,
+};
+
+const PICK_CLOSE: Binding = Binding {
+    keys: &[(Code(KeyCode::Esc), Close), (Ctrl('c'), Quit)],
+    label: "Esc",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+};
+
+const PICKER: &[Binding] = &[PICK_MOVE, CHOOSE, PICK_CLOSE];
 
 pub fn bindings(context: Context) -> &'static [Binding] {
     match context {
