@@ -556,6 +556,7 @@ impl App {
             focus: Focus::Cancel,
             typed: String::new(),
             refresh,
+            show_request: false,
         };
         let effects = previews(&mut confirm);
         self.popups.push(Popup::Confirm(confirm));

@@ -93,7 +93,9 @@ fn demo_in_a_real_terminal() {
     t.keys(&["Escape"]);
     t.expect("/ filter · ");
     t.keys(&["S"]);
-    // the dialog opens at once; its fresh read arrives a moment later
+    // the dialog opens at once, consequences first; `v` shows the epoch and the request
+    t.expect("v: show the epoch");
+    t.keys(&["v"]);
     let confirm = t.expect("keeps holder epoch 7");
     assert!(
         confirm.contains("keeps holder epoch 7") && confirm.contains("\"op\": \"test\""),
@@ -307,6 +309,8 @@ fn a_fleet_in_a_real_terminal() {
     tmux.keys(&["Down", "Down", "Enter"]);
     tmux.expect("showing west only");
     tmux.keys(&["/", "awake", "Enter", "S"]);
+    tmux.expect("v: show the epoch");
+    tmux.keys(&["v"]);
     tmux.expect("keeps holder epoch 2");
     tmux.keys(&["Tab", "Enter"]);
     let patches = |t: &crate::support::TestSim| t.sim.requests().into_iter().filter(|r| r.method == "PATCH").count();

@@ -59,7 +59,10 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return match reply {
             PopupReply::Stay(effects) => effects,
             PopupReply::Close => {
-                app.popups.pop();
+                // the picker's typing hint goes with it
+                if let Some(Popup::Contexts { .. }) = app.popups.pop() {
+                    app.status.clear();
+                }
                 Vec::new()
             }
             PopupReply::Submit(writes) => {
@@ -275,6 +278,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         | Command::SwitchFocus
         | Command::Choose
         | Command::TakeOver
+        | Command::ShowRequest
         | Command::Keep
         | Command::Follow
         | Command::Wrap

@@ -440,3 +440,28 @@ fn the_context_picker_narrows_as_letters_are_typed_and_enter_opens_the_best() {
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.view.command.as_deref(), Some("ctx kind-staging "));
 }
+
+#[test]
+fn the_epoch_and_request_show_under_a_toggle() {
+    let mut app = app(false);
+    press(&mut app, KeyCode::Char('S'));
+    let shown = |app: &App| match app.popups.last() {
+        Some(Popup::Confirm(c)) => (c.show_request, c.typed.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(shown(&app), (false, String::new()), "the consequences first");
+    press(&mut app, KeyCode::Char('v'));
+    assert!(shown(&app).0);
+    press(&mut app, KeyCode::Char('v'));
+    assert!(!shown(&app).0);
+    press(&mut app, KeyCode::Esc);
+    // in a typed confirmation `v` is typed; Ctrl-V toggles
+    press(&mut app, KeyCode::Char('D'));
+    press(&mut app, KeyCode::Char('v'));
+    assert_eq!(shown(&app), (false, "v".to_string()));
+    update(
+        &mut app,
+        Action::Key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::CONTROL)),
+    );
+    assert_eq!(shown(&app), (true, "v".to_string()));
+}
