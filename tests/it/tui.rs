@@ -843,6 +843,8 @@ async fn snapshots_of_the_fleet_view() {
         narrow.lines().all(|l| l.chars().count() <= 80),
         "fits 80 columns:\n{narrow}"
     );
+    // the one PROD context's cell shrinks to its badge where its name does not fit
+    assert!(narrow.contains("  [PROD]         awake"), "{narrow}");
     assert_badge_is_red(&h);
     h.keys(&[KeyCode::Char('c')]).await;
     snap_sizes("fleet_context_picker", &h);
