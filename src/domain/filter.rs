@@ -222,9 +222,33 @@ pub fn best<'a>(text: &str, candidates: &'a [String]) -> Option<&'a String> {
         .map(|(_, c)| c)
 }
 
+/// The candidates `text` fuzzily matches, the best first (ties keep their order); every one
+/// for an empty text.
+pub fn ranked<'a>(text: &str, candidates: &'a [String]) -> Vec<&'a String> {
+    let mut scored: Vec<(usize, usize, &String)> = candidates
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            let exact = c.eq_ignore_ascii_case(text);
+            fuzzy(text, c).map(|s| (if exact { 0 } else { s + 1 }, i, c))
+        })
+        .collect();
+    scored.sort_by_key(|(s, i, _)| (*s, *i));
+    scored.into_iter().map(|(_, _, c)| c).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranked_keeps_only_fuzzy_matches_best_first() {
+        let names: Vec<String> = ["kind-staging", "kind-prod", "prod-eu"].map(String::from).to_vec();
+        assert_eq!(ranked("", &names).len(), 3);
+        assert_eq!(ranked("prod", &names), vec!["prod-eu", "kind-prod"]);
+        assert_eq!(ranked("kstg", &names), vec!["kind-staging"]);
+        assert!(ranked("zz", &names).is_empty());
+    }
 
     #[test]
     fn globs() {

@@ -41,6 +41,8 @@ pub enum Command {
     /// In a confirmation: press the focused button; in the picker: pick the one selected.
     Choose,
     TakeOver,
+    /// In a confirmation: show or hide the epoch and the exact request.
+    ShowRequest,
     /// While typing (a filter, a delete's id): keep what was typed.
     Keep,
     /// The log pane of the row's own pod.
@@ -253,7 +255,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('c'), Contexts)],
         label: "c",
-        does: "several contexts: pick one to show only its rows, or all of them",
+        does: "contexts (type to narrow): across several, show one's rows or all; in one, switch to another of the kubeconfig's",
         hint: "c contexts",
         footer_order: 7,
     },
@@ -343,6 +345,13 @@ const CONFIRM: &[Binding] = &[
         hint: "t take over",
         footer_order: 3,
     },
+    Binding {
+        keys: &[(Char('v'), ShowRequest), (Ctrl('v'), ShowRequest)],
+        label: "v",
+        does: "in a confirmation: show or hide the epoch and the exact request",
+        hint: "v request",
+        footer_order: 4,
+    },
     CANCEL,
 ];
 
@@ -362,6 +371,13 @@ const CONFIRM_TYPED: &[Binding] = &[
         does: "take over while typing the id",
         hint: "Ctrl-T take over",
         footer_order: 3,
+    },
+    Binding {
+        keys: &[(Ctrl('v'), ShowRequest)],
+        label: "Ctrl-V",
+        does: "show or hide the epoch and the exact request while typing the id",
+        hint: "Ctrl-V request",
+        footer_order: 4,
     },
     CANCEL,
 ];
@@ -537,7 +553,31 @@ const COMMAND_LINE: &[Binding] = &[
 ];
 
 /// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
-const PICKER: &[Binding] = &[SCROLL, CHOOSE, CLOSE_POPUP];
+/// A picker's moves: arrows and pages only, as letters type its filter.
+const PICK_MOVE: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Up), Up),
+        (Code(KeyCode::Down), Down),
+        (Code(KeyCode::PageUp), PageUp),
+        (Code(KeyCode::PageDown), PageDown),
+        (Code(KeyCode::Home), Top),
+        (Code(KeyCode::End), Bottom),
+    ],
+    label: "↑ ↓ PgUp PgDn Home End · letters",
+    does: "move; in the context picker letters narrow the list (a fuzzy match)",
+    hint: "↑↓ move",
+    footer_order: 1,
+};
+
+const PICK_CLOSE: Binding = Binding {
+    keys: &[(Code(KeyCode::Esc), Close), (Ctrl('c'), Quit)],
+    label: "Esc",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+};
+
+const PICKER: &[Binding] = &[PICK_MOVE, CHOOSE, PICK_CLOSE];
 
 pub fn bindings(context: Context) -> &'static [Binding] {
     match context {

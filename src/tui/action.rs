@@ -153,6 +153,11 @@ pub enum Action {
     Saved(Result<String, String>),
     /// The shell ended: what the status line says of it.
     ShellEnded(String),
+    /// Another context was opened (`:ctx NAME` in a single-context session), or why not.
+    ContextOpened {
+        context: String,
+        result: Result<super::app::ContextOptions, String>,
+    },
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.
@@ -204,6 +209,12 @@ pub enum Effect {
     History(RowKey),
     /// Find the row's own pod and container for a shell (answered as `Action::ShellReady`).
     Shell(RowKey),
+    /// Open context `context` of the kubeconfig in place of `replacing` (whose watches stop);
+    /// answered as `Action::ContextOpened`.
+    OpenContext {
+        context: String,
+        replacing: String,
+    },
     /// Write `text` to a new file `name` in the temporary directory.
     Save {
         key: RowKey,
@@ -216,9 +227,10 @@ impl Effect {
     /// The context it acts in.
     pub fn context(&self) -> &str {
         match self {
-            Effect::Refresh { context, .. } | Effect::Follow { context, .. } | Effect::CheckAccess { context, .. } => {
-                context
-            }
+            Effect::Refresh { context, .. }
+            | Effect::Follow { context, .. }
+            | Effect::CheckAccess { context, .. }
+            | Effect::OpenContext { context, .. } => context,
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

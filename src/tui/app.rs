@@ -5,6 +5,7 @@ mod confirm;
 mod contexts;
 mod input;
 mod inventory;
+mod switch;
 #[cfg(test)]
 mod tests;
 
@@ -13,6 +14,7 @@ pub use confirm::*;
 pub use contexts::*;
 pub use input::*;
 pub use inventory::*;
+use switch::*;
 
 use super::action::{Action, Effect, RowKey};
 use crate::cluster::inventory::Scope;
@@ -164,6 +166,12 @@ pub struct App {
     pub scroll_max: std::cell::Cell<u16>,
     /// Warnings already said once in the status line.
     warned: BTreeSet<String>,
+    /// The kubeconfig's contexts a single-context session may switch to (empty: it may not).
+    pub kube_contexts: Vec<String>,
+    /// `--read-only` was given: a context switched to refuses writes too.
+    read_only_flag: bool,
+    /// What is typed into the context picker, and every name it filters.
+    pub picker: (String, Vec<String>),
 }
 
 /// How far a bulk action is.
@@ -231,6 +239,9 @@ impl App {
             bulk_members: BTreeSet::new(),
             scroll_max: std::cell::Cell::new(u16::MAX),
             warned: BTreeSet::new(),
+            kube_contexts: Vec::new(),
+            read_only_flag: o.read_only,
+            picker: Default::default(),
         }
     }
 
@@ -545,6 +556,7 @@ impl App {
             focus: Focus::Cancel,
             typed: String::new(),
             refresh,
+            show_request: false,
         };
         let effects = previews(&mut confirm);
         self.popups.push(Popup::Confirm(confirm));
@@ -648,6 +660,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::ShellReady { .. }
         | Action::Saved(_)
         | Action::ShellEnded(_) => super::triage::apply(app, action),
+        Action::ContextOpened { context, result } => on_context_opened(app, context, result),
         Action::Detail { key, result } => {
             if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key

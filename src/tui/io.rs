@@ -2,6 +2,7 @@
 //! reports back as actions. The UI never awaits these.
 
 use super::action::{Action, Effect, Loaded, RowKey};
+use super::app::ContextOptions;
 use crate::clock::Clock;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
@@ -42,9 +43,26 @@ impl Cluster {
     }
 }
 
+/// How a single-context session opens another of the kubeconfig's contexts (`:ctx NAME`, `c`).
+#[derive(Clone, Default)]
+pub struct Switch {
+    /// The session's connect options (the safety rules file and the flags over it included):
+    /// only the context differs, and `Connection::open` decides the rules there.
+    pub connect: crate::cluster::connect::ConnectOptions,
+    /// The kubeconfig's contexts, in its order.
+    pub contexts: Vec<String>,
+}
+
 pub struct Io {
     /// The contexts opened, by name; an effect runs in its own.
     pub clusters: Vec<Cluster>,
+    /// Contexts opened while the UI runs (a single-context session switching context).
+    pub added: std::sync::RwLock<Vec<Arc<Cluster>>>,
+    /// How another context is opened (`None`: this session cannot switch).
+    pub switch: Option<Switch>,
+    /// The write policy a context opened later starts from (its own read-only rule and
+    /// throttle added; the audit log shared).
+    pub policy: WritePolicy,
     /// Ticks read it (every context's connection shares it).
     pub clock: Clock,
     pub flags: OverlayFlags,
@@ -79,11 +97,84 @@ impl Io {
     }
 
     pub async fn perform(&self, effect: Effect, out: UnboundedSender<Action>) {
-        // the app asks only of contexts that were opened
-        let Some(cluster) = self.cluster(effect.context()) else {
+        if let Effect::OpenContext { context, replacing } = effect {
+            let result = self.open_context(&context, &replacing).await;
+            let _ = out.send(Action::ContextOpened { context, result });
             return;
+        }
+        // the app asks only of contexts that were opened
+        if let Some(cluster) = self.cluster(effect.context()) {
+            return cluster.perform(self, effect, out).await;
+        }
+        let added = self
+            .added
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|c| c.conn.context == effect.context())
+            .cloned();
+        if let Some(cluster) = added {
+            cluster.perform(self, effect, out).await;
+        }
+    }
+
+    /// Open context `name` in place of `replacing` (whose watches stop): its connection with
+    /// the session's options, its rules decided at open; one opened before is reused.
+    async fn open_context(&self, name: &str, replacing: &str) -> Result<ContextOptions, String> {
+        let described = |c: &Cluster| ContextOptions {
+            name: c.conn.context.clone(),
+            server: c.conn.server.clone(),
+            namespace: c.conn.namespace.clone(),
+            rules: c.conn.rules.clone(),
+            open_error: None,
         };
-        cluster.perform(self, effect, out).await;
+        let stop = |c: &Cluster| c.following.send_modify(|g| *g += 1);
+        let found = |io: &Io, name: &str| -> Option<Arc<Cluster>> {
+            io.added
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find(|c| c.conn.context == name)
+                .cloned()
+        };
+        let opened = match (self.cluster(name), found(self, name)) {
+            (Some(c), _) => Some(described(c)),
+            (None, Some(c)) => Some(described(&c)),
+            (None, None) => None,
+        };
+        let opened = match opened {
+            Some(o) => o,
+            None => {
+                let switch = self.switch.as_ref().ok_or("this session cannot open another context")?;
+                let opts = crate::cluster::connect::ConnectOptions {
+                    context: Some(name.to_string()),
+                    clock: Some(self.clock.clone()),
+                    interactive_exec: false,
+                    ..switch.connect.clone()
+                };
+                let conn = Connection::open(&opts).await.map_err(|e| e.to_string())?;
+                conn.version().await.map_err(|e| e.to_string())?;
+                let policy = WritePolicy {
+                    read_only: conn.rules.read_only,
+                    throttle: Default::default(),
+                    ..self.policy.clone()
+                };
+                let cluster = Cluster::new(conn, policy);
+                let o = described(&cluster);
+                self.added
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(Arc::new(cluster));
+                o
+            }
+        };
+        // the context left stops watching: its rows are no longer shown
+        if let Some(c) = self.cluster(replacing) {
+            stop(c);
+        } else if let Some(c) = found(self, replacing) {
+            stop(&c);
+        }
+        Ok(opened)
     }
 }
 
@@ -216,6 +307,8 @@ impl Cluster {
                 result: self.shell(&key).await,
                 key,
             }),
+            // answered by the Io itself
+            Effect::OpenContext { .. } => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
             Effect::Preview { key, plan, take_over } => {
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;

@@ -46,6 +46,8 @@ pub struct Options {
     /// How often a kind the user may not watch is re-listed.
     pub refresh: Duration,
     pub clock: Clock,
+    /// A single-context session may open the kubeconfig's other contexts (`:ctx NAME`).
+    pub switch: Option<io::Switch>,
 }
 
 /// Why the TUI could not run or ended other than by the user's choice: one line.
@@ -75,6 +77,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         all_namespaces,
         refresh,
         clock,
+        switch,
     } = options;
     // one cheap request first, so a login failure is a normal line in the normal terminal; across
     // several contexts a context that fails it shows as an error, and the others work
@@ -132,12 +135,16 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         now: clock.now(),
         live: true,
     });
+    app.kube_contexts = switch.as_ref().map(|s| s.contexts.clone()).unwrap_or_default();
     let flags = crate::domain::drift::OverlayFlags {
         per_sandbox_label_key: policy.per_sandbox_label_key.clone(),
         ..Default::default()
     };
     let io = Arc::new(Io {
         clusters: opened,
+        added: Default::default(),
+        switch,
+        policy,
         clock,
         flags,
         wait_timeout: io::WAIT,

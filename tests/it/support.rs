@@ -277,6 +277,9 @@ pub fn policy(read_only: bool, audit: AuditLog) -> WritePolicy {
 pub fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions) -> Io {
     Io {
         clock: clusters[0].0.clock.clone(),
+        policy: clusters[0].1.clone(),
+        added: Default::default(),
+        switch: None,
         clusters: clusters
             .into_iter()
             .map(|(conn, policy)| Cluster::new(conn, policy))

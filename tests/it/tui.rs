@@ -479,7 +479,7 @@ async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() 
     api.delete(&foreign[0], &Default::default()).await.unwrap();
     h.keys(&[KeyCode::Char('R')]).await;
     let screen = h.screen(200, 50);
-    assert!(screen.contains("wren (agents): Suspended"), "{screen}");
+    assert!(screen.contains("wren (agents): now Suspended"), "{screen}");
     assert!(screen.contains("admission fence"), "{screen}");
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
     let s = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap();
@@ -497,6 +497,9 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     h.type_text("ember").await;
     h.keys(&[KeyCode::Enter, KeyCode::Char('F')]).await;
     snap_sizes("confirm_refresh", &h);
+    // the consequences first; `v` shows the epoch and the exact request
+    assert!(!h.screen(200, 50).contains("→ carries"), "under the toggle");
+    h.keys(&[KeyCode::Char('v')]).await;
     let screen = h.screen(200, 50);
     for words in [
         "Refresh template 1 workspace",
@@ -840,6 +843,8 @@ async fn snapshots_of_the_fleet_view() {
         narrow.lines().all(|l| l.chars().count() <= 80),
         "fits 80 columns:\n{narrow}"
     );
+    // the one PROD context's cell shrinks to its badge where its name does not fit
+    assert!(narrow.contains("  [PROD]         awake"), "{narrow}");
     assert_badge_is_red(&h);
     h.keys(&[KeyCode::Char('c')]).await;
     snap_sizes("fleet_context_picker", &h);

@@ -93,7 +93,9 @@ fn demo_in_a_real_terminal() {
     t.keys(&["Escape"]);
     t.expect("/ filter · ");
     t.keys(&["S"]);
-    // the dialog opens at once; its fresh read arrives a moment later
+    // the dialog opens at once, consequences first; `v` shows the epoch and the request
+    t.expect("v: show the epoch");
+    t.keys(&["v"]);
     let confirm = t.expect("keeps holder epoch 7");
     assert!(
         confirm.contains("keeps holder epoch 7") && confirm.contains("\"op\": \"test\""),
@@ -307,6 +309,8 @@ fn a_fleet_in_a_real_terminal() {
     tmux.keys(&["Down", "Down", "Enter"]);
     tmux.expect("showing west only");
     tmux.keys(&["/", "awake", "Enter", "S"]);
+    tmux.expect("v: show the epoch");
+    tmux.keys(&["v"]);
     tmux.expect("keeps holder epoch 2");
     tmux.keys(&["Tab", "Enter"]);
     let patches = |t: &crate::support::TestSim| t.sim.requests().into_iter().filter(|r| r.method == "PATCH").count();
@@ -589,4 +593,62 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     }
     t.keys(&["q"]);
     t.expect("NAMZU-EXITED");
+}
+
+/// A single-context session switches to the kubeconfig's other contexts: `:ctx` completes and
+/// opens one (its rows, its own rules: here read-only with its badge), the typed `c` picker
+/// opens another; a name the kubeconfig lacks is one line.
+#[test]
+fn a_single_context_session_switches_context() {
+    if no_tmux("context switch") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (east, west) = runtime.block_on(async { (crate::support::start().await, crate::support::start().await) });
+    let dir = east.dir.path();
+    let kubeconfig = dir.join("two.kubeconfig");
+    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
+    let rules = dir.join("config.yaml");
+    std::fs::write(
+        &rules,
+        "contexts:\n  - {context: west, label: WESTPROD, colour: red, readOnly: true}\n",
+    )
+    .unwrap();
+    let tmux = Tmux {
+        socket: format!("namzu-switch-{}", std::process::id()),
+        session: "switch",
+    };
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --context east tui -A; sleep 60",
+        rules.display(),
+        dir.join("audit.jsonl").display(),
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        kubeconfig.display()
+    );
+    tmux.start(160, 30, &script);
+    tmux.expect("3 workspaces");
+    let reads = |t: &crate::support::TestSim| t.sim.requests().len();
+    assert_eq!(reads(&west), 0, "west is not read before it is asked for");
+    // `:ctx w` Tab completes to west; Enter opens it with its own rules
+    tmux.keys(&[":", "ctx w", "Tab"]);
+    tmux.expect(":ctx west");
+    tmux.keys(&["Enter"]);
+    let on_west = tmux.expect("context west");
+    tmux.expect("WESTPROD");
+    assert!(reads(&west) > 0, "west was read:\n{on_west}");
+    tmux.expect("3 workspaces");
+    // its rule holds: a write is refused there
+    tmux.keys(&["S"]);
+    tmux.expect("read-only");
+    // the typed picker: letters narrow it, Enter picks the best match
+    tmux.keys(&["c"]);
+    tmux.expect("all contexts");
+    tmux.keys(&["ea"]);
+    tmux.expect("contexts matching \"ea\": 1");
+    tmux.keys(&["Enter"]);
+    tmux.expect("context east");
+    let back = tmux.expect("3 workspaces");
+    assert!(!back.contains("WESTPROD"), "east has no badge:\n{back}");
+    tmux.keys(&[":", "ctx nowhere", "Enter"]);
+    tmux.expect("no context \"nowhere\" in the kubeconfig");
 }

@@ -14,6 +14,7 @@ pub(super) fn completions(app: &App, first: &str) -> Vec<String> {
         "ns" | "namespace" => std::iter::once("all".to_string())
             .chain(app.inventory.namespaces.iter().cloned())
             .collect(),
+        "ctx" | "context" if !app.several_contexts => context_names(app),
         "ctx" | "context" => std::iter::once("all".to_string())
             .chain(app.contexts.iter().map(|c| c.name.clone()))
             .collect(),
@@ -138,6 +139,18 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
                 Vec::new()
             }
         },
+        "ctx" | "context" if !app.several_contexts && !app.kube_contexts.is_empty() => {
+            if rest.is_empty() {
+                return on_list_command(app, Command::Contexts);
+            }
+            match pick(app, "ctx", rest) {
+                Some(name) => pick_context(app, Some(name)),
+                None => {
+                    app.status = format!("no context {rest:?} in the kubeconfig");
+                    Vec::new()
+                }
+            }
+        }
         "ctx" | "context" if !app.several_contexts => {
             let here = app.contexts.first().map(|c| c.name.clone()).unwrap_or_default();
             app.status = if rest.is_empty() || rest == here {

@@ -25,6 +25,9 @@ pub struct Confirm {
     pub typed: String,
     /// A resume that refreshes the pod template from the SandboxTemplate (`F`).
     pub refresh: bool,
+    /// The epoch and the exact request are shown (`v`): the consequences come first, these
+    /// under the toggle.
+    pub show_request: bool,
 }
 
 impl Confirm {
@@ -139,6 +142,10 @@ pub(super) fn on_confirm_key(
                 Focus::Cancel => Focus::Confirm,
                 Focus::Confirm => Focus::Cancel,
             };
+            PopupReply::Stay(Vec::new())
+        }
+        (Some(Command::ShowRequest), _) => {
+            c.show_request = !c.show_request;
             PopupReply::Stay(Vec::new())
         }
         (Some(Command::TakeOver), _) => {

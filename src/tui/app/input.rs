@@ -26,7 +26,11 @@ pub(super) fn context(app: &App) -> Context {
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
 pub fn footer_keys(app: &App, width: usize) -> String {
-    keys::footer(context(app), width, app.several_contexts)
+    keys::footer(
+        context(app),
+        width,
+        app.several_contexts || !app.kube_contexts.is_empty(),
+    )
 }
 
 pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
@@ -46,13 +50,19 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if matches!(context, Context::Logs | Context::LogSearch) {
         return crate::tui::triage::on_pane_key(app, command, key);
     }
+    if context == Context::Picker && command.is_none() && on_picker_type(app, key) {
+        return Vec::new();
+    }
     if let Some(top) = app.popups.last_mut() {
         let last = app.scroll_max.get();
         let reply = on_popup_key(top, command, key, &mut app.status, &mut app.notes, last);
         return match reply {
             PopupReply::Stay(effects) => effects,
             PopupReply::Close => {
-                app.popups.pop();
+                // the picker's typing hint goes with it
+                if let Some(Popup::Contexts { .. }) = app.popups.pop() {
+                    app.status.clear();
+                }
                 Vec::new()
             }
             PopupReply::Submit(writes) => {
@@ -94,8 +104,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             }
             PopupReply::Pick(context) => {
                 app.popups.pop();
-                show_context(app, context);
-                Vec::new()
+                pick_context(app, context)
             }
             PopupReply::Quit => {
                 app.quit = true;
@@ -254,19 +263,10 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
-        Command::Contexts if !app.several_contexts => {
+        Command::Contexts if !app.several_contexts && app.kube_contexts.is_empty() => {
             app.status = "one context: nothing to pick (open several with --context a,b or --all-contexts)".into()
         }
-        Command::Contexts => {
-            let choices: Vec<String> = app.contexts.iter().map(|c| c.name.clone()).collect();
-            let selected = app
-                .view
-                .context
-                .as_ref()
-                .and_then(|picked| choices.iter().position(|c| c == picked))
-                .map_or(0, |i| i + 1);
-            app.popups.push(Popup::Contexts { choices, selected });
-        }
+        Command::Contexts => open_picker(app),
         Command::Help => app.popups.push(Popup::Help { scroll: 0 }),
         Command::Suspend => return app.open_confirm(Verb::Suspend, false),
         Command::Resume => return app.open_confirm(Verb::Resume, false),
@@ -278,6 +278,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         | Command::SwitchFocus
         | Command::Choose
         | Command::TakeOver
+        | Command::ShowRequest
         | Command::Keep
         | Command::Follow
         | Command::Wrap

@@ -372,3 +372,97 @@ fn popups_close_with_esc_and_ctrl_c_quits_from_anywhere() {
     );
     assert!(app.quit);
 }
+
+#[test]
+fn the_context_picker_narrows_as_letters_are_typed_and_enter_opens_the_best() {
+    let mut app = app(false);
+    app.kube_contexts = ["ctx", "kind-staging", "prod-eu", "kind-prod"]
+        .map(String::from)
+        .to_vec();
+    press(&mut app, KeyCode::Char('c'));
+    assert!(matches!(app.popups.last(), Some(Popup::Contexts { choices, selected: 1 }) if choices.len() == 4));
+    // letters type (j, k, g, q included): they do not move or close
+    typed(&mut app, "prod");
+    let Some(Popup::Contexts { choices, selected }) = app.popups.last() else {
+        panic!("the picker stays open: {:?}", app.popups.last())
+    };
+    assert_eq!(
+        (choices.clone(), *selected),
+        (vec!["prod-eu".to_string(), "kind-prod".into()], 1)
+    );
+    // arrows move; Backspace widens again
+    press(&mut app, KeyCode::Down);
+    assert!(matches!(app.popups.last(), Some(Popup::Contexts { selected: 2, .. })));
+    press(&mut app, KeyCode::Backspace);
+    assert_eq!(app.picker.0, "pro");
+    let effects = press(&mut app, KeyCode::Enter);
+    assert!(app.popups.is_empty());
+    assert!(
+        matches!(effects.as_slice(), [Effect::OpenContext { context, replacing }] if context == "prod-eu" && replacing == "ctx"),
+        "{effects:?}"
+    );
+    // the answer replaces the context shown, with the rules it was opened under
+    let effects = update(
+        &mut app,
+        Action::ContextOpened {
+            context: "prod-eu".into(),
+            result: Ok(ContextOptions {
+                name: "prod-eu".into(),
+                namespace: "team".into(),
+                rules: ContextRules {
+                    read_only: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+        },
+    );
+    assert_eq!(app.contexts.len(), 1);
+    assert_eq!(app.contexts[0].name, "prod-eu");
+    assert!(app.contexts[0].read_only.is_some());
+    assert_eq!(app.scope, Scope::Namespace("team".into()));
+    assert!(app.inventory.rows().is_empty(), "the context left's rows go");
+    assert!(matches!(effects.first(), Some(Effect::Refresh { context, .. }) if context == "prod-eu"));
+    // a failure keeps the context shown
+    update(
+        &mut app,
+        Action::ContextOpened {
+            context: "kind-prod".into(),
+            result: Err("connection refused".into()),
+        },
+    );
+    assert_eq!(
+        app.status,
+        "cannot open context kind-prod: connection refused; still on prod-eu"
+    );
+    // `:ctx` completes over the kubeconfig's contexts
+    press(&mut app, KeyCode::Char(':'));
+    typed(&mut app, "ctx kind-s");
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.view.command.as_deref(), Some("ctx kind-staging "));
+}
+
+#[test]
+fn the_epoch_and_request_show_under_a_toggle() {
+    let mut app = app(false);
+    press(&mut app, KeyCode::Char('S'));
+    let shown = |app: &App| match app.popups.last() {
+        Some(Popup::Confirm(c)) => (c.show_request, c.typed.clone()),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(shown(&app), (false, String::new()), "the consequences first");
+    press(&mut app, KeyCode::Char('v'));
+    assert!(shown(&app).0);
+    press(&mut app, KeyCode::Char('v'));
+    assert!(!shown(&app).0);
+    press(&mut app, KeyCode::Esc);
+    // in a typed confirmation `v` is typed; Ctrl-V toggles
+    press(&mut app, KeyCode::Char('D'));
+    press(&mut app, KeyCode::Char('v'));
+    assert_eq!(shown(&app), (false, "v".to_string()));
+    update(
+        &mut app,
+        Action::Key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::CONTROL)),
+    );
+    assert_eq!(shown(&app), (true, "v".to_string()));
+}

@@ -97,22 +97,33 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
                 refresh,
                 ..
             }) => {
-                let mut v = vec![format!(
-                    "{}, stored epoch {} → carries {} ({}); {} {}",
-                    mode.as_str(),
-                    epoch.raw.clone().unwrap_or_else(|| "none (0)".into()),
-                    epoch.carried,
-                    epoch.describe(),
-                    request.method,
-                    request.path
-                )];
+                // the consequences first: the mode it leaves and the field diff; the epoch and
+                // the exact request under the toggle
+                let mut v = vec![if c.show_request {
+                    format!(
+                        "{}, stored epoch {} → carries {} ({}); {} {}",
+                        mode.as_str(),
+                        epoch.raw.clone().unwrap_or_else(|| "none (0)".into()),
+                        epoch.carried,
+                        epoch.describe(),
+                        request.method,
+                        request.path
+                    )
+                } else {
+                    format!("now {}", mode.as_str())
+                }];
                 // a refresh: the template and hashes, each overlay and its source, the field diff
                 v.extend(refresh.iter().flat_map(|r| crate::present::outcome::refresh_lines(r)));
-                // one operation per line, spaced between JSON tokens so a long one wraps between
-                // tokens, never inside a string: the same JSON value as the body sent
-                match request.body.as_array() {
-                    Some(ops) => v.extend(ops.iter().map(|op| format!("  {}", spaced_json(op)))),
-                    None => v.push(format!("  {}", spaced_json(&request.body))),
+                if !c.show_request && v.last().is_some_and(|l| l == "body:") {
+                    v.pop();
+                }
+                if c.show_request {
+                    // one operation per line, spaced between JSON tokens so a long one wraps
+                    // between tokens, never inside a string: the same JSON value as the body sent
+                    match request.body.as_array() {
+                        Some(ops) => v.extend(ops.iter().map(|op| format!("  {}", spaced_json(op)))),
+                        None => v.push(format!("  {}", spaced_json(&request.body))),
+                    }
                 }
                 if *per_sandbox_egress {
                     v.push(crate::present::outcome::ADMISSION_FENCE_NOTE.to_string());
@@ -126,8 +137,17 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
             say(&mut text, line.clone(), Style::default());
         }
     }
-    // what follows always shows: the typing asked for
+    // what follows always shows: the toggle, the typing asked for
     let tail_from = text.len();
+    say(
+        &mut text,
+        format!(
+            "{}: {} the epoch and the exact request",
+            if c.asks_typed { "Ctrl-V" } else { "v" },
+            if c.show_request { "hide" } else { "show" }
+        ),
+        theme.fg(Color::DarkGray),
+    );
     if c.asks_typed {
         say(&mut text, String::new(), Style::default());
     }

@@ -221,13 +221,25 @@ pub(super) fn fixed_width(c: Column) -> u16 {
     }
 }
 
-/// A row's CONTEXT cell in `room` columns: its context, and the context's badge; a name too
-/// long is cut, the badge kept.
+/// A row's CONTEXT cell in `room` columns: its context, and the context's badge; where both do
+/// not fit (a narrow terminal) the badge's label alone, which says what the context is, unless
+/// another context has the same label.
 pub(super) fn context_text(app: &App, w: &Workspace, room: usize) -> String {
     let name = w.context.as_deref().unwrap_or("-");
     match app.context_view(name).and_then(|c| c.rules.badge.as_ref()) {
         Some(b) => {
             let badge = format!(" [{}]", b.label);
+            let label = format!("[{}]", b.label);
+            // two contexts of one label keep their names: the label alone would not tell them apart
+            let shared = app
+                .contexts
+                .iter()
+                .filter(|c| c.rules.badge.as_ref().is_some_and(|o| o.label == b.label))
+                .count()
+                > 1;
+            if !shared && width(name) + width(&badge) > room && width(&label) <= room {
+                return label;
+            }
             let kept = room.saturating_sub(width(&badge)).max(3);
             cut(&format!("{}{badge}", cut(name, kept)), room)
         }
