@@ -315,6 +315,28 @@ pub fn of_sandbox<'a>(sandbox: &Value, pvc: impl Fn(&str) -> Option<&'a Value>) 
     }
 }
 
+/// The what-if of `verb` over its targets (each as its fresh read's mode and what it holds): a
+/// suspend or delete frees the requests of those running, a resume starts holding those of the
+/// suspended; their disks stay (or go, with a delete). The CLI's bulk dry run and the UI's bulk
+/// confirmation both end with it.
+pub fn what_if_of<'a>(
+    verb: super::fence::Verb,
+    targets: impl IntoIterator<Item = (super::patch::Mode, &'a Resources)>,
+) -> String {
+    use super::fence::Verb;
+    let (mut freed, mut started, mut disks) = (List::new(), List::new(), 0);
+    for (mode, read) in targets {
+        let running = mode == super::patch::Mode::Running;
+        match verb {
+            Verb::Suspend | Verb::Delete if running => add(&mut freed, &read.requests),
+            Verb::Resume if !running => add(&mut started, &read.requests),
+            _ => {}
+        }
+        disks += read.disk_total();
+    }
+    what_if(&freed, &started, disks, verb == Verb::Delete)
+}
+
 /// A what-if's line: what the writes would free or start holding, e.g. "would free 24 CPU,
 /// 96Gi memory; disks stay: 480Gi". `freed` is what stops running, `started` what starts.
 pub fn what_if(freed: &List, started: &List, disks: Milli, deleted_disks: bool) -> String {

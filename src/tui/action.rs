@@ -153,6 +153,12 @@ pub enum Action {
     Saved(Result<String, String>),
     /// The shell ended: what the status line says of it.
     ShellEnded(String),
+    /// A context's leaks in `scope` (for the leaks view), and what it could not read.
+    Leaks {
+        context: String,
+        scope: Scope,
+        result: Result<(Vec<crate::domain::leaks::Leak>, Vec<String>), String>,
+    },
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.
@@ -204,6 +210,11 @@ pub enum Effect {
     History(RowKey),
     /// Find the row's own pod and container for a shell (answered as `Action::ShellReady`).
     Shell(RowKey),
+    /// What `kubectl namzu leaks` lists in `context` for `scope` (answered as `Action::Leaks`).
+    Leaks {
+        context: String,
+        scope: Scope,
+    },
     /// Write `text` to a new file `name` in the temporary directory.
     Save {
         key: RowKey,
@@ -216,9 +227,10 @@ impl Effect {
     /// The context it acts in.
     pub fn context(&self) -> &str {
         match self {
-            Effect::Refresh { context, .. } | Effect::Follow { context, .. } | Effect::CheckAccess { context, .. } => {
-                context
-            }
+            Effect::Refresh { context, .. }
+            | Effect::Follow { context, .. }
+            | Effect::CheckAccess { context, .. }
+            | Effect::Leaks { context, .. } => context,
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

@@ -5,6 +5,7 @@ mod confirm;
 mod contexts;
 mod input;
 mod inventory;
+mod leaks;
 #[cfg(test)]
 mod tests;
 
@@ -13,6 +14,7 @@ pub use confirm::*;
 pub use contexts::*;
 pub use input::*;
 pub use inventory::*;
+pub use leaks::*;
 
 use super::action::{Action, Effect, RowKey};
 use crate::cluster::inventory::Scope;
@@ -72,6 +74,8 @@ pub enum Popup {
         text: Option<Result<String, String>>,
         scroll: u16,
     },
+    /// The leaks view (`:leaks`): read-only.
+    Leaks(LeaksView),
 }
 
 /// What a key on the popup on top comes to.
@@ -213,6 +217,7 @@ impl App {
                 problems: false,
                 command: None,
                 touched: false,
+                resources: false,
                 pinned: BTreeSet::new(),
                 pins: 0,
             },
@@ -648,6 +653,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::ShellReady { .. }
         | Action::Saved(_)
         | Action::ShellEnded(_) => super::triage::apply(app, action),
+        Action::Leaks { context, scope, result } => {
+            leaks::answered(app, &context, &scope, result);
+            Vec::new()
+        }
         Action::Detail { key, result } => {
             if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key
