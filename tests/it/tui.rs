@@ -877,6 +877,7 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
     let cli: Vec<serde_json::Value> =
         serde_json::from_str(&out(&namzu(&h.t, &["leaks", "-A", "-o", "json"]).await)).unwrap();
     assert!(cli.len() > 2, "{cli:#?}");
+    h.t.sim.clear_requests();
     h.keys(&[KeyCode::Char(':')]).await;
     h.type_text("leaks").await;
     h.keys(&[KeyCode::Enter]).await;
@@ -904,8 +905,9 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
     h.keys(&[KeyCode::Char('G')]).await;
     h.keys(&[KeyCode::Esc]).await;
     assert!(h.app.popups.is_empty());
-    // nothing was written
-    assert!(h.t.sim.requests().iter().all(|r| r.method == "GET"));
+    // nothing was written: LISTs only
+    let sent: Vec<String> = h.t.sim.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    assert!(sent.iter().all(|r| r.starts_with("GET ")), "{sent:?}");
 
     // u: the CPU, MEM and DISK columns, and back
     let header = |h: &Harness| h.screen(200, 10).lines().nth(3).unwrap_or_default().to_string();
@@ -917,6 +919,7 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
         "{on}"
     );
     assert!(on.contains("250m") && on.contains("10Gi"), "{on}");
+    snap("resource_columns", &h.screen(140, 16));
     h.keys(&[KeyCode::Char('u')]).await;
     assert!(!header(&h).contains(" CPU"), "{}", header(&h));
 
@@ -935,4 +938,5 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
     h.keys(&[KeyCode::Char('S')]).await;
     let screen = h.screen(220, 120);
     assert!(screen.contains(&what_if), "{what_if}\n{screen}");
+    snap("confirm_bulk_suspend_what_if", &h.screen(120, 40));
 }
