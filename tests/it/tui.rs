@@ -906,7 +906,12 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
     h.keys(&[KeyCode::Esc]).await;
     assert!(h.app.popups.is_empty());
     // nothing was written: LISTs only
-    let sent: Vec<String> = h.t.sim.requests().iter().map(|r| format!("{} {}", r.method, r.path)).collect();
+    let sent: Vec<String> =
+        h.t.sim
+            .requests()
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
     assert!(sent.iter().all(|r| r.starts_with("GET ")), "{sent:?}");
 
     // u: the CPU, MEM and DISK columns, and back

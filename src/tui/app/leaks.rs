@@ -131,6 +131,9 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
         out.push(summary);
     }
     out.push(String::new());
-    out.push("read-only: delete with kubectl namzu leaks --delete (-n NAMESPACE or -A)".to_string());
+    let context = if app.several_contexts { " --context NAME" } else { "" };
+    out.push(format!(
+        "read-only: delete with kubectl namzu leaks --delete{context} (-n NAMESPACE or -A)"
+    ));
     out.join("\n")
 }
