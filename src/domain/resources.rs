@@ -472,4 +472,28 @@ mod tests {
             "would free 24 CPU, 96Gi memory (requests); disks stay: 480Gi"
         );
     }
+
+    #[test]
+    fn what_if_of_counts_what_each_verb_moves() {
+        use crate::domain::fence::Verb;
+        use crate::domain::patch::Mode;
+        let ws = Resources {
+            requests: [("cpu".to_string(), 250), ("memory".to_string(), (1i128 << 30) * 1000)].into(),
+            limits: List::new(),
+            disks: vec![Disk {
+                claim: "d".into(),
+                size: Some((10i128 << 30) * 1000),
+            }],
+        };
+        let targets = [(Mode::Running, &ws), (Mode::Running, &ws), (Mode::Suspended, &ws)];
+        assert_eq!(
+            what_if_of(Verb::Suspend, targets),
+            "would free 500m CPU, 2Gi memory (requests); disks stay: 30Gi"
+        );
+        assert_eq!(
+            what_if_of(Verb::Resume, targets),
+            "would start holding 250m CPU, 1Gi memory (requests); disks stay: 30Gi"
+        );
+        assert!(what_if_of(Verb::Delete, targets).ends_with("disks deleted: 30Gi"));
+    }
 }

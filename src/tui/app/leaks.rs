@@ -71,7 +71,8 @@ pub fn leaks_title(app: &App, view: &LeaksView) -> String {
         _ => "all namespaces".to_string(),
     };
     let contexts = if app.several_contexts {
-        format!(", {} contexts", view.parts.len())
+        let n = view.parts.len();
+        format!(", {n} context{}", if n == 1 { "" } else { "s" })
     } else {
         String::new()
     };
@@ -136,4 +137,92 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
         "read-only: delete with kubectl namzu leaks --delete{context} (-n NAMESPACE or -A)"
     ));
     out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::leaks::LeakKind;
+
+    fn fleet() -> App {
+        let context = |name: &str| ContextOptions {
+            name: name.into(),
+            namespace: "agents".into(),
+            ..Default::default()
+        };
+        App::new(AppOptions {
+            contexts: vec![context("a"), context("b")],
+            several_contexts: true,
+            namespace: "agents".into(),
+            all_namespaces: false,
+            read_only: false,
+            now: DateTime::UNIX_EPOCH,
+            live: false,
+        })
+    }
+
+    #[test]
+    fn leaks_reads_the_contexts_in_view_and_shows_their_answers_read_only() {
+        let mut app = fleet();
+        app.view.context = Some("b".into());
+        let effects = run_command(&mut app, "leaks");
+        let asked: Vec<(String, Scope)> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Leaks { context, scope } => Some((context.clone(), scope.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(asked, [("b".to_string(), Scope::Namespace("agents".into()))]);
+        let Some(Popup::Leaks(view)) = app.popups.last() else {
+            panic!("no leaks view: {:?}", app.popups);
+        };
+        assert!(leaks_text(&app, view).contains("b: reading…"));
+        let leak = Leak {
+            kind: LeakKind::Disk,
+            namespace: "agents".into(),
+            name: "workspace-disk-namzu-ws-ghost".into(),
+            uid: None,
+            resource_version: None,
+            reason: "its Sandbox is gone".into(),
+            since: None,
+            size: Some((10i128 << 30) * 1000),
+            next: "kubectl namzu leaks -n agents --delete".into(),
+            deletable: true,
+        };
+        let scope = Scope::Namespace("agents".into());
+        update(
+            &mut app,
+            Action::Leaks {
+                context: "b".into(),
+                scope: scope.clone(),
+                result: Ok((vec![leak], Vec::new())),
+            },
+        );
+        // a context not asked answers nothing into the view
+        update(
+            &mut app,
+            Action::Leaks {
+                context: "a".into(),
+                scope,
+                result: Err("boom".into()),
+            },
+        );
+        let Some(Popup::Leaks(view)) = app.popups.last() else {
+            panic!("the view closed");
+        };
+        let text = leaks_text(&app, view);
+        assert!(
+            text.contains("PersistentVolumeClaim  b/agents/workspace-disk-namzu-ws-ghost  orphaned-disk  10Gi"),
+            "{text}"
+        );
+        assert!(text.contains("next: kubectl namzu leaks -n agents --delete"), "{text}");
+        assert!(!text.contains("boom"), "{text}");
+        assert!(text.contains("1 leak; orphaned disks hold 10Gi"), "{text}");
+        assert!(
+            text.ends_with("read-only: delete with kubectl namzu leaks --delete --context NAME (-n NAMESPACE or -A)"),
+            "{text}"
+        );
+        assert_eq!(leaks_title(&app, view), " leaks (namespace agents, 1 context) ");
+    }
 }
