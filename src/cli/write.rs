@@ -1046,7 +1046,7 @@ async fn wait_for(
 /// requests of the pods a suspend or delete stops, or a resume starts, and the disks (which stay,
 /// or go with a delete). Each Sandbox is read once more for its pod template (dry runs only).
 async fn what_if(contexts: &[Target], reports: &[Report], verb: Verb) -> String {
-    use crate::domain::resources::{self, List};
+    use crate::domain::resources;
     let reads = reports.iter().filter_map(|r| {
         let Outcome::DryRun { mode, .. } = &r.outcome else {
             return None;
@@ -1064,17 +1064,8 @@ async fn what_if(contexts: &[Target], reports: &[Report], verb: Verb) -> String 
             Some((*mode, read))
         })
     });
-    let (mut freed, mut started, mut disks) = (List::new(), List::new(), 0);
-    for (mode, read) in futures::future::join_all(reads).await.into_iter().flatten() {
-        let running = mode == crate::domain::patch::Mode::Running;
-        match verb {
-            Verb::Suspend | Verb::Delete if running => resources::add(&mut freed, &read.requests),
-            Verb::Resume if !running => resources::add(&mut started, &read.requests),
-            _ => {}
-        }
-        disks += read.disk_total();
-    }
-    resources::what_if(&freed, &started, disks, verb == Verb::Delete)
+    let read: Vec<_> = futures::future::join_all(reads).await.into_iter().flatten().collect();
+    resources::what_if_of(verb, read.iter().map(|(mode, r)| (*mode, r)))
 }
 
 fn summary(reports: &[Report], labelled: bool) -> String {

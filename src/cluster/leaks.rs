@@ -20,7 +20,7 @@
 
 use super::connect::Connection;
 use super::error::ClusterError;
-use super::kinds::{CILIUM_POLICIES, CLAIMS, Kind, PVCS, SANDBOXES, WARM_POOLS};
+use super::kinds::{CILIUM_POLICIES, CLAIMS, Kind, NAMESPACES, PVCS, SANDBOXES, WARM_POOLS};
 use super::resources;
 use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::leaks::{self, Leak, Reads};
@@ -146,8 +146,61 @@ fn by_namespace(items: Vec<Value>) -> BTreeMap<String, Vec<Value>> {
     out
 }
 
-/// Read `namespace` (`None`: every namespace at once) and judge it at `now`.
+/// Read `namespace` (`None`: every namespace, at once where the cluster-wide LIST is allowed, else
+/// per namespace as the inventory falls back) and judge it at `now`.
 pub async fn read(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc>) -> Result<Report, ClusterError> {
+    if namespace.is_some() {
+        return read_once(conn, namespace, now).await;
+    }
+    match read_once(conn, None, now).await {
+        Err(ClusterError::Forbidden { .. }) => {}
+        other => return other,
+    }
+    let mut report = Report::default();
+    let namespaces: Vec<String> = match resources::list(conn, &NAMESPACES, None, None).await {
+        Ok(list) => list
+            .iter()
+            .map(|n| crate::domain::object::name(n).to_string())
+            .collect(),
+        Err(ClusterError::Forbidden { .. }) => {
+            report.warnings.push(format!(
+                "warning: you may not list sandboxes or namespaces cluster-wide; showing namespace {} only",
+                conn.namespace
+            ));
+            vec![conn.namespace.clone()]
+        }
+        Err(e) => return Err(e),
+    };
+    // as the inventory: when nothing at all could be read, the refusal is the answer
+    let (mut read_any, mut refused) = (false, Vec::new());
+    for ns in namespaces {
+        match read_once(conn, Some(&ns), now).await {
+            Ok(r) => {
+                read_any = true;
+                report.leaks.extend(r.leaks);
+                for w in r.warnings {
+                    if !report.warnings.contains(&w) {
+                        report.warnings.push(w);
+                    }
+                }
+            }
+            Err(e @ ClusterError::Forbidden { .. }) => refused.push(e),
+            Err(e) => return Err(e),
+        }
+    }
+    if !read_any && !refused.is_empty() {
+        return Err(refused.swap_remove(0));
+    }
+    for e in refused {
+        if let ClusterError::Forbidden { op, .. } = e {
+            report.warnings.push(format!("warning: you may not {op}; skipped"));
+        }
+    }
+    Ok(report)
+}
+
+/// One pass over `namespace` (`None`: one cluster-wide LIST per kind).
+async fn read_once(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc>) -> Result<Report, ClusterError> {
     let mut warnings = Vec::new();
     let (mut w1, mut w2, mut w3, mut w4) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (sandboxes, pvcs, policies, claims, pools) = tokio::join!(

@@ -20,7 +20,7 @@ pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 pub const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 12] = [
+pub const VERBS: [(&str, &[Need]); 14] = [
     (
         "list",
         &[
@@ -137,6 +137,28 @@ pub const VERBS: [(&str, &[Need]); 12] = [
             need("", "persistentvolumeclaims", "get"),
             need(EXTENSIONS, "sandboxclaims", "get"),
             need("events.k8s.io", "events", "list"),
+        ],
+    ),
+    (
+        // `leaks` and the TUI's `:leaks` (src/cluster/leaks.rs): one LIST per kind, the disks by label
+        "leaks",
+        &[
+            need(SANDBOXES, "sandboxes", "list"),
+            need("", "persistentvolumeclaims", "list"),
+            need(CILIUM, "ciliumnetworkpolicies", "list"),
+            need(EXTENSIONS, "sandboxclaims", "list"),
+            need(EXTENSIONS, "sandboxwarmpools", "list"),
+        ],
+    ),
+    (
+        // each DELETE is preceded by a GET (the preconditions are checked against it)
+        "leaks --delete",
+        &[
+            need("", "persistentvolumeclaims", "delete"),
+            need("", "persistentvolumeclaims", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "delete"),
+            need(CILIUM, "ciliumnetworkpolicies", "get"),
+            need(SANDBOXES, "sandboxes", "list"),
         ],
     ),
 ];

@@ -315,6 +315,28 @@ pub fn of_sandbox<'a>(sandbox: &Value, pvc: impl Fn(&str) -> Option<&'a Value>) 
     }
 }
 
+/// The what-if of `verb` over its targets (each as its fresh read's mode and what it holds): a
+/// suspend or delete frees the requests of those running, a resume starts holding those of the
+/// suspended; their disks stay (or go, with a delete). The CLI's bulk dry run and the UI's bulk
+/// confirmation both end with it.
+pub fn what_if_of<'a>(
+    verb: super::fence::Verb,
+    targets: impl IntoIterator<Item = (super::patch::Mode, &'a Resources)>,
+) -> String {
+    use super::fence::Verb;
+    let (mut freed, mut started, mut disks) = (List::new(), List::new(), 0);
+    for (mode, read) in targets {
+        let running = mode == super::patch::Mode::Running;
+        match verb {
+            Verb::Suspend | Verb::Delete if running => add(&mut freed, &read.requests),
+            Verb::Resume if !running => add(&mut started, &read.requests),
+            _ => {}
+        }
+        disks += read.disk_total();
+    }
+    what_if(&freed, &started, disks, verb == Verb::Delete)
+}
+
 /// A what-if's line: what the writes would free or start holding, e.g. "would free 24 CPU,
 /// 96Gi memory; disks stay: 480Gi". `freed` is what stops running, `started` what starts.
 pub fn what_if(freed: &List, started: &List, disks: Milli, deleted_disks: bool) -> String {
@@ -449,5 +471,29 @@ mod tests {
             what_if(&freed, &List::new(), (480i128 << 30) * 1000, false),
             "would free 24 CPU, 96Gi memory (requests); disks stay: 480Gi"
         );
+    }
+
+    #[test]
+    fn what_if_of_counts_what_each_verb_moves() {
+        use crate::domain::fence::Verb;
+        use crate::domain::patch::Mode;
+        let ws = Resources {
+            requests: [("cpu".to_string(), 250), ("memory".to_string(), (1i128 << 30) * 1000)].into(),
+            limits: List::new(),
+            disks: vec![Disk {
+                claim: "d".into(),
+                size: Some((10i128 << 30) * 1000),
+            }],
+        };
+        let targets = [(Mode::Running, &ws), (Mode::Running, &ws), (Mode::Suspended, &ws)];
+        assert_eq!(
+            what_if_of(Verb::Suspend, targets),
+            "would free 500m CPU, 2Gi memory (requests); disks stay: 30Gi"
+        );
+        assert_eq!(
+            what_if_of(Verb::Resume, targets),
+            "would start holding 250m CPU, 1Gi memory (requests); disks stay: 30Gi"
+        );
+        assert!(what_if_of(Verb::Delete, targets).ends_with("disks deleted: 30Gi"));
     }
 }

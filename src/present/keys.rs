@@ -67,6 +67,8 @@ pub enum Command {
     Problems,
     /// Open the command line (`:`).
     CommandLine,
+    /// Show the CPU, MEM and DISK columns (what each workspace holds), or hide them.
+    Resources,
     /// On the command line: complete the word being typed.
     Complete,
 }
@@ -164,6 +166,13 @@ const LIST: &[Binding] = &[
         footer_order: 4,
     },
     Binding {
+        keys: &[(Char('u'), Resources)],
+        label: "u",
+        does: "show or hide the CPU, MEM and DISK columns (requests and disks each workspace holds, as list -o wide)",
+        hint: "",
+        footer_order: 99,
+    },
+    Binding {
         keys: &[(Char('o'), NextSort), (Char('O'), ReverseSort)],
         label: "o / O",
         does: "sort: pick any column (diagnosis: worst first) / reverse; the header marks the column ▲▼",
@@ -173,7 +182,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char(':'), CommandLine)],
         label: ":",
-        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, help, q",
+        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, help, q",
         hint: ": command",
         footer_order: 5,
     },

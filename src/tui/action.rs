@@ -158,6 +158,12 @@ pub enum Action {
         context: String,
         result: Result<super::app::ContextOptions, String>,
     },
+    /// A context's leaks in `scope` (for the leaks view), and what it could not read.
+    Leaks {
+        context: String,
+        scope: Scope,
+        result: Result<(Vec<crate::domain::leaks::Leak>, Vec<String>), String>,
+    },
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.
@@ -215,6 +221,11 @@ pub enum Effect {
         context: String,
         replacing: String,
     },
+    /// What `kubectl namzu leaks` lists in `context` for `scope` (answered as `Action::Leaks`).
+    Leaks {
+        context: String,
+        scope: Scope,
+    },
     /// Write `text` to a new file `name` in the temporary directory.
     Save {
         key: RowKey,
@@ -231,6 +242,7 @@ impl Effect {
             | Effect::Follow { context, .. }
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
+            Effect::Leaks { context, .. } => context,
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

@@ -5,6 +5,7 @@ mod confirm;
 mod contexts;
 mod input;
 mod inventory;
+mod leaks;
 mod switch;
 #[cfg(test)]
 mod tests;
@@ -14,6 +15,7 @@ pub use confirm::*;
 pub use contexts::*;
 pub use input::*;
 pub use inventory::*;
+pub use leaks::*;
 use switch::*;
 
 use super::action::{Action, Effect, RowKey};
@@ -74,6 +76,8 @@ pub enum Popup {
         text: Option<Result<String, String>>,
         scroll: u16,
     },
+    /// The leaks view (`:leaks`): read-only.
+    Leaks(LeaksView),
 }
 
 /// What a key on the popup on top comes to.
@@ -221,6 +225,7 @@ impl App {
                 problems: false,
                 command: None,
                 touched: false,
+                resources: false,
                 pinned: BTreeSet::new(),
                 pins: 0,
             },
@@ -661,6 +666,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::Saved(_)
         | Action::ShellEnded(_) => super::triage::apply(app, action),
         Action::ContextOpened { context, result } => on_context_opened(app, context, result),
+        Action::Leaks { context, scope, result } => {
+            leaks::answered(app, &context, &scope, result);
+            Vec::new()
+        }
         Action::Detail { key, result } => {
             if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key

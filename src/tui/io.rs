@@ -310,6 +310,17 @@ impl Cluster {
             // answered by the Io itself
             Effect::OpenContext { .. } => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
+            Effect::Leaks { context, scope } => {
+                let ns = match &scope {
+                    Scope::Namespace(n) => Some(n.as_str()),
+                    Scope::All => None,
+                };
+                let result = crate::cluster::leaks::read(&self.conn, ns, self.conn.clock.now())
+                    .await
+                    .map(|r| (r.leaks, r.warnings))
+                    .map_err(|e| e.to_string());
+                send(Action::Leaks { context, scope, result });
+            }
             Effect::Preview { key, plan, take_over } => {
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 send(Action::Preview {

@@ -10,7 +10,10 @@ use header::*;
 use popups::*;
 use table::*;
 
-use super::app::{App, Confirm, ContextView, Focus, Health, Popup, SORTS, STALE_AFTER, footer_keys, key_of, sort_name};
+use super::app::{
+    App, Confirm, ContextView, Focus, Health, Popup, SORTS, STALE_AFTER, footer_keys, key_of, leaks_text, leaks_title,
+    sort_name,
+};
 use crate::cluster::inventory::Scope;
 use crate::cluster::live::StreamStatus;
 use crate::cluster::write::Outcome;

@@ -86,6 +86,8 @@ async fn the_printed_role_is_enough_for_every_verb() {
         vec!["delete", "b", "--yes"],
         vec!["logs", "a"],
         vec!["history", "a"],
+        vec!["leaks"],
+        vec!["leaks", "--delete", "--yes"],
         vec!["doctor"],
     ] {
         let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
@@ -106,6 +108,21 @@ async fn the_printed_role_is_enough_for_every_verb() {
         .map(|r| format!("{} {}", r.method, r.path))
         .collect();
     assert!(forbidden.is_empty(), "forbidden: {forbidden:?}");
+    // `leaks -A` under a Role: the cluster-wide LIST is refused, it falls back per namespace
+    let kubeconfig = t.sim.kubeconfig().display().to_string();
+    let one = namzu_env(
+        vec!["--kubeconfig".into(), kubeconfig.clone(), "leaks".into()],
+        Vec::new(),
+    )
+    .await;
+    let all = namzu_env(
+        vec!["--kubeconfig".into(), kubeconfig, "leaks".into(), "-A".into()],
+        Vec::new(),
+    )
+    .await;
+    assert!(all.status.success(), "{}", err(&all));
+    assert!(err(&all).contains("showing namespace default only"), "{}", err(&all));
+    assert_eq!(out(&all), out(&one));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -279,6 +279,9 @@ fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
     tmux.expect("alpha      Running");
     tmux.expect("S suspend");
     tmux.keys(&["S"]);
+    // consequences first; `v` shows the epoch the write carries (its fresh read has come)
+    tmux.expect("v: show the epoch");
+    tmux.keys(&["v"]);
     tmux.expect("keeps holder epoch 7");
     tmux.keys(&["Tab", "Enter"]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

@@ -872,3 +872,81 @@ fn assert_badge_is_red(h: &Harness) {
     }
     assert!(seen >= 2, "the badge in the strip and the rows");
 }
+
+/// `:leaks` lists what `kubectl namzu leaks` lists for the namespaces in view, each with its
+/// reason and next step, read-only; `u` shows the CPU, MEM and DISK columns; a bulk confirmation
+/// ends with the CLI's what-if line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaks_view_resource_columns_and_the_bulk_what_if() {
+    let mut h = harness(start_demo().await, true, false).await;
+    let cli: Vec<serde_json::Value> =
+        serde_json::from_str(&out(&namzu(&h.t, &["leaks", "-A", "-o", "json"]).await)).unwrap();
+    assert!(cli.len() > 2, "{cli:#?}");
+    h.t.sim.clear_requests();
+    h.keys(&[KeyCode::Char(':')]).await;
+    h.type_text("leaks").await;
+    h.keys(&[KeyCode::Enter]).await;
+    let screen = h.screen(200, 120);
+    for leak in &cli {
+        let line = format!(
+            "{}  {}/{}  {}",
+            leak["kind"].as_str().unwrap(),
+            leak["namespace"].as_str().unwrap(),
+            leak["name"].as_str().unwrap(),
+            leak["leak"].as_str().unwrap()
+        );
+        assert!(screen.contains(&line), "{line}\n{screen}");
+        assert!(
+            screen.contains(&format!("next: {}", leak["next"].as_str().unwrap())),
+            "{screen}"
+        );
+    }
+    assert!(
+        screen.contains("read-only: delete with kubectl namzu leaks --delete"),
+        "{screen}"
+    );
+    snap("leaks_view", &h.screen(120, 40));
+    // it scrolls as the other popups do, and closes
+    h.keys(&[KeyCode::Char('G')]).await;
+    h.keys(&[KeyCode::Esc]).await;
+    assert!(h.app.popups.is_empty());
+    // nothing was written: LISTs only
+    let sent: Vec<String> =
+        h.t.sim
+            .requests()
+            .iter()
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect();
+    assert!(sent.iter().all(|r| r.starts_with("GET ")), "{sent:?}");
+
+    // u: the CPU, MEM and DISK columns, and back
+    let header = |h: &Harness| h.screen(200, 10).lines().nth(3).unwrap_or_default().to_string();
+    assert!(!header(&h).contains(" CPU"), "{}", header(&h));
+    h.keys(&[KeyCode::Char('u')]).await;
+    let on = h.screen(200, 30);
+    assert!(
+        on.contains(" CPU") && on.contains(" MEM") && on.contains(" DISK"),
+        "{on}"
+    );
+    assert!(on.contains("250m") && on.contains("10Gi"), "{on}");
+    snap("resource_columns", &h.screen(140, 16));
+    h.keys(&[KeyCode::Char('u')]).await;
+    assert!(!header(&h).contains(" CPU"), "{}", header(&h));
+
+    // a bulk suspend's confirmation ends with what the CLI's bulk dry run says it would free
+    let o = namzu(&h.t, &["suspend", "-n", "agents", "--state", "Running", "--dry-run"]).await;
+    let what_if = out(&o).lines().last().unwrap_or_default().to_string();
+    assert!(what_if.starts_with("would free "), "{}", out(&o));
+    h.keys(&[KeyCode::Char('/')]).await;
+    h.type_text("ns:agents state:Running").await;
+    h.keys(&[KeyCode::Enter]).await;
+    let running = h.app.visible().len();
+    assert!(running > 1);
+    for _ in 0..running {
+        h.keys(&[KeyCode::Char(' ')]).await;
+    }
+    h.keys(&[KeyCode::Char('S')]).await;
+    let screen = h.screen(220, 120);
+    assert!(screen.contains(&what_if), "{what_if}\n{screen}");
+    snap("confirm_bulk_suspend_what_if", &h.screen(120, 40));
+}

@@ -3,9 +3,9 @@
 use super::*;
 
 /// The command line's commands, for completion.
-pub(super) const COMMANDS: [&str; 17] = [
+pub(super) const COMMANDS: [&str; 18] = [
     "ns", "ctx", "all", "sort", "filter", "problems", "logs", "shell", "history", "detail", "yaml", "sent", "help",
-    "reverse", "refresh", "q", "quit",
+    "reverse", "refresh", "leaks", "q", "quit",
 ];
 
 /// The words the command line's `word`-th word may be, given the first.
@@ -99,6 +99,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         "refresh" => on_list_command(app, Command::Refresh),
         "reverse" => on_list_command(app, Command::ReverseSort),
         "problems" => on_list_command(app, Command::Problems),
+        "leaks" => super::leaks::open(app),
         "filter" | "f" => {
             app.view.unpin();
             app.view.filter = rest.to_string();

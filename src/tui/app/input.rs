@@ -14,9 +14,9 @@ pub(super) fn context(app: &App) -> Context {
         None => Context::List,
         Some(Popup::Confirm(c)) if c.asks_typed => Context::ConfirmTyped,
         Some(Popup::Confirm(_)) => Context::Confirm,
-        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. }) => {
-            Context::Scrolling
-        }
+        Some(
+            Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. } | Popup::Leaks(_),
+        ) => Context::Scrolling,
         Some(Popup::Logs(pane)) if pane.searching => Context::LogSearch,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
@@ -211,6 +211,14 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             app.clamp();
         }
         Command::CommandLine => view.command = Some(String::new()),
+        Command::Resources => {
+            view.resources = !view.resources;
+            app.status = if app.view.resources {
+                "CPU, MEM and DISK columns shown (u: hide)".into()
+            } else {
+                "CPU, MEM and DISK columns hidden".into()
+            };
+        }
         Command::Mark => {
             if let Some(k) = app.selected_key()
                 && !app.view.marks.remove(&k)
@@ -330,7 +338,8 @@ pub(super) fn on_popup_key(
         | Popup::Yaml { scroll, .. }
         | Popup::Sent { scroll }
         | Popup::Help { scroll }
-        | Popup::History { scroll, .. } => match command {
+        | Popup::History { scroll, .. }
+        | Popup::Leaks(LeaksView { scroll, .. }) => match command {
             Some(Command::Close) => PopupReply::Close,
             // it stops at its last line (as the last frame laid it out)
             Some(c) => {

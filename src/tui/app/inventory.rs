@@ -150,6 +150,8 @@ pub struct TableView {
     pub context: Option<String>,
     /// Only the problem rows (`p`).
     pub problems: bool,
+    /// The CPU, MEM and DISK columns show (`u`).
+    pub resources: bool,
     /// The command line being typed (`:`), if it is open.
     pub command: Option<String>,
     /// The user moved the cursor: until then it stays on the first row as rows arrive.

@@ -148,6 +148,14 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
         ),
         theme.fg(Color::DarkGray),
     );
+    if n > 1 {
+        say(&mut text, String::new(), Style::default());
+        say(
+            &mut text,
+            bulk_what_if(app, c),
+            Style::default().add_modifier(Modifier::BOLD),
+        );
+    }
     if c.asks_typed {
         say(&mut text, String::new(), Style::default());
     }
@@ -209,4 +217,23 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
     frame.render_widget(Clear, area);
     let p = Paragraph::new(Text::from(lines)).block(Block::default().borders(Borders::ALL).title(title));
     frame.render_widget(p, area);
+}
+
+/// What a bulk action's writes would free or start holding (the CLI's bulk `--dry-run` line):
+/// each target as its preview read it, with what its row holds; until every preview is in, says so.
+fn bulk_what_if(app: &App, c: &Confirm) -> String {
+    let rows = app.inventory.rows();
+    let mut read = Vec::new();
+    for key in &c.targets {
+        match c.previews.get(key) {
+            None => return "what it would free: reading…".into(),
+            Some(Outcome::DryRun { mode, .. }) => {
+                if let Some(w) = rows.iter().find(|w| key_of(w) == *key) {
+                    read.push((*mode, &w.resources));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    crate::domain::resources::what_if_of(c.verb, read)
 }

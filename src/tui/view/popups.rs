@@ -163,6 +163,10 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                 area,
             );
         }
+        Popup::Leaks(view) => {
+            let title = leaks_title(app, view);
+            render_text_popup(frame, app, title, &leaks_text(app, view), view.scroll);
+        }
         Popup::History { key, text, scroll } => {
             let body = match text {
                 None => "reading…".to_string(),

@@ -42,8 +42,12 @@ pub(super) fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
 /// The columns that fit: narrow terminals drop MODE-CHANGED, then TEMPLATE, MODE, AGE and
 /// NAMESPACE, in that order, until the rest fit; the columns the tool exists for (STATE, DRIFT,
 /// DIAGNOSIS, EPOCH) and the workspace always stay. A fleet's CONTEXT counts as its short room.
-pub(super) fn fitting(fleet: bool, all_namespaces: bool, width: u16) -> Vec<Column> {
+pub(super) fn fitting(fleet: bool, all_namespaces: bool, resources: bool, width: u16) -> Vec<Column> {
     let mut cols = columns(fleet, all_namespaces, false);
+    // `u`: what each workspace holds, after the columns the tool exists for
+    if resources {
+        cols.extend([Column::Cpu, Column::Mem, Column::Disk]);
+    }
     let need = |cols: &[Column]| -> usize {
         cols.iter()
             .map(|c| match c {
@@ -72,7 +76,7 @@ pub(super) fn fitting(fleet: bool, all_namespaces: bool, width: u16) -> Vec<Colu
 
 pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let all = app.scope == Scope::All || app.mixed_namespaces();
-    let cols = fitting(app.several_contexts, all, area.width);
+    let cols = fitting(app.several_contexts, all, app.view.resources, area.width);
     let rows_visible = app.visible();
     // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces
     let height = area.height.saturating_sub(2) as usize;
@@ -217,6 +221,8 @@ pub(super) fn fixed_width(c: Column) -> u16 {
         Column::Epoch => 8,
         Column::Template | Column::Drift => 11,
         Column::Diagnosis => 19,
+        Column::Cpu => 6,
+        Column::Mem | Column::Disk => 9,
         _ => 12,
     }
 }
