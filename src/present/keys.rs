@@ -641,13 +641,13 @@ pub fn footer(context: Context, width: usize, fleet: bool) -> String {
     shown.iter().map(|(_, b)| b.hint).collect::<Vec<_>>().join(" · ")
 }
 
-/// The help popup fitted to `max` columns: the list's keys (the picker's across several contexts,
-/// `fleet`), then the confirmation's; a description that wraps continues under itself, not under
-/// the keys.
-pub fn help(max: usize, fleet: bool) -> String {
+/// The help popup fitted to `max` columns: the list's keys (the picker's where there is a context
+/// to pick, `picker`; the fleet's paragraph across several contexts, `fleet`), then the
+/// confirmation's; a description that wraps continues under itself, not under the keys.
+pub fn help(max: usize, fleet: bool, picker: bool) -> String {
     let shown: Vec<&Binding> = LIST
         .iter()
-        .filter(|b| fleet || !fleet_only(b))
+        .filter(|b| fleet || picker || !fleet_only(b))
         .chain(CONFIRM.iter().filter(|b| b.label == "t"))
         .collect();
     let label_width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;

@@ -80,8 +80,9 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         switch,
     } = options;
     // one cheap request first, so a login failure is a normal line in the normal terminal; across
-    // several contexts a context that fails it shows as an error, and the others work
-    let probes = futures::future::join_all(clusters.iter().map(|(conn, _)| conn.version())).await;
+    // several contexts a context that fails it shows as an error, and the others work — and one
+    // that has not answered a moment after the first did opens anyway, shown connecting
+    let probes = probe_all(&clusters, several_contexts).await;
     policy.audit.session = Some(Arc::new(Mutex::new(Vec::new())));
     let namespace = clusters
         .first()
@@ -252,6 +253,38 @@ impl Diagnostics {
             }
         }
     }
+}
+
+/// How long a fleet waits for its slower contexts' first answer once one context has answered:
+/// the UI opens with those that have, the others shown connecting until their watches answer.
+const SLOW_CONTEXT_GRACE: Duration = Duration::from_millis(1500);
+
+/// Each context's `/version` probe: its answer, or `Ok` for one still pending when a fleet opens
+/// without it (its watches report how it stands).
+async fn probe_all(clusters: &[(Connection, ContextRules)], several: bool) -> Vec<Result<(), ClusterError>> {
+    use futures::StreamExt;
+    let mut answers: Vec<Option<Result<(), ClusterError>>> = clusters.iter().map(|_| None).collect();
+    let mut pending: futures::stream::FuturesUnordered<_> = clusters
+        .iter()
+        .enumerate()
+        .map(|(i, (conn, _))| async move { (i, conn.version().await.map(|_| ())) })
+        .collect();
+    let mut deadline: Option<tokio::time::Instant> = None;
+    loop {
+        let next = match deadline {
+            Some(at) => match tokio::time::timeout_at(at, pending.next()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            },
+            None => pending.next().await,
+        };
+        let Some((i, answer)) = next else { break };
+        if several && answer.is_ok() && deadline.is_none() {
+            deadline = Some(tokio::time::Instant::now() + SLOW_CONTEXT_GRACE);
+        }
+        answers[i] = Some(answer);
+    }
+    answers.into_iter().map(|a| a.unwrap_or(Ok(()))).collect()
 }
 
 /// The key thread's switch: a shell takes the terminal while it is paused.

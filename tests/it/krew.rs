@@ -198,8 +198,7 @@ fn release_script_packs_and_writes_a_valid_manifest_that_kubectl_installs() {
         "this machine's target"
     );
 
-    if Command::new("kubectl").arg("version").arg("--client").output().is_err() {
-        eprintln!("SKIPPED: kubectl is not on PATH; the install-through-kubectl check did not run");
+    if crate::support::tool_missing("kubectl", "the install-through-kubectl check") {
         return;
     }
     // install: unpack into a directory on PATH, as krew does

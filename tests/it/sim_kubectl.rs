@@ -6,12 +6,7 @@ use std::process::Output;
 
 /// Run kubectl against the sim; `None` (and a note) when kubectl is not installed.
 async fn kubectl(t: &TestSim, args: &[&str]) -> Option<Output> {
-    let which = std::process::Command::new("kubectl")
-        .arg("version")
-        .arg("--client")
-        .output();
-    if which.is_err() {
-        eprintln!("SKIPPED: kubectl is not on PATH; the kubectl fidelity test did not run");
+    if crate::support::tool_missing("kubectl", "the kubectl fidelity test") {
         return None;
     }
     let mut full: Vec<String> = vec![

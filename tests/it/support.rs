@@ -319,3 +319,23 @@ pub async fn interrupt(mut child: std::process::Child) -> std::process::ExitStat
         .await
         .expect("join")
 }
+
+/// `tool` is not on PATH: the test says it did not run (`what`) — except under `CI=true`, where
+/// a test that asserts nothing would pass: there it fails.
+pub fn tool_missing(tool: &str, what: &str) -> bool {
+    let arg = if tool == "kubectl" { "version" } else { "-V" };
+    let mut cmd = Command::new(tool);
+    cmd.arg(arg);
+    if tool == "kubectl" {
+        cmd.arg("--client");
+    }
+    let missing = cmd.output().is_err();
+    assert!(
+        !(missing && std::env::var("CI").as_deref() == Ok("true")),
+        "CI=true: {tool} must be on PATH for {what}"
+    );
+    if missing {
+        eprintln!("SKIPPED: {tool} is not on PATH; {what} did not run");
+    }
+    missing
+}

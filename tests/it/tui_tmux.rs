@@ -652,3 +652,38 @@ fn a_single_context_session_switches_context() {
     tmux.keys(&[":", "ctx nowhere", "Enter"]);
     tmux.expect("no context \"nowhere\" in the kubeconfig");
 }
+
+/// A fleet opens with the contexts that answer: one whose API server hangs is shown connecting,
+/// not a blank terminal until it times out (the hardening issue's fleet finding).
+#[test]
+fn a_fleet_opens_without_waiting_for_its_slowest_context() {
+    if no_tmux("slow context") {
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (fast, slow) = runtime.block_on(async { (crate::support::start().await, crate::support::start().await) });
+    slow.sim.add_fault(kubectl_namzu::sim::faults::Fault::new(
+        Some("GET"),
+        "/version",
+        kubectl_namzu::sim::faults::FaultAction::Hang,
+    ));
+    let dir = fast.dir.path();
+    let kubeconfig = dir.join("fleet.kubeconfig");
+    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("fast", &fast.sim), ("slow", &slow.sim)]).unwrap();
+    let tmux = Tmux {
+        socket: format!("namzu-slow-{}", std::process::id()),
+        session: "slow",
+    };
+    // the request timeout is far longer than the test waits: the UI must not wait for it
+    let script = format!(
+        "NO_COLOR=1 {} --kubeconfig {} --request-timeout 5m tui --all-contexts -A; sleep 60",
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        kubeconfig.display()
+    );
+    tmux.start(160, 30, &script);
+    let screen = tmux.expect("awake");
+    assert!(
+        screen.contains("connecting"),
+        "the slow context is shown connecting:\n{screen}"
+    );
+}

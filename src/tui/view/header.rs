@@ -116,7 +116,7 @@ pub(super) fn health_words(app: &App, c: &ContextView) -> HealthWords {
         colour,
     };
     match c.health(app.live) {
-        Health::Loading => plain("… loading", "…", Some(Color::Yellow)),
+        Health::Loading => plain("… connecting", "…", Some(Color::Yellow)),
         Health::Live => plain("● live", "●", Some(Color::Green)),
         Health::Syncing => plain("◌ syncing", "◌", Some(Color::Yellow)),
         Health::Polled => plain("● polled", "●", Some(Color::Yellow)),

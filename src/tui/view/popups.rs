@@ -77,7 +77,9 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             render_text_popup(frame, app, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
         }
         Popup::Help { scroll } => {
-            let text = crate::present::keys::help(popup_text_width(frame.area()), app.several_contexts);
+            // the picker's key shows wherever there is a context to pick: several, or others to switch to
+            let picker = app.several_contexts || !app.kube_contexts.is_empty();
+            let text = crate::present::keys::help(popup_text_width(frame.area()), app.several_contexts, picker);
             render_text_popup(frame, app, " keys ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => {
