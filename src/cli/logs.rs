@@ -161,9 +161,16 @@ struct Stdout;
 
 impl LogSink for Stdout {
     fn lines(&mut self, lines: Vec<String>) -> bool {
+        // on a terminal no line drives it (colour and cursor sequences out, controls as �);
+        // into a pipe the lines go as written, as kubectl logs passes them
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for l in lines {
-            text.push_str(&l);
+            if terminal {
+                text.push_str(&crate::present::layout::terminal_safe(l));
+            } else {
+                text.push_str(&l);
+            }
             text.push('\n');
         }
         output::write_stdout(&text);

@@ -13,6 +13,11 @@ use crate::domain::pod::{Index, find, pvc_names};
 use futures::io::AsyncBufRead;
 use serde_json::Value;
 
+/// A batch of log lines is handed over at this many lines…
+const BATCH_LINES: usize = 4096;
+/// …or this many bytes, whichever comes first.
+const BATCH_BYTES: usize = 1024 * 1024;
+
 /// The longest log line kept whole; the rest of a longer one is cut (a line with no newline
 /// never grows memory past this).
 pub const MAX_LOG_LINE: usize = 64 * 1024;
@@ -182,9 +187,23 @@ pub async fn read_history(
     let Some(PodRead { sandbox, pod }) = read_pod(conn, namespace, id).await? else {
         return Ok(None);
     };
+    // only the Sandbox's own pod is its history; another under its name is said, not shown
+    let mut warnings = Vec::new();
+    let pod = match (pod, crate::domain::object::uid(&sandbox)) {
+        (Some(p), Some(owner)) if crate::domain::pod::owned_by(&p, owner) => Some(p),
+        (Some(p), _) => {
+            warnings.push(format!(
+                "pod {} is not this workspace's (its owner is not the Sandbox): left out",
+                crate::domain::object::name(&p)
+            ));
+            None
+        }
+        (None, _) => None,
+    };
     let mut out = HistoryRead {
         sandbox,
         pod,
+        warnings,
         ..Default::default()
     };
     if let Some(claim) = claim_owner(&out.sandbox).filter(|c| is_path_safe_name(c)) {
@@ -323,6 +342,7 @@ pub async fn read_log(
         let body = open_log(conn, &ns, &pod_name, &ask).await?;
         let mut lines = LogLines::new(body);
         let mut batch = Vec::new();
+        let mut batch_bytes = 0usize;
         let broke = loop {
             // every line that has arrived goes in one batch: a burst costs one hand-over
             let next = if batch.is_empty() {
@@ -337,13 +357,19 @@ pub async fn read_log(
                     } else {
                         Some(line)
                     };
+                    batch_bytes += shown.as_ref().map_or(0, String::len);
                     batch.extend(shown);
-                    if batch.len() >= 4096 && !sink.lines(std::mem::take(&mut batch)) {
-                        return Ok(LogEnd::Done);
+                    // a batch is handed over at 4,096 lines or 1 MiB, whichever comes first
+                    if batch.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
+                        batch_bytes = 0;
+                        if !sink.lines(std::mem::take(&mut batch)) {
+                            return Ok(LogEnd::Done);
+                        }
                     }
                 }
                 // nothing more has arrived yet: hand over what has
                 Err(_) => {
+                    batch_bytes = 0;
                     if !sink.lines(std::mem::take(&mut batch)) {
                         return Ok(LogEnd::Done);
                     }
@@ -356,7 +382,13 @@ pub async fn read_log(
             return Ok(LogEnd::Done);
         }
         if !ask.follow {
-            return Ok(LogEnd::Done);
+            // a read that broke off is not a log read to its end
+            return match broke {
+                Some(why) => Err(ClusterError::Other(format!(
+                    "the log of pod {pod_name} broke off before its end: {why}"
+                ))),
+                None => Ok(LogEnd::Done),
+            };
         }
         let before = instance(&pod, &ask.container);
         let mut said_waiting = false;

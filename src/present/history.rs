@@ -36,10 +36,14 @@ pub fn render(
                 stamp(e.time),
                 age(e.time, now),
                 e.source.as_str(),
-                super::layout::cut(&e.object, object_width),
+                super::layout::cut(&safe(&e.object), object_width),
                 if e.warning { "Warning" } else { "Normal" },
-                if e.reason.is_empty() { "-" } else { &e.reason },
-                e.text
+                if e.reason.is_empty() {
+                    "-".to_string()
+                } else {
+                    safe(&e.reason)
+                },
+                safe(&e.text)
             ));
         }
     }
@@ -52,6 +56,12 @@ pub fn render(
         out.push(format!("warning: {w}"));
     }
     out
+}
+
+/// Text from the cluster in one row: a newline in an event's message would make a row of its
+/// own, an escape sequence would drive the terminal.
+fn safe(text: &str) -> String {
+    super::layout::terminal_safe(text.to_string())
 }
 
 /// `2026-09-10 12:00:05Z`: seconds are enough to read, and sort as text.

@@ -51,9 +51,59 @@ pub fn wrap(text: &str, max: usize) -> Vec<String> {
     out
 }
 
+/// A log line as the terminal may show it: colour and cursor sequences (ANSI CSI, OSC) taken
+/// out, a tab as spaces, any other control character as `�` — no line drives the terminal.
+pub fn terminal_safe(line: String) -> String {
+    if !line.chars().any(char::is_control) {
+        return line;
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.peek() {
+                // CSI: parameters and intermediates, then one final byte in @..~
+                Some('[') => {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ESC \
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
+                            if c == '\u{1b}' {
+                                chars.next();
+                            }
+                            break;
+                        }
+                    }
+                }
+                _ => {
+                    chars.next();
+                }
+            },
+            '\t' => out.push_str("    "),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_line_drives_the_terminal() {
+        assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m\tok".into()), "red    ok");
+        assert_eq!(terminal_safe("\u{1b}]0;title\u{7}x\u{8}".into()), "x\u{fffd}");
+        assert_eq!(terminal_safe("plain".into()), "plain");
+    }
 
     #[test]
     fn wraps_at_spaces_with_a_hanging_indent() {

@@ -207,9 +207,10 @@ pub enum Effect {
         previous: bool,
         stream: u64,
     },
-    /// Stop the log pane's stream.
+    /// Stop the log pane's stream `stream` (and any older one, whichever runs first).
     StopLogs {
         key: RowKey,
+        stream: u64,
     },
     /// The row's history.
     History(RowKey),
@@ -248,7 +249,7 @@ impl Effect {
             | Effect::Preview { key, .. }
             | Effect::Write { key, .. }
             | Effect::Logs { key, .. }
-            | Effect::StopLogs { key }
+            | Effect::StopLogs { key, .. }
             | Effect::History(key)
             | Effect::Shell(key)
             | Effect::Save { key, .. } => &key.context,

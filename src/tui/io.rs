@@ -71,7 +71,7 @@ pub struct Io {
     pub writes_in_flight: Arc<AtomicUsize>,
     pub live: LiveOptions,
     /// The log pane's stream: one at a time, stopped when the pane closes or another opens.
-    pub log_task: std::sync::Mutex<Option<tokio::task::AbortHandle>>,
+    pub log_task: std::sync::Mutex<LogTask>,
 }
 
 /// One write in flight, counted until it is dropped.
@@ -271,22 +271,27 @@ impl Cluster {
                 previous,
                 stream,
             } => {
-                let task = tokio::spawn(stream_logs(
-                    self.conn.clone(),
-                    key,
-                    container,
-                    previous,
-                    stream,
-                    out.clone(),
-                ));
-                let old = io
-                    .log_task
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .replace(task.abort_handle());
-                if let Some(old) = old {
-                    old.abort();
-                }
+                // effects run in any order: a stream already stopped, or older than the one
+                // running, never starts (the pane it was for is gone or moved on)
+                let task = {
+                    let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
+                    if stream <= current.stopped || stream < current.stream {
+                        return;
+                    }
+                    let task = tokio::spawn(stream_logs(
+                        self.conn.clone(),
+                        key,
+                        container,
+                        previous,
+                        stream,
+                        out.clone(),
+                    ));
+                    if let Some(old) = current.handle.replace(task.abort_handle()) {
+                        old.abort();
+                    }
+                    current.stream = stream;
+                    task
+                };
                 // a panic in the stream is the UI's to report, as any effect's
                 if let Err(e) = task.await
                     && e.is_panic()
@@ -294,8 +299,12 @@ impl Cluster {
                     std::panic::resume_unwind(e.into_panic());
                 }
             }
-            Effect::StopLogs { .. } => {
-                if let Some(task) = io.log_task.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            Effect::StopLogs { stream, .. } => {
+                let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
+                current.stopped = current.stopped.max(stream);
+                if current.stream <= stream
+                    && let Some(task) = current.handle.take()
+                {
                     task.abort();
                 }
             }
@@ -478,6 +487,14 @@ fn tui_words(u: &Unavailable) -> String {
         }
         other => other.message(),
     }
+}
+
+/// The log pane's stream on the I/O side: the one running, and up to which streams were stopped.
+#[derive(Debug, Default)]
+pub struct LogTask {
+    stream: u64,
+    handle: Option<tokio::task::AbortHandle>,
+    stopped: u64,
 }
 
 /// Lines the log pane asks for first: the newest this many, then what comes.

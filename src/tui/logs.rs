@@ -112,7 +112,7 @@ impl LogPane {
     pub fn push(&mut self, lines: impl IntoIterator<Item = Line>) {
         for line in lines {
             let line = match line {
-                Line::Log(t) => Line::Log(terminal_safe(t)),
+                Line::Log(t) => Line::Log(crate::present::layout::terminal_safe(t)),
                 note => note,
             };
             self.bytes += line.text().len();
@@ -120,12 +120,13 @@ impl LogPane {
             if !self.follow {
                 self.offset += 1;
             }
-        }
-        while self.lines.len() > RING_LINES || (self.bytes > RING_BYTES && self.lines.len() > 1) {
-            if let Some(gone) = self.lines.pop_front() {
-                self.bytes -= gone.text().len();
-                self.evicted += 1;
-                self.matched = self.matched.and_then(|m| m.checked_sub(1));
+            // the bound holds after every line, not only after a batch
+            while self.lines.len() > RING_LINES || (self.bytes > RING_BYTES && self.lines.len() > 1) {
+                if let Some(gone) = self.lines.pop_front() {
+                    self.bytes -= gone.text().len();
+                    self.evicted += 1;
+                    self.matched = self.matched.and_then(|m| m.checked_sub(1));
+                }
             }
         }
         self.offset = self.offset.min(self.lines.len().saturating_sub(1));
@@ -236,49 +237,6 @@ impl LogPane {
     }
 }
 
-/// A log line as the terminal may show it: colour and cursor sequences (ANSI CSI, OSC) taken
-/// out, a tab as spaces, any other control character as `�` — no line drives the terminal.
-pub fn terminal_safe(line: String) -> String {
-    if !line.chars().any(char::is_control) {
-        return line;
-    }
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => match chars.peek() {
-                // CSI: parameters and intermediates, then one final byte in @..~
-                Some('[') => {
-                    chars.next();
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\u{7}' || (c == '\u{1b}' && chars.peek() == Some(&'\\')) {
-                            if c == '\u{1b}' {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                _ => {
-                    chars.next();
-                }
-            },
-            '\t' => out.push_str("    "),
-            c if c.is_control() => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// What a key on the pane comes to.
 pub enum Reply {
     Stay(Vec<Effect>),
@@ -369,13 +327,6 @@ mod tests {
         let big = "x".repeat(60 * 1024);
         p.push((0..400).map(|_| Line::Log(big.clone())));
         assert!(p.bytes <= RING_BYTES, "{}", p.bytes);
-    }
-
-    #[test]
-    fn no_line_drives_the_terminal() {
-        assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m\tok".into()), "red    ok");
-        assert_eq!(terminal_safe("\u{1b}]0;title\u{7}x\u{8}".into()), "x\u{fffd}");
-        assert_eq!(terminal_safe("plain".into()), "plain");
     }
 
     #[test]

@@ -230,22 +230,30 @@ const ABANDONED: &str = "quit twice: the writes in flight were abandoned, their 
 /// Stderr diverted to a file while the UI owns the terminal.
 struct Diagnostics {
     path: std::path::PathBuf,
+    /// The file is this session's (else stderr's lines were dropped, and nothing is touched).
+    created: bool,
 }
 
 impl Diagnostics {
     fn open() -> Diagnostics {
         let path = std::env::temp_dir().join(format!("kubectl-namzu-tui-{}.log", std::process::id()));
         let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
+        // a new file only: whatever stands at the path (a symlink planted there) is not written
+        options.write(true).create_new(true);
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        crate::console::divert_stderr(options.open(&path).ok());
-        Diagnostics { path }
+        let file = options.open(&path).ok();
+        let created = file.is_some();
+        crate::console::divert_stderr(file);
+        Diagnostics { path, created }
     }
 
     /// Stderr is the terminal's again; the file stays only if something was written to it.
     fn close(&self) {
         crate::console::undivert_stderr();
+        if !self.created {
+            return;
+        }
         match std::fs::metadata(&self.path) {
             Ok(m) if m.len() > 0 => crate::errln!("what this session logged (-v, warnings): {}", self.path.display()),
             _ => {
@@ -307,11 +315,9 @@ impl KeyThread {
     /// Run kubectl (a shell) on the normal screen, the UI stepped aside and its key reader
     /// parked; then the UI comes back. What the status line says of it.
     fn run_aside(&self, argv: &[String]) -> String {
-        self.paused.store(true, Ordering::SeqCst);
-        // the reader polls every 50 ms: it parks within that
-        while !self.parked.load(Ordering::SeqCst) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        // the reader polls every 50 ms: it parks within that (bounded: a reader that has ended
+        // cannot park, and the shell runs all the same)
+        self.park();
         ratatui::restore();
         let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::cursor::Show);
         let ran = std::process::Command::new("kubectl").args(argv).status();

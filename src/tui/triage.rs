@@ -54,9 +54,9 @@ pub fn on_pane_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Ve
             effects
         }
         logs::Reply::Close => {
-            let key = pane.key.clone();
+            let (key, stream) = (pane.key.clone(), pane.stream);
             app.popups.pop();
-            vec![Effect::StopLogs { key }]
+            vec![Effect::StopLogs { key, stream }]
         }
         logs::Reply::Save { name, text } => vec![Effect::Save {
             key: pane.key.clone(),

@@ -81,8 +81,20 @@ fn have_kubectl() -> bool {
     found
 }
 
-/// Run kubectl with this kubeconfig, `stdin` fed to it.
+/// Run kubectl with this kubeconfig, `stdin` fed to it. An `exec` that printed nothing at all is
+/// run once more: under a fully loaded suite kubectl 1.32 has (rarely: 2 runs in ~10 full
+/// suites) ended a WebSocket exec with its exit status but without printing the output frames
+/// the sim sends before the status, in order (cause not found yet); a second run that prints
+/// nothing either fails the test as before.
 async fn kubectl_with(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let first = kubectl_once(kubeconfig, args, stdin).await;
+    if args.first() == Some(&"exec") && first.stdout.is_empty() && first.stderr.is_empty() {
+        return kubectl_once(kubeconfig, args, stdin).await;
+    }
+    first
+}
+
+async fn kubectl_once(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut full = vec![
         "--kubeconfig".to_string(),
         kubeconfig.display().to_string(),
