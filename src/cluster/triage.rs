@@ -284,6 +284,8 @@ pub enum LogEnd {
     PodDeleted { pod: String },
     /// The pod ran to an end (Succeeded or Failed): nothing more will be written.
     PodFinished { pod: String, phase: String },
+    /// The container ended for good (an init container, or one its restart policy leaves).
+    ContainerFinished { container: String, state: String },
     /// Another pod (another uid) stands under the name: it is not followed.
     Replaced { pod: String, old: String, new: String },
 }
@@ -297,10 +299,22 @@ impl LogEnd {
                 "pod {pod} was deleted (the workspace was suspended or deleted): the stream ended"
             )),
             LogEnd::PodFinished { pod, phase } => Some(format!("pod {pod} is {phase}: the stream ended")),
+            LogEnd::ContainerFinished { container, state } => Some(format!(
+                "container {container} has ended and will not start again ({state}): the stream ended"
+            )),
             LogEnd::Replaced { pod, old, new } => Some(format!(
                 "pod {pod} was replaced (uid {old} → {new}): not followed; read it again for the new pod"
             )),
         }
+    }
+}
+
+/// A reopen that failed for a reason that passes (a timeout, the server unreachable or busy).
+fn transient(e: &ClusterError) -> bool {
+    match e {
+        ClusterError::Timeout { .. } | ClusterError::Unreachable { .. } | ClusterError::Other(_) => true,
+        ClusterError::Api { code, .. } => *code == 429 || *code >= 500,
+        _ => false,
     }
 }
 
@@ -338,8 +352,25 @@ pub async fn read_log(
     let pod_uid = uid(&pod).unwrap_or("?").to_string();
     ask.timestamps = ask.timestamps || ask.follow;
     let mut resume = Resume::default();
+    // reopens that failed in a row: a server restarting or a network blip is waited out
+    let mut failed_reopens = 0u32;
+    let mut opened = false;
     loop {
-        let body = open_log(conn, &ns, &pod_name, &ask).await?;
+        let body = match open_log(conn, &ns, &pod_name, &ask).await {
+            Ok(body) => body,
+            Err(ClusterError::Api { code: 404 | 410, .. }) if opened => {
+                return Ok(LogEnd::PodDeleted { pod: pod_name });
+            }
+            Err(e) if opened && transient(&e) => {
+                failed_reopens += 1;
+                sink.note(LogNote::Reconnecting { why: e.to_string() });
+                let backoff = 250u64 << failed_reopens.min(5);
+                tokio::time::sleep(std::time::Duration::from_millis(backoff)).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        (opened, failed_reopens) = (true, 0);
         let mut lines = LogLines::new(body);
         let mut batch = Vec::new();
         let mut batch_bytes = 0usize;
@@ -411,6 +442,14 @@ pub async fn read_log(
             }
             if matches!(phase.as_str(), "Succeeded" | "Failed") {
                 return Ok(LogEnd::PodFinished { pod: pod_name, phase });
+            }
+            // an instance that ended for good (an init container done, a restart policy that
+            // does not restart it) has no next start to wait for
+            if !crate::domain::triage::will_restart(&now, &ask.container) {
+                return Ok(LogEnd::ContainerFinished {
+                    container: ask.container.clone(),
+                    state: crate::domain::triage::state_words(&now, &ask.container),
+                });
             }
             // not running (a crash loop's back-off): its next instance is followed when it starts
             if !said_waiting {

@@ -249,6 +249,28 @@ pub fn state_words(pod: &Value, container: &str) -> String {
     }
 }
 
+/// Whether a container that is not running will start again: not an init container that
+/// finished, not one the pod's restart policy leaves (`Never`; `OnFailure` after exit code 0).
+pub fn will_restart(pod: &Value, container: &str) -> bool {
+    let init = at(pod, &["spec", "initContainers"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c.get("name").and_then(Value::as_str) == Some(container));
+    let terminated = container_status(pod, container).and_then(|s| at(s, &["state", "terminated"]));
+    let Some(t) = terminated else {
+        // waiting (a crash loop's back-off) or starting: it will run
+        return true;
+    };
+    let code = t.get("exitCode").and_then(Value::as_i64).unwrap_or(0);
+    match str_at(pod, &["spec", "restartPolicy"]).unwrap_or("Always") {
+        _ if init && code == 0 => false,
+        "Never" => false,
+        "OnFailure" => code != 0,
+        _ => true,
+    }
+}
+
 /// The instance of a container a follow is reading: a restart (a new container id or a higher
 /// restart count) means its stream ended and the next instance's begins.
 pub fn instance(pod: &Value, container: &str) -> (i64, String) {
@@ -438,6 +460,21 @@ mod tests {
         assert!(choose_container(&crashing, Some("agent"), Purpose::Logs { previous: false }).is_ok());
         let e = choose_container(&crashing, Some("agent"), Purpose::Exec).unwrap_err();
         assert!(e.message().contains("waiting: CrashLoopBackOff"), "{}", e.message());
+    }
+
+    #[test]
+    fn a_container_that_ended_for_good_is_not_waited_for() {
+        let mut p = pod(json!([{"name": "agent", "state": {"terminated": {"exitCode": 0}}},
+                                {"name": "init", "state": {"terminated": {"exitCode": 0}}}]));
+        p["status"]["initContainerStatuses"] = p["status"]["containerStatuses"].clone();
+        assert!(!will_restart(&p, "init"), "an init container that succeeded is done");
+        assert!(will_restart(&p, "agent"), "Always restarts");
+        p["spec"]["restartPolicy"] = json!("OnFailure");
+        assert!(!will_restart(&p, "agent"));
+        p["spec"]["restartPolicy"] = json!("Never");
+        assert!(!will_restart(&p, "agent"));
+        let waiting = pod(json!([{"name": "agent", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]));
+        assert!(will_restart(&waiting, "agent"));
     }
 
     #[test]
