@@ -72,10 +72,10 @@ pub fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
             )));
         }
     };
-    let rules =
+    let mut rules =
         SafetyConfig::parse(&text).map_err(|e| Failure::usage(format!("config file {}: {e}", path.display())))?;
     // every write's audit entries name the rules file in force (README, "Safety")
-    crate::cluster::write::rules_in_force(&path.display().to_string());
+    rules.file = Some(path.display().to_string());
     Ok(rules)
 }
 

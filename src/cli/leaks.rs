@@ -12,7 +12,6 @@ use crate::cluster::leaks::{self, Report};
 use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
 use crate::domain::leaks::{Leak, LeakKind};
 use crate::domain::resources::{Unit, format_quantity, human};
-use crate::domain::safety::Confirm;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
@@ -247,7 +246,10 @@ async fn delete(
     }
     let sends = args.dry_run != Some(DryRun::Client);
     let asks = |m: &Member, plans: &[LeakPlan]| {
-        !args.yes && sends && (plans.iter().any(|p| p.target == LeakTarget::Disk) || m.rules.confirm == Confirm::Typed)
+        !args.yes
+            && sends
+            && m.rules
+                .asks_typed_when(plans.iter().any(|p| p.target == LeakTarget::Disk))
     };
     if !std::io::stdin().is_terminal() && batches.iter().any(|(m, p)| asks(m, p)) {
         return Err(Failure::usage(

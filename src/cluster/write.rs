@@ -341,16 +341,6 @@ fn write_id(conn: &Connection) -> String {
     )
 }
 
-/// The rules file this process writes under, named in every write's audit entries (`rules`).
-static RULES_FILE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-
-/// Name the rules file read: the audit entries of every write after it carry its path.
-pub fn rules_in_force(path: &str) {
-    if let Ok(mut f) = RULES_FILE.lock() {
-        *f = Some(path.to_string());
-    }
-}
-
 impl Attempt<'_> {
     /// One audit line: the epoch carried, the request (none for a refusal), its status, the result.
     fn record(&self, epoch: Option<&EpochUse>, request: Option<&Request>, status: Option<u16>, outcome: &str) {
@@ -381,7 +371,7 @@ impl Attempt<'_> {
         if plan.refresh.is_some() {
             entry["refreshTemplate"] = json!(true);
         }
-        if let Some(rules) = RULES_FILE.lock().ok().and_then(|f| f.clone()) {
+        if let Some(rules) = &self.conn.rules.file {
             entry["rules"] = json!(rules);
         }
         if plan.server_dry_run {
@@ -549,48 +539,53 @@ impl Attempt<'_> {
     }
 }
 
-/// Checks before any read: the connection's rules (a refusal no flag lifts, read-only mode), a namespace that may reach a URL, and an audit log
-/// that can record what is sent — and has recorded what was (an append that failed refuses every
-/// write after it, from the CLI and the TUI alike).
-fn preflight(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Option<Outcome> {
-    // the rules this connection is written under, decided at its open for every front-end:
-    // refused here whatever the caller built its policy from
+/// Why a write may not be sent at all, decided before any read — the same gate for every write
+/// this path sends (a Sandbox's mode change or delete, a leaked object's delete).
+enum Gate {
+    Refused(String),
+    ReadOnly,
+    Failed(ClusterError),
+}
+
+/// The gate of every write: the rules this connection is written under (decided at its open for
+/// every front-end: refused here whatever the caller built its policy from), read-only mode, a
+/// namespace that may reach a URL, an audit log that can record what is sent — and has recorded
+/// what was (an append that failed refuses every write after it) — and the pinned clock
+/// (`KUBECTL_NAMZU_NOW`, a test hook: its stamps and audit times never reach a real cluster).
+async fn gate(conn: &Connection, policy: &WritePolicy, namespace: &str, dry_run: bool) -> Result<(), Gate> {
     if let Some(why) = &conn.rules.refusal {
-        return Some(Outcome::Refused {
-            message: format!("{why}: nothing sent"),
-        });
+        return Err(Gate::Refused(format!("{why}: nothing sent")));
     }
     if policy.read_only || conn.rules.read_only {
-        return Some(Outcome::ReadOnly);
+        return Err(Gate::ReadOnly);
     }
-    if let Err(e) = validate_namespace(&plan.namespace) {
-        return Some(Outcome::Refused { message: e.to_string() });
-    }
-    if plan.dry_run {
-        return None;
+    validate_namespace(namespace).map_err(|e| Gate::Refused(e.to_string()))?;
+    if dry_run {
+        return Ok(());
     }
     let unrecorded = policy
         .audit
         .failure()
         .map(|why| format!("{why}: no write is sent after one the log could not record"));
-    unrecorded
-        .or_else(|| policy.audit.ready().err())
-        .map(|m| Outcome::Failed(ClusterError::Other(m)))
+    if let Some(m) = unrecorded.or_else(|| policy.audit.ready().err()) {
+        return Err(Gate::Failed(ClusterError::Other(m)));
+    }
+    if conn.clock.pinned() && !conn.is_simulated().await {
+        return Err(Gate::Refused(format!(
+            "{} pins the clock (a test hook): no write is sent to a server other than the simulated cluster; nothing sent (unset it)",
+            crate::clock::NOW_ENV
+        )));
+    }
+    Ok(())
 }
 
 /// Perform one fenced write, start to finish.
 pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
-    if let Some(stop) = preflight(conn, policy, plan) {
-        return stop;
-    }
-    // `KUBECTL_NAMZU_NOW` is a test hook: the stamps and audit times of its pinned instant must
-    // never reach a real cluster (README "Time")
-    if !plan.dry_run && conn.clock.pinned() && !conn.is_simulated().await {
-        return Outcome::Refused {
-            message: format!(
-                "{} pins the clock (a test hook): no write is sent to a server other than the simulated cluster; nothing sent (unset it)",
-                crate::clock::NOW_ENV
-            ),
+    if let Err(stop) = gate(conn, policy, &plan.namespace, plan.dry_run).await {
+        return match stop {
+            Gate::Refused(message) => Outcome::Refused { message },
+            Gate::ReadOnly => Outcome::ReadOnly,
+            Gate::Failed(e) => Outcome::Failed(e),
         };
     }
     let mut attempt = Attempt {
@@ -674,30 +669,24 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
         // retries carry the epoch resolved from the first read
         choice = EpochChoice::Explicit(epoch.carried);
         let (request, change) = (request_for(plan, &body), body.change());
+        // what a dry run answers, read here (client) or sent and admitted (server)
+        let dry_run = |request, epoch, refresh| Outcome::DryRun {
+            request,
+            epoch,
+            change,
+            mode: Mode::of_sandbox(&current),
+            uid: uid(&current).map(str::to_string),
+            per_sandbox_egress,
+            refresh,
+        };
         if plan.dry_run {
-            return Outcome::DryRun {
-                request,
-                epoch,
-                change,
-                mode: Mode::of_sandbox(&current),
-                uid: uid(&current).map(str::to_string),
-                per_sandbox_egress,
-                refresh: refreshed,
-            };
+            return dry_run(request, epoch, refreshed);
         }
         let error = match attempt.send(&epoch, &request).await {
             // the server admitted and validated it, and changed nothing
             Ok(_) if plan.server_dry_run => {
                 attempt.record(Some(&epoch), Some(&request), Some(200), "dry-run");
-                return Outcome::DryRun {
-                    request,
-                    epoch,
-                    change,
-                    mode: Mode::of_sandbox(&current),
-                    uid: uid(&current).map(str::to_string),
-                    per_sandbox_egress,
-                    refresh: refreshed,
-                };
+                return dry_run(request, epoch, refreshed);
             }
             Ok(answer) => {
                 attempt.record(Some(&epoch), Some(&request), Some(200), "applied");
@@ -914,43 +903,26 @@ pub fn leak_request(plan: &LeakPlan) -> Request {
 /// DELETE carries uid and resourceVersion preconditions, so a change after that GET is refused by
 /// the API server (409) and nothing is deleted.
 pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan) -> LeakOutcome {
-    if let Some(why) = &conn.rules.refusal {
-        return LeakOutcome::Refused {
-            message: format!("{why}: nothing sent"),
+    if let Err(stop) = gate(conn, policy, &plan.namespace, plan.dry_run).await {
+        return match stop {
+            Gate::Refused(message) => LeakOutcome::Refused { message },
+            Gate::ReadOnly => LeakOutcome::ReadOnly,
+            Gate::Failed(e) => LeakOutcome::Failed(e),
         };
-    }
-    if policy.read_only || conn.rules.read_only {
-        return LeakOutcome::ReadOnly;
-    }
-    if let Err(e) = validate_namespace(&plan.namespace) {
-        return LeakOutcome::Refused { message: e.to_string() };
-    }
-    if !plan.dry_run {
-        let unrecorded = policy
-            .audit
-            .failure()
-            .map(|why| format!("{why}: no write is sent after one the log could not record"));
-        if let Some(m) = unrecorded.or_else(|| policy.audit.ready().err()) {
-            return LeakOutcome::Failed(ClusterError::Other(m));
-        }
-        if conn.clock.pinned() && !conn.is_simulated().await {
-            return LeakOutcome::Refused {
-                message: format!(
-                    "{} pins the clock (a test hook): no write is sent to a server other than the simulated cluster; nothing sent (unset it)",
-                    crate::clock::NOW_ENV
-                ),
-            };
-        }
     }
     let kind = plan.target.kind();
     let request = leak_request(plan);
     let id = write_id(conn);
     let entry = |status: Option<u16>, outcome: &str| {
-        json!({
+        let mut entry = json!({
             "write": id, "context": conn.context, "server": conn.server, "namespace": plan.namespace,
             "workspace": plan.name, "verb": "delete-leak", "kind": kind.kind,
             "request": request.to_json(), "status": status, "outcome": outcome,
-        })
+        });
+        if let Some(rules) = &conn.rules.file {
+            entry["rules"] = json!(rules);
+        }
+        entry
     };
     let refuse = |message: String| {
         policy.audit.record(entry(None, "refused"), conn.clock.now());

@@ -78,6 +78,9 @@ pub struct Rule {
 pub struct SafetyConfig {
     #[serde(default)]
     pub contexts: Vec<Rule>,
+    /// The file the rules were read from (set by whoever read it; not a field of the file).
+    #[serde(skip)]
+    pub file: Option<String>,
 }
 
 /// The longest badge label: it sits in a table column and a header.
@@ -113,7 +116,10 @@ impl SafetyConfig {
 
     /// The rules for `context`, the flags' overrides applied last.
     pub fn for_context(&self, context: &str, flags: &Overrides) -> ContextRules {
-        let mut out = ContextRules::default();
+        let mut out = ContextRules {
+            file: self.file.clone(),
+            ..ContextRules::default()
+        };
         for rule in self.contexts.iter().filter(|r| glob_matches(&r.context, context)) {
             out.matched.push(rule.context.clone());
             out.read_only = rule.read_only.unwrap_or(out.read_only);
@@ -167,6 +173,8 @@ pub struct ContextRules {
     pub badge: Option<Badge>,
     /// The file's patterns that matched, in order.
     pub matched: Vec<String>,
+    /// The rules file in force, named in every write's audit entries.
+    pub file: Option<String>,
     /// Why no write may be sent whatever the flags say (see [`SafetyConfig::for_connection`]).
     pub refusal: Option<String>,
 }
@@ -198,7 +206,13 @@ impl ContextRules {
     /// Whether a `verb` here asks for the workspace id typed: a delete always (it destroys
     /// disks), every write where the rules say `confirm: typed`. The one rule both front-ends ask.
     pub fn asks_typed(&self, verb: crate::domain::fence::Verb) -> bool {
-        verb == crate::domain::fence::Verb::Delete || self.confirm == Confirm::Typed
+        self.asks_typed_when(verb == crate::domain::fence::Verb::Delete)
+    }
+
+    /// Whether a write here asks for a typed confirmation: one that destroys data (a delete of
+    /// a workspace or of a leaked disk) always, every write where the rules say `confirm: typed`.
+    pub fn asks_typed_when(&self, destroys_data: bool) -> bool {
+        destroys_data || self.confirm == Confirm::Typed
     }
 
     /// Whether it is this context's `confirm: typed` rule (not the verb) that asks.
