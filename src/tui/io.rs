@@ -8,7 +8,7 @@ use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
 use crate::cluster::inventory::{self, Query, Scope};
-use crate::cluster::live::{self, LiveOptions};
+use crate::cluster::live::LiveOptions;
 use crate::cluster::resources;
 use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use crate::cluster::wait;
@@ -19,6 +19,7 @@ use crate::domain::naming::WorkspaceId;
 use crate::domain::object::name;
 use crate::domain::timeline;
 use crate::domain::triage::{Purpose, SHELL, Unavailable, choose_container, kubectl_exec_args, own_pod};
+use crate::ops::follow::{self, Followed, Target};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -206,21 +207,17 @@ impl Cluster {
                     return;
                 }
                 let mut replaced = self.following.subscribe();
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let follow = live::follow(
-                    self.conn.clone(),
-                    scope.clone(),
-                    Query::default(),
-                    io.flags.clone(),
-                    io.live.clone(),
-                    tx,
-                );
-                let task = tokio::spawn(follow);
+                let target = Target {
+                    context: Some(context.clone()),
+                    conn: self.conn.clone(),
+                    scope: scope.clone(),
+                };
+                let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
                 loop {
                     tokio::select! {
                         _ = replaced.wait_for(|g| *g != generation) => break,
-                        event = rx.recv() => match event {
-                            Some(event) => {
+                        followed = following.next() => match followed {
+                            Some(Followed { event, .. }) => {
                                 let action = Action::Live {
                                     context: context.clone(),
                                     scope: scope.clone(),
@@ -235,7 +232,6 @@ impl Cluster {
                         },
                     }
                 }
-                task.abort();
             }
             Effect::CheckAccess { context, scope } => {
                 let ns = match &scope {
