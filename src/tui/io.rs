@@ -1,13 +1,13 @@
 //! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
 //! reports back as actions. The UI never awaits these.
 
-use super::action::{Action, Effect, Loaded, RowKey};
+use super::action::{Action, Effect, RowKey};
 use super::app::ContextOptions;
 use crate::clock::Clock;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
-use crate::cluster::inventory::{self, Query, Scope};
+use crate::cluster::inventory::{Query, Scope};
 use crate::cluster::live::LiveOptions;
 use crate::cluster::resources;
 use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
@@ -185,11 +185,6 @@ impl Cluster {
             let _ = out.send(a);
         };
         match effect {
-            Effect::Refresh { context, scope } => send(Action::Loaded {
-                result: self.load(io, &scope).await,
-                context,
-                scope,
-            }),
             Effect::Follow {
                 context,
                 scope,
@@ -383,24 +378,6 @@ impl Cluster {
                 }
             }
         }
-    }
-
-    async fn load(&self, io: &Io, scope: &Scope) -> Result<Loaded, String> {
-        let query = Query {
-            per_sandbox_label_key: io.flags.per_sandbox_label_key.clone(),
-            ..Default::default()
-        };
-        let inv = inventory::read(&self.conn, scope, &query)
-            .await
-            .map_err(|e| e.to_string())?;
-        let now = self.conn.clock.now();
-        let rows = inv.workspaces(&io.flags, now);
-        let namespaces = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
-        Ok(Loaded {
-            rows,
-            warnings: inv.warnings,
-            namespaces,
-        })
     }
 
     /// The Sandbox as the API serves it, without managedFields, as YAML.

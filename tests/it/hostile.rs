@@ -742,12 +742,14 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value) {
 }
 
 /// Arbitrary JSON at every field the derivation reads, served as a LIST and as a GET, through
-/// `list`, `inspect` and the TUI's refresh, update and render: one error line or a degraded
+/// `list`, `inspect` and the TUI's live rows, detail, update and render: one error line or a degraded
 /// row, never a panic.
 #[test]
 fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
     use kubectl_namzu::cluster::inventory::Scope;
-    use kubectl_namzu::tui::action::{Effect, RowKey};
+    use kubectl_namzu::cluster::live::LiveEvent;
+    use kubectl_namzu::domain::mirror::{Kind, Mirror};
+    use kubectl_namzu::tui::action::{Action, Effect, RowKey};
     use kubectl_namzu::tui::app::{App, AppOptions, update};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
@@ -794,7 +796,8 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
                     prop_assert_eq!(e.trim_end().lines().count(), 1, "{:?}: {}", args, e);
                 }
             }
-            // the TUI: refresh, detail, update and render at two sizes
+            // the TUI: the rows a follow derives from these objects (the live inventory's own
+            // mirror), a detail, update and render at two sizes
             let scope = Scope::Namespace("agents".into());
             let mut app = App::new(AppOptions {
                 contexts: vec![context.clone()],
@@ -803,22 +806,33 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
                 all_namespaces: false,
                 read_only: true,
                 now: t.sim.now(),
-                live: false,
             });
+            let Some(Effect::Follow { generation, .. }) = app.start().into_iter().next() else {
+                panic!("the TUI starts by following its scope");
+            };
+            let mut mirror = Mirror::new(Default::default());
+            // a watch delivers objects only
+            let objects = items.iter().filter(|v| v.is_object()).cloned().collect();
+            let touched = mirror.reset(Kind::Sandboxes, Some("agents"), objects);
+            for kind in [Kind::Pods, Kind::Pvcs, Kind::Templates, Kind::Policies] {
+                mirror.reset(kind, Some("agents"), Vec::new());
+            }
+            let name = context.name.clone();
+            let live = |event| Action::Live {
+                context: name.clone(),
+                scope: scope.clone(),
+                generation,
+                event,
+            };
+            update(&mut app, live(LiveEvent::Rows(mirror.rows(&touched, t.sim.now()))));
+            update(
+                &mut app,
+                live(LiveEvent::Synced {
+                    namespaces: mirror.namespaces(),
+                }),
+            );
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-            runtime.block_on(async {
-                let name = context.name.clone();
-                io.perform(
-                    Effect::Refresh {
-                        context: name.clone(),
-                        scope,
-                    },
-                    tx.clone(),
-                )
-                .await;
-                io.perform(Effect::Detail(RowKey::new(&name, "agents", "alpha")), tx)
-                    .await;
-            });
+            runtime.block_on(io.perform(Effect::Detail(RowKey::new(&name, "agents", "alpha")), tx));
             while let Ok(action) = rx.try_recv() {
                 update(&mut app, action);
             }

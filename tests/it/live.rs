@@ -41,7 +41,6 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
         all_namespaces: all,
         read_only: true,
         now: t.sim.now(),
-        live: true,
     });
     let io = Arc::new(tui_io(vec![(conn, policy(true, Default::default()))], quick()));
     let (tx, actions) = unbounded_channel();

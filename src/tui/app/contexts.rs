@@ -46,8 +46,6 @@ pub enum Health {
     },
     /// Not read at all (it could not be opened, or its read failed): the last good rows stay.
     Error(String),
-    /// Without watches: listed at this moment.
-    Listed(DateTime<Utc>),
 }
 
 impl ContextView {
@@ -76,7 +74,7 @@ impl ContextView {
             .min()
     }
 
-    pub fn health(&self, live: bool) -> Health {
+    pub fn health(&self) -> Health {
         if let Some(why) = self.open_error.as_ref().or(self.refresh_error.as_ref()) {
             return Health::Error(why.clone());
         }
@@ -94,20 +92,18 @@ impl ContextView {
                 why: why.clone(),
             };
         }
-        match (live, self.loaded_at) {
-            (false, Some(at)) => Health::Listed(at),
-            (false, None) => Health::Loading,
-            (true, _) if self.streams.is_empty() => Health::Loading,
-            (true, _) if self.streams.values().any(|s| *s == StreamStatus::Syncing) => Health::Syncing,
-            (true, _)
-                if self
-                    .streams
-                    .values()
-                    .all(|s| matches!(s, StreamStatus::Live | StreamStatus::NotServed)) =>
-            {
-                Health::Live
-            }
-            (true, _) => Health::Polled,
+        if self.streams.is_empty() {
+            Health::Loading
+        } else if self.streams.values().any(|s| *s == StreamStatus::Syncing) {
+            Health::Syncing
+        } else if self
+            .streams
+            .values()
+            .all(|s| matches!(s, StreamStatus::Live | StreamStatus::NotServed))
+        {
+            Health::Live
+        } else {
+            Health::Polled
         }
     }
 
