@@ -1,6 +1,8 @@
-//! The mirror's side of the live inventory: what the watches report becomes rows, reads by
-//! name fill in what the selectors cannot see, and nothing goes out until every watch has its
-//! first state.
+//! The mirror's side of the live inventory: what the watches report becomes rows, and reads by
+//! name fill in what the selectors cannot see. Until every watch has its first state, each
+//! workspace whose Sandbox is in goes out once as a provisional row (what is still loading
+//! unknown, shown `?`), so the screen fills as the Sandboxes arrive; the first full state then
+//! derives every row again and says `Synced`.
 
 use super::watcher::Watcher;
 use super::{Cut, Feed, LiveEvent, LiveOptions, StreamName, StreamStatus, api_kind, kind_label};
@@ -35,8 +37,12 @@ pub(super) struct Follower {
     conn: Connection,
     scope: Scope,
     pub(super) mirror: Mirror,
-    /// Watches whose first state has not come yet: no rows until all have (one full screen).
+    /// Watches whose first state has not come yet: until all have, rows go out provisional.
     pending: BTreeSet<StreamName>,
+    /// Before the first full state: workspaces whose Sandbox came since the last provisional
+    /// rows went out, and those already out (each goes out provisional once).
+    arrived: BTreeSet<Key>,
+    provisional: BTreeSet<Key>,
     pub(super) synced: bool,
     touched: BTreeSet<Key>,
     /// Workspaces whose Sandbox itself changed: what they read by name is read again.
@@ -67,6 +73,8 @@ impl Follower {
             scope,
             mirror,
             pending: BTreeSet::new(),
+            arrived: BTreeSet::new(),
+            provisional: BTreeSet::new(),
             synced: false,
             touched: BTreeSet::new(),
             changed: BTreeSet::new(),
@@ -123,8 +131,11 @@ impl Follower {
         match f {
             Feed::Reset(s, objects) => {
                 if s.kind == Kind::Sandboxes {
-                    self.changed
-                        .extend(objects.iter().map(|o| (namespace(o).to_string(), name(o).to_string())));
+                    let keys = objects.iter().map(|o| (namespace(o).to_string(), name(o).to_string()));
+                    if !self.synced {
+                        self.arrived.extend(keys.clone());
+                    }
+                    self.changed.extend(keys);
                 }
                 self.touched
                     .extend(self.mirror.reset(s.kind, s.namespace.as_deref(), objects));
@@ -137,8 +148,11 @@ impl Follower {
             }
             Feed::Applied(s, object) => {
                 if s.kind == Kind::Sandboxes {
-                    self.changed
-                        .insert((namespace(&object).to_string(), name(&object).to_string()));
+                    let key = (namespace(&object).to_string(), name(&object).to_string());
+                    if !self.synced {
+                        self.arrived.insert(key.clone());
+                    }
+                    self.changed.insert(key);
                 }
                 self.touched.extend(self.mirror.apply(s.kind, object));
             }
@@ -219,10 +233,12 @@ impl Follower {
     pub(super) fn flush(&mut self) {
         self.start_per_namespace();
         if !self.pending.is_empty() {
+            self.send_provisional();
             return;
         }
         self.read_by_name();
         if !self.synced && self.reads_in_flight > 0 {
+            self.send_provisional();
             return;
         }
         let touched = std::mem::take(&mut self.touched);
@@ -233,9 +249,30 @@ impl Follower {
         let _ = self.out.send(LiveEvent::Rows(rows));
         if !self.synced {
             self.synced = true;
+            (self.arrived, self.provisional) = Default::default();
             let _ = self.out.send(LiveEvent::Synced {
                 namespaces: self.mirror.namespaces(),
             });
+        }
+    }
+
+    /// Before the first full state: the workspaces that arrived and are not on screen yet, as
+    /// provisional rows — every kind whose first state is not in yet (or whose reads by name are
+    /// out) unknown. Only the Sandboxes decide that a row exists: none goes out before its own.
+    fn send_provisional(&mut self) {
+        let arrived = std::mem::take(&mut self.arrived);
+        let new: BTreeSet<Key> = arrived.difference(&self.provisional).cloned().collect();
+        if new.is_empty() {
+            return;
+        }
+        let mut loading: BTreeSet<Kind> = self.pending.iter().map(|s| s.kind).collect();
+        if self.reads_in_flight > 0 {
+            loading.extend([Kind::Pods, Kind::Pvcs, Kind::Templates]);
+        }
+        let rows = self.mirror.rows_while_loading(&new, &loading, self.conn.clock.now());
+        self.provisional.extend(new);
+        if !rows.is_empty() {
+            let _ = self.out.send(LiveEvent::Rows(rows));
         }
     }
 

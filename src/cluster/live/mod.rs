@@ -105,7 +105,8 @@ pub enum StreamStatus {
 /// What the live inventory reports.
 #[derive(Debug)]
 pub enum LiveEvent {
-    /// Rows to add, replace or remove.
+    /// Rows to add, replace or remove. Before `Synced` they are provisional: each workspace whose
+    /// Sandbox is in, once, with what is still loading unknown (`?`).
     Rows(Vec<RowChange>),
     Status {
         stream: StreamName,

@@ -35,7 +35,7 @@ pub enum Health {
     Loading,
     /// Every watch is live.
     Live,
-    /// A watch is still reading its first state.
+    /// The first full state is not in yet (the rows so far are provisional).
     Syncing,
     /// Some kinds are re-listed or unreadable (the user may not watch them).
     Polled,
@@ -94,7 +94,7 @@ impl ContextView {
         }
         if self.streams.is_empty() {
             Health::Loading
-        } else if self.streams.values().any(|s| *s == StreamStatus::Syncing) {
+        } else if self.refreshing || self.streams.values().any(|s| *s == StreamStatus::Syncing) {
             Health::Syncing
         } else if self
             .streams

@@ -75,7 +75,11 @@ pub(super) fn one_context_status(
 ) -> Line<'static> {
     let freshness = match (&c.loaded_at, c.refresh_error.as_ref().or(c.open_error.as_ref())) {
         (Some(_), None) => live_freshness(app, c, theme),
-        (None, None) => Span::raw("loading…"),
+        // rows come before the first full state: how many so far, their `?` still loading
+        (None, None) => match app.inventory.per_context().get(c.name.as_str()) {
+            Some(n) if *n > 0 => Span::styled(format!("loading… {n} so far"), theme.fg(Color::Yellow)),
+            _ => Span::raw("loading…"),
+        },
         (when, Some(e)) => Span::styled(
             format!(
                 "⚠ refresh failed: {e}{}",
