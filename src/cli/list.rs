@@ -318,6 +318,8 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                 Some(Turn::LiveAgain { stream }) => said(&context, &format!("the watch of {stream} is live again")),
                 None => {}
             },
+            // nothing prints before a context's first full state, which derives these again
+            LiveEvent::Provisional(_) => {}
             LiveEvent::Synced { .. } => {
                 if synced.insert(context.clone()) {
                     let mut rows: Vec<Workspace> = shown

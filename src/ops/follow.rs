@@ -77,15 +77,17 @@ impl Following {
 
 /// Rows named after their context.
 fn named(event: LiveEvent, context: &Option<String>) -> LiveEvent {
-    match event {
-        LiveEvent::Rows(mut changes) => {
-            for change in &mut changes {
-                if let RowChange::Upsert(w) = change {
-                    w.context = context.clone();
-                }
+    let name = |mut changes: Vec<RowChange>| {
+        for change in &mut changes {
+            if let RowChange::Upsert(w) = change {
+                w.context = context.clone();
             }
-            LiveEvent::Rows(changes)
         }
+        changes
+    };
+    match event {
+        LiveEvent::Rows(changes) => LiveEvent::Rows(name(changes)),
+        LiveEvent::Provisional(changes) => LiveEvent::Provisional(name(changes)),
         other => other,
     }
 }

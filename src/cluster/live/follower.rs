@@ -272,7 +272,7 @@ impl Follower {
         let rows = self.mirror.rows_while_loading(&new, &loading, self.conn.clock.now());
         self.provisional.extend(new);
         if !rows.is_empty() {
-            let _ = self.out.send(LiveEvent::Rows(rows));
+            let _ = self.out.send(LiveEvent::Provisional(rows));
         }
     }
 

@@ -105,9 +105,11 @@ pub enum StreamStatus {
 /// What the live inventory reports.
 #[derive(Debug)]
 pub enum LiveEvent {
-    /// Rows to add, replace or remove. Before `Synced` they are provisional: each workspace whose
-    /// Sandbox is in, once, with what is still loading unknown (`?`).
+    /// Rows to add, replace or remove.
     Rows(Vec<RowChange>),
+    /// Before `Synced`: workspaces whose Sandbox is in, each once, with what is still loading
+    /// unknown (`?`); `Synced`'s rows derive them again in full.
+    Provisional(Vec<RowChange>),
     Status {
         stream: StreamName,
         status: StreamStatus,

@@ -137,6 +137,21 @@ pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
                 c.refresh_error = None;
             }
         }
+        // the first screen fills before the first full state; rows an earlier full state
+        // showed stay as they were until this one's
+        LiveEvent::Provisional(changes) => {
+            let known = &app.inventory.index;
+            let new: Vec<RowChange> = changes
+                .into_iter()
+                .filter(|c| match c {
+                    RowChange::Upsert(w) => !known.contains_key(&RowKey::new(context, &w.namespace, &w.id)),
+                    RowChange::Remove(..) => false,
+                })
+                .collect();
+            if !new.is_empty() {
+                app.keep_selection(|inv| inv.apply(context, new));
+            }
+        }
         LiveEvent::Status { stream, status } => {
             if let Some(c) = app.context_mut(context) {
                 c.streams.insert(stream, status);

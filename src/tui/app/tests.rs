@@ -459,3 +459,30 @@ fn the_epoch_and_request_show_under_a_toggle() {
     );
     assert_eq!(shown(&app), (true, "v".to_string()));
 }
+
+/// A follow's provisional rows fill the screen before its first full state: new workspaces
+/// show at once; a row an earlier full state showed keeps what it showed until this one's.
+#[test]
+fn provisional_rows_add_the_new_and_leave_the_known_until_the_full_state() {
+    let mut app = app(false);
+    assert_eq!(press(&mut app, KeyCode::F(5)).len(), 1, "the refresh follows again");
+    let early = ["alpha", "delta"].map(|id| RowChange::Upsert(Box::new(row(id, "Suspended"))));
+    live(&mut app, LiveEvent::Provisional(early.into()));
+    let mode = |app: &App, id: &str| {
+        app.inventory
+            .rows()
+            .iter()
+            .find(|w| w.id == id)
+            .map(|w| format!("{:?}", w.mode))
+    };
+    assert_eq!(app.inventory.rows().len(), 4, "delta is on screen");
+    assert_eq!(
+        mode(&app, "alpha").as_deref(),
+        Some("Running"),
+        "alpha as the full state showed it"
+    );
+    let full = ["alpha", "bravo", "charlie", "delta"].map(|id| RowChange::Upsert(Box::new(row(id, "Suspended"))));
+    live(&mut app, LiveEvent::Rows(full.into()));
+    live(&mut app, LiveEvent::Synced { namespaces: Vec::new() });
+    assert_eq!(mode(&app, "alpha").as_deref(), Some("Suspended"));
+}
