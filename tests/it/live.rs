@@ -569,3 +569,18 @@ fn render(app: &App, w: u16, h: u16) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A cluster without Cilium: the policies' watch has nothing to watch; the header says the
+/// others are live and leaves it out (it once indexed past the header's words).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_not_served_is_left_out_of_the_live_header() {
+    let t = start_with(SMALL, |c| c.cilium = false).await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    live.until("the policies' watch says it has nothing to watch", |a| {
+        a.contexts[0].streams.values().any(|s| *s == StreamStatus::NotServed)
+    })
+    .await;
+    let screen = render(&live.app, 200, 6);
+    assert!(screen.contains("● live: pods in agents"), "{screen}");
+    assert!(!screen.contains("policies"), "{screen}");
+}
