@@ -5,13 +5,13 @@
 //! preconditions, under the context's rules.
 
 use super::exit::{self, Failure};
-use super::fleet::{Fleet, Member};
 use super::globals::Globals;
 use super::output::{self, Format, Tone};
 use crate::cluster::leaks::{self, Report};
 use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
 use crate::domain::leaks::{Leak, LeakKind};
 use crate::domain::resources::{Unit, format_quantity, human};
+use crate::ops::fleet::{Fleet, Member};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
@@ -124,7 +124,7 @@ fn table(found: &[Found], labelled: bool, wide: bool, now: DateTime<Utc>) -> Str
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals, true).await?;
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     if args.delete
         && let Some(why) = fleet.members.iter().find_map(|m| m.rules.refusal.as_ref())
     {
@@ -132,7 +132,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let all = globals.all_namespaces;
     let read = fleet
-        .each(|member| async move {
+        .each::<_, Failure, _>(|member| async move {
             let now = member.conn.clock.now();
             let ns = (!all).then(|| member.conn.namespace.clone());
             Ok(leaks::read(&member.conn, ns.as_deref(), now).await?)
@@ -339,7 +339,7 @@ async fn delete(
     } else if total == 0 && fleet.failed().is_empty() {
         crate::errln!("No leaks to delete.");
     }
-    fleet.finish()?;
+    fleet.finish::<Failure>()?;
     if failed > 0 {
         return Err(Failure::error(format!("{failed} of {total} deletes failed")));
     }
