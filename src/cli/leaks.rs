@@ -12,6 +12,7 @@ use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
 use crate::domain::leaks::{Leak, LeakKind};
 use crate::domain::resources::{Unit, format_quantity, human};
 use crate::ops::fleet::{Fleet, Member};
+use crate::ops::write::rules::{self, Refusal};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
@@ -226,21 +227,18 @@ async fn delete(
         if plans.is_empty() {
             continue;
         }
-        if member.rules.read_only || base.read_only {
-            let why = if base.read_only {
-                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".to_string()
-            } else {
-                member.rules.read_only_reason(&member.conn.context)
-            };
-            let why = format!("{why}: leaks --delete sends no write");
-            if !fleet.labelled {
-                return Err(Failure::error(why));
+        // the same rules as every write's, checked for every context before anything is sent
+        match rules::check(&member.rules, &member.conn.context, fleet.read_only_flag(), plans.len()) {
+            Ok(()) => {}
+            Err(Refusal::ReadOnly(why)) => {
+                let why = format!("{why}: leaks --delete sends no write");
+                if !fleet.labelled {
+                    return Err(Failure::error(why));
+                }
+                fleet.fail(&member.conn.context, &why);
+                continue;
             }
-            fleet.fail(&member.conn.context, &why);
-            continue;
-        }
-        if let Some(why) = member.rules.refuse_bulk(&member.conn.context, plans.len()) {
-            return Err(Failure::usage(why));
+            Err(Refusal::Bulk(why)) => return Err(Failure::usage(why)),
         }
         batches.push((member, plans));
     }
@@ -267,11 +265,7 @@ async fn delete(
             crate::errln!("Cancelled: nothing deleted in {}.", member.conn.context);
             continue;
         }
-        let policy = write::WritePolicy {
-            read_only: false,
-            throttle: Default::default(),
-            ..base.clone()
-        };
+        let policy = rules::policy(&base, &member.rules);
         for p in &plans {
             let outcome = write::delete_leak(&member.conn, &policy, p).await;
             done += 1;

@@ -129,3 +129,83 @@ pub fn bind_to_object(plan: &mut Plan, shown: &Value) {
         plan.epoch = EpochChoice::Explicit(epoch);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::write::Request;
+    use crate::domain::fence::{Change, EpochUse};
+    use crate::domain::patch::Mode;
+    use crate::domain::safety::Confirm;
+    use serde_json::json;
+
+    fn shown(carried: u64, uid: &str) -> Outcome {
+        Outcome::DryRun {
+            request: Request {
+                method: "PATCH",
+                path: "/x/namzu-ws-alpha".into(),
+                content_type: "application/json-patch+json",
+                body: json!([]),
+            },
+            epoch: EpochUse {
+                carried,
+                stored: Some(carried),
+                raw: Some(carried.to_string()),
+                unfenced: false,
+            },
+            change: Change::ModeChange,
+            mode: Mode::Running,
+            uid: Some(uid.into()),
+            per_sandbox_egress: false,
+            refresh: None,
+        }
+    }
+
+    #[test]
+    fn a_confirmed_write_carries_the_epoch_and_uid_shown_and_nothing_unshown() {
+        let write = Plan {
+            dry_run: false,
+            ..preview(Verb::Suspend, "agents", "alpha", true, None).expect("a workspace id")
+        };
+        let bound = bind(write.clone(), Some(&shown(7, "uid-1"))).expect("a dry run binds");
+        assert_eq!(bound.epoch, EpochChoice::Explicit(7));
+        assert_eq!(bound.expected_uid.as_deref(), Some("uid-1"));
+        assert!(!bound.dry_run);
+        let refused = Outcome::Refused { message: "no".into() };
+        assert!(matches!(bind(write.clone(), Some(&refused)), Err(Unbound::Shown(_))));
+        assert!(matches!(bind(write, None), Err(Unbound::NotShown)));
+        assert!(preview(Verb::Suspend, "agents", "not an id!", false, None).is_none());
+    }
+
+    #[test]
+    fn read_only_is_said_before_max_bulk_and_the_flag_names_itself() {
+        let rules = ContextRules {
+            max_bulk: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(check(&rules, "prod", false, 2), Ok(()));
+        assert!(matches!(check(&rules, "prod", false, 3), Err(Refusal::Bulk(_))));
+        assert_eq!(
+            check(&rules, "prod", true, 3),
+            Err(Refusal::ReadOnly(
+                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn who_asks_typed() {
+        let plain = ContextRules::default();
+        let typed = ContextRules {
+            confirm: Confirm::Typed,
+            ..Default::default()
+        };
+        assert!(asks_typed(Some(&plain), Verb::Delete, false, false));
+        assert!(!asks_typed(Some(&plain), Verb::Suspend, false, false));
+        assert!(asks_typed(Some(&typed), Verb::Suspend, false, false));
+        assert!(!asks_typed(Some(&typed), Verb::Suspend, true, false));
+        assert!(!asks_typed(Some(&typed), Verb::Suspend, false, true));
+        // a context whose rules are not known asks
+        assert!(asks_typed(None, Verb::Resume, false, false));
+    }
+}
