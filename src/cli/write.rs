@@ -1,5 +1,7 @@
-//! `suspend`, `resume` and `delete`: each workspace gets its own fenced read-check-write through
-//! the one write path; a summary follows when there are several.
+//! `suspend`, `resume` and `delete` on the command line: the flags, the terminal's part in the
+//! write (the typed id, the result lines, the progress line and the spinner), the summary and the
+//! exit code. The write itself — the selection, every context's rules, the binding to what was
+//! confirmed, the batch — is `ops::write`'s.
 
 use super::exit::{self, Failure};
 use super::globals::Globals;
