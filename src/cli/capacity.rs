@@ -2,7 +2,6 @@
 //! workspace counts by state.
 
 use super::exit::Failure;
-use super::fleet::Fleet;
 use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
 use crate::cluster::connect::Connection;
@@ -13,6 +12,7 @@ use crate::domain::capacity::{Held, PoolCapacity, hold, pending_pods, pools};
 use crate::domain::object::namespace;
 use crate::domain::resources::{Unit, format_quantity, human, list_json};
 use crate::domain::state::State;
+use crate::ops::fleet::Fleet;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -67,10 +67,10 @@ async fn extension_objects(
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals, true).await?;
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     let all_namespaces = globals.all_namespaces;
     let read = fleet
-        .each(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
+        .each::<_, Failure, _>(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
         .await?;
     let mut rows = Vec::new();
     for (member, (warnings, context_rows)) in read {

@@ -5,13 +5,14 @@
 //! preconditions, under the context's rules.
 
 use super::exit::{self, Failure};
-use super::fleet::{Fleet, Member};
 use super::globals::Globals;
 use super::output::{self, Format, Tone};
 use crate::cluster::leaks::{self, Report};
 use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
 use crate::domain::leaks::{Leak, LeakKind};
 use crate::domain::resources::{Unit, format_quantity, human};
+use crate::ops::fleet::{Fleet, Member};
+use crate::ops::write::rules::{self, Refusal};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Write};
@@ -124,7 +125,7 @@ fn table(found: &[Found], labelled: bool, wide: bool, now: DateTime<Utc>) -> Str
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals, true).await?;
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     if args.delete
         && let Some(why) = fleet.members.iter().find_map(|m| m.rules.refusal.as_ref())
     {
@@ -132,7 +133,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let all = globals.all_namespaces;
     let read = fleet
-        .each(|member| async move {
+        .each::<_, Failure, _>(|member| async move {
             let now = member.conn.clock.now();
             let ns = (!all).then(|| member.conn.namespace.clone());
             Ok(leaks::read(&member.conn, ns.as_deref(), now).await?)
@@ -226,21 +227,18 @@ async fn delete(
         if plans.is_empty() {
             continue;
         }
-        if member.rules.read_only || base.read_only {
-            let why = if base.read_only {
-                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".to_string()
-            } else {
-                member.rules.read_only_reason(&member.conn.context)
-            };
-            let why = format!("{why}: leaks --delete sends no write");
-            if !fleet.labelled {
-                return Err(Failure::error(why));
+        // the same rules as every write's, checked for every context before anything is sent
+        match rules::check(&member.rules, &member.conn.context, fleet.read_only_flag(), plans.len()) {
+            Ok(()) => {}
+            Err(Refusal::ReadOnly(why)) => {
+                let why = format!("{why}: leaks --delete sends no write");
+                if !fleet.labelled {
+                    return Err(Failure::error(why));
+                }
+                fleet.fail(&member.conn.context, &why);
+                continue;
             }
-            fleet.fail(&member.conn.context, &why);
-            continue;
-        }
-        if let Some(why) = member.rules.refuse_bulk(&member.conn.context, plans.len()) {
-            return Err(Failure::usage(why));
+            Err(Refusal::Bulk(why)) => return Err(Failure::usage(why)),
         }
         batches.push((member, plans));
     }
@@ -267,11 +265,7 @@ async fn delete(
             crate::errln!("Cancelled: nothing deleted in {}.", member.conn.context);
             continue;
         }
-        let policy = write::WritePolicy {
-            read_only: false,
-            throttle: Default::default(),
-            ..base.clone()
-        };
+        let policy = rules::policy(&base, &member.rules);
         for p in &plans {
             let outcome = write::delete_leak(&member.conn, &policy, p).await;
             done += 1;
@@ -339,7 +333,7 @@ async fn delete(
     } else if total == 0 && fleet.failed().is_empty() {
         crate::errln!("No leaks to delete.");
     }
-    fleet.finish()?;
+    fleet.finish::<Failure>()?;
     if failed > 0 {
         return Err(Failure::error(format!("{failed} of {total} deletes failed")));
     }

@@ -1,7 +1,6 @@
 //! `kubectl namzu list`: the inventory as a table, JSON, YAML or names.
 
 use super::exit::Failure;
-use super::fleet::Fleet;
 use super::globals::{Globals, scope};
 use super::output::{self, Format, Printer, Tone};
 use super::overlay::OverlayArgs;
@@ -15,6 +14,7 @@ use crate::domain::safety::Badge;
 use crate::domain::select::{SortKey, sort};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
+use crate::ops::fleet::Fleet;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -97,7 +97,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             ));
         }
     }
-    let fleet = Fleet::open(globals, true).await?;
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     if fleet.labelled && !args.ids.is_empty() {
         return Err(Failure::usage(
             "workspace ids name workspaces in one context: pass one --context",
@@ -117,7 +117,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     // each context read and derived on its own task; each namespace's objects go once its rows
     // are derived: the output is built from the rows
     let read = fleet
-        .each(|member| {
+        .each::<_, Failure, _>(|member| {
             let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
             async move {
                 let conn = &member.conn;

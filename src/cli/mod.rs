@@ -10,7 +10,6 @@ pub mod drift;
 pub mod examples;
 pub mod exec;
 pub mod exit;
-pub mod fleet;
 pub mod globals;
 pub mod history;
 pub mod input;

@@ -9,4 +9,5 @@ pub mod jsonpath;
 pub mod keys;
 pub mod layout;
 pub mod outcome;
+pub mod report;
 pub mod yaml;

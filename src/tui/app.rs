@@ -24,7 +24,7 @@ use crate::cluster::live::{LiveEvent, StreamName, StreamStatus};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::columns::Column;
-use crate::domain::fence::{EpochChoice, Verb};
+use crate::domain::fence::Verb;
 use crate::domain::filter::{Query, best, is_problem};
 use crate::domain::mirror::RowChange;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
@@ -449,7 +449,11 @@ impl App {
                 verb.as_str()
             ));
         }
-        c.rules.refuse_bulk(&c.name, marked)
+        // (the read-only rule said above, as the context's view holds it)
+        match crate::ops::write::rules::check(&c.rules, &c.name, false, marked) {
+            Err(crate::ops::write::rules::Refusal::Bulk(why)) => Some(why),
+            _ => None,
+        }
     }
 
     /// Namespaces the switch may cycle through: only names Kubernetes accepts, whatever the
@@ -533,10 +537,14 @@ impl App {
         }
         let mut confirm = Confirm {
             verb,
-            asks_typed: !typed_rule.is_empty()
-                || targets
-                    .iter()
-                    .any(|k| self.context_view(&k.context).is_none_or(|c| c.rules.asks_typed(verb))),
+            asks_typed: targets.iter().any(|k| {
+                crate::ops::write::rules::asks_typed(
+                    self.context_view(&k.context).map(|c| &c.rules),
+                    verb,
+                    false,
+                    false,
+                )
+            }),
             typed_rule,
             targets,
             take_over: false,

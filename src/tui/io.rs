@@ -11,10 +11,8 @@ use crate::cluster::inventory::{Query, Scope};
 use crate::cluster::live::LiveOptions;
 use crate::cluster::resources;
 use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
-use crate::cluster::wait;
 use crate::cluster::write::{self, WritePolicy};
 use crate::domain::drift::OverlayFlags;
-use crate::domain::fence::Verb;
 use crate::domain::naming::WorkspaceId;
 use crate::domain::object::name;
 use crate::domain::timeline;
@@ -155,11 +153,7 @@ impl Io {
                 };
                 let conn = Connection::open(&opts).await.map_err(|e| e.to_string())?;
                 conn.version().await.map_err(|e| e.to_string())?;
-                let policy = WritePolicy {
-                    read_only: conn.rules.read_only,
-                    throttle: Default::default(),
-                    ..self.policy.clone()
-                };
+                let policy = crate::ops::write::rules::policy(&self.policy, &conn.rules);
                 let cluster = Cluster::new(conn, policy);
                 let o = described(&cluster);
                 self.added
@@ -332,14 +326,10 @@ impl Cluster {
             Effect::Write { key, plan, wait } => {
                 // counted while in flight: quitting waits for it, so it lands in the audit log
                 let _in_flight = InFlight::enter(&io.writes_in_flight);
-                let before = if plan.verb == Verb::Resume {
-                    write::pod_uid_before(&self.conn, &plan.namespace, &plan.id).await
-                } else {
-                    None
-                };
-                let outcome = write::write(&self.conn, &self.policy, &plan).await;
+                // the one write of every front-end (`ops::write::send`), bound to what was
+                // confirmed (`ops::write::rules::bind`)
+                let (outcome, after) = crate::ops::write::send(&self.conn, &self.policy, &plan).await;
                 let landed = outcome.landed();
-                let pinned = outcome.pinned();
                 send(Action::Done {
                     key: key.clone(),
                     verb: plan.verb,
@@ -354,22 +344,14 @@ impl Cluster {
                 drop(_in_flight);
                 if landed && wait {
                     let progress_key = key.clone();
-                    let waited = wait::wait(
-                        &self.conn,
-                        &plan.namespace,
-                        &plan.id,
-                        plan.verb,
-                        before.as_deref(),
-                        pinned,
-                        io.wait_timeout,
-                        |what, _| {
+                    let waited = after
+                        .wait(&self.conn, &plan, io.wait_timeout, |what, _| {
                             send(Action::WaitProgress {
                                 key: progress_key.clone(),
                                 message: format!("waiting for {what}"),
                             });
-                        },
-                    )
-                    .await;
+                        })
+                        .await;
                     send(Action::Waited {
                         key,
                         verb: plan.verb,

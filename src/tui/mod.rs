@@ -105,11 +105,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
             open_error: open_error.clone(),
         });
         if open_error.is_none() {
-            let policy = WritePolicy {
-                read_only: rules.read_only,
-                throttle: Default::default(),
-                ..policy.clone()
-            };
+            let policy = crate::ops::write::rules::policy(&policy, &rules);
             throttles.push(policy.throttle.clone());
             opened.push(Cluster::new(conn, policy));
         }

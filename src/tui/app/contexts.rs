@@ -50,7 +50,7 @@ pub enum Health {
 
 impl ContextView {
     pub(super) fn new(o: ContextOptions, read_only_flag: bool) -> ContextView {
-        let read_only = (read_only_flag || o.rules.read_only).then(|| o.rules.why_read_only(&o.name, read_only_flag));
+        let read_only = crate::ops::write::rules::read_only(&o.rules, &o.name, read_only_flag);
         ContextView {
             name: o.name,
             server: o.server,

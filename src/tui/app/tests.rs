@@ -3,7 +3,7 @@
 use super::*;
 use crate::cluster::write::Request;
 use crate::domain::drift::{OverlayFlags, TemplateRead};
-use crate::domain::fence::{Change, EpochUse};
+use crate::domain::fence::{Change, EpochChoice, EpochUse};
 use crate::domain::patch::Mode;
 use crate::domain::workspace::{Inputs, Observed, derive};
 use ratatui::crossterm::event::KeyModifiers;
