@@ -137,7 +137,10 @@ async fn follow_until_settled(app: &mut App, io: &Arc<Io>, follow: Effect) -> Ve
         }
         match tokio::time::timeout_at(deadline, rx.recv()).await {
             Ok(Some(a)) => effects.extend(update(app, a)),
-            _ => panic!(
+            Ok(None) => {
+                panic!("the follow of {context} ended before it settled (a Follow of this generation ran already?)")
+            }
+            Err(_) => panic!(
                 "the follow of {context} never settled: streams {:?}, rows {}",
                 c.streams,
                 app.inventory.rows().len()
