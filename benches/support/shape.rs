@@ -4,12 +4,19 @@
 /// `workspaces` workspaces (a quarter Suspended) and `background` other pods (and a fifth as many
 /// PVCs) over 20 namespaces, as a scenario.
 pub fn scenario(workspaces: usize, background: usize) -> String {
-    let namespaces = ["bench-a", "bench-b", "bench-c"];
     let mut s = format!(
         "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
         background / 5
     );
-    for i in 0..workspaces {
+    s.push_str(&workspace_lines(0..workspaces));
+    s
+}
+
+/// The scenario's workspaces `range`, one YAML line each.
+fn workspace_lines(range: std::ops::Range<usize>) -> String {
+    let namespaces = ["bench-a", "bench-b", "bench-c"];
+    let mut s = String::new();
+    for i in range {
         let ns = namespaces[i % 3];
         let mode = if i % 4 == 0 { "Suspended" } else { "Running" };
         s.push_str(&format!(
@@ -54,7 +61,15 @@ pub fn start(
     let now = config
         .manual_clock
         .unwrap_or_else(|| kubectl_namzu::clock::Clock::System.now());
-    let scenario = Scenario::parse(&scenario(workspaces, background), now).expect("the bench scenario parses");
+    // the YAML parser bounds one document's nodes (250,000): the workspaces go in by chunks
+    const CHUNK: usize = 4000;
+    let mut scenario =
+        Scenario::parse(&scenario(workspaces.min(CHUNK), background), now).expect("the bench scenario parses");
+    for from in (CHUNK..workspaces).step_by(CHUNK) {
+        let more = format!("workspaces:\n{}", workspace_lines(from..(from + CHUNK).min(workspaces)));
+        let more = Scenario::parse(&more, now).expect("the bench scenario parses");
+        scenario.workspaces.extend(more.workspaces);
+    }
     let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
     if !live {
         sim.compact();

@@ -179,7 +179,10 @@ pub async fn follow(
     options: LiveOptions,
     out: UnboundedSender<LiveEvent>,
 ) {
-    let streams = match plan(&conn, &scope, &out).await {
+    // the plan's access check and the version asked together: one round trip before the
+    // watches open, not two (the first rows wait for them)
+    let (streams, streaming) = tokio::join!(plan(&conn, &scope, &out), serves_streaming_lists(&conn));
+    let streams = match streams {
         Ok(s) => s,
         Err(e) => {
             let _ = out.send(LiveEvent::Failed(e.to_string()));
@@ -193,7 +196,7 @@ pub async fn follow(
         why: String::new(),
     });
     let (wake_tx, wake_rx) = watch::channel(0u64);
-    let streaming = Arc::new(AtomicBool::new(serves_streaming_lists(&conn).await));
+    let streaming = Arc::new(AtomicBool::new(streaming));
     let spawn = Spawn {
         selector: query.selector,
         feed,
