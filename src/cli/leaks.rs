@@ -157,7 +157,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
         LeaksFormat::Table | LeaksFormat::Wide => crate::out!(
             "{}",
-            table(&found, fleet.labelled, args.output == LeaksFormat::Wide, now)
+            table(&found, fleet.several_contexts, args.output == LeaksFormat::Wide, now)
         ),
     }
     fleet.finish()

@@ -98,7 +98,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
-    if fleet.labelled && !args.ids.is_empty() {
+    if fleet.several_contexts && !args.ids.is_empty() {
         return Err(Failure::usage(
             "workspace ids name workspaces in one context: pass one --context",
         ));
@@ -112,7 +112,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let now = fleet.clock.now();
     let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
-    let labelled = fleet.labelled;
+    let several_contexts = fleet.several_contexts;
     let all_namespaces = globals.all_namespaces;
     // each context read and derived on its own task; each namespace's objects go once its rows
     // are derived: the output is built from the rows
@@ -128,7 +128,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                     rows.extend(data.into_workspaces(&flags, now, |w| filter.matches(w, now)))
                 })
                 .await?;
-                if labelled {
+                if several_contexts {
                     for w in &mut rows {
                         w.context = Some(conn.context.clone());
                     }
@@ -156,7 +156,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     if said_empty {
         match (&fleet.members[..], globals.all_namespaces) {
-            ([one], false) if !fleet.labelled => {
+            ([one], false) if !fleet.several_contexts => {
                 crate::errln!("No resources found in {} namespace.", one.conn.namespace)
             }
             _ => crate::errln!("No resources found."),
@@ -555,7 +555,7 @@ impl Shape<'_> {
         let namespaces: std::collections::BTreeSet<&str> =
             fleet.members.iter().map(|m| m.conn.namespace.as_str()).collect();
         Shape {
-            contexts: fleet.labelled.then(|| fleet.badges()),
+            contexts: fleet.several_contexts.then(|| fleet.badges()),
             all_namespaces: globals.all_namespaces || namespaces.len() > 1,
             labels: LabelColumns {
                 show: args.show_labels,

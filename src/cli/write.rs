@@ -450,7 +450,7 @@ async fn run(
     }
     if human && reports.len() > 1 {
         crate::outln!();
-        crate::out!("{}", summary(reports, fleet.labelled));
+        crate::out!("{}", summary(reports, fleet.several_contexts));
     }
     // a dry run says what it would do, never what it did not
     let would = reports
@@ -526,7 +526,7 @@ async fn run(
 }
 
 /// The results as a table, CONTEXT first across contexts, then one tally line per context.
-fn summary(reports: &[Report], labelled: bool) -> String {
+fn summary(reports: &[Report], several_contexts: bool) -> String {
     let rows: Vec<Vec<(String, Tone)>> = reports
         .iter()
         .map(|r| {
@@ -535,7 +535,7 @@ fn summary(reports: &[Report], labelled: bool) -> String {
                 exit::WAIT_TIMED_OUT => Tone::Busy,
                 _ => Tone::Bad,
             };
-            let context = labelled.then(|| (r.context.clone().unwrap_or_default(), Tone::Plain));
+            let context = several_contexts.then(|| (r.context.clone().unwrap_or_default(), Tone::Plain));
             context
                 .into_iter()
                 .chain([
@@ -549,12 +549,12 @@ fn summary(reports: &[Report], labelled: bool) -> String {
         .collect();
     let headers = ["CONTEXT", "WORKSPACE", "NAMESPACE", "RESULT", "EPOCH"];
     let mut text = output::table(
-        &headers[usize::from(!labelled)..],
+        &headers[usize::from(!several_contexts)..],
         &rows,
         false,
         output::colour_enabled(),
     );
-    if labelled {
+    if several_contexts {
         let mut tally: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
         for r in reports {
             *tally

@@ -198,7 +198,7 @@ pub fn prepare(
         match rules::check(&member.rules, &member.conn.context, fleet.read_only_flag(), plans.len()) {
             Ok(()) => {}
             Err(Refusal::ReadOnly(reason)) => {
-                if !fleet.labelled {
+                if !fleet.several_contexts {
                     return Err(LeaksError::ReadOnly(reason));
                 }
                 fleet.fail(&member.conn.context, &present::leaks::read_only(&reason));

@@ -23,7 +23,7 @@ use crate::domain::naming::WorkspaceId;
 use crate::domain::refresh::{self, Refresh};
 use crate::domain::select::Filter;
 use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
-use crate::present::outcome as said;
+use crate::present;
 use rules::Refusal;
 
 /// What a front-end asks for: one write of every workspace selected.
@@ -272,7 +272,7 @@ pub async fn prepare(
     if let Some(why) = fleet.members.iter().find_map(|m| rules::unrulable(&m.rules)) {
         return Err(WriteError::Unrulable(why.to_string()));
     }
-    if fleet.labelled && selecting.by_id() {
+    if fleet.several_contexts && selecting.by_id() {
         return Err(WriteError::IdsAcrossContexts);
     }
     // a typed confirmation where the verb or the context's rules ask for one
@@ -312,7 +312,7 @@ pub async fn prepare(
             // read-only refuses dry runs too, as it always has: one line, nothing read further
             Err(Refusal::ReadOnly(reason)) => {
                 let why = format!("{reason}: {} sends no write", verb.as_str());
-                if !fleet.labelled {
+                if !fleet.several_contexts {
                     return Err(WriteError::ReadOnly(why));
                 }
                 fleet.fail(&member.conn.context, &why);
@@ -452,10 +452,10 @@ impl Report {
 
     /// The outcome's sentence, and the wait's after it.
     pub fn detail(&self, verb: Verb) -> String {
-        let mut text = said::outcome(verb, &self.namespace, &self.outcome, self.take_over);
+        let mut text = present::outcome::outcome(verb, &self.namespace, &self.outcome, self.take_over);
         if let Some(w) = &self.waited {
             text.push_str("; ");
-            text.push_str(&said::waited(w));
+            text.push_str(&present::outcome::waited(w));
         }
         text
     }
