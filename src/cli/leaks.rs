@@ -230,7 +230,7 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
     let base = globals.write_policy(globals.overrides().read_only == Some(true));
     let human = matches!(args.output, LeaksFormat::Table | LeaksFormat::Wide);
     let checked = crate::ops::leaks::prepare(fleet, read, &request, &base, std::io::stdin().is_terminal())?;
-    let skipped = checked.skipped;
+    let skipped = checked.skipped();
     let ran = crate::ops::leaks::run(checked, &Terminal { human }).await?;
     let total = ran.total;
     if !human {

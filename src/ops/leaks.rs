@@ -148,24 +148,29 @@ pub fn plan(leak: &Leak, request: &Request) -> Option<LeakPlan> {
 }
 
 /// One context's deletes, checked: where they go and under which rules.
-pub struct Batch {
-    pub member: Member,
+struct Batch {
+    member: Member,
     /// Across contexts, the context named in reports.
-    pub label: Option<String>,
-    pub plans: Vec<LeakPlan>,
-    pub policy: WritePolicy,
+    label: Option<String>,
+    plans: Vec<LeakPlan>,
+    policy: WritePolicy,
     /// The deletes ask for the typed count first (disks hold data; `confirm: typed`).
-    pub confirming: bool,
+    confirming: bool,
 }
 
-/// Every context's rules checked, nothing sent yet.
+/// Every context's rules checked, nothing sent yet. Only [`prepare`] makes one, so nothing
+/// reaches [`run`] unchecked.
 pub struct Checked {
-    pub batches: Vec<Batch>,
-    /// Leaks found that `leaks --delete` does not delete.
-    pub skipped: usize,
+    batches: Vec<Batch>,
+    skipped: usize,
 }
 
 impl Checked {
+    /// Leaks found that `leaks --delete` does not delete.
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
     /// The deletes planned, across every context.
     pub fn total(&self) -> usize {
         self.batches.iter().map(|b| b.plans.len()).sum()
