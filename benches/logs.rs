@@ -112,7 +112,6 @@ async fn main() {
         all_namespaces: false,
         read_only: false,
         now: sim.now(),
-        live: true,
     });
     let stream = 1;
     app.popups.push(Popup::Logs(Box::new(LogPane::new(

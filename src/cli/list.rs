@@ -267,31 +267,15 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
-    use crate::cluster::live::{self, LiveEvent, LiveOptions, StreamStatus};
+    use crate::cluster::live::{LiveEvent, LiveOptions};
     use crate::domain::mirror::RowChange;
-    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel::<(Option<String>, LiveEvent)>();
-    let mut follows = Vec::new();
-    for member in &fleet.members {
-        let (member_tx, mut member_events) = tokio::sync::mpsc::unbounded_channel();
-        follows.push(AbortOnDrop(tokio::spawn(live::follow(
-            member.conn.clone(),
-            scope(globals.all_namespaces, &member.conn.namespace),
-            query.clone(),
-            args.overlays.flags(),
-            LiveOptions::default(),
-            member_tx,
-        ))));
-        // each context's events, tagged with it, into the one stream printed
-        let (tx, context) = (tx.clone(), fleet.row_context(member));
-        follows.push(AbortOnDrop(tokio::spawn(async move {
-            while let Some(e) = member_events.recv().await {
-                if tx.send((context.clone(), e)).is_err() {
-                    break;
-                }
-            }
-        })));
-    }
-    drop(tx);
+    use crate::ops::follow::{self, Followed, Target, Turn, Turns};
+    let targets = fleet.members.iter().map(|member| Target {
+        context: fleet.row_context(member),
+        conn: member.conn.clone(),
+        scope: scope(globals.all_namespaces, &member.conn.namespace),
+    });
+    let mut events = follow::follow(targets, &query, &args.overlays.flags(), &LiveOptions::default());
     let termination = crate::signals::Termination::listen().received();
     tokio::pin!(termination);
     let filter = args.selection.filter();
@@ -304,15 +288,15 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
     // the workspaces the filter selects, as last printed
     let mut selected: std::collections::BTreeSet<Key> = Default::default();
     let mut header_due = !args.no_headers;
-    let mut reconnecting: BTreeMap<(Option<String>, String), bool> = BTreeMap::new();
+    let mut turns = Turns::default();
     let said = |context: &Option<String>, text: &str| match context {
         Some(c) => crate::errln!("context \"{}\": {}", output::printable(c), output::printable(text)),
         None => crate::errln!("{}", output::printable(text)),
     };
     loop {
-        let (context, event) = tokio::select! {
+        let Followed { context, event } = tokio::select! {
             _ = &mut termination => return fleet.finish(),
-            e = events.recv() => match e {
+            e = events.next() => match e {
                 Some(e) => e,
                 None => return Err(Failure::error("the watch ended")),
             },
@@ -326,20 +310,16 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                 Some(c) => fleet.fail(c, &why),
                 None => return Err(Failure::error(why)),
             },
-            LiveEvent::Status { stream, status } => {
-                let down = matches!(status, StreamStatus::Reconnecting { .. });
-                let was = reconnecting
-                    .insert((context.clone(), stream.to_string()), down)
-                    .unwrap_or(false);
-                match (&status, was) {
-                    (StreamStatus::Reconnecting { why, .. }, false) => said(
-                        &context,
-                        &format!("warning: the watch of {stream} is reconnecting: {why}"),
-                    ),
-                    (StreamStatus::Live, true) => said(&context, &format!("the watch of {stream} is live again")),
-                    _ => {}
-                }
-            }
+            LiveEvent::Status { stream, status } => match turns.turn(&context, &stream, &status) {
+                Some(Turn::Reconnecting { stream, why }) => said(
+                    &context,
+                    &format!("warning: the watch of {stream} is reconnecting: {why}"),
+                ),
+                Some(Turn::LiveAgain { stream }) => said(&context, &format!("the watch of {stream} is live again")),
+                None => {}
+            },
+            // nothing prints before a context's first full state, which derives these again
+            LiveEvent::Provisional(_) => {}
             LiveEvent::Synced { .. } => {
                 if synced.insert(context.clone()) {
                     let mut rows: Vec<Workspace> = shown
@@ -361,8 +341,7 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                 for change in changes {
                     match change {
                         RowChange::Upsert(w) => {
-                            let mut w = *w;
-                            w.context = context.clone();
+                            let w = *w;
                             let key = (context.clone(), w.namespace.clone(), w.id.clone());
                             if shown.get(&key) == Some(&w) {
                                 continue;
@@ -450,15 +429,6 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
         if let Some(why) = output::stdout_failure() {
             return Err(Failure::error(why));
         }
-    }
-}
-
-/// The live inventory stops when `list -w` returns, however it returns.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 

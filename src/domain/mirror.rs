@@ -263,8 +263,12 @@ impl Mirror {
     }
 
     /// How `kind` reads in namespace `ns`: cluster-wide, else that namespace's own reading;
-    /// not read yet counts as readable (the rows wait for the first state).
-    fn readable(&self, kind: Kind, space: &Space) -> Readable {
+    /// not read yet counts as readable (the rows wait for the first state), unless `loading`
+    /// says it is still arriving (a provisional row: unknown).
+    fn readable(&self, kind: Kind, space: &Space, loading: &BTreeSet<Kind>) -> Readable {
+        if loading.contains(&kind) {
+            return Readable::Forbidden;
+        }
         match self.everywhere.get(&kind) {
             Some(Readable::Forbidden) => space.sources.get(&kind).copied().unwrap_or(Readable::Yes),
             Some(Readable::NotServed) => Readable::NotServed,
@@ -442,13 +446,13 @@ impl Mirror {
         for (ns, n) in keys {
             let Some(space) = self.spaces.get(ns) else { continue };
             let Some(sbx) = space.sandbox(n) else { continue };
-            if self.readable(Kind::Pods, space) == Readable::Yes
+            if self.readable(Kind::Pods, space, &BTreeSet::new()) == Readable::Yes
                 && pod_expected(&sbx)
                 && !space.pods.contains_key(pod_name(&sbx))
             {
                 out.push((Kind::Pods, ns.clone(), pod_name(&sbx).to_string()));
             }
-            if self.readable(Kind::Pvcs, space) == Readable::Yes {
+            if self.readable(Kind::Pvcs, space, &BTreeSet::new()) == Readable::Yes {
                 for p in pvc_names(&sbx).into_iter().filter(|p| !space.pvcs.contains_key(p)) {
                     out.push((Kind::Pvcs, ns.clone(), p));
                 }
@@ -466,7 +470,7 @@ impl Mirror {
             .iter()
             .filter_map(|(ns, n)| {
                 let space = self.spaces.get(ns)?;
-                if self.readable(Kind::Templates, space) != Readable::Forbidden {
+                if self.readable(Kind::Templates, space, &BTreeSet::new()) != Readable::Forbidden {
                     return None;
                 }
                 let sbx = space.sandbox(n)?;
@@ -523,7 +527,7 @@ impl Mirror {
     pub fn rows(&mut self, keys: &BTreeSet<Key>, now: DateTime<Utc>) -> Vec<RowChange> {
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
-            match self.derive_one(key, now) {
+            match self.derive_one(key, now, &BTreeSet::new()) {
                 Some(w) => {
                     let timed = matches!(&w.pod, Observed::Known(Some(p)) if p.terminating);
                     if timed {
@@ -557,7 +561,22 @@ impl Mirror {
             .collect()
     }
 
-    fn derive_one(&self, (ns, n): &Key, now: DateTime<Utc>) -> Option<Workspace> {
+    /// Rows for `keys` before the first full state: the workspaces whose Sandbox is in, derived
+    /// with the kinds still `loading` as unknown (their columns show `?`, never a guess). Each
+    /// is derived again, in full, with the first full state.
+    pub fn rows_while_loading(
+        &self,
+        keys: &BTreeSet<Key>,
+        loading: &BTreeSet<Kind>,
+        now: DateTime<Utc>,
+    ) -> Vec<RowChange> {
+        keys.iter()
+            .filter_map(|key| self.derive_one(key, now, loading))
+            .map(|w| RowChange::Upsert(Box::new(w)))
+            .collect()
+    }
+
+    fn derive_one(&self, (ns, n): &Key, now: DateTime<Utc>, loading: &BTreeSet<Kind>) -> Option<Workspace> {
         let space = self.spaces.get(ns)?;
         let sbx = &space.sandbox(n)?;
         let (pods, pvcs) = space.inputs_of(sbx);
@@ -574,14 +593,14 @@ impl Mirror {
             .filter_map(|p| space.policies.get(p).map(Compact::value))
             .collect();
         let policy_index = PolicyIndex::new(&selecting, self.flags.per_sandbox_key());
-        let policies = match self.readable(Kind::Policies, space) {
+        let policies = match self.readable(Kind::Policies, space, loading) {
             Readable::Yes => PolicyRead::Known(&policy_index),
             Readable::Forbidden => PolicyRead::Forbidden,
             Readable::NotServed => PolicyRead::NotServed,
         };
         let template = match template_label(sbx) {
             None => TemplateFetch::Unreadable,
-            Some(t) => match (self.readable(Kind::Templates, space), space.templates.get(t)) {
+            Some(t) => match (self.readable(Kind::Templates, space, loading), space.templates.get(t)) {
                 (Readable::Yes, Some(found)) => TemplateFetch::Found(found.clone()),
                 (Readable::Yes, None) => TemplateFetch::NotFound,
                 // no SandboxTemplate kind served: no template can exist
@@ -595,8 +614,8 @@ impl Mirror {
         };
         Some(derive(&Inputs {
             sandbox: sbx,
-            pods: observed(self.readable(Kind::Pods, space), &pod_index),
-            pvcs: observed(self.readable(Kind::Pvcs, space), &pvc_index),
+            pods: observed(self.readable(Kind::Pods, space, loading), &pod_index),
+            pvcs: observed(self.readable(Kind::Pvcs, space, loading), &pvc_index),
             template: template.as_read(),
             policies,
             flags: &self.flags,
@@ -693,6 +712,34 @@ mod tests {
             now: now(),
         });
         assert_eq!(m.all_rows(now()), vec![full]);
+    }
+
+    /// Before the first full state a row says what it cannot know yet as unknown, never as
+    /// "no pod"; a workspace without its Sandbox is no row at all.
+    #[test]
+    fn rows_while_loading_leave_what_is_loading_unknown() {
+        let mut m = Mirror::new(OverlayFlags::default());
+        m.reset(
+            Kind::Sandboxes,
+            None,
+            vec![sandbox("x", "coder", Some("agents.x-k8s.io/sandbox-name-hash=hx"))],
+        );
+        m.apply(Kind::Pods, pod("namzu-ws-x", "hx"));
+        m.apply(Kind::Pods, pod("namzu-ws-gone", "hg"));
+        let loading = BTreeSet::from([Kind::Pods, Kind::Pvcs]);
+        let early = m.rows_while_loading(&keys(&["x", "gone"]), &loading, now());
+        let [RowChange::Upsert(w)] = early.as_slice() else {
+            panic!("one row, the workspace whose Sandbox is in: {early:?}");
+        };
+        assert_eq!(
+            (w.pod.clone(), w.pvcs.clone()),
+            (Observed::Forbidden, Observed::Forbidden)
+        );
+        let full = m.rows(&keys(&["x"]), now());
+        let [RowChange::Upsert(w)] = full.as_slice() else {
+            panic!("{full:?}");
+        };
+        assert!(matches!(w.pod, Observed::Known(Some(_))), "{:?}", w.pod);
     }
 
     #[test]

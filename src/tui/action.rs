@@ -4,7 +4,6 @@ use crate::cluster::inventory::Scope;
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::Verb;
-use crate::domain::workspace::Workspace;
 use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::KeyEvent;
 use serde_json::Value;
@@ -45,15 +44,6 @@ impl RowKey {
     }
 }
 
-/// One refresh's result.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    pub rows: Vec<Workspace>,
-    pub warnings: Vec<String>,
-    /// Namespaces seen (for switching).
-    pub namespaces: Vec<String>,
-}
-
 /// The only way state changes: `update(app, action)`.
 #[derive(Debug)]
 pub enum Action {
@@ -61,14 +51,6 @@ pub enum Action {
     Key(KeyEvent),
     /// Time passed: ages tick, freshness updates.
     Tick(DateTime<Utc>),
-    /// The refresh interval is up: re-list (unless a refresh is still under way).
-    Refresh,
-    /// A context's re-list (without watches).
-    Loaded {
-        context: String,
-        scope: Scope,
-        result: Result<Loaded, String>,
-    },
     /// A context's live inventory of `scope` reported; `generation` says which of its Follows
     /// (an older one's late reports are dropped).
     Live {
@@ -169,11 +151,6 @@ pub enum Action {
 /// Work for the I/O task, each in one context; results come back as actions.
 #[derive(Debug, Clone)]
 pub enum Effect {
-    /// List the scope in `context` once.
-    Refresh {
-        context: String,
-        scope: Scope,
-    },
     /// Keep the context's rows of the scope current with watches, until a Follow of a later
     /// generation in that context replaces it.
     Follow {
@@ -239,8 +216,7 @@ impl Effect {
     /// The context it acts in.
     pub fn context(&self) -> &str {
         match self {
-            Effect::Refresh { context, .. }
-            | Effect::Follow { context, .. }
+            Effect::Follow { context, .. }
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
             Effect::Leaks { context, .. } => context,

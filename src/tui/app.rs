@@ -123,8 +123,6 @@ pub struct AppOptions {
     /// `--read-only`: every context refuses writes, whatever its rules.
     pub read_only: bool,
     pub now: DateTime<Utc>,
-    /// Keep the rows current with watches (else re-list on each refresh).
-    pub live: bool,
 }
 
 /// What the visible order was computed for: the filter, the context picked, the sort, the rows.
@@ -154,7 +152,6 @@ pub struct App {
     pub fatal: Option<String>,
     /// A bulk action under way.
     pub bulk: Option<BulkProgress>,
-    pub live: bool,
     /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
     /// sort change: a frame does not sort 10,000 rows again.
     order: RefCell<Option<(OrderKey, Vec<usize>)>>,
@@ -236,7 +233,6 @@ impl App {
             quit: false,
             fatal: None,
             bulk: None,
-            live: o.live,
             order: RefCell::new(None),
             log_streams: 0,
             shell: None,
@@ -274,25 +270,20 @@ impl App {
         effects
     }
 
-    /// Read the scope in context `i`: follow it live, or list it once. A new Follow starts its
-    /// watches over from a list: the context's rows it does not bring back by its first full
-    /// state are gone.
+    /// Follow the scope in context `i` live. A new Follow starts its watches over from a list:
+    /// the context's rows it does not bring back by its first full state are gone.
     fn read(&mut self, i: usize) -> Effect {
         let scope = self.scope_in(&self.contexts[i].name);
         let c = &mut self.contexts[i];
         c.refreshing = true;
         let context = c.name.clone();
-        if self.live {
-            c.follow_generation += 1;
-            c.streams.clear();
-            self.inventory.unconfirmed.insert(context.clone(), BTreeSet::new());
-            Effect::Follow {
-                context,
-                scope,
-                generation: c.follow_generation,
-            }
-        } else {
-            Effect::Refresh { context, scope }
+        c.follow_generation += 1;
+        c.streams.clear();
+        self.inventory.unconfirmed.insert(context.clone(), BTreeSet::new());
+        Effect::Follow {
+            context,
+            scope,
+            generation: c.follow_generation,
         }
     }
 
@@ -499,17 +490,9 @@ impl App {
         self.view.selected = if n == 0 { 0 } else { self.view.selected.min(n - 1) };
     }
 
-    /// The periodic re-list; live rows need none.
-    fn refresh(&mut self) -> Vec<Effect> {
-        if self.live {
-            return Vec::new();
-        }
-        self.reload()
-    }
-
-    /// Read every context again now (the refresh key), but one still being read: live, the
-    /// watches start over from a list.
-    fn reload(&mut self) -> Vec<Effect> {
+    /// Read every context again now (the refresh key), but one still being read: the watches
+    /// start over from a list.
+    pub fn reload(&mut self) -> Vec<Effect> {
         self.read_all(false)
     }
 
@@ -590,7 +573,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.quit = true;
             Vec::new()
         }
-        Action::Refresh => app.refresh(),
         Action::AuditFailed(why) => {
             app.status = format!("warning: {why}; the write was sent but is not in the audit log");
             Vec::new()
@@ -603,34 +585,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
                 app.status.clear();
                 app.status_seen.0.clear();
-            }
-            Vec::new()
-        }
-        Action::Loaded { context, scope, result } => {
-            let now = app.now;
-            if scope != app.scope_in(&context) {
-                return Vec::new(); // an answer for a scope we left
-            }
-            let Some(c) = app.context_mut(&context) else {
-                return Vec::new();
-            };
-            c.refreshing = false;
-            match result {
-                Ok(loaded) => {
-                    c.warnings = loaded.warnings.clone();
-                    for w in loaded.warnings {
-                        app_warn(&mut app.warned, &mut app.status, app.several_contexts, &context, w);
-                    }
-                    let Some(c) = app.context_mut(&context) else {
-                        return Vec::new();
-                    };
-                    c.loaded_at = Some(now);
-                    c.refresh_error = None;
-                    app.keep_selection(|inv| inv.replace_context(&context, loaded.rows));
-                    app.learn_namespaces(loaded.namespaces);
-                }
-                // the last good rows stay on screen under the error
-                Err(e) => c.refresh_error = Some(e),
             }
             Vec::new()
         }
@@ -718,7 +672,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 }
             }
             app.notes.insert(key, note);
-            app.refresh()
+            // the watches bring what the write changed
+            Vec::new()
         }
         Action::Sent(entries) => {
             app.sent = entries;
@@ -744,7 +699,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 app.status = format!("{}: {}", key.who(app.several_contexts), note.text);
             }
             app.notes.insert(key, note);
-            app.refresh()
+            // the watches bring what the write changed
+            Vec::new()
         }
     }
 }

@@ -1,14 +1,14 @@
 //! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
 //! reports back as actions. The UI never awaits these.
 
-use super::action::{Action, Effect, Loaded, RowKey};
+use super::action::{Action, Effect, RowKey};
 use super::app::ContextOptions;
 use crate::clock::Clock;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
-use crate::cluster::inventory::{self, Query, Scope};
-use crate::cluster::live::{self, LiveOptions};
+use crate::cluster::inventory::{Query, Scope};
+use crate::cluster::live::LiveOptions;
 use crate::cluster::resources;
 use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use crate::cluster::write::{self, WritePolicy};
@@ -17,6 +17,7 @@ use crate::domain::naming::WorkspaceId;
 use crate::domain::object::name;
 use crate::domain::timeline;
 use crate::domain::triage::{Purpose, SHELL, Unavailable, choose_container, kubectl_exec_args, own_pod};
+use crate::ops::follow::{self, Followed, Target};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -178,11 +179,6 @@ impl Cluster {
             let _ = out.send(a);
         };
         match effect {
-            Effect::Refresh { context, scope } => send(Action::Loaded {
-                result: self.load(io, &scope).await,
-                context,
-                scope,
-            }),
             Effect::Follow {
                 context,
                 scope,
@@ -200,21 +196,17 @@ impl Cluster {
                     return;
                 }
                 let mut replaced = self.following.subscribe();
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let follow = live::follow(
-                    self.conn.clone(),
-                    scope.clone(),
-                    Query::default(),
-                    io.flags.clone(),
-                    io.live.clone(),
-                    tx,
-                );
-                let task = tokio::spawn(follow);
+                let target = Target {
+                    context: Some(context.clone()),
+                    conn: self.conn.clone(),
+                    scope: scope.clone(),
+                };
+                let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
                 loop {
                     tokio::select! {
                         _ = replaced.wait_for(|g| *g != generation) => break,
-                        event = rx.recv() => match event {
-                            Some(event) => {
+                        followed = following.next() => match followed {
+                            Some(Followed { event, .. }) => {
                                 let action = Action::Live {
                                     context: context.clone(),
                                     scope: scope.clone(),
@@ -229,7 +221,6 @@ impl Cluster {
                         },
                     }
                 }
-                task.abort();
             }
             Effect::CheckAccess { context, scope } => {
                 let ns = match &scope {
@@ -369,24 +360,6 @@ impl Cluster {
                 }
             }
         }
-    }
-
-    async fn load(&self, io: &Io, scope: &Scope) -> Result<Loaded, String> {
-        let query = Query {
-            per_sandbox_label_key: io.flags.per_sandbox_label_key.clone(),
-            ..Default::default()
-        };
-        let inv = inventory::read(&self.conn, scope, &query)
-            .await
-            .map_err(|e| e.to_string())?;
-        let now = self.conn.clock.now();
-        let rows = inv.workspaces(&io.flags, now);
-        let namespaces = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
-        Ok(Loaded {
-            rows,
-            warnings: inv.warnings,
-            namespaces,
-        })
     }
 
     /// The Sandbox as the API serves it, without managedFields, as YAML.

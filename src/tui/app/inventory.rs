@@ -45,13 +45,6 @@ impl Inventory {
         self.reindex();
     }
 
-    /// A context's rows replaced by a re-list of it; the other contexts' rows stay.
-    pub(super) fn replace_context(&mut self, context: &str, rows: Vec<Workspace>) {
-        self.rows.retain(|w| w.context.as_deref() != Some(context));
-        self.rows.extend(rows.into_iter().map(|w| tagged(w, context)));
-        self.reindex();
-    }
-
     pub(super) fn reindex(&mut self) {
         self.index = self.rows.iter().enumerate().map(|(i, w)| (key_of(w), i)).collect();
         self.generation += 1;
