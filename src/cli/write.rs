@@ -143,16 +143,16 @@ fn code(verdict: Verdict) -> i32 {
 /// A workspace's report for `-o json`.
 fn json(r: &Report, verb: Verb) -> Value {
     let mut out = json!({
-        "context": r.context,
-        "id": r.id.as_str(),
-        "namespace": r.namespace,
+        "context": r.key.context,
+        "id": r.key.id.as_str(),
+        "namespace": r.key.namespace,
         "verb": verb.as_str(),
         "result": r.result(),
         "epoch": r.epoch().map(|e| json!({"carried": (!e.unfenced).then_some(e.carried), "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
         "request": r.request().map(crate::cluster::write::Request::to_json),
         "message": r.detail(verb),
     });
-    if r.context.is_none()
+    if r.key.context.is_none()
         && let Some(fields) = out.as_object_mut()
     {
         // with one context the report is as it always was
@@ -242,7 +242,7 @@ impl Front for Terminal {
     fn ask_typed<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move {
             crate::errln!("{}", output::printable(&q.text()));
-            crate::errw!("{}", present::report::prompt(q.id.as_str(), q.verb));
+            crate::errw!("{}", present::report::prompt(q.key.id.as_str(), q.verb));
             let _ = std::io::stderr().flush();
             let mut line = String::new();
             let answer =
@@ -250,7 +250,7 @@ impl Front for Terminal {
                     .await
                     .map_err(|e| e.to_string())?
                     .map_err(|e| format!("cannot read the confirmation: {e}"))?;
-            Ok(answer.trim() == q.id.as_str())
+            Ok(answer.trim() == q.key.id.as_str())
         })
     }
 
@@ -445,7 +445,7 @@ async fn run(
         ran.record_stop(&checked, verb);
         crate::errln!(
             "{}",
-            present::report::stopped(stop.reason(), reports.len(), total, &ran.not_started_named(&checked))
+            present::report::stopped(stop.reason(), reports.len(), total, &ran.not_started_named())
         );
     }
     if human && reports.len() > 1 {
@@ -535,12 +535,12 @@ fn summary(reports: &[Report], several_contexts: bool) -> String {
                 exit::WAIT_TIMED_OUT => Tone::Busy,
                 _ => Tone::Bad,
             };
-            let context = several_contexts.then(|| (r.context.clone().unwrap_or_default(), Tone::Plain));
+            let context = several_contexts.then(|| (r.key.context.clone().unwrap_or_default(), Tone::Plain));
             context
                 .into_iter()
                 .chain([
-                    (r.id.to_string(), Tone::Plain),
-                    (r.namespace.clone(), Tone::Plain),
+                    (r.key.id.to_string(), Tone::Plain),
+                    (r.key.namespace.clone(), Tone::Plain),
                     (r.result().to_string(), tone),
                     (r.epoch().map_or("-".into(), |e| e.describe()), Tone::Plain),
                 ])
@@ -558,7 +558,7 @@ fn summary(reports: &[Report], several_contexts: bool) -> String {
         let mut tally: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
         for r in reports {
             *tally
-                .entry(r.context.as_deref().unwrap_or_default())
+                .entry(r.key.context.as_deref().unwrap_or_default())
                 .or_default()
                 .entry(r.result())
                 .or_default() += 1;

@@ -11,7 +11,7 @@ use crate::cluster::inventory::{self, Scope};
 use crate::cluster::resources::{self, TEMPLATES};
 use crate::domain::drift::TemplateFetch;
 use crate::domain::keys::SANDBOX_NAME_HASH;
-use crate::domain::mirror::{Key, Kind, Mirror, Readable};
+use crate::domain::mirror::{Kind, Mirror, Readable, SandboxKey};
 use crate::domain::object::{name, namespace};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -41,12 +41,12 @@ pub(super) struct Follower {
     pending: BTreeSet<StreamName>,
     /// Before the first full state: workspaces whose Sandbox came since the last provisional
     /// rows went out, and those already out (each goes out provisional once).
-    arrived: BTreeSet<Key>,
-    provisional: BTreeSet<Key>,
+    arrived: BTreeSet<SandboxKey>,
+    provisional: BTreeSet<SandboxKey>,
     pub(super) synced: bool,
-    touched: BTreeSet<Key>,
+    touched: BTreeSet<SandboxKey>,
     /// Workspaces whose Sandbox itself changed: what they read by name is read again.
-    changed: BTreeSet<Key>,
+    changed: BTreeSet<SandboxKey>,
     looked_up: HashSet<(Kind, String, String)>,
     /// Reads by name not answered yet: the first screen waits for them.
     reads_in_flight: usize,
@@ -261,7 +261,7 @@ impl Follower {
     /// out) unknown. Only the Sandboxes decide that a row exists: none goes out before its own.
     fn send_provisional(&mut self) {
         let arrived = std::mem::take(&mut self.arrived);
-        let new: BTreeSet<Key> = arrived.difference(&self.provisional).cloned().collect();
+        let new: BTreeSet<SandboxKey> = arrived.difference(&self.provisional).cloned().collect();
         if new.is_empty() {
             return;
         }
