@@ -39,7 +39,7 @@ struct NamespaceCapacity {
 /// when allowed, else per namespace the inventory covered; a forbidden namespace is skipped.
 async fn extension_objects(
     conn: &Connection,
-    kind: &resources::Kind,
+    kind: &resources::ApiKind,
     scope: &Scope,
     namespaces: &[String],
     warnings: &mut Vec<String>,

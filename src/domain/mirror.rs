@@ -29,6 +29,19 @@ pub enum Kind {
     Policies,
 }
 
+impl Kind {
+    /// As a watch's status and `-v` name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Sandboxes => "sandboxes",
+            Kind::Pods => "pods",
+            Kind::Pvcs => "pvcs",
+            Kind::Templates => "templates",
+            Kind::Policies => "policies",
+        }
+    }
+}
+
 /// A Sandbox by namespace and name: how the mirror indexes the objects a row reads. The row
 /// itself, once derived or removed, is named by its [`WorkspaceKey`] (the id, not the name).
 pub type SandboxKey = (String, String);

@@ -5,7 +5,7 @@
 //! derives every row again and says `Synced`.
 
 use super::watcher::Watcher;
-use super::{Cut, Feed, LiveEvent, LiveOptions, StreamName, StreamStatus, api_kind, kind_label};
+use super::{Cut, Feed, LiveEvent, LiveOptions, StreamName, StreamStatus};
 use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Scope};
 use crate::cluster::resources::{self, TEMPLATES};
@@ -305,7 +305,7 @@ impl Follower {
             if self.conn.verbose {
                 crate::errln!(
                     "reading {} {ns}/{n} by name (not labelled {SANDBOX_NAME_HASH})",
-                    kind_label(kind)
+                    kind.label()
                 );
             }
             self.looked_up.insert((kind, ns.clone(), n.clone()));
@@ -313,7 +313,7 @@ impl Follower {
             self.reads_in_flight += 1;
             self.reads.spawn(async move {
                 // a failed read leaves the row as the watched data shows it
-                let found = resources::get(&conn, api_kind(kind), &ns, &n).await.ok();
+                let found = resources::get(&conn, resources::ApiKind::of(kind), &ns, &n).await.ok();
                 let _ = feed.send(Feed::ByName(kind, ns, n, found));
             });
         }

@@ -17,7 +17,7 @@
 use super::connect::Connection;
 use super::error::ClusterError;
 use super::inventory::{Query, Scope};
-use super::resources::{self, CILIUM_POLICIES, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
+use super::resources::{self, NAMESPACES, SANDBOXES};
 use crate::domain::drift::{OverlayFlags, TemplateFetch};
 use crate::domain::mirror::{Kind, Mirror, Readable, RowChange};
 use crate::domain::object::name;
@@ -53,31 +53,11 @@ pub struct StreamName {
 
 impl std::fmt::Display for StreamName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(kind_label(self.kind))?;
+        f.write_str(self.kind.label())?;
         match &self.namespace {
             Some(ns) => write!(f, " in {ns}"),
             None => Ok(()),
         }
-    }
-}
-
-fn kind_label(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Sandboxes => "sandboxes",
-        Kind::Pods => "pods",
-        Kind::Pvcs => "pvcs",
-        Kind::Templates => "templates",
-        Kind::Policies => "policies",
-    }
-}
-
-fn api_kind(kind: Kind) -> &'static resources::Kind {
-    match kind {
-        Kind::Sandboxes => &SANDBOXES,
-        Kind::Pods => &PODS,
-        Kind::Pvcs => &PVCS,
-        Kind::Templates => &TEMPLATES,
-        Kind::Policies => &CILIUM_POLICIES,
     }
 }
 

@@ -2,7 +2,7 @@
 //! the newest resourceVersion, a list again on 410, a reconnect with jittered backoff when the
 //! watch or the probe fails, and re-listing where the user may list but not watch.
 
-use super::{Cut, Feed, LiveOptions, StreamName, StreamStatus, api_kind};
+use super::{Cut, Feed, LiveOptions, StreamName, StreamStatus};
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory;
@@ -72,8 +72,8 @@ impl Watcher {
         self.send(Feed::Status(self.name.clone(), StreamStatus::Live));
     }
 
-    fn kind(&self) -> &'static resources::Kind {
-        api_kind(self.name.kind)
+    fn kind(&self) -> &'static resources::ApiKind {
+        resources::ApiKind::of(self.name.kind)
     }
 
     pub(super) async fn run(mut self) {
