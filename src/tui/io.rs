@@ -393,7 +393,7 @@ impl Cluster {
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.id))?;
-        let inputs = crate::cli::history::inputs(&read);
+        let inputs = read.inputs();
         let lines = crate::present::history::render(
             &timeline::timeline(&inputs),
             timeline::waterfall(&inputs).as_ref(),

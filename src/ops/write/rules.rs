@@ -62,7 +62,7 @@ pub fn read_only(rules: &ContextRules, context: &str, read_only_flag: bool) -> O
 pub fn asks_typed(rules: Option<&ContextRules>, verb: Verb, yes: bool, dry_run: bool) -> bool {
     match rules {
         None => true,
-        Some(r) => asks_typed_when(r, verb == Verb::Delete, yes, dry_run),
+        Some(r) => asks_typed_when(r, verb.destroys_data(), yes, dry_run),
     }
 }
 
