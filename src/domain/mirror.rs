@@ -42,9 +42,12 @@ impl Kind {
     }
 }
 
+/// An object of any kind by namespace and name (what a list held, a template to read).
+pub type ObjectKey = (String, String);
+
 /// A Sandbox by namespace and name: how the mirror indexes the objects a row reads. The row
 /// itself, once derived or removed, is named by its [`WorkspaceKey`] (the id, not the name).
-pub type SandboxKey = (String, String);
+pub type SandboxKey = ObjectKey;
 
 /// What the rows on screen must do after a change.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,7 +322,7 @@ impl Mirror {
     /// A (re)list: `objects` are every object of `kind` in `scope` (a namespace, or everywhere).
     /// What the mirror held there and the list lacks is gone. Returns the rows touched.
     pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<SandboxKey> {
-        let listed: BTreeSet<(String, String)> = objects
+        let listed: BTreeSet<ObjectKey> = objects
             .iter()
             .map(|o| (namespace(o).to_string(), name(o).to_string()))
             .collect();
@@ -331,13 +334,8 @@ impl Mirror {
     }
 
     /// The end of a streaming list: objects of `kind` in `scope` not in `listed` are gone.
-    pub fn retain(
-        &mut self,
-        kind: Kind,
-        scope: Option<&str>,
-        listed: &BTreeSet<(String, String)>,
-    ) -> BTreeSet<SandboxKey> {
-        let held: Vec<(String, String)> = self
+    pub fn retain(&mut self, kind: Kind, scope: Option<&str>, listed: &BTreeSet<ObjectKey>) -> BTreeSet<SandboxKey> {
+        let held: Vec<ObjectKey> = self
             .spaces
             .iter()
             .filter(|(ns, _)| scope.is_none_or(|n| n == ns.as_str()))
@@ -484,8 +482,8 @@ impl Mirror {
 
     /// Templates the rows touched name that the mirror has no answer for (when templates are
     /// read one by one).
-    pub fn wanted_templates(&self, keys: &BTreeSet<SandboxKey>) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = keys
+    pub fn wanted_templates(&self, keys: &BTreeSet<SandboxKey>) -> Vec<ObjectKey> {
+        let mut out: Vec<ObjectKey> = keys
             .iter()
             .filter_map(|(ns, n)| {
                 let space = self.spaces.get(ns)?;

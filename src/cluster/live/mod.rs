@@ -19,7 +19,7 @@ use super::error::ClusterError;
 use super::inventory::{Query, Scope};
 use super::resources::{self, NAMESPACES, SANDBOXES};
 use crate::domain::drift::{OverlayFlags, TemplateFetch};
-use crate::domain::mirror::{Kind, Mirror, Readable, RowChange};
+use crate::domain::mirror::{Kind, Mirror, ObjectKey, Readable, RowChange};
 use crate::domain::object::name;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -127,7 +127,7 @@ impl Default for LiveOptions {
 enum Feed {
     Reset(StreamName, Vec<Value>),
     /// A streaming list's first state is complete: these are all the objects there are.
-    Listed(StreamName, BTreeSet<(String, String)>),
+    Listed(StreamName, BTreeSet<ObjectKey>),
     Applied(StreamName, Value),
     Deleted(StreamName, Value),
     Status(StreamName, StreamStatus),

@@ -7,7 +7,7 @@ use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory;
 use crate::cluster::resources::{self, Watched};
-use crate::domain::mirror::Kind;
+use crate::domain::mirror::{Kind, ObjectKey};
 use crate::domain::object::{name, namespace};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -241,7 +241,7 @@ impl Watcher {
         version: &mut Option<String>,
         initial: bool,
     ) -> Result<Ended, ClusterError> {
-        let mut listed: Option<BTreeSet<(String, String)>> = initial.then(BTreeSet::new);
+        let mut listed: Option<BTreeSet<ObjectKey>> = initial.then(BTreeSet::new);
         let key = |v: &Value| (namespace(v).to_string(), name(v).to_string());
         futures::pin_mut!(events);
         loop {
