@@ -16,7 +16,7 @@ use crate::present;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LeaksFormat {
@@ -182,18 +182,7 @@ struct Terminal {
 
 impl Front for Terminal {
     fn ask_typed<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move {
-            crate::errln!("{}", q.text());
-            crate::errw!("{}", q.prompt());
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            let answer =
-                tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| format!("cannot read the confirmation: {e}"))?;
-            Ok(answer.trim() == q.word())
-        })
+        Box::pin(async move { super::input::typed_answer(&q.text(), &q.prompt(), &q.word()).await })
     }
 
     fn cancelled(&self, context: &str) {

@@ -23,7 +23,7 @@ use crate::present;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -241,16 +241,8 @@ impl Front for Terminal {
 
     fn ask_typed<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move {
-            crate::errln!("{}", output::printable(&q.text()));
-            crate::errw!("{}", present::report::prompt(q.key.id.as_str(), q.verb));
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            let answer =
-                tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| format!("cannot read the confirmation: {e}"))?;
-            Ok(answer.trim() == q.key.id.as_str())
+            let prompt = present::report::prompt(q.key.id.as_str(), q.verb);
+            super::input::typed_answer(&output::printable(&q.text()), &prompt, q.key.id.as_str()).await
         })
     }
 
