@@ -30,13 +30,13 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         return Err(Failure::error("no usable kubeconfig: nothing else can be checked"));
     }
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
-    let labelled = fleet.labelled;
+    let several_contexts = fleet.several_contexts;
     let reports = fleet
         .each::<_, Failure, _>(|member| async move { Ok(check(member.conn).await) })
         .await?;
     let mut problems = 0;
     for (i, (member, report)) in reports.iter().enumerate() {
-        if labelled {
+        if several_contexts {
             if i > 0 {
                 crate::outln!();
             }
@@ -45,7 +45,7 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         crate::out!("{}", report.text);
         match &report.end {
             Ok(()) => {}
-            Err(e) if !labelled => return Err(Failure::error(e.clone())),
+            Err(e) if !several_contexts => return Err(Failure::error(e.clone())),
             Err(e) => {
                 crate::errln!(
                     "context \"{}\": {}",

@@ -9,7 +9,7 @@ use super::selection::SelectionArgs;
 use crate::cluster::inventory::{self, Query};
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
-use crate::domain::naming::WorkspaceId;
+use crate::domain::naming::{WorkspaceId, WorkspaceKey};
 use crate::domain::safety::Badge;
 use crate::domain::select::{SortKey, sort};
 use crate::domain::state::State;
@@ -98,7 +98,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
-    if fleet.labelled && !args.ids.is_empty() {
+    if fleet.several_contexts && !args.ids.is_empty() {
         return Err(Failure::usage(
             "workspace ids name workspaces in one context: pass one --context",
         ));
@@ -112,7 +112,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let now = fleet.clock.now();
     let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
-    let labelled = fleet.labelled;
+    let several_contexts = fleet.several_contexts;
     let all_namespaces = globals.all_namespaces;
     // each context read and derived on its own task; each namespace's objects go once its rows
     // are derived: the output is built from the rows
@@ -128,7 +128,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                     rows.extend(data.into_workspaces(&flags, now, |w| filter.matches(w, now)))
                 })
                 .await?;
-                if labelled {
+                if several_contexts {
                     for w in &mut rows {
                         w.context = Some(conn.context.clone());
                     }
@@ -156,7 +156,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     if said_empty {
         match (&fleet.members[..], globals.all_namespaces) {
-            ([one], false) if !fleet.labelled => {
+            ([one], false) if !fleet.several_contexts => {
                 crate::errln!("No resources found in {} namespace.", one.conn.namespace)
             }
             _ => crate::errln!("No resources found."),
@@ -280,16 +280,16 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
     tokio::pin!(termination);
     let filter = args.selection.filter();
     let shape = Shape::of(args, globals, fleet);
-    type Key = (Option<String>, String, String);
     // the last row printed per workspace: a change that leaves it the same prints nothing
-    let mut shown: BTreeMap<Key, Workspace> = BTreeMap::new();
+    let mut shown: BTreeMap<WorkspaceKey, Workspace> = BTreeMap::new();
     // the contexts whose first list is in: their changes print from then on
     let mut synced: std::collections::BTreeSet<Option<String>> = Default::default();
     // the workspaces the filter selects, as last printed
-    let mut selected: std::collections::BTreeSet<Key> = Default::default();
+    let mut selected: std::collections::BTreeSet<WorkspaceKey> = Default::default();
     let mut header_due = !args.no_headers;
     let mut turns = Turns::default();
-    let said = |context: &Option<String>, text: &str| match context {
+    // one line on stderr, after its context's name across several
+    let stderr_line = |context: &Option<String>, text: &str| match context {
         Some(c) => crate::errln!("context \"{}\": {}", output::printable(c), output::printable(text)),
         None => crate::errln!("{}", output::printable(text)),
     };
@@ -304,18 +304,20 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
         let now = fleet.clock.now();
         let mut lines: Vec<(&'static str, Workspace)> = Vec::new();
         match event {
-            LiveEvent::Warning(w) => said(&context, &w),
+            LiveEvent::Warning(w) => stderr_line(&context, &w),
             LiveEvent::Failed(why) => match &context {
                 // across contexts one that fails is left out; the others go on
                 Some(c) => fleet.fail(c, &why),
                 None => return Err(Failure::error(why)),
             },
             LiveEvent::Status { stream, status } => match turns.turn(&context, &stream, &status) {
-                Some(Turn::Reconnecting { stream, why }) => said(
+                Some(Turn::Reconnecting { stream, why }) => stderr_line(
                     &context,
                     &format!("warning: the watch of {stream} is reconnecting: {why}"),
                 ),
-                Some(Turn::LiveAgain { stream }) => said(&context, &format!("the watch of {stream} is live again")),
+                Some(Turn::LiveAgain { stream }) => {
+                    stderr_line(&context, &format!("the watch of {stream} is live again"))
+                }
                 None => {}
             },
             // nothing prints before a context's first full state, which derives these again
@@ -324,13 +326,13 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                 if synced.insert(context.clone()) {
                     let mut rows: Vec<Workspace> = shown
                         .iter()
-                        .filter(|(k, w)| k.0 == context && filter.matches(w, now))
+                        .filter(|(k, w)| k.context == context && filter.matches(w, now))
                         .map(|(_, w)| w.clone())
                         .collect();
                     sort(&mut rows, args.sort_by, false);
                     selected.extend(
                         rows.iter()
-                            .map(|w| (context.clone(), w.namespace.clone(), w.id.clone())),
+                            .map(|w| WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id)),
                     );
                     if !args.watch_only {
                         lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
@@ -342,7 +344,7 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                     match change {
                         RowChange::Upsert(w) => {
                             let w = *w;
-                            let key = (context.clone(), w.namespace.clone(), w.id.clone());
+                            let key = WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id);
                             if shown.get(&key) == Some(&w) {
                                 continue;
                             }
@@ -365,8 +367,11 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                                 (false, false) => {}
                             }
                         }
-                        RowChange::Remove(ns, id) => {
-                            let key = (context.clone(), ns, id);
+                        RowChange::Remove(key) => {
+                            let key = WorkspaceKey {
+                                context: context.clone(),
+                                ..key
+                            };
                             if let Some(w) = shown.remove(&key)
                                 && selected.remove(&key)
                             {
@@ -525,7 +530,7 @@ impl Shape<'_> {
         let namespaces: std::collections::BTreeSet<&str> =
             fleet.members.iter().map(|m| m.conn.namespace.as_str()).collect();
         Shape {
-            contexts: fleet.labelled.then(|| fleet.badges()),
+            contexts: fleet.several_contexts.then(|| fleet.badges()),
             all_namespaces: globals.all_namespaces || namespaces.len() > 1,
             labels: LabelColumns {
                 show: args.show_labels,

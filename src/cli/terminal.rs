@@ -12,7 +12,7 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
     let request = globals.fleet_request(false)?;
     let fleet = Fleet::open(request.clone()).await?;
     // a single-context session may open the kubeconfig's other contexts (`ops::fleet` says how)
-    let switch = (!fleet.labelled)
+    let switch = (!fleet.several_contexts)
         .then(|| request.others())
         .flatten()
         .map(|o| crate::tui::io::Switch {
@@ -21,7 +21,7 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
         });
     let options = crate::tui::Options {
         failed: fleet.failed(),
-        several_contexts: fleet.labelled,
+        several_contexts: fleet.several_contexts,
         read_only_flag: fleet.read_only_flag(),
         clusters: fleet.members.into_iter().map(|m| (m.conn, m.rules)).collect(),
         policy: globals.write_policy(false),

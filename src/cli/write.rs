@@ -23,7 +23,7 @@ use crate::present;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -143,16 +143,16 @@ fn code(verdict: Verdict) -> i32 {
 /// A workspace's report for `-o json`.
 fn json(r: &Report, verb: Verb) -> Value {
     let mut out = json!({
-        "context": r.context,
-        "id": r.id.as_str(),
-        "namespace": r.namespace,
+        "context": r.key.context,
+        "id": r.key.id.as_str(),
+        "namespace": r.key.namespace,
         "verb": verb.as_str(),
         "result": r.result(),
         "epoch": r.epoch().map(|e| json!({"carried": (!e.unfenced).then_some(e.carried), "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
         "request": r.request().map(crate::cluster::write::Request::to_json),
         "message": r.detail(verb),
     });
-    if r.context.is_none()
+    if r.key.context.is_none()
         && let Some(fields) = out.as_object_mut()
     {
         // with one context the report is as it always was
@@ -241,16 +241,8 @@ impl Front for Terminal {
 
     fn ask_typed<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move {
-            crate::errln!("{}", output::printable(&q.text()));
-            crate::errw!("{}", present::report::prompt(q.id.as_str(), q.verb));
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            let answer =
-                tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| format!("cannot read the confirmation: {e}"))?;
-            Ok(answer.trim() == q.id.as_str())
+            let prompt = present::report::prompt(q.key.id.as_str(), q.verb);
+            super::input::typed_answer(&output::printable(&q.text()), &prompt, q.key.id.as_str()).await
         })
     }
 
@@ -445,12 +437,12 @@ async fn run(
         ran.record_stop(&checked, verb);
         crate::errln!(
             "{}",
-            present::report::stopped(stop.reason(), reports.len(), total, &ran.not_started_named(&checked))
+            present::report::stopped(stop.reason(), reports.len(), total, &ran.not_started_named())
         );
     }
     if human && reports.len() > 1 {
         crate::outln!();
-        crate::out!("{}", summary(reports, fleet.labelled));
+        crate::out!("{}", summary(reports, fleet.several_contexts));
     }
     // a dry run says what it would do, never what it did not
     let would = reports
@@ -526,7 +518,7 @@ async fn run(
 }
 
 /// The results as a table, CONTEXT first across contexts, then one tally line per context.
-fn summary(reports: &[Report], labelled: bool) -> String {
+fn summary(reports: &[Report], several_contexts: bool) -> String {
     let rows: Vec<Vec<(String, Tone)>> = reports
         .iter()
         .map(|r| {
@@ -535,12 +527,12 @@ fn summary(reports: &[Report], labelled: bool) -> String {
                 exit::WAIT_TIMED_OUT => Tone::Busy,
                 _ => Tone::Bad,
             };
-            let context = labelled.then(|| (r.context.clone().unwrap_or_default(), Tone::Plain));
+            let context = several_contexts.then(|| (r.key.context.clone().unwrap_or_default(), Tone::Plain));
             context
                 .into_iter()
                 .chain([
-                    (r.id.to_string(), Tone::Plain),
-                    (r.namespace.clone(), Tone::Plain),
+                    (r.key.id.to_string(), Tone::Plain),
+                    (r.key.namespace.clone(), Tone::Plain),
                     (r.result().to_string(), tone),
                     (r.epoch().map_or("-".into(), |e| e.describe()), Tone::Plain),
                 ])
@@ -549,16 +541,16 @@ fn summary(reports: &[Report], labelled: bool) -> String {
         .collect();
     let headers = ["CONTEXT", "WORKSPACE", "NAMESPACE", "RESULT", "EPOCH"];
     let mut text = output::table(
-        &headers[usize::from(!labelled)..],
+        &headers[usize::from(!several_contexts)..],
         &rows,
         false,
         output::colour_enabled(),
     );
-    if labelled {
+    if several_contexts {
         let mut tally: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
         for r in reports {
             *tally
-                .entry(r.context.as_deref().unwrap_or_default())
+                .entry(r.key.context.as_deref().unwrap_or_default())
                 .or_default()
                 .entry(r.result())
                 .or_default() += 1;

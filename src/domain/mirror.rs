@@ -10,7 +10,7 @@
 use super::drift::{OverlayFlags, TemplateFetch};
 use super::egress::{PolicyIndex, PolicyRead, selected_sandboxes};
 use super::keys::SANDBOX_NAME_HASH;
-use super::naming::{id_of, is_workspace, template_label};
+use super::naming::{WorkspaceKey, id_of, is_workspace, template_label};
 use super::object::{name, namespace, str_at};
 use super::pod::{Index, pod_expected, pod_name, pvc_names};
 use super::workspace::{Inputs, Observed, Workspace, derive};
@@ -29,15 +29,32 @@ pub enum Kind {
     Policies,
 }
 
-/// A workspace by namespace and Sandbox name.
-pub type Key = (String, String);
+impl Kind {
+    /// As a watch's status and `-v` name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Sandboxes => "sandboxes",
+            Kind::Pods => "pods",
+            Kind::Pvcs => "pvcs",
+            Kind::Templates => "templates",
+            Kind::Policies => "policies",
+        }
+    }
+}
+
+/// An object of any kind by namespace and name (what a list held, a template to read).
+pub type ObjectKey = (String, String);
+
+/// A Sandbox by namespace and name: how the mirror indexes the objects a row reads. The row
+/// itself, once derived or removed, is named by its [`WorkspaceKey`] (the id, not the name).
+pub type SandboxKey = ObjectKey;
 
 /// What the rows on screen must do after a change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowChange {
     Upsert(Box<Workspace>),
-    /// The workspace (namespace, id) is gone.
-    Remove(String, String),
+    /// The workspace is gone (its key names no context: the follow that reports it does).
+    Remove(WorkspaceKey),
 }
 
 /// Name → sandbox names that read it (almost always one).
@@ -213,7 +230,7 @@ pub struct Mirror {
     flags: OverlayFlags,
     /// Rows whose derivation reads the clock (a terminating pod's deadline): derived again as
     /// time passes.
-    timed: BTreeSet<Key>,
+    timed: BTreeSet<SandboxKey>,
 }
 
 impl Mirror {
@@ -245,7 +262,7 @@ impl Mirror {
 
     /// How a kind can be read, cluster-wide (`namespace` `None`) or in one namespace. Returns
     /// the rows that now derive differently.
-    pub fn set_readable(&mut self, kind: Kind, namespace: Option<&str>, readable: Readable) -> BTreeSet<Key> {
+    pub fn set_readable(&mut self, kind: Kind, namespace: Option<&str>, readable: Readable) -> BTreeSet<SandboxKey> {
         match namespace {
             None => {
                 self.everywhere.insert(kind, readable);
@@ -288,14 +305,14 @@ impl Mirror {
             .collect()
     }
 
-    fn keys_in(&self, ns: &str) -> BTreeSet<Key> {
+    fn keys_in(&self, ns: &str) -> BTreeSet<SandboxKey> {
         self.spaces
             .get(ns)
             .map(|s| s.sandboxes.keys().map(|n| (ns.to_string(), n.clone())).collect())
             .unwrap_or_default()
     }
 
-    fn all_keys(&self) -> BTreeSet<Key> {
+    fn all_keys(&self) -> BTreeSet<SandboxKey> {
         self.spaces
             .iter()
             .flat_map(|(ns, s)| s.sandboxes.keys().map(move |n| (ns.clone(), n.clone())))
@@ -304,8 +321,8 @@ impl Mirror {
 
     /// A (re)list: `objects` are every object of `kind` in `scope` (a namespace, or everywhere).
     /// What the mirror held there and the list lacks is gone. Returns the rows touched.
-    pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<Key> {
-        let listed: BTreeSet<(String, String)> = objects
+    pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<SandboxKey> {
+        let listed: BTreeSet<ObjectKey> = objects
             .iter()
             .map(|o| (namespace(o).to_string(), name(o).to_string()))
             .collect();
@@ -317,8 +334,8 @@ impl Mirror {
     }
 
     /// The end of a streaming list: objects of `kind` in `scope` not in `listed` are gone.
-    pub fn retain(&mut self, kind: Kind, scope: Option<&str>, listed: &BTreeSet<(String, String)>) -> BTreeSet<Key> {
-        let held: Vec<(String, String)> = self
+    pub fn retain(&mut self, kind: Kind, scope: Option<&str>, listed: &BTreeSet<ObjectKey>) -> BTreeSet<SandboxKey> {
+        let held: Vec<ObjectKey> = self
             .spaces
             .iter()
             .filter(|(ns, _)| scope.is_none_or(|n| n == ns.as_str()))
@@ -341,7 +358,7 @@ impl Mirror {
     }
 
     /// An object was added or changed.
-    pub fn apply(&mut self, kind: Kind, object: Value) -> BTreeSet<Key> {
+    pub fn apply(&mut self, kind: Kind, object: Value) -> BTreeSet<SandboxKey> {
         let (ns, n) = (namespace(&object).to_string(), name(&object).to_string());
         if kind == Kind::Sandboxes && !is_workspace(&object) {
             // a Sandbox relabelled away from the library is no longer a workspace
@@ -391,7 +408,7 @@ impl Mirror {
     }
 
     /// An object was deleted (or left the selection).
-    pub fn remove(&mut self, kind: Kind, ns: &str, n: &str) -> BTreeSet<Key> {
+    pub fn remove(&mut self, kind: Kind, ns: &str, n: &str) -> BTreeSet<SandboxKey> {
         let Some(space) = self.spaces.get_mut(ns) else {
             return BTreeSet::new();
         };
@@ -441,7 +458,7 @@ impl Mirror {
 
     /// What the selectors cannot see, read by name: for the rows touched, the pod each should
     /// have and each disk, when the watched set lacks them. (kind, namespace, name)
-    pub fn wanted_by_name(&self, keys: &BTreeSet<Key>) -> Vec<(Kind, String, String)> {
+    pub fn wanted_by_name(&self, keys: &BTreeSet<SandboxKey>) -> Vec<(Kind, String, String)> {
         let mut out = Vec::new();
         for (ns, n) in keys {
             let Some(space) = self.spaces.get(ns) else { continue };
@@ -465,8 +482,8 @@ impl Mirror {
 
     /// Templates the rows touched name that the mirror has no answer for (when templates are
     /// read one by one).
-    pub fn wanted_templates(&self, keys: &BTreeSet<Key>) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = keys
+    pub fn wanted_templates(&self, keys: &BTreeSet<SandboxKey>) -> Vec<ObjectKey> {
+        let mut out: Vec<ObjectKey> = keys
             .iter()
             .filter_map(|(ns, n)| {
                 let space = self.spaces.get(ns)?;
@@ -484,7 +501,7 @@ impl Mirror {
     }
 
     /// The answer of a read by name: `None` when it does not exist.
-    pub fn read_by_name(&mut self, kind: Kind, ns: &str, n: &str, found: Option<Value>) -> BTreeSet<Key> {
+    pub fn read_by_name(&mut self, kind: Kind, ns: &str, n: &str, found: Option<Value>) -> BTreeSet<SandboxKey> {
         let space = self.spaces.entry(ns.to_string()).or_default();
         // the watch's own copy wins over an answer that may have crossed it
         let watched = match kind {
@@ -509,7 +526,7 @@ impl Mirror {
     }
 
     /// The answer of reading one template by name.
-    pub fn template_read(&mut self, ns: &str, n: &str, fetch: TemplateFetch) -> BTreeSet<Key> {
+    pub fn template_read(&mut self, ns: &str, n: &str, fetch: TemplateFetch) -> BTreeSet<SandboxKey> {
         let space = self.spaces.entry(ns.to_string()).or_default();
         space.template_reads.insert(n.to_string(), fetch);
         readers(&space.by_template, n)
@@ -519,12 +536,12 @@ impl Mirror {
     }
 
     /// The rows whose derivation reads the clock.
-    pub fn timed(&self) -> BTreeSet<Key> {
+    pub fn timed(&self) -> BTreeSet<SandboxKey> {
         self.timed.clone()
     }
 
     /// The row changes for `keys`, derived as of `now`.
-    pub fn rows(&mut self, keys: &BTreeSet<Key>, now: DateTime<Utc>) -> Vec<RowChange> {
+    pub fn rows(&mut self, keys: &BTreeSet<SandboxKey>, now: DateTime<Utc>) -> Vec<RowChange> {
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
             match self.derive_one(key, now, &BTreeSet::new()) {
@@ -539,10 +556,11 @@ impl Mirror {
                 }
                 None => {
                     self.timed.remove(key);
-                    out.push(RowChange::Remove(
-                        key.0.clone(),
-                        id_of(&key.1).unwrap_or(&key.1).to_string(),
-                    ));
+                    out.push(RowChange::Remove(WorkspaceKey::new(
+                        None,
+                        &key.0,
+                        id_of(&key.1).unwrap_or(&key.1),
+                    )));
                 }
             }
         }
@@ -566,7 +584,7 @@ impl Mirror {
     /// is derived again, in full, with the first full state.
     pub fn rows_while_loading(
         &self,
-        keys: &BTreeSet<Key>,
+        keys: &BTreeSet<SandboxKey>,
         loading: &BTreeSet<Kind>,
         now: DateTime<Utc>,
     ) -> Vec<RowChange> {
@@ -576,7 +594,7 @@ impl Mirror {
             .collect()
     }
 
-    fn derive_one(&self, (ns, n): &Key, now: DateTime<Utc>, loading: &BTreeSet<Kind>) -> Option<Workspace> {
+    fn derive_one(&self, (ns, n): &SandboxKey, now: DateTime<Utc>, loading: &BTreeSet<Kind>) -> Option<Workspace> {
         let space = self.spaces.get(ns)?;
         let sbx = &space.sandbox(n)?;
         let (pods, pvcs) = space.inputs_of(sbx);
@@ -645,7 +663,7 @@ mod tests {
             "status":{"phase":"Running"}})
     }
 
-    fn keys(v: &[&str]) -> BTreeSet<Key> {
+    fn keys(v: &[&str]) -> BTreeSet<SandboxKey> {
         v.iter().map(|n| ("a".to_string(), format!("namzu-ws-{n}"))).collect()
     }
 
@@ -687,7 +705,7 @@ mod tests {
         let touched = m.reset(Kind::Sandboxes, None, vec![sandbox("y", "t", None)]);
         let changes = m.rows(&touched, now());
         assert!(
-            changes.contains(&RowChange::Remove("a".into(), "x".into())),
+            changes.contains(&RowChange::Remove(WorkspaceKey::new(None, "a", "x"))),
             "{changes:?}"
         );
         assert_eq!(m.len(), 1);

@@ -110,7 +110,7 @@ pub struct Fleet {
     /// The contexts opened, in the order asked for (the kubeconfig's with `--all-contexts`).
     pub members: Vec<Member>,
     /// Several contexts were asked for: every row and report names its context.
-    pub labelled: bool,
+    pub several_contexts: bool,
     /// Ages and filters read this clock (the members share it).
     pub clock: Clock,
     /// What the flags said over the rules file (`--read-only` names itself as a read-only reason).
@@ -186,7 +186,7 @@ impl Fleet {
                     rules: conn.rules.clone(),
                     conn,
                 }],
-                labelled: false,
+                several_contexts: false,
                 clock,
                 overrides,
                 failed: Default::default(),
@@ -230,7 +230,7 @@ impl Fleet {
             .await;
         let mut fleet = Fleet {
             members: Vec::new(),
-            labelled: true,
+            several_contexts: true,
             clock,
             overrides,
             failed: Default::default(),
@@ -262,7 +262,7 @@ impl Fleet {
 
     /// A warning of one context's read, naming the context when there are several.
     pub fn warn(&self, member: &Member, text: &str) {
-        if self.labelled {
+        if self.several_contexts {
             crate::errln!("context \"{}\": {}", printable(&member.conn.context), printable(text));
         } else {
             crate::errln!("{}", printable(text));
@@ -295,7 +295,7 @@ impl Fleet {
         for (member, result) in results {
             match result {
                 Ok(t) => out.push((member, t)),
-                Err(e) if !self.labelled => return Err(e),
+                Err(e) if !self.several_contexts => return Err(e),
                 Err(e) => self.fail(&member.conn.context, &e.why()),
             }
         }
@@ -327,7 +327,7 @@ impl Fleet {
 
     /// The context a row carries: its name across several, none with one.
     pub fn row_context(&self, member: &Member) -> Option<String> {
-        self.labelled.then(|| member.conn.context.clone())
+        self.several_contexts.then(|| member.conn.context.clone())
     }
 
     /// `--read-only` (or its environment variable) is what makes every context read-only.

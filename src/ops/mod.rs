@@ -5,6 +5,8 @@
 //!
 //! - [`fleet`]: open the contexts asked for (each with the safety rules decided as it opens), run
 //!   a piece of work in each, and finish (one context's failure is a warning across several).
+//! - [`leaks`]: `leaks --delete`: read what every context left behind, check every context's
+//!   rules, ask each context's typed count, send each DELETE through the one write path.
 //! - [`write`]: a bulk `suspend`/`resume`/`delete`: select the targets in every context, check
 //!   every context's rules before anything is sent, bind each write to what was confirmed, batch
 //!   it with stop and throttle, and report one verdict per workspace.
@@ -16,4 +18,5 @@
 
 pub mod fleet;
 pub mod follow;
+pub mod leaks;
 pub mod write;

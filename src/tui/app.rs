@@ -18,7 +18,7 @@ pub use inventory::*;
 pub use leaks::*;
 use switch::*;
 
-use super::action::{Action, Effect, RowKey};
+use super::action::{Action, Effect};
 use crate::cluster::inventory::Scope;
 use crate::cluster::live::{LiveEvent, StreamName, StreamStatus};
 use crate::cluster::wait::Waited;
@@ -27,6 +27,7 @@ use crate::domain::columns::Column;
 use crate::domain::fence::Verb;
 use crate::domain::filter::{Query, best, is_problem};
 use crate::domain::mirror::RowChange;
+use crate::domain::naming::WorkspaceKey;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
 use crate::domain::safety::ContextRules;
 use crate::domain::select::{SortKey, compare};
@@ -43,12 +44,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 #[derive(Debug, Clone)]
 pub enum Popup {
     Detail {
-        key: RowKey,
+        key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
     },
     Yaml {
-        key: RowKey,
+        key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
     },
@@ -72,7 +73,7 @@ pub enum Popup {
     Logs(Box<super::logs::LogPane>),
     /// A row's history: the timeline and the start-up waterfall.
     History {
-        key: RowKey,
+        key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
     },
@@ -143,7 +144,7 @@ pub struct App {
     pub view: TableView,
     /// Popups, the top one last: it takes the keys.
     pub popups: Vec<Popup>,
-    pub notes: BTreeMap<RowKey, RowNote>,
+    pub notes: BTreeMap<WorkspaceKey, RowNote>,
     pub status: String,
     /// This session's writes (from the write path's audit entries).
     pub sent: Vec<Value>,
@@ -162,7 +163,7 @@ pub struct App {
     /// The status as last seen at a tick, and since when: it expires after [`STATUS_FOR`].
     status_seen: (String, DateTime<Utc>),
     /// Rows of the bulk action under way: their waits do not take the status line.
-    bulk_members: BTreeSet<RowKey>,
+    bulk_members: BTreeSet<WorkspaceKey>,
     /// The last line of the scrolling popup on top, as the last frame laid it out.
     pub scroll_max: std::cell::Cell<u16>,
     /// Warnings already said once in the status line.
@@ -186,8 +187,8 @@ pub struct BulkProgress {
 }
 
 /// A row's key: the App names every row after its context.
-pub fn key_of(w: &Workspace) -> RowKey {
-    RowKey::new(w.context.as_deref().unwrap_or_default(), &w.namespace, &w.id)
+pub fn key_of(w: &Workspace) -> WorkspaceKey {
+    WorkspaceKey::new(w.context.as_deref(), &w.namespace, &w.id)
 }
 
 impl App {
@@ -394,7 +395,7 @@ impl App {
         order
     }
 
-    pub fn selected_key(&self) -> Option<RowKey> {
+    pub fn selected_key(&self) -> Option<WorkspaceKey> {
         self.visible().get(self.view.selected).map(|w| key_of(w))
     }
 
@@ -410,12 +411,12 @@ impl App {
     /// Why `verb` may not be taken on `targets`, if it may not: a target's context is
     /// read-only, RBAC there says no, or more of its rows are marked than its maxBulk. With no
     /// target, one context's own refusal still says why.
-    pub fn refusal(&self, verb: Verb, targets: &[RowKey]) -> Option<String> {
+    pub fn refusal(&self, verb: Verb, targets: &[WorkspaceKey]) -> Option<String> {
         let mut per_context: Vec<(&ContextView, usize)> = Vec::new();
         for key in targets {
-            match per_context.iter_mut().find(|(c, _)| c.name == key.context) {
+            match per_context.iter_mut().find(|(c, _)| c.name == key.context_name()) {
                 Some((_, n)) => *n += 1,
-                None => per_context.extend(self.context_view(&key.context).map(|c| (c, 1))),
+                None => per_context.extend(self.context_view(key.context_name()).map(|c| (c, 1))),
             }
         }
         if let ([only], true) = (self.contexts.as_slice(), targets.is_empty()) {
@@ -514,7 +515,7 @@ impl App {
     }
 
     fn open_confirm(&mut self, verb: Verb, refresh: bool) -> Vec<Effect> {
-        let targets: Vec<RowKey> = if self.view.marks.is_empty() {
+        let targets: Vec<WorkspaceKey> = if self.view.marks.is_empty() {
             self.selected_key().into_iter().collect()
         } else {
             self.view.marks.iter().cloned().collect()
@@ -530,16 +531,18 @@ impl App {
         }
         let mut typed_rule: Vec<String> = Vec::new();
         for key in &targets {
-            let typed = self.context_view(&key.context).is_some_and(|c| c.rules.typed_by_rule());
-            if typed && !typed_rule.contains(&key.context) {
-                typed_rule.push(key.context.clone());
+            let typed = self
+                .context_view(key.context_name())
+                .is_some_and(|c| c.rules.typed_by_rule());
+            if typed && !typed_rule.iter().any(|c| c == key.context_name()) {
+                typed_rule.push(key.context_name().to_string());
             }
         }
         let mut confirm = Confirm {
             verb,
             asks_typed: targets.iter().any(|k| {
                 crate::ops::write::rules::asks_typed(
-                    self.context_view(&k.context).map(|c| &c.rules),
+                    self.context_view(k.context_name()).map(|c| &c.rules),
                     verb,
                     false,
                     false,

@@ -1,7 +1,7 @@
 //! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
 //! reports back as actions. The UI never awaits these.
 
-use super::action::{Action, Effect, RowKey};
+use super::action::{Action, Effect};
 use super::app::ContextOptions;
 use crate::clock::Clock;
 use crate::cluster::access;
@@ -14,6 +14,7 @@ use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use crate::cluster::write::{self, WritePolicy};
 use crate::domain::drift::OverlayFlags;
 use crate::domain::naming::WorkspaceId;
+use crate::domain::naming::WorkspaceKey;
 use crate::domain::object::name;
 use crate::domain::timeline;
 use crate::domain::triage::{Purpose, SHELL, Unavailable, choose_container, kubectl_exec_args, own_pod};
@@ -363,7 +364,7 @@ impl Cluster {
     }
 
     /// The Sandbox as the API serves it, without managedFields, as YAML.
-    async fn yaml(&self, key: &RowKey) -> Result<String, String> {
+    async fn yaml(&self, key: &WorkspaceKey) -> Result<String, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let object = resources::get(&self.conn, &resources::SANDBOXES, &key.namespace, &id.sandbox_name())
             .await
@@ -372,7 +373,7 @@ impl Cluster {
         Ok(super::app::yaml(&object))
     }
 
-    async fn detail(&self, io: &Io, key: &RowKey) -> Result<String, String> {
+    async fn detail(&self, io: &Io, key: &WorkspaceKey) -> Result<String, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let d = detail::read(&self.conn, &key.namespace, &id)
             .await
@@ -386,13 +387,13 @@ impl Cluster {
 }
 
 impl Cluster {
-    async fn history(&self, key: &RowKey) -> Result<String, String> {
+    async fn history(&self, key: &WorkspaceKey) -> Result<String, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let read = triage::read_history(&self.conn, &key.namespace, &id, &self.policy.audit)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.id))?;
-        let inputs = crate::cli::history::inputs(&read);
+        let inputs = read.inputs();
         let lines = crate::present::history::render(
             &timeline::timeline(&inputs),
             timeline::waterfall(&inputs).as_ref(),
@@ -403,7 +404,7 @@ impl Cluster {
     }
 
     /// The kubectl command line of a shell in the row's own pod, or why there is none.
-    async fn shell(&self, key: &RowKey) -> Result<Vec<String>, String> {
+    async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {
         let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
         Ok(kubectl_exec_args(
             &self.conn.kubectl_flags,
@@ -420,7 +421,7 @@ impl Cluster {
 /// The row's own pod (its name) and the container a command acts on, or the line why not.
 async fn own_container(
     conn: &Connection,
-    key: &RowKey,
+    key: &WorkspaceKey,
     asked: Option<&str>,
     purpose: Purpose,
 ) -> Result<(String, crate::domain::triage::Chosen), String> {
@@ -458,7 +459,7 @@ pub const LOG_TAIL: i64 = 1000;
 /// Stream a row's own pod's log into the pane, as actions of stream `stream`.
 async fn stream_logs(
     conn: Connection,
-    key: RowKey,
+    key: WorkspaceKey,
     container: Option<String>,
     previous: bool,
     stream: u64,

@@ -746,7 +746,8 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value) {
 /// row, never a panic.
 #[test]
 fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
-    use kubectl_namzu::tui::action::{Effect, RowKey};
+    use kubectl_namzu::domain::naming::WorkspaceKey;
+    use kubectl_namzu::tui::action::Effect;
     use kubectl_namzu::tui::app::{App, AppOptions};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
@@ -833,7 +834,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             ));
             runtime.block_on(async {
                 let mut effects = app.start();
-                effects.push(Effect::Detail(RowKey::new(&name, "agents", "alpha")));
+                effects.push(Effect::Detail(WorkspaceKey::new(Some(&name), "agents", "alpha")));
                 crate::tui::settle(&mut app, &io, effects).await;
             });
             for (w, h) in [(80, 24), (200, 50)] {

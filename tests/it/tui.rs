@@ -5,10 +5,11 @@ use crate::support::*;
 use kubectl_namzu::cluster::audit::AuditLog;
 use kubectl_namzu::cluster::connect::Connection;
 use kubectl_namzu::cluster::inventory::Scope;
+use kubectl_namzu::domain::naming::WorkspaceKey;
 use kubectl_namzu::domain::safety::ContextRules;
 use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
-use kubectl_namzu::tui::action::{Action, Effect, RowKey};
+use kubectl_namzu::tui::action::{Action, Effect};
 use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, Health, update};
 use kubectl_namzu::tui::io::Io;
 use kubectl_namzu::tui::view::{self, Theme};
@@ -392,7 +393,7 @@ async fn suspend_with_take_over_from_the_list() {
         body[3],
         serde_json::json!({"op":"add","path":"/spec/operatingMode","value":"Suspended"})
     );
-    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "alpha")];
+    let note = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "alpha")];
     assert!(note.ok, "{note:?}");
     assert_eq!(h.app.sent.len(), 1, "what was sent");
 }
@@ -414,7 +415,7 @@ async fn a_fence_refusal_shows_and_changes_nothing() {
         h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
         "refused before sending"
     );
-    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "alpha")];
+    let note = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "alpha")];
     assert!(!note.ok && note.text.contains("held at epoch 9"), "{note:?}");
     assert!(h.screen(160, 10).contains("refused"));
 }
@@ -530,7 +531,7 @@ async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() 
     );
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
     assert!(h.t.sim.requests().iter().all(|r| r.method != "PATCH"), "nothing sent");
-    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "wren")];
+    let note = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "wren")];
     assert!(!note.ok && note.text.contains("selects this workspace"), "{note:?}");
     // the earlier workspace's policy removed: the confirmation notes what the tool cannot verify
     let wren_uid = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap()["metadata"]["uid"].clone();
@@ -588,7 +589,7 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
         h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
         "a preview sends nothing"
     );
-    let key = RowKey::new("namzu-sim", "agents", "ember");
+    let key = WorkspaceKey::new(Some("namzu-sim"), "agents", "ember");
     let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
         panic!("no confirmation")
     };
@@ -625,7 +626,7 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     let sent: Vec<_> = h.t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
     assert_eq!(sent.len(), 1, "flint is never sent");
     assert!(sent[0].path.ends_with("/namzu-ws-ember"));
-    let flint = &h.app.notes[&RowKey::new("namzu-sim", "agents", "flint")];
+    let flint = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "flint")];
     assert!(!flint.ok && flint.text.contains("CEL-immutable"), "{flint:?}");
 
     // read-only: no dialog, the reason on the status line
@@ -685,7 +686,11 @@ impl Harness {
 
     /// The context of the row under the cursor.
     fn selected_context(&self) -> String {
-        self.app.selected_key().expect("a row is selected").context
+        self.app
+            .selected_key()
+            .expect("a row is selected")
+            .context_name()
+            .to_string()
     }
 }
 
@@ -709,10 +714,10 @@ fn stored_mode(t: &TestSim, id: &str) -> serde_json::Value {
 async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
     let mut h = fleet(Default::default(), Default::default(), Vec::new()).await;
     let (prod, staging) = (
-        RowKey::new("prod-eu-west", "agents", "awake"),
-        RowKey::new("staging", "agents", "awake"),
+        WorkspaceKey::new(Some("prod-eu-west"), "agents", "awake"),
+        WorkspaceKey::new(Some("staging"), "agents", "awake"),
     );
-    let keys: Vec<RowKey> = h
+    let keys: Vec<WorkspaceKey> = h
         .app
         .visible()
         .iter()

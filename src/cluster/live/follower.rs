@@ -5,13 +5,13 @@
 //! derives every row again and says `Synced`.
 
 use super::watcher::Watcher;
-use super::{Cut, Feed, LiveEvent, LiveOptions, StreamName, StreamStatus, api_kind, kind_label};
+use super::{Cut, Feed, LiveEvent, LiveOptions, StreamName, StreamStatus};
 use crate::cluster::connect::Connection;
 use crate::cluster::inventory::{self, Scope};
 use crate::cluster::resources::{self, TEMPLATES};
 use crate::domain::drift::TemplateFetch;
 use crate::domain::keys::SANDBOX_NAME_HASH;
-use crate::domain::mirror::{Key, Kind, Mirror, Readable};
+use crate::domain::mirror::{Kind, Mirror, Readable, SandboxKey};
 use crate::domain::object::{name, namespace};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -41,12 +41,12 @@ pub(super) struct Follower {
     pending: BTreeSet<StreamName>,
     /// Before the first full state: workspaces whose Sandbox came since the last provisional
     /// rows went out, and those already out (each goes out provisional once).
-    arrived: BTreeSet<Key>,
-    provisional: BTreeSet<Key>,
+    arrived: BTreeSet<SandboxKey>,
+    provisional: BTreeSet<SandboxKey>,
     pub(super) synced: bool,
-    touched: BTreeSet<Key>,
+    touched: BTreeSet<SandboxKey>,
     /// Workspaces whose Sandbox itself changed: what they read by name is read again.
-    changed: BTreeSet<Key>,
+    changed: BTreeSet<SandboxKey>,
     looked_up: HashSet<(Kind, String, String)>,
     /// Reads by name not answered yet: the first screen waits for them.
     reads_in_flight: usize,
@@ -261,7 +261,7 @@ impl Follower {
     /// out) unknown. Only the Sandboxes decide that a row exists: none goes out before its own.
     fn send_provisional(&mut self) {
         let arrived = std::mem::take(&mut self.arrived);
-        let new: BTreeSet<Key> = arrived.difference(&self.provisional).cloned().collect();
+        let new: BTreeSet<SandboxKey> = arrived.difference(&self.provisional).cloned().collect();
         if new.is_empty() {
             return;
         }
@@ -305,7 +305,7 @@ impl Follower {
             if self.conn.verbose {
                 crate::errln!(
                     "reading {} {ns}/{n} by name (not labelled {SANDBOX_NAME_HASH})",
-                    kind_label(kind)
+                    kind.label()
                 );
             }
             self.looked_up.insert((kind, ns.clone(), n.clone()));
@@ -313,7 +313,7 @@ impl Follower {
             self.reads_in_flight += 1;
             self.reads.spawn(async move {
                 // a failed read leaves the row as the watched data shows it
-                let found = resources::get(&conn, api_kind(kind), &ns, &n).await.ok();
+                let found = resources::get(&conn, resources::ApiKind::of(kind), &ns, &n).await.ok();
                 let _ = feed.send(Feed::ByName(kind, ns, n, found));
             });
         }

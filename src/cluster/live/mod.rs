@@ -17,9 +17,9 @@
 use super::connect::Connection;
 use super::error::ClusterError;
 use super::inventory::{Query, Scope};
-use super::resources::{self, CILIUM_POLICIES, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
+use super::resources::{self, NAMESPACES, SANDBOXES};
 use crate::domain::drift::{OverlayFlags, TemplateFetch};
-use crate::domain::mirror::{Kind, Mirror, Readable, RowChange};
+use crate::domain::mirror::{Kind, Mirror, ObjectKey, Readable, RowChange};
 use crate::domain::object::name;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -53,31 +53,11 @@ pub struct StreamName {
 
 impl std::fmt::Display for StreamName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(kind_label(self.kind))?;
+        f.write_str(self.kind.label())?;
         match &self.namespace {
             Some(ns) => write!(f, " in {ns}"),
             None => Ok(()),
         }
-    }
-}
-
-fn kind_label(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Sandboxes => "sandboxes",
-        Kind::Pods => "pods",
-        Kind::Pvcs => "pvcs",
-        Kind::Templates => "templates",
-        Kind::Policies => "policies",
-    }
-}
-
-fn api_kind(kind: Kind) -> &'static resources::Kind {
-    match kind {
-        Kind::Sandboxes => &SANDBOXES,
-        Kind::Pods => &PODS,
-        Kind::Pvcs => &PVCS,
-        Kind::Templates => &TEMPLATES,
-        Kind::Policies => &CILIUM_POLICIES,
     }
 }
 
@@ -147,7 +127,7 @@ impl Default for LiveOptions {
 enum Feed {
     Reset(StreamName, Vec<Value>),
     /// A streaming list's first state is complete: these are all the objects there are.
-    Listed(StreamName, BTreeSet<(String, String)>),
+    Listed(StreamName, BTreeSet<ObjectKey>),
     Applied(StreamName, Value),
     Deleted(StreamName, Value),
     Status(StreamName, StreamStatus),

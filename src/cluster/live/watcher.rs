@@ -2,12 +2,12 @@
 //! the newest resourceVersion, a list again on 410, a reconnect with jittered backoff when the
 //! watch or the probe fails, and re-listing where the user may list but not watch.
 
-use super::{Cut, Feed, LiveOptions, StreamName, StreamStatus, api_kind};
+use super::{Cut, Feed, LiveOptions, StreamName, StreamStatus};
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory;
 use crate::cluster::resources::{self, Watched};
-use crate::domain::mirror::Kind;
+use crate::domain::mirror::{Kind, ObjectKey};
 use crate::domain::object::{name, namespace};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
@@ -72,8 +72,8 @@ impl Watcher {
         self.send(Feed::Status(self.name.clone(), StreamStatus::Live));
     }
 
-    fn kind(&self) -> &'static resources::Kind {
-        api_kind(self.name.kind)
+    fn kind(&self) -> &'static resources::ApiKind {
+        resources::ApiKind::of(self.name.kind)
     }
 
     pub(super) async fn run(mut self) {
@@ -241,7 +241,7 @@ impl Watcher {
         version: &mut Option<String>,
         initial: bool,
     ) -> Result<Ended, ClusterError> {
-        let mut listed: Option<BTreeSet<(String, String)>> = initial.then(BTreeSet::new);
+        let mut listed: Option<BTreeSet<ObjectKey>> = initial.then(BTreeSet::new);
         let key = |v: &Value| (namespace(v).to_string(), name(v).to_string());
         futures::pin_mut!(events);
         loop {

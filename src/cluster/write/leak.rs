@@ -13,7 +13,7 @@ pub enum LeakTarget {
 }
 
 impl LeakTarget {
-    fn kind(self) -> &'static resources::Kind {
+    fn kind(self) -> &'static resources::ApiKind {
         match self {
             LeakTarget::Disk => &crate::cluster::leaks::LEAK_PVCS,
             LeakTarget::Policy => &crate::cluster::leaks::LEAK_POLICIES,

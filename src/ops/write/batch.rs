@@ -5,13 +5,13 @@
 //! (`cluster::write::Throttle`).
 
 use super::rules;
-use super::{Checked, Report, Request, WriteError, in_context, key};
+use super::{Checked, Report, Request, WriteError};
 use crate::cluster::connect::Connection;
 use crate::cluster::resources::{self, SANDBOXES};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{self, Outcome, Plan};
 use crate::domain::fence::Verb;
-use crate::domain::naming::WorkspaceId;
+use crate::domain::naming::{WorkspaceId, WorkspaceKey};
 use crate::domain::patch::Mode;
 use crate::domain::state::State;
 use futures::StreamExt;
@@ -40,10 +40,9 @@ impl Stop {
 
 /// What a typed confirmation asks about: the Sandbox as read just now.
 pub struct Question {
-    pub context: Option<String>,
+    /// The workspace; its context named across contexts only.
+    pub key: WorkspaceKey<WorkspaceId>,
     pub verb: Verb,
-    pub namespace: String,
-    pub id: WorkspaceId,
     pub mode: Mode,
     /// The holder epoch as stored ("0" when none is).
     pub epoch: String,
@@ -53,9 +52,9 @@ impl Question {
     /// The words shown before the prompt (`present/report.rs`).
     pub fn text(&self) -> String {
         crate::present::report::question(
-            &self.id.sandbox_name(),
-            &self.namespace,
-            self.context.as_deref(),
+            &self.key.id.sandbox_name(),
+            &self.key.namespace,
+            self.key.context.as_deref(),
             self.mode,
             &self.epoch,
             self.verb,
@@ -89,8 +88,8 @@ pub enum Step {
     Done(Box<Report>),
     /// The typed id did not match: nothing sent. The workspace as the stop line names it.
     Cancelled(String),
-    /// A stop came before this one's turn: not started (its context's index, `namespace/id`).
-    NotStarted(Stop, usize, String),
+    /// A stop came before this one's turn: not started (its context's index, the workspace).
+    NotStarted(Stop, usize, WorkspaceKey<WorkspaceId>),
 }
 
 /// A bulk write's end: every workspace's report in the selection's order, and why it stopped.
@@ -98,8 +97,8 @@ pub enum Step {
 pub struct Ran {
     pub reports: Vec<Report>,
     pub stopped: Option<Stop>,
-    /// The workspaces not started: their context's index, `namespace/id`.
-    pub not_started: Vec<(usize, String)>,
+    /// The workspaces not started, with their context's index.
+    pub not_started: Vec<(usize, WorkspaceKey<WorkspaceId>)>,
     /// Typed ids that did not match.
     pub cancelled: usize,
 }
@@ -114,25 +113,23 @@ impl Ran {
             let done: Vec<String> = self
                 .reports
                 .iter()
-                .filter(|r| r.context == t.label)
-                .map(|r| format!("{}/{}", r.namespace, r.id))
+                .filter(|r| r.key.context == t.label)
+                .map(|r| r.key.in_namespace())
                 .collect();
             let pending: Vec<String> = self
                 .not_started
                 .iter()
                 .filter(|(i, _)| *i == index)
-                .map(|(_, k)| k.clone())
+                .map(|(_, k)| k.in_namespace())
                 .collect();
             write::record_stop(&t.member.conn, &t.policy, verb, stop.reason(), &done, &pending);
         }
     }
 
     /// The workspaces not started, named as the stop line names them.
-    pub fn not_started_named(&self, checked: &Checked) -> Vec<String> {
-        self.not_started
-            .iter()
-            .map(|(i, k)| in_context(checked.contexts[*i].label.as_deref(), k.clone()))
-            .collect()
+    pub fn not_started_named(&self) -> Vec<String> {
+        // (a key names its context only across several)
+        self.not_started.iter().map(|(_, k)| k.qualified(true)).collect()
     }
 
     /// The reports not done as asked.
@@ -145,7 +142,7 @@ impl Ran {
         self.reports
             .iter()
             .filter(|r| matches!(r.outcome, Outcome::Raced { .. }))
-            .map(Report::key)
+            .map(Report::qualified)
             .collect()
     }
 }
@@ -234,7 +231,7 @@ pub async fn run<F: Front>(checked: &Checked, request: &Request, front: &F) -> R
         front,
     };
     let mut steps = futures::stream::iter(checked.targets.iter().cloned())
-        .map(|(target, namespace, id)| batch.one(target, namespace, id))
+        .map(|(target, key)| batch.one(target, key))
         .buffered(parallel);
     let mut ran = Ran::default();
     // results in the selection's order, whatever order the writes finish in
@@ -270,22 +267,14 @@ impl<F: Front> Batch<'_, F> {
     }
 
     /// Ask for the typed id of the Sandbox as read now; anything else cancels that workspace.
-    async fn confirm(
-        &self,
-        conn: &Connection,
-        context: Option<&str>,
-        namespace: &str,
-        id: &WorkspaceId,
-    ) -> Result<Confirmed, WriteError> {
-        let current = resources::get(conn, &SANDBOXES, namespace, &id.sandbox_name()).await?;
+    async fn confirm(&self, conn: &Connection, key: &WorkspaceKey<WorkspaceId>) -> Result<Confirmed, WriteError> {
+        let current = resources::get(conn, &SANDBOXES, &key.namespace, &key.id.sandbox_name()).await?;
         let Some(object) = current else {
             return Ok(Confirmed::Gone);
         };
         let question = Question {
-            context: context.map(str::to_string),
+            key: key.clone(),
             verb: self.request.verb,
-            namespace: namespace.to_string(),
-            id: id.clone(),
             mode: Mode::of_sandbox(&object),
             epoch: crate::domain::epoch::Reading::of(&object)
                 .annotation
@@ -304,16 +293,16 @@ impl<F: Front> Batch<'_, F> {
     }
 
     /// One workspace: (a typed confirmation,) the write through the one write path, the wait.
-    async fn one(&self, index: usize, namespace: String, id: WorkspaceId) -> Result<Step, WriteError> {
+    async fn one(&self, index: usize, key: WorkspaceKey<WorkspaceId>) -> Result<Step, WriteError> {
         let target = &self.checked.contexts[index];
         if let Some(stop) = self.stop() {
-            return Ok(Step::NotStarted(stop, index, format!("{namespace}/{id}")));
+            return Ok(Step::NotStarted(stop, index, key));
         }
         let (conn, verb, request) = (&target.member.conn, self.request.verb, self.request);
         let mut plan = Plan {
             verb,
-            namespace: namespace.clone(),
-            id: id.clone(),
+            namespace: key.namespace.clone(),
+            id: key.id.clone(),
             epoch: request.epoch,
             dry_run: request.dry_run,
             server_dry_run: request.server_dry_run,
@@ -321,9 +310,7 @@ impl<F: Front> Batch<'_, F> {
             refresh: request.refresh.clone(),
         };
         let report = |outcome| Report {
-            context: target.label.clone(),
-            namespace: namespace.clone(),
-            id: id.clone(),
+            key: key.clone(),
             outcome,
             waited: None,
             take_over: request.take_over,
@@ -347,13 +334,13 @@ impl<F: Front> Batch<'_, F> {
             }
         }
         if target.confirming {
-            let asked = self.confirm(conn, target.label.as_deref(), &namespace, &id);
+            let asked = self.confirm(conn, &key);
             let Some(confirmed) = self.interrupt.unless(asked).await else {
-                return Ok(Step::NotStarted(Stop::Interrupted, index, format!("{namespace}/{id}")));
+                return Ok(Step::NotStarted(Stop::Interrupted, index, key));
             };
             match confirmed? {
                 Confirmed::Cancelled => {
-                    return Ok(Step::Cancelled(key(target.label.as_deref(), &namespace, &id)));
+                    return Ok(Step::Cancelled(key.qualified(true)));
                 }
                 // the write is of the object shown, at the epoch shown: one replaced or taken
                 // over while the user typed is refused, not written
@@ -379,7 +366,9 @@ impl<F: Front> Batch<'_, F> {
             } else {
                 landed
             };
-            let waiting = landed.wait(conn, &plan, timeout, |what, state| self.front.waiting(&id, what, state));
+            let waiting = landed.wait(conn, &plan, timeout, |what, state| {
+                self.front.waiting(&key.id, what, state)
+            });
             let waited = self.interrupt.unless(waiting).await;
             if waited.is_some() {
                 self.front.waited();

@@ -19,11 +19,11 @@ use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan, Request as Sent, WritePolicy};
 use crate::domain::drift::OverlayFlags;
 use crate::domain::fence::{EpochChoice, EpochUse, Verb};
-use crate::domain::naming::WorkspaceId;
+use crate::domain::naming::{WorkspaceId, WorkspaceKey};
 use crate::domain::refresh::{self, Refresh};
 use crate::domain::select::Filter;
 use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
-use crate::present::outcome as said;
+use crate::present;
 use rules::Refusal;
 
 /// What a front-end asks for: one write of every workspace selected.
@@ -190,12 +190,21 @@ impl Selecting {
     }
 
     /// The workspaces to act on in one context, with the read's warnings: the ids given, or the
-    /// selection's matches.
-    async fn targets(self, conn: Connection) -> Result<(Vec<String>, Vec<(String, WorkspaceId)>), WriteError> {
+    /// selection's matches (named under `context`, the context a report names).
+    async fn targets(
+        self,
+        conn: Connection,
+        context: Option<String>,
+    ) -> Result<(Vec<String>, Vec<WorkspaceKey<WorkspaceId>>), WriteError> {
+        let key = |namespace: String, id: WorkspaceId| WorkspaceKey {
+            context: context.clone(),
+            namespace,
+            id,
+        };
         if !self.ids.is_empty() {
             return Ok((
                 Vec::new(),
-                self.ids.into_iter().map(|id| (conn.namespace.clone(), id)).collect(),
+                self.ids.into_iter().map(|id| key(conn.namespace.clone(), id)).collect(),
             ));
         }
         let scope = if self.all_namespaces {
@@ -219,7 +228,7 @@ impl Selecting {
             .into_iter()
             .filter(|w| self.filter.matches(w, now))
             .filter_map(|w| match WorkspaceId::parse(&w.id) {
-                Ok(id) => Some((w.namespace, id)),
+                Ok(id) => Some(key(w.namespace, id)),
                 // a Sandbox named namzu-ws-<not an id> is listed, never written
                 Err(e) => {
                     warnings.push(format!("skipped: {e}"));
@@ -242,10 +251,11 @@ pub struct Target {
 }
 
 /// Every context's rules checked, nothing sent yet: the contexts that take the write and the
-/// workspaces selected there, in the selection's order (each with its context's index).
+/// workspaces selected there, in the selection's order (each with its context's index; its key
+/// names the context across several, as its report will).
 pub struct Checked {
     pub contexts: Vec<Target>,
-    pub targets: Vec<(usize, String, WorkspaceId)>,
+    pub targets: Vec<(usize, WorkspaceKey<WorkspaceId>)>,
 }
 
 impl Checked {
@@ -272,7 +282,7 @@ pub async fn prepare(
     if let Some(why) = fleet.members.iter().find_map(|m| rules::unrulable(&m.rules)) {
         return Err(WriteError::Unrulable(why.to_string()));
     }
-    if fleet.labelled && selecting.by_id() {
+    if fleet.several_contexts && selecting.by_id() {
         return Err(WriteError::IdsAcrossContexts);
     }
     // a typed confirmation where the verb or the context's rules ask for one
@@ -288,7 +298,12 @@ pub async fn prepare(
     if !request.dry_run && sends {
         base.audit.ready().map_err(WriteError::AuditNotReady)?;
     }
-    let selected = fleet.each(|member| selecting.clone().targets(member.conn)).await?;
+    let selected = fleet
+        .each(|member| {
+            let context = fleet.row_context(&member);
+            selecting.clone().targets(member.conn, context)
+        })
+        .await?;
     // every context's selection is checked before anything is sent: a refusal sends nothing
     let mut refusals = Vec::new();
     let mut checked = Checked {
@@ -312,7 +327,7 @@ pub async fn prepare(
             // read-only refuses dry runs too, as it always has: one line, nothing read further
             Err(Refusal::ReadOnly(reason)) => {
                 let why = format!("{reason}: {} sends no write", verb.as_str());
-                if !fleet.labelled {
+                if !fleet.several_contexts {
                     return Err(WriteError::ReadOnly(why));
                 }
                 fleet.fail(&member.conn.context, &why);
@@ -324,9 +339,7 @@ pub async fn prepare(
             }
         }
         let index = checked.contexts.len();
-        checked
-            .targets
-            .extend(chosen.into_iter().map(|(ns, id)| (index, ns, id)));
+        checked.targets.extend(chosen.into_iter().map(|key| (index, key)));
         checked.contexts.push(Target {
             confirming: asks(&member),
             label: fleet.row_context(&member),
@@ -392,10 +405,8 @@ impl Landed {
 
 /// One workspace's result: what the write came to, and its wait's.
 pub struct Report {
-    /// Across contexts, the one it was written in.
-    pub context: Option<String>,
-    pub namespace: String,
-    pub id: WorkspaceId,
+    /// The workspace written; its context named across contexts only.
+    pub key: WorkspaceKey<WorkspaceId>,
     pub outcome: Outcome,
     pub waited: Option<Waited>,
     /// `--take-over` was asked for: finding the mode already there means it was not performed.
@@ -415,10 +426,8 @@ impl Report {
 
     /// The workspace as result lines name it: its id, after its context across several.
     pub fn who(&self) -> String {
-        match &self.context {
-            Some(c) => format!("{c}/{}", self.id),
-            None => self.id.to_string(),
-        }
+        // (a report's key names a context only across several)
+        self.key.who(true)
     }
 
     /// The result's word (`applied`, `refused`, …).
@@ -428,8 +437,8 @@ impl Report {
 
     /// The workspace as the stop line names it: `namespace/id`, after its context across
     /// several.
-    pub fn key(&self) -> String {
-        key(self.context.as_deref(), &self.namespace, &self.id)
+    pub fn qualified(&self) -> String {
+        self.key.qualified(true)
     }
 
     pub fn epoch(&self) -> Option<&EpochUse> {
@@ -452,10 +461,10 @@ impl Report {
 
     /// The outcome's sentence, and the wait's after it.
     pub fn detail(&self, verb: Verb) -> String {
-        let mut text = said::outcome(verb, &self.namespace, &self.outcome, self.take_over);
+        let mut text = present::outcome::outcome(verb, &self.key.namespace, &self.outcome, self.take_over);
         if let Some(w) = &self.waited {
             text.push_str("; ");
-            text.push_str(&said::waited(w));
+            text.push_str(&present::outcome::waited(w));
         }
         text
     }
@@ -483,19 +492,6 @@ impl Report {
     }
 }
 
-/// A workspace as the stop line names it: `namespace/id`, after its context across several.
-pub fn key(context: Option<&str>, namespace: &str, id: &WorkspaceId) -> String {
-    in_context(context, format!("{namespace}/{id}"))
-}
-
-/// `what`, after its context across several (`prod:agents/alpha`).
-pub fn in_context(context: Option<&str>, what: String) -> String {
-    match context {
-        Some(c) => format!("{c}:{what}"),
-        None => what,
-    }
-}
-
 /// What a bulk dry run's writes would free or start holding (`domain::resources::what_if`): the
 /// requests of the pods a suspend or delete stops, or a resume starts, and the disks (which stay,
 /// or go with a delete). Each Sandbox is read once more for its pod template (dry runs only).
@@ -505,11 +501,11 @@ pub async fn what_if(checked: &Checked, reports: &[Report], verb: Verb) -> Strin
         let Outcome::DryRun { mode, .. } = &r.outcome else {
             return None;
         };
-        let target = checked.contexts.iter().find(|t| t.label == r.context)?;
-        let name = r.id.sandbox_name();
+        let target = checked.contexts.iter().find(|t| t.label == r.key.context)?;
+        let name = r.key.id.sandbox_name();
         Some(async move {
             let read = resources::of_sandbox(
-                &crate::cluster::resources::get(&target.member.conn, &SANDBOXES, &r.namespace, &name)
+                &crate::cluster::resources::get(&target.member.conn, &SANDBOXES, &r.key.namespace, &name)
                     .await
                     .ok()
                     .flatten()?,

@@ -62,8 +62,16 @@ pub fn read_only(rules: &ContextRules, context: &str, read_only_flag: bool) -> O
 pub fn asks_typed(rules: Option<&ContextRules>, verb: Verb, yes: bool, dry_run: bool) -> bool {
     match rules {
         None => true,
-        Some(r) => !yes && !dry_run && !r.read_only && r.asks_typed(verb),
+        Some(r) => asks_typed_when(r, verb.destroys_data(), yes, dry_run),
     }
+}
+
+/// Whether a write that destroys data (`destroys_data`: a delete of a workspace or of a leaked
+/// disk) or not asks for a typed confirmation in a context with these rules: the domain's rule
+/// (`ContextRules::asks_typed_when`), unless the user said yes up front (`--yes`), it is a dry
+/// run, or the context is read-only (it sends nothing).
+pub fn asks_typed_when(rules: &ContextRules, destroys_data: bool, yes: bool, dry_run: bool) -> bool {
+    !yes && !dry_run && !rules.read_only && rules.asks_typed_when(destroys_data)
 }
 
 /// The read-only plan a confirmation shows (what the write would do, as read now); `None` for a
@@ -207,5 +215,10 @@ mod tests {
         assert!(!asks_typed(Some(&typed), Verb::Suspend, false, true));
         // a context whose rules are not known asks
         assert!(asks_typed(None, Verb::Resume, false, false));
+        // a leaked disk's delete asks as a workspace's does; a policy's only by the rule
+        assert!(asks_typed_when(&plain, true, false, false));
+        assert!(!asks_typed_when(&plain, false, false, false));
+        assert!(asks_typed_when(&typed, false, false, false));
+        assert!(!asks_typed_when(&typed, true, true, false));
     }
 }

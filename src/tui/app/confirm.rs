@@ -13,10 +13,10 @@ pub enum Focus {
 #[derive(Debug, Clone)]
 pub struct Confirm {
     pub verb: Verb,
-    pub targets: Vec<RowKey>,
+    pub targets: Vec<WorkspaceKey>,
     pub take_over: bool,
     /// The fresh read per target: the dry-run outcome (None until it arrives).
-    pub previews: BTreeMap<RowKey, Outcome>,
+    pub previews: BTreeMap<WorkspaceKey, Outcome>,
     pub focus: Focus,
     /// The confirmation is typed: a delete's always, every write's in a `confirm: typed` context.
     pub asks_typed: bool,
@@ -47,14 +47,14 @@ impl Confirm {
 
 /// The read-only preview of an action: the fresh read the confirmation shows (`ops::write::rules`).
 /// `None` for a row whose id cannot name a Sandbox (listed, never written).
-pub(super) fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Option<Plan> {
+pub(super) fn preview_plan(verb: Verb, key: &WorkspaceKey, take_over: bool, refresh: bool) -> Option<Plan> {
     // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
     rules::preview(verb, &key.namespace, &key.id, take_over, refresh.then(Default::default))
 }
 
 /// The confirmed write, bound to what the confirmation showed (`ops::write::rules::bind`): the
 /// epoch and uid shown, and a refresh's hash.
-pub(super) fn confirmed(c: &Confirm, key: &RowKey) -> Result<Plan, RowNote> {
+pub(super) fn confirmed(c: &Confirm, key: &WorkspaceKey) -> Result<Plan, RowNote> {
     let shown = c.previews.get(key);
     let unbound = |u: Unbound<'_>| match u {
         Unbound::Shown(other) => note_for(c.verb, key, other),
@@ -104,7 +104,7 @@ pub(super) fn previews(c: &mut Confirm) -> Vec<Effect> {
 }
 
 /// The row's note after an action: the same sentence the CLI prints, first line only.
-pub fn note_for(verb: Verb, key: &RowKey, outcome: &Outcome) -> RowNote {
+pub fn note_for(verb: Verb, key: &WorkspaceKey, outcome: &Outcome) -> RowNote {
     RowNote {
         text: wording::outcome_line(verb, &key.namespace, outcome, false),
         ok: wording::succeeded(outcome, false),
@@ -116,7 +116,7 @@ pub(super) fn on_confirm_key(
     command: Option<Command>,
     key: KeyEvent,
     status: &mut String,
-    notes: &mut BTreeMap<RowKey, RowNote>,
+    notes: &mut BTreeMap<WorkspaceKey, RowNote>,
 ) -> PopupReply {
     match (command, key.code) {
         (Some(Command::Close), _) => {

@@ -144,7 +144,7 @@ pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
             let new: Vec<RowChange> = changes
                 .into_iter()
                 .filter(|c| match c {
-                    RowChange::Upsert(w) => !known.contains_key(&RowKey::new(context, &w.namespace, &w.id)),
+                    RowChange::Upsert(w) => !known.contains_key(&WorkspaceKey::new(Some(context), &w.namespace, &w.id)),
                     RowChange::Remove(..) => false,
                 })
                 .collect();

@@ -96,7 +96,7 @@ fn dry_run(id: &str) -> Outcome {
 /// The fresh read of `id` arrives for the open confirmation.
 fn previewed(app: &mut App, id: &str) {
     let outcome = dry_run(id);
-    let key = RowKey::new("ctx", "ns", id);
+    let key = WorkspaceKey::new(Some("ctx"), "ns", id);
     update(
         app,
         Action::Preview {
