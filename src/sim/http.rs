@@ -3,12 +3,12 @@
 //! (`admission`) each in a module of its own.
 
 use super::auth::authenticate;
-use super::faults::FaultAction;
+use super::faults::{FaultAction, Gate};
 use super::record::Recorded;
 use super::resources::Resource;
 use super::status::{self, ApiError};
 use super::wire::{Body, Req, full, query_pairs};
-use super::{Shared, exec};
+use super::{Shared, SimState, exec};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -20,6 +20,7 @@ mod list;
 mod router;
 mod write;
 
+use list::Page;
 use router::serve;
 
 pub(super) fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
@@ -111,9 +112,11 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         st.faults.iter_mut().find_map(|f| f.fire(&method, &path))
     };
     let lost = fault == Some(FaultAction::Lost);
+    let mut hold = None;
     match fault {
         Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
         Some(FaultAction::Lost) => {}
+        Some(FaultAction::Hold(gate)) => hold = Some(gate),
         Some(FaultAction::Hang) => {
             shared.lock().record.push(rec);
             return std::future::pending().await;
@@ -167,23 +170,68 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         Some((on, key, protocols)) => exec_upgrade(&shared, &req, rec, Some((on, &key, &protocols))),
         // SPDY (a client's fallback) is not spoken: the same checks, then "upgrade required"
         None if exec_path => exec_upgrade(&shared, &req, rec, None),
-        None => route(&shared, &req, rec),
+        None => route(&shared, &req, rec, hold.take()).await,
     };
+    if let Some(gate) = hold {
+        gate.hold().await;
+    }
     if lost {
         return Err(std::io::Error::other("injected: the answer was lost"));
     }
     Ok(response)
 }
 
-/// Serve and record under one lock, so the record's order is the order writes were applied.
-pub(super) fn route(shared: &Arc<Shared>, req: &Req, mut rec: Recorded) -> Response<Body> {
+/// What [`serve`] made under the server's lock.
+enum Reply {
+    /// The answer itself.
+    Now(Response<Body>),
+    /// A LIST's page, encoded once the lock is released.
+    Page(Page),
+}
+
+/// Serve a request, the server's lock held for the store's work only, so requests on other
+/// connections are served meanwhile: a write (its test-and-set, its new resourceVersion) and its
+/// record under one hold, so the record's order is the order writes were applied; a LIST's page
+/// taken under it and encoded after, off the runtime's threads, then recorded.
+async fn route(shared: &Arc<Shared>, req: &Req, rec: Recorded, hold: Option<Gate>) -> Response<Body> {
     let now = shared.clock.now();
-    let mut st = shared.lock();
-    let response = serve(&mut st, req, now);
+    let (reply, unrecorded) = {
+        let mut st = shared.lock();
+        match serve(&mut st, req, now) {
+            Reply::Now(response) => {
+                record(&mut st, rec, &response);
+                (Reply::Now(response), None)
+            }
+            page => (page, Some(rec)),
+        }
+    };
+    // (a test's gate: the store's work done and the lock released, the answer not yet made)
+    if let Some(gate) = hold {
+        gate.hold().await;
+    }
+    let page = match reply {
+        Reply::Now(response) => return response,
+        Reply::Page(page) => page,
+    };
+    let response = match tokio::task::spawn_blocking(move || page.encode()).await {
+        Ok(body) => encoded_response(200, body),
+        Err(e) => error_response(&status::status(
+            500,
+            "InternalError",
+            &format!("encoding the list failed: {e}"),
+            json!({}),
+        )),
+    };
+    if let Some(rec) = unrecorded {
+        record(&mut shared.lock(), rec, &response);
+    }
+    response
+}
+
+fn record(st: &mut SimState, mut rec: Recorded, response: &Response<Body>) {
     rec.status = response.status().as_u16();
     rec.bytes = hyper::body::Body::size_hint(response.body()).exact().unwrap_or(0);
     st.record.push(rec);
-    response
 }
 
 /// `pods/exec` over WebSocket: authorized (`get` and `create` on `pods/exec`), the pod and

@@ -7,115 +7,128 @@ use super::super::status::{self, ApiError};
 use super::super::store::meta;
 use super::super::wire::Req;
 use super::super::{SimState, table};
-use super::Answer;
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
-/// One page of a LIST: the objects (borrowed from the store) and the list's metadata.
-pub(super) fn page<'a>(
-    st: &'a SimState,
-    req: &Req,
-    r: &Resource,
-    ns: Option<&'a str>,
-) -> Result<(Vec<&'a Value>, Value), ApiError> {
-    let labels = Selector::parse(req.param("labelSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
-    let fields = Selector::parse(req.param("fieldSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
-    let limit = req
-        .param("limit")
-        .and_then(|l| l.parse::<usize>().ok())
-        .filter(|l| *l > 0);
-    let after = req
-        .param("continue")
-        .filter(|c| !c.is_empty())
-        .map(decode_continue)
-        .transpose()?;
-    list_version(st, req)?;
-    // the page after the continue key, in key order
-    let after_key = after.as_deref().map(|k| k.split_once('\u{0}').unwrap_or((k, "")));
-    let mut matching = st
-        .store
-        .list_after(r, ns, after_key)
-        .filter(|o| labels.matches_labels(o) && fields.matches_fields(o));
-    let items: Vec<&Value> = match limit {
-        Some(l) => matching.by_ref().take(l).collect(),
-        None => matching.by_ref().collect(),
-    };
-    // as the API server: the count of what is left only without a selector (with one, finding
-    // it would mean filtering everything left); with one, only whether anything is
-    let selected = req.param("labelSelector").is_some_and(|s| !s.is_empty())
-        || req.param("fieldSelector").is_some_and(|s| !s.is_empty());
-    let remaining = if selected {
-        usize::from(matching.next().is_some())
-    } else {
-        matching.count()
-    };
-    let rv = st.store.resource_version().to_string();
-    let mut meta = json!({"resourceVersion": rv});
-    // a custom resource's list always has `continue` (empty when nothing follows)
-    if r.is_custom() {
-        meta["continue"] = json!("");
-    }
-    if remaining > 0
-        && let Some(last) = items.last()
-    {
-        meta["continue"] = json!(encode_continue(&object_key(last)));
-        if !selected {
-            meta["remainingItemCount"] = json!(remaining);
+/// One page of a LIST, taken under the server's lock: the objects (shared with the store, not
+/// copied) and the list's metadata; encoded by [`Page::encode`] once the lock is released.
+pub(super) struct Page {
+    r: Resource,
+    items: Vec<Arc<Value>>,
+    meta: Value,
+    /// Asked as a Table (kubectl's `get` without `-o`): `includeObject` and the time its ages
+    /// are counted from.
+    table: Option<(String, DateTime<Utc>)>,
+}
+
+impl Page {
+    pub(super) fn take(
+        st: &SimState,
+        req: &Req,
+        r: &Resource,
+        ns: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Page, ApiError> {
+        let labels = Selector::parse(req.param("labelSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
+        let fields = Selector::parse(req.param("fieldSelector").unwrap_or("")).map_err(|m| status::bad_request(&m))?;
+        let limit = req
+            .param("limit")
+            .and_then(|l| l.parse::<usize>().ok())
+            .filter(|l| *l > 0);
+        let after = req
+            .param("continue")
+            .filter(|c| !c.is_empty())
+            .map(decode_continue)
+            .transpose()?;
+        list_version(st, req)?;
+        // the page after the continue key, in key order
+        let after_key = after.as_deref().map(|k| k.split_once('\u{0}').unwrap_or((k, "")));
+        let mut matching = st
+            .store
+            .shared_after(r, ns, after_key)
+            .filter(|o| labels.matches_labels(o) && fields.matches_fields(o))
+            .cloned();
+        let items: Vec<Arc<Value>> = match limit {
+            Some(l) => matching.by_ref().take(l).collect(),
+            None => matching.by_ref().collect(),
+        };
+        // as the API server: the count of what is left only without a selector (with one, finding
+        // it would mean filtering everything left); with one, only whether anything is
+        let selected = req.param("labelSelector").is_some_and(|s| !s.is_empty())
+            || req.param("fieldSelector").is_some_and(|s| !s.is_empty());
+        let remaining = if selected {
+            usize::from(matching.next().is_some())
+        } else {
+            matching.count()
+        };
+        let rv = st.store.resource_version().to_string();
+        let mut meta = json!({"resourceVersion": rv});
+        // a custom resource's list always has `continue` (empty when nothing follows)
+        if r.is_custom() {
+            meta["continue"] = json!("");
         }
+        if remaining > 0
+            && let Some(last) = items.last()
+        {
+            meta["continue"] = json!(encode_continue(&object_key(last)));
+            if !selected {
+                meta["remainingItemCount"] = json!(remaining);
+            }
+        }
+        let table = req.accept.contains("as=Table").then(|| {
+            let include = req.param("includeObject").unwrap_or("Metadata").to_string();
+            (include, now)
+        });
+        Ok(Page {
+            r: *r,
+            items,
+            meta,
+            table,
+        })
     }
-    Ok((items, meta))
-}
 
-/// A LIST as a Table (kubectl's `get` without `-o`).
-pub(super) fn list_table(
-    st: &SimState,
-    req: &Req,
-    r: &Resource,
-    ns: Option<&str>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Answer {
-    let (items, mut meta) = page(st, req, r, ns)?;
-    // a Table's metadata has no empty continue (a list of custom resources does)
-    if meta["continue"] == ""
-        && let Some(m) = meta.as_object_mut()
-    {
-        m.remove("continue");
+    /// The answer's body: a Table, or the list as JSON written from the objects as they are.
+    pub(super) fn encode(mut self) -> Vec<u8> {
+        let r = &self.r;
+        if let Some((include, now)) = &self.table {
+            // a Table's metadata has no empty continue (a list of custom resources does)
+            if self.meta["continue"] == ""
+                && let Some(m) = self.meta.as_object_mut()
+            {
+                m.remove("continue");
+            }
+            let table = table::table(r, &self.items, &self.meta, include, *now);
+            return serde_json::to_vec(&table).expect("json");
+        }
+        let body = ListBody {
+            kind: format!("{}List", r.kind),
+            api_version: r.api_version(),
+            metadata: &self.meta,
+            // the core API omits kind and apiVersion on list items
+            items: self
+                .items
+                .iter()
+                .map(|object| ListItem {
+                    object,
+                    core: r.group.is_empty(),
+                })
+                .collect(),
+        };
+        serde_json::to_vec(&body).expect("json")
     }
-    let items: Vec<Value> = items.into_iter().cloned().collect();
-    Ok((
-        200,
-        table::table(r, &items, &meta, req.param("includeObject").unwrap_or("Metadata"), now),
-    ))
-}
-
-/// A LIST as JSON, written from the store's objects as they are.
-pub(super) fn list_encoded(st: &SimState, req: &Req, r: &Resource, ns: Option<&str>) -> Result<Vec<u8>, ApiError> {
-    let (items, metadata) = page(st, req, r, ns)?;
-    let body = ListBody {
-        kind: format!("{}List", r.kind),
-        api_version: r.api_version(),
-        metadata,
-        // the core API omits kind and apiVersion on list items
-        items: items
-            .into_iter()
-            .map(|object| ListItem {
-                object,
-                core: r.group.is_empty(),
-            })
-            .collect(),
-    };
-    Ok(serde_json::to_vec(&body).expect("json"))
 }
 
 #[derive(serde::Serialize)]
-pub(super) struct ListBody<'a> {
+struct ListBody<'a> {
     kind: String,
     #[serde(rename = "apiVersion")]
     api_version: String,
-    metadata: Value,
+    metadata: &'a Value,
     items: Vec<ListItem<'a>>,
 }
 
-pub(super) struct ListItem<'a> {
+struct ListItem<'a> {
     object: &'a Value,
     /// Drop kind and apiVersion, as the core API does in lists.
     core: bool,

@@ -5,12 +5,12 @@ use super::super::clock::k8s_time;
 use super::super::resources::{NAMESPACES, Resource, Target, parse_path};
 use super::super::status;
 use super::super::store::meta;
-use super::super::wire::{Body, Req, full};
+use super::super::wire::{Req, full};
 use super::super::{SimState, discovery, events, logs, table, watch};
 use super::admission::{admit_custom, validate};
-use super::list::{list_encoded, list_table};
+use super::list::Page;
 use super::write::{delete, dry_run, patch, status_subresource, update};
-use super::{Answer, authorize, authorize_sub, encoded_response, error_response, json_response};
+use super::{Answer, Reply, authorize, authorize_sub, error_response, json_response};
 use hyper::Response;
 use serde_json::{Value, json};
 
@@ -35,7 +35,9 @@ pub(super) fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, Str
     Some((namespace.unwrap_or_default(), name))
 }
 
-pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Response<Body> {
+/// Serve a request under the server's lock: every answer but a LIST's is made here; a LIST's
+/// page is taken here and encoded once the lock is released.
+pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::Utc>) -> Reply {
     // reads see what the controller last did; writes wake it (below), time wakes it (tick)
     st.tick(now);
     let served = st.served();
@@ -44,11 +46,13 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
         ("GET", Some(Target::Version)) => Ok((200, discovery::version(st.server_minor))),
         ("GET", Some(Target::OpenApiV2)) => {
             let (body, content_type) = discovery::openapi_v2(st.server_minor, req.accept.contains("protobuf"));
-            return Response::builder()
-                .status(200)
-                .header("content-type", content_type)
-                .body(full(body))
-                .expect("response");
+            return Reply::Now(
+                Response::builder()
+                    .status(200)
+                    .header("content-type", content_type)
+                    .body(full(body))
+                    .expect("response"),
+            );
         }
         // OpenAPI v3 is served from Kubernetes 1.27 (beta from 1.24; the sim serves it from 1.27)
         ("GET", Some(Target::OpenApiIndex | Target::OpenApi(..))) if st.server_minor < 27 => {
@@ -86,7 +90,7 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
                 .find(|r| r.group == group && r.version == version && r.plural == plural)
                 .copied()
             else {
-                return error_response(&status::path_not_found(&req.path));
+                return Reply::Now(error_response(&status::path_not_found(&req.path)));
             };
             if let (Some("log"), "pods", "", Some(ns), Some(name)) = (
                 subresource.as_deref(),
@@ -96,17 +100,19 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
                 name.as_deref(),
             ) {
                 if req.method != "GET" {
-                    return error_response(&status::method_not_allowed());
+                    return Reply::Now(error_response(&status::method_not_allowed()));
                 }
-                return match authorize_sub(req, "", "pods", "log", "get", Some(ns), name)
-                    .and_then(|()| logs::serve(st, req, ns, name, now))
-                {
-                    Ok(response) => response,
-                    Err(e) => error_response(&e),
-                };
+                return Reply::Now(
+                    match authorize_sub(req, "", "pods", "log", "get", Some(ns), name)
+                        .and_then(|()| logs::serve(st, req, ns, name, now))
+                    {
+                        Ok(response) => response,
+                        Err(e) => error_response(&e),
+                    },
+                );
             }
             if r.group == events::GROUP && r.plural == "events" && subresource.is_none() {
-                return events::serve(st, req, namespace.as_deref(), name.as_deref(), now);
+                return Reply::Now(events::serve(st, req, namespace.as_deref(), name.as_deref(), now));
             }
             if let (Some("status"), true, Some(name)) = (subresource.as_deref(), r.has_status, name.as_deref())
                 && r.namespaced == namespace.is_some()
@@ -117,21 +123,22 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
                     || (r.namespaced && namespace.is_none() && name.is_some())
                     || (!r.namespaced && namespace.is_some())
                 {
-                    return error_response(&status::path_not_found(&req.path));
+                    return Reply::Now(error_response(&status::path_not_found(&req.path)));
                 }
                 if req.method == "GET" && name.is_none() && matches!(req.param("watch"), Some("1" | "true")) {
-                    return match authorize(req, &r, "watch", namespace.as_deref(), "") {
+                    return Reply::Now(match authorize(req, &r, "watch", namespace.as_deref(), "") {
                         Err(e) => error_response(&e),
                         Ok(()) => watch::start(st, &r, namespace.as_deref(), req),
-                    };
+                    });
                 }
-                // a plain list is encoded straight from the store: no copy of what it serves
-                if req.method == "GET" && name.is_none() && !req.accept.contains("as=Table") {
+                // a list's page is taken here (shared objects, no copy) and encoded after the
+                // lock is released: a large LIST does not hold up other requests
+                if req.method == "GET" && name.is_none() {
                     return match authorize(req, &r, "list", namespace.as_deref(), "")
-                        .and_then(|()| list_encoded(st, req, &r, namespace.as_deref()))
+                        .and_then(|()| Page::take(st, req, &r, namespace.as_deref(), now))
                     {
-                        Ok(body) => encoded_response(200, body),
-                        Err(e) => error_response(&e),
+                        Ok(page) => Reply::Page(page),
+                        Err(e) => Reply::Now(error_response(&e)),
                     };
                 }
                 objects(st, req, &r, namespace.as_deref(), name.as_deref(), now)
@@ -144,10 +151,10 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
     if writes {
         st.written(written_sandbox(req, &result), now);
     }
-    match result {
+    Reply::Now(match result {
         Ok((code, body)) => json_response(code, &body, None),
         Err(e) => error_response(&e),
-    }
+    })
 }
 
 pub(super) fn access_review(req: &Req) -> (u16, Value) {
@@ -179,6 +186,7 @@ pub(super) fn access_review(req: &Req) -> (u16, Value) {
     (201, out)
 }
 
+/// The verbs on one object, and create (a LIST is a [`Page`], taken in `serve`).
 pub(super) fn objects(
     st: &mut SimState,
     req: &Req,
@@ -189,7 +197,6 @@ pub(super) fn objects(
 ) -> Answer {
     let verb = match (req.method.as_str(), name) {
         ("GET", Some(_)) => "get",
-        ("GET", None) => "list",
         ("POST", None) => "create",
         ("PATCH", Some(_)) => "patch",
         ("PUT", Some(_)) => "update",
@@ -229,7 +236,6 @@ pub(super) fn objects(
             }
             Ok((200, obj))
         }
-        "list" => list_table(st, req, r, ns, now),
         "create" => {
             let mut obj = req
                 .body
