@@ -5,7 +5,7 @@
 //! request (`NAMZU_BENCH_RTT_MS`, default 30) at `--parallel 1` and `8`: wall, the most requests
 //! the server had in flight at once, the connections the client opened. Each figure is the
 //! median of `NAMZU_BENCH_RUNS` runs (default 3), each on a freshly started sim;
-//! `NAMZU_BENCH_ONLY=rtt` runs the round-trip case alone. Prints figures; asserts only that
+//! `NAMZU_BENCH_ONLY=rtt` (or `local`) runs the round-trip (or the loopback) cases alone. Prints figures; asserts only that
 //! every workspace was suspended.
 
 // a bench prints its figures and stops at the first thing that is not as set up
@@ -102,10 +102,13 @@ fn main() {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    if std::env::var("NAMZU_BENCH_ONLY").as_deref() != Ok("rtt") {
+    let only = std::env::var("NAMZU_BENCH_ONLY").unwrap_or_default();
+    if only != "rtt" {
         local(&rt, dir.path(), runs);
     }
-    remote(&rt, dir.path(), runs, rtt_ms);
+    if only != "local" {
+        remote(&rt, dir.path(), runs, rtt_ms);
+    }
 }
 
 /// The sim on loopback, answering at once: PATCH latency, and a bulk suspend at 55,000 objects.
