@@ -256,7 +256,7 @@ async fn complete(
 /// unfiltered LIST of the namespace.
 async fn read_missing(
     conn: &Connection,
-    kind: &resources::Kind,
+    kind: &resources::ApiKind,
     ns: &str,
     wanted: Vec<String>,
     list: &mut Vec<Value>,
@@ -434,7 +434,7 @@ async fn read_all(
 async fn split_or_fallback(
     conn: &Connection,
     r: Result<Packed, ClusterError>,
-    kind: &resources::Kind,
+    kind: &resources::ApiKind,
     namespaces: &[String],
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Observed<Packed>>, ClusterError> {

@@ -16,6 +16,7 @@ mod hardening3;
 mod hostile;
 mod interop27;
 mod krew;
+mod layers;
 mod leaks;
 mod live;
 mod lows;
