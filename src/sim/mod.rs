@@ -36,6 +36,7 @@ use scenario::Scenario;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use store::Store;
 use tokio::net::TcpListener;
@@ -222,12 +223,44 @@ impl SimState {
 pub struct Shared {
     state: Mutex<SimState>,
     pub clock: Clock,
+    /// The round trip every request takes, in microseconds (0: none), outside the lock: it is
+    /// waited on the runtime's timer, never on the sim clock.
+    latency_us: AtomicU64,
+    /// Requests being served now, the most there were at once, and connections accepted: what
+    /// a bench reads to see how many requests a client keeps in flight.
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+    connections: AtomicU64,
+}
+
+/// One request counted in flight until it is answered or dropped.
+pub(crate) struct InFlight<'a>(&'a Shared);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Shared {
     pub fn lock(&self) -> MutexGuard<'_, SimState> {
         // a panicking test thread must not take every later request down with it
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn latency(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.latency_us.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn in_flight(&self) -> InFlight<'_> {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        InFlight(self)
+    }
+
+    fn set_latency(&self, latency: std::time::Duration) {
+        let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.latency_us.store(us, Ordering::Relaxed);
     }
 }
 
@@ -334,6 +367,10 @@ impl Sim {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             clock,
+            latency_us: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            peak_in_flight: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
         });
         load(&shared, scenario).map_err(std::io::Error::other)?;
         // the watch cache starts when the server does: a watch from a resourceVersion before it
@@ -407,6 +444,27 @@ impl Sim {
     /// [`SimState::gc_delay`].
     pub fn set_gc_delay(&self, delay: Option<chrono::Duration>) {
         self.shared.lock().gc_delay = delay;
+    }
+
+    /// Every request's answer waits `latency` first (a round trip; a watch's stream waits once,
+    /// before its head, not per event), on the runtime's timer: the sim clock does not move.
+    /// Zero (the default) answers at once. A scenario sets it with `server: {latency: 30ms}`.
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.shared.set_latency(latency);
+    }
+
+    /// The most requests served at once since the last [`Sim::reset_counters`] (watches count
+    /// while their head is being made), and the connections accepted since.
+    pub fn concurrency(&self) -> (u64, u64) {
+        (
+            self.shared.peak_in_flight.load(Ordering::Relaxed),
+            self.shared.connections.load(Ordering::Relaxed),
+        )
+    }
+
+    pub fn reset_counters(&self) {
+        self.shared.peak_in_flight.store(0, Ordering::Relaxed);
+        self.shared.connections.store(0, Ordering::Relaxed);
     }
 
     /// Bytes sent on watch streams so far.
@@ -590,6 +648,9 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
         if let Some(delay) = server.gc_delay()? {
             st.gc_delay = Some(delay);
         }
+        if let Some(latency) = server.latency()? {
+            shared.set_latency(latency);
+        }
     }
     let mut namespaces: Vec<String> = scenario.namespaces.clone();
     namespaces.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
@@ -694,6 +755,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, serving: tokio:
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
+        shared.connections.fetch_add(1, Ordering::Relaxed);
         let (shared, mut serving) = (shared.clone(), serving.clone());
         tokio::spawn(async move {
             let service = service_fn(move |req| http::handle(shared.clone(), req));
