@@ -42,6 +42,8 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
     st.tick(now);
     let served = st.served();
     let target = parse_path(&req.path);
+    // a review (SelfSubjectAccessReview) is a POST that stores nothing: it wakes no controller
+    let stores = matches!(target, Some(Target::Objects { .. }));
     let result = match (req.method.as_str(), target) {
         ("GET", Some(Target::Version)) => Ok((200, discovery::version(st.server_minor))),
         ("GET", Some(Target::OpenApiV2)) => {
@@ -148,7 +150,7 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
         (_, None) => Err(status::path_not_found(&req.path)),
     };
     let writes = matches!(req.method.as_str(), "POST" | "PATCH" | "PUT" | "DELETE");
-    if writes {
+    if writes && stores {
         st.written(written_sandbox(req, &result), now);
     }
     Reply::Now(match result {
