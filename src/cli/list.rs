@@ -114,25 +114,28 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
     let labelled = fleet.labelled;
     let all_namespaces = globals.all_namespaces;
-    // each context read and derived on its own task; each namespace's objects go once its rows
-    // are derived: the output is built from the rows
+    if args.ids.is_empty() && args.sort_by == SortKey::Name && matches!(args.output, Printer::Plain(Format::Json)) {
+        return json_by_name(&fleet, all_namespaces, &query, &filter, &flags, now).await;
+    }
+    // each context read and derived on its own task, one Sandbox unpacked at a time: the output
+    // is built from the rows
     let read = fleet
         .each(|member| {
             let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
-                // each namespace derived as its objects arrive, and its objects let go
+                let context = labelled.then(|| conn.context.clone());
                 let mut rows = Vec::new();
-                let warnings = inventory::read_each(conn, &scope, &query, &mut |data| {
-                    rows.extend(data.into_workspaces(&flags, now, |w| filter.matches(w, now)))
+                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                    packed.derive(&flags, now, |mut w| {
+                        if filter.matches(&w, now) {
+                            w.context = context.clone();
+                            rows.push(w);
+                        }
+                    })
                 })
                 .await?;
-                if labelled {
-                    for w in &mut rows {
-                        w.context = Some(conn.context.clone());
-                    }
-                }
                 Ok((warnings, rows))
             }
         })
@@ -163,6 +166,115 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     fleet.finish()
+}
+
+/// `list -o json` in name order, the common case, without holding rows: each context's
+/// namespaces arrive in name order, so each namespace's rows, sorted by id as they derive, are
+/// that context's next items; they wait as their JSON text (a fraction of a row's memory) until
+/// the context's pass has ended, and the contexts print in name order, as the sort puts them.
+async fn json_by_name(
+    fleet: &Fleet,
+    all_namespaces: bool,
+    query: &Query,
+    filter: &crate::domain::select::Filter,
+    flags: &crate::domain::drift::OverlayFlags,
+    now: DateTime<Utc>,
+) -> Result<(), Failure> {
+    let labelled = fleet.labelled;
+    let mut read = fleet
+        .each(|member| {
+            let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
+            async move {
+                let conn = &member.conn;
+                let scope = scope(all_namespaces, &conn.namespace);
+                let context = labelled.then(|| conn.context.clone());
+                let mut items = JsonItems::default();
+                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                    let mut namespace: Vec<(String, String)> = Vec::new();
+                    packed.derive(&flags, now, |mut w| {
+                        if filter.matches(&w, now) {
+                            w.context = context.clone();
+                            namespace.push((w.id.clone(), indented(&schema::workspace(&w))));
+                        }
+                    });
+                    namespace.sort_by(|a, b| a.0.cmp(&b.0));
+                    for (_, text) in namespace {
+                        items.push(&text);
+                    }
+                })
+                .await?;
+                Ok((warnings, context, items))
+            }
+        })
+        .await?;
+    for (member, (warnings, _, _)) in &read {
+        for w in warnings {
+            fleet.warn(member, w);
+        }
+    }
+    read.sort_by(|a, b| (a.1).1.cmp(&(b.1).1));
+    let mut buffer = String::with_capacity(OUTPUT_CHUNK);
+    buffer.push('[');
+    let mut empty = true;
+    for (_, (_, _, items)) in read {
+        for chunk in items.into_chunks() {
+            if buffer.len() >= OUTPUT_CHUNK {
+                output::write_stdout(&buffer);
+                buffer.clear();
+            }
+            buffer.push_str(if empty { "\n" } else { ",\n" });
+            empty = false;
+            buffer.push_str(&chunk);
+        }
+    }
+    buffer.push_str(if empty { "]\n" } else { "\n]\n" });
+    output::write_stdout(&buffer);
+    fleet.finish()
+}
+
+/// One item of a pretty JSON array as `output::write_json_array` prints it: its lines indented
+/// by two spaces, without the separator.
+fn indented(item: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(item).expect("JSON values serialise");
+    let mut out = String::with_capacity(pretty.len() + pretty.len() / 16);
+    for (i, line) in pretty.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("  ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// Array items as text, kept in chunks of about [`OUTPUT_CHUNK`]: a buffer that only grows in
+/// place would hold twice its text at each doubling.
+#[derive(Default)]
+struct JsonItems {
+    chunks: Vec<String>,
+    current: String,
+}
+
+impl JsonItems {
+    fn push(&mut self, item: &str) {
+        if !self.current.is_empty() && self.current.len() + item.len() > OUTPUT_CHUNK {
+            self.chunks.push(std::mem::take(&mut self.current));
+        }
+        if self.current.is_empty() {
+            self.current.reserve_exact(OUTPUT_CHUNK.max(item.len()));
+        } else {
+            self.current.push_str(",\n");
+        }
+        self.current.push_str(item);
+    }
+
+    /// The items as runs of text: between runs goes `,\n`, as between the items in a run.
+    fn into_chunks(mut self) -> Vec<String> {
+        if !self.current.is_empty() {
+            self.chunks.push(self.current);
+        }
+        self.chunks
+    }
 }
 
 /// `get ID…`: those rows in the order given (one with `-o json|yaml`: the object); each id

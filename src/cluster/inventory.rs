@@ -16,18 +16,18 @@
 
 use super::connect::Connection;
 use super::error::{ClusterError, observed};
-use super::resources::{self, NAMESPACES, PODS, PVCS, Packed, PackedWorkspaces, SANDBOXES, TEMPLATES};
+use super::resources::{self, ListItems, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
 use crate::domain::egress::{PolicyIndex, PolicyRead};
 use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::object::namespace;
-use crate::domain::pod::{Index, pod_expected, pod_name, pvc_names};
+use crate::domain::pod::{Index, pod_expected, pvc_names};
 use crate::domain::workspace::{self, Inputs, Observed, Workspace};
 use chrono::{DateTime, Utc};
 use futures::future::join_all;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 pub use crate::domain::drift::TemplateFetch;
 
@@ -157,6 +157,19 @@ pub async fn read_each(
     query: &Query,
     each: &mut (impl FnMut(NamespaceData) + Send),
 ) -> Result<Vec<String>, ClusterError> {
+    read_packed(conn, scope, query, &mut |packed| each(packed.unpack())).await
+}
+
+/// The inventory pass over `scope`, each namespace handed to `each` still packed, as soon as it
+/// is complete, in ascending namespace order: [`PackedNamespace::derive`] unpacks one Sandbox
+/// and the few objects it reads at a time, so no namespace's objects are ever parsed at once.
+/// Returns the warnings.
+pub async fn read_packed(
+    conn: &Connection,
+    scope: &Scope,
+    query: &Query,
+    each: &mut (impl FnMut(PackedNamespace) + Send),
+) -> Result<Vec<String>, ClusterError> {
     let mut warnings = Vec::new();
     let key = query
         .per_sandbox_label_key
@@ -164,14 +177,14 @@ pub async fn read_each(
         .unwrap_or(crate::domain::keys::PER_SANDBOX_LABEL);
     // what the egress warning needs, noted as each namespace goes by
     let (mut forbidden, mut not_served) = (Vec::new(), 0);
-    let mut take = |data: NamespaceData| {
+    let mut take = |data: PackedNamespace| {
         match data.policies {
             PolicyRead::Forbidden => forbidden.push(data.namespace.clone()),
             PolicyRead::NotServed => {
                 not_served += data
                     .sandboxes
                     .iter()
-                    .filter(|s| crate::domain::egress::pod_label(s, key).is_some())
+                    .filter(|s| s.pod_labels.iter().any(|(k, _)| &**k == key))
                     .count()
             }
             PolicyRead::Known(_) => {}
@@ -187,6 +200,273 @@ pub async fn read_each(
     Ok(warnings)
 }
 
+/// The workspaces a selection picks in `scope`, as (namespace, id), in namespace then list
+/// order: derived one namespace (and one Sandbox) at a time, never a whole pass at once. A
+/// Sandbox named `namzu-ws-<not an id>` is listed, never written: it is skipped with a warning
+/// after the read's own.
+pub async fn select(
+    conn: &Connection,
+    scope: &Scope,
+    query: &Query,
+    flags: &OverlayFlags,
+    now: DateTime<Utc>,
+    keep: &(impl Fn(&Workspace) -> bool + Sync),
+) -> Result<(Vec<String>, Vec<(String, crate::domain::naming::WorkspaceId)>), ClusterError> {
+    let (mut targets, mut skipped) = (Vec::new(), Vec::new());
+    let mut warnings = read_packed(conn, scope, query, &mut |packed| {
+        packed.derive(flags, now, |w| {
+            if keep(&w) {
+                match crate::domain::naming::WorkspaceId::parse(&w.id) {
+                    Ok(id) => targets.push((w.namespace, id)),
+                    Err(e) => skipped.push(format!("skipped: {e}")),
+                }
+            }
+        })
+    })
+    .await?;
+    warnings.extend(skipped);
+    Ok((warnings, targets))
+}
+
+/// A workspace Sandbox as compact JSON, with what the pass reads of it before it is derived.
+#[derive(Debug)]
+struct PackedSandbox {
+    namespace: Box<str>,
+    name: Box<str>,
+    json: Box<str>,
+    /// `pod_expected`: its pod is read by name when the selector missed it.
+    pod_expected: bool,
+    /// Its `volumeClaimTemplates` PVCs' names.
+    pvcs: Vec<String>,
+    template: Option<Box<str>>,
+    pod_labels: Vec<(Box<str>, Box<str>)>,
+}
+
+/// The workspace Sandboxes of a LIST, packed; the others are not kept.
+#[derive(Debug, Default)]
+struct Sandboxes(Vec<PackedSandbox>);
+
+impl ListItems for Sandboxes {
+    fn push(&mut self, item: Value) {
+        if !is_workspace(&item) {
+            return;
+        }
+        let pod_labels = crate::domain::object::at(&item, &["spec", "podTemplate", "metadata", "labels"])
+            .and_then(Value::as_object)
+            .map(|labels| {
+                labels
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.0.push(PackedSandbox {
+            namespace: namespace(&item).into(),
+            name: crate::domain::object::name(&item).into(),
+            pod_expected: pod_expected(&item),
+            pvcs: pvc_names(&item),
+            template: template_label(&item).map(Into::into),
+            pod_labels,
+            json: item.to_string().into_boxed_str(),
+        });
+    }
+}
+
+/// A pod or PVC as compact JSON, with what finding it by name or label needs.
+#[derive(Debug)]
+struct PackedObject {
+    namespace: Box<str>,
+    name: Box<str>,
+    labels: Vec<(Box<str>, Box<str>)>,
+    /// A pod in phase Pending (capacity counts them).
+    pending: bool,
+    json: Box<str>,
+}
+
+/// Listed pods or PVCs, packed, in list order.
+#[derive(Debug, Default)]
+struct Objects(Vec<PackedObject>);
+
+impl ListItems for Objects {
+    fn push(&mut self, item: Value) {
+        let labels = crate::domain::object::at(&item, &["metadata", "labels"])
+            .and_then(Value::as_object)
+            .map(|labels| {
+                labels
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.0.push(PackedObject {
+            namespace: namespace(&item).into(),
+            name: crate::domain::object::name(&item).into(),
+            labels,
+            pending: crate::domain::pod::phase(&item) == "Pending",
+            json: item.to_string().into_boxed_str(),
+        });
+    }
+}
+
+/// Split packed items by namespace, list order kept within each.
+fn by_namespace<T>(items: Vec<T>, ns: impl Fn(&T) -> &str) -> BTreeMap<String, Vec<T>> {
+    let mut out: BTreeMap<String, Vec<T>> = BTreeMap::new();
+    for item in items {
+        match out.get_mut(ns(&item)) {
+            Some(v) => v.push(item),
+            None => {
+                out.insert(ns(&item).to_string(), vec![item]);
+            }
+        }
+    }
+    out
+}
+
+impl Objects {
+    fn unpack(self) -> Vec<Value> {
+        self.0.iter().filter_map(|o| resources::unpack(&o.json)).collect()
+    }
+
+    /// The pods in phase Pending.
+    fn pending(&self) -> usize {
+        self.0.iter().filter(|o| o.pending).count()
+    }
+}
+
+/// Where one namespace's objects are found by name and label, without unpacking them.
+struct Lookup<'a> {
+    objects: &'a [PackedObject],
+    by_name: HashMap<&'a str, usize>,
+    by_label: HashMap<(&'a str, &'a str), Vec<usize>>,
+}
+
+impl<'a> Lookup<'a> {
+    fn new(objects: &'a Objects, labels: bool) -> Lookup<'a> {
+        let mut by_label: HashMap<(&'a str, &'a str), Vec<usize>> = HashMap::new();
+        if labels {
+            for (i, o) in objects.0.iter().enumerate() {
+                for (k, v) in &o.labels {
+                    by_label.entry((k, v)).or_default().push(i);
+                }
+            }
+        }
+        Lookup {
+            objects: &objects.0,
+            // as `pod::Index`: the last of a name wins
+            by_name: objects.0.iter().enumerate().map(|(i, o)| (&*o.name, i)).collect(),
+            by_label,
+        }
+    }
+
+    /// The objects at `at` (list order, each once), unpacked.
+    fn unpack(&self, mut at: Vec<usize>) -> Vec<Value> {
+        at.sort_unstable();
+        at.dedup();
+        at.into_iter()
+            .filter_map(|i| resources::unpack(&self.objects[i].json))
+            .collect()
+    }
+}
+
+/// One namespace's objects as read, held packed until each Sandbox's turn.
+#[derive(Debug)]
+pub struct PackedNamespace {
+    pub namespace: String,
+    sandboxes: Vec<PackedSandbox>,
+    pods: Observed<Objects>,
+    pvcs: Observed<Objects>,
+    templates: BTreeMap<String, TemplateFetch>,
+    policies: PolicyRead<Vec<Value>>,
+}
+
+impl PackedNamespace {
+    /// Its pods in phase Pending; `None` when pods may not be listed.
+    pub fn pending_pods(&self) -> Option<usize> {
+        self.pods.known().map(Objects::pending)
+    }
+
+    /// Everything it read, parsed.
+    pub fn unpack(self) -> NamespaceData {
+        let unpack = |o: Observed<Objects>| match o {
+            Observed::Known(o) => Observed::Known(o.unpack()),
+            Observed::Forbidden => Observed::Forbidden,
+        };
+        NamespaceData {
+            namespace: self.namespace,
+            sandboxes: self
+                .sandboxes
+                .iter()
+                .filter_map(|s| resources::unpack(&s.json))
+                .collect(),
+            pods: unpack(self.pods),
+            pvcs: unpack(self.pvcs),
+            templates: self.templates,
+            policies: self.policies,
+        }
+    }
+
+    /// Derive its workspaces in list order, each handed to `each` and its Sandbox let go: one
+    /// Sandbox and the pods and PVCs its derivation can read (its pod by name, the pods its
+    /// `status.selector` matches, its disks by name) are unpacked at a time. The rows are the
+    /// ones [`NamespaceData`]'s derivation gives: the same lookups find the same objects.
+    pub fn derive(self, flags: &OverlayFlags, now: DateTime<Utc>, mut each: impl FnMut(Workspace)) {
+        let PackedNamespace {
+            sandboxes,
+            pods,
+            pvcs,
+            templates,
+            policies,
+            ..
+        } = self;
+        let pods = pods.map(|p| Lookup::new(p, true));
+        let pvcs = pvcs.map(|p| Lookup::new(p, false));
+        let policies = policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
+        // each Sandbox's text let go once it is derived
+        for packed in sandboxes {
+            let Some(sbx) = resources::unpack(&packed.json) else {
+                continue;
+            };
+            let own_pods = pods.as_ref().map(|l| {
+                let mut at: Vec<usize> = l.by_name.get(&*packed.name).copied().into_iter().collect();
+                if let Some((k, v)) =
+                    crate::domain::object::str_at(&sbx, &["status", "selector"]).and_then(|s| s.split_once('='))
+                {
+                    at.extend(l.by_label.get(&(k, v)).into_iter().flatten().copied());
+                }
+                l.unpack(at)
+            });
+            let own_pvcs = pvcs.as_ref().map(|l| {
+                // every `<entry>-<sandbox>` name the derivation may look up
+                let entries = crate::domain::object::at(&sbx, &["spec", "volumeClaimTemplates"])
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                let at = entries
+                    .iter()
+                    .filter_map(|e| crate::domain::object::str_at(e, &["metadata", "name"]))
+                    .filter_map(|entry| l.by_name.get(format!("{entry}-{}", packed.name).as_str()).copied())
+                    .collect();
+                l.unpack(at)
+            });
+            let (pod_index, pvc_index) = (own_pods.map(|v| Index::new(v)), own_pvcs.map(|v| Index::new(v)));
+            let template = packed
+                .template
+                .as_deref()
+                .and_then(|t| templates.get(t))
+                .map_or(TemplateRead::Unreadable, TemplateFetch::as_read);
+            each(workspace::derive(&Inputs {
+                sandbox: &sbx,
+                pods: pod_index.as_ref(),
+                pvcs: pvc_index.as_ref(),
+                policies: policies.as_ref(),
+                template,
+                flags,
+                now,
+            }));
+        }
+    }
+}
+
 /// The one selector for the pods and PVCs of Sandboxes (see the module doc).
 const OWNED_BY_A_SANDBOX: &str = SANDBOX_NAME_HASH;
 
@@ -198,15 +478,15 @@ async fn read_namespace(
     ns: &str,
     query: &Query,
     warnings: &mut Vec<String>,
-) -> Result<NamespaceData, ClusterError> {
+) -> Result<PackedNamespace, ClusterError> {
     let (sandboxes, pods, pvcs, policies) = tokio::join!(
-        resources::list(conn, &SANDBOXES, Some(ns), query.selector.as_deref()),
-        resources::list(conn, &PODS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
-        resources::list(conn, &PVCS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
+        resources::list_as::<Sandboxes>(conn, &SANDBOXES, Some(ns), query.selector.as_deref()),
+        resources::list_as::<Objects>(conn, &PODS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
+        resources::list_as::<Objects>(conn, &PVCS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
         super::policies::read(conn, Some(ns)),
     );
     let sandboxes = match sandboxes {
-        Ok(s) => s.into_iter().filter(is_workspace).collect::<Vec<_>>(),
+        Ok(s) => s.0,
         Err(e) => return Err(explain_missing(conn, e).await),
     };
     let pods = degrade(pods, warnings, "pods", POD_EFFECT)?;
@@ -224,25 +504,26 @@ const PVC_EFFECT: &str = "disk diagnosis shows ?";
 async fn complete(
     conn: &Connection,
     ns: &str,
-    sandboxes: Vec<Value>,
-    mut pods: Observed<Vec<Value>>,
-    mut pvcs: Observed<Vec<Value>>,
+    sandboxes: Vec<PackedSandbox>,
+    mut pods: Observed<Objects>,
+    mut pvcs: Observed<Objects>,
     warnings: &mut Vec<String>,
-) -> Result<NamespaceData, ClusterError> {
+) -> Result<PackedNamespace, ClusterError> {
     if let Observed::Known(list) = &mut pods {
         let wanted: Vec<String> = sandboxes
             .iter()
-            .filter(|s| pod_expected(s))
-            .map(|s| pod_name(s).to_string())
+            .filter(|s| s.pod_expected)
+            .map(|s| s.name.to_string())
             .collect();
         read_missing(conn, &PODS, ns, wanted, list).await?;
     }
     if let Observed::Known(list) = &mut pvcs {
-        let wanted: Vec<String> = sandboxes.iter().flat_map(pvc_names).collect();
+        let wanted: Vec<String> = sandboxes.iter().flat_map(|s| s.pvcs.iter().cloned()).collect();
         read_missing(conn, &PVCS, ns, wanted, list).await?;
     }
-    let templates = read_templates(conn, ns, &sandboxes, warnings).await?;
-    Ok(NamespaceData {
+    let names: BTreeSet<&str> = sandboxes.iter().filter_map(|s| s.template.as_deref()).collect();
+    let templates = read_templates(conn, ns, names, warnings).await?;
+    Ok(PackedNamespace {
         namespace: ns.to_string(),
         sandboxes,
         pods,
@@ -259,9 +540,9 @@ async fn read_missing(
     kind: &resources::Kind,
     ns: &str,
     wanted: Vec<String>,
-    list: &mut Vec<Value>,
+    list: &mut Objects,
 ) -> Result<(), ClusterError> {
-    let have: BTreeSet<&str> = list.iter().map(crate::domain::object::name).collect();
+    let have: BTreeSet<&str> = list.0.iter().map(|o| &*o.name).collect();
     let missing: BTreeSet<String> = wanted.into_iter().filter(|n| !have.contains(n.as_str())).collect();
     if missing.is_empty() {
         return Ok(());
@@ -275,7 +556,7 @@ async fn read_missing(
                 kind.plural
             );
         }
-        *list = resources::list(conn, kind, Some(ns), None).await?;
+        *list = resources::list_as::<Objects>(conn, kind, Some(ns), None).await?;
         return Ok(());
     }
     if conn.verbose {
@@ -317,10 +598,9 @@ fn degrade<T>(
 async fn read_templates(
     conn: &Connection,
     ns: &str,
-    sandboxes: &[Value],
+    names: BTreeSet<&str>,
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, TemplateFetch>, ClusterError> {
-    let names: BTreeSet<&str> = sandboxes.iter().filter_map(template_label).collect();
     let reads = join_all(names.iter().map(|n| resources::get(conn, &TEMPLATES, ns, n))).await;
     let mut out = BTreeMap::new();
     let mut forbidden = false;
@@ -356,30 +636,28 @@ async fn read_all(
     conn: &Connection,
     query: &Query,
     warnings: &mut Vec<String>,
-    each: &mut (impl FnMut(NamespaceData) + Send),
+    each: &mut (impl FnMut(PackedNamespace) + Send),
 ) -> Result<(), ClusterError> {
-    let listed = resources::list_as::<PackedWorkspaces>(conn, &SANDBOXES, None, query.selector.as_deref()).await;
+    let listed = resources::list_as::<Sandboxes>(conn, &SANDBOXES, None, query.selector.as_deref()).await;
     match listed {
-        Ok(PackedWorkspaces(all)) => {
-            let mut by_ns = all.by_namespace();
+        Ok(Sandboxes(all)) => {
+            let mut by_ns = by_namespace(all, |s| &s.namespace);
             let namespaces: Vec<String> = by_ns.keys().cloned().collect();
             let (pods, pvcs, policies) = tokio::join!(
-                resources::list_as::<Packed>(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
-                resources::list_as::<Packed>(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
+                resources::list_as::<Objects>(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
+                resources::list_as::<Objects>(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
                 super::policies::read(conn, None),
             );
             let mut pods = split_or_fallback(conn, pods, &PODS, &namespaces, warnings).await?;
             let mut pvcs = split_or_fallback(conn, pvcs, &PVCS, &namespaces, warnings).await?;
             let mut policies = split_policies(conn, policies?, &namespaces).await?;
-            // one namespace's objects unpacked at a time, handed on, let go
+            // one namespace at a time completed, handed on, let go
             for ns in namespaces {
-                let sandboxes = by_ns.remove(&ns).map(Packed::unpack).unwrap_or_default();
-                let unpack = |split: &mut BTreeMap<String, Observed<Packed>>| match split.remove(&ns) {
-                    Some(Observed::Known(p)) => Observed::Known(p.unpack()),
-                    Some(Observed::Forbidden) => Observed::Forbidden,
-                    None => Observed::Known(Vec::new()),
+                let sandboxes = by_ns.remove(&ns).unwrap_or_default();
+                let take = |split: &mut BTreeMap<String, Observed<Objects>>| {
+                    split.remove(&ns).unwrap_or(Observed::Known(Objects::default()))
                 };
-                let (ns_pods, ns_pvcs) = (unpack(&mut pods), unpack(&mut pvcs));
+                let (ns_pods, ns_pvcs) = (take(&mut pods), take(&mut pvcs));
                 let mut data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, warnings).await?;
                 data.policies = policies.remove(&ns).unwrap_or(PolicyRead::Known(Vec::new()));
                 each(data);
@@ -387,7 +665,7 @@ async fn read_all(
             Ok(())
         }
         Err(ClusterError::Forbidden { .. }) => {
-            let namespaces = match resources::list(conn, &NAMESPACES, None, None).await {
+            let mut namespaces: Vec<String> = match resources::list(conn, &NAMESPACES, None, None).await {
                 Ok(list) => list
                     .iter()
                     .map(|n| crate::domain::object::name(n).to_string())
@@ -401,6 +679,9 @@ async fn read_all(
                 }
                 Err(e) => return Err(e),
             };
+            // in name order, as the cluster-wide read hands them on (an API server lists them so)
+            namespaces.sort();
+            namespaces.dedup();
             // as kubectl: when nothing at all could be read, the refusal is the answer (exit 1),
             // not a warning over an empty list
             let (mut read_any, mut refused) = (false, Vec::new());
@@ -433,22 +714,25 @@ async fn read_all(
 /// Split a cluster-wide list by namespace; if it was forbidden, list per namespace instead.
 async fn split_or_fallback(
     conn: &Connection,
-    r: Result<Packed, ClusterError>,
+    r: Result<Objects, ClusterError>,
     kind: &resources::Kind,
     namespaces: &[String],
     warnings: &mut Vec<String>,
-) -> Result<BTreeMap<String, Observed<Packed>>, ClusterError> {
-    let mut out: BTreeMap<String, Observed<Packed>> = BTreeMap::new();
+) -> Result<BTreeMap<String, Observed<Objects>>, ClusterError> {
+    let mut out: BTreeMap<String, Observed<Objects>> = BTreeMap::new();
     match r {
         Ok(items) => {
-            let mut by_ns = items.by_namespace();
+            let mut by_ns = by_namespace(items.0, |o| &o.namespace);
             for ns in namespaces {
-                out.insert(ns.clone(), Observed::Known(by_ns.remove(ns).unwrap_or_default()));
+                out.insert(
+                    ns.clone(),
+                    Observed::Known(Objects(by_ns.remove(ns).unwrap_or_default())),
+                );
             }
         }
         Err(ClusterError::Forbidden { .. }) => {
             for ns in namespaces {
-                let r = resources::list_as::<Packed>(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX)).await;
+                let r = resources::list_as::<Objects>(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX)).await;
                 let effect = if kind.plural == "pods" { POD_EFFECT } else { PVC_EFFECT };
                 out.insert(ns.clone(), degrade(r, warnings, kind.plural, effect)?);
             }

@@ -94,55 +94,14 @@ impl ListItems for Vec<Value> {
     }
 }
 
-/// Listed objects held as compact JSON, each with its namespace. A cluster-wide pass holds every
-/// namespace's objects while it derives one namespace at a time; JSON text is a fraction of the
-/// size of a `Value` tree, which a namespace's objects become again only when it is its turn.
-#[derive(Debug, Default)]
-pub struct Packed(Vec<(Box<str>, Box<str>)>);
-
-impl ListItems for Packed {
-    fn push(&mut self, item: Value) {
-        let namespace = crate::domain::object::namespace(&item).into();
-        self.0.push((namespace, item.to_string().into_boxed_str()));
-    }
-}
-
-/// Sandboxes that are workspaces, [`Packed`]; the others are not kept.
-#[derive(Debug, Default)]
-pub struct PackedWorkspaces(pub Packed);
-
-impl ListItems for PackedWorkspaces {
-    fn push(&mut self, item: Value) {
-        if crate::domain::naming::is_workspace(&item) {
-            self.0.push(item);
-        }
-    }
-}
-
-impl Packed {
-    /// The objects of each namespace, still packed.
-    pub fn by_namespace(self) -> std::collections::BTreeMap<String, Packed> {
-        let mut out: std::collections::BTreeMap<String, Packed> = Default::default();
-        for (namespace, json) in self.0 {
-            out.entry(namespace.to_string()).or_default().0.push((namespace, json));
-        }
-        out
-    }
-
-    /// The objects again, in list order (the text is this type's own serialisation of a JSON
-    /// value: it always parses).
-    pub fn unpack(self) -> Vec<Value> {
-        use serde::de::DeserializeSeed;
-        // parsed as list items are (each map built at its exact size), not grown key by key
-        self.0
-            .into_iter()
-            .filter_map(|(_, json)| {
-                projection::Projected(Keep::All)
-                    .deserialize(&mut serde_json::Deserializer::from_str(&json))
-                    .ok()
-            })
-            .collect()
-    }
+/// An object packed as its compact JSON text (`value.to_string()`) again: parsed as list items
+/// are (each map built at its exact size), not grown key by key. `None` only for text that is
+/// not such a serialisation.
+pub fn unpack(json: &str) -> Option<Value> {
+    use serde::de::DeserializeSeed;
+    projection::Projected(Keep::All)
+        .deserialize(&mut serde_json::Deserializer::from_str(json))
+        .ok()
 }
 
 /// A LIST, page by page as kubectl reads it: `limit` = the connection's chunk size, then
@@ -610,33 +569,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn packed_objects_come_back_as_they_went_by_namespace_in_list_order() {
+    fn packed_objects_come_back_as_they_went() {
         let objects = [
             json!({"metadata": {"name": "b", "namespace": "two"}, "spec": {"n": 1.5, "s": "\u{1b}x", "z": null}}),
             json!({"metadata": {"name": "a", "namespace": "one"}, "status": {"conditions": [{"type": "Ready"}]}}),
             json!({"metadata": {"name": "c", "namespace": "two"}, "spec": {"big": 12345678901234567890u64}}),
         ];
-        let mut packed = Packed::default();
-        for o in &objects {
-            packed.push(o.clone());
+        for o in objects {
+            assert_eq!(unpack(&o.to_string()), Some(o));
         }
-        let mut by_ns = packed.by_namespace();
-        assert_eq!(by_ns.keys().collect::<Vec<_>>(), ["one", "two"]);
-        assert_eq!(
-            by_ns.remove("two").unwrap().unpack(),
-            [objects[0].clone(), objects[2].clone()]
-        );
-        assert_eq!(by_ns.remove("one").unwrap().unpack(), [objects[1].clone()]);
-    }
-
-    #[test]
-    fn packed_workspaces_keep_only_workspaces() {
-        let workspace = json!({"metadata": {"name": "namzu-ws-a", "namespace": "n"},
-            "spec": {"podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "t"}}}}});
-        let other = json!({"metadata": {"name": "someone-else", "namespace": "n"}});
-        let mut packed = PackedWorkspaces::default();
-        packed.push(workspace.clone());
-        packed.push(other);
-        assert_eq!(packed.0.unpack(), [workspace]);
     }
 }
