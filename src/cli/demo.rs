@@ -32,6 +32,16 @@ pub struct Args {
     /// Refuse blind writes (merge patches, unconditional deletes of Sandboxes) as the tests do.
     #[arg(long)]
     pub strict: bool,
+    /// A round trip per request (e.g. 30ms): every answer of the simulated clusters comes that
+    /// much later, as from a cluster far away (a scenario's `server: {latency: 30ms}`).
+    #[arg(long, value_name = "DURATION", value_parser = parse_latency)]
+    pub latency: Option<std::time::Duration>,
+}
+
+fn parse_latency(text: &str) -> Result<std::time::Duration, String> {
+    crate::sim::scenario::parse_duration(text)?
+        .to_std()
+        .map_err(|e| e.to_string())
 }
 
 /// How many clusters the demo shows when not told: a fleet to show its view off.
@@ -50,6 +60,11 @@ pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
         args.kubeconfig_out.as_deref(),
     )
     .await?;
+    if let Some(latency) = args.latency {
+        for (_, sim) in &fleet.sims {
+            sim.set_latency(latency);
+        }
+    }
     if args.serve {
         return serve(&fleet).await;
     }

@@ -65,6 +65,11 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw_body).into_owned())),
         )
     };
+    // a round trip: the answer (a watch's head) comes this much later, on the runtime's timer
+    let latency = shared.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     let mut rec = Recorded {
         method: method.clone(),
         path: path.clone(),

@@ -36,6 +36,7 @@ use scenario::Scenario;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use store::Store;
 use tokio::net::TcpListener;
@@ -222,12 +223,24 @@ impl SimState {
 pub struct Shared {
     state: Mutex<SimState>,
     pub clock: Clock,
+    /// The round trip every request takes, in microseconds (0: none), outside the lock: it is
+    /// waited on the runtime's timer, never on the sim clock.
+    latency_us: AtomicU64,
 }
 
 impl Shared {
     pub fn lock(&self) -> MutexGuard<'_, SimState> {
         // a panicking test thread must not take every later request down with it
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn latency(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.latency_us.load(Ordering::Relaxed))
+    }
+
+    fn set_latency(&self, latency: std::time::Duration) {
+        let us = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+        self.latency_us.store(us, Ordering::Relaxed);
     }
 }
 
@@ -334,6 +347,7 @@ impl Sim {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             clock,
+            latency_us: AtomicU64::new(0),
         });
         load(&shared, scenario).map_err(std::io::Error::other)?;
         // the watch cache starts when the server does: a watch from a resourceVersion before it
@@ -407,6 +421,13 @@ impl Sim {
     /// [`SimState::gc_delay`].
     pub fn set_gc_delay(&self, delay: Option<chrono::Duration>) {
         self.shared.lock().gc_delay = delay;
+    }
+
+    /// Every request's answer waits `latency` first (a round trip; a watch's stream waits once,
+    /// before its head, not per event), on the runtime's timer: the sim clock does not move.
+    /// Zero (the default) answers at once. A scenario sets it with `server: {latency: 30ms}`.
+    pub fn set_latency(&self, latency: std::time::Duration) {
+        self.shared.set_latency(latency);
     }
 
     /// Bytes sent on watch streams so far.
@@ -589,6 +610,9 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
         }
         if let Some(delay) = server.gc_delay()? {
             st.gc_delay = Some(delay);
+        }
+        if let Some(latency) = server.latency()? {
+            shared.set_latency(latency);
         }
     }
     let mut namespaces: Vec<String> = scenario.namespaces.clone();

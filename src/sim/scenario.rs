@@ -122,8 +122,9 @@ pub struct Scenario {
 }
 
 /// What a scenario sets of the server itself: its Kubernetes version (`"1.20"`: `/version`, and
-/// with it streaming lists from 1.32 and OpenAPI v3 from 1.27) and the garbage collector's delay
-/// (`2s`, `500ms`; absent: dependents go within the owner's DELETE).
+/// with it streaming lists from 1.32 and OpenAPI v3 from 1.27), the garbage collector's delay
+/// (`2s`, `500ms`; absent: dependents go within the owner's DELETE) and the round trip every
+/// request takes (`latency: 30ms`; absent: none).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerSpec {
@@ -131,6 +132,8 @@ pub struct ServerSpec {
     pub version: Option<Value>,
     #[serde(default)]
     pub gc_delay: Option<Value>,
+    #[serde(default)]
+    pub latency: Option<Value>,
 }
 
 impl ServerSpec {
@@ -148,23 +151,41 @@ impl ServerSpec {
 
     /// `gcDelay` as a duration: `2s`, `500ms`, `1m`, `0`.
     pub fn gc_delay(&self) -> Result<Option<Duration>, String> {
-        let Some(v) = &self.gc_delay else { return Ok(None) };
-        let bad = || format!("scenario: server.gcDelay {v} is not a duration such as 2s or 500ms");
-        let text = v
-            .as_str()
-            .map(str::to_string)
-            .or_else(|| v.as_u64().map(|n| n.to_string()));
-        let text = text.ok_or_else(bad)?;
-        let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-        let n: i64 = digits.parse().map_err(|_| bad())?;
-        Ok(Some(match unit {
-            "ms" => Duration::milliseconds(n),
-            "s" => Duration::seconds(n),
-            "m" => Duration::minutes(n),
-            "" if n == 0 => Duration::zero(),
-            _ => return Err(bad()),
-        }))
+        self.gc_delay.as_ref().map(|v| duration("gcDelay", v)).transpose()
     }
+
+    /// `latency` as a duration: `30ms`, `1s`, `0`.
+    pub fn latency(&self) -> Result<Option<std::time::Duration>, String> {
+        let Some(v) = &self.latency else { return Ok(None) };
+        let d = duration("latency", v)?;
+        d.to_std()
+            .map(Some)
+            .map_err(|_| format!("scenario: server.latency {v} is negative"))
+    }
+}
+
+/// A scenario's `server.<field>` duration (`2s`, `500ms`, `1m`, `0`).
+fn duration(field: &str, v: &Value) -> Result<Duration, String> {
+    let text = v
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| v.as_u64().map(|n| n.to_string()));
+    parse_duration(text.as_deref().unwrap_or(""))
+        .map_err(|_| format!("scenario: server.{field} {v} is not a duration such as 2s or 500ms"))
+}
+
+/// A duration as scenarios write one: whole `ms`, `s` or `m`, or `0`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration such as 2s or 500ms");
+    let (digits, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: i64 = digits.parse().map_err(|_| bad())?;
+    Ok(match unit {
+        "ms" => Duration::milliseconds(n),
+        "s" => Duration::seconds(n),
+        "m" => Duration::minutes(n),
+        "" if n == 0 => Duration::zero(),
+        _ => return Err(bad()),
+    })
 }
 
 /// Objects of other apps in bulk: `background: {pods: 50000, pvcs: 10000, namespaces: 20}`
@@ -244,6 +265,7 @@ impl Scenario {
         if let Some(server) = &scenario.server {
             server.minor()?;
             server.gc_delay()?;
+            server.latency()?;
         }
         Ok(scenario)
     }
@@ -521,7 +543,14 @@ mod tests {
         assert_eq!(server.gc_delay().unwrap(), Some(Duration::seconds(2)));
         let s = Scenario::parse("server: {version: v1.31.4, gcDelay: 500ms}", now).unwrap();
         assert_eq!(s.server.unwrap().gc_delay().unwrap(), Some(Duration::milliseconds(500)));
+        let s = Scenario::parse("server: {latency: 30ms}", now).unwrap();
+        assert_eq!(
+            s.server.unwrap().latency().unwrap(),
+            Some(std::time::Duration::from_millis(30))
+        );
         for bad in [
+            "server: {latency: 30}",
+            "server: {latency: fast}",
             "server: {version: 1.20}",
             "server: {version: \"2.1\"}",
             "server: {gcDelay: soon}",

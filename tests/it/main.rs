@@ -29,6 +29,7 @@ mod refresh;
 mod roundtrips;
 mod sim_api;
 mod sim_kubectl;
+mod sim_parallel;
 mod sim_triage;
 mod support;
 mod template_hash_cli;

@@ -1,0 +1,113 @@
+//! The simulated API server's round trip (`latency`) and its parallel serving, through the real
+//! kube client: every bound asserted is a lower one (a sleep is at least its length) or does not
+//! depend on time at all.
+
+use crate::support::*;
+use futures::StreamExt;
+use kube::api::{ListParams, WatchEvent, WatchParams};
+use std::time::{Duration, Instant};
+
+/// A scenario's `server: {latency: …}` delays each answer by at least that much, on the runtime's
+/// timer: the sim's manual clock does not move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn latency_delays_every_answer_and_leaves_the_sim_clock() {
+    let t = start_with(&format!("{SMALL}\nserver: {{latency: 250ms}}\n"), |_| {}).await;
+    let before = t.sim.now();
+    let api = sandboxes(&t.client().await, "agents");
+    for _ in 0..2 {
+        let sent = Instant::now();
+        api.get("namzu-ws-awake").await.unwrap();
+        assert!(sent.elapsed() >= Duration::from_millis(250), "{:?}", sent.elapsed());
+    }
+    assert_eq!(
+        t.sim.now(),
+        before,
+        "the latency is waited on the runtime's timer, not the sim clock"
+    );
+
+    t.sim.set_latency(Duration::from_millis(400));
+    let sent = Instant::now();
+    api.list(&ListParams::default()).await.unwrap();
+    assert!(sent.elapsed() >= Duration::from_millis(400), "{:?}", sent.elapsed());
+    assert_eq!(t.sim.now(), before);
+}
+
+/// A watch waits the round trip once, before its head; its events then flow as they happen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_waits_the_latency_once() {
+    let t = start().await;
+    t.sim.set_latency(Duration::from_millis(200));
+    let api = sandboxes(&t.client().await, "agents");
+    let rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let sent = Instant::now();
+    let mut events = api.watch(&WatchParams::default(), &rv).await.unwrap().boxed();
+    assert!(sent.elapsed() >= Duration::from_millis(200), "{:?}", sent.elapsed());
+    for n in 1..=3 {
+        t.sim.modify(
+            &kubectl_namzu::sim::resources::SANDBOXES,
+            "agents",
+            "namzu-ws-awake",
+            |o| {
+                o["metadata"]["labels"]["seen"] = serde_json::json!(n.to_string());
+            },
+        );
+        // (the controller may write too: its events pass)
+        loop {
+            match events.next().await {
+                Some(Ok(WatchEvent::Modified(o)))
+                    if o.metadata.labels.as_ref().and_then(|l| l.get("seen")) == Some(&n.to_string()) =>
+                {
+                    break;
+                }
+                Some(Ok(WatchEvent::Modified(_) | WatchEvent::Bookmark(_))) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
+
+/// `demo --serve --latency 200ms`: the served cluster answers a round trip later; a latency that
+/// is not a duration is one line and exit 2.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_serve_takes_a_latency() {
+    use std::io::BufRead;
+    let bad = run_bin(&["demo", "--serve", "--latency", "fast"], None);
+    assert_eq!(bad.status.code(), Some(2), "{}", err(&bad));
+    assert!(err(&bad).contains("not a duration"), "{}", err(&bad));
+
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("demo.kubeconfig");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(["demo", "--serve", "--latency", "200ms", "--kubeconfig-out"])
+        .arg(&kc)
+        .env_remove("KUBECONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // the banner's last line says the server is up (read off the runtime's threads)
+    let up = tokio::task::spawn_blocking(move || {
+        std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .any(|l| l == "Press Ctrl-C to stop.")
+    });
+    let up = tokio::time::timeout(Duration::from_secs(60), up).await;
+    let client = client_from(&kc, false).await;
+    let sent = Instant::now();
+    let got = sandboxes(&client, "agents").list(&ListParams::default()).await;
+    let took = sent.elapsed();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(matches!(up, Ok(Ok(true))), "the demo served");
+    assert!(!got.unwrap().items.is_empty());
+    assert!(took >= Duration::from_millis(200), "{took:?}");
+}
