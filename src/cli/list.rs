@@ -8,6 +8,7 @@ use super::overlay::OverlayArgs;
 use super::schema;
 use super::selection::SelectionArgs;
 use crate::cluster::inventory::{self, Query};
+use crate::cluster::pack::{Pack, Packed};
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
 use crate::domain::naming::WorkspaceId;
@@ -170,8 +171,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 
 /// `list -o json` in name order, the common case, without holding rows: each context's
 /// namespaces arrive in name order, so each namespace's rows, sorted by id as they derive, are
-/// that context's next items; they wait as their JSON text (a fraction of a row's memory) until
-/// the context's pass has ended, and the contexts print in name order, as the sort puts them.
+/// that context's next items; they wait packed (a fraction of a row's memory, or of its text)
+/// until the context's pass has ended, and the contexts print in name order, as the sort puts
+/// them.
 async fn json_by_name(
     fleet: &Fleet,
     all_namespaces: bool,
@@ -190,17 +192,17 @@ async fn json_by_name(
                 let context = labelled.then(|| conn.context.clone());
                 let mut items = JsonItems::default();
                 let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
-                    let mut namespace: Vec<(String, String)> = Vec::new();
+                    // this namespace's items, packed as they derive, then in id order
+                    let start = items.items.len();
+                    let mut ids: Vec<String> = Vec::new();
                     packed.derive(&flags, now, |mut w| {
                         if filter.matches(&w, now) {
                             w.context = context.clone();
-                            namespace.push((w.id.clone(), indented(&schema::workspace(&w))));
+                            ids.push(w.id.clone());
+                            items.push(&schema::workspace(&w));
                         }
                     });
-                    namespace.sort_by(|a, b| a.0.cmp(&b.0));
-                    for (_, text) in namespace {
-                        items.push(&text);
-                    }
+                    items.sort_from(start, &ids);
                 })
                 .await?;
                 Ok((warnings, context, items))
@@ -217,14 +219,14 @@ async fn json_by_name(
     buffer.push('[');
     let mut empty = true;
     for (_, (_, _, items)) in read {
-        for chunk in items.into_chunks() {
+        for text in items.texts() {
+            buffer.push_str(if empty { "\n" } else { ",\n" });
+            empty = false;
+            buffer.push_str(&text);
             if buffer.len() >= OUTPUT_CHUNK {
                 output::write_stdout(&buffer);
                 buffer.clear();
             }
-            buffer.push_str(if empty { "\n" } else { ",\n" });
-            empty = false;
-            buffer.push_str(&chunk);
         }
     }
     buffer.push_str(if empty { "]\n" } else { "\n]\n" });
@@ -247,33 +249,33 @@ fn indented(item: &Value) -> String {
     out
 }
 
-/// Array items as text, kept in chunks of about [`OUTPUT_CHUNK`]: a buffer that only grows in
-/// place would hold twice its text at each doubling.
+/// Array items waiting for their turn to print, packed (`cluster::pack`: a fraction of their
+/// JSON text), in order.
 #[derive(Default)]
 struct JsonItems {
-    chunks: Vec<String>,
-    current: String,
+    pack: Pack,
+    items: Vec<Packed>,
 }
 
 impl JsonItems {
-    fn push(&mut self, item: &str) {
-        if !self.current.is_empty() && self.current.len() + item.len() > OUTPUT_CHUNK {
-            self.chunks.push(std::mem::take(&mut self.current));
-        }
-        if self.current.is_empty() {
-            self.current.reserve_exact(OUTPUT_CHUNK.max(item.len()));
-        } else {
-            self.current.push_str(",\n");
-        }
-        self.current.push_str(item);
+    fn push(&mut self, item: &Value) {
+        self.items.push(self.pack.pack(item));
     }
 
-    /// The items as runs of text: between runs goes `,\n`, as between the items in a run.
-    fn into_chunks(mut self) -> Vec<String> {
-        if !self.current.is_empty() {
-            self.chunks.push(self.current);
-        }
-        self.chunks
+    /// The items from `start` on put in the order of `keys` (one per item), ties as they came.
+    fn sort_from(&mut self, start: usize, keys: &[String]) {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
+        let mut tail: Vec<Option<Packed>> = self.items.drain(start..).map(Some).collect();
+        self.items.extend(order.into_iter().filter_map(|i| tail[i].take()));
+    }
+
+    /// Each item's text as `output::write_json_array` prints it, without the separator.
+    fn texts(self) -> impl Iterator<Item = String> {
+        let JsonItems { pack, items } = self;
+        items
+            .into_iter()
+            .map(move |p| indented(&pack.unpack(&p).unwrap_or_default()))
     }
 }
 

@@ -16,18 +16,20 @@
 
 use super::connect::Connection;
 use super::error::{ClusterError, observed};
+use super::pack::{Pack, Packed};
 use super::resources::{self, ListItems, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use crate::domain::drift::{OverlayFlags, TemplateRead};
 use crate::domain::egress::{PolicyIndex, PolicyRead};
 use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::object::namespace;
-use crate::domain::pod::{Index, pod_expected, pvc_names};
+use crate::domain::pod::{Index, pod_expected};
 use crate::domain::workspace::{self, Inputs, Observed, Workspace};
 use chrono::{DateTime, Utc};
 use futures::future::join_all;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 pub use crate::domain::drift::TemplateFetch;
 
@@ -171,22 +173,12 @@ pub async fn read_packed(
     each: &mut (impl FnMut(PackedNamespace) + Send),
 ) -> Result<Vec<String>, ClusterError> {
     let mut warnings = Vec::new();
-    let key = query
-        .per_sandbox_label_key
-        .as_deref()
-        .unwrap_or(crate::domain::keys::PER_SANDBOX_LABEL);
     // what the egress warning needs, noted as each namespace goes by
     let (mut forbidden, mut not_served) = (Vec::new(), 0);
     let mut take = |data: PackedNamespace| {
         match data.policies {
             PolicyRead::Forbidden => forbidden.push(data.namespace.clone()),
-            PolicyRead::NotServed => {
-                not_served += data
-                    .sandboxes
-                    .iter()
-                    .filter(|s| s.pod_labels.iter().any(|(k, _)| &**k == key))
-                    .count()
-            }
+            PolicyRead::NotServed => not_served += data.sandboxes.iter().filter(|s| s.per_sandbox).count(),
             PolicyRead::Known(_) => {}
         }
         each(data);
@@ -228,88 +220,186 @@ pub async fn select(
     Ok((warnings, targets))
 }
 
-/// A workspace Sandbox as compact JSON, with what the pass reads of it before it is derived.
+/// A workspace Sandbox packed, with what the pass reads of it before it is derived.
 #[derive(Debug)]
 struct PackedSandbox {
-    namespace: Box<str>,
+    /// Its namespace's number in the list's table.
+    namespace: u32,
     name: Box<str>,
-    json: Box<str>,
+    held: Held,
     /// `pod_expected`: its pod is read by name when the selector missed it.
     pod_expected: bool,
-    /// Its `volumeClaimTemplates` PVCs' names.
-    pvcs: Vec<String>,
+    /// It carries the per-sandbox egress label (the query's key) on its pod template.
+    per_sandbox: bool,
+    /// Its `volumeClaimTemplates` entries' names ([`joined`]): its PVCs are `<entry>-<name>`.
+    claims: Box<str>,
     template: Option<Box<str>>,
-    pod_labels: Vec<(Box<str>, Box<str>)>,
+}
+
+impl PackedSandbox {
+    /// `pod::pvc_names`.
+    fn pvc_names(&self) -> impl Iterator<Item = String> + '_ {
+        parts(&self.claims).map(move |entry| format!("{entry}-{}", self.name))
+    }
+}
+
+/// Strings in one: each as its length in bytes, `:`, and itself (any text, split exactly).
+fn joined<'a>(parts: impl Iterator<Item = &'a str>) -> Box<str> {
+    let mut out = String::new();
+    for p in parts {
+        out.push_str(&p.len().to_string());
+        out.push(':');
+        out.push_str(p);
+    }
+    out.into_boxed_str()
+}
+
+/// The strings [`joined`] put in `s`.
+fn parts(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let (len, tail) = rest.split_once(':')?;
+        let len: usize = len.parse().ok()?;
+        let part = tail.get(..len)?;
+        rest = &tail[len..];
+        Some(part)
+    })
+}
+
+/// An object as a pass holds it: packed with its list's [`Pack`], or (read by name after the
+/// list was split by namespace) whole.
+#[derive(Debug)]
+enum Held {
+    Packed(Packed),
+    Whole(Box<Value>),
+}
+
+impl Held {
+    fn new(pack: &mut Arc<Pack>, item: &Value) -> Held {
+        match Arc::get_mut(pack) {
+            Some(pack) => Held::Packed(pack.pack(item)),
+            None => Held::Whole(Box::new(item.clone())),
+        }
+    }
+
+    fn unpack(&self, pack: &Pack) -> Option<Value> {
+        match self {
+            Held::Packed(p) => pack.unpack(p),
+            Held::Whole(v) => Some((**v).clone()),
+        }
+    }
+}
+
+/// The namespaces of a list, each once, numbered as they first come.
+#[derive(Debug, Default, Clone)]
+struct Namespaces(Vec<Box<str>>);
+
+impl Namespaces {
+    fn number(&mut self, ns: &str) -> u32 {
+        // a list comes namespace by namespace: the last one is nearly always the one
+        let found = self.0.iter().rposition(|n| &**n == ns);
+        let n = found.unwrap_or_else(|| {
+            self.0.push(ns.into());
+            self.0.len() - 1
+        });
+        u32::try_from(n).unwrap_or(u32::MAX)
+    }
+
+    fn name(&self, n: u32) -> &str {
+        self.0.get(n as usize).map_or("", |n| n)
+    }
 }
 
 /// The workspace Sandboxes of a LIST, packed; the others are not kept.
 #[derive(Debug, Default)]
-struct Sandboxes(Vec<PackedSandbox>);
+struct Sandboxes {
+    /// The per-sandbox egress label key, noted on each Sandbox for the egress warning.
+    per_sandbox_key: Arc<str>,
+    pack: Arc<Pack>,
+    namespaces: Namespaces,
+    items: Vec<PackedSandbox>,
+}
+
+impl Sandboxes {
+    fn new(per_sandbox_key: &str) -> Sandboxes {
+        Sandboxes {
+            per_sandbox_key: per_sandbox_key.into(),
+            ..Default::default()
+        }
+    }
+}
 
 impl ListItems for Sandboxes {
     fn push(&mut self, item: Value) {
         if !is_workspace(&item) {
             return;
         }
-        let pod_labels = crate::domain::object::at(&item, &["spec", "podTemplate", "metadata", "labels"])
-            .and_then(Value::as_object)
-            .map(|labels| {
-                labels
-                    .iter()
-                    .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        self.0.push(PackedSandbox {
-            namespace: namespace(&item).into(),
+        let claims = crate::domain::pod::claims(&item);
+        self.items.push(PackedSandbox {
+            namespace: self.namespaces.number(namespace(&item)),
             name: crate::domain::object::name(&item).into(),
             pod_expected: pod_expected(&item),
-            pvcs: pvc_names(&item),
+            per_sandbox: crate::domain::egress::pod_label(&item, &self.per_sandbox_key).is_some(),
+            claims: joined(claims.iter().map(|(entry, _)| entry.as_str())),
             template: template_label(&item).map(Into::into),
-            pod_labels,
-            json: item.to_string().into_boxed_str(),
+            held: Held::new(&mut self.pack, &item),
         });
+    }
+
+    fn emptied(&self) -> Self {
+        Sandboxes::new(&self.per_sandbox_key)
     }
 }
 
-/// A pod or PVC as compact JSON, with what finding it by name or label needs.
+/// A pod or PVC packed, with what finding it by name or label needs.
 #[derive(Debug)]
 struct PackedObject {
-    namespace: Box<str>,
+    namespace: u32,
     name: Box<str>,
-    labels: Vec<(Box<str>, Box<str>)>,
+    /// Its labels ([`joined`]: key, value, key, value …) where they are looked up by.
+    labels: Box<str>,
     /// A pod in phase Pending (capacity counts them).
     pending: bool,
-    json: Box<str>,
+    held: Held,
 }
 
 /// Listed pods or PVCs, packed, in list order.
 #[derive(Debug, Default)]
-struct Objects(Vec<PackedObject>);
+struct Objects {
+    /// Pods are found by label too; PVCs only by name.
+    labels: bool,
+    pack: Arc<Pack>,
+    namespaces: Namespaces,
+    items: Vec<PackedObject>,
+}
 
 impl ListItems for Objects {
     fn push(&mut self, item: Value) {
-        let labels = crate::domain::object::at(&item, &["metadata", "labels"])
-            .and_then(Value::as_object)
-            .map(|labels| {
+        let labels = match crate::domain::object::at(&item, &["metadata", "labels"]).and_then(Value::as_object) {
+            Some(labels) if self.labels => joined(
                 labels
                     .iter()
-                    .filter_map(|(k, v)| Some((k.as_str().into(), v.as_str()?.into())))
-                    .collect()
-            })
-            .unwrap_or_default();
-        self.0.push(PackedObject {
-            namespace: namespace(&item).into(),
+                    .filter_map(|(k, v)| Some([k.as_str(), v.as_str()?]))
+                    .flatten(),
+            ),
+            _ => Box::default(),
+        };
+        self.items.push(PackedObject {
+            namespace: self.namespaces.number(namespace(&item)),
             name: crate::domain::object::name(&item).into(),
             labels,
             pending: crate::domain::pod::phase(&item) == "Pending",
-            json: item.to_string().into_boxed_str(),
+            held: Held::new(&mut self.pack, &item),
         });
+    }
+
+    fn emptied(&self) -> Self {
+        Objects::of(self.labels)
     }
 }
 
 /// Split packed items by namespace, list order kept within each.
-fn by_namespace<T>(items: Vec<T>, ns: impl Fn(&T) -> &str) -> BTreeMap<String, Vec<T>> {
+fn by_namespace<'n, T>(items: Vec<T>, ns: impl Fn(&T) -> &'n str) -> BTreeMap<String, Vec<T>> {
     let mut out: BTreeMap<String, Vec<T>> = BTreeMap::new();
     for item in items {
         match out.get_mut(ns(&item)) {
@@ -323,18 +413,54 @@ fn by_namespace<T>(items: Vec<T>, ns: impl Fn(&T) -> &str) -> BTreeMap<String, V
 }
 
 impl Objects {
+    /// Pods (found by label too) or PVCs.
+    fn of(labels: bool) -> Objects {
+        Objects {
+            labels,
+            ..Default::default()
+        }
+    }
+
     fn unpack(self) -> Vec<Value> {
-        self.0.iter().filter_map(|o| resources::unpack(&o.json)).collect()
+        self.items.iter().filter_map(|o| o.held.unpack(&self.pack)).collect()
     }
 
     /// The pods in phase Pending.
     fn pending(&self) -> usize {
-        self.0.iter().filter(|o| o.pending).count()
+        self.items.iter().filter(|o| o.pending).count()
+    }
+
+    /// Each namespace's objects, the pack shared.
+    fn by_namespace(self) -> BTreeMap<String, Objects> {
+        let Objects {
+            labels,
+            pack,
+            namespaces,
+            items,
+        } = self;
+        by_namespace(items, |o| namespaces.name(o.namespace))
+            .into_iter()
+            .map(|(ns, items)| {
+                let pack = pack.clone();
+                let namespaces = Namespaces(vec![ns.as_str().into()]);
+                let items = items.into_iter().map(|o| PackedObject { namespace: 0, ..o }).collect();
+                (
+                    ns,
+                    Objects {
+                        labels,
+                        pack,
+                        namespaces,
+                        items,
+                    },
+                )
+            })
+            .collect()
     }
 }
 
 /// Where one namespace's objects are found by name and label, without unpacking them.
 struct Lookup<'a> {
+    pack: &'a Pack,
     objects: &'a [PackedObject],
     by_name: HashMap<&'a str, usize>,
     by_label: HashMap<(&'a str, &'a str), Vec<usize>>,
@@ -344,16 +470,18 @@ impl<'a> Lookup<'a> {
     fn new(objects: &'a Objects, labels: bool) -> Lookup<'a> {
         let mut by_label: HashMap<(&'a str, &'a str), Vec<usize>> = HashMap::new();
         if labels {
-            for (i, o) in objects.0.iter().enumerate() {
-                for (k, v) in &o.labels {
+            for (i, o) in objects.items.iter().enumerate() {
+                let mut kv = parts(&o.labels);
+                while let (Some(k), Some(v)) = (kv.next(), kv.next()) {
                     by_label.entry((k, v)).or_default().push(i);
                 }
             }
         }
         Lookup {
-            objects: &objects.0,
+            pack: &objects.pack,
+            objects: &objects.items,
             // as `pod::Index`: the last of a name wins
-            by_name: objects.0.iter().enumerate().map(|(i, o)| (&*o.name, i)).collect(),
+            by_name: objects.items.iter().enumerate().map(|(i, o)| (&*o.name, i)).collect(),
             by_label,
         }
     }
@@ -363,7 +491,7 @@ impl<'a> Lookup<'a> {
         at.sort_unstable();
         at.dedup();
         at.into_iter()
-            .filter_map(|i| resources::unpack(&self.objects[i].json))
+            .filter_map(|i| self.objects[i].held.unpack(self.pack))
             .collect()
     }
 }
@@ -372,6 +500,7 @@ impl<'a> Lookup<'a> {
 #[derive(Debug)]
 pub struct PackedNamespace {
     pub namespace: String,
+    sandbox_pack: Arc<Pack>,
     sandboxes: Vec<PackedSandbox>,
     pods: Observed<Objects>,
     pvcs: Observed<Objects>,
@@ -396,7 +525,7 @@ impl PackedNamespace {
             sandboxes: self
                 .sandboxes
                 .iter()
-                .filter_map(|s| resources::unpack(&s.json))
+                .filter_map(|s| s.held.unpack(&self.sandbox_pack))
                 .collect(),
             pods: unpack(self.pods),
             pvcs: unpack(self.pvcs),
@@ -411,6 +540,7 @@ impl PackedNamespace {
     /// ones [`NamespaceData`]'s derivation gives: the same lookups find the same objects.
     pub fn derive(self, flags: &OverlayFlags, now: DateTime<Utc>, mut each: impl FnMut(Workspace)) {
         let PackedNamespace {
+            sandbox_pack,
             sandboxes,
             pods,
             pvcs,
@@ -423,7 +553,7 @@ impl PackedNamespace {
         let policies = policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
         // each Sandbox's text let go once it is derived
         for packed in sandboxes {
-            let Some(sbx) = resources::unpack(&packed.json) else {
+            let Some(sbx) = packed.held.unpack(&sandbox_pack) else {
                 continue;
             };
             let own_pods = pods.as_ref().map(|l| {
@@ -467,6 +597,24 @@ impl PackedNamespace {
     }
 }
 
+/// The per-sandbox egress label key the query names, else the library's.
+fn per_sandbox_key(query: &Query) -> &str {
+    query
+        .per_sandbox_label_key
+        .as_deref()
+        .unwrap_or(crate::domain::keys::PER_SANDBOX_LABEL)
+}
+
+/// Where a Sandbox LIST's workspaces go.
+fn sandboxes_for(query: &Query) -> Sandboxes {
+    Sandboxes::new(per_sandbox_key(query))
+}
+
+/// Where a pod or PVC LIST's objects go (pods are found by label too).
+fn objects_of(kind: &resources::Kind) -> Objects {
+    Objects::of(kind.plural == PODS.plural)
+}
+
 /// The one selector for the pods and PVCs of Sandboxes (see the module doc).
 const OWNED_BY_A_SANDBOX: &str = SANDBOX_NAME_HASH;
 
@@ -480,13 +628,19 @@ async fn read_namespace(
     warnings: &mut Vec<String>,
 ) -> Result<PackedNamespace, ClusterError> {
     let (sandboxes, pods, pvcs, policies) = tokio::join!(
-        resources::list_as::<Sandboxes>(conn, &SANDBOXES, Some(ns), query.selector.as_deref()),
-        resources::list_as::<Objects>(conn, &PODS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
-        resources::list_as::<Objects>(conn, &PVCS, Some(ns), Some(OWNED_BY_A_SANDBOX)),
+        resources::list_into(
+            conn,
+            &SANDBOXES,
+            Some(ns),
+            query.selector.as_deref(),
+            sandboxes_for(query)
+        ),
+        resources::list_into(conn, &PODS, Some(ns), Some(OWNED_BY_A_SANDBOX), objects_of(&PODS)),
+        resources::list_into(conn, &PVCS, Some(ns), Some(OWNED_BY_A_SANDBOX), objects_of(&PVCS)),
         super::policies::read(conn, Some(ns)),
     );
     let sandboxes = match sandboxes {
-        Ok(s) => s.0,
+        Ok(s) => (s.pack, s.items),
         Err(e) => return Err(explain_missing(conn, e).await),
     };
     let pods = degrade(pods, warnings, "pods", POD_EFFECT)?;
@@ -504,7 +658,7 @@ const PVC_EFFECT: &str = "disk diagnosis shows ?";
 async fn complete(
     conn: &Connection,
     ns: &str,
-    sandboxes: Vec<PackedSandbox>,
+    (sandbox_pack, sandboxes): (Arc<Pack>, Vec<PackedSandbox>),
     mut pods: Observed<Objects>,
     mut pvcs: Observed<Objects>,
     warnings: &mut Vec<String>,
@@ -518,13 +672,14 @@ async fn complete(
         read_missing(conn, &PODS, ns, wanted, list).await?;
     }
     if let Observed::Known(list) = &mut pvcs {
-        let wanted: Vec<String> = sandboxes.iter().flat_map(|s| s.pvcs.iter().cloned()).collect();
+        let wanted: Vec<String> = sandboxes.iter().flat_map(PackedSandbox::pvc_names).collect();
         read_missing(conn, &PVCS, ns, wanted, list).await?;
     }
     let names: BTreeSet<&str> = sandboxes.iter().filter_map(|s| s.template.as_deref()).collect();
     let templates = read_templates(conn, ns, names, warnings).await?;
     Ok(PackedNamespace {
         namespace: ns.to_string(),
+        sandbox_pack,
         sandboxes,
         pods,
         pvcs,
@@ -542,7 +697,7 @@ async fn read_missing(
     wanted: Vec<String>,
     list: &mut Objects,
 ) -> Result<(), ClusterError> {
-    let have: BTreeSet<&str> = list.0.iter().map(|o| &*o.name).collect();
+    let have: BTreeSet<&str> = list.items.iter().map(|o| &*o.name).collect();
     let missing: BTreeSet<String> = wanted.into_iter().filter(|n| !have.contains(n.as_str())).collect();
     if missing.is_empty() {
         return Ok(());
@@ -556,7 +711,7 @@ async fn read_missing(
                 kind.plural
             );
         }
-        *list = resources::list_as::<Objects>(conn, kind, Some(ns), None).await?;
+        *list = resources::list_into(conn, kind, Some(ns), None, objects_of(kind)).await?;
         return Ok(());
     }
     if conn.verbose {
@@ -638,14 +793,19 @@ async fn read_all(
     warnings: &mut Vec<String>,
     each: &mut (impl FnMut(PackedNamespace) + Send),
 ) -> Result<(), ClusterError> {
-    let listed = resources::list_as::<Sandboxes>(conn, &SANDBOXES, None, query.selector.as_deref()).await;
+    let listed = resources::list_into(conn, &SANDBOXES, None, query.selector.as_deref(), sandboxes_for(query)).await;
     match listed {
-        Ok(Sandboxes(all)) => {
-            let mut by_ns = by_namespace(all, |s| &s.namespace);
+        Ok(Sandboxes {
+            pack,
+            namespaces,
+            items,
+            ..
+        }) => {
+            let mut by_ns = by_namespace(items, |s| namespaces.name(s.namespace));
             let namespaces: Vec<String> = by_ns.keys().cloned().collect();
             let (pods, pvcs, policies) = tokio::join!(
-                resources::list_as::<Objects>(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX)),
-                resources::list_as::<Objects>(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX)),
+                resources::list_into(conn, &PODS, None, Some(OWNED_BY_A_SANDBOX), objects_of(&PODS)),
+                resources::list_into(conn, &PVCS, None, Some(OWNED_BY_A_SANDBOX), objects_of(&PVCS)),
                 super::policies::read(conn, None),
             );
             let mut pods = split_or_fallback(conn, pods, &PODS, &namespaces, warnings).await?;
@@ -653,11 +813,11 @@ async fn read_all(
             let mut policies = split_policies(conn, policies?, &namespaces).await?;
             // one namespace at a time completed, handed on, let go
             for ns in namespaces {
-                let sandboxes = by_ns.remove(&ns).unwrap_or_default();
-                let take = |split: &mut BTreeMap<String, Observed<Objects>>| {
-                    split.remove(&ns).unwrap_or(Observed::Known(Objects::default()))
+                let sandboxes = (pack.clone(), by_ns.remove(&ns).unwrap_or_default());
+                let take = |split: &mut BTreeMap<String, Observed<Objects>>, kind| {
+                    split.remove(&ns).unwrap_or_else(|| Observed::Known(objects_of(kind)))
                 };
-                let (ns_pods, ns_pvcs) = (take(&mut pods), take(&mut pvcs));
+                let (ns_pods, ns_pvcs) = (take(&mut pods, &PODS), take(&mut pvcs, &PVCS));
                 let mut data = complete(conn, &ns, sandboxes, ns_pods, ns_pvcs, warnings).await?;
                 data.policies = policies.remove(&ns).unwrap_or(PolicyRead::Known(Vec::new()));
                 each(data);
@@ -722,17 +882,14 @@ async fn split_or_fallback(
     let mut out: BTreeMap<String, Observed<Objects>> = BTreeMap::new();
     match r {
         Ok(items) => {
-            let mut by_ns = by_namespace(items.0, |o| &o.namespace);
+            let mut by_ns = items.by_namespace();
             for ns in namespaces {
-                out.insert(
-                    ns.clone(),
-                    Observed::Known(Objects(by_ns.remove(ns).unwrap_or_default())),
-                );
+                out.insert(ns.clone(), Observed::Known(by_ns.remove(ns).unwrap_or_default()));
             }
         }
         Err(ClusterError::Forbidden { .. }) => {
             for ns in namespaces {
-                let r = resources::list_as::<Objects>(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX)).await;
+                let r = resources::list_into(conn, kind, Some(ns), Some(OWNED_BY_A_SANDBOX), objects_of(kind)).await;
                 let effect = if kind.plural == "pods" { POD_EFFECT } else { PVC_EFFECT };
                 out.insert(ns.clone(), degrade(r, warnings, kind.plural, effect)?);
             }
