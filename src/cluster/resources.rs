@@ -140,6 +140,8 @@ async fn raw_list_versioned<C: ListItems>(
     let mut relisted = false;
     let mut version = String::new();
     let api_version = kind.api_resource().api_version;
+    // the next page is about as long as the last
+    let mut page_size = 0;
     loop {
         let mut page_params = params.clone();
         if limit > 0 {
@@ -151,7 +153,7 @@ async fn raw_list_versioned<C: ListItems>(
         let request = kube::core::Request::new(&url)
             .list(&page_params)
             .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
-        let text = match read_capped(conn, op, request).await {
+        let text = match read_capped(conn, op, request, page_size).await {
             // once: a server that expires the full list's pages too is an error, not a loop
             Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
                 (items, count, token, limit, relisted, version) = (items.emptied(), 0, None, 0, true, String::new());
@@ -159,6 +161,7 @@ async fn raw_list_versioned<C: ListItems>(
             }
             answer => answer?,
         };
+        page_size = text.len() + text.len() / 16 + 4096;
         // each item checked and handed on as it is parsed: a page's objects are never all
         // parsed at once
         let mut misfit = None;
@@ -278,11 +281,18 @@ fn cap() -> String {
 
 /// One request's whole answer as text, at most [`MAX_READ`] bytes of it; the request timeout
 /// bounds the reading too.
-async fn read_capped(conn: &Connection, op: &ApiCall, request: http::Request<Vec<u8>>) -> Result<String, ClusterError> {
+/// `size` is the room made first (the last page's size: a buffer grown by doubling holds up to
+/// twice its text).
+async fn read_capped(
+    conn: &Connection,
+    op: &ApiCall,
+    request: http::Request<Vec<u8>>,
+    size: usize,
+) -> Result<String, ClusterError> {
     use futures::AsyncReadExt;
     let read = async {
         let body = conn.client.request_stream(request).await?;
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(size.min(MAX_READ));
         Box::pin(body)
             .take(MAX_READ as u64 + 1)
             .read_to_end(&mut buf)
