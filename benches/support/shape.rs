@@ -4,24 +4,33 @@
 /// `workspaces` workspaces (a quarter Suspended) and `background` other pods (and a fifth as many
 /// PVCs) over 20 namespaces, as a scenario.
 pub fn scenario(workspaces: usize, background: usize) -> String {
-    let namespaces = ["bench-a", "bench-b", "bench-c"];
     let mut s = format!(
         "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
         background / 5
     );
     for i in 0..workspaces {
-        let ns = namespaces[i % 3];
-        let mode = if i % 4 == 0 { "Suspended" } else { "Running" };
-        s.push_str(&format!(
-            "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
-            i % 9,
-            i % 500,
-            i % 5,
-            i % 3
-        ));
+        s.push_str(&workspace(i));
     }
     s
 }
+
+/// The scenario line of workspace `i`.
+fn workspace(i: usize) -> String {
+    let namespaces = ["bench-a", "bench-b", "bench-c"];
+    let ns = namespaces[i % 3];
+    let mode = if i.is_multiple_of(4) { "Suspended" } else { "Running" };
+    format!(
+        "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
+        i % 9,
+        i % 500,
+        i % 5,
+        i % 3
+    )
+}
+
+/// Workspaces per parse: the scenario parser bounds one document's size (250,000 nodes, some
+/// 9,000 of these workspaces), so a larger shape is parsed in parts.
+const PER_PARSE: usize = 2000;
 
 /// `NAMZU_BENCH_SHAPES` (`workspaces:background,…`), else `default`.
 pub fn shapes(default: &str) -> Vec<(usize, usize)> {
@@ -54,7 +63,13 @@ pub fn start(
     let now = config
         .manual_clock
         .unwrap_or_else(|| kubectl_namzu::clock::Clock::System.now());
-    let scenario = Scenario::parse(&scenario(workspaces, background), now).expect("the bench scenario parses");
+    let mut scenario =
+        Scenario::parse(&scenario(workspaces.min(PER_PARSE), background), now).expect("the bench scenario parses");
+    for from in (PER_PARSE..workspaces).step_by(PER_PARSE) {
+        let part: String = (from..workspaces.min(from + PER_PARSE)).map(workspace).collect();
+        let part = Scenario::parse(&format!("workspaces:\n{part}"), now).expect("the bench scenario parses");
+        scenario.workspaces.extend(part.workspaces);
+    }
     let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
     if !live {
         sim.compact();

@@ -930,3 +930,24 @@ async fn split_policies(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joined_strings_split_exactly_whatever_they_hold() {
+        let strings = ["", "a", "12:3", "x:y:", "ünï:cødé", "9", "\n", ""];
+        let all = joined(strings.iter().copied());
+        assert_eq!(parts(&all).collect::<Vec<_>>(), strings);
+        assert_eq!(parts(&joined(std::iter::empty())).count(), 0);
+    }
+
+    #[test]
+    fn namespaces_are_numbered_once_in_the_order_they_come() {
+        let mut ns = Namespaces::default();
+        let numbers: Vec<u32> = ["b", "b", "a", "b", "c", "a"].iter().map(|n| ns.number(n)).collect();
+        assert_eq!(numbers, [0, 0, 1, 0, 2, 1]);
+        assert_eq!((ns.name(1), ns.name(2), ns.name(9)), ("a", "c", ""));
+    }
+}
