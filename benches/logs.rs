@@ -7,9 +7,10 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
 use kubectl_namzu::cluster::triage::{self, LogAsk, LogNote, LogSink};
+use kubectl_namzu::domain::naming::WorkspaceKey;
 use kubectl_namzu::sim::scenario::Scenario;
 use kubectl_namzu::sim::{Sim, SimConfig};
-use kubectl_namzu::tui::action::{Action, RowKey};
+use kubectl_namzu::tui::action::Action;
 use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, Popup, update};
 use kubectl_namzu::tui::logs::{LogPane, RING_BYTES, RING_LINES};
 use kubectl_namzu::tui::view::{self, Theme};
@@ -112,11 +113,10 @@ async fn main() {
         all_namespaces: false,
         read_only: false,
         now: sim.now(),
-        live: true,
     });
     let stream = 1;
     app.popups.push(Popup::Logs(Box::new(LogPane::new(
-        RowKey::new("", "agents", "chatty"),
+        WorkspaceKey::new(None, "agents", "chatty"),
         stream,
     ))));
     let mut terminal = Terminal::new(TestBackend::new(200, 50)).expect("terminal");

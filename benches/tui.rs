@@ -4,6 +4,7 @@
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
+use kubectl_namzu::cluster::live::LiveEvent;
 use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
 use kubectl_namzu::domain::pod::Index;
 use kubectl_namzu::domain::workspace::{Inputs, Observed, derive};
@@ -73,10 +74,27 @@ fn main() {
         all_namespaces: true,
         read_only: false,
         now,
-        live: false,
     });
     let churn_rows: Vec<_> = rows.iter().step_by(37).cloned().collect();
-    app.inventory.replace(rows);
+    // the rows arrive as a follow yields them: its first full state, then its changes
+    let scope = kubectl_namzu::cluster::inventory::Scope::All;
+    let live = |app: &mut App, event| {
+        let action = Action::Live {
+            context: "ctx".into(),
+            scope: scope.clone(),
+            generation: app.contexts[0].follow_generation,
+            event,
+        };
+        update(app, action);
+    };
+    app.start();
+    let upserts = rows
+        .into_iter()
+        .map(|w| kubectl_namzu::domain::mirror::RowChange::Upsert(Box::new(w)))
+        .collect();
+    live(&mut app, LiveEvent::Rows(upserts));
+    live(&mut app, LiveEvent::Synced { namespaces: Vec::new() });
+    assert_eq!(app.inventory.rows().len(), WORKSPACES);
     let held = rss_kib().saturating_sub(before);
     println!(
         "inventory of {WORKSPACES} workspaces held by the UI: about {:.1} MiB (RSS growth)",
@@ -104,7 +122,6 @@ fn main() {
     );
     // churn: 100 watch events a second at 60 frames a second is about two changed rows a frame,
     // applied as the event loop does (all that arrived, then one draw)
-    let scope = kubectl_namzu::cluster::inventory::Scope::All;
     let mut times = Vec::with_capacity(FRAMES);
     for i in 0..FRAMES {
         let changes = (0..2)
@@ -114,17 +131,8 @@ fn main() {
                 kubectl_namzu::domain::mirror::RowChange::Upsert(Box::new(w))
             })
             .collect();
-        let generation = app.contexts[0].follow_generation;
         let start = Instant::now();
-        update(
-            &mut app,
-            Action::Live {
-                context: "ctx".into(),
-                scope: scope.clone(),
-                generation,
-                event: kubectl_namzu::cluster::live::LiveEvent::Rows(changes),
-            },
-        );
+        live(&mut app, LiveEvent::Rows(changes));
         terminal.draw(|f| view::render(f, &app, theme)).unwrap();
         times.push(start.elapsed());
     }

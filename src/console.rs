@@ -91,3 +91,33 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => { $crate::console::write_stdout(&format!($($arg)*)) };
 }
+
+/// Text from the cluster made safe for a terminal: control characters (an escape sequence, a
+/// newline that would split a table row) are shown as `\u{..}` escapes instead of acting.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(unprintable) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| {
+            if unprintable(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Control characters, and the format characters that reorder or break what follows them
+/// (bidirectional overrides and isolates, line and paragraph separators).
+fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+}
+
+/// Multi-line text from the cluster made safe for a terminal: lines stay lines, every other
+/// control character is escaped as in [`printable`].
+pub fn printable_lines(text: &str) -> String {
+    text.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+}

@@ -5,6 +5,7 @@ pub mod clock;
 pub mod cluster;
 pub mod console;
 pub mod domain;
+pub mod ops;
 pub mod present;
 pub mod signals;
 pub mod sim;

@@ -78,12 +78,12 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             };
             // a CONTEXT column once the writes span clusters
             let contexts: std::collections::BTreeSet<String> = entries.iter().map(|e| s(e, "context")).collect();
-            let labelled = contexts.len() > 1;
+            let several_contexts = contexts.len() > 1;
             let rows: Vec<Vec<(String, Tone)>> = entries
                 .iter()
                 .map(|e| {
                     let request = e.pointer("/request/method").and_then(Value::as_str).unwrap_or("-");
-                    let context = labelled.then(|| (s(e, "context"), Tone::Plain));
+                    let context = several_contexts.then(|| (s(e, "context"), Tone::Plain));
                     context
                         .into_iter()
                         .chain([
@@ -114,7 +114,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 "STATUS",
                 "OUTCOME",
             ];
-            let headers = &headers[usize::from(!labelled)..];
+            let headers = &headers[usize::from(!several_contexts)..];
             crate::out!("{}", output::table(headers, &rows, false, output::colour_enabled()));
         }
     }

@@ -2,7 +2,6 @@
 //! workspace counts by state.
 
 use super::exit::Failure;
-use super::fleet::Fleet;
 use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
 use crate::cluster::connect::Connection;
@@ -13,6 +12,7 @@ use crate::domain::capacity::{Held, PoolCapacity, hold, pools};
 use crate::domain::object::namespace;
 use crate::domain::resources::{Unit, format_quantity, human, list_json};
 use crate::domain::state::State;
+use crate::ops::fleet::Fleet;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -39,7 +39,7 @@ struct NamespaceCapacity {
 /// when allowed, else per namespace the inventory covered; a forbidden namespace is skipped.
 async fn extension_objects(
     conn: &Connection,
-    kind: &resources::Kind,
+    kind: &resources::ApiKind,
     scope: &Scope,
     namespaces: &[String],
     warnings: &mut Vec<String>,
@@ -67,10 +67,10 @@ async fn extension_objects(
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals, true).await?;
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     let all_namespaces = globals.all_namespaces;
     let read = fleet
-        .each(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
+        .each::<_, Failure, _>(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
         .await?;
     let mut rows = Vec::new();
     for (member, (warnings, context_rows)) in read {
@@ -91,7 +91,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 args.output.format()
             )
         ),
-        ReportFormat::Table => crate::out!("{}", text(&rows, fleet.labelled)),
+        ReportFormat::Table => crate::out!("{}", text(&rows, fleet.several_contexts)),
     }
     fleet.finish()
 }
@@ -168,16 +168,16 @@ fn structured(n: &NamespaceCapacity) -> Value {
     out
 }
 
-fn text(rows: &[NamespaceCapacity], labelled: bool) -> String {
+fn text(rows: &[NamespaceCapacity], several_contexts: bool) -> String {
     // across contexts each row starts with its context
     let lead = |n: &NamespaceCapacity| -> Vec<(String, Tone)> {
-        let context = labelled.then(|| (n.context.clone().unwrap_or_default(), Tone::Plain));
+        let context = several_contexts.then(|| (n.context.clone().unwrap_or_default(), Tone::Plain));
         context
             .into_iter()
             .chain([(n.namespace.clone(), Tone::Plain)])
             .collect()
     };
-    let skip = usize::from(!labelled);
+    let skip = usize::from(!several_contexts);
     let pool_rows: Vec<Vec<(String, Tone)>> = rows
         .iter()
         .flat_map(|n| {

@@ -11,7 +11,7 @@ use super::globals::Globals;
 use crate::cluster::connect::{Connection, load_kubeconfig};
 use crate::cluster::inventory::{self, Query};
 use crate::cluster::resources::{self, NAMESPACES};
-use crate::domain::diagnosis::Kind;
+use crate::domain::diagnosis::DiagnosisKind;
 use crate::domain::drift::DriftState;
 use crate::domain::select::SortKey;
 use crate::domain::state::State;
@@ -225,7 +225,7 @@ async fn values(globals: &Globals, root: &Command, verb: Option<&Command>, flag:
         "sort_by" => SortKey::ALL.iter().map(|(n, _)| n.to_string()).collect(),
         "state" => State::ALL.iter().map(|s| s.as_str().to_string()).collect(),
         "drift" => DriftState::ALL.iter().map(|s| s.as_str().to_string()).collect(),
-        "diagnosis" => Kind::ALL.iter().map(|s| s.as_str().to_string()).collect(),
+        "diagnosis" => DiagnosisKind::ALL.iter().map(|s| s.as_str().to_string()).collect(),
         "confirm" => names(&["typed", "default"]),
         "read_only" => names(&["true", "false"]),
         _ => {

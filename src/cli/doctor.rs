@@ -1,7 +1,6 @@
 //! `kubectl namzu doctor`: can this tool work here, and if not, what to do about it.
 
 use super::exit::Failure;
-use super::fleet::Fleet;
 use super::globals::Globals;
 use super::output;
 use crate::cluster::access;
@@ -10,6 +9,7 @@ use crate::cluster::error::ClusterError;
 use crate::cluster::resources::{self, SANDBOXES, TEMPLATES};
 use crate::domain::naming::{is_workspace, template_label};
 use crate::domain::rbac::VERBS;
+use crate::ops::fleet::Fleet;
 use std::collections::BTreeSet;
 
 fn qualified(group: &str, resource: &str) -> String {
@@ -29,12 +29,14 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         );
         return Err(Failure::error("no usable kubeconfig: nothing else can be checked"));
     }
-    let fleet = Fleet::open(globals, true).await?;
-    let labelled = fleet.labelled;
-    let reports = fleet.each(|member| async move { Ok(check(member.conn).await) }).await?;
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let several_contexts = fleet.several_contexts;
+    let reports = fleet
+        .each::<_, Failure, _>(|member| async move { Ok(check(member.conn).await) })
+        .await?;
     let mut problems = 0;
     for (i, (member, report)) in reports.iter().enumerate() {
-        if labelled {
+        if several_contexts {
             if i > 0 {
                 crate::outln!();
             }
@@ -43,7 +45,7 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
         crate::out!("{}", report.text);
         match &report.end {
             Ok(()) => {}
-            Err(e) if !labelled => return Err(Failure::error(e.clone())),
+            Err(e) if !several_contexts => return Err(Failure::error(e.clone())),
             Err(e) => {
                 crate::errln!(
                     "context \"{}\": {}",

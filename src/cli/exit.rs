@@ -2,6 +2,7 @@
 
 use crate::cluster::error::ClusterError;
 use crate::domain::naming::InvalidWorkspaceId;
+use crate::ops::fleet::{ContextError, FleetError};
 
 pub const OK: i32 = 0;
 pub const ERROR: i32 = 1;
@@ -85,6 +86,24 @@ impl Failure {
 impl From<ClusterError> for Failure {
     fn from(e: ClusterError) -> Self {
         Failure::error(e.to_string())
+    }
+}
+
+/// A fleet's error as the command's: a usage error exits 2, a context left out 1 with no line of
+/// its own (its warning said why), anything else 1 with its line.
+impl From<FleetError> for Failure {
+    fn from(e: FleetError) -> Self {
+        match e {
+            FleetError::LeftOut => Failure::quiet(ERROR),
+            e if e.is_usage() => Failure::usage(e.to_string()),
+            e => Failure::error(e.to_string()),
+        }
+    }
+}
+
+impl ContextError for Failure {
+    fn why(&self) -> String {
+        self.message.clone()
     }
 }
 

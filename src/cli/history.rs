@@ -8,7 +8,7 @@ use super::output::{self, ReportFormat};
 use crate::cluster::connect::Connection;
 use crate::cluster::triage::{self, HistoryRead};
 use crate::domain::naming::WorkspaceId;
-use crate::domain::timeline::{self, Inputs};
+use crate::domain::timeline;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub struct Args {
 
 /// The timeline and waterfall of what was read.
 pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead) -> Value {
-    let inputs = inputs(read);
+    let inputs = read.inputs();
     json!({
         "workspace": id.as_str(),
         "namespace": namespace,
@@ -36,17 +36,6 @@ pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead) -> Valu
         "startup": timeline::waterfall(&inputs),
         "warnings": read.warnings,
     })
-}
-
-pub fn inputs(read: &HistoryRead) -> Inputs<'_> {
-    Inputs {
-        sandbox: &read.sandbox,
-        pod: read.pod.as_ref(),
-        claim: read.claim.as_ref(),
-        pvcs: &read.pvcs,
-        events: &read.events,
-        audit: &read.audit,
-    }
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
@@ -72,7 +61,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             crate::out!("{}", output::structured(&value, args.output.format()));
         }
         ReportFormat::Table => {
-            let inputs = inputs(&read);
+            let inputs = read.inputs();
             let lines = crate::present::history::render(
                 &timeline::timeline(&inputs),
                 timeline::waterfall(&inputs).as_ref(),

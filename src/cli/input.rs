@@ -1,4 +1,4 @@
-//! Reading one object from a file or stdin, as JSON or YAML.
+//! Reading one object from a file or stdin, as JSON or YAML; a typed confirmation's answer.
 
 use super::exit::Failure;
 use serde_json::Value;
@@ -20,4 +20,19 @@ pub fn read_object(path: &str) -> Result<Value, Failure> {
         serde_saphyr::from_str::<Value>(&text)
             .map_err(|e| Failure::error(format!("{path} is neither JSON nor YAML: {e}")))
     })
+}
+
+/// Ask on the terminal: `question` and `prompt` on stderr, then one line read from stdin (off the
+/// runtime's threads). True only when the line typed, trimmed, is `word`.
+pub async fn typed_answer(question: &str, prompt: &str, word: &str) -> Result<bool, String> {
+    use std::io::{BufRead, Write};
+    crate::errln!("{question}");
+    crate::errw!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    let answer = tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot read the confirmation: {e}"))?;
+    Ok(answer.trim() == word)
 }

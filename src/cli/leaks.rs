@@ -2,19 +2,21 @@
 //! Sandboxes stuck in deletion, Expired workspaces never reaped, claims no Sandbox answers, warm
 //! pools not progressing), each with its size, age and next step; `--delete` deletes the disks
 //! and policies through the one write path, each DELETE under uid and resourceVersion
-//! preconditions, under the context's rules.
+//! preconditions, under the context's rules. Here: the flags, the table, the typed count read
+//! from stdin, the result lines and the exit code; the read and the deletes are `ops::leaks`'s.
 
 use super::exit::{self, Failure};
-use super::fleet::{Fleet, Member};
 use super::globals::Globals;
 use super::output::{self, Format, Tone};
-use crate::cluster::leaks::{self, Report};
-use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
 use crate::domain::leaks::{Leak, LeakKind};
 use crate::domain::resources::{Unit, format_quantity, human};
+use crate::ops::fleet::{Fleet, Member};
+use crate::ops::leaks::{Front, LeaksError, Question, Report, Request};
+use crate::present;
 use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use serde_json::{Value, json};
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::IsTerminal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LeaksFormat {
@@ -79,7 +81,7 @@ fn structured(f: &Found, now: DateTime<Utc>) -> Value {
     out
 }
 
-fn table(found: &[Found], labelled: bool, wide: bool, now: DateTime<Utc>) -> String {
+fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>) -> String {
     if found.is_empty() {
         return "No leaks found.\n".into();
     }
@@ -87,13 +89,13 @@ fn table(found: &[Found], labelled: bool, wide: bool, now: DateTime<Utc>) -> Str
     if wide {
         headers.push("NEXT");
     }
-    let skip = usize::from(!labelled);
+    let skip = usize::from(!several_contexts);
     let rows: Vec<Vec<(String, Tone)>> = found
         .iter()
         .map(|f| {
             let l = &f.leak;
             let mut row = Vec::new();
-            if labelled {
+            if several_contexts {
                 row.push((f.context.clone().unwrap_or_default(), Tone::Plain));
             }
             row.extend([
@@ -124,229 +126,124 @@ fn table(found: &[Found], labelled: bool, wide: bool, now: DateTime<Utc>) -> Str
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals, true).await?;
-    if args.delete
-        && let Some(why) = fleet.members.iter().find_map(|m| m.rules.refusal.as_ref())
-    {
-        return Err(Failure::usage(format!("{why}: nothing sent")));
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    if args.delete {
+        crate::ops::leaks::admit(&fleet)?;
     }
-    let all = globals.all_namespaces;
-    let read = fleet
-        .each(|member| async move {
-            let now = member.conn.clock.now();
-            let ns = (!all).then(|| member.conn.namespace.clone());
-            Ok(leaks::read(&member.conn, ns.as_deref(), now).await?)
-        })
-        .await?;
+    let read = crate::ops::leaks::read(&fleet, globals.all_namespaces).await?;
+    if args.delete {
+        return delete(globals, &fleet, &args, read).await;
+    }
     let now = fleet.clock.now();
-    let mut found: Vec<Found> = Vec::new();
-    let mut per_member: Vec<(Member, Vec<Leak>)> = Vec::new();
-    for (member, Report { leaks, warnings }) in read {
-        for w in &warnings {
-            fleet.warn(&member, w);
-        }
-        let context = fleet.row_context(&member);
-        found.extend(leaks.iter().cloned().map(|leak| Found {
-            context: context.clone(),
-            leak,
-        }));
-        per_member.push((member, leaks));
-    }
-    if !args.delete {
-        match args.output {
-            LeaksFormat::Json | LeaksFormat::Yaml => {
-                let format = if args.output == LeaksFormat::Json {
-                    Format::Json
-                } else {
-                    Format::Yaml
-                };
-                let list: Vec<Value> = found.iter().map(|f| structured(f, now)).collect();
-                crate::out!("{}", output::structured(&json!(list), format));
-            }
-            LeaksFormat::Table | LeaksFormat::Wide => crate::out!(
-                "{}",
-                table(&found, fleet.labelled, args.output == LeaksFormat::Wide, now)
-            ),
-        }
-        return fleet.finish();
-    }
-    delete(globals, &fleet, &args, per_member).await
-}
-
-fn plan(leak: &Leak, dry_run: Option<DryRun>) -> Option<LeakPlan> {
-    let target = match leak.kind {
-        LeakKind::Disk => LeakTarget::Disk,
-        LeakKind::Policy => LeakTarget::Policy,
-        _ => return None,
-    };
-    Some(LeakPlan {
-        target,
-        namespace: leak.namespace.clone(),
-        name: leak.name.clone(),
-        uid: leak.uid.clone()?,
-        resource_version: leak.resource_version.clone()?,
-        dry_run: dry_run == Some(DryRun::Client),
-        server_dry_run: dry_run == Some(DryRun::Server),
-    })
-}
-
-/// Ask once on the terminal for the count typed; anything else cancels.
-async fn confirm(context: Option<&str>, plans: &[LeakPlan]) -> Result<bool, Failure> {
-    let disks = plans.iter().filter(|p| p.target == LeakTarget::Disk).count();
-    let whose = context.map_or(String::new(), |c| format!(" in context {c}"));
-    crate::errln!(
-        "{} objects{whose} would be deleted, {disks} of them disks (their data is lost).",
-        plans.len()
-    );
-    let word = format!("delete {}", plans.len());
-    crate::errw!("Type \"{word}\" to delete them: ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    let answer = tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))
-        .await
-        .map_err(|e| Failure::error(e.to_string()))?
-        .map_err(|e| Failure::error(format!("cannot read the confirmation: {e}")))?;
-    Ok(answer.trim() == word)
-}
-
-async fn delete(
-    globals: &Globals,
-    fleet: &Fleet,
-    args: &Args,
-    per_member: Vec<(Member, Vec<Leak>)>,
-) -> Result<(), Failure> {
-    let base = globals.write_policy(globals.overrides().read_only == Some(true));
-    let human_out = matches!(args.output, LeaksFormat::Table | LeaksFormat::Wide);
-    let mut reports: Vec<Value> = Vec::new();
-    let (mut failed, mut refused, mut skipped) = (0usize, 0usize, 0usize);
-    let mut batches: Vec<(Member, Vec<LeakPlan>)> = Vec::new();
-    for (member, leaks) in per_member {
-        let plans: Vec<LeakPlan> = leaks.iter().filter_map(|l| plan(l, args.dry_run)).collect();
-        skipped += leaks.len() - plans.len();
-        if plans.is_empty() {
-            continue;
-        }
-        if member.rules.read_only || base.read_only {
-            let why = if base.read_only {
-                "read-only mode (--read-only or KUBECTL_NAMZU_READ_ONLY)".to_string()
+    let found: Vec<Found> = read
+        .into_iter()
+        .flat_map(|(member, leaks)| {
+            let context = fleet.row_context(&member);
+            leaks.into_iter().map(move |leak| Found {
+                context: context.clone(),
+                leak,
+            })
+        })
+        .collect();
+    match args.output {
+        LeaksFormat::Json | LeaksFormat::Yaml => {
+            let format = if args.output == LeaksFormat::Json {
+                Format::Json
             } else {
-                member.rules.read_only_reason(&member.conn.context)
+                Format::Yaml
             };
-            let why = format!("{why}: leaks --delete sends no write");
-            if !fleet.labelled {
-                return Err(Failure::error(why));
-            }
-            fleet.fail(&member.conn.context, &why);
-            continue;
+            let list: Vec<Value> = found.iter().map(|f| structured(f, now)).collect();
+            crate::out!("{}", output::structured(&json!(list), format));
         }
-        if let Some(why) = member.rules.refuse_bulk(&member.conn.context, plans.len()) {
-            return Err(Failure::usage(why));
-        }
-        batches.push((member, plans));
+        LeaksFormat::Table | LeaksFormat::Wide => crate::out!(
+            "{}",
+            table(&found, fleet.several_contexts, args.output == LeaksFormat::Wide, now)
+        ),
     }
-    let sends = args.dry_run != Some(DryRun::Client);
-    let asks = |m: &Member, plans: &[LeakPlan]| {
-        !args.yes
-            && sends
-            && m.rules
-                .asks_typed_when(plans.iter().any(|p| p.target == LeakTarget::Disk))
+    fleet.finish()
+}
+
+/// A delete's error as the command's: usage errors exit 2, the rest 1, each with its one line.
+impl From<LeaksError> for Failure {
+    fn from(e: LeaksError) -> Self {
+        match e {
+            LeaksError::Fleet(e) => e.into(),
+            e if e.is_usage() => Failure::usage(e.to_string()),
+            e => Failure::error(e.to_string()),
+        }
+    }
+}
+
+/// The terminal's part in `leaks --delete`: the typed count read from stdin, the result lines as
+/// they come (a table's, not `-o json|yaml`'s).
+struct Terminal {
+    human: bool,
+}
+
+impl Front for Terminal {
+    fn ask_typed<'a>(&'a self, q: &'a Question) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { super::input::typed_answer(&q.text(), &q.prompt(), &q.word()).await })
+    }
+
+    fn cancelled(&self, context: &str) {
+        crate::errln!("{}", present::leaks::cancelled(context));
+    }
+
+    fn step(&self, report: &Report, done: usize, total: usize) {
+        if self.human {
+            crate::outln!("{}", output::printable(&report.line(done, total)));
+        }
+    }
+}
+
+/// One object's result as `-o json|yaml` gives it.
+fn json(r: &Report) -> Value {
+    let p = &r.plan;
+    let mut entry = json!({
+        "kind": p.target_kind(), "namespace": p.namespace, "name": p.name,
+        "result": r.result(), "detail": r.detail().filter(|d| !d.is_empty()),
+        "request": r.request().map(|r| r.to_json()),
+    });
+    if let (Some(c), Some(o)) = (&r.context, entry.as_object_mut()) {
+        o.shift_insert(0, "context".into(), json!(c));
+    }
+    entry
+}
+
+async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member, Vec<Leak>)>) -> Result<(), Failure> {
+    let request = Request {
+        dry_run: args.dry_run == Some(DryRun::Client),
+        server_dry_run: args.dry_run == Some(DryRun::Server),
+        yes: args.yes,
     };
-    if !std::io::stdin().is_terminal() && batches.iter().any(|(m, p)| asks(m, p)) {
-        return Err(Failure::usage(
-            "leaks --delete deletes disks (their data is lost): pass --yes (stdin is not a terminal, so it cannot ask)",
-        ));
-    }
-    if sends && !batches.is_empty() {
-        base.audit.ready().map_err(Failure::error)?;
-    }
-    let total: usize = batches.iter().map(|(_, p)| p.len()).sum();
-    let mut done = 0usize;
-    for (member, plans) in batches {
-        let context = fleet.row_context(&member);
-        if asks(&member, &plans) && !confirm(context.as_deref(), &plans).await? {
-            crate::errln!("Cancelled: nothing deleted in {}.", member.conn.context);
-            continue;
-        }
-        let policy = write::WritePolicy {
-            read_only: false,
-            throttle: Default::default(),
-            ..base.clone()
-        };
-        for p in &plans {
-            let outcome = write::delete_leak(&member.conn, &policy, p).await;
-            done += 1;
-            let what = format!("{}/{}", p.target_kind(), p.name);
-            let (result, detail, request) = match &outcome {
-                LeakOutcome::Deleted { request } => ("deleted", String::new(), Some(request)),
-                LeakOutcome::DryRun { request } => ("dry-run", String::new(), Some(request)),
-                LeakOutcome::AlreadyGone => ("already-gone", String::new(), None),
-                LeakOutcome::Refused { message } => {
-                    refused += 1;
-                    ("refused", message.clone(), None)
-                }
-                LeakOutcome::ReadOnly => {
-                    refused += 1;
-                    ("refused", "read-only mode: nothing sent".into(), None)
-                }
-                LeakOutcome::Failed(e) => {
-                    failed += 1;
-                    ("failed", e.to_string(), None)
-                }
-            };
-            if human_out {
-                let progress = if total > 1 {
-                    format!("[{done}/{total}] ")
-                } else {
-                    String::new()
-                };
-                let suffix = if p.server_dry_run && result == "deleted" {
-                    " (server dry run)"
-                } else {
-                    ""
-                };
-                let line = match (result, request) {
-                    ("dry-run", Some(r)) => format!(
-                        "{progress}{what} in {}: would send {} {} {}",
-                        p.namespace, r.method, r.path, r.body
-                    ),
-                    _ if detail.is_empty() => format!("{progress}{what} in {}: {result}{suffix}", p.namespace),
-                    _ => format!("{progress}{what} in {}: {result}: {detail}", p.namespace),
-                };
-                crate::outln!("{}", output::printable(&line));
-            }
-            let mut entry = json!({
-                "kind": p.target_kind(), "namespace": p.namespace, "name": p.name,
-                "result": result, "detail": (!detail.is_empty()).then_some(detail),
-                "request": request.map(|r| r.to_json()),
-            });
-            if let (Some(c), Some(o)) = (&context, entry.as_object_mut()) {
-                o.shift_insert(0, "context".into(), json!(c));
-            }
-            reports.push(entry);
-        }
-    }
-    if !human_out {
+    let base = globals.write_policy(globals.overrides().read_only == Some(true));
+    let human = matches!(args.output, LeaksFormat::Table | LeaksFormat::Wide);
+    let checked = crate::ops::leaks::prepare(fleet, read, &request, &base, std::io::stdin().is_terminal())?;
+    let skipped = checked.skipped();
+    let ran = crate::ops::leaks::run(checked, &Terminal { human }).await?;
+    let total = ran.total;
+    if !human {
         let format = if args.output == LeaksFormat::Json {
             Format::Json
         } else {
             Format::Yaml
         };
+        let reports: Vec<Value> = ran.reports.iter().map(json).collect();
         crate::out!("{}", output::structured(&json!(reports), format));
     } else if skipped > 0 {
-        crate::errln!(
-            "{skipped} other leaks (stuck, expired, claims, pools) are not deleted by leaks --delete: see their next step in kubectl namzu leaks -o wide"
-        );
+        crate::errln!("{}", present::leaks::not_deleted(skipped));
     } else if total == 0 && fleet.failed().is_empty() {
-        crate::errln!("No leaks to delete.");
+        crate::errln!("{}", present::leaks::NOTHING_TO_DELETE);
     }
-    fleet.finish()?;
+    fleet.finish::<Failure>()?;
+    let (failed, refused) = (ran.failed(), ran.refused());
     if failed > 0 {
-        return Err(Failure::error(format!("{failed} of {total} deletes failed")));
+        return Err(Failure::error(present::leaks::failed(failed, total)));
     }
     if refused > 0 {
         return Err(Failure {
             code: exit::NOT_APPLIED,
-            message: format!("{refused} of {total} deletes were refused: nothing sent for them"),
+            message: present::leaks::refused(refused, total),
         });
     }
     Ok(())

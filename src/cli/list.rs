@@ -1,7 +1,6 @@
 //! `kubectl namzu list`: the inventory as a table, JSON, YAML or names.
 
 use super::exit::Failure;
-use super::fleet::Fleet;
 use super::globals::{Globals, scope};
 use super::output::{self, Format, Printer, Tone};
 use super::overlay::OverlayArgs;
@@ -11,11 +10,12 @@ use crate::cluster::inventory::{self, Query};
 use crate::cluster::pack::{Pack, Packed};
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
-use crate::domain::naming::WorkspaceId;
+use crate::domain::naming::{WorkspaceId, WorkspaceKey};
 use crate::domain::safety::Badge;
 use crate::domain::select::{SortKey, sort};
 use crate::domain::state::State;
 use crate::domain::workspace::Workspace;
+use crate::ops::fleet::Fleet;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -98,8 +98,8 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             ));
         }
     }
-    let fleet = Fleet::open(globals, true).await?;
-    if fleet.labelled && !args.ids.is_empty() {
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    if fleet.several_contexts && !args.ids.is_empty() {
         return Err(Failure::usage(
             "workspace ids name workspaces in one context: pass one --context",
         ));
@@ -113,7 +113,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let now = fleet.clock.now();
     let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
-    let labelled = fleet.labelled;
+    let several_contexts = fleet.several_contexts;
     let all_namespaces = globals.all_namespaces;
     if args.ids.is_empty() && args.sort_by == SortKey::Name && matches!(args.output, Printer::Plain(Format::Json)) {
         return json_by_name(&fleet, all_namespaces, &query, &filter, &flags, now).await;
@@ -121,12 +121,12 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     // each context read and derived on its own task, one Sandbox unpacked at a time: the output
     // is built from the rows
     let read = fleet
-        .each(|member| {
+        .each::<_, Failure, _>(|member| {
             let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
-                let context = labelled.then(|| conn.context.clone());
+                let context = several_contexts.then(|| conn.context.clone());
                 let mut rows = Vec::new();
                 let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
                     packed.derive(&flags, now, |mut w| {
@@ -160,7 +160,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     if said_empty {
         match (&fleet.members[..], globals.all_namespaces) {
-            ([one], false) if !fleet.labelled => {
+            ([one], false) if !fleet.several_contexts => {
                 crate::errln!("No resources found in {} namespace.", one.conn.namespace)
             }
             _ => crate::errln!("No resources found."),
@@ -182,14 +182,14 @@ async fn json_by_name(
     flags: &crate::domain::drift::OverlayFlags,
     now: DateTime<Utc>,
 ) -> Result<(), Failure> {
-    let labelled = fleet.labelled;
+    let several_contexts = fleet.several_contexts;
     let mut read = fleet
-        .each(|member| {
+        .each::<_, Failure, _>(|member| {
             let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
-                let context = labelled.then(|| conn.context.clone());
+                let context = several_contexts.then(|| conn.context.clone());
                 let mut items = JsonItems::default();
                 let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
                     // this namespace's items, packed as they derive, then in id order
@@ -381,52 +381,36 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
-    use crate::cluster::live::{self, LiveEvent, LiveOptions, StreamStatus};
+    use crate::cluster::live::{LiveEvent, LiveOptions};
     use crate::domain::mirror::RowChange;
-    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel::<(Option<String>, LiveEvent)>();
-    let mut follows = Vec::new();
-    for member in &fleet.members {
-        let (member_tx, mut member_events) = tokio::sync::mpsc::unbounded_channel();
-        follows.push(AbortOnDrop(tokio::spawn(live::follow(
-            member.conn.clone(),
-            scope(globals.all_namespaces, &member.conn.namespace),
-            query.clone(),
-            args.overlays.flags(),
-            LiveOptions::default(),
-            member_tx,
-        ))));
-        // each context's events, tagged with it, into the one stream printed
-        let (tx, context) = (tx.clone(), fleet.row_context(member));
-        follows.push(AbortOnDrop(tokio::spawn(async move {
-            while let Some(e) = member_events.recv().await {
-                if tx.send((context.clone(), e)).is_err() {
-                    break;
-                }
-            }
-        })));
-    }
-    drop(tx);
+    use crate::ops::follow::{self, Followed, Target, Turn, Turns};
+    let targets = fleet.members.iter().map(|member| Target {
+        context: fleet.row_context(member),
+        conn: member.conn.clone(),
+        scope: scope(globals.all_namespaces, &member.conn.namespace),
+    });
+    let mut events = follow::follow(targets, &query, &args.overlays.flags(), &LiveOptions::default());
     let termination = crate::signals::Termination::listen().received();
     tokio::pin!(termination);
     let filter = args.selection.filter();
     let shape = Shape::of(args, globals, fleet);
-    type Key = (Option<String>, String, String);
     // the last row printed per workspace: a change that leaves it the same prints nothing
-    let mut shown: BTreeMap<Key, Workspace> = BTreeMap::new();
+    let mut shown: BTreeMap<WorkspaceKey, Workspace> = BTreeMap::new();
     // the contexts whose first list is in: their changes print from then on
     let mut synced: std::collections::BTreeSet<Option<String>> = Default::default();
     // the workspaces the filter selects, as last printed
-    let mut selected: std::collections::BTreeSet<Key> = Default::default();
+    let mut selected: std::collections::BTreeSet<WorkspaceKey> = Default::default();
     let mut header_due = !args.no_headers;
-    let mut reconnecting: BTreeMap<(Option<String>, String), bool> = BTreeMap::new();
-    let said = |context: &Option<String>, text: &str| match context {
+    let mut turns = Turns::default();
+    // one line on stderr, after its context's name across several
+    let stderr_line = |context: &Option<String>, text: &str| match context {
         Some(c) => crate::errln!("context \"{}\": {}", output::printable(c), output::printable(text)),
         None => crate::errln!("{}", output::printable(text)),
     };
     loop {
-        let (context, event) = tokio::select! {
+        let Followed { context, event } = tokio::select! {
             _ = &mut termination => return fleet.finish(),
-            e = events.recv() => match e {
+            e = events.next() => match e {
                 Some(e) => e,
                 None => return Err(Failure::error("the watch ended")),
             },
@@ -434,37 +418,35 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
         let now = fleet.clock.now();
         let mut lines: Vec<(&'static str, Workspace)> = Vec::new();
         match event {
-            LiveEvent::Warning(w) => said(&context, &w),
+            LiveEvent::Warning(w) => stderr_line(&context, &w),
             LiveEvent::Failed(why) => match &context {
                 // across contexts one that fails is left out; the others go on
                 Some(c) => fleet.fail(c, &why),
                 None => return Err(Failure::error(why)),
             },
-            LiveEvent::Status { stream, status } => {
-                let down = matches!(status, StreamStatus::Reconnecting { .. });
-                let was = reconnecting
-                    .insert((context.clone(), stream.to_string()), down)
-                    .unwrap_or(false);
-                match (&status, was) {
-                    (StreamStatus::Reconnecting { why, .. }, false) => said(
-                        &context,
-                        &format!("warning: the watch of {stream} is reconnecting: {why}"),
-                    ),
-                    (StreamStatus::Live, true) => said(&context, &format!("the watch of {stream} is live again")),
-                    _ => {}
+            LiveEvent::Status { stream, status } => match turns.turn(&context, &stream, &status) {
+                Some(Turn::Reconnecting { stream, why }) => stderr_line(
+                    &context,
+                    &format!("warning: the watch of {stream} is reconnecting: {why}"),
+                ),
+                Some(Turn::LiveAgain { stream }) => {
+                    stderr_line(&context, &format!("the watch of {stream} is live again"))
                 }
-            }
+                None => {}
+            },
+            // nothing prints before a context's first full state, which derives these again
+            LiveEvent::Provisional(_) => {}
             LiveEvent::Synced { .. } => {
                 if synced.insert(context.clone()) {
                     let mut rows: Vec<Workspace> = shown
                         .iter()
-                        .filter(|(k, w)| k.0 == context && filter.matches(w, now))
+                        .filter(|(k, w)| k.context == context && filter.matches(w, now))
                         .map(|(_, w)| w.clone())
                         .collect();
                     sort(&mut rows, args.sort_by, false);
                     selected.extend(
                         rows.iter()
-                            .map(|w| (context.clone(), w.namespace.clone(), w.id.clone())),
+                            .map(|w| WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id)),
                     );
                     if !args.watch_only {
                         lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
@@ -475,9 +457,8 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                 for change in changes {
                     match change {
                         RowChange::Upsert(w) => {
-                            let mut w = *w;
-                            w.context = context.clone();
-                            let key = (context.clone(), w.namespace.clone(), w.id.clone());
+                            let w = *w;
+                            let key = WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id);
                             if shown.get(&key) == Some(&w) {
                                 continue;
                             }
@@ -500,8 +481,11 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                                 (false, false) => {}
                             }
                         }
-                        RowChange::Remove(ns, id) => {
-                            let key = (context.clone(), ns, id);
+                        RowChange::Remove(key) => {
+                            let key = WorkspaceKey {
+                                context: context.clone(),
+                                ..key
+                            };
                             if let Some(w) = shown.remove(&key)
                                 && selected.remove(&key)
                             {
@@ -564,15 +548,6 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
         if let Some(why) = output::stdout_failure() {
             return Err(Failure::error(why));
         }
-    }
-}
-
-/// The live inventory stops when `list -w` returns, however it returns.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
     }
 }
 
@@ -669,7 +644,7 @@ impl Shape<'_> {
         let namespaces: std::collections::BTreeSet<&str> =
             fleet.members.iter().map(|m| m.conn.namespace.as_str()).collect();
         Shape {
-            contexts: fleet.labelled.then(|| fleet.badges()),
+            contexts: fleet.several_contexts.then(|| fleet.badges()),
             all_namespaces: globals.all_namespaces || namespaces.len() > 1,
             labels: LabelColumns {
                 show: args.show_labels,

@@ -10,7 +10,6 @@ pub mod drift;
 pub mod examples;
 pub mod exec;
 pub mod exit;
-pub mod fleet;
 pub mod globals;
 pub mod history;
 pub mod input;
@@ -116,7 +115,8 @@ pub enum Command {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct TuiArgs {
-    /// How often a kind you may list but not watch is re-listed (everything else is watched).
+    /// How often a kind you may list but not watch is re-listed instead (a warning names it). Every
+    /// other kind is kept current by watches and never re-listed on a timer.
     #[arg(long, default_value = "2s", value_parser = parse_interval)]
     pub refresh_interval: std::time::Duration,
 }

@@ -3,37 +3,7 @@
 use serde_json::Value;
 use std::io::IsTerminal;
 
-pub use crate::console::{stdout_closed, stdout_failure, write_stdout};
-
-/// Text from the cluster made safe for a terminal: control characters (an escape sequence, a
-/// newline that would split a table row) are shown as `\u{..}` escapes instead of acting.
-pub fn printable(text: &str) -> String {
-    if !text.chars().any(unprintable) {
-        return text.to_string();
-    }
-    text.chars()
-        .map(|c| {
-            if unprintable(c) {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
-/// Control characters, and the format characters that reorder or break what follows them
-/// (bidirectional overrides and isolates, line and paragraph separators).
-fn unprintable(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
-}
-
-/// Multi-line text from the cluster made safe for a terminal: lines stay lines, every other
-/// control character is escaped as in [`printable`].
-pub fn printable_lines(text: &str) -> String {
-    text.split('\n').map(printable).collect::<Vec<_>>().join("\n")
-}
+pub use crate::console::{printable, printable_lines, stdout_closed, stdout_failure, write_stdout};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

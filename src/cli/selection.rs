@@ -1,6 +1,6 @@
 //! Choosing workspaces: the filters `list` takes (and the write verbs share).
 
-use crate::domain::diagnosis::Kind;
+use crate::domain::diagnosis::DiagnosisKind;
 use crate::domain::drift::DriftState;
 use crate::domain::select::{Filter, parse_duration, parse_instant};
 use crate::domain::state::State;
@@ -19,9 +19,9 @@ fn parse_drift(text: &str) -> Result<DriftState, String> {
     one_of(text, DriftState::parse, &all, "drift")
 }
 
-fn parse_kind(text: &str) -> Result<Kind, String> {
-    let all: Vec<&str> = Kind::ALL.iter().map(|s| s.as_str()).collect();
-    one_of(text, Kind::parse, &all, "diagnosis")
+fn parse_kind(text: &str) -> Result<DiagnosisKind, String> {
+    let all: Vec<&str> = DiagnosisKind::ALL.iter().map(|s| s.as_str()).collect();
+    one_of(text, DiagnosisKind::parse, &all, "diagnosis")
 }
 
 /// A label selector: one or more comma-separated requirements, none empty. An empty `-l ""` (an
@@ -48,7 +48,7 @@ pub struct SelectionArgs {
     pub drift: Vec<DriftState>,
     /// Only these diagnoses, e.g. unschedulable,image-pull.
     #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
-    pub diagnosis: Vec<Kind>,
+    pub diagnosis: Vec<DiagnosisKind>,
     /// Sandbox label selector, e.g. team=ml,tier!=dev.
     #[arg(short = 'l', long, value_parser = parse_selector)]
     pub selector: Option<String>,

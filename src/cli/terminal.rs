@@ -3,45 +3,32 @@
 //! policy.
 
 use super::exit::Failure;
-use super::fleet::Fleet;
 use super::globals::Globals;
+use crate::ops::fleet::Fleet;
 
 /// The terminal UI over the flags' contexts (one, `--context a,b`, or `--all-contexts`).
 pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(), Failure> {
     // exec credential plugins must not prompt inside the alternate screen
-    let fleet = Fleet::open(globals, false).await?;
-    let switch = (!fleet.labelled).then(|| switch(globals)).flatten();
+    let request = globals.fleet_request(false)?;
+    let fleet = Fleet::open(request.clone()).await?;
+    // a single-context session may open the kubeconfig's other contexts (`ops::fleet` says how)
+    let switch = (!fleet.several_contexts)
+        .then(|| request.others())
+        .flatten()
+        .map(|o| crate::tui::io::Switch {
+            connect: o.connect,
+            contexts: o.contexts,
+        });
     let options = crate::tui::Options {
         failed: fleet.failed(),
-        several_contexts: fleet.labelled,
+        several_contexts: fleet.several_contexts,
+        read_only_flag: fleet.read_only_flag(),
         clusters: fleet.members.into_iter().map(|m| (m.conn, m.rules)).collect(),
         policy: globals.write_policy(false),
-        read_only_flag: globals.overrides().read_only == Some(true),
         all_namespaces: globals.all_namespaces,
         refresh,
         clock: fleet.clock,
         switch,
     };
     crate::tui::run(options).await.map_err(|e| Failure::error(e.0))
-}
-
-/// How a single-context session opens the kubeconfig's other contexts: the session's connect
-/// options and rules, but `--write` (which lifts one named context's rule) and `--cluster`/`--user`
-/// (one context's overrides) left out. `None` when the kubeconfig lists no other context.
-fn switch(globals: &Globals) -> Option<crate::tui::io::Switch> {
-    let rules = super::config::load(globals).ok()?;
-    let mut overrides = globals.overrides();
-    if overrides.read_only == Some(false) {
-        overrides.read_only = None;
-    }
-    let connect = crate::cluster::connect::ConnectOptions {
-        safety: Some(std::sync::Arc::new((rules, overrides))),
-        cluster: None,
-        user: None,
-        interactive_exec: false,
-        ..globals.connect_options(false)
-    };
-    let kubeconfig = crate::cluster::connect::load_kubeconfig(&connect).ok()?;
-    let contexts: Vec<String> = kubeconfig.contexts.iter().map(|c| c.name.clone()).collect();
-    (contexts.len() > 1).then_some(crate::tui::io::Switch { connect, contexts })
 }

@@ -1,6 +1,6 @@
 //! What can go wrong talking to a cluster, each as one clear line.
 
-use super::kinds::Kind;
+use super::kinds::ApiKind;
 use std::fmt;
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ pub struct ApiCall {
 }
 
 impl ApiCall {
-    pub fn new(verb: &'static str, kind: &Kind, namespace: Option<&str>, name: &str) -> ApiCall {
+    pub fn new(verb: &'static str, kind: &ApiKind, namespace: Option<&str>, name: &str) -> ApiCall {
         ApiCall {
             verb,
             resource: kind.qualified(),

@@ -611,7 +611,7 @@ fn sandboxes_for(query: &Query) -> Sandboxes {
 }
 
 /// Where a pod or PVC LIST's objects go (pods are found by label too).
-fn objects_of(kind: &resources::Kind) -> Objects {
+fn objects_of(kind: &resources::ApiKind) -> Objects {
     Objects::of(kind.plural == PODS.plural)
 }
 
@@ -692,7 +692,7 @@ async fn complete(
 /// unfiltered LIST of the namespace.
 async fn read_missing(
     conn: &Connection,
-    kind: &resources::Kind,
+    kind: &resources::ApiKind,
     ns: &str,
     wanted: Vec<String>,
     list: &mut Objects,
@@ -875,7 +875,7 @@ async fn read_all(
 async fn split_or_fallback(
     conn: &Connection,
     r: Result<Objects, ClusterError>,
-    kind: &resources::Kind,
+    kind: &resources::ApiKind,
     namespaces: &[String],
     warnings: &mut Vec<String>,
 ) -> Result<BTreeMap<String, Observed<Objects>>, ClusterError> {

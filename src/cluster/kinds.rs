@@ -1,10 +1,14 @@
 //! The API resources the tool reads and writes: group, version, kind and plural of each.
 
+use crate::domain::mirror::Kind;
 use crate::domain::projection::{self, Keep};
 use kube::api::{ApiResource, GroupVersionKind};
 
+/// An API resource as the tool reads or writes it: its group, version, kind and plural, and
+/// what of a listed object is kept. (The mirror's [`Kind`] says which of the watched kinds a
+/// change is of; [`ApiKind::of`] is its resource.)
 #[derive(Debug, Clone, Copy)]
-pub struct Kind {
+pub struct ApiKind {
     pub group: &'static str,
     pub version: &'static str,
     pub kind: &'static str,
@@ -13,7 +17,18 @@ pub struct Kind {
     pub keep: Keep,
 }
 
-impl Kind {
+impl ApiKind {
+    /// The resource a watched kind is read from.
+    pub fn of(kind: Kind) -> &'static ApiKind {
+        match kind {
+            Kind::Sandboxes => &SANDBOXES,
+            Kind::Pods => &PODS,
+            Kind::Pvcs => &PVCS,
+            Kind::Templates => &TEMPLATES,
+            Kind::Policies => &CILIUM_POLICIES,
+        }
+    }
+
     pub fn api_resource(&self) -> ApiResource {
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(self.group, self.version, self.kind), self.plural)
     }
@@ -27,8 +42,8 @@ impl Kind {
     }
 }
 
-const fn kind(group: &'static str, version: &'static str, kind: &'static str, plural: &'static str) -> Kind {
-    Kind {
+const fn kind(group: &'static str, version: &'static str, kind: &'static str, plural: &'static str) -> ApiKind {
+    ApiKind {
         group,
         version,
         kind,
@@ -38,38 +53,38 @@ const fn kind(group: &'static str, version: &'static str, kind: &'static str, pl
 }
 
 /// A kind whose listed objects are pruned to what the derivation reads.
-const fn projected(k: Kind, keep: Keep) -> Kind {
-    Kind { keep, ..k }
+const fn projected(k: ApiKind, keep: Keep) -> ApiKind {
+    ApiKind { keep, ..k }
 }
 
-pub const SANDBOXES: Kind = projected(
+pub const SANDBOXES: ApiKind = projected(
     kind("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
     projection::SANDBOX,
 );
-pub const TEMPLATES: Kind = kind(
+pub const TEMPLATES: ApiKind = kind(
     "extensions.agents.x-k8s.io",
     "v1beta1",
     "SandboxTemplate",
     "sandboxtemplates",
 );
-pub const CLAIMS: Kind = kind("extensions.agents.x-k8s.io", "v1beta1", "SandboxClaim", "sandboxclaims");
-pub const WARM_POOLS: Kind = kind(
+pub const CLAIMS: ApiKind = kind("extensions.agents.x-k8s.io", "v1beta1", "SandboxClaim", "sandboxclaims");
+pub const WARM_POOLS: ApiKind = kind(
     "extensions.agents.x-k8s.io",
     "v1beta1",
     "SandboxWarmPool",
     "sandboxwarmpools",
 );
-pub const PODS: Kind = projected(kind("", "v1", "Pod", "pods"), projection::POD);
-pub const PVCS: Kind = projected(
+pub const PODS: ApiKind = projected(kind("", "v1", "Pod", "pods"), projection::POD);
+pub const PVCS: ApiKind = projected(
     kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
     projection::PVC,
 );
-pub const EVENTS: Kind = kind("", "v1", "Event", "events");
+pub const EVENTS: ApiKind = kind("", "v1", "Event", "events");
 /// Events as events.k8s.io/v1 serves them: the same objects as core/v1's, in another shape.
-pub const EVENTS_V1: Kind = kind("events.k8s.io", "v1", "Event", "events");
-pub const NAMESPACES: Kind = kind("", "v1", "Namespace", "namespaces");
+pub const EVENTS_V1: ApiKind = kind("events.k8s.io", "v1", "Event", "events");
+pub const NAMESPACES: ApiKind = kind("", "v1", "Namespace", "namespaces");
 /// Cilium's network policies: a per-sandbox egress grant is one (docs/interop.md §13.5).
-pub const CILIUM_POLICIES: Kind = projected(
+pub const CILIUM_POLICIES: ApiKind = projected(
     kind("cilium.io", "v2", "CiliumNetworkPolicy", "ciliumnetworkpolicies"),
     projection::POLICY,
 );

@@ -20,7 +20,7 @@
 
 use super::connect::Connection;
 use super::error::ClusterError;
-use super::kinds::{CILIUM_POLICIES, CLAIMS, Kind, NAMESPACES, PVCS, SANDBOXES, WARM_POOLS};
+use super::kinds::{ApiKind, CILIUM_POLICIES, CLAIMS, NAMESPACES, PVCS, SANDBOXES, WARM_POOLS};
 use super::resources;
 use crate::domain::keys::SANDBOX_NAME_HASH;
 use crate::domain::leaks::{self, Leak, Reads};
@@ -88,23 +88,23 @@ const EXTENSION: Keep = Fields(&[
     ("status", All),
 ]);
 
-pub const LEAK_SANDBOXES: Kind = Kind {
+pub const LEAK_SANDBOXES: ApiKind = ApiKind {
     keep: SANDBOX,
     ..SANDBOXES
 };
-pub const LEAK_PVCS: Kind = Kind { keep: PVC, ..PVCS };
+pub const LEAK_PVCS: ApiKind = ApiKind { keep: PVC, ..PVCS };
 /// A per-sandbox policy: identity and owners (a DELETE carries its uid and resourceVersion).
 const POLICY: Keep = Fields(&[("apiVersion", All), ("kind", All), ("metadata", META)]);
 
-pub const LEAK_POLICIES: Kind = Kind {
+pub const LEAK_POLICIES: ApiKind = ApiKind {
     keep: POLICY,
     ..CILIUM_POLICIES
 };
-const LEAK_CLAIMS: Kind = Kind {
+const LEAK_CLAIMS: ApiKind = ApiKind {
     keep: EXTENSION,
     ..CLAIMS
 };
-const LEAK_POOLS: Kind = Kind {
+const LEAK_POOLS: ApiKind = ApiKind {
     keep: EXTENSION,
     ..WARM_POOLS
 };
@@ -119,7 +119,7 @@ pub struct Report {
 /// An optional read: 404 (not served) and 403 (with a warning) are "none read".
 async fn optional(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     ns: Option<&str>,
     selector: Option<&str>,
     warnings: &mut Vec<String>,

@@ -3,7 +3,7 @@
 use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 pub use super::kinds::{
-    CILIUM_POLICIES, CLAIMS, EVENTS, Kind, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS,
+    ApiKind, CILIUM_POLICIES, CLAIMS, EVENTS, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS,
 };
 use crate::domain::naming::{is_path_safe_name, validate_namespace};
 use crate::domain::projection::{self, Keep};
@@ -11,7 +11,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
 
 /// An object as the JSON the API served (kind and apiVersion filled in for list items).
-pub fn to_value(obj: DynamicObject, kind: &Kind) -> Value {
+pub fn to_value(obj: DynamicObject, kind: &ApiKind) -> Value {
     let mut v = serde_json::to_value(obj).expect("a DynamicObject serialises");
     if v.get("kind").is_none_or(Value::is_null) {
         v["kind"] = Value::String(kind.kind.into());
@@ -20,7 +20,7 @@ pub fn to_value(obj: DynamicObject, kind: &Kind) -> Value {
     v
 }
 
-pub fn api(conn: &Connection, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+pub fn api(conn: &Connection, kind: &ApiKind, namespace: Option<&str>) -> Api<DynamicObject> {
     let ar = kind.api_resource();
     match namespace {
         Some(ns) => Api::namespaced_with(conn.client.clone(), ns, &ar),
@@ -31,7 +31,7 @@ pub fn api(conn: &Connection, kind: &Kind, namespace: Option<&str>) -> Api<Dynam
 /// LIST one resource in a namespace (or everywhere), optionally by label selector.
 pub async fn list(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     selector: Option<&str>,
 ) -> Result<Vec<Value>, ClusterError> {
@@ -46,7 +46,7 @@ pub async fn list(
 /// A LIST and the resourceVersion it was read at, for a watch to start from.
 pub async fn list_versioned(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     selector: Option<&str>,
 ) -> Result<(Vec<Value>, String), ClusterError> {
@@ -61,7 +61,7 @@ pub async fn list_versioned(
 /// LIST one resource like [`list`], its items held as `C` holds them (e.g. [`Packed`]).
 pub async fn list_as<C: ListItems>(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     selector: Option<&str>,
 ) -> Result<C, ClusterError> {
@@ -79,7 +79,7 @@ pub async fn list_as<C: ListItems>(
 /// something of how to hold them).
 pub async fn list_into<C: ListItems>(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     selector: Option<&str>,
     items: C,
@@ -94,7 +94,7 @@ pub async fn list_into<C: ListItems>(
 
 async fn raw_list(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     params: &ListParams,
     op: &ApiCall,
@@ -126,7 +126,7 @@ impl ListItems for Vec<Value> {
 /// is parsed, and must be an object of the namespace listed.
 async fn raw_list_versioned<C: ListItems>(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     params: &ListParams,
     op: &ApiCall,
@@ -204,7 +204,7 @@ async fn raw_list_versioned<C: ListItems>(
 /// A list item or watched object is an object of the namespace read.
 /// Its kind and apiVersion, where it carries them (the core API leaves them out of list items),
 /// are the kind's.
-fn fits(v: &Value, kind: &Kind, api_version: &str, namespace: Option<&str>) -> bool {
+fn fits(v: &Value, kind: &ApiKind, api_version: &str, namespace: Option<&str>) -> bool {
     let at = |key: &str| v.get(key).filter(|x| !x.is_null());
     v.is_object()
         && namespace.is_none_or(|ns| crate::domain::object::str_at(v, &["metadata", "namespace"]) == Some(ns))
@@ -230,7 +230,7 @@ pub enum Watched {
 /// server closes it. A 410 inside the stream comes out as `ClusterError::Api { code: 410 }`.
 pub async fn watch(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     selector: Option<&str>,
     from: &str,
@@ -357,7 +357,7 @@ fn capped_lines(
 /// an object of the namespace watched.
 fn watched(
     line: &str,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: Option<&str>,
     op: &ApiCall,
     server: &str,
@@ -525,7 +525,7 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_> {
 /// LIST by field selector (`metadata.name=…`, `involvedObject.name=…`) in one namespace.
 pub async fn list_fields(
     conn: &Connection,
-    kind: &Kind,
+    kind: &ApiKind,
     namespace: &str,
     fields: &str,
 ) -> Result<Vec<Value>, ClusterError> {
@@ -534,7 +534,12 @@ pub async fn list_fields(
 }
 
 /// GET one object; `Ok(None)` when it does not exist. The answer must be the object asked for.
-pub async fn get(conn: &Connection, kind: &Kind, namespace: &str, name: &str) -> Result<Option<Value>, ClusterError> {
+pub async fn get(
+    conn: &Connection,
+    kind: &ApiKind,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Value>, ClusterError> {
     let op = ApiCall::new("get", kind, Some(namespace), name);
     // no object can have a name that is not one (a template label such as `Coder_X`): not found,
     // without a request that could carry it into a URL
@@ -571,7 +576,7 @@ fn check_path(op: &ApiCall, namespace: Option<&str>, name: &str) -> Result<(), C
 }
 
 /// The core API leaves kind and apiVersion out of list items; fill them in where absent.
-fn fill_kind(v: &mut Value, kind: &Kind) {
+fn fill_kind(v: &mut Value, kind: &ApiKind) {
     if let Some(obj) = v.as_object_mut()
         && obj.get("kind").is_none_or(Value::is_null)
     {
@@ -582,7 +587,7 @@ fn fill_kind(v: &mut Value, kind: &Kind) {
 
 /// An answer is the object asked for: its kind, apiVersion, namespace and name, or an error
 /// saying what came instead (a proxy or a hostile server can answer with anything).
-pub fn check_identity(v: &Value, kind: &Kind, namespace: &str, name: &str) -> Result<(), ClusterError> {
+pub fn check_identity(v: &Value, kind: &ApiKind, namespace: &str, name: &str) -> Result<(), ClusterError> {
     let field = |path: &[&str]| crate::domain::object::str_at(v, path).unwrap_or("-").to_string();
     let api_version = kind.api_resource().api_version;
     let (k, av, ns, n) = (

@@ -10,6 +10,7 @@ use super::resources::{self, CLAIMS, EVENTS, PODS, PVCS, SANDBOXES};
 use crate::domain::naming::{WorkspaceId, is_path_safe_name, validate_namespace};
 use crate::domain::object::{claim_owner, str_at};
 use crate::domain::pod::{Index, find, pvc_names};
+use crate::domain::timeline::Inputs;
 use futures::io::AsyncBufRead;
 use serde_json::Value;
 
@@ -174,6 +175,21 @@ pub struct HistoryRead {
     pub warnings: Vec<String>,
     /// The audit log's entries for this workspace in this context.
     pub audit: Vec<Value>,
+}
+
+impl HistoryRead {
+    /// What the timeline and the start-up waterfall are made from (`domain/timeline.rs`), for
+    /// `history` and the TUI's `h` alike.
+    pub fn inputs(&self) -> Inputs<'_> {
+        Inputs {
+            sandbox: &self.sandbox,
+            pod: self.pod.as_ref(),
+            claim: self.claim.as_ref(),
+            pvcs: &self.pvcs,
+            events: &self.events,
+            audit: &self.audit,
+        }
+    }
 }
 
 /// Read one workspace's history: a handful of requests (the Sandbox, its pod, claim and disks by

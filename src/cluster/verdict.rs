@@ -1,6 +1,7 @@
 //! What a write came to, once: the one reading of a write's `Outcome` and its wait's `Waited`
-//! that every front-end's word, colour and exit code follow (`present/outcome.rs` words it, the
-//! CLI maps it to an exit code, the TUI to a green or red note).
+//! that every front-end's word, colour and exit code follow. Whether it succeeded is decided here
+//! ([`Verdict::succeeded`]) and nowhere else: `ops::write::Report` carries it, `present/outcome.rs`
+//! words it, the CLI maps a failure to its exit-code number, the TUI to a green or red note.
 
 use super::wait::Waited;
 use super::write::Outcome;

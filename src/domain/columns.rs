@@ -151,7 +151,7 @@ pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
         },
         Column::Diagnosis => match (&w.diagnosis, &w.pod) {
             // a reason the tool does not know is shown as the controller wrote it
-            (Some(d), _) if d.kind == super::diagnosis::Kind::ControllerReason => {
+            (Some(d), _) if d.kind == super::diagnosis::DiagnosisKind::ControllerReason => {
                 format!("{}:{}", d.kind.as_str(), d.reason)
             }
             (Some(d), _) => d.kind.as_str().into(),

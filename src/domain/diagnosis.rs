@@ -13,7 +13,7 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Kind {
+pub enum DiagnosisKind {
     ForeignEgressPolicy,
     ForeignDisk,
     Unschedulable,
@@ -32,57 +32,57 @@ pub enum Kind {
     UnreadableEpoch,
 }
 
-impl Kind {
+impl DiagnosisKind {
     /// Most specific first: the order [`diagnose`] tries them in. `unreadable-epoch` comes last:
     /// it does not explain what the workload does (and the EPOCH column shows `!<raw>` whatever
     /// the diagnosis), so any other finding is named first; the next step of one that needs a
     /// write says the epoch must be repaired first.
-    pub const ALL: [Kind; 16] = [
-        Kind::ForeignEgressPolicy,
-        Kind::ForeignDisk,
-        Kind::Unschedulable,
-        Kind::ImagePull,
-        Kind::CrashLoop,
-        Kind::DiskMissing,
-        Kind::DiskPending,
-        Kind::ForeignPod,
-        Kind::StuckTerminating,
-        Kind::SuspendUnconfirmed,
-        Kind::PodTerminated,
-        Kind::ControllerError,
-        Kind::ControllerReason,
-        Kind::StaleStatus,
-        Kind::NoLivePod,
-        Kind::UnreadableEpoch,
+    pub const ALL: [DiagnosisKind; 16] = [
+        DiagnosisKind::ForeignEgressPolicy,
+        DiagnosisKind::ForeignDisk,
+        DiagnosisKind::Unschedulable,
+        DiagnosisKind::ImagePull,
+        DiagnosisKind::CrashLoop,
+        DiagnosisKind::DiskMissing,
+        DiagnosisKind::DiskPending,
+        DiagnosisKind::ForeignPod,
+        DiagnosisKind::StuckTerminating,
+        DiagnosisKind::SuspendUnconfirmed,
+        DiagnosisKind::PodTerminated,
+        DiagnosisKind::ControllerError,
+        DiagnosisKind::ControllerReason,
+        DiagnosisKind::StaleStatus,
+        DiagnosisKind::NoLivePod,
+        DiagnosisKind::UnreadableEpoch,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::ForeignEgressPolicy => "foreign-egress-policy",
-            Kind::ForeignDisk => "foreign-disk",
-            Kind::Unschedulable => "unschedulable",
-            Kind::ImagePull => "image-pull",
-            Kind::CrashLoop => "crash-loop",
-            Kind::DiskMissing => "disk-missing",
-            Kind::DiskPending => "disk-pending",
-            Kind::ForeignPod => "foreign-pod",
-            Kind::StuckTerminating => "stuck-terminating",
-            Kind::SuspendUnconfirmed => "suspend-unconfirmed",
-            Kind::PodTerminated => "pod-terminated",
-            Kind::ControllerError => "controller-error",
-            Kind::ControllerReason => "controller-reason",
-            Kind::StaleStatus => "stale-status",
-            Kind::NoLivePod => "no-live-pod",
-            Kind::UnreadableEpoch => "unreadable-epoch",
+            DiagnosisKind::ForeignEgressPolicy => "foreign-egress-policy",
+            DiagnosisKind::ForeignDisk => "foreign-disk",
+            DiagnosisKind::Unschedulable => "unschedulable",
+            DiagnosisKind::ImagePull => "image-pull",
+            DiagnosisKind::CrashLoop => "crash-loop",
+            DiagnosisKind::DiskMissing => "disk-missing",
+            DiagnosisKind::DiskPending => "disk-pending",
+            DiagnosisKind::ForeignPod => "foreign-pod",
+            DiagnosisKind::StuckTerminating => "stuck-terminating",
+            DiagnosisKind::SuspendUnconfirmed => "suspend-unconfirmed",
+            DiagnosisKind::PodTerminated => "pod-terminated",
+            DiagnosisKind::ControllerError => "controller-error",
+            DiagnosisKind::ControllerReason => "controller-reason",
+            DiagnosisKind::StaleStatus => "stale-status",
+            DiagnosisKind::NoLivePod => "no-live-pod",
+            DiagnosisKind::UnreadableEpoch => "unreadable-epoch",
         }
     }
-    pub fn parse(text: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    pub fn parse(text: &str) -> Option<DiagnosisKind> {
+        DiagnosisKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnosis {
-    pub kind: Kind,
+    pub kind: DiagnosisKind,
     /// The controller's or kubelet's reason, as it wrote it.
     pub reason: String,
     pub message: String,
@@ -123,8 +123,8 @@ pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagno
         foreign_disk(sandbox, claims),
         // the controller mirrors PodScheduled onto the Sandbox (v0.5.6+): useful when pods are forbidden
         pod.and_then(unschedulable).or_else(|| unschedulable(sandbox)),
-        pod.and_then(|p| waiting(p, |r| IMAGE_PULL_REASONS.contains(&r), Kind::ImagePull)),
-        pod.and_then(|p| waiting(p, |r| r == "CrashLoopBackOff", Kind::CrashLoop)),
+        pod.and_then(|p| waiting(p, |r| IMAGE_PULL_REASONS.contains(&r), DiagnosisKind::ImagePull)),
+        pod.and_then(|p| waiting(p, |r| r == "CrashLoopBackOff", DiagnosisKind::CrashLoop)),
         disk_missing(claims),
         disk_pending(claims),
         foreign_pod(sandbox, pod),
@@ -140,7 +140,7 @@ pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagno
     found.into_iter().flatten().next()
 }
 
-fn diag(kind: Kind, reason: &str, message: &str) -> Diagnosis {
+fn diag(kind: DiagnosisKind, reason: &str, message: &str) -> Diagnosis {
     Diagnosis {
         kind,
         reason: reason.to_string(),
@@ -160,10 +160,10 @@ impl Diagnosis {
 
 fn unschedulable(pod: &Value) -> Option<Diagnosis> {
     let (status, reason, message) = condition_parts(condition(pod, "PodScheduled")?);
-    (status == "False" && reason == "Unschedulable").then(|| diag(Kind::Unschedulable, reason, message))
+    (status == "False" && reason == "Unschedulable").then(|| diag(DiagnosisKind::Unschedulable, reason, message))
 }
 
-fn waiting(pod: &Value, matches: impl Fn(&str) -> bool, kind: Kind) -> Option<Diagnosis> {
+fn waiting(pod: &Value, matches: impl Fn(&str) -> bool, kind: DiagnosisKind) -> Option<Diagnosis> {
     [
         ("initContainerStatuses", "initContainers"),
         ("containerStatuses", "containers"),
@@ -214,7 +214,7 @@ fn foreign_egress_policy(sandbox: &Value, egress: &Egress) -> Option<Diagnosis> 
         n => format!(" (and {} more)", n - 1),
     };
     Some(diag(
-        Kind::ForeignEgressPolicy,
+        DiagnosisKind::ForeignEgressPolicy,
         "PolicyNotOwned",
         &format!(
             "CiliumNetworkPolicy {}{more} selects this workspace but is owned by {owners}, not by this Sandbox (uid {}): it belongs to an earlier workspace of the same name; a resume is refused until it is gone: {}",
@@ -230,7 +230,7 @@ fn foreign_disk(sandbox: &Value, claims: &[Claim]) -> Option<Diagnosis> {
     let c = claims.iter().find(|c| c.foreign)?;
     let owners: Vec<String> = c.owners.iter().map(|o| o.words()).collect();
     Some(diag(
-        Kind::ForeignDisk,
+        DiagnosisKind::ForeignDisk,
         "ClaimNotOwned",
         &format!(
             "PersistentVolumeClaim {} (uid {}) is owned by {}, not by this Sandbox (uid {}): a stranger's disk stands under this workspace's claim name",
@@ -247,7 +247,7 @@ fn disk_missing(claims: &[Claim]) -> Option<Diagnosis> {
     let c = claims.iter().find(|c| c.uid.is_none())?;
     Some(
         diag(
-            Kind::DiskMissing,
+            DiagnosisKind::DiskMissing,
             "Missing",
             &format!(
                 "PersistentVolumeClaim {} (volumeClaimTemplates entry {}) does not exist",
@@ -264,7 +264,7 @@ fn disk_pending(claims: &[Claim]) -> Option<Diagnosis> {
         let phase = c.phase.as_deref().unwrap_or("Unknown");
         (phase != "Bound").then(|| {
             diag(
-                Kind::DiskPending,
+                DiagnosisKind::DiskPending,
                 phase,
                 &format!("PersistentVolumeClaim {} is {phase}", c.pvc),
             )
@@ -279,14 +279,14 @@ fn foreign_pod(sandbox: &Value, pod: Option<&Value>) -> Option<Diagnosis> {
         if reason == "PodNotOwned" {
             // the pod that stands under the Sandbox's name
             let pod_name = pod.map_or(super::object::name(sandbox), super::object::name);
-            return Some(diag(Kind::ForeignPod, reason, message).about(pod_name));
+            return Some(diag(DiagnosisKind::ForeignPod, reason, message).about(pod_name));
         }
     }
     let (pod, sandbox_uid) = (pod?, super::object::uid(sandbox)?);
     let has_owner = !super::object::owner_refs(pod).is_empty();
     (has_owner && !pod::owned_by(pod, sandbox_uid)).then(|| {
         diag(
-            Kind::ForeignPod,
+            DiagnosisKind::ForeignPod,
             "PodNotOwned",
             &format!("pod {} is not owned by this Sandbox", super::object::name(pod)),
         )
@@ -300,7 +300,7 @@ fn stuck_terminating(pod: &Value, now: DateTime<Utc>) -> Option<Diagnosis> {
     let deadline_t = super::timefmt::parse(deadline)?;
     (now > deadline_t).then(|| {
         diag(
-            Kind::StuckTerminating,
+            DiagnosisKind::StuckTerminating,
             "Terminating",
             &format!(
                 "pod {} is still terminating past its grace period (deletionTimestamp {deadline}); check finalizers and the node",
@@ -320,7 +320,7 @@ fn suspend_unconfirmed(mode: Mode, pod: Option<&Value>) -> Option<Diagnosis> {
             "has not been deleted yet"
         };
         diag(
-            Kind::SuspendUnconfirmed,
+            DiagnosisKind::SuspendUnconfirmed,
             "PodStillPresent",
             &format!("mode is Suspended but pod {} {how}", super::object::name(pod)),
         )
@@ -335,7 +335,7 @@ fn pod_terminated(sandbox: &Value, mode: Mode, pod: Option<&Value>) -> Option<Di
     if let Some(c) = condition(sandbox, "Ready") {
         let (_, reason, message) = condition_parts(c);
         if matches!(reason, "PodSucceeded" | "PodFailed") {
-            let d = diag(Kind::PodTerminated, reason, message);
+            let d = diag(DiagnosisKind::PodTerminated, reason, message);
             return Some(match pod {
                 Some(p) => d.about(super::object::name(p)),
                 None => d,
@@ -345,21 +345,21 @@ fn pod_terminated(sandbox: &Value, mode: Mode, pod: Option<&Value>) -> Option<Di
     let pod = pod.filter(|p| pod::is_stopped(p))?;
     let phase = pod::phase(pod);
     let message = str_at(pod, &["status", "message"]).unwrap_or("the pod is not recreated");
-    Some(diag(Kind::PodTerminated, &format!("Pod{phase}"), message).about(super::object::name(pod)))
+    Some(diag(DiagnosisKind::PodTerminated, &format!("Pod{phase}"), message).about(super::object::name(pod)))
 }
 
 fn controller_error(sandbox: &Value) -> Option<Diagnosis> {
     let (_, reason, message) = condition_parts(condition(sandbox, "Ready")?);
     super::state::ERROR_REASONS
         .contains(&reason)
-        .then(|| diag(Kind::ControllerError, reason, message))
+        .then(|| diag(DiagnosisKind::ControllerError, reason, message))
 }
 
 /// A Ready=False reason the tool does not know, shown as the controller wrote it.
 fn controller_reason(sandbox: &Value) -> Option<Diagnosis> {
     let (status, reason, message) = condition_parts(condition(sandbox, "Ready")?);
     (status == "False" && !reason.is_empty() && !KNOWN_READY_REASONS.contains(&reason))
-        .then(|| diag(Kind::ControllerReason, reason, message))
+        .then(|| diag(DiagnosisKind::ControllerReason, reason, message))
 }
 
 /// Ready=True (for the current generation) but no live pod named after the Sandbox stands
@@ -379,7 +379,7 @@ fn no_live_pod(sandbox: &Value, mode: Mode, pod: &PodView<'_>) -> Option<Diagnos
         Some(_) => format!("pod {name} has no uid"),
     };
     Some(diag(
-        Kind::NoLivePod,
+        DiagnosisKind::NoLivePod,
         "NoLivePod",
         &format!("the Sandbox reports Ready=True but {what}: not ready until a live pod stands under it"),
     ))
@@ -395,7 +395,7 @@ fn stale_status(sandbox: &Value) -> Option<Diagnosis> {
             (observed < current).then(|| {
                 let type_ = c.get("type").and_then(Value::as_str).unwrap_or("?");
                 diag(
-                    Kind::StaleStatus,
+                    DiagnosisKind::StaleStatus,
                     "ObservedGenerationBehind",
                     &format!("condition {type_} observed generation {observed}, the Sandbox is at generation {current}; the controller has not caught up"),
                 )
@@ -412,7 +412,7 @@ fn unreadable_epoch(sandbox: &Value) -> Option<Diagnosis> {
     }
     let raw = reading.annotation.unwrap_or_default();
     Some(diag(
-        Kind::UnreadableEpoch,
+        DiagnosisKind::UnreadableEpoch,
         "HolderEpochUnreadable",
         &format!(
             "the {} annotation reads {raw:?}, which is not a decimal integer: every fenced write (suspend, resume, delete) is refused until it is repaired",

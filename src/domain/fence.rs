@@ -21,6 +21,11 @@ impl Verb {
         }
     }
 
+    /// A delete destroys the workspace's disks (and so asks for its id typed).
+    pub fn destroys_data(self) -> bool {
+        self == Verb::Delete
+    }
+
     /// "suspended", "resumed", "deleted".
     pub fn past(self) -> &'static str {
         match self {

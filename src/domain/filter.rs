@@ -14,7 +14,7 @@
 //! - `!term` — the term does not hold.
 
 use super::columns::{Column, cell};
-use super::diagnosis::Kind;
+use super::diagnosis::DiagnosisKind;
 use super::drift::DriftState;
 use super::select::Filter;
 use super::state::State;
@@ -101,7 +101,7 @@ impl Query {
                     ..Default::default()
                 }),
                 Some(("diag" | "diagnosis", v)) => Test::Select(Filter {
-                    diagnoses: named(v, &Kind::ALL, Kind::as_str, "diagnosis")?,
+                    diagnoses: named(v, &DiagnosisKind::ALL, DiagnosisKind::as_str, "diagnosis")?,
                     ..Default::default()
                 }),
                 Some(("mode", v)) => Test::Mode(v.to_lowercase()),
@@ -265,7 +265,7 @@ mod tests {
         assert_eq!(q.terms.len(), 3);
         assert!(q.terms[1].negate);
         let Test::Select(f) = &q.terms[0].test else { panic!() };
-        assert_eq!(f.diagnoses, [Kind::CrashLoop]);
+        assert_eq!(f.diagnoses, [DiagnosisKind::CrashLoop]);
         let Test::Select(f) = &Query::parse("state:sus").unwrap().terms[0].test else {
             panic!()
         };

@@ -10,7 +10,7 @@
 use super::drift::{OverlayFlags, TemplateFetch};
 use super::egress::{PolicyIndex, PolicyRead, selected_sandboxes};
 use super::keys::SANDBOX_NAME_HASH;
-use super::naming::{id_of, is_workspace, template_label};
+use super::naming::{WorkspaceKey, id_of, is_workspace, template_label};
 use super::object::{name, namespace, str_at};
 use super::pod::{Index, pod_expected, pod_name, pvc_names};
 use super::workspace::{Inputs, Observed, Workspace, derive};
@@ -29,15 +29,32 @@ pub enum Kind {
     Policies,
 }
 
-/// A workspace by namespace and Sandbox name.
-pub type Key = (String, String);
+impl Kind {
+    /// As a watch's status and `-v` name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Sandboxes => "sandboxes",
+            Kind::Pods => "pods",
+            Kind::Pvcs => "pvcs",
+            Kind::Templates => "templates",
+            Kind::Policies => "policies",
+        }
+    }
+}
+
+/// An object of any kind by namespace and name (what a list held, a template to read).
+pub type ObjectKey = (String, String);
+
+/// A Sandbox by namespace and name: how the mirror indexes the objects a row reads. The row
+/// itself, once derived or removed, is named by its [`WorkspaceKey`] (the id, not the name).
+pub type SandboxKey = ObjectKey;
 
 /// What the rows on screen must do after a change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowChange {
     Upsert(Box<Workspace>),
-    /// The workspace (namespace, id) is gone.
-    Remove(String, String),
+    /// The workspace is gone (its key names no context: the follow that reports it does).
+    Remove(WorkspaceKey),
 }
 
 /// Name → sandbox names that read it (almost always one).
@@ -213,7 +230,7 @@ pub struct Mirror {
     flags: OverlayFlags,
     /// Rows whose derivation reads the clock (a terminating pod's deadline): derived again as
     /// time passes.
-    timed: BTreeSet<Key>,
+    timed: BTreeSet<SandboxKey>,
 }
 
 impl Mirror {
@@ -245,7 +262,7 @@ impl Mirror {
 
     /// How a kind can be read, cluster-wide (`namespace` `None`) or in one namespace. Returns
     /// the rows that now derive differently.
-    pub fn set_readable(&mut self, kind: Kind, namespace: Option<&str>, readable: Readable) -> BTreeSet<Key> {
+    pub fn set_readable(&mut self, kind: Kind, namespace: Option<&str>, readable: Readable) -> BTreeSet<SandboxKey> {
         match namespace {
             None => {
                 self.everywhere.insert(kind, readable);
@@ -263,8 +280,12 @@ impl Mirror {
     }
 
     /// How `kind` reads in namespace `ns`: cluster-wide, else that namespace's own reading;
-    /// not read yet counts as readable (the rows wait for the first state).
-    fn readable(&self, kind: Kind, space: &Space) -> Readable {
+    /// not read yet counts as readable (the rows wait for the first state), unless `loading`
+    /// says it is still arriving (a provisional row: unknown).
+    fn readable(&self, kind: Kind, space: &Space, loading: &BTreeSet<Kind>) -> Readable {
+        if loading.contains(&kind) {
+            return Readable::Forbidden;
+        }
         match self.everywhere.get(&kind) {
             Some(Readable::Forbidden) => space.sources.get(&kind).copied().unwrap_or(Readable::Yes),
             Some(Readable::NotServed) => Readable::NotServed,
@@ -284,14 +305,14 @@ impl Mirror {
             .collect()
     }
 
-    fn keys_in(&self, ns: &str) -> BTreeSet<Key> {
+    fn keys_in(&self, ns: &str) -> BTreeSet<SandboxKey> {
         self.spaces
             .get(ns)
             .map(|s| s.sandboxes.keys().map(|n| (ns.to_string(), n.clone())).collect())
             .unwrap_or_default()
     }
 
-    fn all_keys(&self) -> BTreeSet<Key> {
+    fn all_keys(&self) -> BTreeSet<SandboxKey> {
         self.spaces
             .iter()
             .flat_map(|(ns, s)| s.sandboxes.keys().map(move |n| (ns.clone(), n.clone())))
@@ -300,8 +321,8 @@ impl Mirror {
 
     /// A (re)list: `objects` are every object of `kind` in `scope` (a namespace, or everywhere).
     /// What the mirror held there and the list lacks is gone. Returns the rows touched.
-    pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<Key> {
-        let listed: BTreeSet<(String, String)> = objects
+    pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<SandboxKey> {
+        let listed: BTreeSet<ObjectKey> = objects
             .iter()
             .map(|o| (namespace(o).to_string(), name(o).to_string()))
             .collect();
@@ -313,8 +334,8 @@ impl Mirror {
     }
 
     /// The end of a streaming list: objects of `kind` in `scope` not in `listed` are gone.
-    pub fn retain(&mut self, kind: Kind, scope: Option<&str>, listed: &BTreeSet<(String, String)>) -> BTreeSet<Key> {
-        let held: Vec<(String, String)> = self
+    pub fn retain(&mut self, kind: Kind, scope: Option<&str>, listed: &BTreeSet<ObjectKey>) -> BTreeSet<SandboxKey> {
+        let held: Vec<ObjectKey> = self
             .spaces
             .iter()
             .filter(|(ns, _)| scope.is_none_or(|n| n == ns.as_str()))
@@ -337,7 +358,7 @@ impl Mirror {
     }
 
     /// An object was added or changed.
-    pub fn apply(&mut self, kind: Kind, object: Value) -> BTreeSet<Key> {
+    pub fn apply(&mut self, kind: Kind, object: Value) -> BTreeSet<SandboxKey> {
         let (ns, n) = (namespace(&object).to_string(), name(&object).to_string());
         if kind == Kind::Sandboxes && !is_workspace(&object) {
             // a Sandbox relabelled away from the library is no longer a workspace
@@ -387,7 +408,7 @@ impl Mirror {
     }
 
     /// An object was deleted (or left the selection).
-    pub fn remove(&mut self, kind: Kind, ns: &str, n: &str) -> BTreeSet<Key> {
+    pub fn remove(&mut self, kind: Kind, ns: &str, n: &str) -> BTreeSet<SandboxKey> {
         let Some(space) = self.spaces.get_mut(ns) else {
             return BTreeSet::new();
         };
@@ -437,18 +458,18 @@ impl Mirror {
 
     /// What the selectors cannot see, read by name: for the rows touched, the pod each should
     /// have and each disk, when the watched set lacks them. (kind, namespace, name)
-    pub fn wanted_by_name(&self, keys: &BTreeSet<Key>) -> Vec<(Kind, String, String)> {
+    pub fn wanted_by_name(&self, keys: &BTreeSet<SandboxKey>) -> Vec<(Kind, String, String)> {
         let mut out = Vec::new();
         for (ns, n) in keys {
             let Some(space) = self.spaces.get(ns) else { continue };
             let Some(sbx) = space.sandbox(n) else { continue };
-            if self.readable(Kind::Pods, space) == Readable::Yes
+            if self.readable(Kind::Pods, space, &BTreeSet::new()) == Readable::Yes
                 && pod_expected(&sbx)
                 && !space.pods.contains_key(pod_name(&sbx))
             {
                 out.push((Kind::Pods, ns.clone(), pod_name(&sbx).to_string()));
             }
-            if self.readable(Kind::Pvcs, space) == Readable::Yes {
+            if self.readable(Kind::Pvcs, space, &BTreeSet::new()) == Readable::Yes {
                 for p in pvc_names(&sbx).into_iter().filter(|p| !space.pvcs.contains_key(p)) {
                     out.push((Kind::Pvcs, ns.clone(), p));
                 }
@@ -461,12 +482,12 @@ impl Mirror {
 
     /// Templates the rows touched name that the mirror has no answer for (when templates are
     /// read one by one).
-    pub fn wanted_templates(&self, keys: &BTreeSet<Key>) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = keys
+    pub fn wanted_templates(&self, keys: &BTreeSet<SandboxKey>) -> Vec<ObjectKey> {
+        let mut out: Vec<ObjectKey> = keys
             .iter()
             .filter_map(|(ns, n)| {
                 let space = self.spaces.get(ns)?;
-                if self.readable(Kind::Templates, space) != Readable::Forbidden {
+                if self.readable(Kind::Templates, space, &BTreeSet::new()) != Readable::Forbidden {
                     return None;
                 }
                 let sbx = space.sandbox(n)?;
@@ -480,7 +501,7 @@ impl Mirror {
     }
 
     /// The answer of a read by name: `None` when it does not exist.
-    pub fn read_by_name(&mut self, kind: Kind, ns: &str, n: &str, found: Option<Value>) -> BTreeSet<Key> {
+    pub fn read_by_name(&mut self, kind: Kind, ns: &str, n: &str, found: Option<Value>) -> BTreeSet<SandboxKey> {
         let space = self.spaces.entry(ns.to_string()).or_default();
         // the watch's own copy wins over an answer that may have crossed it
         let watched = match kind {
@@ -505,7 +526,7 @@ impl Mirror {
     }
 
     /// The answer of reading one template by name.
-    pub fn template_read(&mut self, ns: &str, n: &str, fetch: TemplateFetch) -> BTreeSet<Key> {
+    pub fn template_read(&mut self, ns: &str, n: &str, fetch: TemplateFetch) -> BTreeSet<SandboxKey> {
         let space = self.spaces.entry(ns.to_string()).or_default();
         space.template_reads.insert(n.to_string(), fetch);
         readers(&space.by_template, n)
@@ -515,15 +536,15 @@ impl Mirror {
     }
 
     /// The rows whose derivation reads the clock.
-    pub fn timed(&self) -> BTreeSet<Key> {
+    pub fn timed(&self) -> BTreeSet<SandboxKey> {
         self.timed.clone()
     }
 
     /// The row changes for `keys`, derived as of `now`.
-    pub fn rows(&mut self, keys: &BTreeSet<Key>, now: DateTime<Utc>) -> Vec<RowChange> {
+    pub fn rows(&mut self, keys: &BTreeSet<SandboxKey>, now: DateTime<Utc>) -> Vec<RowChange> {
         let mut out = Vec::with_capacity(keys.len());
         for key in keys {
-            match self.derive_one(key, now) {
+            match self.derive_one(key, now, &BTreeSet::new()) {
                 Some(w) => {
                     let timed = matches!(&w.pod, Observed::Known(Some(p)) if p.terminating);
                     if timed {
@@ -535,10 +556,11 @@ impl Mirror {
                 }
                 None => {
                     self.timed.remove(key);
-                    out.push(RowChange::Remove(
-                        key.0.clone(),
-                        id_of(&key.1).unwrap_or(&key.1).to_string(),
-                    ));
+                    out.push(RowChange::Remove(WorkspaceKey::new(
+                        None,
+                        &key.0,
+                        id_of(&key.1).unwrap_or(&key.1),
+                    )));
                 }
             }
         }
@@ -557,7 +579,22 @@ impl Mirror {
             .collect()
     }
 
-    fn derive_one(&self, (ns, n): &Key, now: DateTime<Utc>) -> Option<Workspace> {
+    /// Rows for `keys` before the first full state: the workspaces whose Sandbox is in, derived
+    /// with the kinds still `loading` as unknown (their columns show `?`, never a guess). Each
+    /// is derived again, in full, with the first full state.
+    pub fn rows_while_loading(
+        &self,
+        keys: &BTreeSet<SandboxKey>,
+        loading: &BTreeSet<Kind>,
+        now: DateTime<Utc>,
+    ) -> Vec<RowChange> {
+        keys.iter()
+            .filter_map(|key| self.derive_one(key, now, loading))
+            .map(|w| RowChange::Upsert(Box::new(w)))
+            .collect()
+    }
+
+    fn derive_one(&self, (ns, n): &SandboxKey, now: DateTime<Utc>, loading: &BTreeSet<Kind>) -> Option<Workspace> {
         let space = self.spaces.get(ns)?;
         let sbx = &space.sandbox(n)?;
         let (pods, pvcs) = space.inputs_of(sbx);
@@ -574,14 +611,14 @@ impl Mirror {
             .filter_map(|p| space.policies.get(p).map(Compact::value))
             .collect();
         let policy_index = PolicyIndex::new(&selecting, self.flags.per_sandbox_key());
-        let policies = match self.readable(Kind::Policies, space) {
+        let policies = match self.readable(Kind::Policies, space, loading) {
             Readable::Yes => PolicyRead::Known(&policy_index),
             Readable::Forbidden => PolicyRead::Forbidden,
             Readable::NotServed => PolicyRead::NotServed,
         };
         let template = match template_label(sbx) {
             None => TemplateFetch::Unreadable,
-            Some(t) => match (self.readable(Kind::Templates, space), space.templates.get(t)) {
+            Some(t) => match (self.readable(Kind::Templates, space, loading), space.templates.get(t)) {
                 (Readable::Yes, Some(found)) => TemplateFetch::Found(found.clone()),
                 (Readable::Yes, None) => TemplateFetch::NotFound,
                 // no SandboxTemplate kind served: no template can exist
@@ -595,8 +632,8 @@ impl Mirror {
         };
         Some(derive(&Inputs {
             sandbox: sbx,
-            pods: observed(self.readable(Kind::Pods, space), &pod_index),
-            pvcs: observed(self.readable(Kind::Pvcs, space), &pvc_index),
+            pods: observed(self.readable(Kind::Pods, space, loading), &pod_index),
+            pvcs: observed(self.readable(Kind::Pvcs, space, loading), &pvc_index),
             template: template.as_read(),
             policies,
             flags: &self.flags,
@@ -626,7 +663,7 @@ mod tests {
             "status":{"phase":"Running"}})
     }
 
-    fn keys(v: &[&str]) -> BTreeSet<Key> {
+    fn keys(v: &[&str]) -> BTreeSet<SandboxKey> {
         v.iter().map(|n| ("a".to_string(), format!("namzu-ws-{n}"))).collect()
     }
 
@@ -668,7 +705,7 @@ mod tests {
         let touched = m.reset(Kind::Sandboxes, None, vec![sandbox("y", "t", None)]);
         let changes = m.rows(&touched, now());
         assert!(
-            changes.contains(&RowChange::Remove("a".into(), "x".into())),
+            changes.contains(&RowChange::Remove(WorkspaceKey::new(None, "a", "x"))),
             "{changes:?}"
         );
         assert_eq!(m.len(), 1);
@@ -693,6 +730,34 @@ mod tests {
             now: now(),
         });
         assert_eq!(m.all_rows(now()), vec![full]);
+    }
+
+    /// Before the first full state a row says what it cannot know yet as unknown, never as
+    /// "no pod"; a workspace without its Sandbox is no row at all.
+    #[test]
+    fn rows_while_loading_leave_what_is_loading_unknown() {
+        let mut m = Mirror::new(OverlayFlags::default());
+        m.reset(
+            Kind::Sandboxes,
+            None,
+            vec![sandbox("x", "coder", Some("agents.x-k8s.io/sandbox-name-hash=hx"))],
+        );
+        m.apply(Kind::Pods, pod("namzu-ws-x", "hx"));
+        m.apply(Kind::Pods, pod("namzu-ws-gone", "hg"));
+        let loading = BTreeSet::from([Kind::Pods, Kind::Pvcs]);
+        let early = m.rows_while_loading(&keys(&["x", "gone"]), &loading, now());
+        let [RowChange::Upsert(w)] = early.as_slice() else {
+            panic!("one row, the workspace whose Sandbox is in: {early:?}");
+        };
+        assert_eq!(
+            (w.pod.clone(), w.pvcs.clone()),
+            (Observed::Forbidden, Observed::Forbidden)
+        );
+        let full = m.rows(&keys(&["x"]), now());
+        let [RowChange::Upsert(w)] = full.as_slice() else {
+            panic!("{full:?}");
+        };
+        assert!(matches!(w.pod, Observed::Known(Some(_))), "{:?}", w.pod);
     }
 
     #[test]

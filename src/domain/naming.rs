@@ -86,6 +86,79 @@ impl std::fmt::Display for WorkspaceId {
     }
 }
 
+/// Which workspace: the one key every layer names a workspace by — the TUI's rows, marks and
+/// notes, a write's targets, reports and stop line, a watched row's removal, `list -w`'s rows.
+///
+/// `context` is the kubeconfig context the workspace is in, where one is named: two clusters may
+/// each have `agents/alpha`. The TUI names it on every row (a session may switch context, and a
+/// fleet keys rows by it) and says it only across several contexts; the CLI names it only across
+/// several (`None` with one, so nothing it prints changes) — as [`Workspace::context`] does,
+/// which a row's key is made from. `Id` is a checked [`WorkspaceId`] where a write is sent, the
+/// id as listed elsewhere (a Sandbox named `namzu-ws-<not an id>` is listed, never written).
+///
+/// [`Workspace::context`]: super::workspace::Workspace::context
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkspaceKey<Id = String> {
+    pub context: Option<String>,
+    pub namespace: String,
+    pub id: Id,
+}
+
+impl WorkspaceKey {
+    /// A listed workspace's key.
+    pub fn new(context: Option<&str>, namespace: &str, id: &str) -> WorkspaceKey {
+        WorkspaceKey {
+            context: context.map(str::to_string),
+            namespace: namespace.into(),
+            id: id.into(),
+        }
+    }
+}
+
+impl<Id: std::fmt::Display> WorkspaceKey<Id> {
+    /// The context's name; empty where none is named.
+    pub fn context_name(&self) -> &str {
+        self.context.as_deref().unwrap_or_default()
+    }
+
+    /// The context as said: across several contexts, where one is named.
+    fn said(&self, several_contexts: bool) -> Option<&str> {
+        self.context.as_deref().filter(|_| several_contexts)
+    }
+
+    /// The workspace as a status or result line names it: its id, after its context across
+    /// several (`prod/alpha`).
+    pub fn who(&self, several_contexts: bool) -> String {
+        match self.said(several_contexts) {
+            Some(c) => format!("{c}/{}", self.id),
+            None => self.id.to_string(),
+        }
+    }
+
+    /// Where it is, as a dialog says it: the namespace, after its context across several
+    /// (`prod/agents`).
+    pub fn place(&self, several_contexts: bool) -> String {
+        match self.said(several_contexts) {
+            Some(c) => format!("{c}/{}", self.namespace),
+            None => self.namespace.clone(),
+        }
+    }
+
+    /// `namespace/id`, as a context's own audit entry lists it.
+    pub fn in_namespace(&self) -> String {
+        format!("{}/{}", self.namespace, self.id)
+    }
+
+    /// The workspace as the stop line names it: `namespace/id`, after its context across
+    /// several (`prod:agents/alpha`).
+    pub fn qualified(&self, several_contexts: bool) -> String {
+        match self.said(several_contexts) {
+            Some(c) => format!("{c}:{}", self.in_namespace()),
+            None => self.in_namespace(),
+        }
+    }
+}
+
 /// Where a workspace is taken on the command line: its id, its Sandbox name, or what
 /// `list -o name` prints (issue 32 §1).
 impl std::str::FromStr for WorkspaceId {
@@ -291,5 +364,21 @@ mod tests {
         assert!(!is_workspace(&sbx("namzu-ws-empty", Some(""))));
         assert!(!is_workspace(&sbx("namzu-task-1", Some("ws"))));
         assert_eq!(id_of("namzu-ws-Odd_Id"), Some("Odd_Id"));
+    }
+
+    #[test]
+    fn a_workspace_key_says_its_context_across_several_only() {
+        let key = WorkspaceKey::new(Some("prod"), "agents", "alpha");
+        assert_eq!(key.who(true), "prod/alpha");
+        assert_eq!(key.who(false), "alpha");
+        assert_eq!(key.place(true), "prod/agents");
+        assert_eq!(key.place(false), "agents");
+        assert_eq!(key.qualified(true), "prod:agents/alpha");
+        assert_eq!(key.qualified(false), "agents/alpha");
+        assert_eq!(key.in_namespace(), "agents/alpha");
+        let unnamed = WorkspaceKey::new(None, "agents", "alpha");
+        assert_eq!(unnamed.who(true), "alpha");
+        assert_eq!(unnamed.qualified(true), "agents/alpha");
+        assert_eq!(unnamed.context_name(), "");
     }
 }

@@ -2,7 +2,7 @@
 //! command where there is one (with the workspace's own id, namespace and, in a fleet, context),
 //! and the TUI key that does it. Pure: everything comes from the derived [`Workspace`].
 
-use super::diagnosis::{Diagnosis, Kind};
+use super::diagnosis::{Diagnosis, DiagnosisKind};
 use super::drift::DriftState;
 use super::egress::delete_command;
 use super::keys::HOLDER_EPOCH;
@@ -24,9 +24,9 @@ pub struct NextStep {
 pub fn next_step(w: &Workspace) -> Option<NextStep> {
     let d = w.diagnosis.as_ref()?;
     let step = match d.kind {
-        Kind::ForeignEgressPolicy => foreign_egress_policy(w, d),
-        Kind::ForeignDisk => foreign_disk(w, d),
-        Kind::Unschedulable => step(
+        DiagnosisKind::ForeignEgressPolicy => foreign_egress_policy(w, d),
+        DiagnosisKind::ForeignDisk => foreign_disk(w, d),
+        DiagnosisKind::Unschedulable => step(
             format!(
                 "The scheduler cannot place the pod: {} Capacity shows what else is pending and what the warm pools and claims hold; free room on the nodes or lower the template's requests.",
                 sentence(&d.message)
@@ -34,8 +34,8 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             Some(namzu_plain(w, "capacity")),
             None,
         ),
-        Kind::ImagePull => image_pull(w, d),
-        Kind::CrashLoop => {
+        DiagnosisKind::ImagePull => image_pull(w, d),
+        DiagnosisKind::CrashLoop => {
             let container = d.container.as_deref();
             let mut args = Vec::new();
             if let Some(c) = container {
@@ -51,7 +51,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 Some('l'),
             )
         }
-        Kind::DiskMissing => {
+        DiagnosisKind::DiskMissing => {
             let pvc = d.object.as_deref().unwrap_or("?");
             step(
                 format!(
@@ -61,7 +61,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 None,
             )
         }
-        Kind::DiskPending => {
+        DiagnosisKind::DiskPending => {
             let pvc = d.object.as_deref().unwrap_or("?");
             step(
                 format!(
@@ -72,7 +72,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 None,
             )
         }
-        Kind::ForeignPod => {
+        DiagnosisKind::ForeignPod => {
             let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
             step(
                 format!(
@@ -82,7 +82,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 None,
             )
         }
-        Kind::StuckTerminating => {
+        DiagnosisKind::StuckTerminating => {
             let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
             let node = match &w.pod {
                 Observed::Known(Some(p)) => p.node.clone(),
@@ -97,7 +97,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 None,
             )
         }
-        Kind::SuspendUnconfirmed => {
+        DiagnosisKind::SuspendUnconfirmed => {
             let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
             step(
                 format!(
@@ -107,7 +107,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 None,
             )
         }
-        Kind::PodTerminated => match d.object.as_deref() {
+        DiagnosisKind::PodTerminated => match d.object.as_deref() {
             Some(pod) => step(
                 format!(
                     "Pod {pod} ended ({}) and agent-sandbox does not recreate it: read why it ended, then suspend and resume the workspace for a new pod (its disk is kept).",
@@ -125,7 +125,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
                 Some('S'),
             ),
         },
-        Kind::ControllerError | Kind::ControllerReason => step(
+        DiagnosisKind::ControllerError | DiagnosisKind::ControllerReason => step(
             format!(
                 "The controller reports {}: {} Its events and the workspace's timeline say since when and what it tried; the Sandbox's own conditions are in `{}`.",
                 d.reason,
@@ -135,12 +135,12 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             Some(namzu(w, "history", &[])),
             Some('h'),
         ),
-        Kind::StaleStatus => step(
+        DiagnosisKind::StaleStatus => step(
             "The controller has not caught up with the Sandbox's latest change yet: wait a moment. If it stays behind, the agent-sandbox controller is not reconciling: check that it runs and read its log.".into(),
             Some(namzu(w, "history", &[])),
             Some('h'),
         ),
-        Kind::NoLivePod => step(
+        DiagnosisKind::NoLivePod => step(
             format!(
                 "The Sandbox says Ready but no live pod {} stands under it: the controller recreates it, so wait. If none comes, suspend and resume the workspace for a new pod (its disk is kept).",
                 w.sandbox_name
@@ -148,7 +148,7 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             Some(format!("{} && {}", namzu(w, "suspend", &["--wait"]), namzu(w, "resume", &[]))),
             Some('S'),
         ),
-        Kind::UnreadableEpoch => unreadable_epoch(w),
+        DiagnosisKind::UnreadableEpoch => unreadable_epoch(w),
     };
     Some(fenced_first(w, step))
 }
@@ -169,7 +169,8 @@ fn fenced_first(w: &Workspace, mut s: NextStep) -> NextStep {
         .command
         .as_deref()
         .is_some_and(|c| writes.iter().any(|v| c.contains(v)));
-    if fenced && w.epoch.epoch.is_none() && w.diagnosis.as_ref().map(|d| d.kind) != Some(Kind::UnreadableEpoch) {
+    if fenced && w.epoch.epoch.is_none() && w.diagnosis.as_ref().map(|d| d.kind) != Some(DiagnosisKind::UnreadableEpoch)
+    {
         s.text.push_str(&format!(
             " First repair the holder epoch: its annotation reads {:?}, so every write is refused.",
             w.epoch.annotation.as_deref().unwrap_or("")
@@ -444,7 +445,7 @@ mod tests {
         let w = view(&sandbox("Suspended", "latest"), &[pulling()], TemplateRead::Found(&new));
         assert_eq!(
             w.diagnosis.as_ref().map(|d| d.kind),
-            Some(Kind::ImagePull),
+            Some(DiagnosisKind::ImagePull),
             "the workload's finding first"
         );
         let s = next_step(&w).unwrap();

@@ -203,14 +203,11 @@ impl ContextRules {
         }
     }
 
-    /// Whether a `verb` here asks for the workspace id typed: a delete always (it destroys
-    /// disks), every write where the rules say `confirm: typed`. The one rule both front-ends ask.
-    pub fn asks_typed(&self, verb: crate::domain::fence::Verb) -> bool {
-        self.asks_typed_when(verb == crate::domain::fence::Verb::Delete)
-    }
-
     /// Whether a write here asks for a typed confirmation: one that destroys data (a delete of
-    /// a workspace or of a leaked disk) always, every write where the rules say `confirm: typed`.
+    /// a workspace, `Verb::destroys_data`, or of a leaked disk) always, every write where the
+    /// rules say `confirm: typed`. The one rule every front-end asks, through
+    /// `ops::write::rules::{asks_typed, asks_typed_when}` (which add `--yes`, dry runs and
+    /// read-only).
     pub fn asks_typed_when(&self, destroys_data: bool) -> bool {
         destroys_data || self.confirm == Confirm::Typed
     }

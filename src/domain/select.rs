@@ -1,7 +1,7 @@
 //! Which workspaces a view shows and in what order: filters (including the retention rule of
 //! docs/interop.md §2) and sort keys, shared by `list`, the write verbs' selections and the TUI.
 
-use super::diagnosis::Kind;
+use super::diagnosis::DiagnosisKind;
 use super::drift::DriftState;
 use super::patch::Mode;
 use super::state::State;
@@ -101,22 +101,22 @@ pub fn compare(a: &Workspace, b: &Workspace, key: SortKey) -> Ordering {
 pub fn severity(w: &Workspace) -> u8 {
     match w.diagnosis.as_ref().map(|d| d.kind) {
         Some(k) => match k {
-            Kind::CrashLoop => 0,
-            Kind::ImagePull => 1,
-            Kind::Unschedulable => 2,
-            Kind::ControllerError => 3,
-            Kind::PodTerminated => 4,
-            Kind::DiskMissing => 5,
-            Kind::StuckTerminating => 6,
-            Kind::SuspendUnconfirmed => 7,
-            Kind::NoLivePod => 8,
-            Kind::ForeignPod => 9,
-            Kind::ForeignDisk => 10,
-            Kind::ForeignEgressPolicy => 11,
-            Kind::UnreadableEpoch => 12,
-            Kind::ControllerReason => 13,
-            Kind::DiskPending => 14,
-            Kind::StaleStatus => 15,
+            DiagnosisKind::CrashLoop => 0,
+            DiagnosisKind::ImagePull => 1,
+            DiagnosisKind::Unschedulable => 2,
+            DiagnosisKind::ControllerError => 3,
+            DiagnosisKind::PodTerminated => 4,
+            DiagnosisKind::DiskMissing => 5,
+            DiagnosisKind::StuckTerminating => 6,
+            DiagnosisKind::SuspendUnconfirmed => 7,
+            DiagnosisKind::NoLivePod => 8,
+            DiagnosisKind::ForeignPod => 9,
+            DiagnosisKind::ForeignDisk => 10,
+            DiagnosisKind::ForeignEgressPolicy => 11,
+            DiagnosisKind::UnreadableEpoch => 12,
+            DiagnosisKind::ControllerReason => 13,
+            DiagnosisKind::DiskPending => 14,
+            DiagnosisKind::StaleStatus => 15,
         },
         None if w.epoch.annotation.is_some() && w.epoch.epoch.is_none() => 20,
         None => match w.drift.state {
@@ -140,7 +140,7 @@ pub fn sort(workspaces: &mut [Workspace], key: SortKey, reverse: bool) {
 pub struct Filter {
     pub states: Vec<State>,
     pub drifts: Vec<DriftState>,
-    pub diagnoses: Vec<Kind>,
+    pub diagnoses: Vec<DiagnosisKind>,
     /// The retention rule: mode Suspended AND changed-at older than this; no changed-at never matches.
     pub suspended_for: Option<Duration>,
     /// State Running for longer than this: since the mode-changed-at stamp, else since creation.

@@ -8,5 +8,7 @@ pub mod history;
 pub mod jsonpath;
 pub mod keys;
 pub mod layout;
+pub mod leaks;
 pub mod outcome;
+pub mod report;
 pub mod yaml;

@@ -1,5 +1,6 @@
 //! Fault injection by rule: method + path pattern, on the n-th match, the first n, or always.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +26,57 @@ pub enum FaultAction {
     /// Answer with exactly these bytes as `application/json` (a hostile or broken server, a
     /// proxy answering for another object): what a client must survive.
     Raw { code: u16, body: String },
+    /// Serve the request (its read or write done, the server's lock released; a LIST's page
+    /// taken but not yet encoded), then hold the answer until the gate opens: a request held
+    /// mid-flight, while others are served.
+    Hold(Gate),
+}
+
+/// Where [`FaultAction::Hold`] holds answers: [`Gate::held`] waits until a request is held at
+/// it, [`Gate::open`] lets every held one (and any later one) go on.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    arrived: Arc<tokio::sync::Semaphore>,
+    open: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Default for Gate {
+    fn default() -> Gate {
+        Gate::new()
+    }
+}
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate {
+            arrived: Arc::new(tokio::sync::Semaphore::new(0)),
+            open: Arc::new(tokio::sync::watch::channel(false).0),
+        }
+    }
+
+    /// Wait until one more request is held at the gate (each request is counted once).
+    pub async fn held(&self) {
+        if let Ok(permit) = self.arrived.acquire().await {
+            permit.forget();
+        }
+    }
+
+    pub fn open(&self) {
+        self.open.send_replace(true);
+    }
+
+    pub(crate) async fn hold(&self) {
+        let mut open = self.open.subscribe();
+        self.arrived.add_permits(1);
+        let _ = open.wait_for(|o| *o).await;
+    }
+}
+
+/// One gate is equal to itself only.
+impl PartialEq for Gate {
+    fn eq(&self, other: &Gate) -> bool {
+        Arc::ptr_eq(&self.open, &other.open)
+    }
 }
 
 /// What another writer does to the addressed object just before a request is served.

@@ -226,6 +226,20 @@ pub struct Shared {
     /// The round trip every request takes, in microseconds (0: none), outside the lock: it is
     /// waited on the runtime's timer, never on the sim clock.
     latency_us: AtomicU64,
+    /// Requests being served now, the most there were at once, and connections accepted: what
+    /// a bench reads to see how many requests a client keeps in flight.
+    in_flight: AtomicU64,
+    peak_in_flight: AtomicU64,
+    connections: AtomicU64,
+}
+
+/// One request counted in flight until it is answered or dropped.
+pub(crate) struct InFlight<'a>(&'a Shared);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Shared {
@@ -236,6 +250,12 @@ impl Shared {
 
     pub fn latency(&self) -> std::time::Duration {
         std::time::Duration::from_micros(self.latency_us.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn in_flight(&self) -> InFlight<'_> {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak_in_flight.fetch_max(now, Ordering::Relaxed);
+        InFlight(self)
     }
 
     fn set_latency(&self, latency: std::time::Duration) {
@@ -348,6 +368,9 @@ impl Sim {
             state: Mutex::new(state),
             clock,
             latency_us: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            peak_in_flight: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
         });
         load(&shared, scenario).map_err(std::io::Error::other)?;
         // the watch cache starts when the server does: a watch from a resourceVersion before it
@@ -428,6 +451,20 @@ impl Sim {
     /// Zero (the default) answers at once. A scenario sets it with `server: {latency: 30ms}`.
     pub fn set_latency(&self, latency: std::time::Duration) {
         self.shared.set_latency(latency);
+    }
+
+    /// The most requests served at once since the last [`Sim::reset_counters`] (watches count
+    /// while their head is being made), and the connections accepted since.
+    pub fn concurrency(&self) -> (u64, u64) {
+        (
+            self.shared.peak_in_flight.load(Ordering::Relaxed),
+            self.shared.connections.load(Ordering::Relaxed),
+        )
+    }
+
+    pub fn reset_counters(&self) {
+        self.shared.peak_in_flight.store(0, Ordering::Relaxed);
+        self.shared.connections.store(0, Ordering::Relaxed);
     }
 
     /// Bytes sent on watch streams so far.
@@ -718,6 +755,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, serving: tokio:
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
+        shared.connections.fetch_add(1, Ordering::Relaxed);
         let (shared, mut serving) = (shared.clone(), serving.clone());
         tokio::spawn(async move {
             let service = service_fn(move |req| http::handle(shared.clone(), req));

@@ -53,7 +53,8 @@ pub struct Event {
 const HISTORY: usize = 50_000;
 
 pub struct Store {
-    objects: BTreeMap<Key, Value>,
+    /// Shared, so a LIST takes its page under the server's lock and encodes it after.
+    objects: BTreeMap<Key, Arc<Value>>,
     rv: u64,
     uid_seq: u64,
     history: VecDeque<Arc<Event>>,
@@ -182,7 +183,7 @@ impl Store {
     /// Remove an object now, finalizers or not (a kubelet confirming a pod is gone).
     pub fn remove_now(&mut self, r: &Resource, ns: &str, name: &str) -> Option<Value> {
         let key = (rkey(r), ns.to_string(), name.to_string());
-        let mut obj = self.objects.remove(&key)?;
+        let mut obj = Arc::unwrap_or_clone(self.objects.remove(&key)?);
         self.rv += 1;
         obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
         self.emit(&rkey(r), ns, EventType::Deleted, &obj);
@@ -190,7 +191,9 @@ impl Store {
     }
 
     pub fn get(&self, r: &Resource, ns: &str, name: &str) -> Option<&Value> {
-        self.objects.get(&(rkey(r), ns.to_string(), name.to_string()))
+        self.objects
+            .get(&(rkey(r), ns.to_string(), name.to_string()))
+            .map(|o| &**o)
     }
 
     /// All objects of a resource, in one namespace or all, in key order.
@@ -206,6 +209,17 @@ impl Store {
         ns: Option<&'a str>,
         after: Option<(&str, &str)>,
     ) -> impl Iterator<Item = &'a Value> + 'a {
+        self.shared_after(r, ns, after).map(|o| &**o)
+    }
+
+    /// [`Store::list_after`] as shared objects: a page kept past the server's lock (to encode
+    /// it after) holds them without copying one.
+    pub fn shared_after<'a>(
+        &'a self,
+        r: &Resource,
+        ns: Option<&'a str>,
+        after: Option<(&str, &str)>,
+    ) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
         use std::ops::Bound;
         let rk = rkey(r);
         let start = match after {
@@ -223,7 +237,7 @@ impl Store {
         let (key, mut obj) = self.admit(r, obj, now)?;
         let ns = key.1.clone();
         self.bump(&mut obj);
-        self.objects.insert(key, obj.clone());
+        self.objects.insert(key, Arc::new(obj.clone()));
         self.emit(&rkey(r), &ns, EventType::Added, &obj);
         Ok(obj)
     }
@@ -294,8 +308,8 @@ impl Store {
         };
         let mut unchanged = obj.clone();
         unchanged["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-        if unchanged == *old {
-            return old.clone();
+        if unchanged == **old {
+            return (**old).clone();
         }
         if old.get("spec") != obj.get("spec")
             && let Some(g) = old.pointer("/metadata/generation").and_then(Value::as_i64)
@@ -303,7 +317,7 @@ impl Store {
             obj["metadata"]["generation"] = json!(g + 1);
         }
         self.bump(&mut obj);
-        self.objects.insert(key, obj.clone());
+        self.objects.insert(key, Arc::new(obj.clone()));
         self.emit(&rkey(r), &ns, EventType::Modified, &obj);
         obj
     }
@@ -311,7 +325,7 @@ impl Store {
     /// Delete, or mark deleting when finalizers remain; dependents go by garbage collection.
     pub fn delete(&mut self, r: &Resource, ns: &str, name: &str, now: &str, all: &[Resource]) -> Option<Value> {
         let key = (rkey(r), ns.to_string(), name.to_string());
-        let mut obj = self.objects.get(&key)?.clone();
+        let mut obj = (**self.objects.get(&key)?).clone();
         let has_finalizers = obj
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)

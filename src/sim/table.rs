@@ -68,7 +68,13 @@ fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
 /// A meta.k8s.io/v1 Table of `objects`; `include` is the `includeObject` parameter.
 /// A `meta.k8s.io/v1` Table of `objects`; `list_meta` is the list's metadata (resourceVersion,
 /// and `continue` when paged: kubectl pages its Table requests too).
-pub fn table(r: &Resource, objects: &[Value], list_meta: &Value, include: &str, now: DateTime<Utc>) -> Value {
+pub fn table<V: std::borrow::Borrow<Value>>(
+    r: &Resource,
+    objects: &[V],
+    list_meta: &Value,
+    include: &str,
+    now: DateTime<Utc>,
+) -> Value {
     let columns = if r.plural == "events" {
         vec![
             column("Last Seen", ""),
@@ -90,6 +96,7 @@ pub fn table(r: &Resource, objects: &[Value], list_meta: &Value, include: &str, 
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
+            let o = o.borrow();
             let object = match include {
                 "None" => Value::Null,
                 "Object" => o.clone(),

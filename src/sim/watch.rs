@@ -105,32 +105,28 @@ pub fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req
         (false, None) => {}
     }
 
-    let mut first: Vec<Bytes> = Vec::new();
+    // taken under the lock, encoded by the stream's own task
+    let mut first: Vec<Pending> = Vec::new();
     let mut from_rv = st.store.resource_version();
     let mut gone = false;
     let current = |st: &SimState| {
         st.store
-            .list(r, namespace)
+            .shared_after(r, namespace, None)
             .filter(|o| filter.labels.matches_labels(o) && filter.fields.matches_fields(o))
-            .map(|o| line("ADDED", o))
+            .map(|o| Pending::Added(o.clone()))
             .collect::<Vec<_>>()
     };
     match rv_param.parse::<u64>() {
         _ if initial_events => {
             first.extend(current(st));
-            first.push(bookmark(r, from_rv, true));
+            first.push(Pending::Line(bookmark(r, from_rv, true)));
         }
         Ok(rv) if rv > 0 => match st.store.events_since(rv, &filter.rkey) {
             Some(events) => {
-                first.extend(
-                    events
-                        .iter()
-                        .filter(|e| filter.admits(e))
-                        .map(|e| line(e.kind.as_str(), &e.object)),
-                );
+                first.extend(events.into_iter().filter(|e| filter.admits(e)).map(Pending::Event));
             }
             None => {
-                first.push(too_old(&rv_param));
+                first.push(Pending::Line(too_old(&rv_param)));
                 gone = true;
             }
         },
@@ -193,6 +189,23 @@ fn bookmark_of(kind: &str, api_version: &str, rv: u64, initial_events_end: bool)
     )
 }
 
+/// A line of a watch's start, taken under the server's lock and encoded by the stream's task.
+enum Pending {
+    Line(Bytes),
+    Added(Arc<Value>),
+    Event(Arc<Event>),
+}
+
+impl Pending {
+    fn encode(self) -> Bytes {
+        match self {
+            Pending::Line(b) => b,
+            Pending::Added(o) => line("ADDED", &o),
+            Pending::Event(e) => line(e.kind.as_str(), &e.object),
+        }
+    }
+}
+
 /// One open watch's live part.
 struct Stream {
     feed: broadcast::Receiver<Arc<Event>>,
@@ -207,9 +220,9 @@ struct Stream {
 /// How often an idle watch that asked for them gets a bookmark (the API server's is a minute).
 const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
 
-async fn pump(first: Vec<Bytes>, gone: bool, mut w: Stream, tx: mpsc::Sender<Bytes>) {
-    for b in first {
-        if tx.send(b).await.is_err() {
+async fn pump(first: Vec<Pending>, gone: bool, mut w: Stream, tx: mpsc::Sender<Bytes>) {
+    for p in first {
+        if tx.send(p.encode()).await.is_err() {
             return;
         }
     }

@@ -4,55 +4,10 @@ use crate::cluster::inventory::Scope;
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::fence::Verb;
-use crate::domain::workspace::Workspace;
+use crate::domain::naming::WorkspaceKey;
 use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::KeyEvent;
 use serde_json::Value;
-
-/// A workspace by context, namespace and id: two clusters may each have `agents/alpha`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RowKey {
-    pub context: String,
-    pub namespace: String,
-    pub id: String,
-}
-
-impl RowKey {
-    pub fn new(context: &str, namespace: &str, id: &str) -> RowKey {
-        RowKey {
-            context: context.into(),
-            namespace: namespace.into(),
-            id: id.into(),
-        }
-    }
-
-    /// The workspace as a status line names it: its id, after its context across several.
-    pub fn who(&self, several_contexts: bool) -> String {
-        if several_contexts {
-            format!("{}/{}", self.context, self.id)
-        } else {
-            self.id.clone()
-        }
-    }
-
-    /// Where it is, as a dialog says it: the namespace, after the context across several.
-    pub fn place(&self, several_contexts: bool) -> String {
-        if several_contexts {
-            format!("{}/{}", self.context, self.namespace)
-        } else {
-            self.namespace.clone()
-        }
-    }
-}
-
-/// One refresh's result.
-#[derive(Debug, Clone)]
-pub struct Loaded {
-    pub rows: Vec<Workspace>,
-    pub warnings: Vec<String>,
-    /// Namespaces seen (for switching).
-    pub namespaces: Vec<String>,
-}
 
 /// The only way state changes: `update(app, action)`.
 #[derive(Debug)]
@@ -61,14 +16,6 @@ pub enum Action {
     Key(KeyEvent),
     /// Time passed: ages tick, freshness updates.
     Tick(DateTime<Utc>),
-    /// The refresh interval is up: re-list (unless a refresh is still under way).
-    Refresh,
-    /// A context's re-list (without watches).
-    Loaded {
-        context: String,
-        scope: Scope,
-        result: Result<Loaded, String>,
-    },
     /// A context's live inventory of `scope` reported; `generation` says which of its Follows
     /// (an older one's late reports are dropped).
     Live {
@@ -87,26 +34,26 @@ pub enum Action {
         namespaces: Vec<String>,
     },
     Detail {
-        key: RowKey,
+        key: WorkspaceKey,
         result: Result<String, String>,
     },
     /// A dry run of a pending action: what would be sent, or why nothing would.
     Preview {
-        key: RowKey,
+        key: WorkspaceKey,
         take_over: bool,
         outcome: Outcome,
     },
     Done {
-        key: RowKey,
+        key: WorkspaceKey,
         verb: Verb,
         outcome: Outcome,
     },
     WaitProgress {
-        key: RowKey,
+        key: WorkspaceKey,
         message: String,
     },
     Waited {
-        key: RowKey,
+        key: WorkspaceKey,
         verb: Verb,
         waited: Waited,
     },
@@ -141,12 +88,12 @@ pub enum Action {
     },
     /// A history (answered into the history popup).
     History {
-        key: RowKey,
+        key: WorkspaceKey,
         result: Result<String, String>,
     },
     /// A shell may start: the kubectl command line for the row's own pod; or why not.
     ShellReady {
-        key: RowKey,
+        key: WorkspaceKey,
         result: Result<Vec<String>, String>,
     },
     /// A file was written (the log pane's save), or why not: for the status line.
@@ -169,11 +116,6 @@ pub enum Action {
 /// Work for the I/O task, each in one context; results come back as actions.
 #[derive(Debug, Clone)]
 pub enum Effect {
-    /// List the scope in `context` once.
-    Refresh {
-        context: String,
-        scope: Scope,
-    },
     /// Keep the context's rows of the scope current with watches, until a Follow of a later
     /// generation in that context replaces it.
     Follow {
@@ -185,37 +127,37 @@ pub enum Effect {
         context: String,
         scope: Scope,
     },
-    Detail(RowKey),
+    Detail(WorkspaceKey),
     /// The whole Sandbox as YAML (answered as `Action::Detail`).
-    Yaml(RowKey),
+    Yaml(WorkspaceKey),
     /// A dry run of `plan` in the row's context.
     Preview {
-        key: RowKey,
+        key: WorkspaceKey,
         plan: Plan,
         take_over: bool,
     },
     /// The write of `plan` through the row's context's connection and write policy.
     Write {
-        key: RowKey,
+        key: WorkspaceKey,
         plan: Plan,
         wait: bool,
     },
     /// Stream the log of the row's own pod into the log pane (replacing any stream before it).
     Logs {
-        key: RowKey,
+        key: WorkspaceKey,
         container: Option<String>,
         previous: bool,
         stream: u64,
     },
     /// Stop the log pane's stream `stream` (and any older one, whichever runs first).
     StopLogs {
-        key: RowKey,
+        key: WorkspaceKey,
         stream: u64,
     },
     /// The row's history.
-    History(RowKey),
+    History(WorkspaceKey),
     /// Find the row's own pod and container for a shell (answered as `Action::ShellReady`).
-    Shell(RowKey),
+    Shell(WorkspaceKey),
     /// Open context `context` of the kubeconfig in place of `replacing` (whose watches stop);
     /// answered as `Action::ContextOpened`.
     OpenContext {
@@ -229,7 +171,7 @@ pub enum Effect {
     },
     /// Write `text` to a new file `name` in the temporary directory.
     Save {
-        key: RowKey,
+        key: WorkspaceKey,
         name: String,
         text: String,
     },
@@ -239,8 +181,7 @@ impl Effect {
     /// The context it acts in.
     pub fn context(&self) -> &str {
         match self {
-            Effect::Refresh { context, .. }
-            | Effect::Follow { context, .. }
+            Effect::Follow { context, .. }
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
             Effect::Leaks { context, .. } => context,
@@ -252,7 +193,7 @@ impl Effect {
             | Effect::StopLogs { key, .. }
             | Effect::History(key)
             | Effect::Shell(key)
-            | Effect::Save { key, .. } => &key.context,
+            | Effect::Save { key, .. } => key.context_name(),
         }
     }
 }

@@ -18,15 +18,16 @@ pub use inventory::*;
 pub use leaks::*;
 use switch::*;
 
-use super::action::{Action, Effect, RowKey};
+use super::action::{Action, Effect};
 use crate::cluster::inventory::Scope;
 use crate::cluster::live::{LiveEvent, StreamName, StreamStatus};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan};
 use crate::domain::columns::Column;
-use crate::domain::fence::{EpochChoice, Verb};
+use crate::domain::fence::Verb;
 use crate::domain::filter::{Query, best, is_problem};
 use crate::domain::mirror::RowChange;
+use crate::domain::naming::WorkspaceKey;
 use crate::domain::naming::{WorkspaceId, validate_namespace};
 use crate::domain::safety::ContextRules;
 use crate::domain::select::{SortKey, compare};
@@ -43,12 +44,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 #[derive(Debug, Clone)]
 pub enum Popup {
     Detail {
-        key: RowKey,
+        key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
     },
     Yaml {
-        key: RowKey,
+        key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
     },
@@ -72,7 +73,7 @@ pub enum Popup {
     Logs(Box<super::logs::LogPane>),
     /// A row's history: the timeline and the start-up waterfall.
     History {
-        key: RowKey,
+        key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
     },
@@ -123,8 +124,6 @@ pub struct AppOptions {
     /// `--read-only`: every context refuses writes, whatever its rules.
     pub read_only: bool,
     pub now: DateTime<Utc>,
-    /// Keep the rows current with watches (else re-list on each refresh).
-    pub live: bool,
 }
 
 /// What the visible order was computed for: the filter, the context picked, the sort, the rows.
@@ -145,7 +144,7 @@ pub struct App {
     pub view: TableView,
     /// Popups, the top one last: it takes the keys.
     pub popups: Vec<Popup>,
-    pub notes: BTreeMap<RowKey, RowNote>,
+    pub notes: BTreeMap<WorkspaceKey, RowNote>,
     pub status: String,
     /// This session's writes (from the write path's audit entries).
     pub sent: Vec<Value>,
@@ -154,7 +153,6 @@ pub struct App {
     pub fatal: Option<String>,
     /// A bulk action under way.
     pub bulk: Option<BulkProgress>,
-    pub live: bool,
     /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
     /// sort change: a frame does not sort 10,000 rows again.
     order: RefCell<Option<(OrderKey, Vec<usize>)>>,
@@ -165,7 +163,7 @@ pub struct App {
     /// The status as last seen at a tick, and since when: it expires after [`STATUS_FOR`].
     status_seen: (String, DateTime<Utc>),
     /// Rows of the bulk action under way: their waits do not take the status line.
-    bulk_members: BTreeSet<RowKey>,
+    bulk_members: BTreeSet<WorkspaceKey>,
     /// The last line of the scrolling popup on top, as the last frame laid it out.
     pub scroll_max: std::cell::Cell<u16>,
     /// Warnings already said once in the status line.
@@ -189,8 +187,8 @@ pub struct BulkProgress {
 }
 
 /// A row's key: the App names every row after its context.
-pub fn key_of(w: &Workspace) -> RowKey {
-    RowKey::new(w.context.as_deref().unwrap_or_default(), &w.namespace, &w.id)
+pub fn key_of(w: &Workspace) -> WorkspaceKey {
+    WorkspaceKey::new(w.context.as_deref(), &w.namespace, &w.id)
 }
 
 impl App {
@@ -236,7 +234,6 @@ impl App {
             quit: false,
             fatal: None,
             bulk: None,
-            live: o.live,
             order: RefCell::new(None),
             log_streams: 0,
             shell: None,
@@ -274,25 +271,20 @@ impl App {
         effects
     }
 
-    /// Read the scope in context `i`: follow it live, or list it once. A new Follow starts its
-    /// watches over from a list: the context's rows it does not bring back by its first full
-    /// state are gone.
+    /// Follow the scope in context `i` live. A new Follow starts its watches over from a list:
+    /// the context's rows it does not bring back by its first full state are gone.
     fn read(&mut self, i: usize) -> Effect {
         let scope = self.scope_in(&self.contexts[i].name);
         let c = &mut self.contexts[i];
         c.refreshing = true;
         let context = c.name.clone();
-        if self.live {
-            c.follow_generation += 1;
-            c.streams.clear();
-            self.inventory.unconfirmed.insert(context.clone(), BTreeSet::new());
-            Effect::Follow {
-                context,
-                scope,
-                generation: c.follow_generation,
-            }
-        } else {
-            Effect::Refresh { context, scope }
+        c.follow_generation += 1;
+        c.streams.clear();
+        self.inventory.unconfirmed.insert(context.clone(), BTreeSet::new());
+        Effect::Follow {
+            context,
+            scope,
+            generation: c.follow_generation,
         }
     }
 
@@ -403,7 +395,7 @@ impl App {
         order
     }
 
-    pub fn selected_key(&self) -> Option<RowKey> {
+    pub fn selected_key(&self) -> Option<WorkspaceKey> {
         self.visible().get(self.view.selected).map(|w| key_of(w))
     }
 
@@ -419,12 +411,12 @@ impl App {
     /// Why `verb` may not be taken on `targets`, if it may not: a target's context is
     /// read-only, RBAC there says no, or more of its rows are marked than its maxBulk. With no
     /// target, one context's own refusal still says why.
-    pub fn refusal(&self, verb: Verb, targets: &[RowKey]) -> Option<String> {
+    pub fn refusal(&self, verb: Verb, targets: &[WorkspaceKey]) -> Option<String> {
         let mut per_context: Vec<(&ContextView, usize)> = Vec::new();
         for key in targets {
-            match per_context.iter_mut().find(|(c, _)| c.name == key.context) {
+            match per_context.iter_mut().find(|(c, _)| c.name == key.context_name()) {
                 Some((_, n)) => *n += 1,
-                None => per_context.extend(self.context_view(&key.context).map(|c| (c, 1))),
+                None => per_context.extend(self.context_view(key.context_name()).map(|c| (c, 1))),
             }
         }
         if let ([only], true) = (self.contexts.as_slice(), targets.is_empty()) {
@@ -458,7 +450,11 @@ impl App {
                 verb.as_str()
             ));
         }
-        c.rules.refuse_bulk(&c.name, marked)
+        // (the read-only rule said above, as the context's view holds it)
+        match crate::ops::write::rules::check(&c.rules, &c.name, false, marked) {
+            Err(crate::ops::write::rules::Refusal::Bulk(why)) => Some(why),
+            _ => None,
+        }
     }
 
     /// Namespaces the switch may cycle through: only names Kubernetes accepts, whatever the
@@ -495,17 +491,9 @@ impl App {
         self.view.selected = if n == 0 { 0 } else { self.view.selected.min(n - 1) };
     }
 
-    /// The periodic re-list; live rows need none.
-    fn refresh(&mut self) -> Vec<Effect> {
-        if self.live {
-            return Vec::new();
-        }
-        self.reload()
-    }
-
-    /// Read every context again now (the refresh key), but one still being read: live, the
-    /// watches start over from a list.
-    fn reload(&mut self) -> Vec<Effect> {
+    /// Read every context again now (the refresh key), but one still being read: the watches
+    /// start over from a list.
+    pub fn reload(&mut self) -> Vec<Effect> {
         self.read_all(false)
     }
 
@@ -527,7 +515,7 @@ impl App {
     }
 
     fn open_confirm(&mut self, verb: Verb, refresh: bool) -> Vec<Effect> {
-        let targets: Vec<RowKey> = if self.view.marks.is_empty() {
+        let targets: Vec<WorkspaceKey> = if self.view.marks.is_empty() {
             self.selected_key().into_iter().collect()
         } else {
             self.view.marks.iter().cloned().collect()
@@ -543,17 +531,23 @@ impl App {
         }
         let mut typed_rule: Vec<String> = Vec::new();
         for key in &targets {
-            let typed = self.context_view(&key.context).is_some_and(|c| c.rules.typed_by_rule());
-            if typed && !typed_rule.contains(&key.context) {
-                typed_rule.push(key.context.clone());
+            let typed = self
+                .context_view(key.context_name())
+                .is_some_and(|c| c.rules.typed_by_rule());
+            if typed && !typed_rule.iter().any(|c| c == key.context_name()) {
+                typed_rule.push(key.context_name().to_string());
             }
         }
         let mut confirm = Confirm {
             verb,
-            asks_typed: !typed_rule.is_empty()
-                || targets
-                    .iter()
-                    .any(|k| self.context_view(&k.context).is_none_or(|c| c.rules.asks_typed(verb))),
+            asks_typed: targets.iter().any(|k| {
+                crate::ops::write::rules::asks_typed(
+                    self.context_view(k.context_name()).map(|c| &c.rules),
+                    verb,
+                    false,
+                    false,
+                )
+            }),
             typed_rule,
             targets,
             take_over: false,
@@ -582,7 +576,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             app.quit = true;
             Vec::new()
         }
-        Action::Refresh => app.refresh(),
         Action::AuditFailed(why) => {
             app.status = format!("warning: {why}; the write was sent but is not in the audit log");
             Vec::new()
@@ -595,34 +588,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
                 app.status.clear();
                 app.status_seen.0.clear();
-            }
-            Vec::new()
-        }
-        Action::Loaded { context, scope, result } => {
-            let now = app.now;
-            if scope != app.scope_in(&context) {
-                return Vec::new(); // an answer for a scope we left
-            }
-            let Some(c) = app.context_mut(&context) else {
-                return Vec::new();
-            };
-            c.refreshing = false;
-            match result {
-                Ok(loaded) => {
-                    c.warnings = loaded.warnings.clone();
-                    for w in loaded.warnings {
-                        app_warn(&mut app.warned, &mut app.status, app.several_contexts, &context, w);
-                    }
-                    let Some(c) = app.context_mut(&context) else {
-                        return Vec::new();
-                    };
-                    c.loaded_at = Some(now);
-                    c.refresh_error = None;
-                    app.keep_selection(|inv| inv.replace_context(&context, loaded.rows));
-                    app.learn_namespaces(loaded.namespaces);
-                }
-                // the last good rows stay on screen under the error
-                Err(e) => c.refresh_error = Some(e),
             }
             Vec::new()
         }
@@ -710,7 +675,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 }
             }
             app.notes.insert(key, note);
-            app.refresh()
+            // the watches bring what the write changed
+            Vec::new()
         }
         Action::Sent(entries) => {
             app.sent = entries;
@@ -736,7 +702,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 app.status = format!("{}: {}", key.who(app.several_contexts), note.text);
             }
             app.notes.insert(key, note);
-            app.refresh()
+            // the watches bring what the write changed
+            Vec::new()
         }
     }
 }

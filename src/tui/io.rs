@@ -1,24 +1,24 @@
 //! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
 //! reports back as actions. The UI never awaits these.
 
-use super::action::{Action, Effect, Loaded, RowKey};
+use super::action::{Action, Effect};
 use super::app::ContextOptions;
 use crate::clock::Clock;
 use crate::cluster::access;
 use crate::cluster::connect::Connection;
 use crate::cluster::detail;
-use crate::cluster::inventory::{self, Query, Scope};
-use crate::cluster::live::{self, LiveOptions};
+use crate::cluster::inventory::{Query, Scope};
+use crate::cluster::live::LiveOptions;
 use crate::cluster::resources;
 use crate::cluster::triage::{self, LogAsk, LogNote, LogSink};
-use crate::cluster::wait;
 use crate::cluster::write::{self, WritePolicy};
 use crate::domain::drift::OverlayFlags;
-use crate::domain::fence::Verb;
 use crate::domain::naming::WorkspaceId;
+use crate::domain::naming::WorkspaceKey;
 use crate::domain::object::name;
 use crate::domain::timeline;
 use crate::domain::triage::{Purpose, SHELL, Unavailable, choose_container, kubectl_exec_args, own_pod};
+use crate::ops::follow::{self, Followed, Target};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -154,11 +154,7 @@ impl Io {
                 };
                 let conn = Connection::open(&opts).await.map_err(|e| e.to_string())?;
                 conn.version().await.map_err(|e| e.to_string())?;
-                let policy = WritePolicy {
-                    read_only: conn.rules.read_only,
-                    throttle: Default::default(),
-                    ..self.policy.clone()
-                };
+                let policy = crate::ops::write::rules::policy(&self.policy, &conn.rules);
                 let cluster = Cluster::new(conn, policy);
                 let o = described(&cluster);
                 self.added
@@ -184,11 +180,6 @@ impl Cluster {
             let _ = out.send(a);
         };
         match effect {
-            Effect::Refresh { context, scope } => send(Action::Loaded {
-                result: self.load(io, &scope).await,
-                context,
-                scope,
-            }),
             Effect::Follow {
                 context,
                 scope,
@@ -206,21 +197,17 @@ impl Cluster {
                     return;
                 }
                 let mut replaced = self.following.subscribe();
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let follow = live::follow(
-                    self.conn.clone(),
-                    scope.clone(),
-                    Query::default(),
-                    io.flags.clone(),
-                    io.live.clone(),
-                    tx,
-                );
-                let task = tokio::spawn(follow);
+                let target = Target {
+                    context: Some(context.clone()),
+                    conn: self.conn.clone(),
+                    scope: scope.clone(),
+                };
+                let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
                 loop {
                     tokio::select! {
                         _ = replaced.wait_for(|g| *g != generation) => break,
-                        event = rx.recv() => match event {
-                            Some(event) => {
+                        followed = following.next() => match followed {
+                            Some(Followed { event, .. }) => {
                                 let action = Action::Live {
                                     context: context.clone(),
                                     scope: scope.clone(),
@@ -235,7 +222,6 @@ impl Cluster {
                         },
                     }
                 }
-                task.abort();
             }
             Effect::CheckAccess { context, scope } => {
                 let ns = match &scope {
@@ -341,14 +327,10 @@ impl Cluster {
             Effect::Write { key, plan, wait } => {
                 // counted while in flight: quitting waits for it, so it lands in the audit log
                 let _in_flight = InFlight::enter(&io.writes_in_flight);
-                let before = if plan.verb == Verb::Resume {
-                    write::pod_uid_before(&self.conn, &plan.namespace, &plan.id).await
-                } else {
-                    None
-                };
-                let outcome = write::write(&self.conn, &self.policy, &plan).await;
+                // the one write of every front-end (`ops::write::send`), bound to what was
+                // confirmed (`ops::write::rules::bind`)
+                let (outcome, after) = crate::ops::write::send(&self.conn, &self.policy, &plan).await;
                 let landed = outcome.landed();
-                let pinned = outcome.pinned();
                 send(Action::Done {
                     key: key.clone(),
                     verb: plan.verb,
@@ -363,22 +345,14 @@ impl Cluster {
                 drop(_in_flight);
                 if landed && wait {
                     let progress_key = key.clone();
-                    let waited = wait::wait(
-                        &self.conn,
-                        &plan.namespace,
-                        &plan.id,
-                        plan.verb,
-                        before.as_deref(),
-                        pinned,
-                        io.wait_timeout,
-                        |what, _| {
+                    let waited = after
+                        .wait(&self.conn, &plan, io.wait_timeout, |what, _| {
                             send(Action::WaitProgress {
                                 key: progress_key.clone(),
                                 message: format!("waiting for {what}"),
                             });
-                        },
-                    )
-                    .await;
+                        })
+                        .await;
                     send(Action::Waited {
                         key,
                         verb: plan.verb,
@@ -389,26 +363,8 @@ impl Cluster {
         }
     }
 
-    async fn load(&self, io: &Io, scope: &Scope) -> Result<Loaded, String> {
-        let query = Query {
-            per_sandbox_label_key: io.flags.per_sandbox_label_key.clone(),
-            ..Default::default()
-        };
-        let inv = inventory::read(&self.conn, scope, &query)
-            .await
-            .map_err(|e| e.to_string())?;
-        let now = self.conn.clock.now();
-        let rows = inv.workspaces(&io.flags, now);
-        let namespaces = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
-        Ok(Loaded {
-            rows,
-            warnings: inv.warnings,
-            namespaces,
-        })
-    }
-
     /// The Sandbox as the API serves it, without managedFields, as YAML.
-    async fn yaml(&self, key: &RowKey) -> Result<String, String> {
+    async fn yaml(&self, key: &WorkspaceKey) -> Result<String, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let object = resources::get(&self.conn, &resources::SANDBOXES, &key.namespace, &id.sandbox_name())
             .await
@@ -417,7 +373,7 @@ impl Cluster {
         Ok(super::app::yaml(&object))
     }
 
-    async fn detail(&self, io: &Io, key: &RowKey) -> Result<String, String> {
+    async fn detail(&self, io: &Io, key: &WorkspaceKey) -> Result<String, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let d = detail::read(&self.conn, &key.namespace, &id)
             .await
@@ -431,13 +387,13 @@ impl Cluster {
 }
 
 impl Cluster {
-    async fn history(&self, key: &RowKey) -> Result<String, String> {
+    async fn history(&self, key: &WorkspaceKey) -> Result<String, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let read = triage::read_history(&self.conn, &key.namespace, &id, &self.policy.audit)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.id))?;
-        let inputs = crate::cli::history::inputs(&read);
+        let inputs = read.inputs();
         let lines = crate::present::history::render(
             &timeline::timeline(&inputs),
             timeline::waterfall(&inputs).as_ref(),
@@ -448,7 +404,7 @@ impl Cluster {
     }
 
     /// The kubectl command line of a shell in the row's own pod, or why there is none.
-    async fn shell(&self, key: &RowKey) -> Result<Vec<String>, String> {
+    async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {
         let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
         Ok(kubectl_exec_args(
             &self.conn.kubectl_flags,
@@ -465,7 +421,7 @@ impl Cluster {
 /// The row's own pod (its name) and the container a command acts on, or the line why not.
 async fn own_container(
     conn: &Connection,
-    key: &RowKey,
+    key: &WorkspaceKey,
     asked: Option<&str>,
     purpose: Purpose,
 ) -> Result<(String, crate::domain::triage::Chosen), String> {
@@ -503,7 +459,7 @@ pub const LOG_TAIL: i64 = 1000;
 /// Stream a row's own pod's log into the pane, as actions of stream `stream`.
 async fn stream_logs(
     conn: Connection,
-    key: RowKey,
+    key: WorkspaceKey,
     container: Option<String>,
     previous: bool,
     stream: u64,

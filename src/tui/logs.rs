@@ -3,7 +3,8 @@
 //! 64 KiB, cut by the reader); the oldest lines go first, and the pane says how many went.
 //! Pure state and keys: the stream runs on the I/O task and arrives as actions.
 
-use super::action::{Effect, RowKey};
+use super::action::Effect;
+use crate::domain::naming::WorkspaceKey;
 use crate::present::keys::Command;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::VecDeque;
@@ -43,7 +44,7 @@ impl Line {
 
 #[derive(Debug, Clone)]
 pub struct LogPane {
-    pub key: RowKey,
+    pub key: WorkspaceKey,
     /// The container asked for (`None`: the pod's default one).
     pub container: Option<String>,
     /// The previous instance of the container (`p` toggles).
@@ -72,7 +73,7 @@ pub struct LogPane {
 }
 
 impl LogPane {
-    pub fn new(key: RowKey, stream: u64) -> LogPane {
+    pub fn new(key: WorkspaceKey, stream: u64) -> LogPane {
         LogPane {
             key,
             container: None,
@@ -167,10 +168,9 @@ impl LogPane {
         };
         let container = self.container.as_deref().unwrap_or("default");
         let previous = if self.previous { "-previous" } else { "" };
-        let context = if self.key.context.is_empty() {
-            String::new()
-        } else {
-            format!("{}-", safe(&self.key.context))
+        let context = match self.key.context.as_deref() {
+            None | Some("") => String::new(),
+            Some(c) => format!("{}-", safe(c)),
         };
         format!(
             "namzu-{context}{}-{}-{}{previous}-{}.log",
@@ -310,7 +310,7 @@ mod tests {
     use ratatui::crossterm::event::KeyModifiers;
 
     fn pane() -> LogPane {
-        LogPane::new(RowKey::new("", "agents", "alpha"), 1)
+        LogPane::new(WorkspaceKey::new(None, "agents", "alpha"), 1)
     }
 
     fn key() -> KeyEvent {

@@ -105,11 +105,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
             open_error: open_error.clone(),
         });
         if open_error.is_none() {
-            let policy = WritePolicy {
-                read_only: rules.read_only,
-                throttle: Default::default(),
-                ..policy.clone()
-            };
+            let policy = crate::ops::write::rules::policy(&policy, &rules);
             throttles.push(policy.throttle.clone());
             opened.push(Cluster::new(conn, policy));
         }
@@ -134,7 +130,6 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         all_namespaces,
         read_only: read_only_flag,
         now: clock.now(),
-        live: true,
     });
     app.kube_contexts = switch.as_ref().map(|s| s.contexts.clone()).unwrap_or_default();
     let flags = crate::domain::drift::OverlayFlags {
@@ -203,17 +198,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     };
     let in_flight = io.writes_in_flight.clone();
     let mut shell = |argv: &[String]| keys.run_aside(argv);
-    let result = event_loop(
-        &mut terminal,
-        &mut app,
-        io,
-        actions_tx,
-        actions_rx,
-        refresh,
-        theme,
-        &mut shell,
-    )
-    .await;
+    let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, theme, &mut shell).await;
     ratatui::restore();
     diagnostics.close();
     throttles.iter().for_each(crate::cluster::write::Throttle::abandon);
@@ -415,7 +400,6 @@ pub async fn event_loop<B: Backend>(
     io: Arc<Io>,
     tx: UnboundedSender<Action>,
     mut rx: UnboundedReceiver<Action>,
-    refresh: Duration,
     theme: Theme,
     shell: &mut (dyn FnMut(&[String]) -> String + Send),
 ) -> Result<(), TuiError> {
@@ -423,8 +407,6 @@ pub async fn event_loop<B: Backend>(
     let first = app.start();
     spawn_all(&io, first, &tx);
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
-    let mut refreshes = tokio::time::interval(refresh);
-    refreshes.tick().await;
     let (termination, signals) = (crate::signals::Termination::listen(), tx.clone());
     tokio::spawn(async move {
         termination.received().await;
@@ -435,7 +417,6 @@ pub async fn event_loop<B: Backend>(
         let mut effects = tokio::select! {
             Some(action) = rx.recv() => update(app, action),
             _ = ticks.tick() => update(app, Action::Tick(io.clock.now())),
-            _ = refreshes.tick() => update(app, Action::Refresh),
         };
         // whatever else has arrived is applied before the next frame: a burst of watch events
         // costs one sort and one draw

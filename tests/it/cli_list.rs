@@ -68,7 +68,7 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     }
     assert_eq!(
         kinds.len(),
-        kubectl_namzu::domain::diagnosis::Kind::ALL.len(),
+        kubectl_namzu::domain::diagnosis::DiagnosisKind::ALL.len(),
         "one workspace of every diagnosis: {kinds:?}"
     );
     let drifts = field(&items, "/drift/state");

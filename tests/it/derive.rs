@@ -1,7 +1,7 @@
 //! Every state and every diagnosis kind, derived from objects shaped as the controller writes them.
 
 use chrono::{DateTime, TimeZone, Utc};
-use kubectl_namzu::domain::diagnosis::Kind;
+use kubectl_namzu::domain::diagnosis::DiagnosisKind;
 use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
 use kubectl_namzu::domain::egress::PolicyRead;
 use kubectl_namzu::domain::pod::Index;
@@ -119,7 +119,7 @@ fn suspended_state_without_pod_access_uses_the_condition() {
     assert_eq!(w.pvcs, Observed::Forbidden);
 }
 
-fn kind(w: &Workspace) -> Option<Kind> {
+fn kind(w: &Workspace) -> Option<DiagnosisKind> {
     w.diagnosis.as_ref().map(|d| d.kind)
 }
 
@@ -132,7 +132,7 @@ fn every_diagnosis_kind() {
         json!({"phase":"Pending","conditions":[cond("PodScheduled","False","Unschedulable","0/3 nodes are available: 3 Insufficient memory.")]}),
     );
     let w = view(&starting, &[unsched], &bound);
-    assert_eq!(kind(&w), Some(Kind::Unschedulable));
+    assert_eq!(kind(&w), Some(DiagnosisKind::Unschedulable));
     assert!(w.diagnosis.unwrap().message.contains("Insufficient memory"));
 
     for reason in [
@@ -146,22 +146,25 @@ fn every_diagnosis_kind() {
             json!({"phase":"Pending","containerStatuses":[{"name":"agent","state":{"waiting":{"reason":reason,"message":"pull failed"}}}]}),
         );
         let w = view(&starting, &[p], &bound);
-        assert_eq!(kind(&w), Some(Kind::ImagePull), "{reason}");
+        assert_eq!(kind(&w), Some(DiagnosisKind::ImagePull), "{reason}");
         assert_eq!(w.diagnosis.unwrap().reason, reason);
     }
     let init = pod(
         json!({"phase":"Pending","initContainerStatuses":[{"name":"init","state":{"waiting":{"reason":"ImagePullBackOff"}}}]}),
     );
-    assert_eq!(kind(&view(&starting, &[init], &bound)), Some(Kind::ImagePull));
+    assert_eq!(kind(&view(&starting, &[init], &bound)), Some(DiagnosisKind::ImagePull));
 
     let crash = pod(
         json!({"containerStatuses":[{"name":"agent","state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 5m0s"}}}]}),
     );
-    assert_eq!(kind(&view(&starting, &[crash], &bound)), Some(Kind::CrashLoop));
+    assert_eq!(kind(&view(&starting, &[crash], &bound)), Some(DiagnosisKind::CrashLoop));
 
-    assert_eq!(kind(&view(&starting, &[], &[pvc("Pending")])), Some(Kind::DiskPending));
+    assert_eq!(
+        kind(&view(&starting, &[], &[pvc("Pending")])),
+        Some(DiagnosisKind::DiskPending)
+    );
     let missing = view(&starting, &[], &[]);
-    assert_eq!(kind(&missing), Some(Kind::DiskMissing));
+    assert_eq!(kind(&missing), Some(DiagnosisKind::DiskMissing));
     assert!(missing.diagnosis.unwrap().message.contains("workspace-disk-namzu-ws-a"));
 
     let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
@@ -174,39 +177,42 @@ fn every_diagnosis_kind() {
     );
     assert_eq!(
         kind(&view(&not_owned, &[pod(json!({}))], &bound)),
-        Some(Kind::ForeignPod)
+        Some(DiagnosisKind::ForeignPod)
     );
     let mut stranger = pod(json!({}));
     stranger["metadata"]["ownerReferences"] = json!([{"uid":"someone-else"}]);
-    assert_eq!(kind(&view(&suspended, &[stranger], &bound)), Some(Kind::ForeignPod));
+    assert_eq!(
+        kind(&view(&suspended, &[stranger], &bound)),
+        Some(DiagnosisKind::ForeignPod)
+    );
 
     let mut stuck = pod(json!({}));
     stuck["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:00:00Z");
     assert_eq!(
         kind(&view(&suspended, &[stuck.clone()], &bound)),
-        Some(Kind::StuckTerminating)
+        Some(DiagnosisKind::StuckTerminating)
     );
     let mut draining = stuck.clone();
     draining["metadata"]["deletionTimestamp"] = json!("2026-11-29T10:00:30Z");
     assert_eq!(
         kind(&view(&suspended, &[draining], &bound)),
-        Some(Kind::SuspendUnconfirmed)
+        Some(DiagnosisKind::SuspendUnconfirmed)
     );
     assert_eq!(
         kind(&view(&suspended, &[pod(json!({}))], &bound)),
-        Some(Kind::SuspendUnconfirmed)
+        Some(DiagnosisKind::SuspendUnconfirmed)
     );
     assert_eq!(kind(&view(&suspended, &[], &bound)), None);
 
     let failed = sandbox("Running", vec![ready("False", "PodFailed")]);
     assert_eq!(
         kind(&view(&failed, &[pod(json!({"phase":"Failed"}))], &bound)),
-        Some(Kind::PodTerminated)
+        Some(DiagnosisKind::PodTerminated)
     );
     let succeeded_pod = pod(json!({"phase":"Succeeded"}));
     assert_eq!(
         kind(&view(&starting, &[succeeded_pod], &bound)),
-        Some(Kind::PodTerminated)
+        Some(DiagnosisKind::PodTerminated)
     );
 
     let error = sandbox(
@@ -214,14 +220,17 @@ fn every_diagnosis_kind() {
         vec![cond("Ready", "False", "ReconcilerError", "Error seen: boom")],
     );
     let w = view(&error, &[], &bound);
-    assert_eq!(kind(&w), Some(Kind::ControllerError));
+    assert_eq!(kind(&w), Some(DiagnosisKind::ControllerError));
     assert_eq!(w.diagnosis.unwrap().message, "Error seen: boom");
     let multi = sandbox("Running", vec![cond("Ready", "False", "MultiplePods", "2 pods")]);
-    assert_eq!(kind(&view(&multi, &[], &bound)), Some(Kind::ControllerError));
+    assert_eq!(kind(&view(&multi, &[], &bound)), Some(DiagnosisKind::ControllerError));
 
     let mut stale = sandbox("Running", vec![ready("True", "DependenciesReady")]);
     stale["metadata"]["generation"] = json!(3);
-    assert_eq!(kind(&view(&stale, &[pod(json!({}))], &bound)), Some(Kind::StaleStatus));
+    assert_eq!(
+        kind(&view(&stale, &[pod(json!({}))], &bound)),
+        Some(DiagnosisKind::StaleStatus)
+    );
 }
 
 #[test]
@@ -232,7 +241,7 @@ fn most_specific_diagnosis_wins() {
         pod(json!({"phase":"Pending","conditions":[cond("PodScheduled","False","Unschedulable","no nodes")]}));
     assert_eq!(
         kind(&view(&starting, &[unsched], &[pvc("Pending")])),
-        Some(Kind::Unschedulable)
+        Some(DiagnosisKind::Unschedulable)
     );
 }
 
@@ -375,7 +384,7 @@ fn ready_true_from_an_older_generation_is_starting_with_stale_status() {
     stale["metadata"]["generation"] = json!(2);
     let w = view(&stale, &[pod(json!({}))], &[pvc("Bound")]);
     assert_eq!((w.state, w.ready), (State::Starting, Some(false)));
-    assert_eq!(kind(&w), Some(Kind::StaleStatus));
+    assert_eq!(kind(&w), Some(DiagnosisKind::StaleStatus));
 }
 
 #[test]
@@ -393,7 +402,7 @@ fn ready_true_without_a_live_pod_is_starting_with_no_live_pod() {
         let w = view(&running, &pods, &[pvc("Bound")]);
         assert_eq!((w.state, w.ready), (State::Starting, Some(false)), "{says}");
         let d = w.diagnosis.unwrap();
-        assert_eq!(d.kind, Kind::NoLivePod);
+        assert_eq!(d.kind, DiagnosisKind::NoLivePod);
         assert!(d.message.contains(says), "{}", d.message);
         assert_eq!(w.identity.pod_uid, None);
     }
@@ -413,7 +422,7 @@ fn a_claim_owned_by_another_sandbox_is_a_foreign_disk_naming_the_owner() {
     stranger["metadata"]["ownerReferences"] = json!([{"kind": "Sandbox", "name": "namzu-ws-a", "uid": "old-uid"}]);
     let w = view(&running, &[pod(json!({}))], &[stranger]);
     let d = w.diagnosis.clone().unwrap();
-    assert_eq!(d.kind, Kind::ForeignDisk);
+    assert_eq!(d.kind, DiagnosisKind::ForeignDisk);
     assert!(d.message.contains("Sandbox namzu-ws-a (uid old-uid)"), "{}", d.message);
     // the stranger's claim exists: its uid is recorded, and it is not missing
     assert_eq!(w.identity.volume_claim_uids["workspace-disk"], "pvc-uid");
@@ -430,11 +439,11 @@ fn a_claim_owned_by_another_sandbox_is_a_foreign_disk_naming_the_owner() {
 fn a_missing_claim_is_disk_missing_and_an_unbound_one_disk_pending() {
     let starting = sandbox("Running", vec![ready("False", "DependenciesNotReady")]);
     let w = view(&starting, &[], &[]);
-    assert_eq!(kind(&w), Some(Kind::DiskMissing));
+    assert_eq!(kind(&w), Some(DiagnosisKind::DiskMissing));
     assert_eq!(w.missing_claims, Observed::Known(vec!["workspace-disk".to_string()]));
     assert!(w.identity.volume_claim_uids.is_empty());
     let w = view(&starting, &[], &[pvc("Pending")]);
-    assert_eq!(kind(&w), Some(Kind::DiskPending));
+    assert_eq!(kind(&w), Some(DiagnosisKind::DiskPending));
     assert_eq!(w.missing_claims, Observed::Known(vec![]));
 }
 
@@ -454,7 +463,7 @@ fn invalid_configuration_is_error_with_the_controllers_message() {
     let d = w.diagnosis.unwrap();
     assert_eq!(
         (d.kind, d.reason.as_str()),
-        (Kind::ControllerError, "InvalidConfiguration")
+        (DiagnosisKind::ControllerError, "InvalidConfiguration")
     );
     assert_eq!(d.message, "RuntimeClass \"x\" not found");
 }
@@ -498,7 +507,7 @@ fn an_unknown_ready_false_reason_is_shown_verbatim() {
     let d = w.diagnosis.clone().unwrap();
     assert_eq!(
         (d.kind, d.reason.as_str(), d.message.as_str()),
-        (Kind::ControllerReason, "QuotaWait", "waiting for quota")
+        (DiagnosisKind::ControllerReason, "QuotaWait", "waiting for quota")
     );
     use kubectl_namzu::domain::columns::{Column, cell};
     assert_eq!(cell(&w, Column::Diagnosis, now()), "controller-reason:QuotaWait");
@@ -507,7 +516,7 @@ fn an_unknown_ready_false_reason_is_shown_verbatim() {
         let s = sandbox("Running", vec![cond("Ready", "False", known, "")]);
         assert_ne!(
             kind(&view(&s, &[], &[pvc("Bound")])),
-            Some(Kind::ControllerReason),
+            Some(DiagnosisKind::ControllerReason),
             "{known}"
         );
     }
@@ -563,7 +572,7 @@ fn a_per_sandbox_policy_not_owned_by_the_current_uid_is_a_foreign_egress_policy(
     assert_eq!(own.egress.per_sandbox.as_deref(), Some("namzu-ws-a"));
     let w = view_with_policies(&s, &[], &[pvc("Bound")], &[policy("sbx-uid"), policy("old-uid")]);
     let d = w.diagnosis.clone().unwrap();
-    assert_eq!(d.kind, Kind::ForeignEgressPolicy);
+    assert_eq!(d.kind, DiagnosisKind::ForeignEgressPolicy);
     assert!(d.message.contains("namzu-sbx-old-uid"), "{}", d.message);
     assert!(
         d.message
@@ -577,7 +586,7 @@ fn a_per_sandbox_policy_not_owned_by_the_current_uid_is_a_foreign_egress_policy(
     renamed["metadata"]["ownerReferences"][0]["name"] = json!("namzu-ws-b");
     assert_eq!(
         kind(&view_with_policies(&s, &[], &[pvc("Bound")], &[renamed])),
-        Some(Kind::ForeignEgressPolicy)
+        Some(DiagnosisKind::ForeignEgressPolicy)
     );
 }
 

@@ -136,18 +136,10 @@ async fn the_cli_refuses_a_context_s_rules_over_another_cluster() {
     assert!(sent(&two.prod).is_empty());
 }
 
-/// Run TUI effects to completion, feeding their answers back through `update`.
-async fn settle(app: &mut App, io: &Arc<kubectl_namzu::tui::io::Io>, mut effects: Vec<Effect>) {
-    while !effects.is_empty() {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        for e in effects.drain(..) {
-            io.perform(e, tx.clone()).await;
-        }
-        drop(tx);
-        while let Some(a) = rx.recv().await {
-            effects.extend(update(app, a));
-        }
-    }
+/// Run TUI effects to completion, feeding their answers back through `update` (a Follow until
+/// its context settles).
+async fn settle(app: &mut App, io: &Arc<kubectl_namzu::tui::io::Io>, effects: Vec<Effect>) {
+    crate::tui::settle(app, io, effects).await;
 }
 
 /// The TUI, even one that ignored the rules (its policy and context say writable): the
@@ -181,7 +173,6 @@ async fn the_tui_write_path_refuses_a_context_s_rules_over_another_cluster() {
         all_namespaces: false,
         read_only: false,
         now: two.prod.sim.now(),
-        live: false,
     });
     let io = Arc::new(tui_io(vec![(conn, policy(false, audit))], Default::default()));
     let first = app.start();

@@ -742,13 +742,13 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value) {
 }
 
 /// Arbitrary JSON at every field the derivation reads, served as a LIST and as a GET, through
-/// `list`, `inspect` and the TUI's refresh, update and render: one error line or a degraded
+/// `list`, `inspect`, and the TUI's follow (as a streaming list), detail, update and render: one error line or a degraded
 /// row, never a panic.
 #[test]
 fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
-    use kubectl_namzu::cluster::inventory::Scope;
-    use kubectl_namzu::tui::action::{Effect, RowKey};
-    use kubectl_namzu::tui::app::{App, AppOptions, update};
+    use kubectl_namzu::domain::naming::WorkspaceKey;
+    use kubectl_namzu::tui::action::Effect;
+    use kubectl_namzu::tui::app::{App, AppOptions};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -757,7 +757,6 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
     let kubeconfig = t.sim.kubeconfig().display().to_string();
     let conn = runtime.block_on(connect(&t, t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)));
     let context = context_options(&conn, Default::default());
-    let io = tui_io(vec![(conn, policy(true, Default::default()))], Default::default());
     let mut runner = TestRunner::new(Config {
         cases: 32,
         failure_persistence: None,
@@ -794,8 +793,31 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
                     prop_assert_eq!(e.trim_end().lines().count(), 1, "{:?}: {}", args, e);
                 }
             }
-            // the TUI: refresh, detail, update and render at two sizes
-            let scope = Scope::Namespace("agents".into());
+            // the TUI: its follow reads these objects as a streaming list (the watch's events,
+            // then the initial-events-end bookmark) until the context settles; a detail, update
+            // and render at two sizes
+            t.sim.clear_faults();
+            answer_with(&t, "GET", "/sandboxes/namzu-ws-alpha", object.to_string());
+            let mut events: String = items
+                .iter()
+                .map(|o| format!("{}\n", serde_json::json!({"type": "ADDED", "object": o})))
+                .collect();
+            events.push_str(&format!(
+                "{}\n",
+                serde_json::json!({"type": "BOOKMARK", "object": {"kind": "Sandbox", "apiVersion": "agents.x-k8s.io/v1beta1",
+                    "metadata": {"resourceVersion": "1", "annotations": {"k8s.io/initial-events-end": "true"}}}})
+            ));
+            // once; the watch it resumes then waits (a quiet server)
+            t.sim.add_fault(
+                Fault::new(
+                    Some("GET"),
+                    "/namespaces/agents/sandboxes",
+                    FaultAction::Raw { code: 200, body: events },
+                )
+                .times(1),
+            );
+            t.sim
+                .add_fault(Fault::new(Some("GET"), "/namespaces/agents/sandboxes", FaultAction::Hang));
             let mut app = App::new(AppOptions {
                 contexts: vec![context.clone()],
                 several_contexts: false,
@@ -803,25 +825,18 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
                 all_namespaces: false,
                 read_only: true,
                 now: t.sim.now(),
-                live: false,
             });
-            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+            let name = context.name.clone();
+            // an I/O of its own: each case's app follows from generation 1
+            let io = std::sync::Arc::new(tui_io(
+                vec![(conn.clone(), policy(true, Default::default()))],
+                Default::default(),
+            ));
             runtime.block_on(async {
-                let name = context.name.clone();
-                io.perform(
-                    Effect::Refresh {
-                        context: name.clone(),
-                        scope,
-                    },
-                    tx.clone(),
-                )
-                .await;
-                io.perform(Effect::Detail(RowKey::new(&name, "agents", "alpha")), tx)
-                    .await;
+                let mut effects = app.start();
+                effects.push(Effect::Detail(WorkspaceKey::new(Some(&name), "agents", "alpha")));
+                crate::tui::settle(&mut app, &io, effects).await;
             });
-            while let Ok(action) = rx.try_recv() {
-                update(&mut app, action);
-            }
             for (w, h) in [(80, 24), (200, 50)] {
                 let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
                 term.draw(|f| {

@@ -33,6 +33,14 @@ fn quick() -> LiveOptions {
 }
 
 async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
+    let mut live = start_following(t, kubeconfig, all).await;
+    live.until("the first full screen", |a| a.contexts[0].loaded_at.is_some())
+        .await;
+    live
+}
+
+/// The TUI's follow started, nothing applied yet.
+async fn start_following(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
     let conn = connect(t, kubeconfig, None, Duration::from_secs(2)).await;
     let app = App::new(AppOptions {
         contexts: vec![context_options(&conn, Default::default())],
@@ -41,7 +49,6 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
         all_namespaces: all,
         read_only: true,
         now: t.sim.now(),
-        live: true,
     });
     let io = Arc::new(tui_io(vec![(conn, policy(true, Default::default()))], quick()));
     let (tx, actions) = unbounded_channel();
@@ -53,8 +60,6 @@ async fn follow(t: &TestSim, kubeconfig: &std::path::Path, all: bool) -> Live {
     };
     assert_eq!(scope, &live.app.scope);
     tokio::spawn(async move { follower.perform(follow, tx).await });
-    live.until("the first full screen", |a| a.contexts[0].loaded_at.is_some())
-        .await;
     live
 }
 
@@ -510,4 +515,72 @@ async fn the_namespace_fallback_watches_pods_only_where_workspaces_are() {
         !requests.iter().any(|r| r.path.ends_with("/namespaces/default/pods")),
         "no pods where there are no workspaces"
     );
+}
+
+/// Rows on screen first (issue 34): the workspaces show as their Sandboxes arrive, before every
+/// watch has its first state — marked loading, what has not arrived unknown (`?`), never
+/// guessed — and in full once it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_come_on_screen_before_the_full_state_marked_loading() {
+    use kubectl_namzu::domain::workspace::Observed;
+    use kubectl_namzu::sim::faults::{Fault, FaultAction};
+    let t = start().await;
+    // the pods' first state is held back (a slow server; the Sandboxes are not)
+    t.sim
+        .add_fault(Fault::new(Some("GET"), "/pods", FaultAction::Delay(Duration::from_secs(5))).times(1));
+    let mut live = start_following(&t, t.sim.kubeconfig(), false).await;
+    live.until("the workspaces before their pods", |a| a.inventory.rows().len() == 3)
+        .await;
+    assert!(
+        live.app.contexts[0].loaded_at.is_none(),
+        "the first full state is not in yet"
+    );
+    assert!(
+        live.app
+            .inventory
+            .rows()
+            .iter()
+            .all(|w| matches!(w.pod, Observed::Forbidden)),
+        "what the pods say is unknown while they load: {:?}",
+        live.app.inventory.rows().iter().map(|w| &w.pod).collect::<Vec<_>>()
+    );
+    let screen = render(&live.app, 120, 8);
+    assert!(screen.contains("loading… 3 so far"), "{screen}");
+    // then the full state: the pods known, the header live
+    live.until("the first full screen", |a| a.contexts[0].loaded_at.is_some())
+        .await;
+    assert_eq!(live.ids(), ["asleep", "awake", "owned"]);
+    assert!(
+        live.row("awake")
+            .is_some_and(|w| matches!(w.pod, Observed::Known(Some(_)))),
+        "{:?}",
+        live.row("awake").map(|w| &w.pod)
+    );
+    assert!(render(&live.app, 120, 8).contains("● live"));
+}
+
+fn render(app: &App, w: u16, h: u16) -> String {
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
+    term.draw(|f| kubectl_namzu::tui::view::render(f, app, kubectl_namzu::tui::view::Theme { colour: false }))
+        .unwrap();
+    let buf = term.backend().buffer().clone();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A cluster without Cilium: the policies' watch has nothing to watch; the header says the
+/// others are live and leaves it out (it once indexed past the header's words).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kind_not_served_is_left_out_of_the_live_header() {
+    let t = start_with(SMALL, |c| c.cilium = false).await;
+    let mut live = follow(&t, t.sim.kubeconfig(), false).await;
+    live.until("the policies' watch says it has nothing to watch", |a| {
+        a.contexts[0].streams.values().any(|s| *s == StreamStatus::NotServed)
+    })
+    .await;
+    let screen = render(&live.app, 200, 6);
+    assert!(screen.contains("● live: pods in agents"), "{screen}");
+    assert!(!screen.contains("policies"), "{screen}");
 }

@@ -17,6 +17,7 @@ mod hostile;
 mod interop27;
 mod inventory_packed;
 mod krew;
+mod layers;
 mod leaks;
 mod live;
 mod lows;

@@ -3,7 +3,7 @@
 
 use crate::support::*;
 use kubectl_namzu::clock::NOW_ENV;
-use kubectl_namzu::domain::diagnosis::Kind;
+use kubectl_namzu::domain::diagnosis::DiagnosisKind;
 use kubectl_namzu::sim::write_fleet_kubeconfig;
 use serde_json::Value;
 use std::process::Output;
@@ -58,7 +58,7 @@ async fn shell(t: &TestSim, kubeconfig: &std::path::Path, line: &str) -> Output 
     .expect("join")
 }
 
-fn step_of(items: &[Value], kind: Kind) -> (&Value, &str, &str) {
+fn step_of(items: &[Value], kind: DiagnosisKind) -> (&Value, &str, &str) {
     let w = items
         .iter()
         .find(|w| w["diagnosis"]["kind"] == kind.as_str())
@@ -86,12 +86,12 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
         }
     }
     let ns = |cmd: &str| cmd.ends_with(" -n agents") || cmd.contains(" -n agents ");
-    for kind in Kind::ALL {
+    for kind in DiagnosisKind::ALL {
         let (w, text, command) = step_of(&all, kind);
         let id = w["id"].as_str().unwrap();
         assert!(ns(command), "{command}");
         match kind {
-            Kind::ForeignEgressPolicy => {
+            DiagnosisKind::ForeignEgressPolicy => {
                 let policy = w["egress"]["policies"]
                     .as_array()
                     .unwrap()
@@ -106,7 +106,7 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
                 );
                 assert!(text.contains("earlier workspace"), "{text}");
             }
-            Kind::ForeignDisk => {
+            DiagnosisKind::ForeignDisk => {
                 let pvc = format!("workspace-disk-namzu-ws-{id}");
                 assert_eq!(command, format!("kubectl describe pvc {pvc} -n agents"));
                 let owner = w["pvcs"][0]["owners"][0].clone();
@@ -121,11 +121,11 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
                 );
                 assert!(text.contains(&format!("kubectl delete pvc {pvc} -n agents")), "{text}");
             }
-            Kind::Unschedulable => {
+            DiagnosisKind::Unschedulable => {
                 assert_eq!(command, "kubectl namzu capacity -n agents");
                 assert!(text.contains("Insufficient memory"), "{text}");
             }
-            Kind::ImagePull => {
+            DiagnosisKind::ImagePull => {
                 // golf runs the coder-rc image the registry does not have; the template moved on
                 assert_eq!(
                     command,
@@ -139,52 +139,52 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
                     "{text}"
                 );
             }
-            Kind::CrashLoop => {
+            DiagnosisKind::CrashLoop => {
                 assert_eq!(
                     command,
                     format!("kubectl namzu logs {id} -n agents -c agent --previous")
                 );
             }
-            Kind::DiskMissing => {
+            DiagnosisKind::DiskMissing => {
                 assert_eq!(command, format!("kubectl describe sandbox namzu-ws-{id} -n agents"));
                 assert!(
                     text.contains(&format!("workspace-disk-namzu-ws-{id} does not exist")),
                     "{text}"
                 );
             }
-            Kind::DiskPending => {
+            DiagnosisKind::DiskPending => {
                 assert_eq!(
                     command,
                     format!("kubectl describe pvc workspace-disk-namzu-ws-{id} -n agents")
                 );
                 assert!(text.contains("is Pending"), "{text}");
             }
-            Kind::ForeignPod | Kind::SuspendUnconfirmed => {
+            DiagnosisKind::ForeignPod | DiagnosisKind::SuspendUnconfirmed => {
                 assert_eq!(command, format!("kubectl describe pod namzu-ws-{id} -n agents"));
             }
-            Kind::StuckTerminating => {
+            DiagnosisKind::StuckTerminating => {
                 assert_eq!(
                     command,
                     format!("kubectl delete pod namzu-ws-{id} --grace-period=0 --force -n agents")
                 );
                 assert!(text.contains("Warning: a forced delete"), "{text}");
             }
-            Kind::PodTerminated => {
+            DiagnosisKind::PodTerminated => {
                 assert_eq!(command, format!("kubectl namzu logs {id} -n agents"));
             }
-            Kind::ControllerError | Kind::ControllerReason => {
+            DiagnosisKind::ControllerError | DiagnosisKind::ControllerReason => {
                 assert_eq!(command, format!("kubectl namzu history {id} -n agents"));
                 assert!(
                     text.contains(&format!("kubectl describe sandbox namzu-ws-{id} -n agents")),
                     "{text}"
                 );
             }
-            Kind::StaleStatus => assert_eq!(command, format!("kubectl namzu history {id} -n agents")),
-            Kind::NoLivePod => assert_eq!(
+            DiagnosisKind::StaleStatus => assert_eq!(command, format!("kubectl namzu history {id} -n agents")),
+            DiagnosisKind::NoLivePod => assert_eq!(
                 command,
                 format!("kubectl namzu suspend {id} -n agents --wait && kubectl namzu resume {id} -n agents")
             ),
-            Kind::UnreadableEpoch => {
+            DiagnosisKind::UnreadableEpoch => {
                 assert!(
                     command.starts_with(&format!(
                         "kubectl annotate sandbox namzu-ws-{id} sandbox.namzu.ai/holder-epoch- --resource-version="

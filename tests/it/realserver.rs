@@ -568,7 +568,6 @@ async fn after_an_apiserver_restart_the_tui_is_live_again_at_once_without_a_410_
         all_namespaces: false,
         read_only: true,
         now: t.sim.now(),
-        live: true,
     });
     let options = LiveOptions {
         poll_every: Duration::from_millis(200),

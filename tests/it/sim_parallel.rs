@@ -1,10 +1,11 @@
 //! The simulated API server's round trip (`latency`) and its parallel serving, through the real
-//! kube client: every bound asserted is a lower one (a sleep is at least its length) or does not
-//! depend on time at all.
+//! kube client: a bound asserted is a lower one (a sleep is at least its length), the serial
+//! floor (N round trips), or a gate that holds one request while others are answered.
 
 use crate::support::*;
 use futures::StreamExt;
-use kube::api::{ListParams, WatchEvent, WatchParams};
+use kube::api::{ListParams, Patch, PatchParams, WatchEvent, WatchParams};
+use kubectl_namzu::sim::faults::{Fault, FaultAction, Gate};
 use std::time::{Duration, Instant};
 
 /// A scenario's `server: {latency: …}` delays each answer by at least that much, on the runtime's
@@ -110,4 +111,94 @@ async fn demo_serve_takes_a_latency() {
     assert!(matches!(up, Ok(Ok(true))), "the demo served");
     assert!(!got.unwrap().items.is_empty());
     assert!(took >= Duration::from_millis(200), "{took:?}");
+}
+
+/// The server answers requests in parallel: a LIST held after its page was taken (the lock
+/// released, the page not yet encoded) does not hold up a GET or a write on another connection;
+/// it then answers the page it took, from before the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_list_does_not_hold_up_other_requests() {
+    let t = start().await;
+    let gate = Gate::new();
+    t.sim.add_fault(
+        Fault::new(
+            Some("GET"),
+            "*/namespaces/agents/sandboxes",
+            FaultAction::Hold(gate.clone()),
+        )
+        .times(1),
+    );
+    let client = t.client().await;
+    let api = sandboxes(&client, "agents");
+    let listing = tokio::spawn({
+        let api = api.clone();
+        async move { api.list(&ListParams::default()).await }
+    });
+    // bounds on what must happen, not races: each is met at once unless the server is stuck
+    let bound = Duration::from_secs(60);
+    tokio::time::timeout(bound, gate.held())
+        .await
+        .expect("the LIST is held");
+    let got = tokio::time::timeout(bound, api.get("namzu-ws-awake")).await;
+    assert!(got.expect("a GET is answered while the LIST is held").is_ok());
+    let patched = tokio::time::timeout(
+        bound,
+        api.patch(
+            "namzu-ws-awake",
+            &PatchParams::default(),
+            &Patch::Json::<()>(
+                serde_json::from_value(serde_json::json!([
+                    {"op": "test", "path": "/metadata/name", "value": "namzu-ws-awake"},
+                    {"op": "add", "path": "/metadata/annotations/while-held", "value": "yes"}
+                ]))
+                .unwrap(),
+            ),
+        ),
+    )
+    .await
+    .expect("a write is answered while the LIST is held")
+    .unwrap();
+
+    gate.open();
+    let list = listing.await.unwrap().unwrap();
+    let listed_rv: u64 = list.metadata.resource_version.unwrap().parse().unwrap();
+    let patched_rv: u64 = patched.metadata.resource_version.unwrap().parse().unwrap();
+    assert!(
+        listed_rv < patched_rv,
+        "the page was taken before the write: {listed_rv} < {patched_rv}"
+    );
+    let awake = list
+        .items
+        .iter()
+        .find(|o| o.metadata.name.as_deref() == Some("namzu-ws-awake"))
+        .unwrap();
+    assert!(!awake.metadata.annotations.as_ref().unwrap().contains_key("while-held"));
+    let record = t.sim.requests();
+    let last = record.last().unwrap();
+    assert_eq!(
+        (last.method.as_str(), last.path.as_str(), last.status),
+        ("GET", "/apis/agents.x-k8s.io/v1beta1/namespaces/agents/sandboxes", 200),
+        "the held LIST is recorded when it is answered, after the GET and the PATCH"
+    );
+    assert!(last.bytes > 0);
+}
+
+/// N requests sent at once with a round trip of `latency` each take about one round trip, not
+/// N: the server waits them out side by side (the serial floor is N × latency).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_wait_their_latency_side_by_side() {
+    const N: u32 = 8;
+    let latency = Duration::from_secs(1);
+    let t = start().await;
+    t.sim.set_latency(latency);
+    let api = sandboxes(&t.client().await, "agents");
+    let sent = Instant::now();
+    let answers = futures::future::join_all((0..N).map(|_| api.get("namzu-ws-awake"))).await;
+    let took = sent.elapsed();
+    assert!(answers.iter().all(Result::is_ok));
+    assert!(took >= latency, "{took:?}");
+    assert!(
+        took < latency * N,
+        "{N} requests at {latency:?} each took {took:?}: served one at a time"
+    );
 }

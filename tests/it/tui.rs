@@ -4,11 +4,13 @@
 use crate::support::*;
 use kubectl_namzu::cluster::audit::AuditLog;
 use kubectl_namzu::cluster::connect::Connection;
+use kubectl_namzu::cluster::inventory::Scope;
+use kubectl_namzu::domain::naming::WorkspaceKey;
 use kubectl_namzu::domain::safety::ContextRules;
 use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
 use kubectl_namzu::sim::resources::SANDBOXES;
-use kubectl_namzu::tui::action::{Action, Effect, RowKey};
-use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, update};
+use kubectl_namzu::tui::action::{Action, Effect};
+use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, Health, update};
 use kubectl_namzu::tui::io::Io;
 use kubectl_namzu::tui::view::{self, Theme};
 use ratatui::Terminal;
@@ -70,7 +72,6 @@ async fn harness_over(
         all_namespaces: all,
         read_only: read_only_flag,
         now: t.sim.now(),
-        live: false,
     });
     let clusters = contexts
         .into_iter()
@@ -83,19 +84,93 @@ async fn harness_over(
     h
 }
 
-impl Harness {
-    /// Run effects to completion, feeding their actions back through `update`.
-    async fn settle(&mut self, mut effects: Vec<Effect>) {
-        while !effects.is_empty() {
-            let (tx, mut rx) = unbounded_channel();
-            for e in effects.drain(..) {
-                self.io.perform(e, tx.clone()).await;
-            }
-            drop(tx);
-            while let Some(a) = rx.recv().await {
-                effects.extend(update(&mut self.app, a));
+/// Run effects to completion, feeding their actions back through `update`. A Follow (the TUI
+/// is always live) runs as the TUI runs it — the I/O task's follow of the context against the
+/// sim, its reports fed back as `Action::Live` — until the context has settled: its first full
+/// state is in, or every watch has said how it stands and one is reconnecting, or it failed.
+/// Then that follow stops, so the screen holds still for a snapshot; after a write the harness
+/// presses refresh, where the TUI's running watches would bring the change (tests/it/live.rs
+/// follows changes as they come).
+pub(crate) async fn settle(app: &mut App, io: &Arc<Io>, mut effects: Vec<Effect>) {
+    let mut written = false;
+    while !effects.is_empty() {
+        let (tx, mut rx) = unbounded_channel();
+        let mut follows = Vec::new();
+        for e in effects.drain(..) {
+            match e {
+                Effect::Follow { .. } => follows.push(e),
+                e => io.perform(e, tx.clone()).await,
             }
         }
+        drop(tx);
+        while let Some(a) = rx.recv().await {
+            written |= matches!(a, Action::Done { .. } | Action::Waited { .. });
+            effects.extend(update(app, a));
+        }
+        for follow in follows {
+            effects.extend(follow_until_settled(app, io, follow).await);
+        }
+        if effects.is_empty() && std::mem::take(&mut written) {
+            effects = app.reload();
+        }
+    }
+}
+
+/// One Follow, through the I/O task, until its context settles (bounded: the state on failure).
+async fn follow_until_settled(app: &mut App, io: &Arc<Io>, follow: Effect) -> Vec<Effect> {
+    let Effect::Follow {
+        context,
+        scope,
+        generation,
+    } = &follow
+    else {
+        return Vec::new();
+    };
+    let (context, scope, generation) = (context.clone(), scope.clone(), *generation);
+    let (tx, mut rx) = unbounded_channel();
+    let running = io.clone();
+    let task = tokio::spawn(async move { running.perform(follow, tx).await });
+    let mut effects = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while let Some(c) = app.context_view(&context) {
+        if c.follow_generation != generation || !c.refreshing || settled_in_trouble(c, &scope) {
+            break;
+        }
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(a)) => effects.extend(update(app, a)),
+            Ok(None) => {
+                panic!("the follow of {context} ended before it settled (a Follow of this generation ran already?)")
+            }
+            Err(_) => panic!(
+                "the follow of {context} never settled: streams {:?}, rows {}",
+                c.streams,
+                app.inventory.rows().len()
+            ),
+        }
+    }
+    task.abort();
+    effects
+}
+
+/// Every kind's watch in the scope has said how it stands, and one is reconnecting: the first
+/// full state will not come until the server answers again.
+fn settled_in_trouble(c: &kubectl_namzu::tui::app::ContextView, scope: &Scope) -> bool {
+    use kubectl_namzu::cluster::live::StreamStatus;
+    let ns = match scope {
+        Scope::All => None,
+        Scope::Namespace(ns) => Some(ns.as_str()),
+    };
+    let here = c.streams.iter().filter(|(s, _)| s.namespace.as_deref() == ns);
+    here.clone().count() >= 5
+        && here
+            .clone()
+            .any(|(_, status)| matches!(status, StreamStatus::Reconnecting { .. }))
+}
+
+impl Harness {
+    /// Run effects to completion (a Follow until its context settles).
+    async fn settle(&mut self, effects: Vec<Effect>) {
+        settle(&mut self.app, &self.io, effects).await;
         self.app.now = self.t.sim.now();
     }
 
@@ -226,7 +301,8 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     h.keys(&[KeyCode::Char('w')]).await;
     snap_sizes("what_was_sent", &h);
     h.keys(&[KeyCode::Esc]).await;
-    // the API server starts failing: the last good rows stay, the error is on top
+    // the API server starts failing: the last good rows stay, the watch that cannot start
+    // again says since when and why on top
     h.t.sim.add_fault(Fault::status(
         Some("GET"),
         "/sandboxes",
@@ -236,7 +312,11 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     h.t.sim.advance(chrono::Duration::seconds(7));
     h.app.now = h.t.sim.now();
     h.keys(&[KeyCode::F(5)]).await;
-    assert!(h.app.contexts[0].refresh_error.is_some());
+    assert!(
+        matches!(h.app.contexts[0].health(), Health::Reconnecting { ref why, .. } if why.contains("etcdserver")),
+        "{:?}",
+        h.app.contexts[0].health()
+    );
     assert!(!h.app.inventory.rows().is_empty());
     snap_sizes("error_over_stale_data", &h);
     h.t.sim.clear_faults();
@@ -313,7 +393,7 @@ async fn suspend_with_take_over_from_the_list() {
         body[3],
         serde_json::json!({"op":"add","path":"/spec/operatingMode","value":"Suspended"})
     );
-    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "alpha")];
+    let note = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "alpha")];
     assert!(note.ok, "{note:?}");
     assert_eq!(h.app.sent.len(), 1, "what was sent");
 }
@@ -335,7 +415,7 @@ async fn a_fence_refusal_shows_and_changes_nothing() {
         h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
         "refused before sending"
     );
-    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "alpha")];
+    let note = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "alpha")];
     assert!(!note.ok && note.text.contains("held at epoch 9"), "{note:?}");
     assert!(h.screen(160, 10).contains("refused"));
 }
@@ -380,16 +460,9 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
     let before = app.view.selected;
     let driver = tokio::spawn(async move {
         let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
-        kubectl_namzu::tui::event_loop(
-            &mut term,
-            &mut app,
-            io,
-            tx,
-            rx,
-            Duration::from_millis(50),
-            Theme { colour: false },
-            &mut |_| String::new(),
-        )
+        kubectl_namzu::tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut |_| {
+            String::new()
+        })
         .await
         .map(|_| app)
     });
@@ -458,7 +531,7 @@ async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() 
     );
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
     assert!(h.t.sim.requests().iter().all(|r| r.method != "PATCH"), "nothing sent");
-    let note = &h.app.notes[&RowKey::new("namzu-sim", "agents", "wren")];
+    let note = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "wren")];
     assert!(!note.ok && note.text.contains("selects this workspace"), "{note:?}");
     // the earlier workspace's policy removed: the confirmation notes what the tool cannot verify
     let wren_uid = h.t.sim.get(&SANDBOXES, "agents", "namzu-ws-wren").unwrap()["metadata"]["uid"].clone();
@@ -516,7 +589,7 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
         h.t.sim.requests().iter().all(|r| r.method != "PATCH"),
         "a preview sends nothing"
     );
-    let key = RowKey::new("namzu-sim", "agents", "ember");
+    let key = WorkspaceKey::new(Some("namzu-sim"), "agents", "ember");
     let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
         panic!("no confirmation")
     };
@@ -553,7 +626,7 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
     let sent: Vec<_> = h.t.sim.requests().into_iter().filter(|r| r.method == "PATCH").collect();
     assert_eq!(sent.len(), 1, "flint is never sent");
     assert!(sent[0].path.ends_with("/namzu-ws-ember"));
-    let flint = &h.app.notes[&RowKey::new("namzu-sim", "agents", "flint")];
+    let flint = &h.app.notes[&WorkspaceKey::new(Some("namzu-sim"), "agents", "flint")];
     assert!(!flint.ok && flint.text.contains("CEL-immutable"), "{flint:?}");
 
     // read-only: no dialog, the reason on the status line
@@ -613,7 +686,11 @@ impl Harness {
 
     /// The context of the row under the cursor.
     fn selected_context(&self) -> String {
-        self.app.selected_key().expect("a row is selected").context
+        self.app
+            .selected_key()
+            .expect("a row is selected")
+            .context_name()
+            .to_string()
     }
 }
 
@@ -637,10 +714,10 @@ fn stored_mode(t: &TestSim, id: &str) -> serde_json::Value {
 async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
     let mut h = fleet(Default::default(), Default::default(), Vec::new()).await;
     let (prod, staging) = (
-        RowKey::new("prod-eu-west", "agents", "awake"),
-        RowKey::new("staging", "agents", "awake"),
+        WorkspaceKey::new(Some("prod-eu-west"), "agents", "awake"),
+        WorkspaceKey::new(Some("staging"), "agents", "awake"),
     );
-    let keys: Vec<RowKey> = h
+    let keys: Vec<WorkspaceKey> = h
         .app
         .visible()
         .iter()

@@ -203,7 +203,7 @@ pub(super) fn show_context(app: &mut App, context: Option<String>) {
     };
     // marks of rows no longer shown would be acted on unseen: they go
     if let Some(c) = &context {
-        app.view.marks.retain(|k| &k.context == c);
+        app.view.marks.retain(|k| k.context_name() == c.as_str());
     }
     app.view.context = context;
     app.view.unpin();

@@ -1,6 +1,7 @@
 //! The confirmation popup: what a write will do (its dry-run previews), the typed phrase, and the plan bound to what was confirmed.
 
 use super::*;
+use crate::ops::write::rules::{self, Unbound};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -12,10 +13,10 @@ pub enum Focus {
 #[derive(Debug, Clone)]
 pub struct Confirm {
     pub verb: Verb,
-    pub targets: Vec<RowKey>,
+    pub targets: Vec<WorkspaceKey>,
     pub take_over: bool,
     /// The fresh read per target: the dry-run outcome (None until it arrives).
-    pub previews: BTreeMap<RowKey, Outcome>,
+    pub previews: BTreeMap<WorkspaceKey, Outcome>,
     pub focus: Focus,
     /// The confirmation is typed: a delete's always, every write's in a `confirm: typed` context.
     pub asks_typed: bool,
@@ -44,55 +45,40 @@ impl Confirm {
     }
 }
 
-/// The read-only preview of an action: the fresh read the confirmation shows. `None` for a row
-/// whose id cannot name a Sandbox (listed, never written).
-pub(super) fn preview_plan(verb: Verb, key: &RowKey, take_over: bool, refresh: bool) -> Option<Plan> {
-    Some(Plan {
-        verb,
-        namespace: key.namespace.clone(),
-        id: WorkspaceId::parse(&key.id).ok()?,
-        epoch: if take_over {
-            EpochChoice::TakeOver
-        } else {
-            EpochChoice::Stored
-        },
-        dry_run: true,
-        server_dry_run: false,
-        expected_uid: None,
-        // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
-        refresh: refresh.then(Default::default),
-    })
+/// The read-only preview of an action: the fresh read the confirmation shows (`ops::write::rules`).
+/// `None` for a row whose id cannot name a Sandbox (listed, never written).
+pub(super) fn preview_plan(verb: Verb, key: &WorkspaceKey, take_over: bool, refresh: bool) -> Option<Plan> {
+    // the TUI knows no overlay flags: a refresh uses only the overlays the stored hash shows
+    rules::preview(verb, &key.namespace, &key.id, take_over, refresh.then(Default::default))
 }
 
-/// The confirmed write: it carries exactly the epoch and uid the confirmation showed, so a
-/// holder that took over (or a Sandbox replaced) since then is refused, not followed; a refresh
-/// also carries the hash shown, so one that would now write another template is refused.
-pub(super) fn confirmed(verb: Verb, key: &RowKey, preview: Option<&Outcome>) -> Result<Plan, RowNote> {
-    match preview {
-        Some(Outcome::DryRun {
-            epoch, uid, refresh, ..
-        }) => Ok(Plan {
-            verb,
-            namespace: key.namespace.clone(),
-            id: WorkspaceId::parse(&key.id).map_err(|e| RowNote {
-                text: e.to_string(),
-                ok: false,
-            })?,
-            epoch: EpochChoice::Explicit(epoch.carried),
-            dry_run: false,
-            server_dry_run: false,
-            expected_uid: uid.clone(),
-            refresh: refresh.as_ref().map(|r| crate::domain::refresh::Ask {
-                expected_hash: Some(r.hash.clone()),
-                ..Default::default()
-            }),
-        }),
-        Some(other) => Err(note_for(verb, key, other)),
-        None => Err(RowNote {
+/// The confirmed write, bound to what the confirmation showed (`ops::write::rules::bind`): the
+/// epoch and uid shown, and a refresh's hash.
+pub(super) fn confirmed(c: &Confirm, key: &WorkspaceKey) -> Result<Plan, RowNote> {
+    let shown = c.previews.get(key);
+    let unbound = |u: Unbound<'_>| match u {
+        Unbound::Shown(other) => note_for(c.verb, key, other),
+        Unbound::NotShown => RowNote {
             text: "not read yet: nothing sent; try again".into(),
             ok: false,
-        }),
-    }
+        },
+    };
+    let Some(plan) = preview_plan(c.verb, key, c.take_over, c.refresh) else {
+        // a row whose id names no Sandbox: its preview says why
+        return Err(match shown {
+            Some(Outcome::DryRun { .. }) => RowNote {
+                text: WorkspaceId::parse(&key.id)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
+                ok: false,
+            },
+            Some(other) => unbound(Unbound::Shown(other)),
+            None => unbound(Unbound::NotShown),
+        });
+    };
+    let write = Plan { dry_run: false, ..plan };
+    rules::bind(write, shown).map_err(unbound)
 }
 
 /// The fresh reads a confirmation shows; a row that cannot be written is refused at once.
@@ -118,7 +104,7 @@ pub(super) fn previews(c: &mut Confirm) -> Vec<Effect> {
 }
 
 /// The row's note after an action: the same sentence the CLI prints, first line only.
-pub fn note_for(verb: Verb, key: &RowKey, outcome: &Outcome) -> RowNote {
+pub fn note_for(verb: Verb, key: &WorkspaceKey, outcome: &Outcome) -> RowNote {
     RowNote {
         text: wording::outcome_line(verb, &key.namespace, outcome, false),
         ok: wording::succeeded(outcome, false),
@@ -130,7 +116,7 @@ pub(super) fn on_confirm_key(
     command: Option<Command>,
     key: KeyEvent,
     status: &mut String,
-    notes: &mut BTreeMap<RowKey, RowNote>,
+    notes: &mut BTreeMap<WorkspaceKey, RowNote>,
 ) -> PopupReply {
     match (command, key.code) {
         (Some(Command::Close), _) => {
@@ -166,7 +152,7 @@ pub(super) fn on_confirm_key(
                 let wait = c.verb != Verb::Delete;
                 let mut writes = Vec::new();
                 for k in &c.targets {
-                    match confirmed(c.verb, k, c.previews.get(k)) {
+                    match confirmed(c, k) {
                         Ok(plan) => writes.push(Effect::Write {
                             key: k.clone(),
                             plan,

@@ -35,7 +35,7 @@ pub enum Health {
     Loading,
     /// Every watch is live.
     Live,
-    /// A watch is still reading its first state.
+    /// The first full state is not in yet (the rows so far are provisional).
     Syncing,
     /// Some kinds are re-listed or unreadable (the user may not watch them).
     Polled,
@@ -46,13 +46,11 @@ pub enum Health {
     },
     /// Not read at all (it could not be opened, or its read failed): the last good rows stay.
     Error(String),
-    /// Without watches: listed at this moment.
-    Listed(DateTime<Utc>),
 }
 
 impl ContextView {
     pub(super) fn new(o: ContextOptions, read_only_flag: bool) -> ContextView {
-        let read_only = (read_only_flag || o.rules.read_only).then(|| o.rules.why_read_only(&o.name, read_only_flag));
+        let read_only = crate::ops::write::rules::read_only(&o.rules, &o.name, read_only_flag);
         ContextView {
             name: o.name,
             server: o.server,
@@ -76,7 +74,7 @@ impl ContextView {
             .min()
     }
 
-    pub fn health(&self, live: bool) -> Health {
+    pub fn health(&self) -> Health {
         if let Some(why) = self.open_error.as_ref().or(self.refresh_error.as_ref()) {
             return Health::Error(why.clone());
         }
@@ -94,20 +92,18 @@ impl ContextView {
                 why: why.clone(),
             };
         }
-        match (live, self.loaded_at) {
-            (false, Some(at)) => Health::Listed(at),
-            (false, None) => Health::Loading,
-            (true, _) if self.streams.is_empty() => Health::Loading,
-            (true, _) if self.streams.values().any(|s| *s == StreamStatus::Syncing) => Health::Syncing,
-            (true, _)
-                if self
-                    .streams
-                    .values()
-                    .all(|s| matches!(s, StreamStatus::Live | StreamStatus::NotServed)) =>
-            {
-                Health::Live
-            }
-            (true, _) => Health::Polled,
+        if self.streams.is_empty() {
+            Health::Loading
+        } else if self.refreshing || self.streams.values().any(|s| *s == StreamStatus::Syncing) {
+            Health::Syncing
+        } else if self
+            .streams
+            .values()
+            .all(|s| matches!(s, StreamStatus::Live | StreamStatus::NotServed))
+        {
+            Health::Live
+        } else {
+            Health::Polled
         }
     }
 
@@ -139,6 +135,21 @@ pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
             app.keep_selection(|inv| inv.apply(context, changes));
             if let Some(c) = app.context_mut(context) {
                 c.refresh_error = None;
+            }
+        }
+        // the first screen fills before the first full state; rows an earlier full state
+        // showed stay as they were until this one's
+        LiveEvent::Provisional(changes) => {
+            let known = &app.inventory.index;
+            let new: Vec<RowChange> = changes
+                .into_iter()
+                .filter(|c| match c {
+                    RowChange::Upsert(w) => !known.contains_key(&WorkspaceKey::new(Some(context), &w.namespace, &w.id)),
+                    RowChange::Remove(..) => false,
+                })
+                .collect();
+            if !new.is_empty() {
+                app.keep_selection(|inv| inv.apply(context, new));
             }
         }
         LiveEvent::Status { stream, status } => {

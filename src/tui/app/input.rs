@@ -305,7 +305,7 @@ pub(super) fn on_popup_key(
     command: Option<Command>,
     key: KeyEvent,
     status: &mut String,
-    notes: &mut BTreeMap<RowKey, RowNote>,
+    notes: &mut BTreeMap<WorkspaceKey, RowNote>,
     scroll_last: u16,
 ) -> PopupReply {
     if command == Some(Command::Quit) {

@@ -14,7 +14,7 @@ pub struct RowNote {
 pub struct Inventory {
     pub(super) rows: Vec<Workspace>,
     /// Where each row is in `rows`.
-    pub(super) index: HashMap<RowKey, usize>,
+    pub(super) index: HashMap<WorkspaceKey, usize>,
     /// Bumped on every change of the rows: the visible order is computed again after it.
     pub(super) generation: u64,
     /// Since this generation every change replaced rows in place; `moved` are their indices.
@@ -25,7 +25,7 @@ pub struct Inventory {
     pub namespaces: Vec<String>,
     /// Per context whose new Follow has not synced: the rows it has brought back (the others of
     /// that context go then).
-    pub(super) unconfirmed: BTreeMap<String, BTreeSet<RowKey>>,
+    pub(super) unconfirmed: BTreeMap<String, BTreeSet<WorkspaceKey>>,
 }
 
 /// More rows changed than this between two frames: sort again rather than mend the order.
@@ -42,13 +42,6 @@ impl Inventory {
     /// A whole new set of rows (a re-list).
     pub fn replace(&mut self, rows: Vec<Workspace>) {
         self.rows = rows;
-        self.reindex();
-    }
-
-    /// A context's rows replaced by a re-list of it; the other contexts' rows stay.
-    pub(super) fn replace_context(&mut self, context: &str, rows: Vec<Workspace>) {
-        self.rows.retain(|w| w.context.as_deref() != Some(context));
-        self.rows.extend(rows.into_iter().map(|w| tagged(w, context)));
         self.reindex();
     }
 
@@ -87,8 +80,12 @@ impl Inventory {
                         }
                     }
                 }
-                RowChange::Remove(ns, id) => {
-                    if let Some(i) = self.index.remove(&RowKey::new(context, &ns, &id)) {
+                RowChange::Remove(key) => {
+                    let key = WorkspaceKey {
+                        context: Some(context.into()),
+                        ..key
+                    };
+                    if let Some(i) = self.index.remove(&key) {
                         self.rows[i].id.clear();
                         removed = true;
                     }
@@ -145,7 +142,7 @@ pub struct TableView {
     pub sort: SortKey,
     pub reverse: bool,
     pub selected: usize,
-    pub marks: BTreeSet<RowKey>,
+    pub marks: BTreeSet<WorkspaceKey>,
     /// The context picked (`c`): only its rows show; `None` shows every context's.
     pub context: Option<String>,
     /// Only the problem rows (`p`).
@@ -158,7 +155,7 @@ pub struct TableView {
     pub touched: bool,
     /// Rows an action was just sent to: they stay in view, where they were, whatever the filter
     /// says of them now, until the filter changes.
-    pub pinned: BTreeSet<RowKey>,
+    pub pinned: BTreeSet<WorkspaceKey>,
     /// Bumped whenever `pinned` changes (the visible order is computed again).
     pub pins: u64,
 }

@@ -157,7 +157,6 @@ mod tests {
             all_namespaces: false,
             read_only: false,
             now: DateTime::UNIX_EPOCH,
-            live: false,
         })
     }
 

@@ -3,10 +3,9 @@
 use super::*;
 use crate::cluster::write::Request;
 use crate::domain::drift::{OverlayFlags, TemplateRead};
-use crate::domain::fence::{Change, EpochUse};
+use crate::domain::fence::{Change, EpochChoice, EpochUse};
 use crate::domain::patch::Mode;
 use crate::domain::workspace::{Inputs, Observed, derive};
-use crate::tui::action::Loaded;
 use ratatui::crossterm::event::KeyModifiers;
 use serde_json::json;
 
@@ -42,29 +41,30 @@ fn app(read_only: bool) -> App {
         all_namespaces: false,
         read_only,
         now: now(),
-        live: false,
     });
     let effects = app.start();
-    assert_eq!(effects.len(), 2, "the first refresh and the access check");
-    let loaded = Loaded {
-        rows: vec![
-            row("alpha", "Running"),
-            row("bravo", "Running"),
-            row("charlie", "Suspended"),
-        ],
-        warnings: Vec::new(),
-        namespaces: vec!["ns".into(), "other".into()],
-    };
-    let scope = app.scope.clone();
-    update(
+    assert_eq!(effects.len(), 2, "the first follow and the access check");
+    let rows = ["alpha", "bravo", "charlie"]
+        .map(|id| RowChange::Upsert(Box::new(row(id, if id == "charlie" { "Suspended" } else { "Running" }))));
+    live(&mut app, LiveEvent::Rows(rows.into()));
+    live(
         &mut app,
-        Action::Loaded {
-            context: "ctx".into(),
-            scope,
-            result: Ok(loaded),
+        LiveEvent::Synced {
+            namespaces: vec!["ns".into(), "other".into()],
         },
     );
     app
+}
+
+/// What the context's current follow reports.
+fn live(app: &mut App, event: LiveEvent) -> Vec<Effect> {
+    let action = Action::Live {
+        context: "ctx".into(),
+        scope: app.scope.clone(),
+        generation: app.contexts[0].follow_generation,
+        event,
+    };
+    update(app, action)
 }
 
 fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
@@ -96,7 +96,7 @@ fn dry_run(id: &str) -> Outcome {
 /// The fresh read of `id` arrives for the open confirmation.
 fn previewed(app: &mut App, id: &str) {
     let outcome = dry_run(id);
-    let key = RowKey::new("ctx", "ns", id);
+    let key = WorkspaceKey::new(Some("ctx"), "ns", id);
     update(
         app,
         Action::Preview {
@@ -210,17 +210,10 @@ fn read_only_and_rbac_disable_actions_with_the_reason() {
 #[test]
 fn refreshes_and_failures_keep_the_last_good_rows() {
     let mut app = app(false);
-    assert_eq!(update(&mut app, Action::Refresh).len(), 1);
-    assert!(update(&mut app, Action::Refresh).is_empty(), "one refresh at a time");
-    let scope = app.scope.clone();
-    update(
-        &mut app,
-        Action::Loaded {
-            context: "ctx".into(),
-            scope,
-            result: Err("etcd timed out".into()),
-        },
-    );
+    // the refresh key follows again, once at a time
+    assert_eq!(press(&mut app, KeyCode::F(5)).len(), 1);
+    assert!(press(&mut app, KeyCode::F(5)).is_empty(), "one refresh at a time");
+    live(&mut app, LiveEvent::Failed("etcd timed out".into()));
     assert_eq!(app.inventory.rows().len(), 3);
     assert_eq!(app.contexts[0].refresh_error.as_deref(), Some("etcd timed out"));
     // switching namespace re-lists there and asks for access again
@@ -422,7 +415,7 @@ fn the_context_picker_narrows_as_letters_are_typed_and_enter_opens_the_best() {
     assert!(app.contexts[0].read_only.is_some());
     assert_eq!(app.scope, Scope::Namespace("team".into()));
     assert!(app.inventory.rows().is_empty(), "the context left's rows go");
-    assert!(matches!(effects.first(), Some(Effect::Refresh { context, .. }) if context == "prod-eu"));
+    assert!(matches!(effects.first(), Some(Effect::Follow { context, .. }) if context == "prod-eu"));
     // a failure keeps the context shown
     update(
         &mut app,
@@ -465,4 +458,31 @@ fn the_epoch_and_request_show_under_a_toggle() {
         Action::Key(KeyEvent::new(KeyCode::Char('v'), KeyModifiers::CONTROL)),
     );
     assert_eq!(shown(&app), (true, "v".to_string()));
+}
+
+/// A follow's provisional rows fill the screen before its first full state: new workspaces
+/// show at once; a row an earlier full state showed keeps what it showed until this one's.
+#[test]
+fn provisional_rows_add_the_new_and_leave_the_known_until_the_full_state() {
+    let mut app = app(false);
+    assert_eq!(press(&mut app, KeyCode::F(5)).len(), 1, "the refresh follows again");
+    let early = ["alpha", "delta"].map(|id| RowChange::Upsert(Box::new(row(id, "Suspended"))));
+    live(&mut app, LiveEvent::Provisional(early.into()));
+    let mode = |app: &App, id: &str| {
+        app.inventory
+            .rows()
+            .iter()
+            .find(|w| w.id == id)
+            .map(|w| format!("{:?}", w.mode))
+    };
+    assert_eq!(app.inventory.rows().len(), 4, "delta is on screen");
+    assert_eq!(
+        mode(&app, "alpha").as_deref(),
+        Some("Running"),
+        "alpha as the full state showed it"
+    );
+    let full = ["alpha", "bravo", "charlie", "delta"].map(|id| RowChange::Upsert(Box::new(row(id, "Suspended"))));
+    live(&mut app, LiveEvent::Rows(full.into()));
+    live(&mut app, LiveEvent::Synced { namespaces: Vec::new() });
+    assert_eq!(mode(&app, "alpha").as_deref(), Some("Suspended"));
 }

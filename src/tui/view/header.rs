@@ -74,9 +74,12 @@ pub(super) fn one_context_status(
     theme: Theme,
 ) -> Line<'static> {
     let freshness = match (&c.loaded_at, c.refresh_error.as_ref().or(c.open_error.as_ref())) {
-        (Some(_), None) if app.live => live_freshness(app, c, theme),
-        (None, None) => Span::raw("loading…"),
-        (Some(t), None) => Span::raw(format!("updated {} ago", age(*t, app.now))),
+        (Some(_), None) => live_freshness(app, c, theme),
+        // rows come before the first full state: how many so far, their `?` still loading
+        (None, None) => match app.inventory.per_context().get(c.name.as_str()) {
+            Some(n) if *n > 0 => Span::styled(format!("loading… {n} so far"), theme.fg(Color::Yellow)),
+            _ => Span::raw("loading…"),
+        },
         (when, Some(e)) => Span::styled(
             format!(
                 "⚠ refresh failed: {e}{}",
@@ -115,15 +118,11 @@ pub(super) fn health_words(app: &App, c: &ContextView) -> HealthWords {
         why: None,
         colour,
     };
-    match c.health(app.live) {
+    match c.health() {
         Health::Loading => plain("… connecting", "…", Some(Color::Yellow)),
         Health::Live => plain("● live", "●", Some(Color::Green)),
         Health::Syncing => plain("◌ syncing", "◌", Some(Color::Yellow)),
         Health::Polled => plain("● polled", "●", Some(Color::Yellow)),
-        Health::Listed(at) => {
-            let ago = age(at, app.now);
-            plain(&format!("updated {ago} ago"), &ago, None)
-        }
         Health::Reconnecting { since, why } => {
             let ago = age(since, app.now);
             HealthWords {
@@ -229,7 +228,8 @@ pub(super) fn live_freshness(app: &App, c: &ContextView, theme: Theme) -> Span<'
             StreamStatus::ByName => 3,
             StreamStatus::Syncing => 4,
             StreamStatus::Live => 5,
-            StreamStatus::NotServed => 6,
+            // nothing to watch (CiliumNetworkPolicies without Cilium): nothing to say
+            StreamStatus::NotServed => continue,
         };
         by_state.entry(rank).or_default().insert(stream.to_string());
     }

@@ -145,7 +145,7 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
     let stale: BTreeSet<&str> = app
         .contexts
         .iter()
-        .filter(|c| app.live && c.stale_since().is_some_and(|t| app.now - t > STALE_AFTER))
+        .filter(|c| c.stale_since().is_some_and(|t| app.now - t > STALE_AFTER))
         .map(|c| c.name.as_str())
         .collect();
     let rows: Vec<Row> = window
@@ -170,7 +170,7 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
                 let text = note.map_or(String::new(), |n| n.text.clone());
                 cells.push(Cell::from(fit(cols.len() + 1, text)).style(style));
             }
-            let row_style = if stale.contains(key.context.as_str()) {
+            let row_style = if stale.contains(key.context_name()) {
                 Style::default().add_modifier(Modifier::DIM)
             } else {
                 Style::default()

@@ -1,0 +1,402 @@
+//! `leaks --delete`, whichever front-end asks: read what the fleet left behind in every context
+//! ([`read`]), plan the deletes of the orphaned disks and policies ([`plan`]), check every
+//! context's rules before anything is sent ([`admit`] before the read, [`prepare`] after it — the
+//! same rules as every write's, `ops::write::rules`), ask each context's typed confirmation
+//! through the front-end ([`Front`]), send each DELETE through the one write path
+//! (`cluster::write::delete_leak`) and report one [`Report`] per object. The words are
+//! `present/leaks.rs`'s; the exit code is the front-end's.
+//!
+//! The TUI's `:leaks` view only reads (it deletes nothing).
+
+use crate::cluster::error::ClusterError;
+use crate::cluster::leaks;
+use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget, WritePolicy};
+use crate::domain::leaks::{Leak, LeakKind};
+use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
+use crate::ops::write::rules::{self, Refusal};
+use crate::present;
+use futures::future::BoxFuture;
+
+/// What a front-end asks for: how the deletes are sent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Request {
+    /// Read and check, say each request, send nothing (`--dry-run=client`).
+    pub dry_run: bool,
+    /// Send each DELETE with `dryRun=All` (`--dry-run=server`): asked like a delete.
+    pub server_dry_run: bool,
+    /// The typed confirmations were answered up front (`--yes`).
+    pub yes: bool,
+}
+
+impl Request {
+    /// Something is sent (a server dry run too): it is confirmed and recorded.
+    pub fn sends(&self) -> bool {
+        !self.dry_run
+    }
+}
+
+/// Why the deletes were not started (or could not go on).
+#[derive(Debug)]
+pub enum LeaksError {
+    /// A context's rules cannot be applied to its connection: no flag lifts it.
+    Unrulable(String),
+    /// The one context is read-only: its reason.
+    ReadOnly(String),
+    /// A context whose maxBulk the deletes pass: the sentence.
+    Bulk(String),
+    /// A typed confirmation is asked and the front-end cannot ask (stdin is not a terminal).
+    CannotAsk,
+    /// The audit log cannot take the entries (a delete is never sent unrecorded).
+    AuditNotReady(String),
+    /// The typed confirmation could not be read.
+    Confirmation(String),
+    Cluster(ClusterError),
+    Fleet(FleetError),
+}
+
+impl LeaksError {
+    /// The user asked for something that cannot be (a usage error, not a failure).
+    pub fn is_usage(&self) -> bool {
+        match self {
+            LeaksError::Unrulable(_) | LeaksError::Bulk(_) | LeaksError::CannotAsk => true,
+            LeaksError::Fleet(e) => e.is_usage(),
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for LeaksError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LeaksError::Unrulable(why) => f.write_str(&present::leaks::unrulable(why)),
+            LeaksError::ReadOnly(reason) => f.write_str(&present::leaks::read_only(reason)),
+            LeaksError::CannotAsk => f.write_str(present::leaks::CANNOT_ASK),
+            LeaksError::Bulk(why) | LeaksError::AuditNotReady(why) | LeaksError::Confirmation(why) => f.write_str(why),
+            LeaksError::Cluster(e) => write!(f, "{e}"),
+            LeaksError::Fleet(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<ClusterError> for LeaksError {
+    fn from(e: ClusterError) -> Self {
+        LeaksError::Cluster(e)
+    }
+}
+
+impl From<FleetError> for LeaksError {
+    fn from(e: FleetError) -> Self {
+        LeaksError::Fleet(e)
+    }
+}
+
+impl ContextError for LeaksError {
+    fn why(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// Before anything is read for a delete: a context whose rules cannot be applied to its
+/// connection (`--cluster`/`--user` under rules) refuses it, whatever the flags say.
+pub fn admit(fleet: &Fleet) -> Result<(), LeaksError> {
+    match fleet.members.iter().find_map(|m| rules::unrulable(&m.rules)) {
+        Some(why) => Err(LeaksError::Unrulable(why.to_string())),
+        None => Ok(()),
+    }
+}
+
+/// The leaks of every context (its namespace, or every one with `all_namespaces`), in the
+/// members' order; each read's warnings are said as they come (naming the context across
+/// several).
+pub async fn read(fleet: &Fleet, all_namespaces: bool) -> Result<Vec<(Member, Vec<Leak>)>, LeaksError> {
+    let read = fleet
+        .each::<_, LeaksError, _>(|member| async move {
+            let now = member.conn.clock.now();
+            let ns = (!all_namespaces).then(|| member.conn.namespace.clone());
+            Ok(leaks::read(&member.conn, ns.as_deref(), now).await?)
+        })
+        .await?;
+    Ok(read
+        .into_iter()
+        .map(|(member, leaks::Report { leaks, warnings })| {
+            for w in &warnings {
+                fleet.warn(&member, w);
+            }
+            (member, leaks)
+        })
+        .collect())
+}
+
+/// The DELETE of a leak, if it is one `leaks --delete` deletes: an orphaned disk or policy, read
+/// with the uid and resourceVersion its preconditions carry. The other leaks (stuck, expired,
+/// claims, pools) are reported with their next step, never deleted.
+pub fn plan(leak: &Leak, request: &Request) -> Option<LeakPlan> {
+    let target = match leak.kind {
+        LeakKind::Disk => LeakTarget::Disk,
+        LeakKind::Policy => LeakTarget::Policy,
+        _ => return None,
+    };
+    Some(LeakPlan {
+        target,
+        namespace: leak.namespace.clone(),
+        name: leak.name.clone(),
+        uid: leak.uid.clone()?,
+        resource_version: leak.resource_version.clone()?,
+        dry_run: request.dry_run,
+        server_dry_run: request.server_dry_run,
+    })
+}
+
+/// One context's deletes, checked: where they go and under which rules.
+struct Batch {
+    member: Member,
+    /// Across contexts, the context named in reports.
+    label: Option<String>,
+    plans: Vec<LeakPlan>,
+    policy: WritePolicy,
+    /// The deletes ask for the typed count first (disks hold data; `confirm: typed`).
+    confirming: bool,
+}
+
+/// Every context's rules checked, nothing sent yet. Only [`prepare`] makes one, so nothing
+/// reaches [`run`] unchecked.
+pub struct Checked {
+    batches: Vec<Batch>,
+    skipped: usize,
+}
+
+impl Checked {
+    /// Leaks found that `leaks --delete` does not delete.
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    /// The deletes planned, across every context.
+    pub fn total(&self) -> usize {
+        self.batches.iter().map(|b| b.plans.len()).sum()
+    }
+}
+
+/// Plan every context's deletes and check its rules before anything is sent: a read-only context
+/// sends nothing (across several it is left out with its warning), a context over its maxBulk
+/// refuses them all, a typed confirmation the front-end cannot ask refuses them all, and the
+/// audit log must be able to take the entries. `base` is the write policy every context's starts
+/// from; `can_ask`: the front-end can ask for the typed count.
+pub fn prepare(
+    fleet: &Fleet,
+    read: Vec<(Member, Vec<Leak>)>,
+    request: &Request,
+    base: &WritePolicy,
+    can_ask: bool,
+) -> Result<Checked, LeaksError> {
+    let mut checked = Checked {
+        batches: Vec::new(),
+        skipped: 0,
+    };
+    for (member, leaks) in read {
+        let plans: Vec<LeakPlan> = leaks.iter().filter_map(|l| plan(l, request)).collect();
+        checked.skipped += leaks.len() - plans.len();
+        if plans.is_empty() {
+            continue;
+        }
+        // the same rules as every write's, checked for every context before anything is sent
+        match rules::check(&member.rules, &member.conn.context, fleet.read_only_flag(), plans.len()) {
+            Ok(()) => {}
+            Err(Refusal::ReadOnly(reason)) => {
+                if !fleet.several_contexts {
+                    return Err(LeaksError::ReadOnly(reason));
+                }
+                fleet.fail(&member.conn.context, &present::leaks::read_only(&reason));
+                continue;
+            }
+            Err(Refusal::Bulk(why)) => return Err(LeaksError::Bulk(why)),
+        }
+        // a disk holds data: its delete asks, as a workspace's does
+        let destroys_data = plans.iter().any(|p| p.target == LeakTarget::Disk);
+        checked.batches.push(Batch {
+            confirming: rules::asks_typed_when(&member.rules, destroys_data, request.yes, !request.sends()),
+            label: fleet.row_context(&member),
+            policy: rules::policy(base, &member.rules),
+            plans,
+            member,
+        });
+    }
+    if !can_ask && checked.batches.iter().any(|b| b.confirming) {
+        return Err(LeaksError::CannotAsk);
+    }
+    if request.sends() && !checked.batches.is_empty() {
+        base.audit.ready().map_err(LeaksError::AuditNotReady)?;
+    }
+    Ok(checked)
+}
+
+/// What one context's typed confirmation asks about: how many objects, how many of them disks.
+pub struct Question {
+    pub context: Option<String>,
+    pub objects: usize,
+    pub disks: usize,
+}
+
+impl Question {
+    /// The words shown before the prompt.
+    pub fn text(&self) -> String {
+        present::leaks::question(self.context.as_deref(), self.objects, self.disks)
+    }
+
+    /// What must be typed (`delete N`).
+    pub fn word(&self) -> String {
+        present::leaks::word(self.objects)
+    }
+
+    /// The prompt after [`Question::text`].
+    pub fn prompt(&self) -> String {
+        present::leaks::prompt(&self.word())
+    }
+}
+
+/// How a front-end takes part in `leaks --delete`.
+pub trait Front: Sync {
+    /// Ask for the typed count: `Ok(true)` when what was typed is [`Question::word`].
+    fn ask_typed<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, Result<bool, String>>;
+    /// A context's deletes were cancelled at its confirmation: nothing sent there.
+    fn cancelled(&self, context: &str);
+    /// One delete done (`done` of `total`, across every context), in the order planned.
+    fn step(&self, report: &Report, done: usize, total: usize);
+}
+
+/// One object's result.
+pub struct Report {
+    /// Across contexts, the one it was deleted in.
+    pub context: Option<String>,
+    pub plan: LeakPlan,
+    pub outcome: LeakOutcome,
+}
+
+impl Report {
+    /// Refused before anything was sent, or by the API server's preconditions.
+    pub fn refused(&self) -> bool {
+        matches!(self.outcome, LeakOutcome::Refused { .. } | LeakOutcome::ReadOnly)
+    }
+
+    pub fn failed(&self) -> bool {
+        matches!(self.outcome, LeakOutcome::Failed(_))
+    }
+
+    /// The result's word (`deleted`, `dry-run`, `already-gone`, `refused`, `failed`).
+    pub fn result(&self) -> &'static str {
+        present::leaks::result(&self.outcome)
+    }
+
+    /// Why, when the result needs a why (a refusal, a failure).
+    pub fn detail(&self) -> Option<String> {
+        present::leaks::detail(&self.outcome)
+    }
+
+    /// The exact request sent (or that would be).
+    pub fn request(&self) -> Option<&write::Request> {
+        match &self.outcome {
+            LeakOutcome::Deleted { request } | LeakOutcome::DryRun { request } => Some(request),
+            _ => None,
+        }
+    }
+
+    /// The result line (`[done/total] ` before it across several).
+    pub fn line(&self, done: usize, total: usize) -> String {
+        present::leaks::line(&self.plan, &self.outcome, done, total)
+    }
+}
+
+/// The deletes' end: every object's report in the order planned.
+pub struct Ran {
+    pub reports: Vec<Report>,
+    /// The deletes planned (those cancelled at a confirmation too).
+    pub total: usize,
+}
+
+impl Ran {
+    pub fn failed(&self) -> usize {
+        self.reports.iter().filter(|r| r.failed()).count()
+    }
+
+    pub fn refused(&self) -> usize {
+        self.reports.iter().filter(|r| r.refused()).count()
+    }
+}
+
+/// Send the checked deletes, context by context: each context's typed confirmation first (where
+/// it asks), then each DELETE through the one write path under that context's policy, one after
+/// the other.
+pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksError> {
+    let mut ran = Ran {
+        reports: Vec::new(),
+        total: checked.total(),
+    };
+    let mut done = 0usize;
+    for batch in checked.batches {
+        if batch.confirming {
+            let question = Question {
+                context: batch.label.clone(),
+                objects: batch.plans.len(),
+                disks: batch.plans.iter().filter(|p| p.target == LeakTarget::Disk).count(),
+            };
+            if !front.ask_typed(&question).await.map_err(LeaksError::Confirmation)? {
+                front.cancelled(&batch.member.conn.context);
+                continue;
+            }
+        }
+        for plan in batch.plans {
+            let outcome = write::delete_leak(&batch.member.conn, &batch.policy, &plan).await;
+            done += 1;
+            let report = Report {
+                context: batch.label.clone(),
+                plan,
+                outcome,
+            };
+            front.step(&report, done, ran.total);
+            ran.reports.push(report);
+        }
+    }
+    Ok(ran)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leak(kind: LeakKind) -> Leak {
+        Leak {
+            kind,
+            namespace: "agents".into(),
+            name: "data-namzu-ws-ghost".into(),
+            uid: Some("uid-1".into()),
+            resource_version: Some("7".into()),
+            reason: String::new(),
+            since: None,
+            size: None,
+            next: String::new(),
+            deletable: true,
+        }
+    }
+
+    #[test]
+    fn only_disks_and_policies_read_with_their_preconditions_are_deleted() {
+        let request = Request {
+            server_dry_run: true,
+            ..Default::default()
+        };
+        let disk = plan(&leak(LeakKind::Disk), &request).expect("a disk is deleted");
+        assert_eq!(
+            (disk.target, disk.uid.as_str(), disk.resource_version.as_str()),
+            (LeakTarget::Disk, "uid-1", "7")
+        );
+        assert!(disk.server_dry_run && !disk.dry_run);
+        assert!(plan(&leak(LeakKind::Policy), &request).is_some());
+        assert!(plan(&leak(LeakKind::StuckSandbox), &request).is_none());
+        // without the uid it was judged at, no precondition: never deleted
+        let unread = Leak {
+            uid: None,
+            ..leak(LeakKind::Disk)
+        };
+        assert!(plan(&unread, &request).is_none());
+    }
+}

@@ -1,0 +1,22 @@
+//! The use cases, between the front-ends and the cluster: what a command *does*, once, whichever
+//! front-end asked (cargo's `commands/*` → `ops::*` is the model). A front-end (`cli/`, `tui/`)
+//! parses, prompts and renders; it reaches the cluster for a fleet, a write or a live follow only
+//! through here, so a new front-end could not skip a rule if it tried.
+//!
+//! - [`fleet`]: open the contexts asked for (each with the safety rules decided as it opens), run
+//!   a piece of work in each, and finish (one context's failure is a warning across several).
+//! - [`leaks`]: `leaks --delete`: read what every context left behind, check every context's
+//!   rules, ask each context's typed count, send each DELETE through the one write path.
+//! - [`write`]: a bulk `suspend`/`resume`/`delete`: select the targets in every context, check
+//!   every context's rules before anything is sent, bind each write to what was confirmed, batch
+//!   it with stop and throttle, and report one verdict per workspace.
+//! - [`follow`]: follow a set of contexts live, their reports merged into one stream (`list -w`
+//!   and the TUI render what it yields).
+//!
+//! What it may import: `cluster/`, `domain/`, `present/`, `clock.rs`, `signals.rs`, `console.rs`.
+//! Never `cli/` or `tui/`: a front-end plugs in through the small traits defined here.
+
+pub mod fleet;
+pub mod follow;
+pub mod leaks;
+pub mod write;
