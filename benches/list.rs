@@ -7,8 +7,9 @@
 //! Then a fleet: N clusters of W workspaces each in one kubeconfig, `list -A -o json
 //! --all-contexts` against the same list of one of its contexts (wall, peak RSS, their ratio) —
 //! on loopback, where the N simulated API servers share this machine's cores with the client,
-//! and with a round trip per request (`NAMZU_BENCH_RTT_MS`, default 30) as clusters in other
-//! regions answer, each API server on its own machine.
+//! and with a round trip per request (`NAMZU_BENCH_RTT_MS`, default 30; the sim's latency knob)
+//! as clusters in other regions answer, each API server on its own machine. One context and the
+//! fleet run in turns, so the ratio is of one run under the same load.
 //!
 //! `NAMZU_BENCH_SHAPES=5000:0,5000:50000` picks the shapes (workspaces:background pods; PVCs
 //! are a fifth of the pods); `NAMZU_BENCH_FLEET=3:5000` the fleet (clusters:workspaces; `0` skips
@@ -21,7 +22,6 @@
 mod shape;
 
 use kubectl_namzu::sim::Sim;
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -197,16 +197,17 @@ fn fleet(rt: &tokio::runtime::Runtime, runs: usize) {
     println!("|---|---|---|---|---|---|");
     let shape = format!("{clusters} × {workspaces} workspaces");
     for delay in [0, rtt] {
+        // the round trip every request takes: each API server answers this much later
+        for sim in &all {
+            sim.set_latency(Duration::from_millis(delay));
+        }
         let network = if delay == 0 {
             "loopback".to_string()
         } else {
-            for sim in &all {
-                sim.add_fault(Fault::new(None, "*", FaultAction::Delay(Duration::from_millis(delay))));
-            }
             format!("{delay} ms per request")
         };
-        let one = measure(&all, runs, &list("--context=cluster-0"));
-        let every = measure(&all, runs, &list("--all-contexts"));
+        // one context and the fleet run in turns, so the machine's drift falls on both alike
+        let (one, every) = measure_pair(&all, runs, &list("--context=cluster-0"), &list("--all-contexts"));
         for (what, f) in [
             ("list -A -o json --context cluster-0", &one),
             ("list -A -o json --all-contexts", &every),
@@ -224,4 +225,33 @@ fn fleet(rt: &tokio::runtime::Runtime, runs: usize) {
             every.rss_mib / one.rss_mib
         );
     }
+}
+
+/// Median figures of `runs` runs each of two commands, run in turns after one warm-up each;
+/// the bytes are each command's own per pass (summed over `sims`).
+fn measure_pair(sims: &[&Sim], runs: usize, a: &dyn Fn() -> Command, b: &dyn Fn() -> Command) -> (Figures, Figures) {
+    run(&a());
+    run(&b());
+    let mut results: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
+    let mut bytes = [0u64; 2];
+    let mut requests = [0usize; 2];
+    for _ in 0..runs {
+        for (i, make) in [a, b].into_iter().enumerate() {
+            for sim in sims {
+                sim.clear_requests();
+            }
+            results[i].push(run(&make()));
+            let record: Vec<_> = sims.iter().flat_map(|s| s.requests()).collect();
+            bytes[i] += record.iter().map(|r| r.bytes).sum::<u64>();
+            requests[i] += record.len();
+        }
+    }
+    let [ra, rb] = results;
+    let figures = |r: Vec<Run>, i: usize| Figures {
+        wall: median(r.iter().map(|r| r.wall).collect()),
+        rss_mib: median(r.iter().map(|r| r.peak_rss_kib).collect()) as f64 / 1024.0,
+        bytes: bytes[i] / runs as u64,
+        requests: requests[i] / runs,
+    };
+    (figures(ra, 0), figures(rb, 1))
 }

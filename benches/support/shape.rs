@@ -8,27 +8,29 @@ pub fn scenario(workspaces: usize, background: usize) -> String {
         "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
         background / 5
     );
-    s.push_str(&workspace_lines(0..workspaces));
-    s
-}
-
-/// The scenario's workspaces `range`, one YAML line each.
-fn workspace_lines(range: std::ops::Range<usize>) -> String {
-    let namespaces = ["bench-a", "bench-b", "bench-c"];
-    let mut s = String::new();
-    for i in range {
-        let ns = namespaces[i % 3];
-        let mode = if i % 4 == 0 { "Suspended" } else { "Running" };
-        s.push_str(&format!(
-            "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
-            i % 9,
-            i % 500,
-            i % 5,
-            i % 3
-        ));
+    for i in 0..workspaces {
+        s.push_str(&workspace(i));
     }
     s
 }
+
+/// The scenario line of workspace `i`.
+fn workspace(i: usize) -> String {
+    let namespaces = ["bench-a", "bench-b", "bench-c"];
+    let ns = namespaces[i % 3];
+    let mode = if i.is_multiple_of(4) { "Suspended" } else { "Running" };
+    format!(
+        "  - {{namespace: {ns}, id: w{i:05}, mode: {mode}, epoch: \"{}\", changedAt: \"{{{{now-{}h|ms}}}}\", podTemplate: {{metadata: {{labels: {{sandbox.namzu.ai/template: t{}}}}}, spec: {{containers: [{{name: agent, image: \"ghcr.io/x/agent:1.{}\"}}]}}}}}}\n",
+        i % 9,
+        i % 500,
+        i % 5,
+        i % 3
+    )
+}
+
+/// Workspaces per parse: the scenario parser bounds one document's size (250,000 nodes, some
+/// 9,000 of these workspaces), so a larger shape is parsed in parts.
+const PER_PARSE: usize = 2000;
 
 /// `NAMZU_BENCH_SHAPES` (`workspaces:background,…`), else `default`.
 pub fn shapes(default: &str) -> Vec<(usize, usize)> {
@@ -61,14 +63,12 @@ pub fn start(
     let now = config
         .manual_clock
         .unwrap_or_else(|| kubectl_namzu::clock::Clock::System.now());
-    // the YAML parser bounds one document's nodes (250,000): the workspaces go in by chunks
-    const CHUNK: usize = 4000;
     let mut scenario =
-        Scenario::parse(&scenario(workspaces.min(CHUNK), background), now).expect("the bench scenario parses");
-    for from in (CHUNK..workspaces).step_by(CHUNK) {
-        let more = format!("workspaces:\n{}", workspace_lines(from..(from + CHUNK).min(workspaces)));
-        let more = Scenario::parse(&more, now).expect("the bench scenario parses");
-        scenario.workspaces.extend(more.workspaces);
+        Scenario::parse(&scenario(workspaces.min(PER_PARSE), background), now).expect("the bench scenario parses");
+    for from in (PER_PARSE..workspaces).step_by(PER_PARSE) {
+        let part: String = (from..workspaces.min(from + PER_PARSE)).map(workspace).collect();
+        let part = Scenario::parse(&format!("workspaces:\n{part}"), now).expect("the bench scenario parses");
+        scenario.workspaces.extend(part.workspaces);
     }
     let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
     if !live {

@@ -8,7 +8,7 @@ use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory::{self, Query, Scope};
 use crate::cluster::resources::{self, CLAIMS, WARM_POOLS};
-use crate::domain::capacity::{Held, PoolCapacity, hold, pending_pods, pools};
+use crate::domain::capacity::{Held, PoolCapacity, hold, pools};
 use crate::domain::object::namespace;
 use crate::domain::resources::{Unit, format_quantity, human, list_json};
 use crate::domain::state::State;
@@ -102,21 +102,6 @@ async fn one_context(
     all_namespaces: bool,
 ) -> Result<(Vec<String>, Vec<NamespaceCapacity>), ClusterError> {
     let scope = scope(all_namespaces, &conn.namespace);
-    let inv = inventory::read(conn, &scope, &Query::default()).await?;
-    let covered: Vec<String> = inv.namespaces.iter().map(|n| n.namespace.clone()).collect();
-    let (mut pool_warnings, mut claim_warnings) = (Vec::new(), Vec::new());
-    let (pool_objs, claim_objs) = tokio::join!(
-        extension_objects(conn, &WARM_POOLS, &scope, &covered, &mut pool_warnings),
-        extension_objects(conn, &CLAIMS, &scope, &covered, &mut claim_warnings),
-    );
-    let (pool_objs, claim_objs) = (pool_objs?, claim_objs?);
-    let mut warnings = inv.warnings.clone();
-    warnings.extend(pool_warnings.into_iter().chain(claim_warnings));
-    if pool_objs.is_none() {
-        warnings.push("note: the agent-sandbox extensions (warm pools, claims) are not installed".into());
-    }
-    let now = conn.clock.now();
-    let workspaces = inv.workspaces(&Default::default(), now);
     let mut rows: BTreeMap<String, NamespaceCapacity> = BTreeMap::new();
     fn entry<'a>(rows: &'a mut BTreeMap<String, NamespaceCapacity>, ns: &str) -> &'a mut NamespaceCapacity {
         rows.entry(ns.to_string()).or_insert_with(|| NamespaceCapacity {
@@ -128,6 +113,30 @@ async fn one_context(
             held: BTreeMap::new(),
         })
     }
+    // each namespace counted as it is read, one Sandbox unpacked at a time
+    let now = conn.clock.now();
+    let mut covered: Vec<String> = Vec::new();
+    let inventory_warnings = inventory::read_packed(conn, &scope, &Query::default(), &mut |packed| {
+        covered.push(packed.namespace.clone());
+        let row = entry(&mut rows, &packed.namespace);
+        row.pending = packed.pending_pods();
+        packed.derive(&Default::default(), now, |w| {
+            *row.states.entry(w.state).or_default() += 1;
+            hold(row.held.entry(w.state).or_default(), &w);
+        });
+    })
+    .await?;
+    let (mut pool_warnings, mut claim_warnings) = (Vec::new(), Vec::new());
+    let (pool_objs, claim_objs) = tokio::join!(
+        extension_objects(conn, &WARM_POOLS, &scope, &covered, &mut pool_warnings),
+        extension_objects(conn, &CLAIMS, &scope, &covered, &mut claim_warnings),
+    );
+    let (pool_objs, claim_objs) = (pool_objs?, claim_objs?);
+    let mut warnings = inventory_warnings;
+    warnings.extend(pool_warnings.into_iter().chain(claim_warnings));
+    if pool_objs.is_none() {
+        warnings.push("note: the agent-sandbox extensions (warm pools, claims) are not installed".into());
+    }
     if let Scope::Namespace(ns) = &scope {
         entry(&mut rows, ns);
     }
@@ -137,14 +146,6 @@ async fn one_context(
     for ns in pool_ns {
         let in_ns = |list: &[Value]| list.iter().filter(|o| namespace(o) == ns).cloned().collect::<Vec<_>>();
         entry(&mut rows, ns).pools = pools(&in_ns(&pool_objs), &in_ns(&claim_objs));
-    }
-    for data in &inv.namespaces {
-        entry(&mut rows, &data.namespace).pending = data.pods.known().map(|p| pending_pods(p));
-    }
-    for w in &workspaces {
-        let row = entry(&mut rows, &w.namespace);
-        *row.states.entry(w.state).or_default() += 1;
-        hold(row.held.entry(w.state).or_default(), w);
     }
     Ok((warnings, rows.into_values().collect()))
 }

@@ -7,6 +7,7 @@ use super::overlay::OverlayArgs;
 use super::schema;
 use super::selection::SelectionArgs;
 use crate::cluster::inventory::{self, Query};
+use crate::cluster::pack::{Pack, Packed};
 use crate::domain::columns::{Column, cell, columns};
 use crate::domain::drift::DriftState;
 use crate::domain::naming::{WorkspaceId, WorkspaceKey};
@@ -114,25 +115,28 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
     let several_contexts = fleet.several_contexts;
     let all_namespaces = globals.all_namespaces;
-    // each context read and derived on its own task; each namespace's objects go once its rows
-    // are derived: the output is built from the rows
+    if args.ids.is_empty() && args.sort_by == SortKey::Name && matches!(args.output, Printer::Plain(Format::Json)) {
+        return json_by_name(&fleet, all_namespaces, &query, &filter, &flags, now).await;
+    }
+    // each context read and derived on its own task, one Sandbox unpacked at a time: the output
+    // is built from the rows
     let read = fleet
         .each::<_, Failure, _>(|member| {
             let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
-                // each namespace derived as its objects arrive, and its objects let go
+                let context = several_contexts.then(|| conn.context.clone());
                 let mut rows = Vec::new();
-                let warnings = inventory::read_each(conn, &scope, &query, &mut |data| {
-                    rows.extend(data.into_workspaces(&flags, now, |w| filter.matches(w, now)))
+                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                    packed.derive(&flags, now, |mut w| {
+                        if filter.matches(&w, now) {
+                            w.context = context.clone();
+                            rows.push(w);
+                        }
+                    })
                 })
                 .await?;
-                if several_contexts {
-                    for w in &mut rows {
-                        w.context = Some(conn.context.clone());
-                    }
-                }
                 Ok((warnings, rows))
             }
         })
@@ -163,6 +167,116 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     fleet.finish()
+}
+
+/// `list -o json` in name order, the common case, without holding rows: each context's
+/// namespaces arrive in name order, so each namespace's rows, sorted by id as they derive, are
+/// that context's next items; they wait packed (a fraction of a row's memory, or of its text)
+/// until the context's pass has ended, and the contexts print in name order, as the sort puts
+/// them.
+async fn json_by_name(
+    fleet: &Fleet,
+    all_namespaces: bool,
+    query: &Query,
+    filter: &crate::domain::select::Filter,
+    flags: &crate::domain::drift::OverlayFlags,
+    now: DateTime<Utc>,
+) -> Result<(), Failure> {
+    let several_contexts = fleet.several_contexts;
+    let mut read = fleet
+        .each::<_, Failure, _>(|member| {
+            let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
+            async move {
+                let conn = &member.conn;
+                let scope = scope(all_namespaces, &conn.namespace);
+                let context = several_contexts.then(|| conn.context.clone());
+                let mut items = JsonItems::default();
+                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                    // this namespace's items, packed as they derive, then in id order
+                    let start = items.items.len();
+                    let mut ids: Vec<String> = Vec::new();
+                    packed.derive(&flags, now, |mut w| {
+                        if filter.matches(&w, now) {
+                            w.context = context.clone();
+                            ids.push(w.id.clone());
+                            items.push(&schema::workspace(&w));
+                        }
+                    });
+                    items.sort_from(start, &ids);
+                })
+                .await?;
+                Ok((warnings, context, items))
+            }
+        })
+        .await?;
+    for (member, (warnings, _, _)) in &read {
+        for w in warnings {
+            fleet.warn(member, w);
+        }
+    }
+    read.sort_by(|a, b| (a.1).1.cmp(&(b.1).1));
+    let mut buffer = String::with_capacity(OUTPUT_CHUNK);
+    buffer.push('[');
+    let mut empty = true;
+    for (_, (_, _, items)) in read {
+        for text in items.texts() {
+            buffer.push_str(if empty { "\n" } else { ",\n" });
+            empty = false;
+            buffer.push_str(&text);
+            if buffer.len() >= OUTPUT_CHUNK {
+                output::write_stdout(&buffer);
+                buffer.clear();
+            }
+        }
+    }
+    buffer.push_str(if empty { "]\n" } else { "\n]\n" });
+    output::write_stdout(&buffer);
+    fleet.finish()
+}
+
+/// One item of a pretty JSON array as `output::write_json_array` prints it: its lines indented
+/// by two spaces, without the separator.
+fn indented(item: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(item).expect("JSON values serialise");
+    let mut out = String::with_capacity(pretty.len() + pretty.len() / 16);
+    for (i, line) in pretty.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("  ");
+        out.push_str(line);
+    }
+    out
+}
+
+/// Array items waiting for their turn to print, packed (`cluster::pack`: a fraction of their
+/// JSON text), in order.
+#[derive(Default)]
+struct JsonItems {
+    pack: Pack,
+    items: Vec<Packed>,
+}
+
+impl JsonItems {
+    fn push(&mut self, item: &Value) {
+        self.items.push(self.pack.pack(item));
+    }
+
+    /// The items from `start` on put in the order of `keys` (one per item), ties as they came.
+    fn sort_from(&mut self, start: usize, keys: &[String]) {
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by(|a, b| keys[*a].cmp(&keys[*b]));
+        let mut tail: Vec<Option<Packed>> = self.items.drain(start..).map(Some).collect();
+        self.items.extend(order.into_iter().filter_map(|i| tail[i].take()));
+    }
+
+    /// Each item's text as `output::write_json_array` prints it, without the separator.
+    fn texts(self) -> impl Iterator<Item = String> {
+        let JsonItems { pack, items } = self;
+        items
+            .into_iter()
+            .map(move |p| indented(&pack.unpack(&p).unwrap_or_default()))
+    }
 }
 
 /// `get ID…`: those rows in the order given (one with `-o json|yaml`: the object); each id

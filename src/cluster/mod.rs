@@ -10,6 +10,7 @@ pub mod kinds;
 pub mod leaks;
 pub mod live;
 pub mod observe;
+pub mod pack;
 pub mod policies;
 pub mod resources;
 pub mod triage;

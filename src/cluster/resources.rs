@@ -55,7 +55,7 @@ pub async fn list_versioned(
         Some(s) => ListParams::default().labels(s),
         None => ListParams::default(),
     };
-    raw_list_versioned(conn, kind, namespace, &params, &op).await
+    raw_list_versioned(conn, kind, namespace, &params, &op, Vec::new()).await
 }
 
 /// LIST one resource like [`list`], its items held as `C` holds them (e.g. [`Packed`]).
@@ -70,7 +70,26 @@ pub async fn list_as<C: ListItems>(
         Some(s) => ListParams::default().labels(s),
         None => ListParams::default(),
     };
-    Ok(raw_list_versioned(conn, kind, namespace, &params, &op).await?.0)
+    Ok(raw_list_versioned(conn, kind, namespace, &params, &op, C::default())
+        .await?
+        .0)
+}
+
+/// LIST one resource like [`list_as`], its items pushed into `items` (a collection that knows
+/// something of how to hold them).
+pub async fn list_into<C: ListItems>(
+    conn: &Connection,
+    kind: &ApiKind,
+    namespace: Option<&str>,
+    selector: Option<&str>,
+    items: C,
+) -> Result<C, ClusterError> {
+    let op = ApiCall::new("list", kind, namespace, "");
+    let params = match selector {
+        Some(s) => ListParams::default().labels(s),
+        None => ListParams::default(),
+    };
+    Ok(raw_list_versioned(conn, kind, namespace, &params, &op, items).await?.0)
 }
 
 async fn raw_list(
@@ -80,68 +99,24 @@ async fn raw_list(
     params: &ListParams,
     op: &ApiCall,
 ) -> Result<Vec<Value>, ClusterError> {
-    Ok(raw_list_versioned(conn, kind, namespace, params, op).await?.0)
+    Ok(raw_list_versioned(conn, kind, namespace, params, op, Vec::new())
+        .await?
+        .0)
 }
 
 /// Where a LIST's items go as each page is parsed.
 pub trait ListItems: Default {
     fn push(&mut self, item: Value);
+
+    /// An empty collection like this one: a list that starts over starts with it.
+    fn emptied(&self) -> Self {
+        Self::default()
+    }
 }
 
 impl ListItems for Vec<Value> {
     fn push(&mut self, item: Value) {
         Vec::push(self, item);
-    }
-}
-
-/// Listed objects held as compact JSON, each with its namespace. A cluster-wide pass holds every
-/// namespace's objects while it derives one namespace at a time; JSON text is a fraction of the
-/// size of a `Value` tree, which a namespace's objects become again only when it is its turn.
-#[derive(Debug, Default)]
-pub struct Packed(Vec<(Box<str>, Box<str>)>);
-
-impl ListItems for Packed {
-    fn push(&mut self, item: Value) {
-        let namespace = crate::domain::object::namespace(&item).into();
-        self.0.push((namespace, item.to_string().into_boxed_str()));
-    }
-}
-
-/// Sandboxes that are workspaces, [`Packed`]; the others are not kept.
-#[derive(Debug, Default)]
-pub struct PackedWorkspaces(pub Packed);
-
-impl ListItems for PackedWorkspaces {
-    fn push(&mut self, item: Value) {
-        if crate::domain::naming::is_workspace(&item) {
-            self.0.push(item);
-        }
-    }
-}
-
-impl Packed {
-    /// The objects of each namespace, still packed.
-    pub fn by_namespace(self) -> std::collections::BTreeMap<String, Packed> {
-        let mut out: std::collections::BTreeMap<String, Packed> = Default::default();
-        for (namespace, json) in self.0 {
-            out.entry(namespace.to_string()).or_default().0.push((namespace, json));
-        }
-        out
-    }
-
-    /// The objects again, in list order (the text is this type's own serialisation of a JSON
-    /// value: it always parses).
-    pub fn unpack(self) -> Vec<Value> {
-        use serde::de::DeserializeSeed;
-        // parsed as list items are (each map built at its exact size), not grown key by key
-        self.0
-            .into_iter()
-            .filter_map(|(_, json)| {
-                projection::Projected(Keep::All)
-                    .deserialize(&mut serde_json::Deserializer::from_str(&json))
-                    .ok()
-            })
-            .collect()
     }
 }
 
@@ -155,16 +130,18 @@ async fn raw_list_versioned<C: ListItems>(
     namespace: Option<&str>,
     params: &ListParams,
     op: &ApiCall,
+    mut items: C,
 ) -> Result<(C, String), ClusterError> {
     check_path(op, namespace, "")?;
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
-    let mut items = C::default();
     let mut count = 0usize;
     let mut token: Option<String> = None;
     let mut limit = conn.chunk_size;
     let mut relisted = false;
     let mut version = String::new();
     let api_version = kind.api_resource().api_version;
+    // the next page is about as long as the last
+    let mut page_size = 0;
     loop {
         let mut page_params = params.clone();
         if limit > 0 {
@@ -176,31 +153,40 @@ async fn raw_list_versioned<C: ListItems>(
         let request = kube::core::Request::new(&url)
             .list(&page_params)
             .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
-        let text = match read_capped(conn, op, request).await {
+        let text = match read_capped(conn, op, request, page_size).await {
             // once: a server that expires the full list's pages too is an error, not a loop
             Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
-                (items, count, token, limit, relisted, version) = (C::default(), 0, None, 0, true, String::new());
+                (items, count, token, limit, relisted, version) = (items.emptied(), 0, None, 0, true, String::new());
                 continue;
             }
             answer => answer?,
         };
-        let page = parse_page(&text, kind.keep)
-            .map_err(|e| ClusterError::Other(format!("{op}: the API server's answer is not a list: {e}")))?;
-        if version.is_empty() {
-            version = page.resource_version.unwrap_or_default();
-        }
-        for mut v in page.items {
+        page_size = text.len() + text.len() / 16 + 4096;
+        // each item checked and handed on as it is parsed: a page's objects are never all
+        // parsed at once
+        let mut misfit = None;
+        let parsed = parse_page(&text, kind.keep, &mut |mut v| {
             if !fits(&v, kind, &api_version, namespace) {
-                return Err(ClusterError::Other(format!(
+                misfit = Some(ClusterError::Other(format!(
                     "{op}: the API server answered a list whose item {} is not a {} of this kind, apiVersion and namespace: {}",
                     count,
                     kind.kind,
                     crate::domain::object::brief(&v)
                 )));
+                return false;
             }
             fill_kind(&mut v, kind);
             items.push(v);
             count += 1;
+            true
+        });
+        if let Some(e) = misfit {
+            return Err(e);
+        }
+        let page =
+            parsed.map_err(|e| ClusterError::Other(format!("{op}: the API server's answer is not a list: {e}")))?;
+        if version.is_empty() {
+            version = page.resource_version.unwrap_or_default();
         }
         match page.continue_token {
             // a token handed back unchanged would page forever
@@ -295,11 +281,18 @@ fn cap() -> String {
 
 /// One request's whole answer as text, at most [`MAX_READ`] bytes of it; the request timeout
 /// bounds the reading too.
-async fn read_capped(conn: &Connection, op: &ApiCall, request: http::Request<Vec<u8>>) -> Result<String, ClusterError> {
+/// `size` is the room made first (the last page's size: a buffer grown by doubling holds up to
+/// twice its text).
+async fn read_capped(
+    conn: &Connection,
+    op: &ApiCall,
+    request: http::Request<Vec<u8>>,
+    size: usize,
+) -> Result<String, ClusterError> {
     use futures::AsyncReadExt;
     let read = async {
         let body = conn.client.request_stream(request).await?;
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(size.min(MAX_READ));
         Box::pin(body)
             .take(MAX_READ as u64 + 1)
             .read_to_end(&mut buf)
@@ -449,41 +442,43 @@ impl<'de> serde::de::Visitor<'de> for WatchLineSeed {
     }
 }
 
-/// One page of a LIST: its items (pruned as parsed) and the token for the next page.
+/// One page of a LIST once its items have been handed on: the token for the next page.
 #[derive(Default)]
 struct Page {
-    items: Vec<Value>,
     continue_token: Option<String>,
     resource_version: Option<String>,
 }
 
-fn parse_page(text: &str, keep: Keep) -> Result<Page, serde_json::Error> {
+/// Parse one page, each item pruned as parsed and handed to `item` at once; `item` answering
+/// false stops the parse with an error.
+fn parse_page(text: &str, keep: Keep, item: &mut dyn FnMut(Value) -> bool) -> Result<Page, serde_json::Error> {
     use serde::de::DeserializeSeed;
     let mut de = serde_json::Deserializer::from_str(text);
-    let page = PageSeed(keep).deserialize(&mut de)?;
+    let page = PageSeed(keep, item).deserialize(&mut de)?;
     de.end()?;
     Ok(page)
 }
 
-struct PageSeed(Keep);
+struct PageSeed<'s>(Keep, &'s mut dyn FnMut(Value) -> bool);
 
-impl<'de> serde::de::DeserializeSeed<'de> for PageSeed {
+impl<'de> serde::de::DeserializeSeed<'de> for PageSeed<'_> {
     type Value = Page;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Page, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for PageSeed {
+impl<'de> serde::de::Visitor<'de> for PageSeed<'_> {
     type Value = Page;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a Kubernetes list object")
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Page, A::Error> {
         let mut page = Page::default();
+        let PageSeed(keep, item) = self;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
-                "items" => page.items = map.next_value_seed(ItemsSeed(self.0))?,
+                "items" => map.next_value_seed(ItemsSeed(keep, &mut *item))?,
                 "metadata" => {
                     let meta: Value = map.next_value()?;
                     page.continue_token = meta.get("continue").and_then(Value::as_str).map(str::to_string);
@@ -498,30 +493,32 @@ impl<'de> serde::de::Visitor<'de> for PageSeed {
     }
 }
 
-/// The items array, each item parsed straight into its projection.
-struct ItemsSeed(Keep);
+/// The items array, each item parsed straight into its projection and handed on.
+struct ItemsSeed<'s>(Keep, &'s mut dyn FnMut(Value) -> bool);
 
-impl<'de> serde::de::DeserializeSeed<'de> for ItemsSeed {
-    type Value = Vec<Value>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+impl<'de> serde::de::DeserializeSeed<'de> for ItemsSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for ItemsSeed {
-    type Value = Vec<Value>;
+impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_> {
+    type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("an array of objects")
     }
-    fn visit_unit<E>(self) -> Result<Vec<Value>, E> {
-        Ok(Vec::new())
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
     }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(item) = seq.next_element_seed(projection::Projected(self.0))? {
-            out.push(item);
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let ItemsSeed(keep, item) = self;
+        while let Some(v) = seq.next_element_seed(projection::Projected(keep))? {
+            if !item(v) {
+                return Err(serde::de::Error::custom("an item that does not fit"));
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -606,42 +603,5 @@ pub fn check_identity(v: &Value, kind: &ApiKind, namespace: &str, name: &str) ->
             "the API server answered with {k} {av} {ns}/{n} where {} {api_version} {namespace}/{name} was asked for",
             kind.kind
         )))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn packed_objects_come_back_as_they_went_by_namespace_in_list_order() {
-        let objects = [
-            json!({"metadata": {"name": "b", "namespace": "two"}, "spec": {"n": 1.5, "s": "\u{1b}x", "z": null}}),
-            json!({"metadata": {"name": "a", "namespace": "one"}, "status": {"conditions": [{"type": "Ready"}]}}),
-            json!({"metadata": {"name": "c", "namespace": "two"}, "spec": {"big": 12345678901234567890u64}}),
-        ];
-        let mut packed = Packed::default();
-        for o in &objects {
-            packed.push(o.clone());
-        }
-        let mut by_ns = packed.by_namespace();
-        assert_eq!(by_ns.keys().collect::<Vec<_>>(), ["one", "two"]);
-        assert_eq!(
-            by_ns.remove("two").unwrap().unpack(),
-            [objects[0].clone(), objects[2].clone()]
-        );
-        assert_eq!(by_ns.remove("one").unwrap().unpack(), [objects[1].clone()]);
-    }
-
-    #[test]
-    fn packed_workspaces_keep_only_workspaces() {
-        let workspace = json!({"metadata": {"name": "namzu-ws-a", "namespace": "n"},
-            "spec": {"podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "t"}}}}});
-        let other = json!({"metadata": {"name": "someone-else", "namespace": "n"}});
-        let mut packed = PackedWorkspaces::default();
-        packed.push(workspace.clone());
-        packed.push(other);
-        assert_eq!(packed.0.unpack(), [workspace]);
     }
 }

@@ -15,6 +15,7 @@ mod egress;
 mod hardening3;
 mod hostile;
 mod interop27;
+mod inventory_packed;
 mod krew;
 mod layers;
 mod leaks;
