@@ -212,30 +212,21 @@ impl Selecting {
         } else {
             Scope::Namespace(conn.namespace.clone())
         };
-        let inv = inventory::read(
+        let now = conn.clock.now();
+        // derived one namespace at a time, as `list -A` does: the pass is never held whole
+        let (warnings, chosen) = inventory::select(
             &conn,
             &scope,
             &Query {
                 selector: self.selector.clone(),
-                per_sandbox_label_key: self.per_sandbox_label_key,
+                per_sandbox_label_key: self.per_sandbox_label_key.clone(),
             },
+            &self.flags,
+            now,
+            &|w| self.filter.matches(w, now),
         )
         .await?;
-        let mut warnings = inv.warnings.clone();
-        let now = conn.clock.now();
-        let targets = inv
-            .workspaces(&self.flags, now)
-            .into_iter()
-            .filter(|w| self.filter.matches(w, now))
-            .filter_map(|w| match WorkspaceId::parse(&w.id) {
-                Ok(id) => Some(key(w.namespace, id)),
-                // a Sandbox named namzu-ws-<not an id> is listed, never written
-                Err(e) => {
-                    warnings.push(format!("skipped: {e}"));
-                    None
-                }
-            })
-            .collect();
+        let targets = chosen.into_iter().map(|(namespace, id)| key(namespace, id)).collect();
         Ok((warnings, targets))
     }
 }
