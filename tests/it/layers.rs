@@ -61,3 +61,22 @@ fn each_layer_names_no_module_above_it() {
         );
     }
 }
+
+/// No room of `src/` grows past 900 lines (issue 29): a file that does is split along its
+/// concerns, as `cluster/live/` and `cluster/inventory/` were.
+#[test]
+fn no_source_file_is_over_900_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let long: Vec<String> = sources(&src)
+        .into_iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(&f).unwrap().lines().count();
+            (lines > 900).then(|| format!("{}: {lines} lines", f.display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these along their concerns:\n{}",
+        long.join("\n")
+    );
+}

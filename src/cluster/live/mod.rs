@@ -1,5 +1,5 @@
 //! The inventory kept live (docs/ARCHITECTURE.md, "Live inventory"): per scope one watch per
-//! kind — Sandboxes, the pods and PVCs the inventory pass selects (`inventory.rs` says why that
+//! kind — Sandboxes, the pods and PVCs the inventory pass selects (`inventory/mod.rs` says why that
 //! selector is complete), and SandboxTemplates. Each starts from a streaming list
 //! (`sendInitialEvents`, Kubernetes ≥ 1.32) or, where the server refuses one, a paged LIST; asks
 //! for bookmarks so a watch that ends resumes from the newest resourceVersion; lists again once on
