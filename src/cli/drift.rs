@@ -63,15 +63,21 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             vec![report(d.workspace(&flags, now), &d.sandbox, d.template.as_read())]
         }
         None => {
-            let inv = inventory::read(&conn, &globals.scope(&conn.namespace), &Query::default()).await?;
-            for w in &inv.warnings {
+            // one namespace derived and let go at a time, as `list -A` does
+            let mut reports = Vec::new();
+            let warnings = inventory::read_each(&conn, &globals.scope(&conn.namespace), &Query::default(), &mut |ns| {
+                reports.extend(
+                    ns.entries(&flags, now)
+                        .into_iter()
+                        .filter(|e| e.workspace.drift.state == DriftState::Drifted)
+                        .map(|e| report(e.workspace, e.sandbox, e.template)),
+                );
+            })
+            .await?;
+            for w in &warnings {
                 crate::errln!("{}", output::printable(w));
             }
-            inv.entries(&flags, now)
-                .into_iter()
-                .filter(|e| e.workspace.drift.state == DriftState::Drifted)
-                .map(|e| report(e.workspace, e.sandbox, e.template))
-                .collect()
+            reports
         }
     };
     match args.output {

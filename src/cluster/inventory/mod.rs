@@ -108,7 +108,7 @@ impl NamespaceData {
     }
 
     /// This namespace's workspaces with what each was derived from.
-    fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
+    pub fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
         let (pods, pvcs) = (self.pods.map(|v| Index::new(v)), self.pvcs.map(|v| Index::new(v)));
         let policies = self.policies.map(|v| PolicyIndex::new(v, flags.per_sandbox_key()));
         self.sandboxes
