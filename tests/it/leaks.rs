@@ -203,6 +203,25 @@ async fn leaks_delete_sends_fenced_audited_deletes_of_disks_and_policies_only() 
         "{sent:?}"
     );
     assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_some());
+    // audited as what it was: a dry run, never "applied"
+    let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
+    let dry: Vec<&str> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["verb"] == "delete-leak" && e["workspace"] == GHOST_DISK)
+        .filter_map(|e| e["outcome"].as_str().map(str::to_string))
+        .map(|o| {
+            if o == "dry-run" {
+                "dry-run"
+            } else if o == "intent" {
+                "intent"
+            } else {
+                "other"
+            }
+        })
+        .collect();
+    assert_eq!(dry.last(), Some(&"dry-run"), "{log}");
+    assert!(!dry.contains(&"other"), "{log}");
     // the deletes: each with uid and resourceVersion preconditions, the objects' own
     t.sim.clear_requests();
     let o = namzu(&t, &["leaks", "-A", "--delete", "--yes", "-o", "json"]).await;

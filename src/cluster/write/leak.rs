@@ -228,7 +228,9 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
     };
     match answer {
         Ok(_) => {
-            policy.audit.record(entry(Some(200), "applied"), conn.clock.now());
+            // a server dry run deleted nothing: the audit says so, as the Sandbox path's does
+            let recorded = if plan.server_dry_run { "dry-run" } else { "applied" };
+            policy.audit.record(entry(Some(200), recorded), conn.clock.now());
             LeakOutcome::Deleted { request }
         }
         Err(e) => {

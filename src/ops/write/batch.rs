@@ -345,7 +345,13 @@ impl<F: Front> Batch<'_, F> {
                 // the write is of the object shown, at the epoch shown: one replaced or taken
                 // over while the user typed is refused, not written
                 Confirmed::Object(shown) => rules::bind_to_object(&mut plan, &shown),
-                Confirmed::Gone => {}
+                // nothing stood there, so nothing was confirmed: bound to no object (no uid
+                // matches ""), a Sandbox made since is refused as replaced, never written
+                Confirmed::Gone => plan.expected_uid = Some(String::new()),
+            }
+            // the prompt may have waited long: a stop that came meanwhile starts no write
+            if let Some(stop) = self.stop() {
+                return Ok(Step::NotStarted(stop, index, key));
             }
             if let Some(shown) = &preview {
                 plan = match rules::bind(plan, Some(shown)) {
