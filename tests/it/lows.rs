@@ -363,3 +363,43 @@ fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
         "namzu/agent:3"
     );
 }
+
+/// Review of issue 29's batch: a Sandbox that cannot be read to ask its typed id fails that
+/// workspace (its line, exit 1), and the batch goes on to ask the next; nothing is sent for it.
+#[test]
+fn a_typed_batch_goes_on_past_a_workspace_it_could_not_read() {
+    use kubectl_namzu::sim::resources::SANDBOXES;
+    if std::process::Command::new("tmux").arg("-V").output().is_err() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI=true: tmux must be installed"
+        );
+        eprintln!("SKIPPED: tmux is not installed; the typed batch test did not run");
+        return;
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let t = runtime.block_on(start());
+    let rules = t.dir.path().join("rules.yaml");
+    std::fs::write(&rules, "contexts:\n- context: \"*\"\n  confirm: typed\n").unwrap();
+    t.sim
+        .add_fault(Fault::status(Some("GET"), "/sandboxes/namzu-ws-awake", 500, "the read failed").times(1));
+    let tmux = Tmux(format!("namzu-lows-unread-{}", std::process::id()));
+    let script = format!(
+        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} -n agents suspend awake asleep; echo EXIT=$?; sleep 60",
+        rules.display(),
+        t.dir.path().join("audit.jsonl").display(),
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        t.sim.kubeconfig().display()
+    );
+    tmux.cmd(&["new-session", "-d", "-s", "lows", "-x", "200", "-y", "40", &script]);
+    let shown = tmux.expect("Type the workspace id (asleep)");
+    assert!(shown.contains("the read failed"), "{shown}");
+    tmux.keys(&["asleep", "Enter"]);
+    let done = tmux.expect("EXIT=");
+    assert!(done.contains("EXIT=1"), "{done}");
+    assert!(done.contains("1 of 2 workspaces were not suspended"), "{done}");
+    let awake = t.sim.get(&SANDBOXES, "agents", "namzu-ws-awake").unwrap();
+    assert_eq!(awake["spec"]["operatingMode"], "Running");
+    assert!(!t.sim.requests().iter().any(|r| r.method == "PATCH"));
+}

@@ -7,6 +7,7 @@
 use super::rules;
 use super::{Checked, Report, Request, WriteError};
 use crate::cluster::connect::Connection;
+use crate::cluster::error::ClusterError;
 use crate::cluster::resources::{self, SANDBOXES};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{self, Outcome, Plan};
@@ -200,6 +201,8 @@ enum Confirmed {
     /// Nothing there to destroy: the write path reports it.
     Gone,
     Cancelled,
+    /// The Sandbox could not be read to ask: nothing asked, nothing sent.
+    Unread(ClusterError),
 }
 
 /// What every workspace of one bulk write shares.
@@ -268,7 +271,11 @@ impl<F: Front> Batch<'_, F> {
 
     /// Ask for the typed id of the Sandbox as read now; anything else cancels that workspace.
     async fn confirm(&self, conn: &Connection, key: &WorkspaceKey<WorkspaceId>) -> Result<Confirmed, WriteError> {
-        let current = resources::get(conn, &SANDBOXES, &key.namespace, &key.id.sandbox_name()).await?;
+        let current = match resources::get(conn, &SANDBOXES, &key.namespace, &key.id.sandbox_name()).await {
+            Ok(current) => current,
+            // that workspace fails, said as every failed write is; the batch goes on
+            Err(e) => return Ok(Confirmed::Unread(e)),
+        };
         let Some(object) = current else {
             return Ok(Confirmed::Gone);
         };
@@ -342,6 +349,7 @@ impl<F: Front> Batch<'_, F> {
                 Confirmed::Cancelled => {
                     return Ok(Step::Cancelled(key.qualified(true)));
                 }
+                Confirmed::Unread(e) => return Ok(Step::Done(Box::new(report(Outcome::Failed(e))))),
                 // the write is of the object shown, at the epoch shown: one replaced or taken
                 // over while the user typed is refused, not written
                 Confirmed::Object(shown) => rules::bind_to_object(&mut plan, &shown),
