@@ -194,6 +194,17 @@ impl Front for Terminal {
             crate::outln!("{}", output::printable(&report.line(done, total)));
         }
     }
+
+    fn output_closed(&self) -> bool {
+        output::stdout_closed()
+    }
+
+    fn interrupted_twice() {
+        crate::errln!(
+            "error: interrupted twice: the delete in flight was abandoned, its outcome unknown (`kubectl namzu audit` names it)"
+        );
+        std::process::exit(exit::ERROR);
+    }
 }
 
 /// One object's result as `-o json|yaml` gives it.
@@ -234,6 +245,18 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
         crate::errln!("{}", present::leaks::not_deleted(skipped));
     } else if total == 0 && fleet.failed().is_empty() {
         crate::errln!("{}", present::leaks::NOTHING_TO_DELETE);
+    }
+    if let Some(stop) = ran.stopped {
+        crate::errln!(
+            "{}",
+            output::printable(&present::leaks::stopped(
+                stop.reason(),
+                ran.reports.len(),
+                total,
+                &ran.not_started
+            ))
+        );
+        return Err(Failure::error(present::leaks::stopped_error(stop.reason())));
     }
     fleet.finish::<Failure>()?;
     let (failed, refused) = (ran.failed(), ran.refused());

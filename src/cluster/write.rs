@@ -27,7 +27,7 @@ pub const FIELD_MANAGER: &str = "kubectl-namzu";
 mod leak;
 mod throttle;
 
-pub use leak::{LeakOutcome, LeakPlan, LeakTarget, delete_leak, leak_request};
+pub use leak::{DELETE_LEAK_VERB, LeakOutcome, LeakPlan, LeakTarget, delete_leak, leak_request};
 pub use throttle::{MAX_HOLD_SECONDS, MAX_THROTTLED, Throttle};
 
 /// What the caller asks for.
@@ -239,18 +239,19 @@ fn check_answer(plan: &Plan, answer: &Value, identity: Option<&str>) -> Result<(
     }
 }
 
-/// Audit a bulk write that stopped before its end: which workspaces were done, which not started.
+/// Audit a bulk write (or `leaks --delete`) that stopped before its end: which objects were done,
+/// which not started.
 pub fn record_stop(
     conn: &Connection,
     policy: &WritePolicy,
-    verb: Verb,
+    verb: &str,
     reason: &str,
     done: &[String],
     not_started: &[String],
 ) {
     policy.audit.record(
         json!({
-            "context": conn.context, "server": conn.server, "verb": verb.as_str(), "outcome": "stopped",
+            "context": conn.context, "server": conn.server, "verb": verb, "outcome": "stopped",
             "reason": reason, "done": done, "notStarted": not_started,
         }),
         conn.clock.now(),

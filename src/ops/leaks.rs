@@ -13,6 +13,7 @@ use crate::cluster::leaks;
 use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget, WritePolicy};
 use crate::domain::leaks::{Leak, LeakKind};
 use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
+use crate::ops::write::batch::{Interrupt, Stop};
 use crate::ops::write::rules::{self, Refusal};
 use crate::present;
 use futures::future::BoxFuture;
@@ -262,6 +263,10 @@ pub trait Front: Sync {
     fn cancelled(&self, context: &str);
     /// One delete done (`done` of `total`, across every context), in the order planned.
     fn step(&self, report: &Report, done: usize, total: usize);
+    /// The front-end's output went away: no further delete starts.
+    fn output_closed(&self) -> bool;
+    /// A second Ctrl-C while a delete is in flight: the front-end ends the process.
+    fn interrupted_twice();
 }
 
 /// One object's result.
@@ -311,6 +316,10 @@ pub struct Ran {
     pub reports: Vec<Report>,
     /// The deletes planned (those cancelled at a confirmation too).
     pub total: usize,
+    /// Why the deletes stopped before the last, if they did (as a bulk write stops).
+    pub stopped: Option<Stop>,
+    /// The objects not started after a stop, as the stop line names them.
+    pub not_started: Vec<String>,
 }
 
 impl Ran {
@@ -327,26 +336,58 @@ impl Ran {
 /// it asks), then each DELETE through the one write path under that context's policy, one after
 /// the other.
 pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksError> {
+    let interrupt = Interrupt::install(
+        checked.batches.iter().map(|b| b.policy.throttle.clone()).collect(),
+        F::interrupted_twice,
+    );
+    // checked as each delete's turn comes: a stop lets the delete in flight finish, starts none
+    let stop = |policy: &WritePolicy| {
+        front
+            .output_closed()
+            .then_some(Stop::OutputClosed)
+            .or(interrupt.raised().then_some(Stop::Interrupted))
+            .or(policy.audit.failure().map(|_| Stop::AuditFailed))
+    };
     let mut ran = Ran {
         reports: Vec::new(),
         total: checked.total(),
+        stopped: None,
+        not_started: Vec::new(),
     };
     let mut done = 0usize;
     for batch in checked.batches {
-        if batch.confirming {
+        let named = |plan: &LeakPlan| match &batch.label {
+            Some(c) => format!("{c}:{}/{}", plan.namespace, plan.name),
+            None => format!("{}/{}", plan.namespace, plan.name),
+        };
+        ran.stopped = ran.stopped.or_else(|| stop(&batch.policy));
+        if ran.stopped.is_none() && batch.confirming {
             let question = Question {
                 context: batch.label.clone(),
                 objects: batch.plans.len(),
                 disks: batch.plans.iter().filter(|p| p.target == LeakTarget::Disk).count(),
             };
-            if !front.ask_typed(&question).await.map_err(LeaksError::Confirmation)? {
-                front.cancelled(&batch.member.conn.context);
-                continue;
+            match interrupt.unless(front.ask_typed(&question)).await {
+                None => ran.stopped = Some(Stop::Interrupted),
+                Some(answer) => {
+                    if !answer.map_err(LeaksError::Confirmation)? {
+                        front.cancelled(&batch.member.conn.context);
+                        continue;
+                    }
+                }
             }
         }
+        let (mut deleted, mut pending) = (Vec::new(), Vec::new());
         for plan in batch.plans {
+            ran.stopped = ran.stopped.or_else(|| stop(&batch.policy));
+            if ran.stopped.is_some() {
+                ran.not_started.push(named(&plan));
+                pending.push(format!("{}/{}", plan.namespace, plan.name));
+                continue;
+            }
             let outcome = write::delete_leak(&batch.member.conn, &batch.policy, &plan).await;
             done += 1;
+            deleted.push(format!("{}/{}", plan.namespace, plan.name));
             let report = Report {
                 context: batch.label.clone(),
                 plan,
@@ -354,6 +395,17 @@ pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksErro
             };
             front.step(&report, done, ran.total);
             ran.reports.push(report);
+        }
+        // each context's audit log names what was done and not started there
+        if let Some(why) = ran.stopped.filter(|_| !pending.is_empty()) {
+            write::record_stop(
+                &batch.member.conn,
+                &batch.policy,
+                write::DELETE_LEAK_VERB,
+                why.reason(),
+                &deleted,
+                &pending,
+            );
         }
     }
     Ok(ran)

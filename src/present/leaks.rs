@@ -103,3 +103,16 @@ pub fn failed(failed: usize, total: usize) -> String {
 pub fn refused(refused: usize, total: usize) -> String {
     format!("{refused} of {total} deletes were refused: nothing sent for them")
 }
+
+/// The line after deletes stopped early (Ctrl-C, stdout closed, the audit log failing).
+pub fn stopped(reason: &str, done: usize, total: usize, not_started: &[String]) -> String {
+    format!(
+        "stopped ({reason}) after {done} of {total} deletes; not started: {}",
+        not_started.join(", ")
+    )
+}
+
+/// The command's error after a stop.
+pub fn stopped_error(reason: &str) -> String {
+    format!("leaks --delete stopped before every planned delete was done ({reason})")
+}

@@ -149,7 +149,7 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
 }
 
 /// Run the binary with its stdout a pipe whose reader has already gone (as `| head -0` leaves it).
-async fn run_into_closed_pipe(t: &TestSim, args: &[&str]) -> Output {
+pub(crate) async fn run_into_closed_pipe(t: &TestSim, args: &[&str]) -> Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     let env = [audit_env(t), now_env(t)];

@@ -421,3 +421,28 @@ async fn a_bulk_dry_run_says_what_it_would_free() {
         out(&o)
     );
 }
+
+/// Review of issue 29: `leaks --delete` stops as a bulk write does — the delete in flight
+/// finishes, none starts after stdout is found closed, the stop is said and audited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_stops_leak_deletes_and_the_stop_is_audited() {
+    let t = start_demo().await;
+    t.sim.clear_requests();
+    let o = crate::hostile::run_into_closed_pipe(&t, &["leaks", "-A", "--delete", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert_eq!(deletes(&t).len(), 1, "the first delete only: {}", err(&o));
+    assert!(
+        err(&o).contains("stopped (stdout was closed) after 1 of 2 deletes; not started: "),
+        "{}",
+        err(&o)
+    );
+    let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
+    let stop: Value = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["outcome"] == "stopped")
+        .expect("a stop entry");
+    assert_eq!(stop["verb"], "delete-leak");
+    assert_eq!(stop["done"].as_array().unwrap().len(), 1, "{stop}");
+    assert_eq!(stop["notStarted"].as_array().unwrap().len(), 1, "{stop}");
+}

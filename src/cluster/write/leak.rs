@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The audit log's verb for a leak delete (its intents, outcomes and a stop).
+pub const DELETE_LEAK_VERB: &str = "delete-leak";
+
 /// What kind of leaked object a [`LeakPlan`] deletes (`domain/leaks.rs`): a disk or a
 /// per-sandbox policy. Nothing else is deleted through [`delete_leak`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +111,7 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
     let entry = |status: Option<u16>, outcome: &str| {
         let mut entry = json!({
             "write": id, "context": conn.context, "server": conn.server, "namespace": plan.namespace,
-            "workspace": plan.name, "verb": "delete-leak", "kind": kind.kind,
+            "workspace": plan.name, "verb": DELETE_LEAK_VERB, "kind": kind.kind,
             "request": request.to_json(), "status": status, "outcome": outcome,
         });
         if let Some(rules) = &conn.rules.file {

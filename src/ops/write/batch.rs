@@ -123,7 +123,7 @@ impl Ran {
                 .filter(|(i, _)| *i == index)
                 .map(|(_, k)| k.in_namespace())
                 .collect();
-            write::record_stop(&t.member.conn, &t.policy, verb, stop.reason(), &done, &pending);
+            write::record_stop(&t.member.conn, &t.policy, verb.as_str(), stop.reason(), &done, &pending);
         }
     }
 
@@ -151,13 +151,13 @@ impl Ran {
 /// Ctrl-C (or SIGTERM) during a write: the write in flight finishes, none starts after it, and
 /// a write held back by the server's 429 is not sent.
 #[derive(Clone)]
-struct Interrupt {
+pub(crate) struct Interrupt {
     raised: std::sync::Arc<std::sync::atomic::AtomicBool>,
     notify: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Interrupt {
-    fn install(throttles: Vec<write::Throttle>, twice: fn()) -> Interrupt {
+    pub(crate) fn install(throttles: Vec<write::Throttle>, twice: fn()) -> Interrupt {
         let me = Interrupt {
             raised: Default::default(),
             notify: Default::default(),
@@ -178,12 +178,12 @@ impl Interrupt {
         me
     }
 
-    fn raised(&self) -> bool {
+    pub(crate) fn raised(&self) -> bool {
         self.raised.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Run `work` unless interrupted first (`None` then); for waits and prompts, never writes.
-    async fn unless<T>(&self, work: impl std::future::Future<Output = T>) -> Option<T> {
+    pub(crate) async fn unless<T>(&self, work: impl std::future::Future<Output = T>) -> Option<T> {
         if self.raised() {
             return None;
         }
