@@ -78,15 +78,7 @@ pub(super) fn status_subresource(st: &mut SimState, req: &Req, r: &Resource, ns:
     if verb == "update"
         && sent_rv.is_some_and(|v| Some(v) != old.pointer("/metadata/resourceVersion").and_then(Value::as_str))
     {
-        return Err(status::status(
-            409,
-            "Conflict",
-            &format!(
-                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
-                r.qualified()
-            ),
-            json!({"name":name,"group":r.group,"kind":r.plural}),
-        ));
+        return Err(modified_since(r, name));
     }
     // only the status changes through /status
     let mut new = old.clone();
@@ -194,15 +186,7 @@ pub(super) fn commit(st: &mut SimState, req: &Req, r: &Resource, old: Value, mut
         .and_then(Value::as_str)
         .filter(|v| !v.is_empty());
     if sent_rv.is_some_and(|v| Some(v) != old.pointer("/metadata/resourceVersion").and_then(Value::as_str)) {
-        return Err(status::status(
-            409,
-            "Conflict",
-            &format!(
-                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
-                r.qualified()
-            ),
-            json!({"name":name,"group":r.group,"kind":r.plural}),
-        ));
+        return Err(modified_since(r, &name));
     }
     keep_immutable(r, &old, &mut new);
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
@@ -316,4 +300,17 @@ pub(super) fn delete_later(
         owner_uid: uid.to_string(),
     });
     deleted
+}
+
+/// The API server's 409 for a write whose resourceVersion is not the stored one.
+fn modified_since(r: &Resource, name: &str) -> ApiError {
+    status::status(
+        409,
+        "Conflict",
+        &format!(
+            "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+            r.qualified()
+        ),
+        json!({"name":name,"group":r.group,"kind":r.plural}),
+    )
 }
