@@ -603,7 +603,15 @@ impl Sim {
         let mut obj = st.store.get(r, namespace, name)?.clone();
         edit(&mut obj);
         let out = st.store.update(r, obj);
-        st.reconcile(now);
+        if r.plural == resources::SANDBOXES.plural && r.group == resources::SANDBOXES.group {
+            // as a write of a Sandbox through the API wakes its own pass, not every Sandbox's (a
+            // whole pass at 55,000 objects holds the lock for seconds)
+            let key = (namespace.to_string(), name.to_string());
+            let SimState { controller, store, .. } = &mut *st;
+            controller.reconcile_key(store, &key, now, false);
+        } else {
+            st.reconcile(now);
+        }
         Some(out)
     }
 
