@@ -306,14 +306,17 @@ const FILTERING: &[Binding] = &[
         hint: "Esc clear",
         footer_order: 1,
     },
-    Binding {
-        keys: &[(Ctrl('c'), Quit)],
-        label: "Ctrl-C",
-        does: "quit",
-        hint: "",
-        footer_order: 99,
-    },
+    QUIT_ANYWHERE,
 ];
+
+/// Ctrl-C quits from the filter, the log search and the command line too (no hint: the footer has room for the line's own keys).
+const QUIT_ANYWHERE: Binding = Binding {
+    keys: &[(Ctrl('c'), Quit)],
+    label: "Ctrl-C",
+    does: "quit",
+    hint: "",
+    footer_order: 99,
+};
 
 const SWITCH: Binding = Binding {
     keys: &[
@@ -521,13 +524,7 @@ const LOG_SEARCH: &[Binding] = &[
         hint: "Esc clear",
         footer_order: 1,
     },
-    Binding {
-        keys: &[(Ctrl('c'), Quit)],
-        label: "Ctrl-C",
-        does: "quit",
-        hint: "",
-        footer_order: 99,
-    },
+    QUIT_ANYWHERE,
 ];
 
 const COMMAND_LINE: &[Binding] = &[
@@ -552,13 +549,7 @@ const COMMAND_LINE: &[Binding] = &[
         hint: "Esc cancel",
         footer_order: 2,
     },
-    Binding {
-        keys: &[(Ctrl('c'), Quit)],
-        label: "Ctrl-C",
-        does: "quit",
-        hint: "",
-        footer_order: 99,
-    },
+    QUIT_ANYWHERE,
 ];
 
 /// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
