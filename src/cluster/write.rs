@@ -144,6 +144,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// No Sandbox under the name: a delete finds its work done, any other verb nothing to do.
+    pub fn absent(verb: Verb) -> Outcome {
+        if verb == Verb::Delete {
+            Outcome::AlreadyGone
+        } else {
+            Outcome::NotFound
+        }
+    }
+
     pub fn landed(&self) -> bool {
         matches!(self, Outcome::Applied { .. })
     }
@@ -550,8 +559,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
     };
     let mut current = match attempt.read().await {
         Ok(Some(o)) => o,
-        Ok(None) if plan.verb == Verb::Delete => return Outcome::AlreadyGone,
-        Ok(None) => return Outcome::NotFound,
+        Ok(None) => return Outcome::absent(plan.verb),
         Err(e) => return Outcome::Failed(e),
     };
     // a re-read that finds another uid under the name is a different workspace, never written

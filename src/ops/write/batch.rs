@@ -198,7 +198,7 @@ impl Interrupt {
 enum Confirmed {
     /// The id was typed for this read of the Sandbox.
     Object(serde_json::Value),
-    /// Nothing there to destroy: the write path reports it.
+    /// Nothing there when asked: reported as the write path reports it, nothing sent.
     Gone,
     Cancelled,
     /// The Sandbox could not be read to ask: nothing asked, nothing sent.
@@ -353,9 +353,9 @@ impl<F: Front> Batch<'_, F> {
                 // the write is of the object shown, at the epoch shown: one replaced or taken
                 // over while the user typed is refused, not written
                 Confirmed::Object(shown) => rules::bind_to_object(&mut plan, &shown),
-                // nothing stood there, so nothing was confirmed: bound to no object (no uid
-                // matches ""), a Sandbox made since is refused as replaced, never written
-                Confirmed::Gone => plan.expected_uid = Some(String::new()),
+                // nothing stood there, so nothing was asked or confirmed: nothing is sent (a
+                // Sandbox made since under the name was never confirmed)
+                Confirmed::Gone => return Ok(Step::Done(Box::new(report(Outcome::absent(verb))))),
             }
             // the prompt may have waited long: a stop that came meanwhile starts no write
             if let Some(stop) = self.stop() {
