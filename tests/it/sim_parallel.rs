@@ -192,6 +192,7 @@ async fn concurrent_requests_wait_their_latency_side_by_side() {
     let t = start().await;
     t.sim.set_latency(latency);
     let api = sandboxes(&t.client().await, "agents");
+    t.sim.reset_counters();
     let sent = Instant::now();
     let answers = futures::future::join_all((0..N).map(|_| api.get("namzu-ws-awake"))).await;
     let took = sent.elapsed();
@@ -201,4 +202,8 @@ async fn concurrent_requests_wait_their_latency_side_by_side() {
         took < latency * N,
         "{N} requests at {latency:?} each took {took:?}: served one at a time"
     );
+    // the same from the server's side, whatever the machine's speed: answers were in flight
+    // together (the wall bound above only has a serial floor's margin)
+    let (in_flight, _) = t.sim.concurrency();
+    assert!(in_flight >= 2, "at most {in_flight} request in flight at once");
 }
