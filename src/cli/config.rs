@@ -3,7 +3,7 @@
 use super::exit::Failure;
 use super::globals::Globals;
 use super::output::{self, ReportFormat, Tone};
-use crate::domain::safety::{ContextRules, SafetyConfig};
+use crate::domain::safety::{ContextRules, Loosens, SafetyConfig};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -83,13 +83,23 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let ConfigCommand::View { output: format } = args.command;
     let rules = load(globals)?;
     let source = path(globals).filter(|(p, named)| *named || p.exists());
+    let kubeconfig = crate::cluster::connect::load_kubeconfig(&globals.connect_options(false))?;
     let contexts: Vec<String> = if globals.context.is_empty() {
-        let kubeconfig = crate::cluster::connect::load_kubeconfig(&globals.connect_options(false))?;
-        kubeconfig.contexts.into_iter().map(|c| c.name).collect()
+        kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
     } else {
         globals.context.clone()
     };
-    let overrides = globals.overrides();
+    // the flags loosen only the one context they are given with (the current one without
+    // `--context`): the others show their own rules and what was not applied there
+    let own = match globals.context.as_slice() {
+        [one] => Some(one.clone()),
+        [] => kubeconfig.current_context.clone(),
+        _ => None,
+    };
+    let overrides = crate::domain::safety::Overrides {
+        loosens: own.map_or(Loosens::Nowhere, Loosens::Only),
+        ..globals.overrides()
+    };
     let effective: Vec<(String, ContextRules)> = contexts
         .into_iter()
         .map(|c| {
@@ -104,6 +114,15 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 None => crate::outln!("No config file: no rules (flags only)"),
             }
             crate::out!("{}", table(&effective));
+            for (c, r) in &effective {
+                if !r.dropped.is_empty() {
+                    crate::outln!(
+                        "{}: {} not applied (a flag loosens only the one context it is given with)",
+                        output::printable(c),
+                        r.dropped.join(", ")
+                    );
+                }
+            }
         }
         structured => {
             let doc = json!({
@@ -125,6 +144,7 @@ fn structured_rules(context: &str, r: &ContextRules) -> Value {
         "label": r.badge.as_ref().map(|b| b.label.clone()),
         "colour": r.badge.as_ref().and_then(|b| b.colour).map(|c| c.as_str()),
         "matched": r.matched,
+        "flagsNotApplied": r.dropped,
     })
 }
 

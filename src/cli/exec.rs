@@ -2,13 +2,19 @@
 //! are found and checked as `logs` finds them (by identity; a Suspended workspace is refused with
 //! the `resume` to run first); then `kubectl exec` runs with the same kubeconfig, context and
 //! namespace — the familiar path k9s takes, with kubectl's own streams, TTY and exit codes.
+//! A command in a pod is a write for the context's safety rules: read-only refuses it and
+//! `confirm: typed` asks for the id (`ops::write::rules::exec_gate`).
 
 use super::exit::{self, Failure};
 use super::globals::Globals;
+use super::input;
 use super::logs::target;
-use crate::cluster::connect::Connection;
+use crate::console::printable;
 use crate::domain::naming::WorkspaceId;
 use crate::domain::triage::{Purpose, kubectl_exec_args};
+use crate::ops::fleet::{Fleet, Member};
+use crate::ops::write::rules::{self, ExecGate};
+use std::io::IsTerminal;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -32,6 +38,10 @@ pub struct Args {
     /// Stdin is a TTY.
     #[arg(short = 't', long)]
     pub tty: bool,
+    /// Run without asking for the workspace id typed where the context's rules ask
+    /// (`confirm: typed`): a command in a pod is a write for the safety rules.
+    #[arg(short = 'y', long)]
+    pub yes: bool,
     /// The command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -46,7 +56,36 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             args.id
         )));
     }
-    let conn = Connection::open(&globals.connect_options(true)).await?;
+    // a command in a pod is a write for the context's safety rules (`ops::write::rules`)
+    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let read_only_flag = fleet.read_only_flag();
+    let Some(Member { conn, rules }) = fleet.members.into_iter().next() else {
+        return Err(Failure::error("no context was opened".to_string()));
+    };
+    match rules::exec_gate(&rules, &conn.context, read_only_flag, args.yes) {
+        ExecGate::Go => {}
+        ExecGate::Refused(why) => return Err(Failure::error(why)),
+        ExecGate::AskTyped if !std::io::stdin().is_terminal() => {
+            return Err(Failure::usage(format!(
+                "context \"{}\" asks for typed ids (confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)",
+                printable(&conn.context)
+            )));
+        }
+        ExecGate::AskTyped => {
+            let question = format!(
+                "Run {} in workspace {} of context \"{}\" (its rules ask for the id typed)?",
+                printable(&args.command.join(" ")),
+                args.id,
+                printable(&conn.context)
+            );
+            let typed = input::typed_answer(&question, &format!("Type {} to run it: ", args.id), args.id.as_str())
+                .await
+                .map_err(Failure::error)?;
+            if !typed {
+                return Err(Failure::error("not confirmed: nothing run".to_string()));
+            }
+        }
+    }
     let (pod, container) = target(&conn, &args.id, args.container.as_deref(), Purpose::Exec).await?;
     let argv = kubectl_exec_args(
         &conn.kubectl_flags,

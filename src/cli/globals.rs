@@ -196,6 +196,8 @@ impl Globals {
             },
             confirm: self.confirm,
             max_bulk: self.max_bulk,
+            // the one context a session opens first; `ops::fleet` narrows it for the others
+            loosens: Default::default(),
         }
     }
 

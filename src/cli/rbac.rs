@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only what the read verbs need (no patch, no delete).
+    /// Only what the read verbs need: no patch, no delete, and nothing that runs a command in a
+    /// pod or connects into one (pods/exec, attach, portforward, proxy — with any verb).
     #[arg(long)]
     pub read_only: bool,
 }

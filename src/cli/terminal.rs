@@ -12,8 +12,13 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
     let request = globals.fleet_request(false)?;
     let fleet = Fleet::open(request.clone()).await?;
     // a single-context session may open the kubeconfig's other contexts (`ops::fleet` says how)
+    let own = fleet
+        .members
+        .first()
+        .map(|m| m.conn.context.clone())
+        .unwrap_or_default();
     let switch = (!fleet.several_contexts)
-        .then(|| request.others())
+        .then(|| request.others(&own))
         .flatten()
         .map(|o| crate::tui::io::Switch {
             connect: o.connect,

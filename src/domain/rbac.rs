@@ -9,6 +9,20 @@ pub struct Need {
     pub verb: &'static str,
 }
 
+/// Subresources that run code in a pod or open a connection into it. Any verb on them is a
+/// write: an API server before 1.35 authorizes an exec or attach WebSocket upgrade with `get`
+/// alone, so a read-only role grants none of them.
+pub const INTO_A_POD: [&str; 4] = ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy"];
+
+impl Need {
+    /// Whether this permission lets its holder change anything: a write verb, or any verb on a
+    /// subresource that reaches into a pod ([`INTO_A_POD`]).
+    pub fn writes(&self) -> bool {
+        ["patch", "delete", "create", "update", "deletecollection"].contains(&self.verb)
+            || INTO_A_POD.contains(&self.resource)
+    }
+}
+
 const fn need(group: &'static str, resource: &'static str, verb: &'static str) -> Need {
     Need { group, resource, verb }
 }
@@ -167,10 +181,8 @@ pub const VERBS: [(&str, &[Need]); 14] = [
 /// (group, resource), verbs sorted.
 pub fn rules(read_only: bool) -> Vec<(&'static str, &'static str, Vec<&'static str>)> {
     let mut out: Vec<(&str, &str, Vec<&str>)> = Vec::new();
-    // a shell in a pod is as much a write as a patch: a read-only role has none
-    let writes = ["patch", "delete", "create"];
     for (_, needs) in VERBS {
-        for n in needs.iter().filter(|n| !(read_only && writes.contains(&n.verb))) {
+        for n in needs.iter().filter(|n| !(read_only && n.writes())) {
             match out.iter_mut().find(|(g, r, _)| *g == n.group && *r == n.resource) {
                 Some((_, _, verbs)) if !verbs.contains(&n.verb) => verbs.push(n.verb),
                 Some(_) => {}
@@ -212,5 +224,8 @@ mod tests {
             ["get", "list", "watch"],
             "a read-only Role may watch"
         );
+        // no verb at all on what runs code in a pod or connects into it
+        assert!(ro.iter().all(|(_, r, _)| !INTO_A_POD.contains(r)), "{ro:?}");
+        assert!(all.iter().any(|(_, r, _)| *r == "pods/exec"));
     }
 }

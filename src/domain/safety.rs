@@ -132,9 +132,7 @@ impl SafetyConfig {
                 });
             }
         }
-        out.read_only = flags.read_only.unwrap_or(out.read_only);
-        out.confirm = flags.confirm.unwrap_or(out.confirm);
-        out.max_bulk = flags.max_bulk.or(out.max_bulk);
+        flags.apply(context, &mut out);
         out
     }
 
@@ -161,6 +159,63 @@ pub struct Overrides {
     pub read_only: Option<bool>,
     pub confirm: Option<Confirm>,
     pub max_bulk: Option<u32>,
+    /// Where the flags may loosen the file's rules; they tighten every context.
+    pub loosens: Loosens,
+}
+
+/// Where a flag may loosen a rule of the file (lift `readOnly`, drop a typed confirmation, raise
+/// `maxBulk`): only in the one context it was given with. A flag typed for staging must not
+/// lift production's rules when the session reaches production too.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Loosens {
+    /// In the one context a single-context command opens: the flags were given for it.
+    #[default]
+    TheContextOpened,
+    /// Only in this context: a session's own, when it opens the kubeconfig's others.
+    Only(String),
+    /// Nowhere: several contexts at once (a front-end refuses such flags first).
+    Nowhere,
+}
+
+impl Overrides {
+    /// Apply the flags to `context`'s rules from the file: each flag that tightens applies, each
+    /// that loosens applies only where [`Loosens`] allows, and is named in `dropped` elsewhere.
+    fn apply(&self, context: &str, out: &mut ContextRules) {
+        let may_loosen = match &self.loosens {
+            Loosens::TheContextOpened => true,
+            Loosens::Only(own) => own == context,
+            Loosens::Nowhere => false,
+        };
+        let loosen = |flag: String, out: &mut ContextRules| {
+            if !may_loosen {
+                out.dropped.push(flag);
+            }
+            may_loosen
+        };
+        match self.read_only {
+            Some(true) => out.read_only = true,
+            Some(false) if out.read_only => out.read_only = !loosen("--write".into(), out),
+            _ => {}
+        }
+        match self.confirm {
+            Some(Confirm::Typed) => out.confirm = Confirm::Typed,
+            Some(Confirm::Default) if out.confirm == Confirm::Typed => {
+                if loosen("--confirm default".into(), out) {
+                    out.confirm = Confirm::Default;
+                }
+            }
+            _ => {}
+        }
+        match (self.max_bulk, out.max_bulk) {
+            (Some(flag), Some(file)) if flag > file => {
+                if loosen(format!("--max-bulk {flag}"), out) {
+                    out.max_bulk = Some(flag);
+                }
+            }
+            (Some(flag), _) => out.max_bulk = Some(flag),
+            (None, _) => {}
+        }
+    }
 }
 
 /// The rules in force for one context.
@@ -177,9 +232,22 @@ pub struct ContextRules {
     pub file: Option<String>,
     /// Why no write may be sent whatever the flags say (see [`SafetyConfig::for_connection`]).
     pub refusal: Option<String>,
+    /// The flags that would have loosened this context's rules but were not given for it
+    /// ([`Loosens`]), e.g. `--confirm default`.
+    pub dropped: Vec<String>,
 }
 
 impl ContextRules {
+    /// Why the flags in [`ContextRules::dropped`] do not apply in `context`, in one line.
+    pub fn dropped_reason(&self, context: &str) -> Option<String> {
+        (!self.dropped.is_empty()).then(|| {
+            format!(
+                "{} would loosen context \"{context}\"'s safety rules: a flag loosens only the one context it is given with (--context {context})",
+                self.dropped.join(" and ")
+            )
+        })
+    }
+
     /// Why this context refuses every write by the config file's rule: its name and the
     /// patterns that matched.
     pub fn read_only_reason(&self, context: &str) -> String {
@@ -332,12 +400,59 @@ contexts:
             read_only: Some(false),
             confirm: Some(Confirm::Default),
             max_bulk: Some(500),
+            loosens: Loosens::TheContextOpened,
         };
         let audit = c.for_context("prod-eu-audit", &flags);
         assert_eq!(
             (audit.read_only, audit.confirm, audit.max_bulk),
             (false, Confirm::Default, Some(500))
         );
+    }
+
+    #[test]
+    fn flags_loosen_only_the_context_they_were_given_with() {
+        let c = SafetyConfig::parse(FILE).unwrap();
+        let loose = Overrides {
+            read_only: Some(false),
+            confirm: Some(Confirm::Default),
+            max_bulk: Some(500),
+            loosens: Loosens::Only("staging".into()),
+        };
+        let audit = c.for_context("prod-eu-audit", &Overrides::default());
+        let kept = c.for_context("prod-eu-audit", &loose);
+        assert_eq!(
+            (kept.read_only, kept.confirm, kept.max_bulk),
+            (audit.read_only, audit.confirm, audit.max_bulk),
+            "nothing loosened outside staging"
+        );
+        assert_eq!(kept.dropped.len(), 3, "{:?}", kept.dropped);
+        assert!(
+            kept.dropped_reason("prod-eu-audit")
+                .unwrap()
+                .contains("--confirm default")
+        );
+        // tightening applies everywhere, and names nothing dropped
+        let tight = Overrides {
+            read_only: Some(true),
+            confirm: Some(Confirm::Typed),
+            max_bulk: Some(1),
+            loosens: Loosens::Nowhere,
+        };
+        let r = c.for_context("dev", &tight);
+        assert_eq!((r.read_only, r.confirm, r.max_bulk), (true, Confirm::Typed, Some(1)));
+        assert!(r.dropped.is_empty());
+        // a larger --max-bulk than the file's is a loosening; a smaller one is not
+        let prod = c.for_context("prod-eu-west", &Overrides::default());
+        if let Some(file) = prod.max_bulk {
+            let mut smaller = tight.clone();
+            smaller.max_bulk = Some(file.saturating_sub(1).max(1));
+            assert!(
+                c.for_context("prod-eu-west", &smaller)
+                    .dropped
+                    .iter()
+                    .all(|d| !d.starts_with("--max-bulk"))
+            );
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::clock::Clock;
 use crate::cluster::connect::{self, ConnectOptions, Connection};
 use crate::cluster::error::ClusterError;
 use crate::console::printable;
-use crate::domain::safety::{Badge, ContextRules, Overrides, SafetyConfig};
+use crate::domain::safety::{Badge, ContextRules, Loosens, Overrides, SafetyConfig};
 use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -47,6 +47,8 @@ pub enum FleetError {
     WriteNeedsOneContext,
     /// `--cluster`/`--user` with several contexts.
     OverridesNeedOneContext,
+    /// A flag would loosen the safety rules of a context among several (why, in one line).
+    LoosensOneContext(String),
     /// `--all-contexts` on a kubeconfig without contexts.
     NoContexts,
     /// The clock the ages read could not be set up.
@@ -64,7 +66,7 @@ impl FleetError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            FleetError::WriteNeedsOneContext | FleetError::OverridesNeedOneContext
+            FleetError::WriteNeedsOneContext | FleetError::OverridesNeedOneContext | FleetError::LoosensOneContext(_)
         )
     }
 }
@@ -78,6 +80,7 @@ impl std::fmt::Display for FleetError {
             FleetError::OverridesNeedOneContext => {
                 f.write_str("--cluster and --user override one context's cluster and user: not with several contexts")
             }
+            FleetError::LoosensOneContext(why) => f.write_str(why),
             FleetError::NoContexts => f.write_str("the kubeconfig has no contexts"),
             FleetError::Clock(why) => f.write_str(why),
             FleetError::Cluster(e) => write!(f, "{e}"),
@@ -138,13 +141,13 @@ impl Request {
         }
     }
 
-    /// How the kubeconfig's other contexts are opened from a session on one: `None` when it
-    /// lists no other context.
-    pub fn others(&self) -> Option<Others> {
-        let mut overrides = self.overrides.clone();
-        if overrides.read_only == Some(false) {
-            overrides.read_only = None;
-        }
+    /// How the kubeconfig's other contexts are opened from a session on `own`: `None` when it
+    /// lists no other context. The flags loosen `own`'s rules only (`--write` among them).
+    pub fn others(&self, own: &str) -> Option<Others> {
+        let overrides = Overrides {
+            loosens: Loosens::Only(own.to_string()),
+            ..self.overrides.clone()
+        };
         let connect = ConnectOptions {
             safety: Some(std::sync::Arc::new((self.rules.clone(), overrides))),
             cluster: None,
@@ -209,6 +212,22 @@ impl Fleet {
         if names.is_empty() {
             return Err(FleetError::NoContexts);
         }
+        // across several contexts no flag was given for one: a flag that would loosen a
+        // context's rules is refused before anything is read, never applied or silently dropped
+        let overrides = Overrides {
+            loosens: Loosens::Nowhere,
+            ..overrides
+        };
+        if let Some(why) = names
+            .iter()
+            .find_map(|n| request.rules.for_context(n, &overrides).dropped_reason(n))
+        {
+            return Err(FleetError::LoosensOneContext(printable(&why)));
+        }
+        let opts = ConnectOptions {
+            safety: Some(std::sync::Arc::new((request.rules.clone(), overrides.clone()))),
+            ..opts
+        };
         let opened: Vec<(String, Result<Connection, _>)> = futures::stream::iter(names)
             .map(|name| {
                 let opts = ConnectOptions {

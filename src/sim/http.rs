@@ -235,8 +235,10 @@ fn record(st: &mut SimState, mut rec: Recorded, response: &Response<Body>) {
     st.record.push(rec);
 }
 
-/// `pods/exec` over WebSocket: authorized (`get` and `create` on `pods/exec`), the pod and
-/// container checked, then the 101 and the session.
+/// `pods/exec` over WebSocket: authorized as the API server does, then the pod and container
+/// checked, then the 101 and the session. The upgrade is a GET, which servers before 1.35
+/// (without `AuthorizePodWebsocketUpgradeCreatePermission`) authorize with `get` on `pods/exec`
+/// alone; from 1.35 `create` is needed too, as it always is for a POST.
 pub(super) fn exec_upgrade(
     shared: &Arc<Shared>,
     req: &Req,
@@ -247,8 +249,14 @@ pub(super) fn exec_upgrade(
     let mut st = shared.lock();
     st.tick(now);
     let (ns, name) = exec::exec_target(&req.path).unwrap_or_default();
-    let answer = authorize_sub(req, "", "pods", "exec", "get", Some(&ns), &name)
-        .and_then(|()| authorize_sub(req, "", "pods", "exec", "create", Some(&ns), &name))
+    let verbs: &[&str] = match (req.method.as_str(), st.server_minor >= 35) {
+        ("GET", false) => &["get"],
+        ("GET", true) => &["get", "create"],
+        _ => &["create"],
+    };
+    let answer = verbs
+        .iter()
+        .try_for_each(|verb| authorize_sub(req, "", "pods", "exec", verb, Some(&ns), &name))
         .and_then(|()| exec::prepare(&st, &ns, &name, &req.query))
         .and_then(|session| {
             let Some((on, key, protocols)) = websocket else {

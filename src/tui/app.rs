@@ -171,7 +171,7 @@ pub struct App {
     /// The kubeconfig's contexts a single-context session may switch to (empty: it may not).
     pub kube_contexts: Vec<String>,
     /// `--read-only` was given: a context switched to refuses writes too.
-    read_only_flag: bool,
+    pub read_only_flag: bool,
     /// What is typed into the context picker, and every name it filters.
     pub picker: (String, Vec<String>),
 }

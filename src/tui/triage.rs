@@ -6,6 +6,8 @@
 use super::action::{Action, Effect};
 use super::app::{App, Popup};
 use super::logs::{self, Line, LogPane, LogState};
+use crate::domain::naming::WorkspaceKey;
+use crate::ops::write::rules::{self, ExecGate};
 use crate::present::keys::Command;
 use ratatui::crossterm::event::KeyEvent;
 
@@ -31,11 +33,49 @@ pub fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             });
             vec![Effect::History(key)]
         }
-        Command::Shell => {
-            app.status = format!("opening a shell in {}…", key.who(app.several_contexts));
+        Command::Shell => shell(app, key, None),
+        _ => Vec::new(),
+    }
+}
+
+/// `:shell [ID]`: a shell in the selected row's pod, `typed` the id the user typed after it.
+pub fn on_shell_line(app: &mut App, typed: &str) -> Vec<Effect> {
+    let Some(key) = app.selected_key() else {
+        app.status = "no row selected".into();
+        return Vec::new();
+    };
+    shell(app, key, (!typed.is_empty()).then_some(typed))
+}
+
+/// A shell in `key`'s pod, under its context's rules for a write (`ops::write::rules`): refused
+/// where the context is read-only; where it asks for typed ids, the id typed on the command line
+/// (`:shell ID`) confirms it, and `s` opens that line for it.
+fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
+    let who = key.who(app.several_contexts);
+    if let Some(typed) = typed.filter(|t| *t != key.id) {
+        app.status = format!("typed {typed:?}, not {}: no shell opened in {who}", key.id);
+        return Vec::new();
+    }
+    let Some(context) = app.context_view(key.context_name()).or(app.contexts.first()) else {
+        return Vec::new();
+    };
+    match rules::exec_gate(&context.rules, &context.name, app.read_only_flag, typed.is_some()) {
+        ExecGate::Go => {
+            app.status = format!("opening a shell in {who}…");
             vec![Effect::Shell(key)]
         }
-        _ => Vec::new(),
+        ExecGate::Refused(why) => {
+            app.status = format!("shell is disabled: {why}");
+            Vec::new()
+        }
+        ExecGate::AskTyped => {
+            app.status = format!(
+                "context {} asks for the id typed (confirm: typed): type {} and Enter to open a shell in {who}",
+                context.name, key.id
+            );
+            app.view.command = Some("shell ".into());
+            Vec::new()
+        }
     }
 }
 

@@ -177,3 +177,42 @@ async fn doctor_names_what_is_missing() {
         out(&o)
     );
 }
+
+/// The read-only Role runs no command in a pod: the sim authorizes an exec WebSocket as servers
+/// before 1.35 do (`get` on pods/exec alone), so the Role as it was shipped, with `get` there,
+/// opened a shell through real kubectl; the shipped one is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_read_only_role_runs_no_command_in_a_pod() {
+    let o = namzu_env(
+        vec!["rbac".into(), "-n".into(), "default".into(), "--read-only".into()],
+        vec![],
+    )
+    .await;
+    for sub in ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy"] {
+        assert!(!out(&o).contains(sub), "{}", out(&o));
+    }
+    if tool_missing("kubectl", "the read-only Role's exec test") {
+        return;
+    }
+    let shipped = rules_of(&asset("role-read-only.yaml"), "default");
+    let mut as_it_was = shipped.clone();
+    as_it_was.push(Rule::new(&["get"], &[""], &["pods/exec"], &["default"]));
+    for (rules, runs) in [(as_it_was, true), (shipped, false)] {
+        // kubectl sends no token over plain http: the viewer is who an anonymous request is
+        let mut viewer = User::with_rules("viewer", "v", rules);
+        viewer.anonymous = true;
+        let t = start_with(SCENARIO, |c| c.users = vec![viewer]).await;
+        let o = namzu(&t, &["exec", "a", "--", "echo", "hi"]).await;
+        if runs {
+            assert!(o.status.success() && out(&o).contains("hi"), "{}", err(&o));
+        } else {
+            assert!(!o.status.success());
+            // the WebSocket refused (no `get`), kubectl falls back to SPDY: a POST, refused too
+            assert!(
+                err(&o).contains("forbidden") && err(&o).contains("resource \"pods/exec\""),
+                "{}",
+                err(&o)
+            );
+        }
+    }
+}

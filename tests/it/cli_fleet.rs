@@ -384,6 +384,85 @@ async fn typed_confirmation_rules_and_config_view() {
     assert!(err(&o).contains("unknown field `readonly`"), "{}", err(&o));
 }
 
+/// A flag may tighten every context's rules but loosen only the one context it is given with:
+/// across contexts `--confirm default` or a larger `--max-bulk` is one line, exit 2, nothing sent.
+#[tokio::test]
+async fn a_flag_loosens_only_the_one_context_it_is_given_with() {
+    let fleet = Fleet::start().await;
+    let rules = "contexts:\n  - context: b\n    confirm: typed\n    maxBulk: 1\n";
+    for loosening in [["--confirm", "default"], ["--max-bulk", "100"]] {
+        let mut args = vec!["suspend", "--all-contexts", "--state", "Running"];
+        args.extend(loosening);
+        let o = fleet.run(Some(rules), &args).await;
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
+        assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
+        assert!(
+            err(&o).contains(&format!("{} would loosen context \"b\"", loosening.join(" ")))
+                && err(&o).contains("--context b"),
+            "{}",
+            err(&o)
+        );
+        for (i, name) in NAMES.iter().enumerate() {
+            assert!(fleet.writes(i).is_empty(), "nothing sent to {name}");
+        }
+    }
+    // tightening holds everywhere: typed confirmation on a pipe needs --yes, in every context
+    let o = fleet
+        .run(
+            Some(rules),
+            &[
+                "suspend",
+                "--all-contexts",
+                "--confirm",
+                "typed",
+                "--max-bulk",
+                "1",
+                "desk",
+            ],
+        )
+        .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!((0..3).all(|i| fleet.writes(i).is_empty()));
+    // given with its context, a flag loosens that one
+    let o = fleet
+        .run(
+            Some(rules),
+            &[
+                "suspend",
+                "--context",
+                "b",
+                "--confirm",
+                "default",
+                "--max-bulk",
+                "5",
+                "--state",
+                "Running",
+            ],
+        )
+        .await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(fleet.writes(1).len(), 2);
+    // `config view` shows each context's rules as they hold with the flags: b's unlifted
+    let o = fleet
+        .run(
+            Some(rules),
+            &[
+                "config",
+                "view",
+                "--context",
+                "a,b",
+                "--confirm",
+                "default",
+                "-o",
+                "json",
+            ],
+        )
+        .await;
+    let view: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(view["contexts"][1]["confirm"], "typed", "{view}");
+    assert_eq!(view["contexts"][1]["flagsNotApplied"][0], "--confirm default");
+}
+
 #[tokio::test]
 async fn verbs_of_one_workspace_refuse_several_contexts() {
     let fleet = Fleet::start().await;

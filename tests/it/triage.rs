@@ -363,3 +363,44 @@ async fn history_is_one_timeline_with_this_machines_writes_and_the_start_up_wate
     let o = run_audited(&t, &["history", "missing"]).await;
     assert_eq!(code(&o), 4);
 }
+
+/// A command in a workspace's pod is a write for the safety rules: `--read-only` and a readOnly
+/// rule refuse it before any pod is touched; a `confirm: typed` context asks for the id, so on
+/// a pipe it needs `--yes` (exit 2 without).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_is_a_write_for_the_safety_rules() {
+    let t = sim().await;
+    let rules = t.dir.path().join("rules.yaml");
+    let config = rules.display().to_string();
+    let execs = |t: &TestSim| t.sim.requests().iter().filter(|r| r.path.ends_with("/exec")).count();
+    let o = namzu(&t, &["--read-only", "exec", "awake", "--", "hostname"]).await;
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    assert!(
+        err(&o).contains("read-only mode (--read-only") && err(&o).contains("no command runs there"),
+        "{}",
+        err(&o)
+    );
+    std::fs::write(&rules, "contexts:\n  - context: '*'\n    readOnly: true\n").unwrap();
+    let o = namzu(&t, &["--config", &config, "exec", "awake", "--", "hostname"]).await;
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    assert!(err(&o).contains("config rule \"*\""), "{}", err(&o));
+    std::fs::write(&rules, "contexts:\n  - context: '*'\n    confirm: typed\n").unwrap();
+    let o = namzu(&t, &["--config", &config, "exec", "awake", "--", "hostname"]).await;
+    assert_eq!(code(&o), 2, "{}", err(&o));
+    assert!(
+        err(&o).contains("asks for typed ids (confirm: typed): pass --yes"),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(execs(&t), 0, "no command reached a pod");
+    if !have_kubectl() {
+        return;
+    }
+    let o = namzu(&t, &["--config", &config, "exec", "awake", "--yes", "--", "hostname"]).await;
+    let o = if o.stdout.is_empty() && o.stderr.is_empty() {
+        namzu(&t, &["--config", &config, "exec", "awake", "--yes", "--", "hostname"]).await
+    } else {
+        o
+    };
+    assert_eq!((code(&o), out(&o).as_str()), (0, "namzu-ws-awake\n"), "{}", err(&o));
+}

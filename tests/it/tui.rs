@@ -1027,3 +1027,49 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
     assert!(screen.contains(&what_if), "{what_if}\n{screen}");
     snap("confirm_bulk_suspend_what_if", &h.screen(120, 40));
 }
+
+/// The shell (`s`) is a write for the safety rules, as `exec` is: refused where the context is
+/// read-only; where it asks for typed ids, opened only once the row's id is typed (`:shell ID`,
+/// which `s` opens), and a wrong id opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_is_a_write_for_the_safety_rules() {
+    let mut ro = harness(quick_small().await, true, true).await;
+    ro.filter("awake").await;
+    ro.keys(&[KeyCode::Char('s')]).await;
+    assert!(ro.app.shell.is_none());
+    assert!(
+        ro.app
+            .status
+            .starts_with("shell is disabled: read-only mode (--read-only"),
+        "{}",
+        ro.app.status
+    );
+
+    let mut h = fleet(production(), Default::default(), Vec::new()).await;
+    h.filter("ctx:prod* awake").await;
+    assert_eq!(h.selected_context(), "prod-eu-west");
+    h.keys(&[KeyCode::Char('s')]).await;
+    assert!(h.app.shell.is_none());
+    assert!(
+        h.app.status.contains("asks for the id typed (confirm: typed)"),
+        "{}",
+        h.app.status
+    );
+    assert_eq!(h.app.view.command.as_deref(), Some("shell "));
+    h.type_text("asleep").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert!(h.app.shell.is_none());
+    assert!(h.app.status.contains("typed \"asleep\", not awake"), "{}", h.app.status);
+    h.keys(&[KeyCode::Char(':')]).await;
+    h.type_text("shell awake").await;
+    h.keys(&[KeyCode::Enter]).await;
+    let argv = h.app.shell.clone().expect("the shell opens once the id is typed");
+    assert!(argv.contains(&"namzu-ws-awake".to_string()), "{argv:?}");
+    // staging asks nothing
+    h.app.shell = None;
+    h.keys(&[KeyCode::Char(':')]).await;
+    h.type_text("filter ctx:stag* awake").await;
+    h.keys(&[KeyCode::Enter]).await;
+    h.keys(&[KeyCode::Char('s')]).await;
+    assert!(h.app.shell.is_some(), "{}", h.app.status);
+}

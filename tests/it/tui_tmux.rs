@@ -596,7 +596,8 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
 }
 
 /// A single-context session switches to the kubeconfig's other contexts: `:ctx` completes and
-/// opens one (its rows, its own rules: here read-only with its badge), the typed `c` picker
+/// opens one (its rows, its own rules: here read-only with its badge, which flags given for the
+/// first context do not lift), the typed `c` picker
 /// opens another; a name the kubeconfig lacks is one line.
 #[test]
 fn a_single_context_session_switches_context() {
@@ -611,7 +612,7 @@ fn a_single_context_session_switches_context() {
     let rules = dir.join("config.yaml");
     std::fs::write(
         &rules,
-        "contexts:\n  - {context: west, label: WESTPROD, colour: red, readOnly: true}\n",
+        "contexts:\n  - {context: west, label: WESTPROD, colour: red, readOnly: true, confirm: typed}\n",
     )
     .unwrap();
     let tmux = Tmux {
@@ -619,7 +620,7 @@ fn a_single_context_session_switches_context() {
         session: "switch",
     };
     let script = format!(
-        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --context east tui -A; sleep 60",
+        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --context east --write --confirm default tui -A; sleep 60",
         rules.display(),
         dir.join("audit.jsonl").display(),
         env!("CARGO_BIN_EXE_kubectl-namzu"),
@@ -634,6 +635,8 @@ fn a_single_context_session_switches_context() {
     tmux.expect(":ctx west");
     tmux.keys(&["Enter"]);
     let on_west = tmux.expect("context west");
+    // the flags were given for east: they lift none of west's rules, and the status says so
+    tmux.expect("--write and --confirm default would loosen context \"west\"");
     tmux.expect("WESTPROD");
     assert!(reads(&west) > 0, "west was read:\n{on_west}");
     tmux.expect("3 workspaces");

@@ -74,6 +74,34 @@ pub fn asks_typed_when(rules: &ContextRules, destroys_data: bool, yes: bool, dry
     !yes && !dry_run && !rules.read_only && rules.asks_typed_when(destroys_data)
 }
 
+/// How a context takes a command run in a workspace's pod (`exec`, the TUI's shell).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecGate {
+    /// Run it.
+    Go,
+    /// Ask for the workspace id typed first: the context's `confirm: typed` rule.
+    AskTyped,
+    /// Refused, with the reason: the context is read-only.
+    Refused(String),
+}
+
+/// Whether a command may run in a workspace's pod in a context with these rules. A command in a
+/// pod can change anything the pod can, so for the rules it is a write: read-only refuses it
+/// (`read_only_flag` is `--read-only`), and `confirm: typed` asks for the id unless the user
+/// said yes up front (`--yes`) or already typed it (`confirmed`).
+pub fn exec_gate(rules: &ContextRules, context: &str, read_only_flag: bool, confirmed: bool) -> ExecGate {
+    if let Some(why) = read_only(rules, context, read_only_flag) {
+        return ExecGate::Refused(format!(
+            "{why}: a command in a workspace's pod can change anything the pod can, so no command runs there"
+        ));
+    }
+    if asks_typed_when(rules, false, confirmed, false) {
+        ExecGate::AskTyped
+    } else {
+        ExecGate::Go
+    }
+}
+
 /// The read-only plan a confirmation shows (what the write would do, as read now); `None` for a
 /// row whose id cannot name a Sandbox (listed, never written).
 pub fn preview(
@@ -167,6 +195,25 @@ mod tests {
             per_sandbox_egress: false,
             refresh: None,
         }
+    }
+
+    #[test]
+    fn a_command_in_a_pod_is_a_write_for_the_rules() {
+        let open = ContextRules::default();
+        assert_eq!(exec_gate(&open, "dev", false, false), ExecGate::Go);
+        assert!(matches!(exec_gate(&open, "dev", true, true), ExecGate::Refused(w) if w.contains("--read-only")));
+        let read_only = ContextRules {
+            read_only: true,
+            matched: vec!["prod-*".into()],
+            ..Default::default()
+        };
+        assert!(matches!(exec_gate(&read_only, "prod", false, true), ExecGate::Refused(w) if w.contains("prod-*")));
+        let typed = ContextRules {
+            confirm: Confirm::Typed,
+            ..Default::default()
+        };
+        assert_eq!(exec_gate(&typed, "prod", false, false), ExecGate::AskTyped);
+        assert_eq!(exec_gate(&typed, "prod", false, true), ExecGate::Go);
     }
 
     #[test]

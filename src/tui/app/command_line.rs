@@ -91,7 +91,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         }
         "help" | "?" => on_list_command(app, Command::Help),
         "logs" | "log" => on_list_command(app, Command::Logs),
-        "shell" | "sh" => on_list_command(app, Command::Shell),
+        "shell" | "sh" => crate::tui::triage::on_shell_line(app, rest),
         "history" => on_list_command(app, Command::History),
         "detail" | "describe" => on_list_command(app, Command::Detail),
         "yaml" | "edit" => on_list_command(app, Command::Yaml),

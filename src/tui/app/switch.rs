@@ -102,6 +102,7 @@ pub(super) fn on_context_opened(app: &mut App, context: String, result: Result<C
     };
     // later Follows than any of the context left: the I/O task's counter only grows
     let generation = app.contexts.iter().map(|c| c.follow_generation).max().unwrap_or(0) + 1;
+    let dropped = options.rules.dropped_reason(&options.name);
     let mut view = ContextView::new(options, app.read_only_flag);
     view.follow_generation = generation;
     let namespace = view.namespace.clone();
@@ -122,5 +123,9 @@ pub(super) fn on_context_opened(app: &mut App, context: String, result: Result<C
         Scope::All => format!("context {context} · all namespaces"),
         Scope::Namespace(ns) => format!("context {context} · namespace {ns}"),
     };
+    // the flags given for the session's own context did not lift this one's rules: say so
+    if let Some(why) = dropped {
+        app.status = format!("{} · {why}", app.status);
+    }
     effects
 }
