@@ -45,6 +45,11 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         globals.one_namespace_for_names()?;
     }
     globals.one_context("drift")?;
+    if args.output == Format::Name
+        && let Some(refusal) = output::name_pipe_refusal("drift", globals.all_namespaces, false)
+    {
+        return Err(refusal);
+    }
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let now = conn.clock.now();
     let flags = globals.overlay_flags(&args.overlays);

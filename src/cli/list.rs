@@ -99,6 +99,19 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     }
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let several_namespaces = fleet
+        .members
+        .iter()
+        .any(|m| m.conn.namespace != fleet.members[0].conn.namespace);
+    if matches!(args.output, Printer::Plain(Format::Name))
+        && let Some(refusal) = output::name_pipe_refusal(
+            "list",
+            globals.all_namespaces || several_namespaces,
+            fleet.several_contexts,
+        )
+    {
+        return Err(refusal);
+    }
     if fleet.several_contexts && !args.ids.is_empty() {
         return Err(Failure::usage(
             "workspace ids name workspaces in one context: pass one --context",

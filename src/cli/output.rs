@@ -99,6 +99,27 @@ impl Printer {
 }
 
 /// Colour when stdout is a terminal and NO_COLOR is unset or empty.
+/// Why `-o name` may not print here, if it may not: a name carries neither namespace nor
+/// context, so under `-A` or across contexts a pipe into a verb (`| xargs kubectl namzu suspend`)
+/// would act on the workspace of that name in the current namespace and context — another one, or
+/// none. The form that carries both is given instead.
+pub fn name_pipe_refusal(verb: &str, all_namespaces: bool, several_contexts: bool) -> Option<super::exit::Failure> {
+    let (lost, columns) = match (all_namespaces, several_contexts) {
+        (_, true) => (
+            "the namespace and context",
+            "CONTEXT:.context,NAMESPACE:.namespace,ID:.id --no-headers | while read -r ctx ns id; do kubectl namzu --context \"$ctx\" -n \"$ns\" suspend --yes \"$id\"; done",
+        ),
+        (true, false) => (
+            "the namespace",
+            "NAMESPACE:.namespace,ID:.id --no-headers | while read -r ns id; do kubectl namzu -n \"$ns\" suspend --yes \"$id\"; done",
+        ),
+        (false, false) => return None,
+    };
+    Some(super::exit::Failure::usage(format!(
+        "-o name drops {lost}, so a verb it is piped to would act in the current one: print both, e.g. `kubectl namzu {verb} … -o custom-columns={columns}`"
+    )))
+}
+
 pub fn colour_enabled() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }

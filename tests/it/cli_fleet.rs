@@ -475,6 +475,14 @@ async fn verbs_of_one_workspace_refuse_several_contexts() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", err(&o));
         assert!(err(&o).contains("one context"), "{}", err(&o));
     }
+    // `-o name` across contexts would lose each row's context: refused with the form to use
+    let o = fleet.run(None, &["list", "--all-contexts", "-o", "name"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains("drops the namespace and context") && err(&o).contains("CONTEXT:.context"),
+        "{}",
+        err(&o)
+    );
     // the same context twice is one context
     let o = fleet.run(None, &["list", "--context", "b,b", "-o", "json"]).await;
     assert!(json(&o).iter().all(|w| w.get("context").is_none()), "{}", out(&o));
