@@ -373,6 +373,48 @@ async fn wait_for_writes(in_flight: &std::sync::atomic::AtomicUsize, keys: &KeyT
 
 /// Run effects on their own tasks; their answers come back on `tx`. A task that panics is
 /// reported as [`Action::Crashed`], so the UI ends cleanly instead of waiting on it.
+/// A shell has the terminal: it runs on a thread of its own while this one goes on applying
+/// what arrives (no frame is drawn). A watch event replaces its row, so what the parked UI holds
+/// stays the size of its rows, not a queue of every event since the shell opened. On a runtime
+/// of one thread (never the UI's) the shell just runs.
+fn shell_aside(
+    app: &mut App,
+    io: &Arc<Io>,
+    tx: &UnboundedSender<Action>,
+    rx: &mut UnboundedReceiver<Action>,
+    shell: &mut (dyn FnMut(&[String]) -> String + Send),
+    argv: &[String],
+) -> String {
+    let handle = tokio::runtime::Handle::current();
+    if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
+        return shell(argv);
+    }
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let (ended_tx, mut ended_rx) = tokio::sync::oneshot::channel();
+            let worker = scope.spawn(move || {
+                let ended = shell(argv);
+                let _ = ended_tx.send(());
+                ended
+            });
+            handle.block_on(async {
+                loop {
+                    tokio::select! {
+                        _ = &mut ended_rx => break,
+                        Some(action) = rx.recv() => {
+                            let effects = update(app, action);
+                            spawn_all(io, effects, tx);
+                        }
+                    }
+                }
+            });
+            worker
+                .join()
+                .unwrap_or_else(|_| "the shell ended abnormally".to_string())
+        })
+    })
+}
+
 fn spawn_all(io: &Arc<Io>, effects: Vec<Effect>, tx: &UnboundedSender<Action>) {
     for e in effects {
         let (io, answers, crashes) = (io.clone(), tx.clone(), tx.clone());
@@ -434,7 +476,7 @@ pub async fn event_loop<B: Backend>(
         }
         spawn_all(&io, effects, &tx);
         if let Some(argv) = app.shell.take() {
-            let ended = shell(&argv);
+            let ended = shell_aside(app, &io, &tx, &mut rx, shell, &argv);
             terminal.clear().map_err(draw_failed)?;
             spawn_all(&io, update(app, Action::ShellEnded(ended)), &tx);
         }

@@ -1073,3 +1073,56 @@ async fn the_shell_is_a_write_for_the_safety_rules() {
     h.keys(&[KeyCode::Char('s')]).await;
     assert!(h.app.shell.is_some(), "{}", h.app.status);
 }
+
+/// While a shell has the terminal the UI goes on applying what arrives (watch events replace
+/// their rows), instead of queueing every event until the shell ends: a refresh sent during the
+/// shell reaches the server before the shell ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_arrives_while_a_shell_runs_is_applied_not_queued() {
+    let mut h = harness(start_demo().await, false, false).await;
+    h.filter("alpha").await;
+    let Harness { t, io, mut app, .. } = h;
+    let (tx, rx) = unbounded_channel();
+    let keys = tx.clone();
+    let probe = tx.clone();
+    let key = |code| Action::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    let driver = tokio::spawn(async move {
+        let sim = &t.sim;
+        let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let mut shell = move |_: &[String]| {
+            // the shell is open: the detail pane is asked for (no watch reads the one Sandbox by
+            // name); the read reaches the server only if the key is applied
+            let detail_reads = || {
+                sim.requests()
+                    .iter()
+                    .filter(|r| r.method == "GET" && r.path.ends_with("/sandboxes/namzu-ws-alpha"))
+                    .count()
+            };
+            let before = detail_reads();
+            probe.send(key(KeyCode::Enter)).unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            let mut ended = "queued until the shell ended";
+            while std::time::Instant::now() < deadline {
+                if detail_reads() > before {
+                    ended = "applied during the shell";
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            // the detail pane closed, the UI quits
+            probe.send(key(KeyCode::Esc)).unwrap();
+            probe.send(key(KeyCode::Char('q'))).unwrap();
+            ended.to_string()
+        };
+        kubectl_namzu::tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut shell)
+            .await
+            .map(|_| app)
+    });
+    keys.send(key(KeyCode::Char('s'))).unwrap();
+    let app = tokio::time::timeout(Duration::from_secs(30), driver)
+        .await
+        .expect("the shell ends and the UI quits")
+        .unwrap()
+        .unwrap();
+    assert_eq!(app.status, "applied during the shell");
+}
