@@ -464,32 +464,8 @@ impl Attempt<'_> {
                 return Err(e);
             }
             match send(self.conn, self.plan, request).await {
-                // a server asking for more than the longest hold is not waited for: the 429 is
-                // the answer, named
-                Err(ClusterError::Api {
-                    code: 429,
-                    retry_after: Some(after),
-                    reason,
-                    message,
-                    op,
-                }) if after > MAX_HOLD_SECONDS => {
-                    return Err(ClusterError::Api {
-                        code: 429,
-                        retry_after: Some(after),
-                        reason,
-                        message: format!(
-                            "{message} (it asked to retry after {after} s, more than the {MAX_HOLD_SECONDS} s this tool waits: not resent)"
-                        ),
-                        op,
-                    });
-                }
-                Err(ClusterError::Api {
-                    code: 429, retry_after, ..
-                }) if throttled < MAX_THROTTLED => {
-                    throttled += 1;
-                    self.policy.throttle.hold(retry_after.unwrap_or(1));
-                }
-                answer => break answer?,
+                Err(e) => throttle::resend_after(e, &mut throttled, &self.policy.throttle)?,
+                Ok(answer) => break answer,
             }
         };
         if self.plan.verb != Verb::Delete {

@@ -446,3 +446,28 @@ async fn a_closed_pipe_stops_leak_deletes_and_the_stop_is_audited() {
     assert_eq!(stop["done"].as_array().unwrap().len(), 1, "{stop}");
     assert_eq!(stop["notStarted"].as_array().unwrap().len(), 1, "{stop}");
 }
+
+/// `leaks --delete` holds on a 429 as the workspace writes do: the DELETE is resent after the
+/// server's Retry-After (with its preconditions, its intent audited again), not failed at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaks_delete_holds_on_a_429_and_resends() {
+    let t = start_demo().await;
+    t.sim.add_fault(
+        kubectl_namzu::sim::faults::Fault::status(Some("DELETE"), GHOST_DISK, 429, "too many requests")
+            .retry_after(1)
+            .times(1),
+    );
+    t.sim.clear_requests();
+    let o = namzu(&t, &["leaks", "-A", "--delete", "--yes"]).await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let sent: Vec<(u16, Value)> = deletes(&t)
+        .into_iter()
+        .filter(|r| r.path.ends_with(GHOST_DISK))
+        .map(|r| (r.status, r.body.unwrap_or_default()["preconditions"].clone()))
+        .collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0].0, 429);
+    assert!(sent[1].0 < 300, "{sent:?}");
+    assert_eq!(sent[0].1, sent[1].1, "resent with the same preconditions");
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_none());
+}

@@ -199,35 +199,29 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
     if plan.dry_run {
         return LeakOutcome::DryRun { request };
     }
-    if !policy.throttle.wait().await {
-        return LeakOutcome::Failed(ClusterError::Other(
-            "interrupted while the API server held writes back (429): not sent".into(),
-        ));
-    }
-    // write-ahead: the intent is in the log before the request leaves
-    if let Err(why) = policy
-        .audit
-        .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())
-    {
-        return LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent")));
-    }
-    let op = ApiCall::new("delete", kind, Some(&plan.namespace), &plan.name);
-    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(&plan.namespace));
-    let sent = kube::core::Request::new(url)
-        .delete(
-            &plan.name,
-            &DeleteParams {
-                dry_run: plan.server_dry_run,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| ClusterError::Other(format!("{op}: {e}")));
-    let answer = match sent {
-        Ok(mut http_request) => {
-            *http_request.body_mut() = serde_json::to_vec(&request.body).unwrap_or_default();
-            conn.bounded(&op, conn.client.request::<Value>(http_request)).await
+    // a 429 holds the batch and the DELETE is resent, as every write's is (`throttle.rs`)
+    let mut throttled = 0;
+    let answer = loop {
+        if !policy.throttle.wait().await {
+            return LeakOutcome::Failed(ClusterError::Other(
+                "interrupted while the API server held writes back (429): not sent".into(),
+            ));
         }
-        Err(e) => Err(e),
+        // write-ahead: the intent is in the log before the request leaves
+        if let Err(why) = policy
+            .audit
+            .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())
+        {
+            return LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent")));
+        }
+        match send_leak_delete(conn, plan, &request).await {
+            Err(e) => {
+                if let Err(e) = throttle::resend_after(e, &mut throttled, &policy.throttle) {
+                    break Err(e);
+                }
+            }
+            answer => break answer,
+        }
     };
     match answer {
         Ok(_) => {
@@ -259,4 +253,22 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             }
         }
     }
+}
+
+/// Send the DELETE of a leaked object once.
+async fn send_leak_delete(conn: &Connection, plan: &LeakPlan, request: &Request) -> Result<Value, ClusterError> {
+    let kind = plan.target.kind();
+    let op = ApiCall::new("delete", kind, Some(&plan.namespace), &plan.name);
+    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(&plan.namespace));
+    let mut http_request = kube::core::Request::new(url)
+        .delete(
+            &plan.name,
+            &DeleteParams {
+                dry_run: plan.server_dry_run,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
+    *http_request.body_mut() = serde_json::to_vec(&request.body).unwrap_or_default();
+    conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }

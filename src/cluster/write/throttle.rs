@@ -1,5 +1,7 @@
 //! The server's back-pressure (429 with Retry-After), shared by every write of a batch.
 
+use crate::cluster::error::ClusterError;
+
 /// The API server's back-pressure, shared by every write of a batch: a 429 with Retry-After holds
 /// them all back until then, not just the one that was refused. The tool's only retry (kube's
 /// own is off, `cluster/connect.rs`); a hold ends early when the batch is abandoned (Ctrl-C,
@@ -57,3 +59,35 @@ pub const MAX_HOLD_SECONDS: u32 = 60;
 
 /// How often one write is resent after "too many requests" before it gives up.
 pub const MAX_THROTTLED: u32 = 5;
+
+/// What a write does with an error: a 429 holds the whole batch as long as it asks and the
+/// write is resent (`Ok`); anything else, a 429 past [`MAX_THROTTLED`] resends, or one asking
+/// for more than [`MAX_HOLD_SECONDS`] (named so) is the answer (`Err`). The one rule of every
+/// write this tool sends: a Sandbox's mode change or delete, a leaked object's delete.
+pub fn resend_after(e: ClusterError, throttled: &mut u32, throttle: &Throttle) -> Result<(), ClusterError> {
+    match e {
+        ClusterError::Api {
+            code: 429,
+            retry_after: Some(after),
+            reason,
+            message,
+            op,
+        } if after > MAX_HOLD_SECONDS => Err(ClusterError::Api {
+            code: 429,
+            retry_after: Some(after),
+            reason,
+            message: format!(
+                "{message} (it asked to retry after {after} s, more than the {MAX_HOLD_SECONDS} s this tool waits: not resent)"
+            ),
+            op,
+        }),
+        ClusterError::Api {
+            code: 429, retry_after, ..
+        } if *throttled < MAX_THROTTLED => {
+            *throttled += 1;
+            throttle.hold(retry_after.unwrap_or(1));
+            Ok(())
+        }
+        other => Err(other),
+    }
+}
