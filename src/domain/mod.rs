@@ -33,3 +33,12 @@ pub mod timefmt;
 pub mod timeline;
 pub mod triage;
 pub mod workspace;
+
+/// `n` and a noun whose plural takes an s: "1 object", "2 objects".
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

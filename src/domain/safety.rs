@@ -285,12 +285,14 @@ impl ContextRules {
         self.confirm == Confirm::Typed
     }
 
-    /// Why a write of `selected` workspaces in `context` may not start, if it may not.
-    pub fn refuse_bulk(&self, context: &str, selected: usize) -> Option<String> {
+    /// Why a write of `selected` objects (`noun`: a workspace, a leaked object) in `context` may
+    /// not start, if it may not.
+    pub fn refuse_bulk(&self, context: &str, selected: usize, noun: &str) -> Option<String> {
         let max = self.max_bulk?;
         (selected > 1 && selected > max as usize).then(|| {
             format!(
-                "context \"{context}\": {selected} workspaces selected, more than its maxBulk of {max}: nothing sent (narrow the selection, or pass --max-bulk)"
+                "context \"{context}\": {} selected, more than its maxBulk of {max}: nothing sent (narrow the selection, or pass --max-bulk)",
+                super::counted(selected, noun)
             )
         })
     }
@@ -507,14 +509,14 @@ contexts:
             max_bulk: Some(2),
             ..Default::default()
         };
-        assert!(rules.refuse_bulk("p", 2).is_none());
-        assert!(rules.refuse_bulk("p", 3).unwrap().contains("maxBulk of 2"));
+        assert!(rules.refuse_bulk("p", 2, "workspace").is_none());
+        assert!(rules.refuse_bulk("p", 3, "workspace").unwrap().contains("maxBulk of 2"));
         let one = ContextRules {
             max_bulk: Some(1),
             ..Default::default()
         };
         assert!(
-            one.refuse_bulk("p", 1).is_none(),
+            one.refuse_bulk("p", 1, "workspace").is_none(),
             "one named workspace is not a bulk write"
         );
     }

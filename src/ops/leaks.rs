@@ -201,7 +201,13 @@ pub fn prepare(
             continue;
         }
         // the same rules as every write's, checked for every context before anything is sent
-        match rules::check(&member.rules, &member.conn.context, fleet.read_only_flag(), plans.len()) {
+        match rules::check_of(
+            &member.rules,
+            &member.conn.context,
+            fleet.read_only_flag(),
+            plans.len(),
+            "object",
+        ) {
             Ok(()) => {}
             Err(Refusal::ReadOnly(reason)) => {
                 if !fleet.several_contexts {

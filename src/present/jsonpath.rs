@@ -56,9 +56,25 @@ pub const MAX_DEPTH: usize = 64;
 /// every value within a range over every value) is an error, not gigabytes held in memory.
 pub const MAX_OUTPUT: usize = 256 << 20;
 
-/// Why a template cannot be parsed or run: kubectl's words, one line.
+/// Why a template cannot be parsed or run: kubectl's words, one line — the template and the
+/// reason each cut to [`MAX_ECHO`] characters (a 192 KB template is not echoed whole).
 fn bad(template: &str, why: impl std::fmt::Display) -> String {
-    format!("error parsing jsonpath {template}, {why}")
+    format!(
+        "error parsing jsonpath {}, {}",
+        elided(template),
+        elided(&why.to_string())
+    )
+}
+
+/// The most characters of a template (or of a part of it) an error echoes.
+pub const MAX_ECHO: usize = 120;
+
+/// `text` whole if it is short, else its first [`MAX_ECHO`] characters and how much was left out.
+fn elided(text: &str) -> String {
+    match text.char_indices().nth(MAX_ECHO) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}… ({} more bytes)", &text[..cut], text.len() - cut),
+    }
 }
 
 impl Template {

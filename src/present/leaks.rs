@@ -2,6 +2,7 @@
 //! per object deleted, the refusals, and the command's closing lines.
 
 use crate::cluster::write::{LeakOutcome, LeakPlan};
+use crate::domain::counted;
 
 /// A context's rules cannot be applied to its connection: nothing is sent.
 pub fn unrulable(why: &str) -> String {
@@ -20,7 +21,16 @@ pub const CANNOT_ASK: &str =
 /// What a context's typed confirmation shows before it asks.
 pub fn question(context: Option<&str>, objects: usize, disks: usize) -> String {
     let whose = context.map_or(String::new(), |c| format!(" in context {c}"));
-    format!("{objects} objects{whose} would be deleted, {disks} of them disks (their data is lost).")
+    match (objects, disks) {
+        (1, 1) => format!("1 disk{whose} would be deleted (its data is lost)."),
+        (n, d) if n == d => format!("{}{whose} would be deleted (their data is lost).", counted(n, "disk")),
+        (n, 0) => format!("{}{whose} would be deleted, none of them a disk.", counted(n, "object")),
+        (n, d) => format!(
+            "{}{whose} would be deleted, {} among them (their data is lost).",
+            counted(n, "object"),
+            counted(d, "disk")
+        ),
+    }
 }
 
 /// What must be typed to delete `objects` objects.
@@ -101,7 +111,8 @@ pub fn failed(failed: usize, total: usize) -> String {
 
 /// Some deletes were refused.
 pub fn refused(refused: usize, total: usize) -> String {
-    format!("{refused} of {total} deletes were refused: nothing sent for them")
+    // refused before the send, or sent and refused by its preconditions (409): none deleted
+    format!("{refused} of {total} deletes were refused: nothing deleted by them")
 }
 
 /// The line after deletes stopped early (Ctrl-C, stdout closed, the audit log failing).
@@ -115,4 +126,23 @@ pub fn stopped(reason: &str, done: usize, total: usize, not_started: &[String]) 
 /// The command's error after a stop.
 pub fn stopped_error(reason: &str) -> String {
     format!("leaks --delete stopped before every planned delete was done ({reason})")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_question_counts_what_it_deletes() {
+        assert_eq!(
+            super::question(None, 1, 1),
+            "1 disk would be deleted (its data is lost)."
+        );
+        assert_eq!(
+            super::question(Some("prod"), 1, 0),
+            "1 object in context prod would be deleted, none of them a disk."
+        );
+        assert_eq!(
+            super::question(None, 3, 2),
+            "3 objects would be deleted, 2 disks among them (their data is lost)."
+        );
+    }
 }

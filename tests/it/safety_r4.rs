@@ -57,3 +57,49 @@ async fn o_name_never_names_a_workspace_of_another_namespace() {
     assert!(o.status.success(), "{}", err(&o));
     assert!(out(&o).contains(&format!("/namespaces/{ns}/")), "{}", out(&o));
 }
+
+/// The words of refusals say what happened: leaked objects are counted as objects, a DELETE sent
+/// and refused by its preconditions is not "nothing sent", and a huge template is not echoed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_say_what_happened() {
+    let t = start_demo().await;
+    let rules = t.dir.path().join("rules.yaml");
+    std::fs::write(&rules, "contexts:\n  - context: '*'\n    maxBulk: 1\n").unwrap();
+    let config = rules.display().to_string();
+    let o = namzu(&t, &["--config", &config, "leaks", "-A", "--delete", "--yes"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains(": 2 objects selected, more than its maxBulk of 1"),
+        "{}",
+        err(&o)
+    );
+    // a DELETE sent and refused by the server (409): nothing deleted, but not "nothing sent"
+    t.sim.add_fault(kubectl_namzu::sim::faults::Fault::status(
+        Some("DELETE"),
+        "workspace-disk-namzu-ws-ghost",
+        409,
+        "the object has been modified",
+    ));
+    let o = namzu(&t, &["leaks", "-A", "--delete", "--yes"]).await;
+    assert!(!o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(
+        err(&o).contains("1 of 2 deletes were refused: nothing deleted by them"),
+        "{}",
+        err(&o)
+    );
+    assert!(!err(&o).contains("nothing sent"), "{}", err(&o));
+    // a 192 KB template nested too deep: one short line, not the template
+    let deep = "{range .items[*]}".repeat(12_000);
+    let file = t.dir.path().join("deep.jsonpath");
+    std::fs::write(&file, &deep).unwrap();
+    let o = namzu(&t, &["list", "-o", &format!("jsonpath-file={}", file.display())]).await;
+    assert!(!o.status.success());
+    assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
+    assert!(
+        err(&o).len() < 600,
+        "{} bytes: {}",
+        err(&o).len(),
+        &err(&o)[..600.min(err(&o).len())]
+    );
+    assert!(err(&o).contains("more bytes)"), "{}", err(&o));
+}

@@ -40,10 +40,21 @@ pub fn unrulable(rules: &ContextRules) -> Option<&str> {
 /// (named as the reason when it is one). Named ids count as a bulk write too: `list -o name |
 /// xargs suspend` meets the limit.
 pub fn check(rules: &ContextRules, context: &str, read_only_flag: bool, selected: usize) -> Result<(), Refusal> {
+    check_of(rules, context, read_only_flag, selected, "workspace")
+}
+
+/// [`check`] of `selected` objects of another kind (`noun`: a leaked object).
+pub fn check_of(
+    rules: &ContextRules,
+    context: &str,
+    read_only_flag: bool,
+    selected: usize,
+    noun: &str,
+) -> Result<(), Refusal> {
     if let Some(why) = read_only(rules, context, read_only_flag) {
         return Err(Refusal::ReadOnly(why));
     }
-    match rules.refuse_bulk(context, selected) {
+    match rules.refuse_bulk(context, selected, noun) {
         Some(why) => Err(Refusal::Bulk(why)),
         None => Ok(()),
     }
