@@ -49,6 +49,17 @@ pub struct Args {
     /// Do not ask for the typed confirmation (disks hold data: asked by default).
     #[arg(short = 'y', long, requires = "delete")]
     pub yes: bool,
+    /// With --delete, also detached disks (unowned, which agent-sandbox re-adopts if their
+    /// workspace is created again) once older than the context's detachedAfterDays (default 7).
+    #[arg(long, requires = "delete")]
+    pub include_detached: bool,
+    /// Only leaks of these kinds (orphaned-disk, detached-disk, orphaned-policy, in-use,
+    /// retained-by-policy, …; comma-separated or repeated).
+    #[arg(long = "kind", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// Only these objects: NAME, or KIND/NAME as -o name prints it (pvc/NAME, cnp/NAME).
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
 }
 
 struct Found {
@@ -67,8 +78,9 @@ fn structured(f: &Found, now: DateTime<Utc>) -> Value {
         "reason": l.reason,
         "age": l.age(now),
         "since": l.since.map(|s| s.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-        "next": l.next,
+        "next": l.next_in(f.context.as_deref()),
         "deletable": l.deletable,
+        "checks": l.checks.iter().map(|c| json!({"check": c.check, "found": c.found, "inUse": c.in_use})).collect::<Vec<_>>(),
     });
     if l.kind == LeakKind::Disk
         && let Some(o) = out.as_object_mut()
@@ -87,7 +99,7 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
     }
     let mut headers = vec!["CONTEXT", "NAMESPACE", "KIND", "NAME", "LEAK", "SIZE", "AGE", "REASON"];
     if wide {
-        headers.push("NEXT");
+        headers.extend(["NEXT", "CHECKS"]);
     }
     let skip = usize::from(!several_contexts);
     let rows: Vec<Vec<(String, Tone)>> = found
@@ -108,18 +120,30 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
                 (l.reason.clone(), Tone::Plain),
             ]);
             if wide {
-                row.push((l.next.clone(), Tone::Plain));
+                row.push((l.next_in(f.context.as_deref()), Tone::Plain));
+                row.push((l.proof(), Tone::Plain));
             }
             row
         })
         .collect();
     let mut s = output::table(&headers[skip..], &rows, false, output::colour_enabled());
-    let disks: i128 = found.iter().filter_map(|f| f.leak.size).sum();
-    if disks > 0 {
+    let disks: i128 = found
+        .iter()
+        .filter(|f| matches!(f.leak.kind, LeakKind::Disk | LeakKind::DetachedDisk))
+        .filter_map(|f| f.leak.size)
+        .sum();
+    let leaks = found.iter().filter(|f| f.leak.kind.is_leak()).count();
+    let in_use = found.len() - leaks;
+    if disks > 0 || in_use > 0 {
         s.push_str(&format!(
-            "\n{} leaks; orphaned disks hold {}\n",
-            found.len(),
-            human(disks, Unit::Bytes)
+            "\n{}; disks left behind hold {}{}\n",
+            crate::domain::counted(leaks, "leak"),
+            human(disks, Unit::Bytes),
+            if in_use > 0 {
+                format!("; {in_use} in use, never deleted (-o wide shows why)")
+            } else {
+                String::new()
+            }
         ));
     }
     s
@@ -135,6 +159,11 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         return delete(globals, &fleet, &args, read).await;
     }
     let now = fleet.clock.now();
+    let only = Request {
+        names: args.names.clone(),
+        kinds: args.kinds.clone(),
+        ..Default::default()
+    };
     let found: Vec<Found> = read
         .into_iter()
         .flat_map(|(member, leaks)| {
@@ -144,6 +173,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 leak,
             })
         })
+        .filter(|f| crate::ops::leaks::selected(&f.leak, &only))
         .collect();
     match args.output {
         LeaksFormat::Json | LeaksFormat::Yaml => {
@@ -226,7 +256,22 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
         dry_run: args.dry_run == Some(DryRun::Client),
         server_dry_run: args.dry_run == Some(DryRun::Server),
         yes: args.yes,
+        names: args.names.clone(),
+        kinds: args.kinds.clone(),
+        include_detached: args.include_detached,
+        detached_after_days: crate::domain::leaks::DETACHED_AFTER_DAYS,
     };
+    // a name given that no deletable leak answers is said (and the command fails), not skipped
+    let unmatched = crate::ops::leaks::unmatched(&read, &request, fleet.clock.now());
+    for why in &unmatched {
+        crate::errln!("{}", output::printable(why));
+    }
+    if !unmatched.is_empty() && unmatched.len() == request.names.len() {
+        return Err(Failure {
+            code: exit::NOT_APPLIED,
+            message: "nothing named can be deleted: nothing sent".into(),
+        });
+    }
     let base = globals.write_policy(globals.overrides().read_only == Some(true));
     let human = matches!(args.output, LeaksFormat::Table | LeaksFormat::Wide);
     let checked = crate::ops::leaks::prepare(fleet, read, &request, &base, std::io::stdin().is_terminal())?;

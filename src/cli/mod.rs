@@ -21,6 +21,7 @@ pub mod output;
 pub mod overlay;
 pub mod rbac;
 pub mod reconcile;
+pub mod restore;
 pub mod schema;
 pub mod selection;
 pub mod template_hash;
@@ -63,6 +64,8 @@ pub enum Command {
     /// What the fleet left behind (orphaned disks and policies, stuck and expired Sandboxes, …);
     /// --delete deletes the disks and policies, fenced by uid and resourceVersion.
     Leaks(leaks::Args),
+    /// Undo `leaks --delete`: re-create a disk (on its retained volume) or a policy from its tombstone.
+    Restore(restore::Args),
     /// Is a retained workspace still there? live, suspended, absent (exit 4) or replaced (exit 6).
     #[command(after_help = examples::RECONCILE)]
     Reconcile(reconcile::Args),
@@ -171,6 +174,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::History(args) => history::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
         Command::Leaks(args) => leaks::run(&cli.globals, args).await,
+        Command::Restore(args) => restore::run(&cli.globals, args).await,
         Command::Reconcile(args) => reconcile::run(&cli.globals, args).await,
         Command::Suspend(args) => write::suspend(&cli.globals, args).await,
         Command::Resume(args) => write::resume(&cli.globals, args).await,

@@ -80,6 +80,8 @@ pub const PVCS: ApiKind = projected(
     projection::PVC,
 );
 pub const EVENTS: ApiKind = kind("", "v1", "Event", "events");
+/// PersistentVolumes, cluster-scoped: the data a disk is bound to.
+pub const PERSISTENT_VOLUMES: ApiKind = kind("", "v1", "PersistentVolume", "persistentvolumes");
 /// Events as events.k8s.io/v1 serves them: the same objects as core/v1's, in another shape.
 pub const EVENTS_V1: ApiKind = kind("events.k8s.io", "v1", "Event", "events");
 pub const NAMESPACES: ApiKind = kind("", "v1", "Namespace", "namespaces");

@@ -5,6 +5,8 @@
 //! - PVCs **labelled `agents.x-k8s.io/sandbox-name-hash`** — never every PVC of the cluster;
 //! - CiliumNetworkPolicies (as the inventory reads them; 404/403: no policy leaks are told);
 //! - SandboxClaims and SandboxWarmPools (404: the extensions are not installed, none told);
+//! - and, only in a namespace where a disk looks left behind, its pods (projected to the claims
+//!   their volumes name: a mounted disk is in use; unreadable pods clear no disk);
 //!
 //! each pruned to what the rules read as it is parsed. Cost ∝ the workspaces' own objects: the
 //! 50,000 pods and 10,000 disks of other apps are never transferred.
@@ -23,7 +25,7 @@ use super::error::ClusterError;
 use super::kinds::{ApiKind, CILIUM_POLICIES, CLAIMS, NAMESPACES, PVCS, SANDBOXES, WARM_POOLS};
 use super::resources;
 use crate::domain::keys::SANDBOX_NAME_HASH;
-use crate::domain::leaks::{self, Leak, Reads};
+use crate::domain::leaks::{self, Leak, LeakKind, Reads};
 use crate::domain::object::namespace;
 use crate::domain::projection::Keep::{self, All, Each, Fields};
 use chrono::{DateTime, Utc};
@@ -32,6 +34,7 @@ use std::collections::BTreeMap;
 
 const META: Keep = Fields(&[
     ("name", All),
+    ("labels", All),
     ("namespace", All),
     ("uid", All),
     ("resourceVersion", All),
@@ -54,6 +57,7 @@ const SANDBOX: Keep = Fields(&[
         "spec",
         Fields(&[
             ("shutdownTime", All),
+            ("shutdownPolicy", All),
             ("podTemplate", Fields(&[("metadata", Fields(&[("labels", All)]))])),
         ]),
     ),
@@ -76,7 +80,7 @@ const PVC: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
     ("metadata", META),
-    ("spec", Fields(&[("resources", All)])),
+    ("spec", Fields(&[("resources", All), ("volumeName", All)])),
     ("status", Fields(&[("phase", All), ("capacity", All)])),
 ]);
 
@@ -94,7 +98,30 @@ pub const LEAK_SANDBOXES: ApiKind = ApiKind {
 };
 pub const LEAK_PVCS: ApiKind = ApiKind { keep: PVC, ..PVCS };
 /// A per-sandbox policy: identity and owners (a DELETE carries its uid and resourceVersion).
-const POLICY: Keep = Fields(&[("apiVersion", All), ("kind", All), ("metadata", META)]);
+const POLICY: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    ("metadata", META),
+    ("spec", Fields(&[("endpointSelector", All)])),
+]);
+
+/// A pod as the disk checks read it: its name and the claims its volumes name.
+const POD_MOUNTS: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    ("metadata", Fields(&[("name", All), ("namespace", All)])),
+    (
+        "spec",
+        Fields(&[(
+            "volumes",
+            Each(&Fields(&[("persistentVolumeClaim", Fields(&[("claimName", All)]))])),
+        )]),
+    ),
+]);
+const MOUNT_PODS: ApiKind = ApiKind {
+    keep: POD_MOUNTS,
+    ..super::kinds::PODS
+};
 
 pub const LEAK_POLICIES: ApiKind = ApiKind {
     keep: POLICY,
@@ -247,15 +274,102 @@ async fn read_once(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc
             claims.remove(&ns).unwrap_or_default(),
             pools.remove(&ns).unwrap_or_default(),
         );
-        out.extend(leaks::find(&Reads {
+        let mut reads = Reads {
             namespace: &ns,
             sandboxes: &s,
             pvcs: &p,
             policies: policies_read.then_some(pol.as_slice()),
             claims: claims_read.then_some(c.as_slice()),
             pools: pools_read.then_some(w.as_slice()),
+            mounts: Some(&[]),
             now,
-        }));
+        };
+        let found = leaks::find(&reads);
+        // the pods are read only where a disk looks left behind: no pod mounting it is proof
+        let disk_kinds = [LeakKind::Disk, LeakKind::DetachedDisk, LeakKind::DiskInUse];
+        if !found.iter().any(|l| disk_kinds.contains(&l.kind)) {
+            out.extend(found);
+            continue;
+        }
+        let mounts = mounts(conn, &ns, &mut warnings).await?;
+        reads.mounts = mounts.as_deref();
+        out.extend(leaks::find(&reads));
     }
     Ok(Report { leaks: out, warnings })
+}
+
+/// The disks `namespace`'s pods mount, `(pod, claimName)`; `None` (with a warning) when the
+/// pods may not be listed.
+pub async fn mounts(
+    conn: &Connection,
+    namespace: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vec<(String, String)>>, ClusterError> {
+    let Some(pods) = optional(conn, &MOUNT_PODS, Some(namespace), None, warnings).await? else {
+        return Ok(None);
+    };
+    Ok(Some(
+        pods.iter()
+            .flat_map(|pod| {
+                let name = crate::domain::object::name(pod).to_string();
+                pod.pointer("/spec/volumes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.pointer("/persistentVolumeClaim/claimName").and_then(Value::as_str))
+                    .map(move |claim| (name.clone(), claim.to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect(),
+    ))
+}
+
+/// Everything that can tie an object of `namespace` to what exists, read now: its Sandboxes,
+/// claims, pools and (for a disk) the pods' mounts. What a delete's re-check judges against.
+pub struct Ties {
+    pub sandboxes: Vec<Value>,
+    pub claims: Option<Vec<Value>>,
+    pub pools: Option<Vec<Value>>,
+    pub mounts: Option<Vec<(String, String)>>,
+}
+
+/// Read [`Ties`] of `namespace` (the pods only for a disk: `with_pods`).
+pub async fn ties(conn: &Connection, namespace: &str, with_pods: bool) -> Result<Ties, ClusterError> {
+    let mut warnings = Vec::new();
+    let sandboxes = resources::list(conn, &LEAK_SANDBOXES, Some(namespace), None).await?;
+    let claims = optional(conn, &LEAK_CLAIMS, Some(namespace), None, &mut warnings).await?;
+    let pools = optional(conn, &LEAK_POOLS, Some(namespace), None, &mut warnings).await?;
+    let mounts = if with_pods {
+        mounts(conn, namespace, &mut warnings).await?
+    } else {
+        Some(Vec::new())
+    };
+    Ok(Ties {
+        sandboxes,
+        claims,
+        pools,
+        mounts,
+    })
+}
+
+impl Ties {
+    /// These ties as the domain's reads of `namespace`, judging `pvcs` or `policies`.
+    pub fn reads<'a>(
+        &'a self,
+        namespace: &'a str,
+        pvcs: &'a [Value],
+        policies: &'a [Value],
+        now: DateTime<Utc>,
+    ) -> Reads<'a> {
+        Reads {
+            namespace,
+            sandboxes: &self.sandboxes,
+            pvcs,
+            policies: Some(policies),
+            claims: self.claims.as_deref(),
+            pools: self.pools.as_deref(),
+            mounts: self.mounts.as_deref(),
+            now,
+        }
+    }
 }

@@ -25,9 +25,11 @@ pub use crate::domain::retry::MAX_SENDS;
 pub const FIELD_MANAGER: &str = "kubectl-namzu";
 
 mod leak;
+mod restore;
 mod throttle;
 
-pub use leak::{DELETE_LEAK_VERB, LeakOutcome, LeakPlan, LeakTarget, delete_leak, leak_request};
+pub use leak::{DELETE_LEAK_VERB, LeakOutcome, LeakPlan, LeakTarget, RETAIN_VOLUME_VERB, delete_leak, leak_request};
+pub use restore::{RESTORE_VERB, RestoreOutcome, restore};
 pub use throttle::{MAX_HOLD_SECONDS, MAX_THROTTLED, Throttle};
 
 /// What the caller asks for.

@@ -26,6 +26,8 @@ pub const V1ALPHA1_STATE: &str = "api.agents.x-k8s.io/v1alpha1-sandbox-state";
 /// agent-sandbox's controller labels every pod and PVC it makes for a Sandbox with this key
 /// (the value hashes the Sandbox's name); `status.selector` selects on it.
 pub const SANDBOX_NAME_HASH: &str = "agents.x-k8s.io/sandbox-name-hash";
+/// The uid of the SandboxClaim that owns a Sandbox, on it and on what is made for it.
+pub const CLAIM_UID: &str = "agents.x-k8s.io/claim-uid";
 /// The legacy annotation naming a Sandbox's pod. agent-sandbox v1.0 no longer writes it: the pod
 /// is the one named after the Sandbox, and an annotation naming another pod is only flagged.
 pub const POD_NAME_ANNOTATION: &str = "agents.x-k8s.io/pod-name";

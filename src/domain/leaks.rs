@@ -20,7 +20,7 @@
 //! claims and pools are the extensions' to settle.
 
 use super::age::human_duration;
-use super::keys::PER_SANDBOX_POLICY_PREFIX;
+use super::keys::{CLAIM_UID, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
 use super::naming::{SANDBOX_PREFIX, id_of, is_workspace};
 use super::object::{condition, condition_parts, name, owner_refs, uid};
 use super::resources::{Milli, capacity, requested_storage};
@@ -34,9 +34,17 @@ pub const STUCK_AFTER_MINUTES: i64 = 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LeakKind {
     Disk,
+    /// An unowned disk the controller would take back if its workspace were created again.
+    DetachedDisk,
+    /// A disk that looks left behind but is tied to something that exists: never deleted.
+    DiskInUse,
     Policy,
+    /// A per-sandbox policy that looks left behind but is tied to something that exists.
+    PolicyInUse,
     StuckSandbox,
     Expired,
+    /// Expired under `shutdownPolicy: Retain` (agent-sandbox's default): kept on purpose.
+    Retained,
     Claim,
     WarmPool,
 }
@@ -46,9 +54,12 @@ impl LeakKind {
     pub fn as_str(self) -> &'static str {
         match self {
             LeakKind::Disk => "orphaned-disk",
+            LeakKind::DetachedDisk => "detached-disk",
+            LeakKind::DiskInUse | LeakKind::PolicyInUse => "in-use",
             LeakKind::Policy => "orphaned-policy",
             LeakKind::StuckSandbox => "stuck-deleting",
             LeakKind::Expired => "expired-not-reaped",
+            LeakKind::Retained => "retained-by-policy",
             LeakKind::Claim => "claim-without-sandbox",
             LeakKind::WarmPool => "warm-pool-not-progressing",
         }
@@ -57,12 +68,17 @@ impl LeakKind {
     /// The Kubernetes kind of the object.
     pub fn object_kind(self) -> &'static str {
         match self {
-            LeakKind::Disk => "PersistentVolumeClaim",
-            LeakKind::Policy => "CiliumNetworkPolicy",
-            LeakKind::StuckSandbox | LeakKind::Expired => "Sandbox",
+            LeakKind::Disk | LeakKind::DetachedDisk | LeakKind::DiskInUse => "PersistentVolumeClaim",
+            LeakKind::Policy | LeakKind::PolicyInUse => "CiliumNetworkPolicy",
+            LeakKind::StuckSandbox | LeakKind::Expired | LeakKind::Retained => "Sandbox",
             LeakKind::Claim => "SandboxClaim",
             LeakKind::WarmPool => "SandboxWarmPool",
         }
+    }
+
+    /// Something left behind (not a look-alike shown with the proof that it is in use).
+    pub fn is_leak(self) -> bool {
+        !matches!(self, LeakKind::DiskInUse | LeakKind::PolicyInUse)
     }
 }
 
@@ -81,11 +97,60 @@ pub struct Leak {
     /// A disk's size.
     pub size: Option<Milli>,
     pub next: String,
-    /// `leaks --delete` deletes it.
+    /// `leaks --delete` deletes it (a detached disk only with `--include-detached`, past
+    /// [`DETACHED_AFTER_DAYS`] or the rules' own threshold).
     pub deletable: bool,
+    /// Every check made to tell whether it is still in use, and what each found: its proof.
+    pub checks: Vec<Check>,
 }
 
+/// One check made on a disk or a policy before calling it left behind, and what it found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What was looked at: `owners`, `sandbox`, `claims`, `labels`, `pods`, `tracking`, `deleting`.
+    pub check: &'static str,
+    /// What was found, in words (`none`, `SandboxClaim task-1 (uid …) exists`).
+    pub found: String,
+    /// This finding ties the object to something that exists (or cannot be ruled out): in use.
+    pub in_use: bool,
+}
+
+impl Check {
+    fn new(check: &'static str, found: impl Into<String>, in_use: bool) -> Check {
+        Check {
+            check,
+            found: found.into(),
+            in_use,
+        }
+    }
+}
+
+/// How old a detached disk must be before `--include-detached` deletes it (a rules-file
+/// setting, `detachedAfterDays`, overrides it per context).
+pub const DETACHED_AFTER_DAYS: i64 = 7;
+
 impl Leak {
+    /// The next step with `--context` in every command of the tool's, for a row of `context`
+    /// (a fleet's): pasted, it acts on that context, never on whichever is current.
+    pub fn next_in(&self, context: Option<&str>) -> String {
+        match context {
+            Some(c) => self.next.replace(
+                "kubectl namzu ",
+                &format!("kubectl namzu --context {} ", super::next_step::word(c)),
+            ),
+            None => self.next.clone(),
+        }
+    }
+
+    /// What its checks found that ties it, joined (empty when nothing does).
+    pub fn proof(&self) -> String {
+        self.checks
+            .iter()
+            .map(|c| format!("{}: {}", c.check, c.found))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     pub fn age(&self, now: DateTime<Utc>) -> Option<String> {
         self.since.map(|s| human_duration((now - s).num_seconds().max(0)))
     }
@@ -102,6 +167,9 @@ pub struct Reads<'a> {
     pub policies: Option<&'a [Value]>,
     pub claims: Option<&'a [Value]>,
     pub pools: Option<&'a [Value]>,
+    /// The disks the namespace's pods mount, `(pod, claimName)` (`None`: the pods were not
+    /// read — then no disk can be shown unused).
+    pub mounts: Option<&'a [(String, String)]>,
     pub now: DateTime<Utc>,
 }
 
@@ -138,10 +206,313 @@ fn older_than(since: Option<DateTime<Utc>>, now: DateTime<Utc>, minutes: i64) ->
     since.is_some_and(|s| now - s >= chrono::Duration::minutes(minutes))
 }
 
+/// What exists in a namespace that can tie an object to it: names and uids of its Sandboxes,
+/// claims and pools, the name hashes of its Sandboxes.
+struct Existing<'a> {
+    sandbox_names: BTreeSet<&'a str>,
+    sandbox_hashes: BTreeSet<String>,
+    sandbox_uids: BTreeSet<&'a str>,
+    /// Of every Sandbox, claim and pool.
+    uids: BTreeSet<&'a str>,
+    claim_names: BTreeSet<&'a str>,
+    claim_uids: BTreeSet<&'a str>,
+}
+
+impl<'a> Existing<'a> {
+    fn of(r: &Reads<'a>) -> Existing<'a> {
+        let claims = r.claims.unwrap_or(&[]);
+        let pools = r.pools.unwrap_or(&[]);
+        Existing {
+            sandbox_names: r.sandboxes.iter().map(name).collect(),
+            sandbox_hashes: r.sandboxes.iter().map(|s| name_hash(name(s))).collect(),
+            sandbox_uids: r.sandboxes.iter().filter_map(uid).collect(),
+            uids: r.sandboxes.iter().chain(claims).chain(pools).filter_map(uid).collect(),
+            claim_names: claims.iter().map(name).collect(),
+            claim_uids: claims.iter().filter_map(uid).collect(),
+        }
+    }
+
+    /// The object an ownerReference names, if it is one of the kinds read and exists.
+    fn owner(&self, o: &Value) -> (String, bool) {
+        let field = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("-");
+        let (kind, owner_name, owner_uid) = (field("kind"), field("name"), field("uid"));
+        let said = format!("{kind} {owner_name} (uid {owner_uid})");
+        match kind {
+            "Sandbox" | "SandboxClaim" | "SandboxWarmPool" if self.uids.contains(owner_uid) => {
+                (format!("{said} exists"), true)
+            }
+            "Sandbox" | "SandboxClaim" | "SandboxWarmPool" => (format!("{said} is gone"), false),
+            // an owner of a kind this tool does not read may well exist: never a leak
+            _ => (
+                format!("{said}: a kind this tool does not look up, so it may exist"),
+                true,
+            ),
+        }
+    }
+}
+
+/// agent-sandbox's `NameHash`: FNV-1a 32 of a Sandbox's name, 8 lowercase hex digits — the value
+/// of the `sandbox-name-hash` label the controller re-adopts an unowned disk by.
+pub fn name_hash(sandbox: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in sandbox.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
+fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
+    obj.pointer("/metadata/labels")
+        .and_then(|l| l.get(key))
+        .and_then(Value::as_str)
+}
+
+/// A disk of the labelled read: `None` when it is plainly a live workspace's (a Sandbox of its
+/// name, or its Sandbox owner, exists) or is already being deleted; else a leak — orphaned,
+/// detached, or shown in use — with every check made. The one rule of what a disk is, used by the
+/// listing and again just before its DELETE.
+pub fn judge_disk(pvc: &Value, r: &Reads<'_>) -> Option<Leak> {
+    let candidates = disk_sandboxes(name(pvc));
+    let sandbox = *candidates.last()?;
+    let e = Existing::of(r);
+    if candidates.iter().any(|s| e.sandbox_names.contains(s)) || pvc.pointer("/metadata/deletionTimestamp").is_some() {
+        return None;
+    }
+    let owners = owner_refs(pvc);
+    let sandbox_owner_live = owners.iter().any(|o| {
+        o.get("kind").and_then(Value::as_str) == Some("Sandbox")
+            && o.get("uid")
+                .and_then(Value::as_str)
+                .is_some_and(|u| e.sandbox_uids.contains(u))
+    });
+    if sandbox_owner_live {
+        return None;
+    }
+    let mut checks = Vec::new();
+    if owners.is_empty() {
+        checks.push(Check::new("owners", "none", false));
+    }
+    for o in owners {
+        let (found, live) = e.owner(o);
+        checks.push(Check::new("owners", found, live));
+    }
+    checks.push(Check::new(
+        "sandbox",
+        format!("no Sandbox {} exists", candidates.join(" or ")),
+        false,
+    ));
+    let claim = candidates.iter().find(|c| e.claim_names.contains(*c));
+    checks.push(match (r.claims, claim) {
+        (None, _) => Check::new(
+            "claims",
+            "not readable: a claim that would re-create it cannot be ruled out",
+            true,
+        ),
+        (Some(_), Some(c)) => Check::new(
+            "claims",
+            format!("SandboxClaim {c} exists: its Sandbox takes this disk"),
+            true,
+        ),
+        (Some(_), None) => Check::new("claims", format!("no SandboxClaim {sandbox}"), false),
+    });
+    let hash = label(pvc, SANDBOX_NAME_HASH);
+    let claim_uid = label(pvc, CLAIM_UID);
+    checks.push(match (hash, claim_uid) {
+        (Some(h), _) if e.sandbox_hashes.contains(h) && h != name_hash(sandbox) => Check::new(
+            "labels",
+            format!("{SANDBOX_NAME_HASH}={h} is an existing Sandbox's name hash"),
+            true,
+        ),
+        (_, Some(u)) if e.claim_uids.contains(u) => {
+            Check::new("labels", format!("{CLAIM_UID}={u} is an existing claim's uid"), true)
+        }
+        _ => Check::new("labels", "tie it to nothing that exists", false),
+    });
+    let mounted_by: Vec<&str> = r
+        .mounts
+        .unwrap_or(&[])
+        .iter()
+        .filter(|(_, claim)| claim == name(pvc))
+        .map(|(pod, _)| pod.as_str())
+        .collect();
+    checks.push(match (r.mounts, mounted_by.is_empty()) {
+        (None, _) => Check::new("pods", "not readable: a pod that mounts it cannot be ruled out", true),
+        (Some(_), true) => Check::new("pods", "no pod mounts it", false),
+        (Some(_), false) => Check::new("pods", format!("mounted by pod {}", mounted_by.join(", ")), true),
+    });
+    let detached = owners.is_empty() && hash == Some(name_hash(sandbox).as_str());
+    checks.push(Check::new(
+        "tracking",
+        match hash {
+            Some(h) if detached => {
+                format!(
+                    "unowned with {SANDBOX_NAME_HASH}={h}: agent-sandbox re-adopts it if {sandbox} is created again"
+                )
+            }
+            Some(h) => format!("{SANDBOX_NAME_HASH}={h}: the controller would not re-adopt it"),
+            None => format!("no {SANDBOX_NAME_HASH} label"),
+        },
+        false,
+    ));
+    let size = capacity(pvc).or_else(|| requested_storage(pvc));
+    let ns = r.namespace;
+    let (kind, reason, next, deletable) = if let Some(tie) = checks.iter().find(|c| c.in_use) {
+        (
+            LeakKind::DiskInUse,
+            format!("looks left behind, but in use: {}", tie.found),
+            format!("nothing to delete; kubectl namzu leaks -n {ns} -o wide shows every check"),
+            false,
+        )
+    } else if detached {
+        (
+            LeakKind::DetachedDisk,
+            format!("detached: re-adopted if {sandbox} is created again"),
+            format!(
+                "keep it to re-create {sandbox} with its data; else, once older than the threshold, kubectl namzu leaks -n {ns} --delete {} --include-detached",
+                name(pvc)
+            ),
+            true,
+        )
+    } else {
+        let reason = match owners
+            .iter()
+            .find(|o| o.get("kind").and_then(Value::as_str) == Some("Sandbox"))
+        {
+            Some(o) => format!(
+                "its Sandbox {} (uid {}) is gone; the disk was not collected",
+                o.get("name").and_then(Value::as_str).unwrap_or(sandbox),
+                o.get("uid").and_then(Value::as_str).unwrap_or("-")
+            ),
+            None => format!("the disk of {sandbox}, and no Sandbox {sandbox} exists (orphaned by a delete)"),
+        };
+        let next = format!(
+            "check nothing on it is needed, then kubectl namzu leaks -n {ns} --delete {}",
+            name(pvc)
+        );
+        (LeakKind::Disk, reason, next, true)
+    };
+    Some(Leak {
+        kind,
+        namespace: ns.to_string(),
+        name: name(pvc).to_string(),
+        uid: uid(pvc).map(str::to_string),
+        resource_version: resource_version(pvc),
+        reason,
+        since: created(pvc),
+        size,
+        next,
+        deletable,
+        checks,
+    })
+}
+
+/// A per-sandbox policy (`namzu-sbx-<uid>`): `None` when the uid in its name or an owner is a
+/// Sandbox, claim or pool that exists; else orphaned, or shown in use with what ties it (an
+/// owner of any kind, the Sandbox its selector names). The one rule, listing and re-check alike.
+pub fn judge_policy(policy: &Value, r: &Reads<'_>) -> Option<Leak> {
+    let owner_uid = name(policy).strip_prefix(PER_SANDBOX_POLICY_PREFIX)?;
+    let e = Existing::of(r);
+    // a live Sandbox's own policy is no look-alike: not listed
+    if e.sandbox_uids.contains(owner_uid)
+        || owner_refs(policy)
+            .iter()
+            .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Sandbox"))
+            .filter_map(|o| o.get("uid").and_then(Value::as_str))
+            .any(|u| e.sandbox_uids.contains(u))
+    {
+        return None;
+    }
+    let mut checks = vec![match (r.claims, e.uids.contains(owner_uid)) {
+        (_, true) => Check::new(
+            "uid",
+            format!("{owner_uid}, in its name, is an existing SandboxClaim's or pool's uid"),
+            true,
+        ),
+        (Some(_), false) => Check::new(
+            "uid",
+            format!("no Sandbox, SandboxClaim or pool has uid {owner_uid}"),
+            false,
+        ),
+        (None, false) => Check::new(
+            "uid",
+            format!("no Sandbox has uid {owner_uid}; claims are not readable, so one cannot be ruled out"),
+            true,
+        ),
+    }];
+    let owners = owner_refs(policy);
+    if owners.is_empty() {
+        checks.push(Check::new("owners", "none", false));
+    }
+    for o in owners {
+        let (found, live) = e.owner(o);
+        checks.push(Check::new("owners", found, live));
+    }
+    let selects: Vec<&str> = policy
+        .pointer("/spec/endpointSelector/matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| m.values().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let live: Vec<&str> = selects
+        .iter()
+        .copied()
+        .filter(|v| e.sandbox_names.contains(v) || e.claim_names.contains(v))
+        .collect();
+    checks.push(if live.is_empty() {
+        Check::new("selector", "selects no Sandbox or claim that exists", false)
+    } else {
+        Check::new(
+            "selector",
+            format!("selects {}, which exists (its egress still applies)", live.join(", ")),
+            true,
+        )
+    });
+    let ns = r.namespace;
+    let owner_name = owners
+        .iter()
+        .find(|o| o.get("kind").and_then(Value::as_str) == Some("Sandbox"))
+        .and_then(|o| o.get("name"))
+        .and_then(Value::as_str);
+    let (kind, reason, next, deletable) = if let Some(tie) = checks.iter().find(|c| c.in_use) {
+        let next = match live.first() {
+            Some(s) => format!(
+                "a policy {s} does not own: resuming {s} with @namzu/sandbox removes it (kubectl namzu inspect -n {ns} {})",
+                id_of(s).unwrap_or(s)
+            ),
+            None => format!("nothing to delete; kubectl namzu leaks -n {ns} -o wide shows every check"),
+        };
+        (
+            LeakKind::PolicyInUse,
+            format!("looks left behind, but in use: {}", tie.found),
+            next,
+            false,
+        )
+    } else {
+        let reason = match owner_name {
+            Some(n) => format!("its Sandbox {n} (uid {owner_uid}) is gone"),
+            None => format!("no Sandbox or claim with uid {owner_uid} exists"),
+        };
+        let next = format!("kubectl namzu leaks -n {ns} --delete {}", name(policy));
+        (LeakKind::Policy, reason, next, true)
+    };
+    Some(Leak {
+        kind,
+        namespace: ns.to_string(),
+        name: name(policy).to_string(),
+        uid: uid(policy).map(str::to_string),
+        resource_version: resource_version(policy),
+        reason,
+        since: created(policy),
+        size: None,
+        next,
+        deletable,
+        checks,
+    })
+}
+
 /// Every leak of one namespace, disks first, each kind in name order.
 pub fn find(r: &Reads<'_>) -> Vec<Leak> {
     let names: BTreeSet<&str> = r.sandboxes.iter().map(name).collect();
-    let uids: BTreeSet<&str> = r.sandboxes.iter().filter_map(uid).collect();
     let mut out = Vec::new();
     let leak = |kind, obj: &Value, reason: String, since, size, next: String, deletable| Leak {
         kind,
@@ -154,78 +525,17 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
         size,
         next,
         deletable,
+        checks: Vec::new(),
     };
     for pvc in r.pvcs {
-        let candidates = disk_sandboxes(name(pvc));
-        let Some(sandbox) = candidates.last() else { continue };
-        if candidates.iter().any(|s| names.contains(s)) || pvc.pointer("/metadata/deletionTimestamp").is_some() {
-            continue;
+        if let Some(found) = judge_disk(pvc, r) {
+            out.push(found);
         }
-        let owners: Vec<&Value> = owner_refs(pvc).iter().collect();
-        if owners
-            .iter()
-            .any(|o| o.get("uid").and_then(Value::as_str).is_some_and(|u| uids.contains(u)))
-        {
-            continue;
-        }
-        let reason = match owners
-            .iter()
-            .find(|o| o.get("kind").and_then(Value::as_str) == Some("Sandbox"))
-        {
-            Some(o) => format!(
-                "its Sandbox {} (uid {}) is gone; the disk was not collected",
-                o.get("name").and_then(Value::as_str).unwrap_or(sandbox),
-                o.get("uid").and_then(Value::as_str).unwrap_or("-")
-            ),
-            None => format!("the disk of {sandbox}, and no Sandbox {sandbox} exists (orphaned by a delete)"),
-        };
-        let size = capacity(pvc).or_else(|| requested_storage(pvc));
-        let next = format!(
-            "check nothing on it is needed, then kubectl namzu leaks -n {} --delete (or kubectl delete pvc {} -n {})",
-            r.namespace,
-            name(pvc),
-            r.namespace
-        );
-        out.push(leak(LeakKind::Disk, pvc, reason, created(pvc), size, next, true));
     }
     for policy in r.policies.unwrap_or(&[]) {
-        let Some(owner_uid) = name(policy).strip_prefix(PER_SANDBOX_POLICY_PREFIX) else {
-            continue;
-        };
-        let owned_by_live = owner_refs(policy)
-            .iter()
-            .filter_map(|o| o.get("uid").and_then(Value::as_str))
-            .chain([owner_uid])
-            .any(|u| uids.contains(u));
-        if owned_by_live {
-            continue;
+        if let Some(found) = judge_policy(policy, r) {
+            out.push(found);
         }
-        let owner = owner_refs(policy)
-            .iter()
-            .find(|o| o.get("kind").and_then(Value::as_str) == Some("Sandbox"));
-        let owner_name = owner.and_then(|o| o.get("name")).and_then(Value::as_str);
-        let reason = match owner_name {
-            Some(n) if names.contains(n) => format!(
-                "its Sandbox {n} (uid {owner_uid}) is gone; {n} was re-created and this policy still selects it"
-            ),
-            Some(n) => format!("its Sandbox {n} (uid {owner_uid}) is gone"),
-            None => format!("no Sandbox with uid {owner_uid} exists"),
-        };
-        let next = format!(
-            "kubectl namzu leaks -n {} --delete (or kubectl delete ciliumnetworkpolicy {} -n {})",
-            r.namespace,
-            name(policy),
-            r.namespace
-        );
-        out.push(leak(
-            LeakKind::Policy,
-            policy,
-            reason,
-            created(policy),
-            None,
-            next,
-            true,
-        ));
     }
     for sbx in r.sandboxes {
         let deleting = time(sbx, "/metadata/deletionTimestamp");
@@ -269,16 +579,29 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
                 })
             });
             let id = id_of(name(sbx)).unwrap_or(name(sbx));
-            let reason = match since {
-                Some(s) => format!(
-                    "expired {} ago and not reaped; its pod is gone, its disks stay",
-                    human_duration((r.now - s).num_seconds().max(0))
-                ),
-                None => "expired and not reaped; its pod is gone, its disks stay".into(),
-            };
+            let ago = since.map_or(String::new(), |s| {
+                format!(" {} ago", human_duration((r.now - s).num_seconds().max(0)))
+            });
+            // agent-sandbox deletes an expired Sandbox only under `shutdownPolicy: Delete`; under
+            // Retain (its default) the Sandbox and its disks are kept on purpose
+            let policy = sbx.pointer("/spec/shutdownPolicy").and_then(Value::as_str);
+            if policy.is_none_or(|p| p == "Retain") {
+                let reason = format!(
+                    "expired{ago}, retained by policy (shutdownPolicy {}): its pod is gone, its disks kept on purpose",
+                    policy.unwrap_or("Retain, the default")
+                );
+                let next = format!(
+                    "nothing to clean up: kept on purpose; kubectl namzu inspect -n {} {id} shows what it holds",
+                    r.namespace
+                );
+                out.push(leak(LeakKind::Retained, sbx, reason, since, None, next, false));
+                continue;
+            }
+            let reason =
+                format!("expired{ago} under shutdownPolicy Delete and not reaped; its pod is gone, its disks stay");
             let next = format!(
-                "kubectl namzu delete -n {} {id} (the workspace and its disks)",
-                r.namespace
+                "find why the controller did not delete it (kubectl namzu history -n {} {id}); kubectl namzu delete -n {} {id} deletes the workspace and its disks",
+                r.namespace, r.namespace
             );
             out.push(leak(LeakKind::Expired, sbx, reason, since, None, next, false));
         }
@@ -358,8 +681,9 @@ mod tests {
             sandboxes,
             pvcs,
             policies: Some(policies),
-            claims: None,
+            claims: Some(&[]),
             pools: None,
+            mounts: Some(&[]),
             now: now(),
         }
     }
@@ -406,7 +730,94 @@ mod tests {
         let found = find(&reads(&sbx, &[], &policies));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].name, "namzu-sbx-u-old");
-        assert!(found[0].reason.contains("re-created"), "{}", found[0].reason);
+        assert_eq!(found[0].kind, LeakKind::Policy);
+        assert!(found[0].reason.contains("u-old"), "{}", found[0].reason);
+    }
+
+    /// Look-alikes: each looks left behind by the old rule (no Sandbox of its name or owner
+    /// uid), each is tied to something that exists, and each is listed in use with the tie.
+    #[test]
+    fn look_alikes_are_in_use_with_their_proof() {
+        let claim = json!({"metadata": {"name": "namzu-ws-pending", "uid": "c-1", "creationTimestamp": "2026-12-01T11:59:00Z"}});
+        let claims = [claim];
+        let sbx = [sandbox("namzu-ws-live", "u-live")];
+        let mut by_claim = pvc("disk-namzu-ws-task", None);
+        by_claim["metadata"]["ownerReferences"] =
+            json!([{"kind": "SandboxClaim", "name": "namzu-ws-pending", "uid": "c-1"}]);
+        let mut by_other = pvc("disk-namzu-ws-set", None);
+        by_other["metadata"]["ownerReferences"] = json!([{"kind": "StatefulSet", "name": "web", "uid": "s-1"}]);
+        let mounted = pvc("disk-namzu-ws-rescue", None);
+        let coming = pvc("disk-namzu-ws-pending", None);
+        let mut hashed = pvc("disk-namzu-ws-renamed", None);
+        hashed["metadata"]["labels"] = json!({SANDBOX_NAME_HASH: name_hash("namzu-ws-live")});
+        let mut detached = pvc("disk-namzu-ws-keep", None);
+        detached["metadata"]["labels"] = json!({SANDBOX_NAME_HASH: name_hash("namzu-ws-keep")});
+        let pvcs = [by_claim, by_other, mounted, coming, hashed, detached];
+        let mounts = [("rescue".to_string(), "disk-namzu-ws-rescue".to_string())];
+        let policies = [
+            json!({"metadata": {"name": "namzu-sbx-c-1", "ownerReferences": [{"kind": "SandboxClaim", "name": "namzu-ws-pending", "uid": "c-1"}]}}),
+            json!({"metadata": {"name": "namzu-sbx-u-old"}, "spec": {"endpointSelector": {"matchLabels": {"sandbox.namzu.ai/per-sandbox-egress": "namzu-ws-live"}}}}),
+        ];
+        let r = Reads {
+            claims: Some(&claims),
+            mounts: Some(&mounts),
+            ..reads(&sbx, &pvcs, &policies)
+        };
+        let found = find(&r);
+        let got: Vec<(&str, LeakKind, bool)> = found
+            .iter()
+            .filter(|l| l.kind != LeakKind::Claim)
+            .map(|l| (l.name.as_str(), l.kind, l.deletable))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("disk-namzu-ws-keep", LeakKind::DetachedDisk, true),
+                ("disk-namzu-ws-pending", LeakKind::DiskInUse, false),
+                ("disk-namzu-ws-renamed", LeakKind::DiskInUse, false),
+                ("disk-namzu-ws-rescue", LeakKind::DiskInUse, false),
+                ("disk-namzu-ws-set", LeakKind::DiskInUse, false),
+                ("disk-namzu-ws-task", LeakKind::DiskInUse, false),
+                ("namzu-sbx-c-1", LeakKind::PolicyInUse, false),
+                ("namzu-sbx-u-old", LeakKind::PolicyInUse, false),
+            ]
+        );
+        let proof = |n: &str| {
+            let l = found.iter().find(|l| l.name == n).unwrap();
+            l.checks
+                .iter()
+                .filter(|c| c.in_use)
+                .map(|c| c.found.clone())
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        assert!(proof("disk-namzu-ws-task").contains("SandboxClaim namzu-ws-pending (uid c-1) exists"));
+        assert!(proof("disk-namzu-ws-set").contains("StatefulSet web"));
+        assert!(proof("disk-namzu-ws-rescue").contains("mounted by pod rescue"));
+        assert!(proof("disk-namzu-ws-pending").contains("SandboxClaim namzu-ws-pending exists"));
+        assert!(proof("disk-namzu-ws-renamed").contains("existing Sandbox's name hash"));
+        assert!(proof("namzu-sbx-c-1").contains("c-1"));
+        assert!(proof("namzu-sbx-u-old").contains("selects namzu-ws-live"));
+        // what cannot be read cannot clear a disk
+        let r = Reads {
+            mounts: None,
+            claims: None,
+            ..reads(&[], &pvcs[3..4], &[])
+        };
+        let unread = find(&r);
+        assert_eq!(unread[0].kind, LeakKind::DiskInUse);
+        assert!(
+            unread[0].checks.iter().filter(|c| c.in_use).count() == 2,
+            "{:?}",
+            unread[0].checks
+        );
+    }
+
+    #[test]
+    fn the_name_hash_is_agent_sandboxs() {
+        // FNV-1a 32 of "" and of "a" (the published test vectors)
+        assert_eq!(name_hash(""), "811c9dc5");
+        assert_eq!(name_hash("a"), "e40c292c");
     }
 
     #[test]
@@ -419,18 +830,25 @@ mod tests {
         fresh["metadata"]["finalizers"] = json!(["example.com/hold"]);
         let mut expired = sandbox("namzu-ws-e", "u-e");
         expired["spec"]["shutdownTime"] = json!("2026-11-10T12:00:00Z");
+        expired["spec"]["shutdownPolicy"] = json!("Delete");
+        // Retain is agent-sandbox's default: kept on purpose, not "not reaped"
+        let mut kept = sandbox("namzu-ws-k", "u-k");
+        kept["spec"]["shutdownTime"] = json!("2026-11-10T12:00:00Z");
         let mut later = sandbox("namzu-ws-l", "u-l");
         later["spec"]["shutdownTime"] = json!("2026-12-02T12:00:00Z");
-        let sbx = [stuck, fresh, expired, later];
+        let sbx = [stuck, fresh, expired, kept, later];
         let found = find(&reads(&sbx, &[], &[]));
         let got: Vec<(LeakKind, &str)> = found.iter().map(|l| (l.kind, l.name.as_str())).collect();
         assert_eq!(
             got,
             [
                 (LeakKind::StuckSandbox, "namzu-ws-s"),
-                (LeakKind::Expired, "namzu-ws-e")
+                (LeakKind::Expired, "namzu-ws-e"),
+                (LeakKind::Retained, "namzu-ws-k")
             ]
         );
+        assert!(found[2].reason.contains("retained by policy"), "{}", found[2].reason);
+        assert!(!found[2].next.contains("delete"), "{}", found[2].next);
         assert!(found[0].reason.contains("20d"), "{}", found[0].reason);
         assert!(found[0].reason.contains("example.com/hold"));
         assert_eq!(found[1].age(now()).as_deref(), Some("21d"));

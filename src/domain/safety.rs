@@ -70,6 +70,9 @@ pub struct Rule {
     pub label: Option<String>,
     #[serde(alias = "color")]
     pub colour: Option<Colour>,
+    /// How many days old a detached disk must be before `leaks --delete --include-detached`
+    /// deletes it (default `domain::leaks::DETACHED_AFTER_DAYS`).
+    pub detached_after_days: Option<u32>,
 }
 
 /// The whole file: `contexts:` and its rules.
@@ -125,6 +128,7 @@ impl SafetyConfig {
             out.read_only = rule.read_only.unwrap_or(out.read_only);
             out.confirm = rule.confirm.unwrap_or(out.confirm);
             out.max_bulk = rule.max_bulk.or(out.max_bulk);
+            out.detached_after_days = rule.detached_after_days.or(out.detached_after_days);
             if let Some(label) = &rule.label {
                 out.badge = Some(Badge {
                     label: label.clone(),
@@ -225,6 +229,8 @@ pub struct ContextRules {
     pub confirm: Confirm,
     /// The most workspaces one bulk write may select in this context.
     pub max_bulk: Option<u32>,
+    /// How old a detached disk must be before it may be deleted (days).
+    pub detached_after_days: Option<u32>,
     pub badge: Option<Badge>,
     /// The file's patterns that matched, in order.
     pub matched: Vec<String>,

@@ -19,7 +19,7 @@ use crate::present;
 use futures::future::BoxFuture;
 
 /// What a front-end asks for: how the deletes are sent.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Request {
     /// Read and check, say each request, send nothing (`--dry-run=client`).
     pub dry_run: bool,
@@ -27,6 +27,15 @@ pub struct Request {
     pub server_dry_run: bool,
     /// The typed confirmations were answered up front (`--yes`).
     pub yes: bool,
+    /// Only these objects (`NAME`, `KIND/NAME` as `-o name` prints them); empty: every one.
+    pub names: Vec<String>,
+    /// Only leaks of these kinds (`orphaned-disk`, `detached-disk`, `orphaned-policy`); empty: all.
+    pub kinds: Vec<String>,
+    /// Detached disks (the controller would re-adopt them) are deleted too, once older than
+    /// [`Request::detached_after_days`].
+    pub include_detached: bool,
+    /// How old a detached disk must be (the rules' `detachedAfterDays`, else the default).
+    pub detached_after_days: i64,
 }
 
 impl Request {
@@ -131,12 +140,19 @@ pub async fn read(fleet: &Fleet, all_namespaces: bool) -> Result<Vec<(Member, Ve
 /// The DELETE of a leak, if it is one `leaks --delete` deletes: an orphaned disk or policy, read
 /// with the uid and resourceVersion its preconditions carry. The other leaks (stuck, expired,
 /// claims, pools) are reported with their next step, never deleted.
-pub fn plan(leak: &Leak, request: &Request) -> Option<LeakPlan> {
+pub fn plan(leak: &Leak, request: &Request, now: chrono::DateTime<chrono::Utc>) -> Option<LeakPlan> {
+    let old_enough = |days: i64| leak.since.is_some_and(|s| now - s >= chrono::Duration::days(days));
     let target = match leak.kind {
         LeakKind::Disk => LeakTarget::Disk,
         LeakKind::Policy => LeakTarget::Policy,
+        LeakKind::DetachedDisk if request.include_detached && old_enough(request.detached_after_days) => {
+            LeakTarget::Disk
+        }
         _ => return None,
     };
+    if !selected(leak, request) {
+        return None;
+    }
     Some(LeakPlan {
         target,
         namespace: leak.namespace.clone(),
@@ -145,7 +161,67 @@ pub fn plan(leak: &Leak, request: &Request) -> Option<LeakPlan> {
         resource_version: leak.resource_version.clone()?,
         dry_run: request.dry_run,
         server_dry_run: request.server_dry_run,
+        allow_detached: leak.kind == LeakKind::DetachedDisk,
     })
+}
+
+/// The request as it holds in `member`'s context: how old a detached disk must be is the
+/// context's rule (`detachedAfterDays`).
+fn in_context(request: &Request, member: &Member) -> Request {
+    Request {
+        detached_after_days: member
+            .rules
+            .detached_after_days
+            .map_or(request.detached_after_days, i64::from),
+        ..request.clone()
+    }
+}
+
+/// The leak is one the request names (by name, `-o name`'s `kind/name`, or its leak kind).
+pub fn selected(leak: &Leak, request: &Request) -> bool {
+    let kind = leak.kind.object_kind().to_lowercase();
+    let short = match leak.kind.object_kind() {
+        "PersistentVolumeClaim" => "pvc",
+        _ => "cnp",
+    };
+    let named = request.names.is_empty()
+        || request.names.iter().any(|n| match n.split_once('/') {
+            Some((k, name)) => name == leak.name && (k == kind || k == short || k == format!("{kind}s")),
+            None => *n == leak.name,
+        });
+    named && (request.kinds.is_empty() || request.kinds.iter().any(|k| k == leak.kind.as_str()))
+}
+
+/// Names given that no deletable leak answers (in use, detached without `--include-detached`,
+/// or not a leak at all): each with why, so a typo or a look-alike is said, not skipped.
+pub fn unmatched(read: &[(Member, Vec<Leak>)], request: &Request, now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    request
+        .names
+        .iter()
+        .filter_map(|n| {
+            let one = Request {
+                names: vec![n.clone()],
+                kinds: Vec::new(),
+                ..request.clone()
+            };
+            let deletable = read.iter().any(|(member, leaks)| {
+                let here = in_context(&one, member);
+                leaks.iter().any(|l| plan(l, &here, now).is_some())
+            });
+            if deletable {
+                return None;
+            }
+            let leaks = read.iter().flat_map(|(_, l)| l);
+            Some(match leaks.clone().find(|l| selected(l, &one)) {
+                Some(l) if l.kind == LeakKind::DetachedDisk => format!(
+                    "{n}: detached (re-adopted if its workspace is created again): --include-detached deletes it once older than {} days",
+                    request.detached_after_days
+                ),
+                Some(l) => format!("{n}: {} — not deleted", l.reason),
+                None => format!("{n}: no such leak (kubectl namzu leaks lists them)"),
+            })
+        })
+        .collect()
 }
 
 /// One context's deletes, checked: where they go and under which rules.
@@ -195,7 +271,9 @@ pub fn prepare(
         skipped: 0,
     };
     for (member, leaks) in read {
-        let plans: Vec<LeakPlan> = leaks.iter().filter_map(|l| plan(l, request)).collect();
+        let now = member.conn.clock.now();
+        let request = in_context(request, &member);
+        let plans: Vec<LeakPlan> = leaks.iter().filter_map(|l| plan(l, &request, now)).collect();
         checked.skipped += leaks.len() - plans.len();
         if plans.is_empty() {
             continue;
@@ -240,14 +318,27 @@ pub fn prepare(
 /// What one context's typed confirmation asks about: how many objects, how many of them disks.
 pub struct Question {
     pub context: Option<String>,
+    /// The context's badge (`PROD`), shown beside it.
+    pub badge: Option<String>,
     pub objects: usize,
     pub disks: usize,
+    /// Every object, as `kind/name in namespace` (and what a disk's data comes to).
+    pub named: Vec<String>,
 }
 
 impl Question {
-    /// The words shown before the prompt.
+    /// The words shown before the prompt: the count, the context and badge, every object.
     pub fn text(&self) -> String {
-        present::leaks::question(self.context.as_deref(), self.objects, self.disks)
+        let context = self.context.as_ref().map(|c| match &self.badge {
+            Some(b) => format!("{c} [{b}]"),
+            None => c.clone(),
+        });
+        let mut text = present::leaks::question(context.as_deref(), self.objects, self.disks);
+        for n in &self.named {
+            text.push_str("\n  ");
+            text.push_str(n);
+        }
+        text
     }
 
     /// What must be typed (`delete N`).
@@ -369,9 +460,11 @@ pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksErro
         ran.stopped = ran.stopped.or_else(|| stop(&batch.policy));
         if ran.stopped.is_none() && batch.confirming {
             let question = Question {
-                context: batch.label.clone(),
+                context: batch.label.clone().or_else(|| Some(batch.member.conn.context.clone())),
+                badge: batch.member.rules.badge.as_ref().map(|b| b.label.clone()),
                 objects: batch.plans.len(),
                 disks: batch.plans.iter().filter(|p| p.target == LeakTarget::Disk).count(),
+                named: batch.plans.iter().map(present::leaks::named).collect(),
             };
             match interrupt.unless(front.ask_typed(&question)).await {
                 None => ran.stopped = Some(Stop::Interrupted),
@@ -433,6 +526,7 @@ mod tests {
             size: None,
             next: String::new(),
             deletable: true,
+            checks: Vec::new(),
         }
     }
 
@@ -442,19 +536,25 @@ mod tests {
             server_dry_run: true,
             ..Default::default()
         };
-        let disk = plan(&leak(LeakKind::Disk), &request).expect("a disk is deleted");
+        let now = chrono::DateTime::UNIX_EPOCH;
+        let disk = plan(&leak(LeakKind::Disk), &request, now).expect("a disk is deleted");
         assert_eq!(
             (disk.target, disk.uid.as_str(), disk.resource_version.as_str()),
             (LeakTarget::Disk, "uid-1", "7")
         );
         assert!(disk.server_dry_run && !disk.dry_run);
-        assert!(plan(&leak(LeakKind::Policy), &request).is_some());
-        assert!(plan(&leak(LeakKind::StuckSandbox), &request).is_none());
+        assert!(plan(&leak(LeakKind::Policy), &request, now).is_some());
+        assert!(plan(&leak(LeakKind::StuckSandbox), &request, now).is_none());
+        assert!(plan(&leak(LeakKind::DiskInUse), &request, now).is_none());
+        assert!(
+            plan(&leak(LeakKind::DetachedDisk), &request, now).is_none(),
+            "not without --include-detached"
+        );
         // without the uid it was judged at, no precondition: never deleted
         let unread = Leak {
             uid: None,
             ..leak(LeakKind::Disk)
         };
-        assert!(plan(&unread, &request).is_none());
+        assert!(plan(&unread, &request, now).is_none());
     }
 }

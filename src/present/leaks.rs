@@ -33,6 +33,18 @@ pub fn question(context: Option<&str>, objects: usize, disks: usize) -> String {
     }
 }
 
+/// One object as a confirmation names it: `persistentvolumeclaim/x in agents`, and for a disk
+/// what happens to its data.
+pub fn named(plan: &LeakPlan) -> String {
+    let data = match plan.target {
+        crate::cluster::write::LeakTarget::Disk => {
+            " (its data is kept on its volume where this tool may set the volume to Retain — restore re-binds it; else lost)"
+        }
+        crate::cluster::write::LeakTarget::Policy => "",
+    };
+    format!("{}/{} in {}{data}", plan.target_kind(), plan.name, plan.namespace)
+}
+
 /// What must be typed to delete `objects` objects.
 pub fn word(objects: usize) -> String {
     format!("delete {objects}")
@@ -97,7 +109,7 @@ pub fn line(plan: &LeakPlan, o: &LeakOutcome, done: usize, total: usize) -> Stri
 /// The leaks found that `leaks --delete` does not delete.
 pub fn not_deleted(skipped: usize) -> String {
     format!(
-        "{skipped} other leaks (stuck, expired, claims, pools) are not deleted by leaks --delete: see their next step in kubectl namzu leaks -o wide"
+        "{skipped} others listed (in use, detached, stuck, expired or retained, claims, pools; or not named) are not deleted by leaks --delete: see their next step and checks in kubectl namzu leaks -o wide"
     )
 }
 

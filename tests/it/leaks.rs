@@ -11,6 +11,8 @@ use kubectl_namzu::sim::resources::{CILIUM_POLICIES, PVCS, SANDBOXES};
 use serde_json::{Value, json};
 
 const GHOST_DISK: &str = "workspace-disk-namzu-ws-ghost";
+/// The demo's orphaned per-sandbox policy: its task's Sandbox is gone, nothing it selects exists.
+const TASK_POLICY: &str = "namzu-sbx-0e0e0e0e-0000-4000-8000-00000000cafe";
 
 fn json_of(o: &std::process::Output) -> Vec<Value> {
     serde_json::from_str::<Value>(&out(o))
@@ -58,18 +60,28 @@ async fn every_leak_kind_of_the_demo_is_found_and_nothing_live() {
     assert_eq!(disk["leak"], "orphaned-disk");
     assert_eq!(disk["size"], "10Gi");
     assert_eq!(disk["age"], "40d");
+    // wren's foreign policy still selects the re-created wren: in use, with the proof
     let wren_policy = format!("namzu-sbx-{}", earlier_uid("namzu-ws-wren"));
     let policy = find(&items, &wren_policy).expect("the stranger's policy");
-    assert_eq!(policy["leak"], "orphaned-policy");
-    assert!(policy["reason"].as_str().unwrap().contains("re-created"), "{policy}");
+    assert_eq!(
+        (policy["leak"].as_str(), policy["deletable"].as_bool()),
+        (Some("in-use"), Some(false))
+    );
+    assert!(
+        policy["reason"].as_str().unwrap().contains("selects namzu-ws-wren"),
+        "{policy}"
+    );
+    let task = find(&items, TASK_POLICY).expect("the gone task's policy");
+    assert_eq!(task["leak"], "orphaned-policy");
     let stuck = find(&items, "namzu-ws-quebec").expect("the Sandbox stuck on a finalizer");
     assert_eq!(stuck["leak"], "stuck-deleting");
     assert!(
         stuck["reason"].as_str().unwrap().contains("namzu.ai/demo-hold"),
         "{stuck}"
     );
+    // Expired under shutdownPolicy Retain (agent-sandbox's default): kept on purpose
     let expired = find(&items, "namzu-ws-papa").expect("the Expired workspace");
-    assert_eq!(expired["leak"], "expired-not-reaped");
+    assert_eq!(expired["leak"], "retained-by-policy");
     assert_eq!(
         find(&items, "coder-pool").expect("the short warm pool")["reason"],
         "2/3 ready"
@@ -96,7 +108,7 @@ async fn every_leak_kind_of_the_demo_is_found_and_nothing_live() {
         );
     }
     assert!(find(&items, "workspace-disk-namzu-ws-topaz").is_none());
-    assert_eq!(items.len(), 6, "{items:#?}");
+    assert_eq!(items.len(), 7, "{items:#?}");
     // the reads are narrowed: PVCs only by the controller's label
     for r in t
         .sim
@@ -115,7 +127,7 @@ async fn every_leak_kind_of_the_demo_is_found_and_nothing_live() {
     assert!(table.contains(GHOST_DISK) && table.contains("10Gi"), "{table}");
     let wide = out(&namzu(&t, &["leaks", "-A", "-o", "wide"]).await);
     assert!(
-        wide.contains("NEXT") && wide.contains("kubectl namzu delete -n agents papa"),
+        wide.contains("NEXT") && wide.contains("CHECKS") && wide.contains("kubectl namzu inspect -n agents papa"),
         "{wide}"
     );
     let yaml = out(&namzu(&t, &["leaks", "-A", "-o", "yaml"]).await);
@@ -134,9 +146,14 @@ async fn a_sandbox_deleted_and_recreated_under_its_name_re_adopts_its_disk() {
     let old = t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").unwrap();
     t.sim.delete(&SANDBOXES, "agents", "namzu-ws-asleep");
     let items = json_of(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
-    let leak = find(&items, disk).expect("the orphaned disk").clone();
+    let leak = find(&items, disk).expect("the detached disk").clone();
+    // unowned with its name hash: agent-sandbox takes it back if the workspace comes back
+    assert_eq!(leak["leak"], "detached-disk", "{leak}");
     assert!(
-        leak["reason"].as_str().unwrap().contains("no Sandbox namzu-ws-asleep"),
+        leak["reason"]
+            .as_str()
+            .unwrap()
+            .contains("re-adopted if namzu-ws-asleep is created again"),
         "{leak}"
     );
     assert_eq!(items.len(), 1, "{items:#?}");
@@ -149,6 +166,7 @@ async fn a_sandbox_deleted_and_recreated_under_its_name_re_adopts_its_disk() {
         resource_version: pvc["metadata"]["resourceVersion"].as_str().unwrap().into(),
         dry_run: false,
         server_dry_run: false,
+        allow_detached: true,
     };
     // re-created under the same name (a new uid)
     let mut again = old.clone();
@@ -178,7 +196,7 @@ async fn a_sandbox_deleted_and_recreated_under_its_name_re_adopts_its_disk() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaks_delete_sends_fenced_audited_deletes_of_disks_and_policies_only() {
     let t = start_demo().await;
-    let wren_policy = format!("namzu-sbx-{}", earlier_uid("namzu-ws-wren"));
+    let wren_policy = TASK_POLICY.to_string();
     let before_disk = t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap();
     let before_policy = t.sim.get(&CILIUM_POLICIES, "agents", &wren_policy).unwrap();
     // a dry run: the requests said, nothing sent
@@ -459,7 +477,17 @@ async fn leaks_delete_holds_on_a_429_and_resends() {
     );
     t.sim.clear_requests();
     let o = namzu(&t, &["leaks", "-A", "--delete", "--yes"]).await;
-    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(
+        o.status.success(),
+        "{}\n{}\n{:?}",
+        out(&o),
+        err(&o),
+        t.sim
+            .requests()
+            .iter()
+            .map(|r| (r.method.clone(), r.path.clone(), r.status))
+            .collect::<Vec<_>>()
+    );
     let sent: Vec<(u16, Value)> = deletes(&t)
         .into_iter()
         .filter(|r| r.path.ends_with(GHOST_DISK))

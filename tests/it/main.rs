@@ -3,6 +3,7 @@
 // tests stop at the first thing that is not as set up, and say SKIPPED on stderr
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr)]
 
+mod cleanup;
 mod cli_doctor;
 mod cli_fleet;
 mod cli_inspect;

@@ -37,6 +37,8 @@ pub struct LeakPlan {
     pub dry_run: bool,
     /// Send it with `dryRun=All`: the API server checks it and deletes nothing.
     pub server_dry_run: bool,
+    /// A detached disk (one the controller would re-adopt) may be deleted: `--include-detached`.
+    pub allow_detached: bool,
 }
 
 impl LeakPlan {
@@ -147,62 +149,27 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             rv.unwrap_or("-")
         ));
     }
-    // what a Sandbox that exists now claims is never deleted: by name (a disk re-adopted by a
-    // re-created Sandbox), by owner uid (a disk or a policy), by the uid a policy is named for
-    let mut claimants: Vec<String> = match plan.target {
-        LeakTarget::Disk => crate::domain::leaks::disk_sandboxes(&plan.name)
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
-        LeakTarget::Policy => Vec::new(),
-    };
-    let owners: Vec<(String, String)> = crate::domain::object::owner_refs(&current)
-        .iter()
-        .filter(|o| o.get("kind").and_then(Value::as_str) == Some("Sandbox"))
-        .filter_map(|o| {
-            Some((
-                o.get("name")?.as_str()?.to_string(),
-                o.get("uid")?.as_str()?.to_string(),
-            ))
-        })
-        .collect();
-    claimants.extend(owners.iter().map(|(n, _)| n.clone()));
-    claimants.sort();
-    claimants.dedup();
-    let owner_uids: Vec<&str> = owners
-        .iter()
-        .map(|(_, u)| u.as_str())
-        .chain(
-            plan.name
-                .strip_prefix(crate::domain::keys::PER_SANDBOX_POLICY_PREFIX)
-                .filter(|_| plan.target == LeakTarget::Policy),
-        )
-        .collect();
-    for sandbox in &claimants {
-        let read = match resources::get(conn, &SANDBOXES, &plan.namespace, sandbox).await {
-            Ok(r) => r,
-            Err(e) => return LeakOutcome::Failed(e),
+    // every tie that could make it still needed, read again now and judged by the listing's own
+    // rule: owners of any kind, claims, pools, the Sandbox of its name, labels, pods mounting it
+    if let Err(why) = still_left_behind(conn, plan, &current).await {
+        return match why {
+            Recheck::InUse(why) => refuse(format!("{} {} {why}; nothing sent", kind.kind, plan.name)),
+            Recheck::Failed(e) => LeakOutcome::Failed(e),
         };
-        let Some(live) = read else { continue };
-        let by_name = plan.target == LeakTarget::Disk
-            && crate::domain::leaks::disk_sandboxes(&plan.name).contains(&sandbox.as_str());
-        let by_uid = uid(&live).is_some_and(|u| owner_uids.contains(&u));
-        if by_name || by_uid {
-            return refuse(format!(
-                "{} {} is claimed again by Sandbox {sandbox} (uid {}): re-adopted, never deleted; nothing sent",
-                kind.kind,
-                plan.name,
-                uid(&live).unwrap_or("-")
-            ));
-        }
     }
     if plan.dry_run {
         return LeakOutcome::DryRun { request };
     }
+    // what can be kept for an undo is kept before the DELETE: the volume (Retain), the object
+    let stone = match keep_for_undo(conn, policy, plan, &current, &id).await {
+        Ok(stone) => stone,
+        Err(why) => return refuse(format!("{why}; nothing sent")),
+    };
     // a 429 holds the batch and the DELETE is resent, as every write's is (`throttle.rs`)
     let mut throttled = 0;
     let answer = loop {
         if !policy.throttle.wait().await {
+            drop_stone(stone.as_deref());
             return LeakOutcome::Failed(ClusterError::Other(
                 "interrupted while the API server held writes back (429): not sent".into(),
             ));
@@ -212,6 +179,7 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             .audit
             .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())
         {
+            drop_stone(stone.as_deref());
             return LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent")));
         }
         match send_leak_delete(conn, plan, &request).await {
@@ -223,6 +191,9 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             answer => break answer,
         }
     };
+    if answer.is_err() || plan.server_dry_run {
+        drop_stone(stone.as_deref());
+    }
     match answer {
         Ok(_) => {
             // a server dry run deleted nothing: the audit says so, as the Sandbox path's does
@@ -272,3 +243,161 @@ async fn send_leak_delete(conn: &Connection, plan: &LeakPlan, request: &Request)
     *http_request.body_mut() = serde_json::to_vec(&request.body).unwrap_or_default();
     conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }
+
+/// Why a re-check before the DELETE stops it.
+enum Recheck {
+    /// Something that exists ties it (the sentence after its kind and name).
+    InUse(String),
+    Failed(ClusterError),
+}
+
+/// The object is still left behind now: read every tie again and judge it with the listing's
+/// rule (`domain::leaks::judge_disk` / `judge_policy`). A detached disk passes only when the
+/// plan allows detached disks.
+async fn still_left_behind(conn: &Connection, plan: &LeakPlan, current: &Value) -> Result<(), Recheck> {
+    let disk = plan.target == LeakTarget::Disk;
+    let ties = crate::cluster::leaks::ties(conn, &plan.namespace, disk)
+        .await
+        .map_err(Recheck::Failed)?;
+    let one = std::slice::from_ref(current);
+    let now = conn.clock.now();
+    let judged = if disk {
+        crate::domain::leaks::judge_disk(current, &ties.reads(&plan.namespace, one, &[], now))
+    } else {
+        crate::domain::leaks::judge_policy(current, &ties.reads(&plan.namespace, &[], one, now))
+    };
+    use crate::domain::leaks::LeakKind;
+    match judged {
+        Some(l) if matches!(l.kind, LeakKind::Disk | LeakKind::Policy) => Ok(()),
+        Some(l) if l.kind == LeakKind::DetachedDisk && plan.allow_detached => Ok(()),
+        Some(l) if l.kind == LeakKind::DetachedDisk => Err(Recheck::InUse(format!(
+            "is detached now ({}): only --include-detached deletes it",
+            l.reason
+        ))),
+        Some(l) => Err(Recheck::InUse(format!(
+            "is in use now: {}",
+            l.checks
+                .iter()
+                .filter(|c| c.in_use)
+                .map(|c| c.found.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))),
+        None => Err(Recheck::InUse(
+            "is claimed again by a Sandbox that exists (its owner, or the Sandbox of its name): re-adopted, never deleted".into(),
+        )),
+    }
+}
+
+/// The tombstone's file, kept for `restore`; removed when nothing was deleted.
+fn drop_stone(stone: Option<&std::path::Path>) {
+    if let Some(path) = stone {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Before a DELETE that deletes: a disk's bound volume set to `Retain` where RBAC allows (a
+/// conditional JSON Patch, audited), then the tombstone written. `None` for a server dry run
+/// (nothing is deleted, nothing kept); an error when the tombstone cannot be written — then the
+/// DELETE is not sent.
+async fn keep_for_undo(
+    conn: &Connection,
+    policy: &WritePolicy,
+    plan: &LeakPlan,
+    current: &Value,
+    write: &str,
+) -> Result<Option<std::path::PathBuf>, String> {
+    if plan.server_dry_run {
+        return Ok(None);
+    }
+    let volume = match (plan.target, current.pointer("/spec/volumeName").and_then(Value::as_str)) {
+        (LeakTarget::Disk, Some(pv)) => Some((pv.to_string(), retain_volume(conn, policy, plan, pv).await)),
+        _ => None,
+    };
+    let dir = super::super::tombstone::dir(policy.audit.path.as_deref())
+        .ok_or("no state directory for the tombstone (set XDG_STATE_HOME or HOME)")?;
+    let mut stone = json!({
+        "kind": plan.target.kind().kind,
+        "namespace": plan.namespace,
+        "name": plan.name,
+        "uid": plan.uid,
+        "context": conn.context,
+        "server": conn.server,
+        "deletedAt": crate::domain::timefmt::js_iso(conn.clock.now()),
+        "by": std::env::var("USER").unwrap_or_default(),
+        "write": write,
+        "object": current,
+    });
+    if let Some((pv, kept)) = volume {
+        stone["volume"] = match kept {
+            Ok(()) => json!({"name": pv, "retained": true}),
+            Err(why) => json!({"name": pv, "retained": false, "why": why}),
+        };
+    }
+    super::super::tombstone::write(&dir, &stone).map(Some)
+}
+
+/// A disk's bound PersistentVolume set to `Retain` before its claim is deleted, so its data
+/// survives: a JSON Patch conditional on the volume still being this claim's and still `Delete`.
+/// Why it could not be (no rights, not found, another claim's): the data goes with the disk.
+async fn retain_volume(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan, pv: &str) -> Result<(), String> {
+    let url = format!("/api/v1/persistentvolumes/{pv}");
+    if !crate::domain::naming::is_path_safe_name(pv) {
+        return Err(format!("volume name {pv:?} is not a name"));
+    }
+    let get = http::Request::get(&url).body(Vec::new()).map_err(|e| e.to_string())?;
+    let op = ApiCall::new("get", &crate::cluster::kinds::PERSISTENT_VOLUMES, None, pv);
+    let volume: Value = conn
+        .bounded(&op, conn.client.request::<Value>(get))
+        .await
+        .map_err(|e| format!("cannot read its volume: {e}"))?;
+    if volume.pointer("/spec/claimRef/uid").and_then(Value::as_str) != Some(plan.uid.as_str()) {
+        return Err(format!("volume {pv} is not bound to this claim"));
+    }
+    let reclaim = volume
+        .pointer("/spec/persistentVolumeReclaimPolicy")
+        .and_then(Value::as_str)
+        .unwrap_or("Delete");
+    if reclaim == "Retain" {
+        return Ok(());
+    }
+    let body = json!([
+        {"op": "test", "path": "/spec/claimRef/uid", "value": plan.uid},
+        {"op": "test", "path": "/spec/persistentVolumeReclaimPolicy", "value": reclaim},
+        {"op": "replace", "path": "/spec/persistentVolumeReclaimPolicy", "value": "Retain"},
+    ]);
+    let request = Request {
+        method: "PATCH",
+        path: url.clone(),
+        content_type: "application/json-patch+json",
+        body: body.clone(),
+    };
+    let entry = |status: Option<u16>, outcome: &str| {
+        json!({
+            "write": write_id(conn), "context": conn.context, "server": conn.server,
+            "namespace": plan.namespace, "workspace": pv, "verb": RETAIN_VOLUME_VERB,
+            "kind": "PersistentVolume", "request": request.to_json(), "status": status, "outcome": outcome,
+        })
+    };
+    policy
+        .audit
+        .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())?;
+    let patch = http::Request::patch(&url)
+        .header("content-type", "application/json-patch+json")
+        .body(serde_json::to_vec(&body).unwrap_or_default())
+        .map_err(|e| e.to_string())?;
+    let op = ApiCall::new("patch", &crate::cluster::kinds::PERSISTENT_VOLUMES, None, pv);
+    match conn.bounded(&op, conn.client.request::<Value>(patch)).await {
+        Ok(_) => {
+            policy.audit.record(entry(Some(200), "applied"), conn.clock.now());
+            Ok(())
+        }
+        Err(e) => {
+            policy.audit.record(entry(status_of(&e), "failed"), conn.clock.now());
+            Err(format!("could not set volume {pv} to Retain: {e}"))
+        }
+    }
+}
+
+/// The audit log's verb for a volume set to `Retain` before its disk's delete.
+pub const RETAIN_VOLUME_VERB: &str = "retain-volume";

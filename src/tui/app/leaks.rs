@@ -3,7 +3,7 @@
 //! `leaks --delete`.
 
 use super::*;
-use crate::domain::leaks::Leak;
+use crate::domain::leaks::{Leak, LeakKind};
 use crate::domain::resources::{Unit, human};
 
 /// One context's answer: its leaks and the warnings of what it could not read, or why nothing.
@@ -103,8 +103,10 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
                     out.push(format!("{context}: {w}"));
                 }
                 for l in leaks {
-                    count += 1;
-                    disks += l.size.unwrap_or(0);
+                    count += usize::from(l.kind.is_leak());
+                    if matches!(l.kind, LeakKind::Disk | LeakKind::DetachedDisk) {
+                        disks += l.size.unwrap_or(0);
+                    }
                     let size = l.size.map_or(String::new(), |s| format!("  {}", human(s, Unit::Bytes)));
                     let age = l.age(app.now).map_or(String::new(), |a| format!("  {a}"));
                     out.push(format!(
@@ -115,7 +117,8 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
                         l.kind.as_str()
                     ));
                     out.push(format!("    {}", l.reason));
-                    out.push(format!("    next: {}", l.next));
+                    let context = app.several_contexts.then_some(context.as_str());
+                    out.push(format!("    next: {}", l.next_in(context)));
                 }
             }
         }
@@ -127,7 +130,7 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
             n => format!("{n} leaks"),
         };
         if disks > 0 {
-            summary.push_str(&format!("; orphaned disks hold {}", human(disks, Unit::Bytes)));
+            summary.push_str(&format!("; disks left behind hold {}", human(disks, Unit::Bytes)));
         }
         out.push(summary);
     }
@@ -188,6 +191,7 @@ mod tests {
             size: Some((10i128 << 30) * 1000),
             next: "kubectl namzu leaks -n agents --delete".into(),
             deletable: true,
+            checks: Vec::new(),
         };
         let scope = Scope::Namespace("agents".into());
         update(
@@ -215,9 +219,13 @@ mod tests {
             text.contains("PersistentVolumeClaim  b/agents/workspace-disk-namzu-ws-ghost  orphaned-disk  10Gi"),
             "{text}"
         );
-        assert!(text.contains("next: kubectl namzu leaks -n agents --delete"), "{text}");
+        // the command pasted acts on the row's context
+        assert!(
+            text.contains("next: kubectl namzu --context b leaks -n agents --delete"),
+            "{text}"
+        );
         assert!(!text.contains("boom"), "{text}");
-        assert!(text.contains("1 leak; orphaned disks hold 10Gi"), "{text}");
+        assert!(text.contains("1 leak; disks left behind hold 10Gi"), "{text}");
         assert!(
             text.ends_with("read-only: delete with kubectl namzu leaks --delete --context NAME (-n NAMESPACE or -A)"),
             "{text}"

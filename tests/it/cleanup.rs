@@ -1,0 +1,347 @@
+//! The clean-up that never destroys what is in use, and can be undone (`leaks`, `restore`),
+//! through the real binary and the real client against the sim: look-alikes of every kind are
+//! listed in use with their proof and never deleted, also when they become in use between the
+//! list and the DELETE; a detached disk waits for `--include-detached` and its age; a deleted
+//! policy and disk come back with `restore`, and a restore onto a taken name is refused.
+
+use crate::support::*;
+use kubectl_namzu::cluster::audit::AuditLog;
+use kubectl_namzu::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
+use kubectl_namzu::domain::leaks::name_hash;
+use kubectl_namzu::sim::resources::{CILIUM_POLICIES, CLAIMS, PODS, PVCS, SANDBOXES};
+use serde_json::{Value, json};
+
+const GHOST_DISK: &str = "workspace-disk-namzu-ws-ghost";
+
+fn items(o: &std::process::Output) -> Vec<Value> {
+    serde_json::from_str::<Value>(&out(o))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", out(o), err(o)))
+        .as_array()
+        .expect("a list")
+        .clone()
+}
+
+fn item<'a>(items: &'a [Value], name: &str) -> &'a Value {
+    items
+        .iter()
+        .find(|i| i["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not listed: {items:#?}"))
+}
+
+/// What ties it, as `-o json` gives its checks.
+fn ties(item: &Value) -> String {
+    item["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["inUse"] == true)
+        .map(|c| c["found"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn disk(name: &str, labels: Value, owners: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "agents", "labels": labels, "ownerReferences": owners},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Bound"}})
+}
+
+fn hash_label(sandbox: &str) -> Value {
+    json!({"agents.x-k8s.io/sandbox-name-hash": name_hash(sandbox)})
+}
+
+/// A SandboxClaim `name` in agents that no Sandbox answers yet; its uid.
+fn claim(t: &TestSim, name: &str) -> String {
+    let c = t
+        .sim
+        .create(
+            &CLAIMS,
+            json!({"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim",
+                "metadata": {"name": name, "namespace": "agents"},
+                "spec": {"sandboxTemplateRef": {"name": "no-such-template"}}}),
+        )
+        .unwrap();
+    c["metadata"]["uid"].as_str().unwrap().to_string()
+}
+
+fn rescue_pod(t: &TestSim, mounts: &str) {
+    t.sim
+        .create(
+            &PODS,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rescue", "namespace": "agents"},
+                "spec": {"containers": [{"name": "sh", "image": "busybox"}],
+                    "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": mounts}}]}}),
+        )
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn look_alikes_are_listed_in_use_with_their_proof_and_never_deleted() {
+    let t = start_demo().await;
+    // the pooled path: a claim pending, its per-sandbox policy named after and owned by it
+    let task = claim(&t, "namzu-ws-task");
+    let owner = json!([{"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim",
+        "name": "namzu-ws-task", "uid": task}]);
+    let policy = format!("namzu-sbx-{task}");
+    t.sim
+        .create(
+            &CILIUM_POLICIES,
+            json!({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+                "metadata": {"name": policy, "namespace": "agents", "ownerReferences": owner}, "spec": {}}),
+        )
+        .unwrap();
+    // a disk the claim's Sandbox will take; one owned by a kind the tool does not read; one a
+    // rescue pod mounts; one whose name hash is a live workspace's; one of a claim's by label
+    let alpha = t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").unwrap();
+    let look_alikes = [
+        disk(
+            "workspace-disk-namzu-ws-task",
+            hash_label("namzu-ws-task"),
+            owner.clone(),
+        ),
+        disk(
+            "workspace-disk-namzu-ws-web",
+            hash_label("namzu-ws-web"),
+            json!([{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "5e7-1"}]),
+        ),
+        disk(
+            "workspace-disk-namzu-ws-rescued",
+            hash_label("namzu-ws-gone"),
+            json!([]),
+        ),
+        disk("workspace-disk-namzu-ws-moved", hash_label("namzu-ws-alpha"), json!([])),
+        disk(
+            "workspace-disk-namzu-ws-pending",
+            json!({"agents.x-k8s.io/sandbox-name-hash": "00000000", "agents.x-k8s.io/claim-uid": task}),
+            json!([]),
+        ),
+    ];
+    for d in look_alikes.iter().cloned() {
+        t.sim.create(&PVCS, d).unwrap();
+    }
+    rescue_pod(&t, "workspace-disk-namzu-ws-rescued");
+    let o = namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let found = items(&o);
+    for (name, tie) in [
+        ("workspace-disk-namzu-ws-task", "SandboxClaim namzu-ws-task"),
+        ("workspace-disk-namzu-ws-web", "StatefulSet web"),
+        ("workspace-disk-namzu-ws-rescued", "mounted by pod rescue"),
+        ("workspace-disk-namzu-ws-moved", "existing Sandbox's name hash"),
+        ("workspace-disk-namzu-ws-pending", "existing claim's uid"),
+        (policy.as_str(), "existing SandboxClaim's or pool's uid"),
+    ] {
+        let i = item(&found, name);
+        assert_eq!(
+            (i["leak"].as_str(), i["deletable"].as_bool()),
+            (Some("in-use"), Some(false)),
+            "{i:#}"
+        );
+        assert!(ties(i).contains(tie), "{name}: {}", ties(i));
+    }
+    // a true orphan is still one, with the checks that cleared it
+    let ghost = item(&found, GHOST_DISK);
+    assert_eq!(ghost["leak"], "orphaned-disk");
+    assert!(ties(ghost).is_empty(), "{ghost:#}");
+    let checked: Vec<&str> = ghost["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    for check in ["owners", "sandbox", "claims", "labels", "pods", "tracking"] {
+        assert!(checked.contains(&check), "{check}: {checked:?}");
+    }
+    // the wide table carries the proof too
+    let o = namzu(&t, &["leaks", "-n", "agents", "-o", "wide"]).await;
+    assert!(out(&o).contains("mounted by pod rescue"), "{}", out(&o));
+    // --delete deletes the true orphans only
+    let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes"]).await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_none());
+    for d in &look_alikes {
+        let name = d["metadata"]["name"].as_str().unwrap();
+        assert!(t.sim.get(&PVCS, "agents", name).is_some(), "{name} was deleted");
+    }
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_some());
+    // a name given that is in use is said, and nothing is sent for it
+    t.sim.clear_requests();
+    let o = run_audited(
+        &t,
+        &[
+            "leaks",
+            "-n",
+            "agents",
+            "--delete",
+            "--yes",
+            "pvc/workspace-disk-namzu-ws-rescued",
+        ],
+    )
+    .await;
+    assert!(!o.status.success());
+    assert!(err(&o).contains("mounted by pod rescue"), "{}", err(&o));
+    assert!(t.sim.requests().iter().all(|r| r.method != "DELETE"));
+}
+
+/// The re-check just before each DELETE applies every rule again: a disk that a pod starts to
+/// mount, or a claim starts to want, after the list is refused; nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disk_that_becomes_in_use_before_its_delete_is_refused() {
+    let t = start_demo().await;
+    let found = items(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
+    let ghost = item(&found, GHOST_DISK);
+    let plan = LeakPlan {
+        target: LeakTarget::Disk,
+        namespace: "agents".into(),
+        name: GHOST_DISK.into(),
+        uid: ghost["uid"].as_str().unwrap().into(),
+        resource_version: t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap()["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .into(),
+        dry_run: false,
+        server_dry_run: false,
+        allow_detached: false,
+    };
+    let conn = connect(&t, t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)).await;
+    let audit = AuditLog {
+        path: Some(t.dir.path().join("audit.jsonl")),
+        ..Default::default()
+    };
+    rescue_pod(&t, GHOST_DISK);
+    t.sim.clear_requests();
+    match write::delete_leak(&conn, &policy(false, audit.clone()), &plan).await {
+        LeakOutcome::Refused { message } => assert!(message.contains("mounted by pod rescue"), "{message}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    t.sim.delete(&PODS, "agents", "rescue");
+    claim(&t, "namzu-ws-ghost");
+    match write::delete_leak(&conn, &policy(false, audit), &plan).await {
+        LeakOutcome::Refused { message } => assert!(message.contains("SandboxClaim namzu-ws-ghost"), "{message}"),
+        other => panic!("not refused: {other:?}"),
+    }
+    assert!(t.sim.requests().iter().all(|r| r.method != "DELETE"), "nothing sent");
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_some());
+}
+
+/// A detached disk (unowned, its workspace's name hash: agent-sandbox takes it back when the
+/// workspace is created again) is deleted only with --include-detached, and only past the
+/// context's age threshold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_disk_waits_for_include_detached_and_its_age() {
+    let t = start_demo().await;
+    let name = "workspace-disk-namzu-ws-keepsake";
+    t.sim
+        .create(&PVCS, disk(name, hash_label("namzu-ws-keepsake"), json!([])))
+        .unwrap();
+    let found = items(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
+    let d = item(&found, name);
+    assert_eq!(d["leak"], "detached-disk");
+    assert!(
+        d["reason"]
+            .as_str()
+            .unwrap()
+            .contains("re-adopted if namzu-ws-keepsake is created again"),
+        "{d:#}"
+    );
+    // without the flag, and with it before its age: not deleted
+    let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes", name]).await;
+    assert!(
+        !o.status.success() && err(&o).contains("--include-detached"),
+        "{}",
+        err(&o)
+    );
+    let o = run_audited(
+        &t,
+        &["leaks", "-n", "agents", "--delete", "--yes", "--include-detached", name],
+    )
+    .await;
+    assert!(
+        !o.status.success() && err(&o).contains("older than 7 days"),
+        "{}",
+        err(&o)
+    );
+    assert!(t.sim.get(&PVCS, "agents", name).is_some());
+    // the context's rule lowers the threshold: then it goes
+    let rules = t.dir.path().join("rules.yaml");
+    std::fs::write(&rules, "contexts:\n  - context: '*'\n    detachedAfterDays: 0\n").unwrap();
+    let config = rules.display().to_string();
+    let o = run_audited(
+        &t,
+        &[
+            "--config",
+            &config,
+            "leaks",
+            "-n",
+            "agents",
+            "--delete",
+            "--yes",
+            "--include-detached",
+            name,
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(t.sim.get(&PVCS, "agents", name).is_none());
+}
+
+/// What `leaks --delete` deleted comes back with `restore`: the object as it was (no owner, a new
+/// uid), from its tombstone; a restore onto a name something else now holds is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_policy_and_disk_come_back_with_restore() {
+    let t = start_demo().await;
+    let found = items(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
+    let policy = found
+        .iter()
+        .find(|i| i["leak"] == "orphaned-policy")
+        .and_then(|i| i["name"].as_str())
+        .expect("the demo's orphaned policy")
+        .to_string();
+    let before = t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap();
+    let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes"]).await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_none());
+    let o = run_audited(&t, &["restore", "--list"]).await;
+    assert!(
+        out(&o).contains(&format!("persistentvolumeclaim/{GHOST_DISK}")),
+        "{}",
+        out(&o)
+    );
+    assert!(
+        out(&o).contains(&format!("ciliumnetworkpolicy/{policy}")),
+        "{}",
+        out(&o)
+    );
+    let o = run_audited(
+        &t,
+        &[
+            "-n",
+            "agents",
+            "restore",
+            &format!("cnp/{policy}"),
+            &format!("persistentvolumeclaim/{GHOST_DISK}"),
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    let back = t.sim.get(&PVCS, "agents", GHOST_DISK).expect("the disk is back");
+    assert_eq!(back["metadata"]["labels"], before["metadata"]["labels"]);
+    assert_ne!(back["metadata"]["uid"], before["metadata"]["uid"]);
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_some());
+    // audited: each request's intent before it
+    let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("\"verb\":\"restore\"") && l.contains("\"intent\"")),
+        "{log}"
+    );
+    // the name is taken now (by what was restored): a second restore is refused, naming it
+    let o = run_audited(&t, &["-n", "agents", "restore", &format!("cnp/{policy}")]).await;
+    assert!(!o.status.success());
+    assert!(
+        err(&o).contains("no tombstone") || err(&o).contains("exists now"),
+        "{}",
+        err(&o)
+    );
+}
