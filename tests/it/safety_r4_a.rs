@@ -17,13 +17,18 @@ fn code(o: &std::process::Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 
-/// A LIST of `path` hands out these continue tokens in turn (none: a new one each time).
-fn continue_tokens(t: &TestSim, path: &str, tokens: &[&str]) {
-    t.sim.add_fault(Fault::new(
-        Some("GET"),
-        path,
-        FaultAction::ContinueTokens(tokens.iter().map(|s| s.to_string()).collect()),
-    ));
+/// The first `times` LISTs of `path` hand out these continue tokens in turn (none: a new one each
+/// time); after them a token is the sim's own again (so a client without bounds ends too, on a 400
+/// for a token the sim did not make, rather than hanging the test).
+fn continue_tokens(t: &TestSim, path: &str, tokens: &[&str], times: u32) {
+    t.sim.add_fault(
+        Fault::new(
+            Some("GET"),
+            path,
+            FaultAction::ContinueTokens(tokens.iter().map(|s| s.to_string()).collect()),
+        )
+        .times(times),
+    );
 }
 
 /// The LIST requests of `path` that carried a continue token.
@@ -39,7 +44,7 @@ fn continued(t: &TestSim, path: &str) -> usize {
 async fn a_continue_token_that_cycles_ends_history_and_list_in_one_line() {
     let t = start().await;
     // history's events: A, B, A, … — the third page hands out A again
-    continue_tokens(&t, "/api/v1/namespaces/agents/events", &["A", "B"]);
+    continue_tokens(&t, "/api/v1/namespaces/agents/events", &["A", "B"], 50);
     let o = namzu(&t, &["-n", "agents", "history", "awake"]).await;
     assert_eq!(code(&o), 1, "{}", err(&o));
     assert_eq!(err(&o).trim_end().lines().count(), 1, "{}", err(&o));
@@ -53,7 +58,7 @@ async fn a_continue_token_that_cycles_ends_history_and_list_in_one_line() {
     t.sim.clear_requests();
 
     // `list -A`: the cluster-wide Sandbox LIST cycles
-    continue_tokens(&t, "/sandboxes", &["A", "B", "C"]);
+    continue_tokens(&t, "/sandboxes", &["A", "B", "C"], 50);
     let o = namzu(&t, &["list", "-A"]).await;
     assert_eq!(code(&o), 1, "{}", err(&o));
     assert!(
@@ -76,7 +81,7 @@ async fn a_list_that_never_ends_stops_at_the_page_bound_and_at_the_time_bound() 
     assert_eq!(conn.list_bounds.max_pages, 10_000);
     assert_eq!(conn.list_bounds.max_time, Duration::from_secs(300));
     // a new token every page: only the page bound ends it
-    continue_tokens(&t, "/pods", &[]);
+    continue_tokens(&t, "/pods", &[], 1000);
     conn.list_bounds.max_pages = 40;
     let e = resources::list(&conn, &PODS, Some("agents"), None)
         .await
@@ -86,6 +91,8 @@ async fn a_list_that_never_ends_stops_at_the_page_bound_and_at_the_time_bound() 
     assert_eq!(pages, 40);
 
     // the time bound: all pages together (this list could never end otherwise)
+    t.sim.clear_faults();
+    continue_tokens(&t, "/pods", &[], 100_000);
     conn.list_bounds.max_pages = usize::MAX;
     conn.list_bounds.max_time = Duration::from_millis(300);
     let e = resources::list(&conn, &PODS, Some("agents"), None)
@@ -376,4 +383,20 @@ async fn history_keeps_each_objects_newest_events_and_says_how_many_more() {
         total - MAX_EVENTS_PER_OBJECT
     );
     assert!(out(&o).contains(&line), "{}", out(&o));
+
+    // the TUI's history pane (`h`), through its I/O task over the real client: the same line
+    let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(30)).await;
+    let audit = AuditLog {
+        path: Some(audit_path(&t)),
+        ..Default::default()
+    };
+    let key = kubectl_namzu::domain::naming::WorkspaceKey::new(Some(&conn.context), "agents", "awake");
+    let io = tui_io(vec![(conn, policy(false, audit))], Default::default());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    io.perform(kubectl_namzu::tui::action::Effect::History(key), tx).await;
+    let pane = match rx.recv().await {
+        Some(kubectl_namzu::tui::action::Action::History { result, .. }) => result.unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(pane.contains(&line), "{pane}");
 }
