@@ -17,8 +17,17 @@ pub struct Args {
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let log = globals.audit();
+    // read from the end: `--tail N` reads the newest entries only, however long the log
+    let mut settled = std::collections::HashSet::new();
     let read = log
-        .read()
+        .read_newest(args.tail.unwrap_or(usize::MAX), |e| {
+            settle(e, &mut settled)
+                // `--context a,b`: those contexts' writes only
+                && (globals.context.is_empty()
+                    || e.get("context")
+                        .and_then(Value::as_str)
+                        .is_some_and(|c| globals.context.iter().any(|want| want == c)))
+        })
         .map_err(|e| Failure::error(format!("cannot read the audit log: {e}")))?;
     if read.skipped > 0 {
         let at = log.path.as_ref().map_or("".into(), |p| p.display().to_string());
@@ -29,18 +38,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             if read.skipped == 1 { "is" } else { "are" },
         );
     }
-    let mut entries = settle_intents(read.entries);
-    // `--context a,b`: those contexts' writes only
-    if !globals.context.is_empty() {
-        entries.retain(|e| {
-            e.get("context")
-                .and_then(Value::as_str)
-                .is_some_and(|c| globals.context.iter().any(|want| want == c))
-        });
-    }
-    if let Some(n) = args.tail {
-        entries = entries.split_off(entries.len().saturating_sub(n));
-    }
+    let entries = read.entries;
     let unknown: Vec<String> = entries
         .iter()
         .filter(|e| e.get(UNKNOWN).is_some())
@@ -124,23 +122,19 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 /// The field an intent without its outcome carries (`true`) in `audit`'s output.
 const UNKNOWN: &str = "outcomeUnknown";
 
-/// Write-ahead entries: an intent followed (later in the log) by an entry of the same write is
-/// settled and left out; one that is not — the process ended between the intent and the outcome
-/// — stays, marked [`UNKNOWN`].
-fn settle_intents(entries: Vec<Value>) -> Vec<Value> {
-    let intent = |e: &Value| e.get("outcome").and_then(Value::as_str) == Some(crate::cluster::audit::INTENT);
-    let mut settled = std::collections::HashSet::new();
-    let mut out: Vec<Value> = Vec::with_capacity(entries.len());
-    for mut e in entries.into_iter().rev() {
-        let id = e.get("write").and_then(Value::as_str).map(str::to_string);
-        if !intent(&e) {
-            settled.extend(id);
-            out.push(e);
-        } else if !id.as_ref().is_some_and(|id| settled.contains(id)) {
-            e[UNKNOWN] = Value::Bool(true);
-            out.push(e);
-        }
+/// Write-ahead entries, seen newest first: an intent followed (later in the log, so seen before
+/// it) by an entry of the same write is settled and left out (`false`); one that is not — the
+/// process ended between the intent and the outcome — stays, marked [`UNKNOWN`].
+fn settle(e: &mut Value, settled: &mut std::collections::HashSet<String>) -> bool {
+    let intent = e.get("outcome").and_then(Value::as_str) == Some(crate::cluster::audit::INTENT);
+    let id = e.get("write").and_then(Value::as_str).map(str::to_string);
+    if !intent {
+        settled.extend(id);
+        true
+    } else if id.as_ref().is_some_and(|id| settled.contains(id)) {
+        false
+    } else {
+        e[UNKNOWN] = Value::Bool(true);
+        true
     }
-    out.reverse();
-    out
 }

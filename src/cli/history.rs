@@ -35,6 +35,7 @@ pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead) -> Valu
         "entries": timeline::timeline(&inputs),
         "startup": timeline::waterfall(&inputs),
         "warnings": read.warnings,
+        "eventsNotShown": read.events_not_shown,
     })
 }
 

@@ -17,6 +17,31 @@ use std::time::Duration;
 /// kubectl's default `--chunk-size`.
 pub const DEFAULT_CHUNK_SIZE: u32 = 500;
 
+/// The most pages one paged LIST may take: a server that never stops handing out continue
+/// tokens (each one new) is an error, not a read without end.
+pub const MAX_LIST_PAGES: usize = 10_000;
+
+/// The longest one paged LIST may take, all its pages together (each page is bounded by the
+/// request timeout too).
+pub const MAX_LIST_TIME: Duration = Duration::from_secs(5 * 60);
+
+/// What bounds one paged LIST (`cluster/resources.rs`): its pages and its time, all pages
+/// together. A continue token handed out twice in one list is refused whatever these say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListBounds {
+    pub max_pages: usize,
+    pub max_time: Duration,
+}
+
+impl Default for ListBounds {
+    fn default() -> ListBounds {
+        ListBounds {
+            max_pages: MAX_LIST_PAGES,
+            max_time: MAX_LIST_TIME,
+        }
+    }
+}
+
 /// What the simulated cluster's `/version` `gitVersion` carries (`src/sim/discovery.rs`).
 pub const SIM_VERSION_MARK: &str = "-namzu-sim";
 
@@ -175,6 +200,8 @@ pub struct Connection {
     pub clock: Clock,
     /// Objects per LIST page; 0 = one request.
     pub chunk_size: u32,
+    /// How many pages and how long one paged LIST may take.
+    pub list_bounds: ListBounds,
     /// `-v`: say on stderr what a pass read beyond its LISTs.
     pub verbose: bool,
     /// The kubectl flags that reach the same cluster as this connection (`--kubeconfig`,
@@ -315,6 +342,7 @@ impl Connection {
             timeout: opts.request_timeout,
             clock,
             chunk_size: opts.chunk_size.unwrap_or(DEFAULT_CHUNK_SIZE),
+            list_bounds: ListBounds::default(),
             verbose: opts.verbose,
             rules,
             simulated: Default::default(),

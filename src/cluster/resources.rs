@@ -1,6 +1,6 @@
 //! The API resources the tool reads and writes, and typed-free access to them.
 
-use super::connect::Connection;
+use super::connect::{Connection, ListBounds};
 use super::error::{ApiCall, ClusterError};
 pub use super::kinds::{
     ApiKind, CILIUM_POLICIES, CLAIMS, EVENTS, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS,
@@ -124,15 +124,62 @@ impl ListItems for Vec<Value> {
 /// `continue` until the server says it is done; a continue token that expired (410) restarts as
 /// one full list, as client-go's pager does. Each item is pruned to the kind's projection as it
 /// is parsed, and must be an object of the namespace listed.
+///
+/// Every paged read of the tool is this one loop, and it ends: a continue token handed out
+/// before in the same list (a cycle: A, B, A, …) is an error, and so are more pages than the
+/// connection's [`ListBounds`] allow or a list longer than their time, all pages together.
 async fn raw_list_versioned<C: ListItems>(
     conn: &Connection,
     kind: &ApiKind,
     namespace: Option<&str>,
     params: &ListParams,
     op: &ApiCall,
-    mut items: C,
+    items: C,
 ) -> Result<(C, String), ClusterError> {
     check_path(op, namespace, "")?;
+    let bounds = conn.list_bounds;
+    match tokio::time::timeout(bounds.max_time, paged(conn, kind, namespace, params, op, items, bounds)).await {
+        Ok(listed) => listed,
+        Err(_) => Err(ClusterError::Other(format!(
+            "{op}: the list did not end within {} (all its pages together): stopped",
+            said(bounds.max_time)
+        ))),
+    }
+}
+
+/// A bound as words: `5m`, or `300ms` under a second.
+fn said(d: std::time::Duration) -> String {
+    match i64::try_from(d.as_secs()) {
+        Ok(0) => format!("{}ms", d.as_millis()),
+        Ok(s) => crate::domain::age::human_duration(s),
+        Err(_) => format!("{d:?}"),
+    }
+}
+
+/// The continue tokens one list was handed, hashed: a token seen again is a cycle.
+#[derive(Default)]
+struct SeenTokens(std::collections::HashSet<u64>);
+
+impl SeenTokens {
+    /// Whether `token` is new to this list (and now seen).
+    fn first_time(&mut self, token: &str) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        token.hash(&mut h);
+        self.0.insert(h.finish())
+    }
+}
+
+/// The pages of [`raw_list_versioned`], bounded by pages and by tokens never seen before.
+async fn paged<C: ListItems>(
+    conn: &Connection,
+    kind: &ApiKind,
+    namespace: Option<&str>,
+    params: &ListParams,
+    op: &ApiCall,
+    mut items: C,
+    bounds: ListBounds,
+) -> Result<(C, String), ClusterError> {
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), namespace);
     let mut count = 0usize;
     let mut token: Option<String> = None;
@@ -142,7 +189,16 @@ async fn raw_list_versioned<C: ListItems>(
     let api_version = kind.api_resource().api_version;
     // the next page is about as long as the last
     let mut page_size = 0;
+    let mut seen = SeenTokens::default();
+    let mut pages = 0usize;
     loop {
+        if pages >= bounds.max_pages {
+            return Err(ClusterError::Other(format!(
+                "{op}: the list did not end after {} pages (the API server kept handing out continue tokens): stopped",
+                bounds.max_pages
+            )));
+        }
+        pages += 1;
         let mut page_params = params.clone();
         if limit > 0 {
             page_params = page_params.limit(limit);
@@ -157,6 +213,7 @@ async fn raw_list_versioned<C: ListItems>(
             // once: a server that expires the full list's pages too is an error, not a loop
             Err(ClusterError::Api { code: 410, .. }) if token.is_some() && !relisted => {
                 (items, count, token, limit, relisted, version) = (items.emptied(), 0, None, 0, true, String::new());
+                seen = SeenTokens::default();
                 continue;
             }
             answer => answer?,
@@ -189,10 +246,11 @@ async fn raw_list_versioned<C: ListItems>(
             version = page.resource_version.unwrap_or_default();
         }
         match page.continue_token {
-            // a token handed back unchanged would page forever
-            Some(t) if token.as_deref() == Some(t.as_str()) => {
+            // a token handed out before in this list (the same one again, or a cycle) would page
+            // forever
+            Some(t) if !t.is_empty() && !seen.first_time(&t) => {
                 return Err(ClusterError::Other(format!(
-                    "{op}: the API server answered the same continue token twice"
+                    "{op}: the API server handed out a continue token it had handed out before in this list (page {pages}): the list would never end; stopped"
                 )));
             }
             Some(t) if !t.is_empty() => token = Some(t),
@@ -531,6 +589,32 @@ pub async fn list_fields(
 ) -> Result<Vec<Value>, ClusterError> {
     let op = ApiCall::new("list", kind, Some(namespace), "");
     raw_list(conn, kind, Some(namespace), &ListParams::default().fields(fields), &op).await
+}
+
+/// LIST by field selector like [`list_fields`], the items pushed into `items` as they are parsed.
+pub async fn list_fields_into<C: ListItems>(
+    conn: &Connection,
+    kind: &ApiKind,
+    namespace: &str,
+    fields: &str,
+    items: C,
+) -> Result<C, ClusterError> {
+    let op = ApiCall::new("list", kind, Some(namespace), "");
+    let params = ListParams::default().fields(fields);
+    Ok(raw_list_versioned(conn, kind, Some(namespace), &params, &op, items)
+        .await?
+        .0)
+}
+
+/// A history's events are held as they are read: each object's newest only.
+impl ListItems for crate::domain::timeline::NewestEvents {
+    fn push(&mut self, item: Value) {
+        crate::domain::timeline::NewestEvents::push(self, item);
+    }
+
+    fn emptied(&self) -> Self {
+        crate::domain::timeline::NewestEvents::emptied(self)
+    }
 }
 
 /// GET one object; `Ok(None)` when it does not exist. The answer must be the object asked for.

@@ -10,7 +10,7 @@ use super::resources::{self, CLAIMS, EVENTS, PODS, PVCS, SANDBOXES};
 use crate::domain::naming::{WorkspaceId, is_path_safe_name, validate_namespace};
 use crate::domain::object::{claim_owner, str_at};
 use crate::domain::pod::{Index, find, pvc_names};
-use crate::domain::timeline::Inputs;
+use crate::domain::timeline::{Inputs, MAX_AUDIT_ENTRIES, MAX_EVENTS_PER_OBJECT, NewestEvents, Regarding};
 use futures::io::AsyncBufRead;
 use serde_json::Value;
 
@@ -173,8 +173,12 @@ pub struct HistoryRead {
     pub events: Vec<Value>,
     /// Reads that were not allowed or not served, each one line.
     pub warnings: Vec<String>,
-    /// The audit log's entries for this workspace in this context.
+    /// The audit log's entries for this workspace in this context: the newest
+    /// [`MAX_AUDIT_ENTRIES`].
     pub audit: Vec<Value>,
+    /// Events of these objects beyond each one's newest [`MAX_EVENTS_PER_OBJECT`] (per API): not
+    /// held, not shown (and said so in `warnings`).
+    pub events_not_shown: usize,
 }
 
 impl HistoryRead {
@@ -235,45 +239,72 @@ pub async fn read_history(
             Err(e) => out.warnings.push(format!("PersistentVolumeClaim {pvc}: {e}")),
         }
     }
+    // the objects whose events are shown, as `kubectl describe` finds them: kind, name and uid
+    let mut objects = vec![Regarding::of(SANDBOXES.kind, &out.sandbox)];
+    objects.extend(out.pod.iter().map(|p| Regarding::of(PODS.kind, p)));
+    objects.extend(out.pvcs.iter().map(|p| Regarding::of(PVCS.kind, p)));
+    objects.extend(out.claim.iter().map(|c| Regarding::of(CLAIMS.kind, c)));
     // the pod is named after the Sandbox: one selector finds both objects' events
-    let mut names = vec![crate::domain::object::name(&out.sandbox).to_string()];
-    if let Some(p) = &out.pod {
-        names.push(crate::domain::object::name(p).to_string());
-    }
-    names.extend(out.pvcs.iter().map(|p| crate::domain::object::name(p).to_string()));
-    names.extend(out.claim.iter().map(|c| crate::domain::object::name(c).to_string()));
+    let mut names: Vec<String> = objects.iter().map(|o| o.name.clone()).collect();
     names.sort();
     names.dedup();
+    let named = |n: &str| NewestEvents::new(objects.iter().filter(|o| o.name == n).cloned().collect());
     let mut v1_served = true;
+    // each object's events not kept, the larger of the two APIs' counts (the same events, served
+    // twice)
+    let mut not_shown: Vec<(Regarding, usize)> = Vec::new();
+    let mut kept = |out: &mut HistoryRead, events: NewestEvents| {
+        let (events, dropped) = events.finish();
+        out.events.extend(events);
+        for (r, n) in dropped {
+            match not_shown.iter_mut().find(|(o, _)| *o == r) {
+                Some((_, most)) => *most = (*most).max(n),
+                None => not_shown.push((r, n)),
+            }
+        }
+    };
     for n in &names {
-        match resources::list_fields(conn, &EVENTS, namespace, &format!("involvedObject.name={n}")).await {
-            Ok(list) => out.events.extend(list),
+        let by_name = format!("involvedObject.name={n}");
+        match resources::list_fields_into(conn, &EVENTS, namespace, &by_name, named(n)).await {
+            Ok(events) => kept(&mut out, events),
             Err(e) if e.is_forbidden() => out.warnings.push(format!("events: {e}")),
             Err(e) => return Err(e),
         }
         if !v1_served {
             continue;
         }
-        match resources::list_fields(conn, &EVENTS_V1, namespace, &format!("regarding.name={n}")).await {
-            Ok(list) => out.events.extend(list),
+        let by_name = format!("regarding.name={n}");
+        match resources::list_fields_into(conn, &EVENTS_V1, namespace, &by_name, named(n)).await {
+            Ok(events) => kept(&mut out, events),
             // not served by this server (or not to this user): the core API's copy is the same
             Err(ClusterError::Api { code: 404 | 400, .. }) => v1_served = false,
             Err(e) if e.is_forbidden() => v1_served = false,
             Err(e) => return Err(e),
         }
     }
-    match audit.read() {
+    out.events_not_shown = not_shown.iter().map(|(_, n)| n).sum();
+    if out.events_not_shown > 0 {
+        out.warnings.push(format!(
+            "{} older event{} not shown (the newest {MAX_EVENTS_PER_OBJECT} of each object are)",
+            out.events_not_shown,
+            if out.events_not_shown == 1 { "" } else { "s" },
+        ));
+    }
+    // the newest entries only, read from the log's end
+    let of_this_workspace = |e: &mut Value| {
+        let s = |k: &str| e.get(k).and_then(Value::as_str);
+        s("workspace") == Some(id.as_str())
+            && s("namespace") == Some(namespace)
+            && (s("server") == Some(conn.server.as_str()) || s("context") == Some(conn.context.as_str()))
+    };
+    match audit.read_newest(MAX_AUDIT_ENTRIES, of_this_workspace) {
         Ok(read) => {
-            out.audit = read
-                .entries
-                .into_iter()
-                .filter(|e| {
-                    let s = |k: &str| e.get(k).and_then(Value::as_str);
-                    s("workspace") == Some(id.as_str())
-                        && s("namespace") == Some(namespace)
-                        && (s("server") == Some(conn.server.as_str()) || s("context") == Some(conn.context.as_str()))
-                })
-                .collect();
+            out.audit = read.entries;
+            if read.more {
+                out.warnings.push(format!(
+                    "older audit entries of this workspace not shown (the newest {MAX_AUDIT_ENTRIES} are; `kubectl namzu audit` lists them all)"
+                ));
+            }
         }
         Err(e) => out.warnings.push(format!("the audit log: {e}")),
     }

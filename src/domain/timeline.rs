@@ -16,6 +16,110 @@ use std::collections::HashSet;
 /// The claim annotation agent-sandbox stamps with the moment a client first asked for it.
 pub const FIRST_REQUESTED_AT: &str = "agents.x-k8s.io/client-first-requested-at";
 
+/// The most Events a history keeps of one object from one API (core/v1, events.k8s.io/v1): the
+/// newest; how many more there were is said (`eventsNotShown`, a warning line).
+pub const MAX_EVENTS_PER_OBJECT: usize = 1_000;
+
+/// The most audit entries a history keeps of one workspace: the newest; that there were more is
+/// said (a warning line).
+pub const MAX_AUDIT_ENTRIES: usize = 1_000;
+
+/// One object whose Events a history shows, as `kubectl describe` finds them: by kind, name and
+/// uid. An event that names no uid is the object's when kind and name match and it is not older
+/// than the object (an event of a predecessor of the same name is not).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Regarding {
+    pub kind: String,
+    pub name: String,
+    pub uid: Option<String>,
+    pub created: Option<DateTime<Utc>>,
+}
+
+impl Regarding {
+    pub fn of(kind: &str, object: &Value) -> Regarding {
+        Regarding {
+            kind: kind.to_string(),
+            name: name(object).to_string(),
+            uid: uid(object).filter(|u| !u.is_empty()).map(str::to_string),
+            created: time(str_at(object, &["metadata", "creationTimestamp"])),
+        }
+    }
+
+    /// Whether event `e` (of either API) is about this object.
+    pub fn is_of(&self, e: &Value) -> bool {
+        let Some(r) = e.get("involvedObject").or_else(|| e.get("regarding")) else {
+            return false;
+        };
+        if str_at(r, &["kind"]) != Some(self.kind.as_str()) || str_at(r, &["name"]) != Some(self.name.as_str()) {
+            return false;
+        }
+        match str_at(r, &["uid"]).filter(|u| !u.is_empty()) {
+            Some(u) => self.uid.as_deref() == Some(u),
+            // what cannot be told apart is kept
+            None => match (event_time(e), self.created) {
+                (Some(t), Some(created)) => t >= created,
+                _ => true,
+            },
+        }
+    }
+}
+
+/// The Events of some objects (from one API) as they are read, each object's newest
+/// [`MAX_EVENTS_PER_OBJECT`] kept (at most twice that held at once); events of none of them are
+/// dropped, those of one beyond its newest counted.
+#[derive(Debug, Default)]
+pub struct NewestEvents {
+    /// Each object, its events kept, and how many of its events were not.
+    objects: Vec<(Regarding, Vec<Value>, usize)>,
+}
+
+impl NewestEvents {
+    pub fn new(objects: Vec<Regarding>) -> NewestEvents {
+        NewestEvents {
+            objects: objects.into_iter().map(|r| (r, Vec::new(), 0)).collect(),
+        }
+    }
+
+    /// The same objects, no events.
+    pub fn emptied(&self) -> NewestEvents {
+        NewestEvents::new(self.objects.iter().map(|(r, _, _)| r.clone()).collect())
+    }
+
+    /// One event read: kept for the first object it is about, if any.
+    pub fn push(&mut self, e: Value) {
+        let Some((_, kept, dropped)) = self.objects.iter_mut().find(|(r, _, _)| r.is_of(&e)) else {
+            return;
+        };
+        kept.push(e);
+        if kept.len() >= 2 * MAX_EVENTS_PER_OBJECT {
+            *dropped += newest_only(kept);
+        }
+    }
+
+    /// Every object's newest events, and each object's count of those not kept.
+    pub fn finish(self) -> (Vec<Value>, Vec<(Regarding, usize)>) {
+        let mut events = Vec::new();
+        let mut not_shown = Vec::new();
+        for (r, mut kept, dropped) in self.objects {
+            let dropped = dropped + newest_only(&mut kept);
+            events.append(&mut kept);
+            not_shown.push((r, dropped));
+        }
+        (events, not_shown)
+    }
+}
+
+/// Keep the newest [`MAX_EVENTS_PER_OBJECT`] of `events` (newest first); how many were dropped.
+fn newest_only(events: &mut Vec<Value>) -> usize {
+    if events.len() <= MAX_EVENTS_PER_OBJECT {
+        return 0;
+    }
+    events.sort_by_key(|e| std::cmp::Reverse(event_time(e)));
+    let dropped = events.len() - MAX_EVENTS_PER_OBJECT;
+    events.truncate(MAX_EVENTS_PER_OBJECT);
+    dropped
+}
+
 /// Where an entry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -498,6 +602,57 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_objects_events_are_its_kind_name_and_uid_and_only_the_newest_are_kept() {
+        let object = serde_json::json!({"kind": "Sandbox", "metadata": {"name": "namzu-ws-a", "uid": "u1",
+            "creationTimestamp": "2026-09-10T12:00:00Z"}});
+        let r = Regarding::of("Sandbox", &object);
+        let ev = |kind: &str, uid: Option<&str>, at: &str| {
+            let mut e =
+                serde_json::json!({"involvedObject": {"kind": kind, "name": "namzu-ws-a"}, "lastTimestamp": at});
+            if let Some(u) = uid {
+                e["involvedObject"]["uid"] = u.into();
+            }
+            e
+        };
+        assert!(r.is_of(&ev("Sandbox", Some("u1"), "2026-09-10T13:00:00Z")));
+        assert!(
+            !r.is_of(&ev("Sandbox", Some("u0"), "2026-09-10T13:00:00Z")),
+            "a predecessor's"
+        );
+        assert!(
+            !r.is_of(&ev("Pod", Some("u1"), "2026-09-10T13:00:00Z")),
+            "another kind's"
+        );
+        assert!(r.is_of(&ev("Sandbox", None, "2026-09-10T13:00:00Z")));
+        assert!(
+            !r.is_of(&ev("Sandbox", None, "2026-09-10T11:00:00Z")),
+            "older than the object"
+        );
+        // events.k8s.io/v1 names it `regarding`
+        let v1 = serde_json::json!({"regarding": {"kind": "Sandbox", "name": "namzu-ws-a", "uid": "u1"}});
+        assert!(r.is_of(&v1));
+
+        let mut newest = NewestEvents::new(vec![r]);
+        let total = 2 * MAX_EVENTS_PER_OBJECT + 10;
+        for i in 0..total {
+            let at = (chrono::DateTime::parse_from_rfc3339("2026-09-11T00:00:00Z").unwrap()
+                + chrono::Duration::seconds(i as i64))
+            .to_rfc3339();
+            newest.push(ev("Sandbox", Some("u1"), &at));
+            newest.push(ev("Sandbox", Some("other"), &at));
+        }
+        let (events, not_shown) = newest.finish();
+        assert_eq!(events.len(), MAX_EVENTS_PER_OBJECT);
+        assert_eq!(not_shown[0].1, total - MAX_EVENTS_PER_OBJECT);
+        let oldest_kept = events.iter().filter_map(event_time).min().unwrap();
+        let first = chrono::DateTime::parse_from_rfc3339("2026-09-11T00:00:00Z").unwrap();
+        assert_eq!(
+            oldest_kept,
+            first + chrono::Duration::seconds((total - MAX_EVENTS_PER_OBJECT) as i64)
+        );
+    }
 
     fn sandbox() -> Value {
         json!({"metadata": {"name": "namzu-ws-a", "uid": "sb", "creationTimestamp": "2026-09-01T10:00:00Z",

@@ -30,6 +30,11 @@ pub enum FaultAction {
     /// taken but not yet encoded), then hold the answer until the gate opens: a request held
     /// mid-flight, while others are served.
     Hold(Gate),
+    /// Serve a LIST as if its first page were asked (the request's `continue` dropped), the
+    /// answer's continue token replaced by the next of these in turn, cycling (A, B, A, …);
+    /// none: a token never handed out before each time (`sim-page-<n>`). A list that never ends.
+    /// (As it fires, the action names the one token of that answer.)
+    ContinueTokens(Vec<String>),
 }
 
 /// Where [`FaultAction::Hold`] holds answers: [`Gate::held`] waits until a request is held at
@@ -175,7 +180,17 @@ impl Fault {
             (None, Some(t)) => self.seen <= t,
             (None, None) => true,
         };
-        fires.then(|| self.action.clone())
+        fires.then(|| match &self.action {
+            // this answer's token: the n-th in turn
+            FaultAction::ContinueTokens(tokens) => {
+                let n = self.seen as usize;
+                FaultAction::ContinueTokens(vec![match tokens.len() {
+                    0 => format!("sim-page-{n}"),
+                    len => tokens[(n - 1) % len].clone(),
+                }])
+            }
+            other => other.clone(),
+        })
     }
 }
 
@@ -218,5 +233,22 @@ mod tests {
         let mut t = Fault::new(None, "/api/*/pods", FaultAction::Hang).times(1);
         assert!(t.fire("GET", "/api/v1/namespaces/a/pods").is_some());
         assert!(t.fire("GET", "/api/v1/namespaces/a/pods").is_none());
+    }
+
+    #[test]
+    fn continue_tokens_cycle_or_are_new() {
+        let token = |f: &mut Fault| match f.fire("GET", "/api/v1/namespaces/a/pods") {
+            Some(FaultAction::ContinueTokens(t)) => t.concat(),
+            other => panic!("{other:?}"),
+        };
+        let mut cycle = Fault::new(
+            Some("get"),
+            "/pods",
+            FaultAction::ContinueTokens(vec!["A".into(), "B".into()]),
+        );
+        let got: Vec<String> = (0..4).map(|_| token(&mut cycle)).collect();
+        assert_eq!(got, ["A", "B", "A", "B"]);
+        let mut fresh = Fault::new(Some("get"), "/pods", FaultAction::ContinueTokens(vec![]));
+        assert_ne!(token(&mut fresh), token(&mut fresh));
     }
 }

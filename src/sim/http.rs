@@ -114,7 +114,9 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
     };
     let lost = fault == Some(FaultAction::Lost);
     let mut hold = None;
+    let mut continue_with = None;
     match fault {
+        Some(FaultAction::ContinueTokens(token)) => continue_with = Some(token.concat()),
         Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
         Some(FaultAction::Lost) => {}
         Some(FaultAction::Hold(gate)) => hold = Some(gate),
@@ -157,10 +159,15 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         None => {}
     }
 
+    let mut query = query_pairs(&raw_query);
+    // a list that never ends is served from its first page, whatever token came back
+    if continue_with.is_some() {
+        query.retain(|(k, _)| k != "continue");
+    }
     let req = Req {
         method,
         path,
-        query: query_pairs(&raw_query),
+        query,
         content_type,
         accept,
         body,
@@ -171,7 +178,7 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         Some((on, key, protocols)) => exec_upgrade(&shared, &req, rec, Some((on, &key, &protocols))),
         // SPDY (a client's fallback) is not spoken: the same checks, then "upgrade required"
         None if exec_path => exec_upgrade(&shared, &req, rec, None),
-        None => route(&shared, &req, rec, hold.take()).await,
+        None => route(&shared, &req, rec, hold.take(), continue_with).await,
     };
     if let Some(gate) = hold {
         gate.hold().await;
@@ -194,7 +201,13 @@ enum Reply {
 /// connections are served meanwhile: a write (its test-and-set, its new resourceVersion) and its
 /// record under one hold, so the record's order is the order writes were applied; a LIST's page
 /// taken under it and encoded after, off the runtime's threads, then recorded.
-async fn route(shared: &Arc<Shared>, req: &Req, rec: Recorded, hold: Option<Gate>) -> Response<Body> {
+async fn route(
+    shared: &Arc<Shared>,
+    req: &Req,
+    rec: Recorded,
+    hold: Option<Gate>,
+    continue_with: Option<String>,
+) -> Response<Body> {
     let now = shared.clock.now();
     let (reply, unrecorded) = {
         let mut st = shared.lock();
@@ -212,7 +225,12 @@ async fn route(shared: &Arc<Shared>, req: &Req, rec: Recorded, hold: Option<Gate
     }
     let page = match reply {
         Reply::Now(response) => return response,
-        Reply::Page(page) => page,
+        Reply::Page(mut page) => {
+            if let Some(token) = continue_with {
+                page.set_continue(token);
+            }
+            page
+        }
     };
     let response = match tokio::task::spawn_blocking(move || page.encode()).await {
         Ok(body) => encoded_response(200, body),

@@ -30,6 +30,7 @@ mod realserver;
 mod refresh;
 mod roundtrips;
 mod safety_r4;
+mod safety_r4_a;
 mod sim_api;
 mod sim_kubectl;
 mod sim_parallel;

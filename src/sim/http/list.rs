@@ -88,6 +88,11 @@ impl Page {
         })
     }
 
+    /// Hand out `token` as this page's continue token (a fault's list that never ends).
+    pub(super) fn set_continue(&mut self, token: String) {
+        self.meta["continue"] = Value::String(token);
+    }
+
     /// The answer's body: a Table, or the list as JSON written from the objects as they are.
     pub(super) fn encode(mut self) -> Vec<u8> {
         let r = &self.r;
