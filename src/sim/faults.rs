@@ -30,6 +30,9 @@ pub enum FaultAction {
     /// taken but not yet encoded), then hold the answer until the gate opens: a request held
     /// mid-flight, while others are served.
     Hold(Gate),
+    /// Answer 200 `text/plain` with `head`, then send `drip` every 20 ms (on the runtime's
+    /// timer) and never end the body: a log, or any stream, that goes on forever.
+    Endless { head: String, drip: String },
 }
 
 /// Where [`FaultAction::Hold`] holds answers: [`Gate::held`] waits until a request is held at

@@ -28,6 +28,7 @@ mod readme;
 mod realserver;
 mod refresh;
 mod roundtrips;
+mod safety_r4_b;
 mod sim_api;
 mod sim_kubectl;
 mod sim_parallel;
