@@ -344,3 +344,68 @@ async fn bidi_controls_never_reach_the_terminal() {
     assert!(!has_mark(&screen), "{screen:?}");
     assert!(screen.contains("evil\u{fffd}txt.exe"), "{screen:?}");
 }
+
+/// L8: the TUI's log pane, in a real terminal (tmux), shows a bidirectional mark as `�`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tuis_log_pane_shows_bidi_controls_as_replacement_characters() {
+    if tool_missing("tmux", "the TUI's log pane") {
+        return;
+    }
+    let t = start().await;
+    t.sim.append_log(
+        "agents",
+        "namzu-ws-awake",
+        "agent",
+        "evil\u{202e}txt.exe \u{2067}iso\u{2069} end",
+    );
+    let socket = format!("namzu-r4b-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        let o = Command::new("tmux").arg("-L").arg(&socket).args(args).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("tmux").args(["-L", &self.0, "kill-server"]).output();
+        }
+    }
+    let _kill = Kill(socket.clone());
+    let (now_key, now_value) = now_env(&t);
+    let script = format!(
+        "NO_COLOR=1 {now_key}={now_value} {} --kubeconfig {} -n agents tui; sleep 60",
+        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        t.sim.kubeconfig().display(),
+    );
+    tmux(&["new-session", "-d", "-s", "r4b", "-x", "200", "-y", "30", &script]);
+    // the screen, once it shows `text` (bounded)
+    let expect = |text: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = tmux(&["capture-pane", "-p", "-t", "r4b"]);
+            if s.contains(text) {
+                return s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "screen never showed {text:?}:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    tokio::task::block_in_place(|| {
+        expect("awake");
+        for k in ["/", "awake", "Enter"] {
+            tmux(&["send-keys", "-t", "r4b", k]);
+        }
+        expect("1 of 3");
+        tmux(&["send-keys", "-t", "r4b", "l"]);
+        let screen = expect(" end");
+        let line = screen.lines().find(|l| l.contains("evil")).unwrap_or_default();
+        assert!(
+            line.contains("evil\u{fffd}txt.exe \u{fffd}iso\u{fffd} end"),
+            "{line:?}\n{screen}"
+        );
+        assert!(!screen.contains(['\u{202e}', '\u{2067}', '\u{2069}']), "{screen:?}");
+        tmux(&["send-keys", "-t", "r4b", "q"]);
+    });
+}
