@@ -147,6 +147,47 @@ async fn piped_logs_pass_a_line_over_64_kib_whole() {
     assert!(lines[1].ends_with(" after"));
 }
 
+/// L6: a piped follow passes a long line whole too: its first part carries the time the follow
+/// asks for (stripped), its other parts none; the line after it is a line of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_piped_follow_passes_a_line_over_64_kib_whole() {
+    use std::io::BufRead;
+    let t = start().await;
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", "before");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        .args(args(&t, &["logs", "awake", "-f"]))
+        .env_remove("KUBECONFIG")
+        .env(now_env(&t).0, now_env(&t).1)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let next = || lines.recv_timeout(Duration::from_secs(20)).expect("a line in time");
+    // (the container's own first lines come before)
+    while next() != "before" {}
+    let long = long_line(150 * 1024);
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", &long);
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", "after");
+    let got = next();
+    assert!(
+        got == long,
+        "{} bytes, starting {:?}",
+        got.len(),
+        &got[..40.min(got.len())]
+    );
+    assert_eq!(next(), "after");
+    let status = interrupt(child).await;
+    assert_eq!(status.code(), Some(0));
+}
+
 /// L6: on a terminal the same line is still cut at 64 KiB, and says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_on_a_terminal_still_cut_a_line_over_64_kib() {
