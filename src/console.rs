@@ -109,11 +109,24 @@ pub fn printable(text: &str) -> String {
         .collect()
 }
 
-/// Control characters, and the format characters that reorder or break what follows them
-/// (bidirectional overrides and isolates, line and paragraph separators).
-fn unprintable(c: char) -> bool {
+/// What no text from the cluster may show a terminal as it is, the one rule for every front-end
+/// (tables and messages escape it, [`printable`]; `logs`, the log pane and the history replace
+/// it with `�`, `present::layout::terminal_safe`): control characters, and the format
+/// characters that reorder or break what follows them — bidirectional marks, embeddings,
+/// overrides and isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), line and
+/// paragraph separators.
+pub fn unprintable(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}')
+        || matches!(
+            c,
+            '\u{061c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{2028}'
+                | '\u{2029}'
+        )
 }
 
 /// Multi-line text from the cluster made safe for a terminal: lines stay lines, every other

@@ -250,7 +250,7 @@ async fn json_by_name(
 /// One item of a pretty JSON array as `output::write_json_array` prints it: its lines indented
 /// by two spaces, without the separator.
 fn indented(item: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(item).expect("JSON values serialise");
+    let pretty = output::pretty_json(item);
     let mut out = String::with_capacity(pretty.len() + pretty.len() / 16);
     for (i, line) in pretty.lines().enumerate() {
         if i > 0 {
@@ -522,7 +522,7 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                     } else {
                         object
                     };
-                    format!("{value}\n")
+                    format!("{}\n", output::compact_json(&value))
                 })
                 .collect(),
             Printer::Plain(table @ (Format::Table | Format::Wide)) => {

@@ -136,7 +136,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         timestamps: args.timestamps,
     };
     let termination = crate::signals::Termination::listen();
-    let mut sink = Stdout;
+    let mut sink = Stdout {
+        terminal: std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    };
     let read = tokio::select! {
         read = triage::read_log(&conn, &conn.namespace, pod, ask, args.timestamps, &mut sink) => read?,
         // Ctrl-C is how a follow ends: no error
@@ -157,22 +159,33 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 }
 
 /// Lines to stdout as they come; notes to stderr, marked so they are not taken for the log's.
-struct Stdout;
+/// On a terminal no line drives it (colour and cursor sequences out, controls and bidirectional
+/// marks as �) and a line over 64 KiB is cut; into a pipe the lines go as written, as kubectl
+/// logs passes them, a long one whole (in parts, so memory stays bounded).
+struct Stdout {
+    terminal: bool,
+}
 
 impl LogSink for Stdout {
     fn lines(&mut self, lines: Vec<String>) -> bool {
-        // on a terminal no line drives it (colour and cursor sequences out, controls as �);
-        // into a pipe the lines go as written, as kubectl logs passes them
-        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
         let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for l in lines {
-            if terminal {
+            if self.terminal {
                 text.push_str(&crate::present::layout::terminal_safe(l));
             } else {
                 text.push_str(&l);
             }
             text.push('\n');
         }
+        output::write_stdout(&text);
+        !output::stdout_closed()
+    }
+
+    fn whole_lines(&self) -> bool {
+        !self.terminal
+    }
+
+    fn part(&mut self, text: String) -> bool {
         output::write_stdout(&text);
         !output::stdout_closed()
     }

@@ -4,6 +4,7 @@ use serde_json::Value;
 use std::io::IsTerminal;
 
 pub use crate::console::{printable, printable_lines, stdout_closed, stdout_failure, write_stdout};
+pub use crate::present::yaml::{compact_json, pretty_json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -212,7 +213,7 @@ pub fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut
         piece.clear();
         piece.push_str(if empty { "\n" } else { ",\n" });
         empty = false;
-        let pretty = serde_json::to_string_pretty(&item).expect("JSON values serialise");
+        let pretty = pretty_json(&item);
         for (i, line) in pretty.lines().enumerate() {
             if i > 0 {
                 piece.push('\n');
@@ -230,7 +231,7 @@ pub fn structured(value: &Value, format: Format) -> String {
     match format {
         Format::Yaml => crate::present::yaml::yaml(value),
         _ => {
-            let mut s = serde_json::to_string_pretty(value).expect("JSON values serialise");
+            let mut s = pretty_json(value);
             s.push('\n');
             s
         }
@@ -262,5 +263,6 @@ mod tests {
         assert_eq!(printable("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\u{a}c");
         assert_eq!(printable_lines("x\ny\u{7}"), "x\ny\\u{7}");
         assert_eq!(printable("abc\u{202e}fed\u{2028}"), "abc\\u{202e}fed\\u{2028}");
+        assert_eq!(printable("a\u{61c}b"), "a\\u{61c}b");
     }
 }

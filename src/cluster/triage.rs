@@ -74,12 +74,7 @@ pub async fn open_log(
     pod: &str,
     ask: &LogAsk,
 ) -> Result<impl AsyncBufRead + Unpin + use<>, ClusterError> {
-    let op = ApiCall {
-        verb: "get",
-        resource: "pods/log".into(),
-        namespace: Some(namespace.to_string()),
-        name: pod.to_string(),
-    };
+    let op = log_call(namespace, pod);
     validate_namespace(namespace).map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     if !is_path_safe_name(pod) {
         return Err(ClusterError::Other(format!("{op}: invalid name {pod:?}")));
@@ -104,12 +99,28 @@ pub async fn open_log(
     conn.bounded(&op, conn.client.request_stream(request)).await
 }
 
-/// Lines of a log body, each at most [`MAX_LOG_LINE`] bytes (a longer one is cut and says so),
-/// invalid UTF-8 replaced.
+/// A piece of a log body: a whole line, or — when long lines are passed whole — a part of one
+/// that goes on in the next piece.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// The text, without its newline.
+    pub text: String,
+    /// The line goes on in the next piece (no newline after this one).
+    pub more: bool,
+    /// This piece goes on with a line begun in the previous one.
+    pub goes_on: bool,
+}
+
+/// Lines of a log body, invalid UTF-8 replaced. Each line is at most [`MAX_LOG_LINE`] bytes (a
+/// longer one is cut and says so), or with [`LogLines::whole`] a longer line comes whole, in
+/// pieces of at most that size: memory stays bounded either way.
 pub struct LogLines<R> {
     body: R,
     line: Vec<u8>,
     cut: bool,
+    whole: bool,
+    /// A part of the current line was handed out already.
+    goes_on: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> LogLines<R> {
@@ -118,17 +129,27 @@ impl<R: AsyncBufRead + Unpin> LogLines<R> {
             body,
             line: Vec::new(),
             cut: false,
+            whole: false,
+            goes_on: false,
+        }
+    }
+
+    /// Long lines passed whole, in parts, instead of cut.
+    pub fn whole(body: R) -> Self {
+        LogLines {
+            whole: true,
+            ..LogLines::new(body)
         }
     }
 
     /// The next line without its newline; `Ok(None)` at the end of the stream (a last line
-    /// without a newline comes out first).
-    pub async fn next_line(&mut self) -> std::io::Result<Option<String>> {
+    /// without a newline comes out first). A long line cut, or in parts with [`LogLines::whole`].
+    pub async fn next_piece(&mut self) -> std::io::Result<Option<Piece>> {
         use futures::io::AsyncBufReadExt;
         loop {
             let chunk = self.body.fill_buf().await?;
             if chunk.is_empty() {
-                if self.line.is_empty() && !self.cut {
+                if self.line.is_empty() && !self.cut && !self.goes_on {
                     return Ok(None);
                 }
                 return Ok(Some(self.take()));
@@ -138,6 +159,11 @@ impl<R: AsyncBufRead + Unpin> LogLines<R> {
                 None => (chunk.len(), false),
             };
             let room = MAX_LOG_LINE.saturating_sub(self.line.len());
+            if upto > room && self.whole {
+                self.line.extend_from_slice(&chunk[..room]);
+                self.body.consume_unpin(room);
+                return Ok(Some(self.part()));
+            }
             if upto > room {
                 self.cut = true;
             }
@@ -149,7 +175,26 @@ impl<R: AsyncBufRead + Unpin> LogLines<R> {
         }
     }
 
-    fn take(&mut self) -> String {
+    /// What is held of a long line, up to its last whole character (a character split between
+    /// reads, or a `\r` that may come before the newline, stays for the next part).
+    fn part(&mut self) -> Piece {
+        let mut split = utf8_boundary(&self.line);
+        if split == self.line.len() && self.line.last() == Some(&b'\r') {
+            split -= 1;
+        }
+        if split == 0 {
+            split = self.line.len();
+        }
+        let text = String::from_utf8_lossy(&self.line[..split]).into_owned();
+        self.line.drain(..split);
+        Piece {
+            text,
+            more: true,
+            goes_on: std::mem::replace(&mut self.goes_on, true),
+        }
+    }
+
+    fn take(&mut self) -> Piece {
         let mut text = String::from_utf8_lossy(&self.line).into_owned();
         if text.ends_with('\r') {
             text.pop();
@@ -158,8 +203,32 @@ impl<R: AsyncBufRead + Unpin> LogLines<R> {
             text.push_str(&format!(" … [line cut at {} KiB]", MAX_LOG_LINE / 1024));
         }
         self.line.clear();
-        text
+        Piece {
+            text,
+            more: false,
+            goes_on: std::mem::take(&mut self.goes_on),
+        }
     }
+}
+
+/// Where `bytes` may be split without cutting a UTF-8 character in two: before a last
+/// character whose bytes have not all arrived, else at the end.
+fn utf8_boundary(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    for back in 1..=len.min(3) {
+        let b = bytes[len - back];
+        if b & 0b1100_0000 == 0b1000_0000 {
+            continue; // a continuation byte: look further back for its lead
+        }
+        let needs = match b {
+            0xf0..=0xf7 => 4,
+            0xe0..=0xef => 3,
+            0xc0..=0xdf => 2,
+            _ => 1,
+        };
+        return if needs > back { len - back } else { len };
+    }
+    len
 }
 
 /// Everything one workspace's history is made of.
@@ -356,6 +425,24 @@ impl LogEnd {
     }
 }
 
+/// Why a log body ended before its end.
+enum Broke {
+    /// A read without -f ran past the request timeout.
+    TimedOut(std::time::Duration),
+    /// The stream broke (a reset, a read error).
+    Failed(String),
+}
+
+/// The request a log read is, as errors name it.
+fn log_call(namespace: &str, pod: &str) -> ApiCall {
+    ApiCall {
+        verb: "get",
+        resource: "pods/log".into(),
+        namespace: Some(namespace.to_string()),
+        name: pod.to_string(),
+    }
+}
+
 /// A reopen that failed for a reason that passes (a timeout, the server unreachable or busy).
 fn transient(e: &ClusterError) -> bool {
     match e {
@@ -378,12 +465,23 @@ fn running(pod: &Value, container: &str) -> bool {
 pub trait LogSink {
     fn lines(&mut self, lines: Vec<String>) -> bool;
     fn note(&mut self, note: LogNote);
+    /// Whether lines longer than [`MAX_LOG_LINE`] are wanted whole, in parts through
+    /// [`LogSink::part`] (a pipe), instead of cut (a screen).
+    fn whole_lines(&self) -> bool {
+        false
+    }
+    /// A part of a long line that goes on in the next part or line (no newline after it).
+    fn part(&mut self, _text: String) -> bool {
+        true
+    }
 }
 
 /// Read a container's log into `sink`; with `ask.follow`, across restarts of the container until
 /// the pod is deleted, finishes or is replaced. A stream the server ends (or that breaks) is
 /// opened again after the last line read (each line's time is asked for, and stripped unless
-/// `keep_stamps`), so no line is shown twice.
+/// `keep_stamps`), so no line is shown twice. Without `ask.follow` the read, its body included,
+/// ends within the connection's request timeout: a body that never ends is
+/// [`ClusterError::Timeout`], after the lines that came.
 pub async fn read_log(
     conn: &Connection,
     namespace: &str,
@@ -402,6 +500,12 @@ pub async fn read_log(
     // reopens that failed in a row: a server restarting or a network blip is waited out
     let mut failed_reopens = 0u32;
     let mut opened = false;
+    // a read without -f is one request, bounded as every other one: its body too
+    let deadline = match (ask.follow, conn.timeout) {
+        (false, Some(after)) => Some((tokio::time::Instant::now() + after, after)),
+        _ => None,
+    };
+    let whole = sink.whole_lines();
     loop {
         let body = match open_log(conn, &ns, &pod_name, &ask).await {
             Ok(body) => body,
@@ -418,23 +522,58 @@ pub async fn read_log(
             Err(e) => return Err(e),
         };
         (opened, failed_reopens) = (true, 0);
-        let mut lines = LogLines::new(body);
+        let mut lines = if whole {
+            LogLines::whole(body)
+        } else {
+            LogLines::new(body)
+        };
         let mut batch = Vec::new();
         let mut batch_bytes = 0usize;
+        // a long line handed out in parts: whether its first part was shown (a follow's replay
+        // after a reconnect skips it whole), and whether its end is still to come
+        let (mut shown_part, mut open_part) = (true, false);
         let broke = loop {
+            if let Some((at, after)) = deadline
+                && tokio::time::Instant::now() >= at
+            {
+                break Some(Broke::TimedOut(after));
+            }
             // every line that has arrived goes in one batch: a burst costs one hand-over
             let next = if batch.is_empty() {
-                Ok(lines.next_line().await)
+                match deadline {
+                    Some((at, after)) => match tokio::time::timeout_at(at, lines.next_piece()).await {
+                        Ok(next) => Ok(next),
+                        Err(_) => break Some(Broke::TimedOut(after)),
+                    },
+                    None => Ok(lines.next_piece().await),
+                }
             } else {
-                tokio::time::timeout(std::time::Duration::ZERO, lines.next_line()).await
+                tokio::time::timeout(std::time::Duration::ZERO, lines.next_piece()).await
             };
             match next {
-                Ok(Ok(Some(line))) => {
-                    let shown = if ask.follow {
-                        resume.line(&line, keep_stamps)
+                Ok(Ok(Some(piece))) => {
+                    let shown = if piece.goes_on {
+                        shown_part.then_some(piece.text)
+                    } else if ask.follow {
+                        resume.line(&piece.text, keep_stamps)
                     } else {
-                        Some(line)
+                        Some(piece.text)
                     };
+                    if piece.more {
+                        // the lines before it first, then the part, unbatched
+                        (shown_part, open_part) = (shown.is_some(), true);
+                        batch_bytes = 0;
+                        if !sink.lines(std::mem::take(&mut batch)) {
+                            return Ok(LogEnd::Done);
+                        }
+                        if let Some(text) = shown
+                            && !sink.part(text)
+                        {
+                            return Ok(LogEnd::Done);
+                        }
+                        continue;
+                    }
+                    open_part = false;
                     batch_bytes += shown.as_ref().map_or(0, String::len);
                     batch.extend(shown);
                     // a batch is handed over at 4,096 lines or 1 MiB, whichever comes first
@@ -453,12 +592,26 @@ pub async fn read_log(
                     }
                 }
                 Ok(Ok(None)) => break None,
-                Ok(Err(e)) => break Some(e.to_string()),
+                Ok(Err(e)) => break Some(Broke::Failed(e.to_string())),
             }
         };
+        // a long line whose end never came is ended here, so what follows starts a line
+        if open_part && shown_part {
+            batch.push(String::new());
+        }
         if !batch.is_empty() && !sink.lines(batch) {
             return Ok(LogEnd::Done);
         }
+        let broke = match broke {
+            Some(Broke::TimedOut(after)) => {
+                return Err(ClusterError::Timeout {
+                    op: Box::new(log_call(&ns, &pod_name)),
+                    after,
+                });
+            }
+            Some(Broke::Failed(why)) => Some(why),
+            None => None,
+        };
         if !ask.follow {
             // a read that broke off is not a log read to its end
             return match broke {
@@ -530,5 +683,48 @@ pub async fn read_log(
             tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         }
         pod = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every piece of `body` read `cap` bytes at a time.
+    fn pieces(body: &[u8], cap: usize, whole: bool) -> Vec<Piece> {
+        let reader = futures::io::BufReader::with_capacity(cap, body);
+        let mut lines = if whole {
+            LogLines::whole(reader)
+        } else {
+            LogLines::new(reader)
+        };
+        let mut out = Vec::new();
+        while let Ok(Some(p)) = futures::executor::block_on(lines.next_piece()) {
+            out.push(p);
+        }
+        out
+    }
+
+    #[test]
+    fn a_long_line_is_cut_or_passed_whole_in_parts() {
+        // a three-byte character astride every boundary, a \r\n ending
+        let long: String = "€".repeat(MAX_LOG_LINE / 3 * 2 + 5);
+        let body = format!("a\n{long}\r\nb");
+        for cap in [7, 4096, 1 << 20] {
+            let cut = pieces(body.as_bytes(), cap, false);
+            assert_eq!(cut.len(), 3);
+            assert!(cut[1].text.ends_with(" … [line cut at 64 KiB]"));
+            assert!(cut.iter().all(|p| !p.more && !p.goes_on));
+            let parts = pieces(body.as_bytes(), cap, true);
+            assert_eq!(parts.first().map(|p| p.text.as_str()), Some("a"));
+            assert_eq!(parts.last().map(|p| (p.text.as_str(), p.goes_on)), Some(("b", false)));
+            let middle = &parts[1..parts.len() - 1];
+            assert!(middle.len() >= 3, "{}", middle.len());
+            assert!(middle.iter().all(|p| p.text.len() <= MAX_LOG_LINE));
+            assert!(middle[..middle.len() - 1].iter().all(|p| p.more));
+            assert!(!middle[0].goes_on && middle[1..].iter().all(|p| p.goes_on));
+            let joined: String = middle.iter().map(|p| p.text.as_str()).collect();
+            assert_eq!(joined, long, "whole, no character split, the \\r dropped");
+        }
     }
 }

@@ -42,11 +42,13 @@ pub fn overlays(o: &Overlays) -> String {
     parts.join(", ")
 }
 
+/// A changed value as compact JSON, fit for a terminal: what `-o json` escapes, escaped, and
+/// any other character that would act on the terminal (a bidirectional mark) shown as `\u{..}`.
 fn short(v: &Option<Value>) -> String {
     match v {
         None => "(absent)".into(),
         Some(v) => {
-            let s = v.to_string();
+            let s = crate::console::printable(&super::yaml::compact_json(v));
             if s.chars().count() > 80 {
                 format!("{}…", s.chars().take(79).collect::<String>())
             } else {
@@ -59,6 +61,13 @@ fn short(v: &Option<Value>) -> String {
 /// `path: old → new`, one per line, indented.
 pub fn changes(list: &[Change], indent: &str) -> String {
     list.iter()
-        .map(|c| format!("{indent}{}: {} → {}\n", c.path, short(&c.old), short(&c.new)))
+        .map(|c| {
+            format!(
+                "{indent}{}: {} → {}\n",
+                crate::console::printable(&c.path),
+                short(&c.old),
+                short(&c.new)
+            )
+        })
         .collect()
 }

@@ -52,9 +52,11 @@ pub fn wrap(text: &str, max: usize) -> Vec<String> {
 }
 
 /// A log line as the terminal may show it: colour and cursor sequences (ANSI CSI, OSC) taken
-/// out, a tab as spaces, any other control character as `�` — no line drives the terminal.
+/// out, a tab as spaces, any other control character or bidirectional mark
+/// ([`crate::console::unprintable`]) as `�` — no line drives the terminal or reorders it.
 pub fn terminal_safe(line: String) -> String {
-    if !line.chars().any(char::is_control) {
+    use crate::console::unprintable;
+    if !line.chars().any(unprintable) {
         return line;
     }
     let mut out = String::with_capacity(line.len());
@@ -87,7 +89,7 @@ pub fn terminal_safe(line: String) -> String {
                 }
             },
             '\t' => out.push_str("    "),
-            c if c.is_control() => out.push('\u{fffd}'),
+            c if unprintable(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -103,6 +105,11 @@ mod tests {
         assert_eq!(terminal_safe("\u{1b}[31mred\u{1b}[0m\tok".into()), "red    ok");
         assert_eq!(terminal_safe("\u{1b}]0;title\u{7}x\u{8}".into()), "x\u{fffd}");
         assert_eq!(terminal_safe("plain".into()), "plain");
+        // bidirectional marks reorder what follows them: never shown as they are
+        assert_eq!(
+            terminal_safe("a\u{202e}b\u{2066}c\u{061c}d\u{200f}".into()),
+            "a\u{fffd}b\u{fffd}c\u{fffd}d\u{fffd}"
+        );
     }
 
     #[test]

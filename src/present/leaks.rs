@@ -95,7 +95,9 @@ pub fn line(plan: &LeakPlan, o: &LeakOutcome, done: usize, total: usize) -> Stri
         (LeakOutcome::DryRun { request: r }, _) => {
             format!(
                 "{progress}{what} in {ns}: would send {} {} {}",
-                r.method, r.path, r.body
+                r.method,
+                r.path,
+                super::yaml::compact_json(&r.body)
             )
         }
         (LeakOutcome::Deleted { .. }, _) if plan.server_dry_run => {

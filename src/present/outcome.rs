@@ -119,7 +119,7 @@ pub fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) 
                 text.push_str(&line);
                 text.push('\n');
             }
-            text + &serde_json::to_string_pretty(&request.body).expect("JSON")
+            text + &super::yaml::pretty_json(&request.body)
         }
         Outcome::Refused { message } => format!("refused: {message}"),
         Outcome::RefreshRefused(r) => format!("refused: {}", refresh_refusal(r)),

@@ -1,7 +1,46 @@
 //! YAML for people and for YAML 1.1 readers alike (kubectl among them): `-o yaml` and the
-//! TUI's YAML view print every string that could be read as something else quoted.
+//! TUI's YAML view print every string that could be read as something else quoted. And the JSON
+//! every `-o json` prints: both escape what a reader or a terminal would choke on.
 
 use serde_json::Value;
+
+/// What `-o json` and `-o yaml` never print raw, beyond the C0 controls both escape anyway: DEL,
+/// the C1 controls (a terminal acts on them), the line and paragraph separators, the byte-order
+/// mark and the noncharacters U+FFFE/U+FFFF — a YAML reader refuses each of them raw, and
+/// JavaScript before ES2019 refuses U+2028/U+2029 in a string.
+pub fn escaped_in_data(c: char) -> bool {
+    matches!(
+        c,
+        '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+    )
+}
+
+/// JSON text (as serde_json writes it) with every [`escaped_in_data`] character as `\uXXXX`.
+/// Such a character can only stand inside a string there, where the escape means the same.
+pub fn escape_json_text(json: String) -> String {
+    if !json.chars().any(escaped_in_data) {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if escaped_in_data(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A value as `-o json` prints it: pretty, two spaces, [`escaped_in_data`] characters escaped.
+pub fn pretty_json(value: &Value) -> String {
+    escape_json_text(serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into()))
+}
+
+/// A value as one line of JSON (a watch's NDJSON), escaped as [`pretty_json`] is.
+pub fn compact_json(value: &Value) -> String {
+    escape_json_text(value.to_string())
+}
 
 /// YAML as kubectl prints it, with every string that a YAML 1.1 or 1.2 reader could take for
 /// something else (`no`, `2026-01-01`, `1e3`, `0x1f`, `~`, an RFC 3339 time) double-quoted, so
@@ -84,7 +123,8 @@ fn yaml_scalar_str(s: &str) -> String {
     if plain {
         s.to_string()
     } else {
-        Value::String(s.to_string()).to_string()
+        // a JSON string is a YAML double-quoted one; `\uXXXX` means the same in both
+        compact_json(&Value::String(s.to_string()))
     }
 }
 
@@ -113,5 +153,25 @@ mod tests {
         );
         let back: Value = serde_saphyr::from_str(&text).expect("valid YAML");
         assert_eq!(back, v, "{text}");
+    }
+
+    #[test]
+    fn json_and_yaml_escape_what_readers_and_terminals_refuse() {
+        let raw = "a\u{7f}b\u{85}c\u{9b}d\u{2028}e\u{2029}f\u{feff}g\u{fffe}h\u{ffff}i";
+        let v = json!({raw: raw, "plain": "é ü \u{202e}"});
+        let text = yaml(&v);
+        assert!(!text.chars().any(escaped_in_data), "{text:?}");
+        assert!(
+            text.contains(r#""a\u007fb\u0085c\u009bd\u2028e\u2029f\ufeffg\ufffeh\uffffi""#),
+            "{text}"
+        );
+        let back: Value = serde_saphyr::from_str(&text).expect("valid YAML");
+        assert_eq!(back, v, "{text}");
+        for text in [pretty_json(&v), compact_json(&v)] {
+            assert!(!text.chars().any(escaped_in_data), "{text:?}");
+            assert!(text.contains("é ü"), "{text}");
+            let back: Value = serde_json::from_str(&text).expect("valid JSON");
+            assert_eq!(back, v, "{text}");
+        }
     }
 }

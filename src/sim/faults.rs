@@ -35,6 +35,9 @@ pub enum FaultAction {
     /// none: a token never handed out before each time (`sim-page-<n>`). A list that never ends.
     /// (As it fires, the action names the one token of that answer.)
     ContinueTokens(Vec<String>),
+    /// Answer 200 `text/plain` with `head`, then send `drip` every 20 ms (on the runtime's
+    /// timer) and never end the body: a log, or any stream, that goes on forever.
+    Endless { head: String, drip: String },
 }
 
 /// Where [`FaultAction::Hold`] holds answers: [`Gate::held`] waits until a request is held at

@@ -142,6 +142,11 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
                 .expect("response");
             return Ok(answer);
         }
+        Some(FaultAction::Endless { head, drip }) => {
+            rec.status = 200;
+            shared.lock().record.push(rec);
+            return Ok(endless(head, drip));
+        }
         Some(FaultAction::Status {
             code,
             reason,
@@ -187,6 +192,25 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         return Err(std::io::Error::other("injected: the answer was lost"));
     }
     Ok(response)
+}
+
+/// A 200 whose body is `head`, then `drip` every 20 ms, never ending.
+fn endless(head: String, drip: String) -> Response<Body> {
+    use http_body_util::StreamBody;
+    use hyper::body::Frame;
+    let first = futures::stream::once(async move { bytes::Bytes::from(head) });
+    let rest = futures::stream::unfold(bytes::Bytes::from(drip), |drip| async move {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        Some((drip.clone(), drip))
+    });
+    let body = futures::StreamExt::map(futures::StreamExt::chain(first, rest), |b| {
+        Ok::<_, std::convert::Infallible>(Frame::data(b))
+    });
+    let mut response = Response::new(StreamBody::new(body).boxed_unsync());
+    response
+        .headers_mut()
+        .insert("content-type", http::HeaderValue::from_static("text/plain"));
+    response
 }
 
 /// What [`serve`] made under the server's lock.

@@ -112,9 +112,10 @@ impl LogPane {
     /// the lines it shows.
     pub fn push(&mut self, lines: impl IntoIterator<Item = Line>) {
         for line in lines {
+            // a note carries the cluster's words too (a container's name, an error)
             let line = match line {
                 Line::Log(t) => Line::Log(crate::present::layout::terminal_safe(t)),
-                note => note,
+                Line::Note(t) => Line::Note(crate::present::layout::terminal_safe(t)),
             };
             self.bytes += line.text().len();
             self.lines.push_back(line);

@@ -31,6 +31,7 @@ mod refresh;
 mod roundtrips;
 mod safety_r4;
 mod safety_r4_a;
+mod safety_r4_b;
 mod sim_api;
 mod sim_kubectl;
 mod sim_parallel;
