@@ -3,12 +3,15 @@
 //! the `resume` to run first); then `kubectl exec` runs with the same kubeconfig, context and
 //! namespace — the familiar path k9s takes, with kubectl's own streams, TTY and exit codes.
 //! A command in a pod is a write for the context's safety rules: read-only refuses it and
-//! `confirm: typed` asks for the id (`ops::write::rules::exec_gate`).
+//! `confirm: typed` asks for the id (`ops::write::rules::exec_gate`). A pod being deleted, or one
+//! of a Suspended workspace, runs nothing (`domain::triage::command_target`); the pod is read
+//! again once kubectl has started (a replaced one stops it) and when it ends (said).
 
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::input;
 use super::logs::target;
+use crate::cluster::connect::Connection;
 use crate::console::printable;
 use crate::domain::naming::WorkspaceId;
 use crate::domain::triage::{Purpose, kubectl_exec_args};
@@ -96,23 +99,58 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         args.tty,
         &args.command,
     );
-    let code = run_kubectl(&argv)?;
-    match code {
+    // kubectl execs by name: the pod checked above may be replaced before its connection opens.
+    // It is read again once kubectl has started — a pod replaced by then stops kubectl — and
+    // again when it ends, to say so if the command may have run in another pod.
+    let (pod_name, checked) = (
+        crate::domain::object::name(&pod).to_string(),
+        crate::domain::object::uid(&pod).unwrap_or_default().to_string(),
+    );
+    let mut child = spawn_kubectl(&argv)?;
+    if let Some(now) = replaced(&conn, &pod_name, &checked).await {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(Failure::error(format!(
+            "pod {pod_name} was replaced after it was checked (uid {checked} is now {now}): kubectl exec was stopped; run it again"
+        )));
+    }
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .map_err(|e| Failure::error(e.to_string()))?
+        .map_err(|e| Failure::error(format!("cannot wait for kubectl: {e}")))?;
+    if let Some(now) = replaced(&conn, &pod_name, &checked).await {
+        crate::errln!(
+            "warning: pod {pod_name} was replaced while kubectl exec ran (uid {checked} is now {now}): the command may have run in the new pod"
+        );
+    }
+    match status.code().unwrap_or(exit::ERROR) {
         0 => Ok(()),
         // the command's own exit code, as kubectl exec passes it on: kubectl said why already
         n => Err(Failure::quiet(n)),
     }
 }
 
-/// Run kubectl with `argv` on this terminal (it owns it until it ends); its exit code.
-pub fn run_kubectl(argv: &[String]) -> Result<i32, Failure> {
-    let status = std::process::Command::new("kubectl").args(argv).status().map_err(|e| {
+/// The uid now standing under `pod`'s name when it is not `checked` (`gone` when none is);
+/// `None` while it is the pod checked, or when it cannot be read (kubectl says its own error).
+async fn replaced(conn: &Connection, pod: &str, checked: &str) -> Option<String> {
+    match crate::cluster::resources::get(conn, &crate::cluster::kinds::PODS, &conn.namespace, pod).await {
+        Ok(Some(now)) => {
+            let uid = crate::domain::object::uid(&now).unwrap_or_default();
+            (uid != checked).then(|| uid.to_string())
+        }
+        Ok(None) => Some("gone".into()),
+        Err(_) => None,
+    }
+}
+
+/// Start kubectl with `argv` on this terminal (it owns it until it ends).
+fn spawn_kubectl(argv: &[String]) -> Result<std::process::Child, Failure> {
+    std::process::Command::new("kubectl").args(argv).spawn().map_err(|e| {
         Failure::error(match e.kind() {
             std::io::ErrorKind::NotFound => {
                 "kubectl is not on PATH: exec runs `kubectl exec` (install kubectl, or run it yourself)".to_string()
             }
             _ => format!("cannot run kubectl: {e}"),
         })
-    })?;
-    Ok(status.code().unwrap_or(exit::ERROR))
+    })
 }

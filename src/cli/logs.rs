@@ -9,7 +9,7 @@ use crate::cluster::connect::Connection;
 use crate::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
 use crate::domain::naming::WorkspaceId;
 use crate::domain::select::parse_duration;
-use crate::domain::triage::{Purpose, Unavailable, choose_container, own_pod};
+use crate::domain::triage::{Purpose, Unavailable, command_target};
 use chrono::{DateTime, Utc};
 
 #[derive(Debug, clap::Args)]
@@ -93,15 +93,15 @@ pub async fn target(
             message: format!("workspace {id} not found in namespace {ns}"),
         });
     };
-    let pod = own_pod(id.as_str(), &read.sandbox, read.pod.as_ref()).map_err(|u| match u {
-        // said as every verb says it
-        Unavailable::NotAWorkspace { .. } => Failure {
-            code: exit::NOT_FOUND,
-            message: exit::not_a_workspace(&id.sandbox_name(), ns),
-        },
-        u => unavailable(&u),
-    })?;
-    let chosen = choose_container(pod, asked, purpose).map_err(|u| unavailable(&u))?;
+    let (pod, chosen) =
+        command_target(id.as_str(), &read.sandbox, read.pod.as_ref(), asked, purpose).map_err(|u| match u {
+            // said as every verb says it
+            Unavailable::NotAWorkspace { .. } => Failure {
+                code: exit::NOT_FOUND,
+                message: exit::not_a_workspace(&id.sandbox_name(), ns),
+            },
+            u => unavailable(&u),
+        })?;
     if let Some(all) = &chosen.defaulted_among {
         crate::errln!(
             "Defaulted container \"{}\" out of: {}",

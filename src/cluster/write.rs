@@ -170,13 +170,26 @@ impl Outcome {
     }
 }
 
-/// The exact request for a body the domain built.
+/// The exact request for a body the domain built: its path is the URI sent, query included (a
+/// PATCH's `fieldManager`, a server dry run's `dryRun=All`), so what is printed and audited is
+/// what the server received.
 fn request_for(plan: &Plan, body: &WriteBody) -> Request {
+    let mut query = Vec::new();
+    if plan.server_dry_run {
+        query.push("dryRun=All".to_string());
+    }
+    if matches!(body, WriteBody::Patch { .. }) {
+        query.push(format!("fieldManager={FIELD_MANAGER}"));
+    }
     let path = format!(
         "/apis/agents.x-k8s.io/v1beta1/namespaces/{}/sandboxes/{}{}",
         plan.namespace,
         plan.id.sandbox_name(),
-        if plan.server_dry_run { "?dryRun=All" } else { "" }
+        if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", query.join("&"))
+        }
     );
     match body {
         WriteBody::Patch { ops, .. } => Request {
@@ -226,14 +239,12 @@ async fn send(conn: &Connection, plan: &Plan, request: &Request) -> Result<Value
     };
     let mut http_request = http_request.map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     *http_request.body_mut() = body;
-    // kube puts a delete's dryRun in the body, which is the domain's DeleteOptions: the query says it
-    if plan.server_dry_run && !http_request.uri().query().is_some_and(|q| q.contains("dryRun=")) {
-        let uri = http_request.uri().to_string();
-        let joined = if uri.contains('?') { '&' } else { '?' };
-        *http_request.uri_mut() = format!("{uri}{joined}dryRun=All")
-            .parse()
-            .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
-    }
+    // the URI sent is the request's own path and query (`request_for`), exactly as printed and
+    // audited: kube's builder puts a delete's dryRun in the body and may start a query with `?&`
+    *http_request.uri_mut() = request
+        .path
+        .parse()
+        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }
 

@@ -34,6 +34,9 @@ pub enum Unavailable {
     Foreign { pod: String, owner: String },
     /// The pod is not Running (exec only).
     PodNotRunning { pod: String, phase: String },
+    /// The pod is being deleted (exec only): the library never binds it, a command there dies
+    /// with it; `suspended`: its workspace is Suspended (the pod is on its way out).
+    Terminating { pod: String, id: String, suspended: bool },
     /// `-c` names no container of the pod.
     NoSuchContainer {
         asked: String,
@@ -65,6 +68,20 @@ impl Unavailable {
             Unavailable::Foreign { pod, owner } => format!(
                 "pod {pod} is not this workspace's: it is owned by {owner}, not by the Sandbox (kubectl namzu inspect says more)"
             ),
+            Unavailable::Terminating {
+                pod,
+                id,
+                suspended: true,
+            } => format!(
+                "workspace {id} is Suspended: its pod {pod} is on its way out and runs no command; resume it first: kubectl namzu resume {id}"
+            ),
+            Unavailable::Terminating {
+                pod,
+                id,
+                suspended: false,
+            } => format!(
+                "pod {pod} is being deleted: a command there dies with it, and the library never binds it; wait for the workspace's next pod (kubectl namzu inspect {id})"
+            ),
             Unavailable::PodNotRunning { pod, phase } => {
                 format!("pod {pod} is {phase}, not Running: nothing runs in it")
             }
@@ -83,6 +100,27 @@ impl Unavailable {
             ),
         }
     }
+}
+
+/// The pod and container a command acts on — one rule for `logs`, `exec` and the TUI's `l` and
+/// `s`: the workspace's own pod; for a command (`Purpose::Exec`) never the pod of a Suspended
+/// workspace, nor one being deleted ([`choose_container`]).
+pub fn command_target<'a>(
+    id: &str,
+    sandbox: &Value,
+    pod: Option<&'a Value>,
+    asked: Option<&str>,
+    purpose: Purpose,
+) -> Result<(&'a Value, Chosen), Unavailable> {
+    let pod = own_pod(id, sandbox, pod)?;
+    if purpose == Purpose::Exec && Mode::of_sandbox(sandbox) == Mode::Suspended {
+        return Err(Unavailable::Terminating {
+            pod: name(pod).to_string(),
+            id: id.to_string(),
+            suspended: true,
+        });
+    }
+    Ok((pod, choose_container(pod, asked, purpose)?))
 }
 
 /// The workspace's own pod, if `pod` (the one standing under the Sandbox's pod name, or its
@@ -220,6 +258,13 @@ pub fn choose_container(pod: &Value, asked: Option<&str>, purpose: Purpose) -> R
         },
         Purpose::Logs { previous: true } => Ok(chosen),
         Purpose::Exec => {
+            if pod.pointer("/metadata/deletionTimestamp").is_some() {
+                return Err(Unavailable::Terminating {
+                    pod: name(pod).to_string(),
+                    id: super::naming::id_of(name(pod)).unwrap_or(name(pod)).to_string(),
+                    suspended: false,
+                });
+            }
             let phase = str_at(pod, &["status", "phase"]).unwrap_or("Unknown");
             if phase != "Running" {
                 return Err(Unavailable::PodNotRunning {

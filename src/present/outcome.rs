@@ -103,7 +103,7 @@ pub fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) 
             ..
         } => {
             // a server dry run was sent: the API server admitted it and changed nothing
-            let sent = if request.path.ends_with("?dryRun=All") {
+            let sent = if request.path.contains("dryRun=All") {
                 "the API server accepted (nothing changed)"
             } else {
                 "would send"

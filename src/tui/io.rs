@@ -17,7 +17,7 @@ use crate::domain::naming::WorkspaceId;
 use crate::domain::naming::WorkspaceKey;
 use crate::domain::object::name;
 use crate::domain::timeline;
-use crate::domain::triage::{Purpose, SHELL, Unavailable, choose_container, kubectl_exec_args, own_pod};
+use crate::domain::triage::{Purpose, SHELL, Unavailable, command_target, kubectl_exec_args};
 use crate::ops::follow::{self, Followed, Target};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -430,8 +430,8 @@ async fn own_container(
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("workspace {} is gone", key.id))?;
-    let pod = own_pod(&key.id, &read.sandbox, read.pod.as_ref()).map_err(|u| tui_words(&u))?;
-    let chosen = choose_container(pod, asked, purpose).map_err(|u| tui_words(&u))?;
+    let (pod, chosen) =
+        command_target(&key.id, &read.sandbox, read.pod.as_ref(), asked, purpose).map_err(|u| tui_words(&u))?;
     Ok((name(pod).to_string(), chosen))
 }
 

@@ -93,7 +93,6 @@ async fn look_alikes_are_listed_in_use_with_their_proof_and_never_deleted() {
         .unwrap();
     // a disk the claim's Sandbox will take; one owned by a kind the tool does not read; one a
     // rescue pod mounts; one whose name hash is a live workspace's; one of a claim's by label
-    let alpha = t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").unwrap();
     let look_alikes = [
         disk(
             "workspace-disk-namzu-ws-task",

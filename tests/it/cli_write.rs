@@ -526,7 +526,7 @@ async fn dry_run_prints_the_exact_request_and_sends_nothing() {
     assert_eq!(v[0]["result"], "dry-run");
     assert_eq!(
         v[0]["request"]["path"],
-        "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-shared-desk"
+        "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-shared-desk?fieldManager=kubectl-namzu"
     );
     assert_eq!(v[0]["request"]["contentType"], "application/json-patch+json");
     assert_eq!(v[0]["request"]["body"][1], json!({"op":"add","path":E,"value":"8"}));

@@ -571,7 +571,7 @@ async fn a_dry_run_prints_the_body_the_field_diff_and_where_each_overlay_came_fr
     assert!(o.status.success(), "{}", err(&o));
     let text = out(&o);
     for line in [
-        "desk: dry run (keeps holder epoch 2): would send PATCH /apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-desk (application/json-patch+json)",
+        "desk: dry run (keeps holder epoch 2): would send PATCH /apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes/namzu-ws-desk?fieldManager=kubectl-namzu (application/json-patch+json)",
         "refresh from SandboxTemplate ws: pod-template hash sha256:7f3b5b2c5b76… → sha256:8d1b3cf9efa9…",
         "  template label ws (the Sandbox's own label)",
         "  runtimeClassName not configured (inferred: reproduces the stored hash from the stored pod template)",

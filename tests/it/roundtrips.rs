@@ -110,6 +110,13 @@ async fn dry_run_server_sends_dry_run_all_through_the_write_path_and_changes_not
     assert_eq!(patches.len(), 1, "one fenced PATCH");
     assert!(patches[0].query.contains("dryRun=All"), "{:?}", patches[0].query);
     assert_eq!(patches[0].status, 200);
+    // what is printed is the request as sent: its path and query, fieldManager included
+    let sent = format!("{}?{}", patches[0].path, patches[0].query);
+    assert!(out(&o).contains(&format!("PATCH {sent} ")), "{sent}\n{}", out(&o));
+    assert!(
+        sent.contains("fieldManager=kubectl-namzu") && !sent.contains("?&"),
+        "{sent}"
+    );
     // nothing changed: the same object, the same resourceVersion
     let after = t.sim.get(&SANDBOXES, "agents", "namzu-ws-alpha").expect("alpha");
     assert_eq!(after, before);

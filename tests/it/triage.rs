@@ -404,3 +404,28 @@ async fn exec_is_a_write_for_the_safety_rules() {
     };
     assert_eq!((code(&o), out(&o).as_str()), (0, "namzu-ws-awake\n"), "{}", err(&o));
 }
+
+/// `exec` runs nothing in a pod on its way out: one being deleted, or the pod of a workspace
+/// already Suspended (the library never binds either); nothing reaches pods/exec.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_refuses_a_pod_on_its_way_out() {
+    let t = sim().await;
+    let now = t.sim.now().to_rfc3339();
+    t.sim.modify(&PODS, "agents", "namzu-ws-awake", |p| {
+        p["metadata"]["deletionTimestamp"] = serde_json::json!(now)
+    });
+    let o = namzu(&t, &["exec", "awake", "--", "ls"]).await;
+    assert_eq!(code(&o), 7, "{}", err(&o));
+    assert!(err(&o).contains("pod namzu-ws-awake is being deleted"), "{}", err(&o));
+    t.sim.modify(&SANDBOXES, "agents", "namzu-ws-duo", |s| {
+        s["spec"]["operatingMode"] = serde_json::json!("Suspended")
+    });
+    let o = namzu(&t, &["exec", "duo", "--", "ls"]).await;
+    assert_eq!(code(&o), 7, "{}", err(&o));
+    assert!(
+        err(&o).contains("workspace duo is Suspended: its pod namzu-ws-duo is on its way out"),
+        "{}",
+        err(&o)
+    );
+    assert!(t.sim.requests().iter().all(|r| !r.path.ends_with("/exec")));
+}

@@ -87,7 +87,13 @@ pub fn leak_request(plan: &LeakPlan) -> Request {
     }
     Request {
         method: "DELETE",
-        path: format!("{base}/namespaces/{}/{}/{}", plan.namespace, kind.plural, plan.name),
+        path: format!(
+            "{base}/namespaces/{}/{}/{}{}",
+            plan.namespace,
+            kind.plural,
+            plan.name,
+            if plan.server_dry_run { "?dryRun=All" } else { "" }
+        ),
         content_type: "application/json",
         body,
     }
@@ -241,6 +247,11 @@ async fn send_leak_delete(conn: &Connection, plan: &LeakPlan, request: &Request)
         )
         .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     *http_request.body_mut() = serde_json::to_vec(&request.body).unwrap_or_default();
+    // the URI sent is the request's own, as printed and audited
+    *http_request.uri_mut() = request
+        .path
+        .parse()
+        .map_err(|e| ClusterError::Other(format!("{op}: {e}")))?;
     conn.bounded(&op, conn.client.request::<Value>(http_request)).await
 }
 
