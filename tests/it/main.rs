@@ -30,6 +30,7 @@ mod refresh;
 mod roundtrips;
 mod safety_r4;
 mod sim_api;
+mod sim_disks;
 mod sim_kubectl;
 mod sim_parallel;
 mod sim_triage;
