@@ -564,3 +564,65 @@ async fn the_demo_has_a_detached_disk_a_retained_expiry_and_a_true_orphan() {
     let client = t.client().await;
     assert!(!pvs(&client).list(&Default::default()).await.unwrap().items.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_orphaning_delete_under_a_lagging_collector_collects_nothing_later() {
+    let t = start_disks().await;
+    t.sim.set_gc_delay(Some(chrono::Duration::seconds(2)));
+    let client = t.client().await;
+    sandboxes(&client, "agents")
+        .delete(
+            "namzu-ws-x",
+            &DeleteParams {
+                propagation_policy: Some(PropagationPolicy::Orphan),
+                ..DeleteParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    t.sim.advance(chrono::Duration::seconds(3));
+    let _ = pvs(&client).list(&Default::default()).await.unwrap();
+    let disk = pvc_of(&t, "x");
+    assert!(disk["metadata"].get("ownerReferences").is_none(), "{disk}");
+    assert_eq!(s(&pv_of(&t, &disk).expect("its volume"), "/status/phase"), "Bound");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenario_claims_get_their_volumes_as_written() {
+    let scenario = r#"
+namespaces: [data]
+objects:
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: kept, namespace: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 5Gi}}}
+    status: {phase: Bound}
+  - apiVersion: v1
+    kind: PersistentVolume
+    metadata: {name: handmade}
+    spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], persistentVolumeReclaimPolicy: Retain}
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: named, namespace: data}
+    spec: {accessModes: [ReadWriteOnce], volumeName: handmade, resources: {requests: {storage: 1Gi}}}
+    status: {phase: Bound}
+  - apiVersion: v1
+    kind: PersistentVolume
+    metadata: {name: spare}
+    spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], persistentVolumeReclaimPolicy: Delete}
+knobs:
+  data/kept: {reclaimPolicy: Retain}
+"#;
+    let t = start_with(scenario, |_| {}).await;
+    let kept = t.sim.get(&PVCS, "data", "kept").unwrap();
+    let pv = pv_of(&t, &kept).expect("provisioned");
+    assert_eq!(s(&pv, "/spec/persistentVolumeReclaimPolicy"), "Retain");
+    assert_eq!(s(&kept, "/status/capacity/storage"), "5Gi");
+    let named = t.sim.get(&PVCS, "data", "named").unwrap();
+    assert_eq!(s(&named, "/spec/volumeName"), "handmade");
+    let handmade = t.sim.get(&PVS, "", "handmade").unwrap();
+    assert_eq!(s(&handmade, "/status/phase"), "Bound");
+    assert_eq!(s(&handmade, "/spec/claimRef/uid"), s(&named, "/metadata/uid"));
+    let spare = t.sim.get(&PVS, "", "spare").unwrap();
+    assert_eq!(s(&spare, "/status/phase"), "Available", "{spare}");
+}

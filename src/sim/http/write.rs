@@ -246,15 +246,14 @@ pub(super) fn delete(
     {
         return Ok((200, old));
     }
-    let deleted = if orphaning(req, &opts) {
-        // the garbage collector's orphan finalizer: the dependents stay, unowned
+    if orphaning(req, &opts) {
+        // the garbage collector's orphan finalizer: the dependents stay, unowned (so its pass
+        // after the delete finds none to collect)
         st.store.orphan_dependents(&have("uid"), ns, &CASCADE);
-        st.store.delete(r, ns, name, now, &[]).expect("present")
-    } else {
-        match st.gc_delay {
-            None => st.store.delete(r, ns, name, now, &CASCADE).expect("present"),
-            Some(delay) => delete_later(st, r, &old, at, delay),
-        }
+    }
+    let deleted = match st.gc_delay {
+        None => st.store.delete(r, ns, name, now, &CASCADE).expect("present"),
+        Some(delay) => delete_later(st, r, &old, at, delay),
     };
     if deleted.pointer("/metadata/deletionTimestamp").is_some() && st.store.get(r, ns, name).is_some() {
         return Ok((200, deleted));
