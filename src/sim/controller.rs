@@ -47,6 +47,9 @@ pub struct Knobs {
     pub foreign_disk: bool,
     /// The workspace's PVCs are never made (the pod waits for them).
     pub disk_missing: bool,
+    /// The reclaim policy of the volumes provisioned for the workspace's PVCs: `Delete` (the
+    /// default, a StorageClass's) or `Retain`.
+    pub reclaim_policy: Option<String>,
     /// The controller reports Ready=False with this reason (agent-sandbox v1.0's
     /// `InvalidConfiguration`, `PodTerminating`, or one the tool does not know): no pod is made,
     /// except for `PodTerminating`, whose pod is being deleted and stays so.

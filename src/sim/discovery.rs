@@ -99,8 +99,15 @@ pub fn resources(served: &[Resource], group: &str, version: &str) -> Option<Valu
         .iter()
         .filter(|r| r.group == group && r.version == version)
         .flat_map(|r| {
-            let main = json!({"name":r.plural,"singularName":r.kind.to_lowercase(),"namespaced":r.namespaced,
-                "kind":r.kind,"verbs":VERBS,"shortNames":r.short_names,"categories":["all"]});
+            // a real server puts no PersistentVolume in `kubectl get all`
+            let categories: &[&str] = if r.plural == "persistentvolumes" { &[] } else { &["all"] };
+            let mut main = json!({"name":r.plural,"singularName":r.kind.to_lowercase(),"namespaced":r.namespaced,
+                "kind":r.kind,"verbs":VERBS,"shortNames":r.short_names,"categories":categories});
+            if categories.is_empty()
+                && let Some(m) = main.as_object_mut()
+            {
+                m.remove("categories");
+            }
             let status = json!({"name":format!("{}/status", r.plural),"singularName":"","namespaced":r.namespaced,
                 "kind":r.kind,"verbs":["get","patch","update"]});
             if r.has_status { vec![main, status] } else { vec![main] }

@@ -18,6 +18,7 @@ pub mod selector;
 pub mod status;
 pub mod store;
 mod table;
+pub mod volumes;
 mod watch;
 mod wire;
 
@@ -105,6 +106,12 @@ impl SimState {
 
     pub fn reconcile(&mut self, now: DateTime<Utc>) {
         self.controller.reconcile(&mut self.store, now, false);
+        self.sync_volumes(now);
+    }
+
+    /// The volume controller's pass over what changed in claims and volumes (`sim/volumes.rs`).
+    pub fn sync_volumes(&mut self, now: DateTime<Utc>) {
+        volumes::sync(&mut self.store, &clock::k8s_time(now));
     }
 
     /// Another writer's change to the object a request path addresses.
@@ -168,6 +175,7 @@ impl SimState {
         if self.controller.next_due().is_some_and(|d| d <= now) {
             self.controller.reconcile_due(&mut self.store, now);
         }
+        self.sync_volumes(now);
         self.controller.logs.chatter(now);
     }
 
@@ -217,6 +225,7 @@ impl SimState {
             Some(key) => self.controller.reconcile_key(&mut self.store, &key, now, false),
             None => self.reconcile(now),
         }
+        self.sync_volumes(now);
     }
 }
 
@@ -609,6 +618,7 @@ impl Sim {
             let key = (namespace.to_string(), name.to_string());
             let SimState { controller, store, .. } = &mut *st;
             controller.reconcile_key(store, &key, now, false);
+            st.sync_volumes(now);
         } else {
             st.reconcile(now);
         }
@@ -634,6 +644,18 @@ impl Sim {
         let out = st
             .store
             .delete(r, namespace, name, &clock::k8s_time(now), &resources::CASCADE);
+        st.reconcile(now);
+        out
+    }
+
+    /// Delete an object with `propagationPolicy: Orphan` (`kubectl delete --cascade=orphan`):
+    /// its dependents stay, their ownerReferences to it removed.
+    pub fn delete_orphaning(&self, r: &Resource, namespace: &str, name: &str) -> Option<Value> {
+        let now = self.now();
+        let mut st = self.shared.lock();
+        let uid = store::meta(st.store.get(r, namespace, name)?, "uid").to_string();
+        st.store.orphan_dependents(&uid, namespace, &resources::CASCADE);
+        let out = st.store.delete(r, namespace, name, &clock::k8s_time(now), &[]);
         st.reconcile(now);
         out
     }
@@ -714,7 +736,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .store
             .create(&SANDBOXES, w.sandbox(claim_uid.as_deref()), &now_s)
             .map_err(|e| e.body["message"].to_string())?;
-        for policy in w.policies(&created) {
+        for policy in w.policies(&created, claim_uid.as_deref()) {
             st.store
                 .create(&resources::CILIUM_POLICIES, policy, &now_s)
                 .map_err(|e| e.body["message"].to_string())?;
@@ -735,10 +757,28 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     for (key, knobs) in scenario.all_knobs() {
         st.controller.knobs.insert(key, knobs);
     }
+    // a Bound claim given in full has its volume: the one it names, else one provisioned
+    // (reclaim policy from its knobs, `reclaimPolicy`, Delete by default)
+    for obj in scenario.objects.iter().filter(|o| o["kind"] == "PersistentVolumeClaim") {
+        let (ns, name) = (store::meta(obj, "namespace"), store::meta(obj, "name"));
+        let ns = if ns.is_empty() { "default" } else { ns };
+        let policy = st
+            .controller
+            .knobs
+            .get(&knob_key(ns, name))
+            .and_then(|k| k.reclaim_policy.clone())
+            .unwrap_or_else(|| "Delete".into());
+        if let Some(pvc) = st.store.get(&resources::PVCS, ns, name).cloned()
+            && pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound")
+        {
+            volumes::settle_claim(&mut st.store, pvc, &policy, &now_s);
+        }
+    }
     let SimState { store, controller, .. } = &mut *st;
     // settle twice: pods are created, then move to their steady state
     controller.reconcile(store, now, true);
     controller.reconcile(store, now, true);
+    volumes::sync(store, &now_s);
     // the scenario's own logs, over what the model made up
     for w in &scenario.workspaces {
         let name = format!("namzu-ws-{}", w.id);

@@ -44,6 +44,10 @@ pub struct WorkspaceSpec {
     pub deleting: bool,
     #[serde(default)]
     pub shutdown_time: Option<String>,
+    /// With `shutdownTime`: no `shutdownPolicy` at all (agent-sandbox then retains, its
+    /// default) instead of an explicit `Retain`.
+    #[serde(default)]
+    pub no_shutdown_policy: bool,
     /// Per-sandbox egress (@namzu/sandbox 28.0.0): the per-sandbox label on the pod template
     /// (its value the Sandbox's name) and a CiliumNetworkPolicy `namzu-sbx-<uid>` the Sandbox owns.
     #[serde(default)]
@@ -52,6 +56,11 @@ pub struct WorkspaceSpec {
     /// Sandbox's uid, not yet garbage-collected): it selects this workspace too.
     #[serde(default)]
     pub foreign_policy: bool,
+    /// Acquired from a warm pool through its `ownerClaim`: the per-sandbox CiliumNetworkPolicy
+    /// `namzu-sbx-<claim uid>` is named after and owned by the SandboxClaim (collected with
+    /// it), as @namzu/sandbox makes it on the pooled path.
+    #[serde(default)]
+    pub claim_policy: bool,
     #[serde(default)]
     pub knobs: Knobs,
     /// The current log of each container (`{agent: [line, …]}`), stamped a second apart up to now.
@@ -431,7 +440,9 @@ impl WorkspaceSpec {
             json!({"podTemplate":pod_template,"operatingMode":self.mode,"service":true,"volumeClaimTemplates":vcts});
         if let Some(t) = &self.shutdown_time {
             spec["shutdownTime"] = json!(t);
-            spec["shutdownPolicy"] = json!("Retain");
+            if !self.no_shutdown_policy {
+                spec["shutdownPolicy"] = json!("Retain");
+            }
         }
         json!({"apiVersion":"agents.x-k8s.io/v1beta1","kind":"Sandbox","metadata":meta,"spec":spec})
     }
@@ -439,25 +450,34 @@ impl WorkspaceSpec {
 
 impl WorkspaceSpec {
     /// The per-sandbox CiliumNetworkPolicies that stand with the `created` Sandbox: its own
-    /// (`perSandboxEgress`) and one an earlier Sandbox of the same name left (`foreignPolicy`).
-    pub fn policies(&self, created: &Value) -> Vec<Value> {
+    /// (`perSandboxEgress`), one an earlier Sandbox of the same name left (`foreignPolicy`), and
+    /// its claim's (`claimPolicy`, owned by the SandboxClaim of uid `claim_uid`).
+    pub fn policies(&self, created: &Value, claim_uid: Option<&str>) -> Vec<Value> {
         let name = created["metadata"]["name"].as_str().unwrap_or_default();
         let uid = created["metadata"]["uid"].as_str().unwrap_or_default();
+        let sandbox_owner = |owner: &str| json!({"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "name": name, "uid": owner});
         let mut owners = Vec::new();
         if self.per_sandbox_egress {
-            owners.push(uid.to_string());
+            owners.push((uid.to_string(), sandbox_owner(uid)));
         }
         if self.foreign_policy {
-            owners.push(super::controller::earlier_uid(name));
+            let earlier = super::controller::earlier_uid(name);
+            owners.push((earlier.clone(), sandbox_owner(&earlier)));
+        }
+        if let (true, Some(claim), Some(claim_uid)) = (self.claim_policy, &self.owner_claim, claim_uid) {
+            owners.push((
+                claim_uid.to_string(),
+                json!({"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim",
+                    "name": claim, "uid": claim_uid}),
+            ));
         }
         owners
             .into_iter()
-            .map(|owner| {
+            .map(|(owner, reference)| {
                 json!({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
                     "metadata": {"name": format!("namzu-sbx-{owner}"), "namespace": self.namespace,
                         "labels": {"app.kubernetes.io/managed-by": "namzu-sandbox"},
-                        "ownerReferences": [{"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
-                            "name": name, "uid": owner}]},
+                        "ownerReferences": [reference]},
                     "spec": {"endpointSelector": {"matchLabels": {PER_SANDBOX_LABEL: name}},
                         "egress": [{"toFQDNs": [{"matchName": "api.github.com"}],
                             "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]}]}})

@@ -65,6 +65,9 @@ pub struct Store {
     pub watch_generation: tokio::sync::watch::Sender<u64>,
     /// Bytes sent on watch streams (the request record cannot size a streamed answer).
     pub watch_bytes: Arc<std::sync::atomic::AtomicU64>,
+    /// What changed in claims and volumes since the volume controller last looked
+    /// (`sim::volumes::sync`).
+    volume_events: Vec<Arc<Event>>,
 }
 
 impl Default for Store {
@@ -84,6 +87,7 @@ impl Store {
             events: broadcast::channel(4096).0,
             watch_generation: tokio::sync::watch::channel(0).0,
             watch_bytes: Default::default(),
+            volume_events: Vec::new(),
         }
     }
 
@@ -98,6 +102,11 @@ impl Store {
             self.uid_seq * 2654435761 % 0xffff_ffff,
             self.uid_seq
         )
+    }
+
+    /// The changes to claims and volumes since the last call.
+    pub fn take_volume_events(&mut self) -> Vec<Arc<Event>> {
+        std::mem::take(&mut self.volume_events)
     }
 
     /// Forget history so watches from before now get 410 Gone.
@@ -139,6 +148,9 @@ impl Store {
             self.dropped_up_to = dropped.rv;
         }
         self.history.push_back(ev.clone());
+        if rk == "/persistentvolumeclaims" || rk == "/persistentvolumes" {
+            self.volume_events.push(ev.clone());
+        }
         let _ = self.events.send(ev);
     }
 
@@ -344,6 +356,32 @@ impl Store {
             self.collect_dependents(uid, ns, now, all);
         }
         Some(obj)
+    }
+
+    /// The garbage collector's orphan finalizer: every dependent of the owner `owner_uid` loses
+    /// its ownerReference to it (and stays).
+    pub fn orphan_dependents(&mut self, owner_uid: &str, ns: &str, all: &[Resource]) {
+        for r in all {
+            let dependents: Vec<Value> = self
+                .list(r, Some(ns))
+                .filter(|o| {
+                    o.pointer("/metadata/ownerReferences")
+                        .and_then(Value::as_array)
+                        .is_some_and(|refs| refs.iter().any(|x| x["uid"] == owner_uid))
+                })
+                .cloned()
+                .collect();
+            for mut o in dependents {
+                let meta = o["metadata"].as_object_mut().expect("an object has metadata");
+                if let Some(refs) = meta.get_mut("ownerReferences").and_then(Value::as_array_mut) {
+                    refs.retain(|x| x["uid"] != owner_uid);
+                    if refs.is_empty() {
+                        meta.remove("ownerReferences");
+                    }
+                }
+                self.update(r, o);
+            }
+        }
     }
 
     fn collect_dependents(&mut self, owner_uid: &str, ns: &str, now: &str, all: &[Resource]) {

@@ -48,11 +48,55 @@ fn event_cells(obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
     ]
 }
 
+/// A PersistentVolume's row as kube-apiserver prints it.
+fn pv_cells(obj: &Value, name: Value, now: DateTime<Utc>) -> Vec<Value> {
+    let text = |p: &str| json!(obj.pointer(p).and_then(Value::as_str).unwrap_or(""));
+    let modes: Vec<&str> = obj
+        .pointer("/spec/accessModes")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(|m| match m {
+                    "ReadWriteOnce" => "RWO",
+                    "ReadOnlyMany" => "ROX",
+                    "ReadWriteMany" => "RWX",
+                    "ReadWriteOncePod" => "RWOP",
+                    other => other,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let claim = match obj.pointer("/spec/claimRef") {
+        Some(c) => format!(
+            "{}/{}",
+            c.get("namespace").and_then(Value::as_str).unwrap_or(""),
+            c.get("name").and_then(Value::as_str).unwrap_or("")
+        ),
+        None => String::new(),
+    };
+    vec![
+        name,
+        text("/spec/capacity/storage"),
+        json!(modes.join(",")),
+        text("/spec/persistentVolumeReclaimPolicy"),
+        text("/status/phase"),
+        json!(claim),
+        text("/spec/storageClassName"),
+        json!("<unset>"),
+        text("/status/reason"),
+        json!(age(obj, now)),
+    ]
+}
+
 fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
     if r.plural == "events" {
         return event_cells(obj, now);
     }
     let name = obj.pointer("/metadata/name").cloned().unwrap_or(json!(""));
+    if r.plural == "persistentvolumes" {
+        return pv_cells(obj, name, now);
+    }
     if r.plural == "sandboxes" {
         let ready = obj
             .pointer("/status/conditions")
@@ -82,6 +126,19 @@ pub fn table<V: std::borrow::Borrow<Value>>(
             column("Reason", ""),
             column("Object", ""),
             column("Message", ""),
+        ]
+    } else if r.plural == "persistentvolumes" {
+        vec![
+            column("Name", "name"),
+            column("Capacity", ""),
+            column("Access Modes", ""),
+            column("Reclaim Policy", ""),
+            column("Status", ""),
+            column("Claim", ""),
+            column("StorageClass", ""),
+            column("VolumeAttributesClass", ""),
+            column("Reason", ""),
+            column("Age", ""),
         ]
     } else if r.plural == "sandboxes" {
         vec![

@@ -33,6 +33,7 @@ mod safety_r4;
 mod safety_r4_a;
 mod safety_r4_b;
 mod sim_api;
+mod sim_disks;
 mod sim_kubectl;
 mod sim_parallel;
 mod sim_triage;

@@ -490,7 +490,8 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    assert_eq!(h.app.inventory.rows().len(), 30);
+    // (31 and 37 with the demo's Expired retained)
+    assert_eq!(h.app.inventory.rows().len(), 31);
     assert_eq!(
         h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
@@ -508,7 +509,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows().len(), 36);
+    assert_eq!(h.app.inventory.rows().len(), 37);
     h.keys(&[KeyCode::Char('a')]).await;
     assert_eq!(h.app.inventory.rows().len(), 4, "back to the namespace it was in");
 }

@@ -1,6 +1,11 @@
-//! The disks: a Sandbox's volume claims, created and bound.
+//! The disks: a Sandbox's volume claims, created (with their volume, as a dynamic provisioner
+//! makes one: `sim/volumes.rs`), bound, and adopted back when an orphaning delete left them.
 
 use super::*;
+use crate::sim::volumes;
+
+/// The label agent-sandbox puts on what a Sandbox owns: the FNV-1a hash of its name.
+pub const NAME_HASH_LABEL: &str = "agents.x-k8s.io/sandbox-name-hash";
 
 impl Controller {
     pub(super) fn ensure_pvcs(&mut self, store: &mut Store, sbx: &Value, knobs: &Knobs, now: &str) {
@@ -11,6 +16,7 @@ impl Controller {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
+        let policy = knobs.reclaim_policy.as_deref().unwrap_or("Delete");
         for vct in vcts {
             let pvc_name = format!("{}-{name}", s(&vct, "/metadata/name"));
             let phase = if knobs.pvc_pending { "Pending" } else { "Bound" };
@@ -18,7 +24,7 @@ impl Controller {
                 None if knobs.disk_missing => {}
                 None => {
                     let mut labels = vct.pointer("/metadata/labels").cloned().unwrap_or(json!({}));
-                    labels["agents.x-k8s.io/sandbox-name-hash"] = json!(name_hash(name));
+                    labels[NAME_HASH_LABEL] = json!(name_hash(name));
                     // a foreign disk: an earlier Sandbox of this name made it, and it was never
                     // collected (a real cluster's garbage collector lags, or an orphaning delete)
                     let owner = if knobs.foreign_disk {
@@ -32,16 +38,56 @@ impl Controller {
                         "ownerReferences":[owner]},
                         "spec": vct.get("spec").cloned().unwrap_or(json!({})),
                         "status":{"phase":phase}});
-                    if store.create(&PVCS, pvc, now).is_ok() && knobs.pvc_pending {
-                        self.announce(store, sbx, "ProvisioningFailed", &format!("persistentvolumeclaim {pvc_name}: waiting for a volume to be created, either by external provisioner or manually created by system administrator"), "Warning", now);
+                    match store.create(&PVCS, pvc, now) {
+                        Ok(_) if knobs.pvc_pending => {
+                            self.announce(store, sbx, "ProvisioningFailed", &format!("persistentvolumeclaim {pvc_name}: waiting for a volume to be created, either by external provisioner or manually created by system administrator"), "Warning", now);
+                        }
+                        Ok(created) => {
+                            volumes::provision(store, created, policy, now);
+                        }
+                        Err(_) => {}
                     }
                 }
-                Some(mut pvc) if s(&pvc, "/status/phase") != phase => {
-                    pvc["status"]["phase"] = json!(phase);
-                    store.update(&PVCS, pvc);
+                Some(pvc) => {
+                    let mut pvc = adopt(store, sbx, pvc);
+                    if s(&pvc, "/status/phase") != phase {
+                        pvc["status"]["phase"] = json!(phase);
+                        let pvc = store.update(&PVCS, pvc);
+                        if phase == "Bound" {
+                            volumes::provision(store, pvc, policy, now);
+                        }
+                    }
                 }
-                Some(_) => {}
             }
         }
     }
+}
+
+/// agent-sandbox's `reconcilePVCs`: a claim of the Sandbox's name that nothing controls and
+/// that carries the Sandbox's name-hash label (one an orphaning delete left) is taken back,
+/// the Sandbox its controller owner. One owned by anything else, or without the label, is left
+/// as it is (a name clash the tool reports as a foreign disk).
+fn adopt(store: &mut Store, sbx: &Value, pvc: Value) -> Value {
+    let refs = pvc
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let owned = refs
+        .iter()
+        .any(|r| r["controller"] == json!(true) || r["kind"] == "Sandbox");
+    let hash = name_hash(s(sbx, "/metadata/name"));
+    let labelled = pvc
+        .pointer("/metadata/labels")
+        .and_then(|l| l.get(NAME_HASH_LABEL))
+        .and_then(Value::as_str)
+        == Some(hash.as_str());
+    if owned || !labelled || pvc.pointer("/metadata/deletionTimestamp").is_some() {
+        return pvc;
+    }
+    let mut pvc = pvc;
+    let mut refs = refs;
+    refs.push(owner_ref(sbx));
+    pvc["metadata"]["ownerReferences"] = Value::Array(refs);
+    store.update(&PVCS, pvc)
 }

@@ -259,6 +259,10 @@ pub(super) fn objects(
             }
             admit_custom(r, &mut obj);
             validate(r, &obj, None)?;
+            // a new claim is Pending until the volume controller binds it
+            if r.plural == "persistentvolumeclaims" && r.group.is_empty() && obj.pointer("/status/phase").is_none() {
+                obj["status"]["phase"] = json!("Pending");
+            }
             if dry_run(req) {
                 return st.store.create_dry(r, obj, &now_s).map(|o| (201, o));
             }

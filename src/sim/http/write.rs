@@ -246,6 +246,11 @@ pub(super) fn delete(
     {
         return Ok((200, old));
     }
+    if orphaning(req, &opts) {
+        // the garbage collector's orphan finalizer: the dependents stay, unowned (so its pass
+        // after the delete finds none to collect)
+        st.store.orphan_dependents(&have("uid"), ns, &CASCADE);
+    }
     let deleted = match st.gc_delay {
         None => st.store.delete(r, ns, name, now, &CASCADE).expect("present"),
         Some(delay) => delete_later(st, r, &old, at, delay),
@@ -258,6 +263,22 @@ pub(super) fn delete(
         json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success",
         "details":{"name":name,"group":r.group,"kind":r.plural,"uid":have("uid")}}),
     ))
+}
+
+/// `propagationPolicy: Orphan` in the DeleteOptions body or the query (`kubectl delete
+/// --cascade=orphan`), or the older `orphanDependents: true`.
+fn orphaning(req: &Req, opts: &Value) -> bool {
+    let policy = opts
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .or(req.param("propagationPolicy"));
+    match policy {
+        Some(p) => p == "Orphan",
+        None => {
+            opts.get("orphanDependents").and_then(Value::as_bool) == Some(true)
+                || req.param("orphanDependents") == Some("true")
+        }
+    }
 }
 
 /// A DELETE with the garbage collector's delay: a pod bound to a node is marked Terminating
