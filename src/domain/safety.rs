@@ -201,20 +201,18 @@ impl Overrides {
             Some(false) if out.read_only => out.read_only = !loosen("--write".into(), out),
             _ => {}
         }
+        // (a loosening is asked only where it would loosen: `loosen` names what it drops)
         match self.confirm {
             Some(Confirm::Typed) => out.confirm = Confirm::Typed,
-            Some(Confirm::Default) if out.confirm == Confirm::Typed => {
-                if loosen("--confirm default".into(), out) {
-                    out.confirm = Confirm::Default;
-                }
+            Some(Confirm::Default) if out.confirm == Confirm::Typed && loosen("--confirm default".into(), out) => {
+                out.confirm = Confirm::Default;
             }
             _ => {}
         }
         match (self.max_bulk, out.max_bulk) {
             (Some(flag), Some(file)) if flag > file => {
-                if loosen(format!("--max-bulk {flag}"), out) {
-                    out.max_bulk = Some(flag);
-                }
+                let raised = loosen(format!("--max-bulk {flag}"), out);
+                out.max_bulk = Some(if raised { flag } else { file });
             }
             (Some(flag), _) => out.max_bulk = Some(flag),
             (None, _) => {}

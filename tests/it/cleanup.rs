@@ -8,7 +8,7 @@ use crate::support::*;
 use kubectl_namzu::cluster::audit::AuditLog;
 use kubectl_namzu::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
 use kubectl_namzu::domain::leaks::name_hash;
-use kubectl_namzu::sim::resources::{CILIUM_POLICIES, CLAIMS, PODS, PVCS, SANDBOXES};
+use kubectl_namzu::sim::resources::{CILIUM_POLICIES, CLAIMS, PODS, PVCS, PVS};
 use serde_json::{Value, json};
 
 const GHOST_DISK: &str = "workspace-disk-namzu-ws-ghost";
@@ -298,9 +298,20 @@ async fn a_deleted_policy_and_disk_come_back_with_restore() {
         .expect("the demo's orphaned policy")
         .to_string();
     let before = t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap();
+    let volume = before["spec"]["volumeName"]
+        .as_str()
+        .expect("the disk's volume")
+        .to_string();
+    assert_eq!(
+        t.sim.get(&PVS, "", &volume).unwrap()["spec"]["persistentVolumeReclaimPolicy"],
+        "Delete"
+    );
     let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes"]).await;
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_none());
+    // the data survived the delete: the volume was set to Retain first, and is Released
+    let pv = t.sim.get(&PVS, "", &volume).expect("the volume survives");
+    assert_eq!(pv["status"]["phase"], "Released", "{pv:#}");
     let o = run_audited(&t, &["restore", "--list"]).await;
     assert!(
         out(&o).contains(&format!("persistentvolumeclaim/{GHOST_DISK}")),
@@ -327,6 +338,17 @@ async fn a_deleted_policy_and_disk_come_back_with_restore() {
     let back = t.sim.get(&PVCS, "agents", GHOST_DISK).expect("the disk is back");
     assert_eq!(back["metadata"]["labels"], before["metadata"]["labels"]);
     assert_ne!(back["metadata"]["uid"], before["metadata"]["uid"]);
+    // on its own data: the volume kept (Retain) before the delete, bound to the claim again
+    assert!(
+        out(&o).contains(&format!("bound to its retained volume {volume}")),
+        "{}",
+        out(&o)
+    );
+    assert_eq!(back["spec"]["volumeName"], json!(volume));
+    let pv = t.sim.get(&PVS, "", &volume).expect("the volume");
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert_eq!(pv["spec"]["claimRef"]["uid"], back["metadata"]["uid"], "{pv:#}");
+    assert_eq!(back["status"]["phase"], "Bound", "{back:#}");
     assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_some());
     // audited: each request's intent before it
     let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
