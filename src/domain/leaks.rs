@@ -393,18 +393,27 @@ pub fn judge_disk(pvc: &Value, r: &Reads<'_>) -> Option<Leak> {
         (LeakKind::Disk, reason, next, true)
     };
     Some(Leak {
-        kind,
-        namespace: ns.to_string(),
-        name: name(pvc).to_string(),
-        uid: uid(pvc).map(str::to_string),
-        resource_version: resource_version(pvc),
-        reason,
-        since: created(pvc),
         size,
+        ..judged(pvc, ns, (kind, reason, next, deletable), checks)
+    })
+}
+
+/// A disk or policy judged: the object's identity and age, the verdict, the checks made.
+fn judged(obj: &Value, namespace: &str, verdict: (LeakKind, String, String, bool), checks: Vec<Check>) -> Leak {
+    let (kind, reason, next, deletable) = verdict;
+    Leak {
+        kind,
+        namespace: namespace.to_string(),
+        name: name(obj).to_string(),
+        uid: uid(obj).map(str::to_string),
+        resource_version: resource_version(obj),
+        reason,
+        since: created(obj),
+        size: None,
         next,
         deletable,
         checks,
-    })
+    }
 }
 
 /// A per-sandbox policy (`namzu-sbx-<uid>`): `None` when the uid in its name or an owner is a
@@ -495,19 +504,7 @@ pub fn judge_policy(policy: &Value, r: &Reads<'_>) -> Option<Leak> {
         let next = format!("kubectl namzu leaks -n {ns} --delete {}", name(policy));
         (LeakKind::Policy, reason, next, true)
     };
-    Some(Leak {
-        kind,
-        namespace: ns.to_string(),
-        name: name(policy).to_string(),
-        uid: uid(policy).map(str::to_string),
-        resource_version: resource_version(policy),
-        reason,
-        since: created(policy),
-        size: None,
-        next,
-        deletable,
-        checks,
-    })
+    Some(judged(policy, ns, (kind, reason, next, deletable), checks))
 }
 
 /// Every leak of one namespace, disks first, each kind in name order.

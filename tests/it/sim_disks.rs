@@ -50,21 +50,7 @@ fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
 
 /// Run kubectl against the sim; `None` (and a note) when kubectl is not installed.
 async fn kubectl(t: &TestSim, args: &[&str]) -> Option<Output> {
-    if tool_missing("kubectl", "the kubectl disk tests") {
-        return None;
-    }
-    let mut full: Vec<String> = vec![
-        "--kubeconfig".into(),
-        t.sim.kubeconfig().display().to_string(),
-        "--cache-dir".into(),
-        t.dir.path().join("kube-cache").display().to_string(),
-    ];
-    full.extend(args.iter().map(|s| s.to_string()));
-    let out = tokio::task::spawn_blocking(move || std::process::Command::new("kubectl").args(&full).output())
-        .await
-        .expect("join")
-        .expect("kubectl runs");
-    Some(out)
+    crate::support::kubectl_on(t, "the kubectl disk tests", args).await
 }
 
 fn ok(o: &Output) -> String {

@@ -339,3 +339,23 @@ pub fn tool_missing(tool: &str, what: &str) -> bool {
     }
     missing
 }
+
+/// Run kubectl against the sim (its own cache dir); `None` (and a note) when kubectl is not
+/// installed — under `CI=true` that fails the test (`tool_missing`). `what` names the test.
+pub async fn kubectl_on(t: &TestSim, what: &str, args: &[&str]) -> Option<std::process::Output> {
+    if tool_missing("kubectl", what) {
+        return None;
+    }
+    let mut full: Vec<String> = vec![
+        "--kubeconfig".into(),
+        t.sim.kubeconfig().display().to_string(),
+        "--cache-dir".into(),
+        t.dir.path().join("kube-cache").display().to_string(),
+    ];
+    full.extend(args.iter().map(|s| s.to_string()));
+    let out = tokio::task::spawn_blocking(move || std::process::Command::new("kubectl").args(&full).output())
+        .await
+        .expect("join")
+        .expect("kubectl runs");
+    Some(out)
+}
