@@ -43,15 +43,22 @@ pub struct Args {
     /// preconditions); the other leaks are reported with their next step.
     #[arg(long)]
     pub delete: bool,
-    /// With --delete: check and print each request, send nothing (=server: the API server checks).
-    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "client", requires = "delete")]
+    /// Mark the orphaned disks and policies listed (or named) quarantined instead: two
+    /// annotations, a conditional JSON Patch. A context whose rules set quarantineDays deletes
+    /// only what was quarantined that long ago and untouched since.
+    #[arg(long, conflicts_with = "delete")]
+    pub quarantine: bool,
+    /// With --delete or --quarantine: check and print each request, send nothing (=server: the
+    /// API server checks).
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "client")]
     pub dry_run: Option<DryRun>,
     /// Do not ask for the typed confirmation (disks hold data: asked by default).
-    #[arg(short = 'y', long, requires = "delete")]
+    #[arg(short = 'y', long)]
     pub yes: bool,
-    /// With --delete, also detached disks (unowned, which agent-sandbox re-adopts if their
-    /// workspace is created again) once older than the context's detachedAfterDays (default 7).
-    #[arg(long, requires = "delete")]
+    /// With --delete or --quarantine, also detached disks (unowned, which agent-sandbox
+    /// re-adopts if their workspace is created again) once older than the context's
+    /// detachedAfterDays (default 7).
+    #[arg(long)]
     pub include_detached: bool,
     /// Only leaks of these kinds (orphaned-disk, detached-disk, orphaned-policy, in-use,
     /// retained-by-policy, …; comma-separated or repeated).
@@ -150,12 +157,18 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
 }
 
 pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    let writes = args.delete || args.quarantine;
+    if !writes && (args.dry_run.is_some() || args.yes || args.include_detached) {
+        return Err(Failure::usage(
+            "--dry-run, --yes and --include-detached go with --delete or --quarantine",
+        ));
+    }
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
-    if args.delete {
+    if writes {
         crate::ops::leaks::admit(&fleet)?;
     }
     let read = crate::ops::leaks::read(&fleet, globals.all_namespaces).await?;
-    if args.delete {
+    if writes {
         return delete(globals, &fleet, &args, read).await;
     }
     let now = fleet.clock.now();
@@ -260,6 +273,8 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
         kinds: args.kinds.clone(),
         include_detached: args.include_detached,
         detached_after_days: crate::domain::leaks::DETACHED_AFTER_DAYS,
+        quarantine: args.quarantine,
+        quarantine_days: None,
     };
     // a name given that no deletable leak answers is said (and the command fails), not skipped
     let unmatched = crate::ops::leaks::unmatched(&read, &request, fleet.clock.now());

@@ -35,6 +35,14 @@ use std::collections::BTreeMap;
 const META: Keep = Fields(&[
     ("name", All),
     ("labels", All),
+    // only the quarantine's own annotations (others can be large)
+    (
+        "annotations",
+        Fields(&[
+            (crate::domain::leaks::QUARANTINED_AT, All),
+            (crate::domain::leaks::QUARANTINE_TIES, All),
+        ]),
+    ),
     ("namespace", All),
     ("uid", All),
     ("resourceVersion", All),

@@ -102,6 +102,8 @@ pub struct Leak {
     pub deletable: bool,
     /// Every check made to tell whether it is still in use, and what each found: its proof.
     pub checks: Vec<Check>,
+    /// Its quarantine (`leaks --quarantine`), if it carries one.
+    pub quarantine: Option<Quarantine>,
 }
 
 /// One check made on a disk or a policy before calling it left behind, and what it found.
@@ -123,6 +125,48 @@ impl Check {
             in_use,
         }
     }
+}
+
+/// The annotation `leaks --quarantine` sets: when the object was quarantined (RFC 3339).
+pub const QUARANTINED_AT: &str = "kubectl-namzu.io/quarantined-at";
+/// The annotation beside it: what tied the object to anything when it was quarantined (a hash
+/// of its owners, labels and volume); any change since cancels the quarantine.
+pub const QUARANTINE_TIES: &str = "kubectl-namzu.io/quarantine-ties";
+
+/// A quarantine as an object carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantine {
+    pub since: DateTime<Utc>,
+    /// Nothing that ties it to anything has changed since: the quarantine holds.
+    pub unchanged: bool,
+}
+
+/// What could tie `obj` to something, hashed: its owners, its labels, its volume. A quarantine
+/// records it; a different value later means the object was touched (re-owned, relabelled,
+/// re-bound) and the quarantine is cancelled.
+pub fn ties_fingerprint(obj: &Value) -> String {
+    let owners: Vec<Value> = owner_refs(obj)
+        .iter()
+        .map(|o| serde_json::json!([o.get("kind"), o.get("name"), o.get("uid")]))
+        .collect();
+    let labels = obj.pointer("/metadata/labels").cloned().unwrap_or(Value::Null);
+    let volume = obj.pointer("/spec/volumeName").cloned().unwrap_or(Value::Null);
+    let hash = super::canonical::pod_template_hash(&serde_json::json!([owners, labels, volume]));
+    hash.trim_start_matches("sha256:").chars().take(16).collect()
+}
+
+/// The quarantine `obj` carries, if any.
+pub fn quarantine_of(obj: &Value) -> Option<Quarantine> {
+    let annotation = |k: &str| {
+        obj.pointer("/metadata/annotations")
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_str)
+    };
+    let since = annotation(QUARANTINED_AT).and_then(|t| DateTime::parse_from_rfc3339(t).ok())?;
+    Some(Quarantine {
+        since: since.with_timezone(&Utc),
+        unchanged: annotation(QUARANTINE_TIES) == Some(ties_fingerprint(obj).as_str()),
+    })
 }
 
 /// How old a detached disk must be before `--include-detached` deletes it (a rules-file
@@ -399,8 +443,23 @@ pub fn judge_disk(pvc: &Value, r: &Reads<'_>) -> Option<Leak> {
 }
 
 /// A disk or policy judged: the object's identity and age, the verdict, the checks made.
-fn judged(obj: &Value, namespace: &str, verdict: (LeakKind, String, String, bool), checks: Vec<Check>) -> Leak {
+fn judged(obj: &Value, namespace: &str, verdict: (LeakKind, String, String, bool), mut checks: Vec<Check>) -> Leak {
     let (kind, reason, next, deletable) = verdict;
+    let quarantine = quarantine_of(obj);
+    if let Some(q) = &quarantine {
+        checks.push(Check::new(
+            "quarantine",
+            if q.unchanged {
+                format!("quarantined since {}, untouched since", super::timefmt::js_iso(q.since))
+            } else {
+                format!(
+                    "quarantined since {}, but its owners, labels or volume changed since: cancelled",
+                    super::timefmt::js_iso(q.since)
+                )
+            },
+            false,
+        ));
+    }
     Leak {
         kind,
         namespace: namespace.to_string(),
@@ -413,6 +472,7 @@ fn judged(obj: &Value, namespace: &str, verdict: (LeakKind, String, String, bool
         next,
         deletable,
         checks,
+        quarantine,
     }
 }
 
@@ -523,6 +583,7 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
         next,
         deletable,
         checks: Vec::new(),
+        quarantine: None,
     };
     for pvc in r.pvcs {
         if let Some(found) = judge_disk(pvc, r) {

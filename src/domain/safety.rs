@@ -73,6 +73,9 @@ pub struct Rule {
     /// How many days old a detached disk must be before `leaks --delete --include-detached`
     /// deletes it (default `domain::leaks::DETACHED_AFTER_DAYS`).
     pub detached_after_days: Option<u32>,
+    /// When set, `leaks --delete` deletes only objects `leaks --quarantine` marked at least this
+    /// many days ago and untouched since.
+    pub quarantine_days: Option<u32>,
 }
 
 /// The whole file: `contexts:` and its rules.
@@ -129,6 +132,7 @@ impl SafetyConfig {
             out.confirm = rule.confirm.unwrap_or(out.confirm);
             out.max_bulk = rule.max_bulk.or(out.max_bulk);
             out.detached_after_days = rule.detached_after_days.or(out.detached_after_days);
+            out.quarantine_days = rule.quarantine_days.or(out.quarantine_days);
             if let Some(label) = &rule.label {
                 out.badge = Some(Badge {
                     label: label.clone(),
@@ -229,6 +233,8 @@ pub struct ContextRules {
     pub max_bulk: Option<u32>,
     /// How old a detached disk must be before it may be deleted (days).
     pub detached_after_days: Option<u32>,
+    /// Only what was quarantined this many days ago may be deleted (days).
+    pub quarantine_days: Option<u32>,
     pub badge: Option<Badge>,
     /// The file's patterns that matched, in order.
     pub matched: Vec<String>,

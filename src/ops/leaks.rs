@@ -36,6 +36,10 @@ pub struct Request {
     pub include_detached: bool,
     /// How old a detached disk must be (the rules' `detachedAfterDays`, else the default).
     pub detached_after_days: i64,
+    /// Mark the objects quarantined (`--quarantine`) instead of deleting them.
+    pub quarantine: bool,
+    /// The context's `quarantineDays`: a delete takes only objects quarantined that long ago.
+    pub quarantine_days: Option<i64>,
 }
 
 impl Request {
@@ -153,6 +157,20 @@ pub fn plan(leak: &Leak, request: &Request, now: chrono::DateTime<chrono::Utc>) 
     if !selected(leak, request) {
         return None;
     }
+    // a context that quarantines first deletes only what has served its quarantine untouched
+    if !request.quarantine
+        && let Some(days) = request.quarantine_days
+        && !leak
+            .quarantine
+            .as_ref()
+            .is_some_and(|q| q.unchanged && now - q.since >= chrono::Duration::days(days))
+    {
+        return None;
+    }
+    // a quarantine marks once: one that holds is not marked again
+    if request.quarantine && leak.quarantine.as_ref().is_some_and(|q| q.unchanged) {
+        return None;
+    }
     Some(LeakPlan {
         target,
         namespace: leak.namespace.clone(),
@@ -162,6 +180,8 @@ pub fn plan(leak: &Leak, request: &Request, now: chrono::DateTime<chrono::Utc>) 
         dry_run: request.dry_run,
         server_dry_run: request.server_dry_run,
         allow_detached: leak.kind == LeakKind::DetachedDisk,
+        quarantine_days: request.quarantine_days,
+        quarantine_only: request.quarantine,
     })
 }
 
@@ -173,6 +193,7 @@ fn in_context(request: &Request, member: &Member) -> Request {
             .rules
             .detached_after_days
             .map_or(request.detached_after_days, i64::from),
+        quarantine_days: member.rules.quarantine_days.map(i64::from),
         ..request.clone()
     }
 }
@@ -216,6 +237,11 @@ pub fn unmatched(read: &[(Member, Vec<Leak>)], request: &Request, now: chrono::D
                 Some(l) if l.kind == LeakKind::DetachedDisk => format!(
                     "{n}: detached (re-adopted if its workspace is created again): --include-detached deletes it once older than {} days",
                     request.detached_after_days
+                ),
+                Some(l) if l.deletable && request.quarantine => format!("{n}: quarantined already, untouched since"),
+                Some(l) if l.deletable => format!(
+                    "{n}: its context deletes only what kubectl namzu leaks --quarantine marked quarantineDays ago and nothing touched since{}",
+                    if l.quarantine.is_some() { " (its quarantine is too recent, or was cancelled)" } else { " (it is not quarantined)" }
                 ),
                 Some(l) => format!("{n}: {} — not deleted", l.reason),
                 None => format!("{n}: no such leak (kubectl namzu leaks lists them)"),
@@ -297,7 +323,7 @@ pub fn prepare(
             Err(Refusal::Bulk(why)) => return Err(LeaksError::Bulk(why)),
         }
         // a disk holds data: its delete asks, as a workspace's does
-        let destroys_data = plans.iter().any(|p| p.target == LeakTarget::Disk);
+        let destroys_data = !request.quarantine && plans.iter().any(|p| p.target == LeakTarget::Disk);
         checked.batches.push(Batch {
             confirming: rules::asks_typed_when(&member.rules, destroys_data, request.yes, !request.sends()),
             label: fleet.row_context(&member),
@@ -397,7 +423,9 @@ impl Report {
     /// The exact request sent (or that would be).
     pub fn request(&self) -> Option<&write::Request> {
         match &self.outcome {
-            LeakOutcome::Deleted { request } | LeakOutcome::DryRun { request } => Some(request),
+            LeakOutcome::Deleted { request }
+            | LeakOutcome::Quarantined { request }
+            | LeakOutcome::DryRun { request } => Some(request),
             _ => None,
         }
     }
@@ -527,6 +555,7 @@ mod tests {
             next: String::new(),
             deletable: true,
             checks: Vec::new(),
+            quarantine: None,
         }
     }
 

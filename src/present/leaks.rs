@@ -64,6 +64,7 @@ pub fn cancelled(context: &str) -> String {
 pub fn result(o: &LeakOutcome) -> &'static str {
     match o {
         LeakOutcome::Deleted { .. } => "deleted",
+        LeakOutcome::Quarantined { .. } => "quarantined",
         LeakOutcome::DryRun { .. } => "dry-run",
         LeakOutcome::AlreadyGone => "already-gone",
         LeakOutcome::Refused { .. } | LeakOutcome::ReadOnly => "refused",

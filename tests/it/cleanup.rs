@@ -202,6 +202,8 @@ async fn a_disk_that_becomes_in_use_before_its_delete_is_refused() {
         dry_run: false,
         server_dry_run: false,
         allow_detached: false,
+        quarantine_days: None,
+        quarantine_only: false,
     };
     let conn = connect(&t, t.sim.kubeconfig(), None, std::time::Duration::from_secs(5)).await;
     let audit = AuditLog {
@@ -365,4 +367,70 @@ async fn a_deleted_policy_and_disk_come_back_with_restore() {
         "{}",
         err(&o)
     );
+}
+
+/// Quarantine before delete: in a context whose rules set `quarantineDays`, `--delete` takes only
+/// what `--quarantine` marked that long ago and nothing touched since; a touch cancels it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_quarantine_comes_before_the_delete_and_a_touch_cancels_it() {
+    let t = start_demo().await;
+    let rules = t.dir.path().join("rules.yaml");
+    std::fs::write(&rules, "contexts:\n  - context: '*'\n    quarantineDays: 3\n").unwrap();
+    let config = rules.display().to_string();
+    let with_rules = |args: &[&str]| {
+        let mut all = vec!["--config", config.as_str()];
+        all.extend(args);
+        all.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    // not quarantined: nothing deleted
+    let args = with_rules(&["leaks", "-n", "agents", "--delete", "--yes", GHOST_DISK]);
+    let o = run_audited(&t, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(err(&o).contains("it is not quarantined"), "{}", err(&o));
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_some());
+    // quarantined: two annotations by a conditional patch, audited; nothing deleted
+    let args = with_rules(&["leaks", "-n", "agents", "--quarantine", "--yes"]);
+    let o = run_audited(&t, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(out(&o).contains("quarantined"), "{}", out(&o));
+    let disk = t
+        .sim
+        .get(&PVCS, "agents", GHOST_DISK)
+        .expect("not deleted by a quarantine");
+    assert!(
+        disk["metadata"]["annotations"]["kubectl-namzu.io/quarantined-at"].is_string(),
+        "{disk:#}"
+    );
+    let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
+    assert!(log.contains("\"verb\":\"quarantine-leak\""), "{log}");
+    let found = items(&namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await);
+    assert!(
+        item(&found, GHOST_DISK)["checks"]
+            .to_string()
+            .contains("untouched since"),
+        "{found:#?}"
+    );
+    // too recent: still nothing deleted; three days on, it goes
+    let args = with_rules(&["leaks", "-n", "agents", "--delete", "--yes", GHOST_DISK]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_audited(&t, &argv).await;
+    assert!(!o.status.success() && err(&o).contains("too recent"), "{}", err(&o));
+    t.sim.advance(chrono::Duration::days(3));
+    let o = run_audited(&t, &argv).await;
+    assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_none());
+    // a quarantined object touched since (relabelled) is not deleted: the touch cancelled it
+    // (the policy was quarantined with the disk, and is marked once)
+    let policy = "namzu-sbx-0e0e0e0e-0000-4000-8000-00000000cafe";
+    let args = with_rules(&["leaks", "-n", "agents", "--quarantine", "--yes", policy]);
+    let o = run_audited(&t, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(err(&o).contains("quarantined already"), "{}", err(&o));
+    t.sim.modify(&CILIUM_POLICIES, "agents", policy, |p| {
+        p["metadata"]["labels"] = json!({"team": "infra"})
+    });
+    let args = with_rules(&["leaks", "-n", "agents", "--delete", "--yes", policy]);
+    let o = run_audited(&t, &args.iter().map(String::as_str).collect::<Vec<_>>()).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(err(&o).contains("cancelled"), "{}", err(&o));
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", policy).is_some());
 }

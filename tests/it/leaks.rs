@@ -166,6 +166,8 @@ async fn a_sandbox_deleted_and_recreated_under_its_name_re_adopts_its_disk() {
         dry_run: false,
         server_dry_run: false,
         allow_detached: true,
+        quarantine_days: None,
+        quarantine_only: false,
     };
     // re-created under the same name (a new uid)
     let mut again = old.clone();

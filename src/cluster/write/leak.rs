@@ -39,6 +39,10 @@ pub struct LeakPlan {
     pub server_dry_run: bool,
     /// A detached disk (one the controller would re-adopt) may be deleted: `--include-detached`.
     pub allow_detached: bool,
+    /// The context's rules delete only what was quarantined this many days ago, untouched since.
+    pub quarantine_days: Option<i64>,
+    /// Mark it (`leaks --quarantine`) instead of deleting it.
+    pub quarantine_only: bool,
 }
 
 impl LeakPlan {
@@ -54,6 +58,10 @@ impl LeakPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub enum LeakOutcome {
     Deleted {
+        request: Request,
+    },
+    /// Marked by `leaks --quarantine` (a conditional JSON Patch of two annotations).
+    Quarantined {
         request: Request,
     },
     DryRun {
@@ -162,6 +170,12 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             Recheck::InUse(why) => refuse(format!("{} {} {why}; nothing sent", kind.kind, plan.name)),
             Recheck::Failed(e) => LeakOutcome::Failed(e),
         };
+    }
+    if plan.quarantine_only {
+        return quarantine(conn, policy, plan, &current, &entry).await;
+    }
+    if let Some(why) = quarantine_refusal(plan, &current, conn.clock.now()) {
+        return refuse(format!("{} {} {why}; nothing sent", kind.kind, plan.name));
     }
     if plan.dry_run {
         return LeakOutcome::DryRun { request };
@@ -412,3 +426,104 @@ async fn retain_volume(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan,
 
 /// The audit log's verb for a volume set to `Retain` before its disk's delete.
 pub const RETAIN_VOLUME_VERB: &str = "retain-volume";
+
+/// Why the context's quarantine rule refuses this delete now, if it does: not quarantined, not
+/// for long enough, or touched since (which cancels it).
+pub fn quarantine_refusal(plan: &LeakPlan, current: &Value, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
+    let days = plan.quarantine_days?;
+    match crate::domain::leaks::quarantine_of(current) {
+        None => Some(format!(
+            "is not quarantined, and this context deletes only what was quarantined {days} days ago (kubectl namzu leaks --quarantine)"
+        )),
+        Some(q) if !q.unchanged => Some(
+            "was touched since its quarantine (its owners, labels or volume changed): the quarantine is cancelled"
+                .into(),
+        ),
+        Some(q) if now - q.since < chrono::Duration::days(days) => Some(format!(
+            "was quarantined {} ago, less than this context's {days} days",
+            crate::domain::age::human_duration((now - q.since).num_seconds().max(0))
+        )),
+        Some(_) => None,
+    }
+}
+
+/// Mark a leaked object quarantined: its two annotations set by a JSON Patch conditional on the
+/// uid and resourceVersion judged, audited before it is sent (`verb: quarantine-leak`).
+async fn quarantine(
+    conn: &Connection,
+    policy: &WritePolicy,
+    plan: &LeakPlan,
+    current: &Value,
+    entry: &dyn Fn(Option<u16>, &str) -> Value,
+) -> LeakOutcome {
+    use crate::domain::leaks::{QUARANTINE_TIES, QUARANTINED_AT, ties_fingerprint};
+    let at = crate::domain::timefmt::js_iso(conn.clock.now());
+    let escape = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    let mut ops = vec![
+        json!({"op": "test", "path": "/metadata/uid", "value": plan.uid}),
+        json!({"op": "test", "path": "/metadata/resourceVersion", "value": plan.resource_version}),
+    ];
+    if current.pointer("/metadata/annotations").is_some_and(Value::is_object) {
+        ops.push(
+            json!({"op": "add", "path": format!("/metadata/annotations/{}", escape(QUARANTINED_AT)), "value": at}),
+        );
+        ops.push(json!({"op": "add", "path": format!("/metadata/annotations/{}", escape(QUARANTINE_TIES)), "value": ties_fingerprint(current)}));
+    } else {
+        ops.push(json!({"op": "add", "path": "/metadata/annotations", "value": {QUARANTINED_AT: at, QUARANTINE_TIES: ties_fingerprint(current)}}));
+    }
+    let base = leak_request(&LeakPlan {
+        server_dry_run: false,
+        ..plan.clone()
+    });
+    let request = Request {
+        method: "PATCH",
+        path: base.path.clone(),
+        content_type: "application/json-patch+json",
+        body: Value::Array(ops),
+    };
+    if plan.dry_run {
+        return LeakOutcome::DryRun { request };
+    }
+    let mut intent = entry(None, crate::cluster::audit::INTENT);
+    intent["verb"] = json!(QUARANTINE_VERB);
+    intent["request"] = request.to_json();
+    if let Err(why) = policy.audit.intend(intent.clone(), conn.clock.now()) {
+        return LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent")));
+    }
+    let kind = plan.target.kind();
+    let op = ApiCall::new("patch", kind, Some(&plan.namespace), &plan.name);
+    let sent = http::Request::patch(&request.path)
+        .header("content-type", "application/json-patch+json")
+        .body(serde_json::to_vec(&request.body).unwrap_or_default());
+    let answer = match sent {
+        Ok(r) => conn.bounded(&op, conn.client.request::<Value>(r)).await,
+        Err(e) => Err(ClusterError::Other(format!("{op}: {e}"))),
+    };
+    let mut outcome = intent;
+    match answer {
+        Ok(_) => {
+            outcome["status"] = json!(200);
+            outcome["outcome"] = json!("applied");
+            policy.audit.record(outcome, conn.clock.now());
+            LeakOutcome::Quarantined { request }
+        }
+        Err(e) => {
+            outcome["status"] = json!(status_of(&e));
+            outcome["outcome"] = json!("failed");
+            policy.audit.record(outcome, conn.clock.now());
+            match status_of(&e) {
+                Some(409 | 422) => LeakOutcome::Refused {
+                    message: format!(
+                        "{} {} changed since it was reported: not quarantined",
+                        kind.kind, plan.name
+                    ),
+                },
+                Some(404) => LeakOutcome::AlreadyGone,
+                _ => LeakOutcome::Failed(e),
+            }
+        }
+    }
+}
+
+/// The audit log's verb for a quarantine mark.
+pub const QUARANTINE_VERB: &str = "quarantine-leak";

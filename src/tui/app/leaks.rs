@@ -192,6 +192,7 @@ mod tests {
             next: "kubectl namzu leaks -n agents --delete".into(),
             deletable: true,
             checks: Vec::new(),
+            quarantine: None,
         };
         let scope = Scope::Namespace("agents".into());
         update(
