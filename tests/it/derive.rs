@@ -711,7 +711,8 @@ fn a_held_deletion_an_expiry_and_a_pod_past_its_grace_each_at_their_threshold() 
     let d = view(&suspended, &[draining], &bound).diagnosis.unwrap();
     assert_eq!(d.kind, DiagnosisKind::StuckTerminating);
     assert!(
-        d.message.contains("still terminating 61s past its grace period of 30s"),
+        d.message
+            .contains("still terminating past its grace period of 30s (deletionTimestamp 2026-11-29T09:58:59Z)"),
         "{}",
         d.message
     );

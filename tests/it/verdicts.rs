@@ -121,9 +121,7 @@ async fn a_sandbox_held_in_deletion_and_one_expired_are_diagnosed() {
     assert_eq!(p["diagnosis"]["reason"], "RetainedByPolicy");
     let message = p["diagnosis"]["message"].as_str().unwrap();
     assert!(
-        message.starts_with(
-            "past its shutdownTime 2026-11-28T12:00:00Z (24h ago), retained by policy (shutdownPolicy Retain)"
-        ),
+        message.starts_with("past its shutdownTime 2026-11-28T12:00:00Z, retained by policy (shutdownPolicy Retain)"),
         "{message}"
     );
     assert_eq!(p["nextStep"]["command"], "kubectl namzu history papa -n agents");
@@ -175,7 +173,7 @@ async fn an_expired_workspace_under_delete_is_not_reaped() {
     assert_eq!(d["reason"], "NotReaped");
     assert_eq!(
         d["message"],
-        "past its shutdownTime 2026-11-28T12:00:00Z (24h ago) under shutdownPolicy Delete and not reaped by the controller: the Sandbox should be gone; its disks stay with it"
+        "past its shutdownTime 2026-11-28T12:00:00Z under shutdownPolicy Delete and not reaped by the controller: the Sandbox should be gone; its disks stay with it"
     );
     assert_eq!(papa[0]["nextStep"]["command"], "kubectl namzu history papa -n agents");
 }
@@ -201,14 +199,13 @@ async fn a_pod_terminating_past_its_grace_period_and_a_margin_is_stuck() {
     t.sim.advance(chrono::Duration::seconds(32));
     let d = awake().await;
     assert_eq!(d["kind"], "suspend-unconfirmed", "{d}");
-    // past the margin: stuck, and for how long
+    // past the margin: stuck
     t.sim.advance(chrono::Duration::seconds(60));
     let d = awake().await;
     assert_eq!(d["kind"], "stuck-terminating", "{d}");
     let message = d["message"].as_str().unwrap();
     assert!(
-        message
-            .starts_with("pod namzu-ws-awake is still terminating 90s past its grace period of 2s (deletionTimestamp "),
+        message.starts_with("pod namzu-ws-awake is still terminating past its grace period of 2s (deletionTimestamp "),
         "{message}"
     );
     let table = out(&namzu(&t, &["list", "-n", "agents"]).await);
