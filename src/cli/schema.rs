@@ -25,6 +25,17 @@ pub fn workspace(w: &Workspace) -> Value {
                 .collect::<Vec<_>>()
         ),
     };
+    // read from the pod's status.containerStatuses (and sidecars' initContainerStatuses), as
+    // `kubectl get pods` counts them: null when there is no pod or pods may not be read
+    let (restarts, last_termination) = match &w.pod {
+        Observed::Known(Some(p)) => (
+            json!(p.restarts),
+            p.last_termination.as_ref().map_or(Value::Null, |t| {
+                json!({"container": t.container, "exitCode": t.exit_code, "reason": t.reason, "finishedAt": t.finished_at})
+            }),
+        ),
+        _ => (Value::Null, Value::Null),
+    };
     let missing = match &w.missing_claims {
         Observed::Forbidden => Value::Null,
         Observed::Known(list) => json!(list),
@@ -48,6 +59,10 @@ pub fn workspace(w: &Workspace) -> Value {
         "diagnosis": w.diagnosis.as_ref().map(|d| json!({"kind": d.kind.as_str(), "reason": d.reason, "message": d.message})),
         "nextStep": next_step(w).map(|n| json!({"text": n.text, "command": n.command})),
         "createdAt": w.created_at,
+        "deletionTimestamp": w.deletion,
+        "finalizers": w.finalizers,
+        "shutdownTime": w.shutdown_time,
+        "shutdownPolicy": w.shutdown_policy,
         "operatingModeChangedAt": w.changed_at,
         "holderEpoch": epoch,
         "template": w.template,
@@ -58,6 +73,8 @@ pub fn workspace(w: &Workspace) -> Value {
             "overlays": w.drift.overlays,
         },
         "pod": pod,
+        "restarts": restarts,
+        "lastTermination": last_termination,
         "pvcs": pvcs,
         "ready": w.ready,
         "identity": {

@@ -24,6 +24,8 @@ pub enum Column {
     Diagnosis,
     Uid,
     Pod,
+    /// The pod's restarts as `kubectl get pods` shows them: `7 (74s ago)`.
+    Restarts,
     Node,
     Image,
     TemplateHash,
@@ -54,6 +56,7 @@ impl Column {
             Column::Diagnosis => "DIAGNOSIS",
             Column::Uid => "UID",
             Column::Pod => "POD",
+            Column::Restarts => "RESTARTS",
             Column::Node => "NODE",
             Column::Image => "IMAGE",
             Column::TemplateHash => "TEMPLATE-HASH",
@@ -67,7 +70,8 @@ impl Column {
     }
 }
 
-/// The columns of a view: CONTEXT first across contexts, NAMESPACE only across namespaces; wide adds identity, pod detail and
+/// The columns of a view: CONTEXT first across contexts, NAMESPACE only across namespaces; wide adds identity, pod detail (its
+/// restarts as `kubectl get pods` counts them) and
 /// what it asks for (CPU and memory requests, disks) and egress (the profile, whether
 /// per-sandbox egress is on, and whose per-sandbox policy selects it).
 pub fn columns(fleet: bool, all_namespaces: bool, wide: bool) -> Vec<Column> {
@@ -90,6 +94,7 @@ pub fn columns(fleet: bool, all_namespaces: bool, wide: bool) -> Vec<Column> {
         out.extend([
             Column::Uid,
             Column::Pod,
+            Column::Restarts,
             Column::Node,
             Column::Image,
             Column::TemplateHash,
@@ -116,6 +121,20 @@ fn ts_age(ts: Option<&str>, now: DateTime<Utc>) -> String {
     match ts {
         None => "-".into(),
         Some(raw) => timefmt::parse(raw).map_or_else(|| format!("!{raw}"), |t| age(t, now)),
+    }
+}
+
+/// kubectl's RESTARTS cell: the count, with how long ago the newest restart's run ended when
+/// there was one (`7 (74s ago)`).
+pub fn restarts_text(p: &super::workspace::PodSummary, now: DateTime<Utc>) -> String {
+    let ended = p
+        .last_termination
+        .as_ref()
+        .and_then(|t| t.finished_at.as_deref())
+        .and_then(timefmt::parse);
+    match ended {
+        Some(t) if p.restarts > 0 => format!("{} ({} ago)", p.restarts, age(t, now)),
+        _ => p.restarts.to_string(),
     }
 }
 
@@ -160,6 +179,7 @@ pub fn cell(w: &Workspace, column: Column, now: DateTime<Utc>) -> String {
         },
         Column::Uid => or_dash(w.uid.as_deref()),
         Column::Pod => pod_field(&|p| Some(p.name.clone())),
+        Column::Restarts => pod_field(&|p| Some(restarts_text(p, now))),
         Column::Node => pod_field(&|p| p.node.clone()),
         Column::Image => pod_field(&|p| p.image.clone()),
         Column::TemplateHash => or_dash(w.drift.stored.as_deref()),

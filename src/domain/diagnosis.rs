@@ -1,8 +1,10 @@
 //! Why a workspace is not where its mode says it should be (docs/interop.md §9, §13.4), most
 //! specific first, with the controller's or kubelet's own reason and message.
 
+use super::age::human_duration;
 use super::egress::{Egress, delete_command};
 use super::identity::Claim;
+use super::leaks::STUCK_AFTER_MINUTES;
 use super::object::{at, condition, condition_parts, generation, str_at};
 use super::patch::Mode;
 use super::pod::{self, PodView};
@@ -14,6 +16,8 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DiagnosisKind {
+    StuckDeleting,
+    Expired,
     ForeignEgressPolicy,
     ForeignDisk,
     Unschedulable,
@@ -36,8 +40,11 @@ impl DiagnosisKind {
     /// Most specific first: the order [`diagnose`] tries them in. `unreadable-epoch` comes last:
     /// it does not explain what the workload does (and the EPOCH column shows `!<raw>` whatever
     /// the diagnosis), so any other finding is named first; the next step of one that needs a
-    /// write says the epoch must be repaired first.
-    pub const ALL: [DiagnosisKind; 16] = [
+    /// write says the epoch must be repaired first. A Sandbox held in deletion or past its
+    /// shutdown comes first: what its pod does no longer matters (an expired one has none).
+    pub const ALL: [DiagnosisKind; 18] = [
+        DiagnosisKind::StuckDeleting,
+        DiagnosisKind::Expired,
         DiagnosisKind::ForeignEgressPolicy,
         DiagnosisKind::ForeignDisk,
         DiagnosisKind::Unschedulable,
@@ -57,6 +64,8 @@ impl DiagnosisKind {
     ];
     pub fn as_str(self) -> &'static str {
         match self {
+            DiagnosisKind::StuckDeleting => "stuck-deleting",
+            DiagnosisKind::Expired => "expired",
             DiagnosisKind::ForeignEgressPolicy => "foreign-egress-policy",
             DiagnosisKind::ForeignDisk => "foreign-disk",
             DiagnosisKind::Unschedulable => "unschedulable",
@@ -119,6 +128,8 @@ pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagno
     let pod = ev.pod.and_then(|p| p.present());
     let claims = ev.claims.unwrap_or(&[]);
     let found = [
+        stuck_deleting(sandbox, ev.now),
+        expired(sandbox, ev.now),
         foreign_egress_policy(sandbox, ev.egress),
         foreign_disk(sandbox, claims),
         // the controller mirrors PodScheduled onto the Sandbox (v0.5.6+): useful when pods are forbidden
@@ -294,20 +305,100 @@ fn foreign_pod(sandbox: &Value, pod: Option<&Value>) -> Option<Diagnosis> {
     })
 }
 
-/// A pod whose deletionTimestamp (deletion request + grace period) has passed and is still there.
+/// How long past its grace period a pod may take to go before it is stuck: the kubelet kills
+/// the containers at the deadline and the API object goes once it confirms, within seconds.
+pub const TERMINATING_MARGIN_SECONDS: i64 = 60;
+
+/// A pod whose deletionTimestamp (deletion request + grace period) has passed by more than
+/// [`TERMINATING_MARGIN_SECONDS`] and is still there.
 fn stuck_terminating(pod: &Value, now: DateTime<Utc>) -> Option<Diagnosis> {
     let deadline = str_at(pod, &["metadata", "deletionTimestamp"])?;
     let deadline_t = super::timefmt::parse(deadline)?;
-    (now > deadline_t).then(|| {
+    let past = (now - deadline_t).num_seconds();
+    (past > TERMINATING_MARGIN_SECONDS).then(|| {
+        let grace = at(pod, &["metadata", "deletionGracePeriodSeconds"])
+            .and_then(Value::as_i64)
+            .map_or(String::new(), |g| format!(" of {}", human_duration(g)));
         diag(
             DiagnosisKind::StuckTerminating,
             "Terminating",
+            // no running duration in the words: a row's message changes only when its objects do
+            // (`list -w` prints a row again when it changes)
             &format!(
-                "pod {} is still terminating past its grace period (deletionTimestamp {deadline}); check finalizers and the node",
+                "pod {} is still terminating past its grace period{grace} (deletionTimestamp {deadline}); check finalizers and the node",
                 super::object::name(pod)
             ),
         )
         .about(super::object::name(pod))
+    })
+}
+
+/// The finalizers a Sandbox carries, as stored.
+pub fn finalizers(sandbox: &Value) -> Vec<&str> {
+    at(sandbox, &["metadata", "finalizers"])
+        .and_then(Value::as_array)
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// A Sandbox whose deletion was asked for more than [`STUCK_AFTER_MINUTES`] ago and that
+/// finalizers still hold (`leaks` lists it as `stuck-deleting` by the same rule).
+fn stuck_deleting(sandbox: &Value, now: DateTime<Utc>) -> Option<Diagnosis> {
+    let since_text = str_at(sandbox, &["metadata", "deletionTimestamp"])?;
+    let since = super::timefmt::parse(since_text)?;
+    let held_by = finalizers(sandbox);
+    if held_by.is_empty() || now - since < chrono::Duration::minutes(STUCK_AFTER_MINUTES) {
+        return None;
+    }
+    // how long, as kubectl's ages say it: past 10 minutes it moves by the minute at most
+    Some(diag(
+        DiagnosisKind::StuckDeleting,
+        "DeletionHeld",
+        &format!(
+            "the Sandbox has been deleting for {} (deletionTimestamp {since_text}), held by finalizer{} {}",
+            human_duration((now - since).num_seconds()),
+            if held_by.len() == 1 { "" } else { "s" },
+            held_by.join(", ")
+        ),
+    ))
+}
+
+/// A workspace past its `spec.shutdownTime` (or Ready=False `SandboxExpired`) and not being
+/// deleted. agent-sandbox deletes its pod; under `shutdownPolicy: Delete` it deletes the
+/// Sandbox too, under `Retain` (its default when absent) it keeps the Sandbox and its disks.
+/// `leaks` lists both by the same rule (`expired-not-reaped`, `retained-by-policy`).
+fn expired(sandbox: &Value, now: DateTime<Utc>) -> Option<Diagnosis> {
+    if at(sandbox, &["metadata", "deletionTimestamp"]).is_some_and(|v| !v.is_null()) {
+        return None;
+    }
+    let shutdown_text = str_at(sandbox, &["spec", "shutdownTime"]);
+    let shutdown = shutdown_text.and_then(super::timefmt::parse).filter(|t| *t <= now);
+    let expired_reason = condition(sandbox, "Ready").is_some_and(|c| condition_parts(c).1 == "SandboxExpired");
+    if shutdown.is_none() && !expired_reason {
+        return None;
+    }
+    let when = match (shutdown, shutdown_text) {
+        (Some(_), Some(text)) => format!("past its shutdownTime {text}"),
+        _ => "expired (Ready=False SandboxExpired)".to_string(),
+    };
+    let policy = str_at(sandbox, &["spec", "shutdownPolicy"]).filter(|p| !p.is_empty());
+    Some(if policy == Some("Delete") {
+        diag(
+            DiagnosisKind::Expired,
+            "NotReaped",
+            &format!(
+                "{when} under shutdownPolicy Delete and not reaped by the controller: the Sandbox should be gone; its disks stay with it"
+            ),
+        )
+    } else {
+        diag(
+            DiagnosisKind::Expired,
+            "RetainedByPolicy",
+            &format!(
+                "{when}, retained by policy (shutdownPolicy {}): its pod is deleted, the Sandbox and its disks are kept on purpose",
+                policy.unwrap_or("Retain, agent-sandbox's default")
+            ),
+        )
     })
 }
 

@@ -228,7 +228,8 @@ pub struct Mirror {
     /// templates nobody may list are read one by one.
     everywhere: HashMap<Kind, Readable>,
     flags: OverlayFlags,
-    /// Rows whose derivation reads the clock (a terminating pod's deadline): derived again as
+    /// Rows whose derivation reads the clock (a terminating pod's deadline, a Sandbox deleting
+    /// or with a shutdown time): derived again as
     /// time passes.
     timed: BTreeSet<SandboxKey>,
 }
@@ -546,7 +547,10 @@ impl Mirror {
         for key in keys {
             match self.derive_one(key, now, &BTreeSet::new()) {
                 Some(w) => {
-                    let timed = matches!(&w.pod, Observed::Known(Some(p)) if p.terminating);
+                    // a terminating pod's deadline, a deletion held for long, a shutdown time
+                    let timed = matches!(&w.pod, Observed::Known(Some(p)) if p.terminating)
+                        || w.deletion.is_some()
+                        || w.shutdown_time.is_some();
                     if timed {
                         self.timed.insert(key.clone());
                     } else {

@@ -24,6 +24,31 @@ pub struct NextStep {
 pub fn next_step(w: &Workspace) -> Option<NextStep> {
     let d = w.diagnosis.as_ref()?;
     let step = match d.kind {
+        DiagnosisKind::StuckDeleting => step(
+            format!(
+                "Sandbox {} was asked to be deleted and {} {} not let it go: the controller that owns {} has not finished its clean-up. The workspace's timeline says since when and what happened; find that controller and read its log. Remove a finalizer only once its clean-up is known done: removing it skips that clean-up.",
+                w.sandbox_name,
+                w.finalizers.join(", "),
+                if w.finalizers.len() == 1 { "has" } else { "have" },
+                if w.finalizers.len() == 1 { "it" } else { "them" },
+            ),
+            Some(namzu(w, "history", &[])),
+            Some('h'),
+        ),
+        DiagnosisKind::Expired if d.reason == "NotReaped" => step(
+            "The workspace is past its shutdownTime under shutdownPolicy Delete, so agent-sandbox should have deleted it, and has not: its timeline says when it expired and what the controller did; if the controller runs, its log says why. Its disks are still there until the Sandbox goes.".into(),
+            Some(namzu(w, "history", &[])),
+            Some('h'),
+        ),
+        DiagnosisKind::Expired => step(
+            format!(
+                "The workspace expired and is kept on purpose (shutdownPolicy {}): agent-sandbox deleted its pod and keeps the Sandbox and its disks, so nothing is lost and nothing needs cleaning up. Its timeline says when it expired. To run it again, whoever set spec.shutdownTime sets a later one; to let it go, `{}` (its disks go with it).",
+                w.shutdown_policy.as_deref().unwrap_or("Retain, the default"),
+                namzu(w, "delete", &[])
+            ),
+            Some(namzu(w, "history", &[])),
+            Some('h'),
+        ),
         DiagnosisKind::ForeignEgressPolicy => foreign_egress_policy(w, d),
         DiagnosisKind::ForeignDisk => foreign_disk(w, d),
         DiagnosisKind::Unschedulable => step(

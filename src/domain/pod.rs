@@ -144,3 +144,124 @@ pub fn claims(sandbox: &Value) -> Vec<(String, String)> {
 pub fn pvc_names(sandbox: &Value) -> Vec<String> {
     claims(sandbox).into_iter().map(|(_, pvc)| pvc).collect()
 }
+
+/// How a container's last run ended: `lastState.terminated` of its status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Termination {
+    pub container: String,
+    pub exit_code: Option<i64>,
+    pub reason: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+/// A pod's restarts as `kubectl get pods` counts them (`printPod`): once it is initialized, its
+/// containers' `restartCount` plus its sidecars' (init containers with `restartPolicy:
+/// Always`); while an init container still runs, every init container's. `last` is the most
+/// recent `lastState.terminated` (by `finishedAt`) among the containers counted.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Restarts {
+    pub count: u64,
+    pub last: Option<Termination>,
+}
+
+pub fn restarts(pod: &Value) -> Restarts {
+    let statuses = |key: &str| {
+        at(pod, &["status", key])
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    };
+    let sidecars: Vec<&str> = at(pod, &["spec", "initContainers"])
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.get("restartPolicy").and_then(Value::as_str) == Some("Always"))
+        .filter_map(|c| c.get("name").and_then(Value::as_str))
+        .collect();
+    let is_sidecar = |cs: &Value| {
+        cs.get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| sidecars.contains(&n))
+    };
+    let inits = statuses("initContainerStatuses");
+    // an init container that has not ended well (a sidecar runs on: it does not hold the start)
+    let initializing = inits
+        .iter()
+        .any(|cs| !is_sidecar(cs) && at(cs, &["state", "terminated", "exitCode"]).and_then(Value::as_i64) != Some(0));
+    let initialized =
+        super::object::condition(pod, "Initialized").is_some_and(|c| super::object::condition_parts(c).0 == "True");
+    let counted: Vec<&Value> = if initializing && !initialized {
+        inits.iter().collect()
+    } else {
+        inits
+            .iter()
+            .filter(|cs| is_sidecar(cs))
+            .chain(statuses("containerStatuses"))
+            .collect()
+    };
+    let count = counted
+        .iter()
+        .filter_map(|cs| cs.get("restartCount").and_then(Value::as_u64))
+        .sum();
+    let last = counted
+        .iter()
+        .filter_map(|cs| {
+            let t = at(cs, &["lastState", "terminated"]).filter(|t| t.is_object())?;
+            let finished = t.get("finishedAt").and_then(Value::as_str);
+            Some((
+                finished.and_then(super::timefmt::parse),
+                Termination {
+                    container: cs.get("name").and_then(Value::as_str).unwrap_or("?").to_string(),
+                    exit_code: t.get("exitCode").and_then(Value::as_i64),
+                    reason: t
+                        .get("reason")
+                        .and_then(Value::as_str)
+                        .filter(|r| !r.is_empty())
+                        .map(str::to_string),
+                    finished_at: finished.map(str::to_string),
+                },
+            ))
+        })
+        // the newest; one without a readable finishedAt only when none has one
+        .max_by_key(|(when, _)| *when)
+        .map(|(_, t)| t);
+    Restarts { count, last }
+}
+
+#[cfg(test)]
+mod restart_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn restarts_sum_as_kubectl_get_pods_and_the_newest_end_wins() {
+        let pod = json!({"spec": {"initContainers": [{"name": "setup"}, {"name": "proxy", "restartPolicy": "Always"}]},
+            "status": {"conditions": [{"type": "Initialized", "status": "True"}],
+                "initContainerStatuses": [
+                    {"name": "setup", "restartCount": 4, "state": {"terminated": {"exitCode": 0}},
+                        "lastState": {"terminated": {"exitCode": 1, "finishedAt": "2026-11-29T11:59:00Z"}}},
+                    {"name": "proxy", "restartCount": 1, "lastState": {"terminated": {"exitCode": 137, "reason": "OOMKilled", "finishedAt": "2026-11-29T11:00:00Z"}}}],
+                "containerStatuses": [
+                    {"name": "agent", "restartCount": 7, "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2026-11-29T11:58:46Z"}}},
+                    {"name": "side", "restartCount": 0, "lastState": {}}]}});
+        let r = restarts(&pod);
+        // setup's restarts count only while the pod initializes
+        assert_eq!(r.count, 8);
+        assert_eq!(
+            r.last,
+            Some(Termination {
+                container: "agent".into(),
+                exit_code: Some(1),
+                reason: Some("Error".into()),
+                finished_at: Some("2026-11-29T11:58:46Z".into())
+            })
+        );
+        let mut initializing = pod.clone();
+        initializing["status"]["conditions"] = json!([{"type": "Initialized", "status": "False"}]);
+        initializing["status"]["initContainerStatuses"][0]["state"] =
+            json!({"waiting": {"reason": "CrashLoopBackOff"}});
+        let r = restarts(&initializing);
+        assert_eq!((r.count, r.last.unwrap().container.as_str()), (5, "setup"));
+        assert_eq!(restarts(&json!({"status": {"phase": "Pending"}})), Restarts::default());
+    }
+}

@@ -26,6 +26,8 @@ const META: Keep = Fields(&[
     ("generation", All),
     ("creationTimestamp", All),
     ("deletionTimestamp", All),
+    // what holds a deletion (the `stuck-deleting` diagnosis, `inspect`)
+    ("finalizers", All),
     ("labels", All),
     (
         "annotations",
@@ -77,7 +79,9 @@ pub const SANDBOX: Keep = Fields(&[
     ),
 ]);
 
-const CONTAINERS: Keep = Each(&Fields(&[("name", All), ("image", All)]));
+/// A container's name and image; `restartPolicy` says an init container is a sidecar, whose
+/// restarts `kubectl get pods` counts with the containers'.
+const CONTAINERS: Keep = Each(&Fields(&[("name", All), ("image", All), ("restartPolicy", All)]));
 
 /// What the derivation reads of a pod's or a disk's metadata: identity, owners, labels (a
 /// Sandbox's `status.selector` matches them) and the deletion stamp.
@@ -88,6 +92,8 @@ const OWNED_META: Keep = Fields(&[
     // a watch resumes from the newest object it saw
     ("resourceVersion", All),
     ("deletionTimestamp", All),
+    // the grace period a terminating pod was given (`stuck-terminating` says it)
+    ("deletionGracePeriodSeconds", All),
     ("labels", All),
     (
         "ownerReferences",
@@ -95,8 +101,20 @@ const OWNED_META: Keep = Fields(&[
     ),
 ]);
 
-/// A container's state as diagnoses read it.
-const CONTAINER_STATUSES: Keep = Each(&Fields(&[("name", All), ("state", All)]));
+/// A container's state as diagnoses read it, its restarts and how its last run ended (the
+/// RESTARTS column, `lastTermination`): three fields of `lastState.terminated`, not its message.
+const CONTAINER_STATUSES: Keep = Each(&Fields(&[
+    ("name", All),
+    ("state", All),
+    ("restartCount", All),
+    (
+        "lastState",
+        Fields(&[(
+            "terminated",
+            Fields(&[("exitCode", All), ("reason", All), ("finishedAt", All)]),
+        )]),
+    ),
+]));
 
 /// A pod: identity, owners, labels, node, images, and of its status what state and diagnosis
 /// read (phase, message, conditions, container states).

@@ -99,8 +99,8 @@ pub fn compare(a: &Workspace, b: &Workspace, key: SortKey) -> Ordering {
 /// How bad a row is, worst lowest: a diagnosis by what it costs the user (a crash loop first),
 /// then an unreadable epoch, then drift, then nothing wrong.
 pub fn severity(w: &Workspace) -> u8 {
-    match w.diagnosis.as_ref().map(|d| d.kind) {
-        Some(k) => match k {
+    match w.diagnosis.as_ref() {
+        Some(d) => match d.kind {
             DiagnosisKind::CrashLoop => 0,
             DiagnosisKind::ImagePull => 1,
             DiagnosisKind::Unschedulable => 2,
@@ -108,15 +108,20 @@ pub fn severity(w: &Workspace) -> u8 {
             DiagnosisKind::PodTerminated => 4,
             DiagnosisKind::DiskMissing => 5,
             DiagnosisKind::StuckTerminating => 6,
-            DiagnosisKind::SuspendUnconfirmed => 7,
-            DiagnosisKind::NoLivePod => 8,
-            DiagnosisKind::ForeignPod => 9,
-            DiagnosisKind::ForeignDisk => 10,
-            DiagnosisKind::ForeignEgressPolicy => 11,
-            DiagnosisKind::UnreadableEpoch => 12,
-            DiagnosisKind::ControllerReason => 13,
-            DiagnosisKind::DiskPending => 14,
-            DiagnosisKind::StaleStatus => 15,
+            // held in deletion, or expired and not reaped: stuck as a terminating pod is
+            DiagnosisKind::StuckDeleting => 7,
+            DiagnosisKind::Expired if d.reason == "NotReaped" => 8,
+            DiagnosisKind::SuspendUnconfirmed => 9,
+            DiagnosisKind::NoLivePod => 10,
+            DiagnosisKind::ForeignPod => 11,
+            DiagnosisKind::ForeignDisk => 12,
+            DiagnosisKind::ForeignEgressPolicy => 13,
+            DiagnosisKind::UnreadableEpoch => 14,
+            DiagnosisKind::ControllerReason => 15,
+            DiagnosisKind::DiskPending => 16,
+            DiagnosisKind::StaleStatus => 17,
+            // expired and retained by policy: kept on purpose, costs nothing but its disks
+            DiagnosisKind::Expired => 18,
         },
         None if w.epoch.annotation.is_some() && w.epoch.epoch.is_none() => 20,
         None => match w.drift.state {

@@ -65,6 +65,10 @@ pub struct PodSummary {
     pub terminating: bool,
     pub node: Option<String>,
     pub image: Option<String>,
+    /// Its containers' restarts as `kubectl get pods` counts them, and the newest
+    /// `lastState.terminated` among them (`pod::restarts`).
+    pub restarts: u64,
+    pub last_termination: Option<pod::Termination>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +94,12 @@ pub struct Workspace {
     pub state: State,
     pub diagnosis: Option<Diagnosis>,
     pub created_at: Option<String>,
+    /// The Sandbox's `metadata.deletionTimestamp` and the finalizers that hold it.
+    pub deletion: Option<String>,
+    pub finalizers: Vec<String>,
+    /// `spec.shutdownTime` and `spec.shutdownPolicy` as stored (absent: agent-sandbox's Retain).
+    pub shutdown_time: Option<String>,
+    pub shutdown_policy: Option<String>,
     /// The changed-at annotation as stored; never defaulted.
     pub changed_at: Option<String>,
     pub epoch: Reading,
@@ -199,6 +209,10 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
         state: state::derive(sbx, mode, pod_view.as_ref()),
         diagnosis: diagnosis::diagnose(sbx, mode, &evidence),
         created_at: non_empty(sbx, &["metadata", "creationTimestamp"]).map(str::to_string),
+        deletion: non_empty(sbx, &["metadata", "deletionTimestamp"]).map(str::to_string),
+        finalizers: diagnosis::finalizers(sbx).into_iter().map(str::to_string).collect(),
+        shutdown_time: non_empty(sbx, &["spec", "shutdownTime"]).map(str::to_string),
+        shutdown_policy: non_empty(sbx, &["spec", "shutdownPolicy"]).map(str::to_string),
         changed_at: annotation(sbx, CHANGED_AT)
             .filter(|s| !s.is_empty())
             .map(str::to_string),
@@ -233,7 +247,10 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
 }
 
 fn summarize_pod(p: &Value) -> PodSummary {
+    let restarts = pod::restarts(p);
     PodSummary {
+        restarts: restarts.count,
+        last_termination: restarts.last,
         name: name(p).to_string(),
         uid: uid(p).map(str::to_string),
         phase: pod::phase(p).to_string(),

@@ -4,7 +4,7 @@
 use super::describe::{changes, overlays, when};
 use crate::cluster::detail::{Detail, event_time};
 use crate::domain::age::age;
-use crate::domain::columns::epoch_text;
+use crate::domain::columns::{epoch_text, restarts_text};
 use crate::domain::drift::{DriftState, TemplateRead, field_changes};
 use crate::domain::egress::{PolicyRead, delete_command};
 use crate::domain::keys::{KNOWN_ANNOTATIONS, POD_NAME_ANNOTATION};
@@ -27,7 +27,7 @@ pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
     identity(&mut s, w, now);
     epoch_and_drift(&mut s, w);
     owners(&mut s, &d.sandbox);
-    pod_and_disks(&mut s, w);
+    pod_and_disks(&mut s, w, now);
     egress(&mut s, w);
     library_annotations(&mut s, w);
     conditions(&mut s, &d.sandbox);
@@ -56,6 +56,7 @@ fn identity(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
     line(s, "Created", &when(w.created_at.as_deref(), now));
     line(s, "Mode", w.mode.as_str());
     line(s, "State", w.state.as_str());
+    lifecycle(s, w, now);
     let ready = match w.ready {
         Some(true) => "yes (Ready=True for the current generation, a live pod under it)",
         Some(false) => "no",
@@ -82,6 +83,31 @@ fn identity(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
         None => "- (never changed by @namzu/sandbox)".into(),
     };
     line(s, "Mode changed at", &changed);
+}
+
+/// The Sandbox's deletion (when it was asked for, the finalizers that hold it) and its
+/// shutdown (when, under which policy), where there is one.
+fn lifecycle(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
+    if w.deletion.is_some() {
+        line(s, "Deletion", &when(w.deletion.as_deref(), now));
+    }
+    if w.deletion.is_some() || !w.finalizers.is_empty() {
+        let finalizers = if w.finalizers.is_empty() {
+            "- (none)".to_string()
+        } else {
+            w.finalizers.join(", ")
+        };
+        line(s, "Finalizers", &finalizers);
+    }
+    if let Some(raw) = w.shutdown_time.as_deref() {
+        let at = match timefmt::parse(raw) {
+            Some(t) if t > now => format!("{raw} (in {})", age(now, t)),
+            Some(t) => format!("{raw} ({} ago)", age(t, now)),
+            None => format!("!{raw} (unreadable)"),
+        };
+        let policy = w.shutdown_policy.as_deref().unwrap_or("Retain, the default");
+        line(s, "Shutdown", &format!("{at}, shutdownPolicy {policy}"));
+    }
 }
 
 fn epoch_and_drift(s: &mut String, w: &Workspace) {
@@ -129,7 +155,7 @@ fn owners(s: &mut String, sandbox: &Value) {
     }
 }
 
-fn pod_and_disks(s: &mut String, w: &Workspace) {
+fn pod_and_disks(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
     let pod = match &w.pod {
         Observed::Forbidden => "? (pods may not be read)".into(),
         Observed::Known(None) => "- (none)".into(),
@@ -143,6 +169,24 @@ fn pod_and_disks(s: &mut String, w: &Workspace) {
         ),
     };
     line(s, "Pod", &pod);
+    if let Observed::Known(Some(p)) = &w.pod {
+        line(s, "  Restarts", &restarts_text(p, now));
+        if let Some(t) = &p.last_termination {
+            let code = t
+                .exit_code
+                .map_or("exit code ?".to_string(), |c| format!("exit code {c}"));
+            let reason = t.reason.as_deref().map_or(String::new(), |r| format!(" ({r})"));
+            line(
+                s,
+                "  Last exit",
+                &format!(
+                    "container {}: {code}{reason}, finished {}",
+                    t.container,
+                    when(t.finished_at.as_deref(), now)
+                ),
+            );
+        }
+    }
     if let Some(legacy) = &w.legacy_pod_name {
         line(
             s,

@@ -64,6 +64,8 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
         "disk-missing",
         "foreign-egress-policy",
         "controller-reason",
+        "stuck-deleting",
+        "expired",
     ] {
         assert!(kinds.contains(k), "diagnosis {k} missing: {kinds:?}");
     }
@@ -158,12 +160,13 @@ async fn formats_and_headers() {
         .unwrap()
         .split_whitespace()
         .collect();
-    assert_eq!(tango.len(), 20);
+    assert_eq!(tango.len(), 21);
     assert_eq!(tango[10], "namzu-ws-tango", "POD");
-    assert!(tango[13].starts_with("sha256:"), "TEMPLATE-HASH");
+    assert_eq!(tango[11], "0", "RESTARTS");
+    assert!(tango[14].starts_with("sha256:"), "TEMPLATE-HASH");
     // researcher asks for no requests (limits only): CPU and MEM `-`, one 10Gi disk
-    assert_eq!(&tango[14..17], ["-", "-", "10Gi"], "CPU, MEM, DISK");
-    assert_eq!(&tango[17..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
+    assert_eq!(&tango[15..18], ["-", "-", "10Gi"], "CPU, MEM, DISK");
+    assert_eq!(&tango[18..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
 
     let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);
     assert_eq!(names.lines().next(), Some("sandbox.agents.x-k8s.io/namzu-ws-tango"));

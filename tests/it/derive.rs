@@ -621,3 +621,112 @@ fn drift_says_whether_the_per_sandbox_label_was_hashed() {
         (DriftState::Current, None)
     );
 }
+
+#[test]
+fn a_held_deletion_an_expiry_and_a_pod_past_its_grace_each_at_their_threshold() {
+    let bound = [pvc("Bound")];
+    let running = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    // deleting 9 minutes: the controller may still be at work; 11: stuck, with its finalizers
+    let mut deleting = running.clone();
+    deleting["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:51:00Z");
+    deleting["metadata"]["finalizers"] = json!(["a.example/x", "b.example/y"]);
+    assert_eq!(kind(&view(&deleting, &[pod(json!({}))], &bound)), None);
+    deleting["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:49:00Z");
+    let w = view(&deleting, &[pod(json!({}))], &bound);
+    let d = w.diagnosis.unwrap();
+    assert_eq!(
+        (d.kind, d.reason.as_str()),
+        (DiagnosisKind::StuckDeleting, "DeletionHeld")
+    );
+    assert!(
+        d.message
+            .ends_with("for 11m (deletionTimestamp 2026-11-29T09:49:00Z), held by finalizers a.example/x, b.example/y"),
+        "{}",
+        d.message
+    );
+    assert_eq!(w.finalizers, ["a.example/x", "b.example/y"]);
+    // no finalizer holds it: the API server removes it, nothing to diagnose
+    deleting["metadata"]["finalizers"] = json!([]);
+    assert_eq!(kind(&view(&deleting, &[pod(json!({}))], &bound)), None);
+
+    // past shutdownTime with no policy: agent-sandbox's default, Retain
+    let mut expired = sandbox("Running", vec![ready("False", "SandboxExpired")]);
+    expired["spec"]["shutdownTime"] = json!("2026-11-29T09:00:00Z");
+    let d = view(&expired, &[], &bound).diagnosis.unwrap();
+    assert_eq!(
+        (d.kind, d.reason.as_str()),
+        (DiagnosisKind::Expired, "RetainedByPolicy")
+    );
+    assert!(
+        d.message.contains("(shutdownPolicy Retain, agent-sandbox's default)"),
+        "{}",
+        d.message
+    );
+    expired["spec"]["shutdownPolicy"] = json!("Delete");
+    let not_reaped = view(&expired, &[], &bound);
+    assert_eq!(not_reaped.diagnosis.as_ref().unwrap().reason, "NotReaped");
+    // worst first (the TUI's sort by diagnosis): held in deletion and not reaped rank with a
+    // stuck pod; retained by policy, kept on purpose, after every other finding
+    use kubectl_namzu::domain::select::severity;
+    let mut stuck_pod = pod(json!({}));
+    stuck_pod["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:00:00Z");
+    let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
+    let stuck_pod = view(&suspended, &[stuck_pod], &bound);
+    let unconfirmed = view(&suspended, &[pod(json!({}))], &bound);
+    let retained = view(&sandbox("Running", vec![ready("False", "SandboxExpired")]), &[], &bound);
+    let mut stale = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    stale["metadata"]["generation"] = json!(2);
+    let stale = view(&stale, &[pod(json!({}))], &bound);
+    assert_eq!(kind(&stale), Some(DiagnosisKind::StaleStatus));
+    let order = [
+        &stuck_pod,
+        &w_held(&deleting_held()),
+        &not_reaped,
+        &unconfirmed,
+        &stale,
+        &retained,
+    ]
+    .map(severity);
+    assert!(order.windows(2).all(|p| p[0] < p[1]), "{order:?}");
+    // the controller has not written its condition yet: the time alone says it
+    let mut due = running.clone();
+    due["spec"]["shutdownTime"] = json!("2026-11-29T09:59:59Z");
+    assert_eq!(
+        kind(&view(&due, &[pod(json!({}))], &bound)),
+        Some(DiagnosisKind::Expired)
+    );
+    due["spec"]["shutdownTime"] = json!("2026-11-29T10:00:01Z");
+    assert_eq!(kind(&view(&due, &[pod(json!({}))], &bound)), None);
+
+    // a pod 59s past its grace period is still being confirmed; 61s past it is stuck
+    let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);
+    let mut draining = pod(json!({}));
+    draining["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:59:01Z");
+    draining["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+    assert_eq!(
+        kind(&view(&suspended, &[draining.clone()], &bound)),
+        Some(DiagnosisKind::SuspendUnconfirmed)
+    );
+    draining["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:58:59Z");
+    let d = view(&suspended, &[draining], &bound).diagnosis.unwrap();
+    assert_eq!(d.kind, DiagnosisKind::StuckTerminating);
+    assert!(
+        d.message
+            .contains("still terminating past its grace period of 30s (deletionTimestamp 2026-11-29T09:58:59Z)"),
+        "{}",
+        d.message
+    );
+}
+
+fn deleting_held() -> Value {
+    let mut s = sandbox("Running", vec![ready("True", "DependenciesReady")]);
+    s["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:00:00Z");
+    s["metadata"]["finalizers"] = json!(["a.example/x"]);
+    s
+}
+
+fn w_held(sbx: &Value) -> Workspace {
+    let w = view(sbx, &[pod(json!({}))], &[pvc("Bound")]);
+    assert_eq!(kind(&w), Some(DiagnosisKind::StuckDeleting));
+    w
+}

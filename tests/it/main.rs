@@ -43,3 +43,4 @@ mod triage;
 mod tui;
 mod tui_tmux;
 mod vectors;
+mod verdicts;

@@ -179,7 +179,9 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
                     "{text}"
                 );
             }
-            DiagnosisKind::StaleStatus => assert_eq!(command, format!("kubectl namzu history {id} -n agents")),
+            DiagnosisKind::StaleStatus | DiagnosisKind::StuckDeleting | DiagnosisKind::Expired => {
+                assert_eq!(command, format!("kubectl namzu history {id} -n agents"))
+            }
             DiagnosisKind::NoLivePod => assert_eq!(
                 command,
                 format!("kubectl namzu suspend {id} -n agents --wait && kubectl namzu resume {id} -n agents")

@@ -5,13 +5,13 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Tmux {
-    socket: String,
-    session: &'static str,
+pub(crate) struct Tmux {
+    pub(crate) socket: String,
+    pub(crate) session: &'static str,
 }
 
 impl Tmux {
-    fn cmd(&self, args: &[&str]) -> String {
+    pub(crate) fn cmd(&self, args: &[&str]) -> String {
         let out = Command::new("tmux")
             .arg("-L")
             .arg(&self.socket)
@@ -21,24 +21,24 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         self.cmd(&["capture-pane", "-p", "-t", self.session])
     }
 
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         for k in keys {
             self.cmd(&["send-keys", "-t", self.session, k]);
         }
     }
 
     /// A session of `width`×`height` running `script`.
-    fn start(&self, width: u16, height: u16, script: &str) {
+    pub(crate) fn start(&self, width: u16, height: u16, script: &str) {
         let (w, h) = (width.to_string(), height.to_string());
         self.cmd(&["new-session", "-d", "-s", self.session, "-x", &w, "-y", &h, script]);
     }
 
     /// Wait (bounded) until the screen shows `text`; the screen on failure.
-    fn expect(&self, text: &str) -> String {
+    pub(crate) fn expect(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let s = self.screen();
@@ -53,7 +53,7 @@ impl Tmux {
 
 /// tmux is not installed: the test says it is skipped, and which — except under `CI=true`,
 /// where a test that asserts nothing would pass: there it fails.
-fn no_tmux(what: &str) -> bool {
+pub(crate) fn no_tmux(what: &str) -> bool {
     let missing = Command::new("tmux").arg("-V").output().is_err();
     assert!(
         !(missing && std::env::var("CI").as_deref() == Ok("true")),
