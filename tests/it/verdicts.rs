@@ -114,8 +114,18 @@ async fn a_sandbox_held_in_deletion_and_one_expired_are_diagnosed() {
     assert_eq!(q["deletionTimestamp"], "2026-10-10T12:00:00Z");
     assert_eq!(q["finalizers"], json!(["namzu.ai/demo-hold"]));
 
+    // papa, and retained (no shutdownPolicy at all: agent-sandbox's default, Retain)
     let papa = items(&namzu(&t, &["list", "-n", "agents", "--diagnosis", "expired", "-o", "json"]).await);
-    assert_eq!(papa.len(), 1, "{papa:?}");
+    assert_eq!(papa.len(), 2, "{papa:?}");
+    assert_eq!(papa[1]["id"], "retained");
+    assert!(
+        papa[1]["diagnosis"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shutdownPolicy Retain, agent-sandbox's default"),
+        "{:?}",
+        papa[1]
+    );
     let p = &papa[0];
     assert_eq!((&p["id"], &p["state"]), (&json!("papa"), &json!("Expired")));
     assert_eq!(p["diagnosis"]["reason"], "RetainedByPolicy");
@@ -168,7 +178,7 @@ async fn an_expired_workspace_under_delete_is_not_reaped() {
     .await
     .expect("patched");
     let papa = items(&namzu(&t, &["list", "-n", "agents", "--diagnosis", "expired", "-o", "json"]).await);
-    assert_eq!(papa.len(), 1, "{papa:?}");
+    assert_eq!(papa.len(), 2, "papa and retained: {papa:?}");
     let d = &papa[0]["diagnosis"];
     assert_eq!(d["reason"], "NotReaped");
     assert_eq!(
@@ -233,18 +243,18 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         50,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
-    t.expect("36 workspaces");
+    t.expect("37 workspaces");
     let open = |id: &str| {
         t.keys(&["/", id, "Enter"]);
-        t.expect(&format!("filter: {id} (1 of 36)"));
+        t.expect(&format!("filter: {id} (1 of 37)"));
         t.keys(&["Enter"]);
         t.expect(&format!("Name:            namzu-ws-{id}"))
     };
     let close = || {
         t.keys(&["Escape"]);
-        t.expect("1 of 36");
+        t.expect("1 of 37");
         t.keys(&["Escape"]);
-        t.expect("36 workspaces");
+        t.expect("37 workspaces");
     };
     let hotel = open("hotel");
     assert!(hotel.contains("│  Restarts:      7 ("), "{hotel}");
