@@ -162,6 +162,21 @@ impl Request {
 }
 
 impl Fleet {
+    /// A fleet of one context already open (a front-end's own connection, e.g. the TUI's), under
+    /// its rules; `read_only_flag`: `--read-only` was given.
+    pub fn of_one(member: Member, clock: Clock, read_only_flag: bool) -> Fleet {
+        Fleet {
+            members: vec![member],
+            several_contexts: false,
+            clock,
+            overrides: Overrides {
+                read_only: read_only_flag.then_some(true),
+                ..Default::default()
+            },
+            failed: Default::default(),
+        }
+    }
+
     /// Open the contexts asked for; across several, a context that cannot be opened is a
     /// warning and is left out.
     pub async fn open(request: Request) -> Result<Fleet, FleetError> {

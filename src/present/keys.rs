@@ -127,6 +127,8 @@ pub enum Context {
     LogSearch,
     /// Typing on the command line (`:`).
     Command,
+    /// The leaks view (`:leaks`): a cursor over the leaks, marks, a delete.
+    Leaks,
 }
 
 use Command::*;
@@ -424,6 +426,39 @@ const SCROLLING: &[Binding] = &[
     },
 ];
 
+/// The leaks view: the cursor moves over the leaks, space marks, D deletes the marked (or the
+/// one under the cursor) through `leaks --delete`'s own use case, after a typed count.
+const LEAKS_VIEW: &[Binding] = &[
+    Binding {
+        keys: SCROLL.keys,
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "move over the leaks",
+        hint: "↑↓ move",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Char(' '), Mark)],
+        label: "Space",
+        does: "mark the leak (or unmark it)",
+        hint: "Space mark",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('D'), Delete)],
+        label: "D",
+        does: "delete the marked leaks, else the one under the cursor (re-checked, typed count, tombstone for restore)",
+        hint: "D delete",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
 /// The help and the context picker close with Esc, q, or the key that opened either.
 const CLOSE_POPUP: Binding = Binding {
     keys: &[
@@ -591,6 +626,7 @@ pub fn bindings(context: Context) -> &'static [Binding] {
         Context::Logs => LOG_PANE,
         Context::LogSearch => LOG_SEARCH,
         Context::Command => COMMAND_LINE,
+        Context::Leaks => LEAKS_VIEW,
     }
 }
 
@@ -675,6 +711,8 @@ pub fn readme_rows() -> Vec<String> {
         .map(|b| format!("| {} | {} |", b.label, b.does))
         .chain(std::iter::once("| *log pane* | |".to_string()))
         .chain(LOG_PANE.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
+        .chain(std::iter::once("| *leaks view* (`:leaks`) | |".to_string()))
+        .chain(LEAKS_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .collect()
 }
 

@@ -111,6 +111,12 @@ pub enum Action {
         scope: Scope,
         result: Result<(Vec<crate::domain::leaks::Leak>, Vec<String>), String>,
     },
+    /// The leaks view's deletes done: what they came to, in words.
+    LeaksDeleted {
+        context: String,
+        scope: Scope,
+        result: Result<String, String>,
+    },
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.
@@ -169,6 +175,15 @@ pub enum Effect {
         context: String,
         scope: Scope,
     },
+    /// Delete these leaks of `context` in `scope` through `leaks --delete`'s use case
+    /// (`ops::leaks`), `typed` the count the user typed (answered as `Action::LeaksDeleted`).
+    DeleteLeaks {
+        context: String,
+        scope: Scope,
+        names: Vec<String>,
+        include_detached: bool,
+        typed: String,
+    },
     /// Write `text` to a new file `name` in the temporary directory.
     Save {
         key: WorkspaceKey,
@@ -184,7 +199,7 @@ impl Effect {
             Effect::Follow { context, .. }
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
-            Effect::Leaks { context, .. } => context,
+            Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } => context,
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

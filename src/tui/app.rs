@@ -635,6 +635,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             leaks::answered(app, &context, &scope, result);
             Vec::new()
         }
+        Action::LeaksDeleted { context, scope, result } => leaks::deleted(app, context, scope, result),
         Action::Detail { key, result } => {
             if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key

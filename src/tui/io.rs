@@ -316,6 +316,16 @@ impl Cluster {
                     .map_err(|e| e.to_string());
                 send(Action::Leaks { context, scope, result });
             }
+            Effect::DeleteLeaks {
+                context,
+                scope,
+                names,
+                include_detached,
+                typed,
+            } => {
+                let result = self.delete_leaks(&scope, names, include_detached, typed).await;
+                send(Action::LeaksDeleted { context, scope, result });
+            }
             Effect::Preview { key, plan, take_over } => {
                 let outcome = write::write(&self.conn, &self.policy, &plan).await;
                 send(Action::Preview {
@@ -404,6 +414,81 @@ impl Cluster {
     }
 
     /// The kubectl command line of a shell in the row's own pod, or why there is none.
+    /// The leaks view's delete: `leaks --delete`'s own use case (`ops::leaks`) over this context
+    /// — read again now, planned, every rule checked, the typed count compared with what it
+    /// plans now, each DELETE re-checked, tombstoned and audited. What it came to, in words.
+    async fn delete_leaks(
+        &self,
+        scope: &Scope,
+        names: Vec<String>,
+        include_detached: bool,
+        typed: String,
+    ) -> Result<String, String> {
+        use crate::ops::leaks::{self, Front, Question, Report, Request};
+        struct Typed {
+            typed: String,
+            lines: std::sync::Mutex<Vec<String>>,
+        }
+        impl Front for Typed {
+            fn ask_typed<'a>(&'a self, q: &'a Question) -> futures::future::BoxFuture<'a, Result<bool, String>> {
+                let same = q.word() == self.typed;
+                Box::pin(async move { Ok(same) })
+            }
+            fn cancelled(&self, context: &str) {
+                self.push(format!(
+                    "cancelled: the typed count was not \"{}\"; nothing deleted in {context}",
+                    self.typed
+                ));
+            }
+            fn step(&self, report: &Report, done: usize, total: usize) {
+                self.push(report.line(done, total));
+            }
+            fn output_closed(&self) -> bool {
+                false
+            }
+            fn interrupted_twice() {}
+        }
+        impl Typed {
+            fn push(&self, line: String) {
+                self.lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+            }
+        }
+        let rules = self.conn.rules.clone();
+        let member = crate::ops::fleet::Member {
+            conn: self.conn.clone(),
+            rules: rules.clone(),
+        };
+        let fleet = crate::ops::fleet::Fleet::of_one(member.clone(), self.conn.clock.clone(), self.policy.read_only);
+        leaks::admit(&fleet).map_err(|e| e.to_string())?;
+        let ns = match scope {
+            Scope::Namespace(n) => Some(n.as_str()),
+            Scope::All => None,
+        };
+        let report = crate::cluster::leaks::read(&self.conn, ns, self.conn.clock.now())
+            .await
+            .map_err(|e| e.to_string())?;
+        let request = Request {
+            names,
+            include_detached,
+            detached_after_days: crate::domain::leaks::DETACHED_AFTER_DAYS,
+            ..Default::default()
+        };
+        let checked = leaks::prepare(&fleet, vec![(member, report.leaks)], &request, &self.policy, true)
+            .map_err(|e| e.to_string())?;
+        let front = Typed {
+            typed,
+            lines: Default::default(),
+        };
+        let ran = leaks::run(checked, &front).await.map_err(|e| e.to_string())?;
+        let mut lines = front.lines.into_inner().unwrap_or_else(|p| p.into_inner());
+        if ran.total == 0 {
+            lines.push("nothing to delete: the leaks named are no longer deletable (read again)".into());
+        } else if ran.failed() + ran.refused() == 0 && lines.iter().all(|l| !l.starts_with("cancelled")) {
+            lines.push("kubectl namzu restore undoes it".into());
+        }
+        Ok(lines.join("; "))
+    }
+
     async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {
         let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
         Ok(kubectl_exec_args(

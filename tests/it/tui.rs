@@ -980,7 +980,7 @@ async fn leaks_view_resource_columns_and_the_bulk_what_if() {
         );
     }
     assert!(
-        screen.contains("read-only: delete with kubectl namzu leaks --delete"),
+        screen.contains("Space marks, D deletes the marked (or the one under ›) as kubectl namzu leaks --delete does"),
         "{screen}"
     );
     snap("leaks_view", &h.screen(120, 40));
@@ -1126,4 +1126,84 @@ async fn what_arrives_while_a_shell_runs_is_applied_not_queued() {
         .unwrap()
         .unwrap();
     assert_eq!(app.status, "applied during the shell");
+}
+
+/// The leaks view deletes through `leaks --delete`'s own use case: the cursor's leak (or the
+/// marked ones), the same plan and rules, a typed count, the re-check, the tombstone; a look-alike
+/// in use is refused with its reason, a wrong count sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaks_view_deletes_through_the_same_use_case() {
+    let mut h = harness(start_demo().await, true, false).await;
+    h.keys(&[KeyCode::Char(':')]).await;
+    h.type_text("leaks").await;
+    h.keys(&[KeyCode::Enter]).await;
+    // the first leak listed is the ghost's orphaned disk: under the cursor
+    assert!(
+        h.screen(200, 60)
+            .contains("› PersistentVolumeClaim  agents/workspace-disk-namzu-ws-ghost"),
+        "{}",
+        h.screen(200, 60)
+    );
+    h.keys(&[KeyCode::Char('D')]).await;
+    assert!(h.app.status.contains("type \"delete 1\""), "{}", h.app.status);
+    assert!(
+        h.screen(200, 60)
+            .contains("1 disk in context namzu-sim would be deleted"),
+        "{}",
+        h.screen(200, 60)
+    );
+    // a wrong count: nothing sent
+    h.t.sim.clear_requests();
+    h.type_text("delete 2").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert!(
+        h.t.sim.requests().iter().all(|r| r.method != "DELETE"),
+        "{}",
+        h.app.status
+    );
+    assert!(h.app.status.contains("cancelled"), "{}", h.app.status);
+    assert!(
+        h.t.sim
+            .get(
+                &kubectl_namzu::sim::resources::PVCS,
+                "agents",
+                "workspace-disk-namzu-ws-ghost"
+            )
+            .is_some()
+    );
+    // the right count: deleted, re-checked and tombstoned as the CLI does
+    h.keys(&[KeyCode::Char('D')]).await;
+    h.type_text("delete 1").await;
+    h.keys(&[KeyCode::Enter]).await;
+    assert!(h.app.status.contains("deleted"), "{}", h.app.status);
+    assert!(
+        h.t.sim
+            .get(
+                &kubectl_namzu::sim::resources::PVCS,
+                "agents",
+                "workspace-disk-namzu-ws-ghost"
+            )
+            .is_none()
+    );
+    let stones = std::fs::read_dir(h.t.dir.path().join("tombstones")).unwrap().count();
+    assert_eq!(stones, 1, "a tombstone for restore");
+    // a look-alike in use under the cursor: refused with its reason, nothing asked
+    let screen = h.screen(200, 80);
+    let lines: Vec<&str> = screen
+        .lines()
+        .filter(|l| l.contains("  agents/") || l.contains("  research/") || l.contains("  staging/"))
+        .collect();
+    let in_use = lines
+        .iter()
+        .position(|l| l.contains(" in-use"))
+        .expect("wren's policy is listed in use");
+    for _ in 0..in_use {
+        h.keys(&[KeyCode::Down]).await;
+    }
+    h.keys(&[KeyCode::Char('D')]).await;
+    assert!(
+        h.app.status.contains("in use") && h.app.status.contains("not deleted"),
+        "{}",
+        h.app.status
+    );
 }

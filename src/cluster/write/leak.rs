@@ -454,7 +454,7 @@ async fn quarantine(
     policy: &WritePolicy,
     plan: &LeakPlan,
     current: &Value,
-    entry: &dyn Fn(Option<u16>, &str) -> Value,
+    entry: &(dyn Fn(Option<u16>, &str) -> Value + Sync),
 ) -> LeakOutcome {
     use crate::domain::leaks::{QUARANTINE_TIES, QUARANTINED_AT, ties_fingerprint};
     let at = crate::domain::timefmt::js_iso(conn.clock.now());

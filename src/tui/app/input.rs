@@ -14,9 +14,11 @@ pub(super) fn context(app: &App) -> Context {
         None => Context::List,
         Some(Popup::Confirm(c)) if c.asks_typed => Context::ConfirmTyped,
         Some(Popup::Confirm(_)) => Context::Confirm,
-        Some(
-            Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. } | Popup::Leaks(_),
-        ) => Context::Scrolling,
+        Some(Popup::Leaks(view)) if view.confirm.is_some() => Context::ConfirmTyped,
+        Some(Popup::Leaks(_)) => Context::Leaks,
+        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. }) => {
+            Context::Scrolling
+        }
         Some(Popup::Logs(pane)) if pane.searching => Context::LogSearch,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
@@ -49,6 +51,9 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     if matches!(context, Context::Logs | Context::LogSearch) {
         return crate::tui::triage::on_pane_key(app, command, key);
+    }
+    if matches!(app.popups.last(), Some(Popup::Leaks(_))) {
+        return super::leaks::on_leaks_key(app, command, key);
     }
     if context == Context::Picker && command.is_none() && on_picker_type(app, key) {
         return Vec::new();

@@ -1,6 +1,7 @@
 //! The leaks view (`:leaks`): what `kubectl namzu leaks` lists for the contexts and namespace in
-//! view, read through the same cluster and domain functions. Read-only: deleting stays the CLI's
-//! `leaks --delete`.
+//! view, read through the same cluster and domain functions. A cursor moves over the leaks, Space
+//! marks, D deletes the marked (or the one under the cursor) through `leaks --delete`'s own use
+//! case (`ops::leaks`: the same plan, rules, typed count, re-check, tombstone and audit).
 
 use super::*;
 use crate::domain::leaks::{Leak, LeakKind};
@@ -9,11 +10,197 @@ use crate::domain::resources::{Unit, human};
 /// One context's answer: its leaks and the warnings of what it could not read, or why nothing.
 pub type LeaksAnswer = Result<(Vec<Leak>, Vec<String>), String>;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LeaksView {
     /// Each context asked, with its scope and its answer once it came.
     pub parts: Vec<(String, Scope, Option<LeaksAnswer>)>,
     pub scroll: u16,
+    /// The leak under the cursor: its place among every leak listed, in the parts' order.
+    pub cursor: usize,
+    /// The marked leaks: (context, namespace, name).
+    pub marked: BTreeSet<(String, String, String)>,
+    /// A delete waiting for its typed count.
+    pub confirm: Option<LeaksConfirm>,
+}
+
+/// A delete of one context's leaks, asked: the question `ops::leaks` words, what to type.
+#[derive(Debug, Clone)]
+pub struct LeaksConfirm {
+    pub context: String,
+    pub scope: Scope,
+    pub names: Vec<String>,
+    pub include_detached: bool,
+    pub question: String,
+    pub word: String,
+    pub typed: String,
+}
+
+/// Every leak listed, in order, with its context and scope.
+fn listed(view: &LeaksView) -> Vec<(&str, &Scope, &Leak)> {
+    view.parts
+        .iter()
+        .filter_map(|(c, s, a)| match a {
+            Some(Ok((leaks, _))) => Some(leaks.iter().map(move |l| (c.as_str(), s, l))),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+/// A key on the leaks view: the cursor, a mark, a delete asked, its typed count.
+pub(super) fn on_leaks_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
+    let now = app.now;
+    let Some(Popup::Leaks(view)) = app.popups.last_mut() else {
+        return Vec::new();
+    };
+    if let Some(confirm) = view.confirm.as_mut() {
+        match (command, key.code) {
+            (Some(Command::Close), _) => {
+                view.confirm = None;
+                app.status = "cancelled: nothing deleted".into();
+            }
+            (Some(Command::Choose | Command::Keep), _) | (_, KeyCode::Enter) => {
+                // what was typed goes with the delete: `ops::leaks` checks it against the count
+                // of what it plans then, so a selection that changed meanwhile sends nothing
+                if let Some(confirm) = view.confirm.take() {
+                    app.status = format!("deleting {} in {}…", confirm.names.join(", "), confirm.context);
+                    return vec![Effect::DeleteLeaks {
+                        context: confirm.context,
+                        scope: confirm.scope,
+                        names: confirm.names,
+                        include_detached: confirm.include_detached,
+                        typed: confirm.typed,
+                    }];
+                }
+            }
+            (_, KeyCode::Backspace) => {
+                confirm.typed.pop();
+            }
+            (None, KeyCode::Char(c)) => confirm.typed.push(c),
+            _ => {}
+        }
+        return Vec::new();
+    }
+    let count = listed(view).len();
+    match command {
+        Some(Command::Close) => {
+            app.popups.pop();
+            return Vec::new();
+        }
+        Some(Command::Mark) => {
+            if let Some((c, _, l)) = listed(view).get(view.cursor) {
+                let key = (c.to_string(), l.namespace.clone(), l.name.clone());
+                if !view.marked.remove(&key) {
+                    view.marked.insert(key);
+                }
+            }
+        }
+        Some(Command::Delete) => return ask_delete(app, now),
+        Some(c) => view.cursor = moved(view.cursor, c, 5, count.saturating_sub(1)),
+        None => {}
+    }
+    // the cursor's leak stays in sight (three lines per leak, after the warnings)
+    if let Some(Popup::Leaks(view)) = app.popups.last() {
+        let text = leaks_text(app, view);
+        let line = text.lines().position(|l| l.starts_with('›')).unwrap_or(0);
+        let scroll = line.saturating_sub(2) as u16;
+        if let Some(Popup::Leaks(view)) = app.popups.last_mut() {
+            view.scroll = scroll;
+        }
+    }
+    Vec::new()
+}
+
+/// D: the marked leaks (else the cursor's), of one context, planned as `leaks --delete` plans
+/// them; a typed count asked with `ops::leaks`'s own words.
+fn ask_delete(app: &mut App, now: DateTime<Utc>) -> Vec<Effect> {
+    let Some(Popup::Leaks(view)) = app.popups.last() else {
+        return Vec::new();
+    };
+    let all = listed(view);
+    let targets: Vec<(&str, &Scope, &Leak)> = if view.marked.is_empty() {
+        all.get(view.cursor).copied().into_iter().collect()
+    } else {
+        all.iter()
+            .copied()
+            .filter(|(c, _, l)| {
+                view.marked
+                    .contains(&(c.to_string(), l.namespace.clone(), l.name.clone()))
+            })
+            .collect()
+    };
+    let Some((context, scope, _)) = targets.first().copied() else {
+        app.status = "no leak to delete".into();
+        return Vec::new();
+    };
+    if targets.iter().any(|(c, _, _)| *c != context) {
+        app.status = "marks span contexts: delete one context's leaks at a time".into();
+        return Vec::new();
+    }
+    let rules = app.context_view(context).map(|c| c.rules.clone()).unwrap_or_default();
+    let request = crate::ops::leaks::Request {
+        names: targets.iter().map(|(_, _, l)| l.name.clone()).collect(),
+        // a detached disk marked is asked for by name
+        include_detached: targets.iter().any(|(_, _, l)| l.kind == LeakKind::DetachedDisk),
+        detached_after_days: rules
+            .detached_after_days
+            .map_or(crate::domain::leaks::DETACHED_AFTER_DAYS, i64::from),
+        quarantine_days: rules.quarantine_days.map(i64::from),
+        ..Default::default()
+    };
+    let mut plans = Vec::new();
+    for (_, _, leak) in &targets {
+        match crate::ops::leaks::plan(leak, &request, now) {
+            Some(p) => plans.push(p),
+            None => {
+                app.status = format!("{}: {} — not deleted", leak.name, leak.reason);
+                return Vec::new();
+            }
+        }
+    }
+    let question = crate::ops::leaks::Question {
+        context: Some(context.to_string()),
+        badge: rules.badge.as_ref().map(|b| b.label.clone()),
+        objects: plans.len(),
+        disks: plans
+            .iter()
+            .filter(|p| p.target == crate::cluster::write::LeakTarget::Disk)
+            .count(),
+        named: plans.iter().map(crate::present::leaks::named).collect(),
+    };
+    let confirm = LeaksConfirm {
+        context: context.to_string(),
+        scope: scope.clone(),
+        names: request.names.clone(),
+        include_detached: request.include_detached,
+        question: question.text(),
+        word: question.word(),
+        typed: String::new(),
+    };
+    app.status = format!("type \"{}\" and Enter to delete (Esc cancels)", confirm.word);
+    if let Some(Popup::Leaks(view)) = app.popups.last_mut() {
+        view.confirm = Some(confirm);
+    }
+    Vec::new()
+}
+
+/// The deletes' answer: said on the status line; the context's leaks read again.
+pub(super) fn deleted(app: &mut App, context: String, scope: Scope, result: Result<String, String>) -> Vec<Effect> {
+    app.status = match result {
+        Ok(said) => said,
+        Err(why) => format!("leaks in {context}: {why}"),
+    };
+    for popup in app.popups.iter_mut() {
+        if let Popup::Leaks(view) = popup {
+            view.marked.retain(|(c, _, _)| *c != context);
+            for (c, s, answer) in view.parts.iter_mut() {
+                if *c == context && *s == scope {
+                    *answer = None;
+                }
+            }
+        }
+    }
+    vec![Effect::Leaks { context, scope }]
 }
 
 /// Open the view: one read per context in view, in the scope it shows.
@@ -39,7 +226,10 @@ pub(super) fn open(app: &mut App) -> Vec<Effect> {
             scope: scope.clone(),
         })
         .collect();
-    app.popups.push(Popup::Leaks(LeaksView { parts, scroll: 0 }));
+    app.popups.push(Popup::Leaks(LeaksView {
+        parts,
+        ..Default::default()
+    }));
     effects
 }
 
@@ -86,6 +276,7 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
     let mut count = 0usize;
     let mut disks: i128 = 0;
     let mut pending = 0usize;
+    let mut place = 0usize;
     for (context, _, answer) in &view.parts {
         let at = if app.several_contexts {
             format!("{context}/")
@@ -103,6 +294,17 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
                     out.push(format!("{context}: {w}"));
                 }
                 for l in leaks {
+                    let here = place == view.cursor;
+                    place += 1;
+                    let marked = view
+                        .marked
+                        .contains(&(context.clone(), l.namespace.clone(), l.name.clone()));
+                    let lead = match (here, marked) {
+                        (true, true) => "›✓",
+                        (true, false) => "› ",
+                        (false, true) => " ✓",
+                        (false, false) => "  ",
+                    };
                     count += usize::from(l.kind.is_leak());
                     if matches!(l.kind, LeakKind::Disk | LeakKind::DetachedDisk) {
                         disks += l.size.unwrap_or(0);
@@ -110,7 +312,7 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
                     let size = l.size.map_or(String::new(), |s| format!("  {}", human(s, Unit::Bytes)));
                     let age = l.age(app.now).map_or(String::new(), |a| format!("  {a}"));
                     out.push(format!(
-                        "{}  {at}{}/{}  {}{size}{age}",
+                        "{lead}{}  {at}{}/{}  {}{size}{age}",
                         l.kind.object_kind(),
                         l.namespace,
                         l.name,
@@ -135,10 +337,15 @@ pub fn leaks_text(app: &App, view: &LeaksView) -> String {
         out.push(summary);
     }
     out.push(String::new());
-    let context = if app.several_contexts { " --context NAME" } else { "" };
-    out.push(format!(
-        "read-only: delete with kubectl namzu leaks --delete{context} (-n NAMESPACE or -A)"
-    ));
+    match &view.confirm {
+        Some(c) => {
+            out.extend(c.question.lines().map(str::to_string));
+            out.push(format!("Type \"{}\" to delete them: {}", c.word, c.typed));
+        }
+        None => out.push(
+            "Space marks, D deletes the marked (or the one under ›) as kubectl namzu leaks --delete does; kubectl namzu restore undoes it".into(),
+        ),
+    }
     out.join("\n")
 }
 
@@ -164,7 +371,7 @@ mod tests {
     }
 
     #[test]
-    fn leaks_reads_the_contexts_in_view_and_shows_their_answers_read_only() {
+    fn leaks_reads_the_contexts_in_view_and_shows_their_answers() {
         let mut app = fleet();
         app.view.context = Some("b".into());
         let effects = run_command(&mut app, "leaks");
@@ -227,10 +434,7 @@ mod tests {
         );
         assert!(!text.contains("boom"), "{text}");
         assert!(text.contains("1 leak; disks left behind hold 10Gi"), "{text}");
-        assert!(
-            text.ends_with("read-only: delete with kubectl namzu leaks --delete --context NAME (-n NAMESPACE or -A)"),
-            "{text}"
-        );
+        assert!(text.ends_with("kubectl namzu restore undoes it"), "{text}");
         assert_eq!(leaks_title(&app, view), " leaks (namespace agents, 1 context) ");
     }
 }
