@@ -19,9 +19,25 @@ fn parse_drift(text: &str) -> Result<DriftState, String> {
     one_of(text, DriftState::parse, &all, "drift")
 }
 
-fn parse_kind(text: &str) -> Result<DiagnosisKind, String> {
+/// A diagnosis, `any` (or `*`: every one), or a prefix ending in `*` (`stuck-*`).
+fn parse_kind(text: &str) -> Result<Vec<DiagnosisKind>, String> {
     let all: Vec<&str> = DiagnosisKind::ALL.iter().map(|s| s.as_str()).collect();
-    one_of(text, DiagnosisKind::parse, &all, "diagnosis")
+    let pattern = if text == "any" { "*" } else { text };
+    if let Some(prefix) = pattern.strip_suffix('*') {
+        let matched: Vec<DiagnosisKind> = DiagnosisKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| k.as_str().starts_with(prefix))
+            .collect();
+        if matched.is_empty() {
+            return Err(format!(
+                "no diagnosis starts with {prefix:?}; one of: {}",
+                all.join(", ")
+            ));
+        }
+        return Ok(matched);
+    }
+    one_of(text, DiagnosisKind::parse, &all, "diagnosis").map(|k| vec![k])
 }
 
 /// A label selector: one or more comma-separated requirements, none empty. An empty `-l ""` (an
@@ -46,9 +62,13 @@ pub struct SelectionArgs {
     /// Only these drift values: current, drifted, unknown, no-template, unreadable.
     #[arg(long, value_delimiter = ',', value_parser = parse_drift)]
     pub drift: Vec<DriftState>,
-    /// Only these diagnoses, e.g. unschedulable,image-pull.
+    /// Only these diagnoses, e.g. unschedulable,image-pull; `any` (or `*`) for every one, or a
+    /// prefix ending in `*` (`stuck-*`).
     #[arg(long, value_delimiter = ',', value_parser = parse_kind)]
-    pub diagnosis: Vec<DiagnosisKind>,
+    pub diagnosis: Vec<Vec<DiagnosisKind>>,
+    /// Only the problem rows, as the TUI's `p`: a diagnosis, an unreadable holder epoch, or drift.
+    #[arg(long)]
+    pub problems: bool,
     /// Sandbox label selector, e.g. team=ml,tier!=dev.
     #[arg(short = 'l', long, value_parser = parse_selector)]
     pub selector: Option<String>,
@@ -68,7 +88,8 @@ impl SelectionArgs {
         Filter {
             states: self.state.clone(),
             drifts: self.drift.clone(),
-            diagnoses: self.diagnosis.clone(),
+            diagnoses: self.diagnosis.iter().flatten().copied().collect(),
+            problems: self.problems,
             suspended_for: self.suspended_for,
             running_for: self.running_for,
             mode_changed_before: self.mode_changed_before,

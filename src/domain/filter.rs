@@ -17,6 +17,7 @@ use super::columns::{Column, cell};
 use super::diagnosis::DiagnosisKind;
 use super::drift::DriftState;
 use super::select::Filter;
+pub use super::select::is_problem;
 use super::state::State;
 use super::workspace::Workspace;
 use chrono::{DateTime, Utc};
@@ -183,13 +184,6 @@ pub fn glob(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|c| *c == '*')
-}
-
-/// A problem row: it has a diagnosis, its epoch cannot be read, or it drifted from its template.
-pub fn is_problem(w: &Workspace) -> bool {
-    w.diagnosis.is_some()
-        || (w.epoch.annotation.is_some() && w.epoch.epoch.is_none())
-        || matches!(w.drift.state, DriftState::Drifted | DriftState::NoTemplate)
 }
 
 /// `text`'s characters appear in `candidate` in order (ignoring case): a fuzzy match, scored

@@ -27,13 +27,15 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    pub const ALL: [(&'static str, SortKey); 6] = [
+    pub const ALL: [(&'static str, SortKey); 7] = [
         ("name", SortKey::Name),
         ("age", SortKey::Age),
         ("mode-changed", SortKey::ModeChanged),
         ("epoch", SortKey::Epoch),
         ("state", SortKey::State),
         ("drift", SortKey::Drift),
+        // the problems worst first, as the TUI's `p` sort
+        ("diagnosis", SortKey::Diagnosis),
     ];
     pub fn parse(text: &str) -> Option<SortKey> {
         SortKey::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
@@ -41,7 +43,7 @@ impl SortKey {
 
     /// The paths kubectl's `--sort-by` takes, into the `-o json` schema or the Sandbox, with or
     /// without braces: `.createdAt`, `{.metadata.creationTimestamp}`, `.drift.state`, ….
-    pub const PATHS: [(&'static str, SortKey); 10] = [
+    pub const PATHS: [(&'static str, SortKey); 12] = [
         (".id", SortKey::Name),
         (".sandboxName", SortKey::Name),
         (".metadata.name", SortKey::Name),
@@ -52,6 +54,8 @@ impl SortKey {
         (".holderEpoch", SortKey::Epoch),
         (".state", SortKey::State),
         (".drift.state", SortKey::Drift),
+        (".diagnosis.kind", SortKey::Diagnosis),
+        (".diagnosis", SortKey::Diagnosis),
     ];
 
     /// A key name or one of [`SortKey::PATHS`].
@@ -140,6 +144,13 @@ pub fn sort(workspaces: &mut [Workspace], key: SortKey, reverse: bool) {
     });
 }
 
+/// A problem row: a diagnosis, an unreadable holder epoch, or drift from its template.
+pub fn is_problem(w: &Workspace) -> bool {
+    w.diagnosis.is_some()
+        || (w.epoch.annotation.is_some() && w.epoch.epoch.is_none())
+        || matches!(w.drift.state, DriftState::Drifted | DriftState::NoTemplate)
+}
+
 /// Every condition given must hold; an empty list does not filter.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
@@ -152,6 +163,8 @@ pub struct Filter {
     pub running_for: Option<Duration>,
     /// The mode-changed-at stamp earlier than this instant; no stamp never matches.
     pub mode_changed_before: Option<DateTime<Utc>>,
+    /// Only the problem rows (`--problems`, the TUI's `p`): [`is_problem`].
+    pub problems: bool,
 }
 
 impl Filter {
@@ -159,6 +172,7 @@ impl Filter {
         (self.states.is_empty() || self.states.contains(&w.state))
             && (self.drifts.is_empty() || self.drifts.contains(&w.drift.state))
             && (self.diagnoses.is_empty() || w.diagnosis.as_ref().is_some_and(|d| self.diagnoses.contains(&d.kind)))
+            && (!self.problems || is_problem(w))
             && self.suspended_for.is_none_or(|d| {
                 w.mode == Mode::Suspended
                     && w.changed_at

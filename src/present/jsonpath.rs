@@ -475,7 +475,9 @@ fn apply<'a>(step: &Step, v: &'a Value, out: &mut Vec<&'a Value>) -> Result<(), 
             for item in candidates {
                 let found = eval(path, item, item)?;
                 let keep = match test {
-                    None => !found.is_empty(),
+                    // a null is no value, as client-go's filter reads it: `?(@.diagnosis)` keeps
+                    // the rows that have one, not every row whose field is written as null
+                    None => found.iter().any(|f| !f.is_null()),
                     Some((op, literal)) => {
                         let mut any = false;
                         for f in &found {

@@ -40,6 +40,7 @@ mod sim_triage;
 mod support;
 mod template_hash_cli;
 mod triage;
+mod triage_habits;
 mod tui;
 mod tui_tmux;
 mod vectors;

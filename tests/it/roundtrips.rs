@@ -280,7 +280,7 @@ async fn completion_covers_flags_values_namespaces_contexts_and_ids() {
     // --sort-by values, --state values, --dry-run values
     assert_eq!(
         complete(&t, &["list", "--sort-by", ""]).await,
-        ["name", "age", "mode-changed", "epoch", "state", "drift"]
+        ["name", "age", "mode-changed", "epoch", "state", "drift", "diagnosis"]
     );
     assert_eq!(
         complete(&t, &["list", "--state", "Su"]).await,
