@@ -390,7 +390,10 @@ impl Cluster {
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.id))?;
         let now = self.conn.clock.now();
-        let w = d.workspace(&io.flags, now);
+        let mut w = d.workspace(&io.flags, now);
+        // every command the pane shows names the row's context: pasted in a shell whose current
+        // context is another, it still acts on this row's cluster
+        w.context = Some(self.conn.context.clone());
         let text = crate::present::detail::render_with_drift(&w, &d, now);
         Ok(text)
     }
