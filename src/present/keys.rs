@@ -67,6 +67,8 @@ pub enum Command {
     Problems,
     /// Open the command line (`:`).
     CommandLine,
+    /// Copy the row's next-step command (else its id) to the clipboard (OSC 52).
+    Copy,
     /// Show the CPU, MEM and DISK columns (what each workspace holds), or hide them.
     Resources,
     /// On the command line: complete the word being typed.
@@ -208,6 +210,13 @@ const LIST: &[Binding] = &[
         does: "detail (k9s's describe): conditions, pod, disks, epoch, drift with the field diff, diagnosis, events",
         hint: "Enter detail",
         footer_order: 6,
+    },
+    Binding {
+        keys: &[(Char('Y'), Copy)],
+        label: "Y",
+        does: "copy the row's next-step command (with its --context), else its id, to the clipboard (OSC 52)",
+        hint: "",
+        footer_order: 99,
     },
     Binding {
         keys: &[(Char('y'), Yaml), (Char('e'), Yaml)],

@@ -111,6 +111,8 @@ pub enum Action {
         scope: Scope,
         result: Result<(Vec<crate::domain::leaks::Leak>, Vec<String>), String>,
     },
+    /// What `Effect::Copy` came to, in words.
+    Copied(String),
     /// The leaks view's deletes done: what they came to, in words.
     LeaksDeleted {
         context: String,
@@ -184,6 +186,8 @@ pub enum Effect {
         include_detached: bool,
         typed: String,
     },
+    /// Put `text` on the terminal's clipboard (OSC 52), answered as `Action::Copied`.
+    Copy(String),
     /// Write `text` to a new file `name` in the temporary directory.
     Save {
         key: WorkspaceKey,
@@ -200,6 +204,8 @@ impl Effect {
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
             Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } => context,
+            // the terminal's, no context's
+            Effect::Copy(_) => "",
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

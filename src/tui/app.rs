@@ -636,6 +636,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::LeaksDeleted { context, scope, result } => leaks::deleted(app, context, scope, result),
+        Action::Copied(said) => {
+            app.status = said;
+            Vec::new()
+        }
         Action::Detail { key, result } => {
             if let Some(Popup::Detail { key: k, text, .. } | Popup::Yaml { key: k, text, .. }) = app.popups.last_mut()
                 && *k == key

@@ -102,6 +102,10 @@ impl Io {
             let _ = out.send(Action::ContextOpened { context, result });
             return;
         }
+        if let Effect::Copy(text) = effect {
+            let _ = out.send(Action::Copied(copy_to_clipboard(&text)));
+            return;
+        }
         // the app asks only of contexts that were opened
         if let Some(cluster) = self.cluster(effect.context()) {
             return cluster.perform(self, effect, out).await;
@@ -303,7 +307,7 @@ impl Cluster {
                 key,
             }),
             // answered by the Io itself
-            Effect::OpenContext { .. } => {}
+            Effect::OpenContext { .. } | Effect::Copy(_) => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
             Effect::Leaks { context, scope } => {
                 let ns = match &scope {
@@ -650,3 +654,32 @@ fn save(name: &str, text: &str) -> Result<String, String> {
 
 /// How long a TUI action waits for its transition before saying it is unconfirmed.
 pub const WAIT: Duration = Duration::from_secs(60);
+
+/// Put `text` on the clipboard by OSC 52, the escape terminals (and tmux with `set-clipboard`)
+/// take; what it came to, in words. Whether the terminal took it cannot be read back: a console
+/// known to ignore it (TERM linux or dumb) is said so, the rest as asked.
+fn copy_to_clipboard(text: &str) -> String {
+    use base64::Engine;
+    let term = std::env::var("TERM").unwrap_or_default();
+    if term == "linux" || term == "dumb" || term.is_empty() {
+        return format!(
+            "this terminal ({}) has no clipboard escape: {text}",
+            if term.is_empty() { "no TERM" } else { &term }
+        );
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return format!("not copied: the output is not a terminal: {text}");
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    // inside tmux the escape passes through only wrapped for it
+    let escape = if std::env::var_os("TMUX").is_some() {
+        format!("\x1bPtmux;\x1b\x1b]52;c;{encoded}\x07\x1b\\")
+    } else {
+        format!("\x1b]52;c;{encoded}\x07")
+    };
+    let mut stdout = std::io::stdout();
+    match std::io::Write::write_all(&mut stdout, escape.as_bytes()).and_then(|()| std::io::Write::flush(&mut stdout)) {
+        Ok(()) => format!("copied (OSC 52; a terminal that refuses it leaves the clipboard as it was): {text}"),
+        Err(e) => format!("could not write to the terminal ({e}): {text}"),
+    }
+}

@@ -1207,3 +1207,28 @@ async fn the_leaks_view_deletes_through_the_same_use_case() {
         h.app.status
     );
 }
+
+/// `Y` copies the row's next-step command — named for its context, so a paste acts on that
+/// cluster — else its id; the status says what was copied (OSC 52).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn y_copies_the_rows_command_with_its_context() {
+    let mut h = harness(start_demo().await, false, false).await;
+    h.filter("juliet").await;
+    h.keys(&[KeyCode::Char('Y')]).await;
+    assert!(
+        h.app
+            .status
+            .contains("kubectl delete pod namzu-ws-juliet --grace-period=0 --force -n agents --context namzu-sim"),
+        "{}",
+        h.app.status
+    );
+    h.keys(&[KeyCode::Char(':')]).await;
+    h.type_text("filter alpha").await;
+    h.keys(&[KeyCode::Enter]).await;
+    h.keys(&[KeyCode::Char('Y')]).await;
+    assert!(
+        h.app.status.ends_with(": alpha"),
+        "no command: the id ({})",
+        h.app.status
+    );
+}

@@ -276,6 +276,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
+        Command::Copy => return copy_row(app),
         Command::Contexts if !app.several_contexts && app.kube_contexts.is_empty() => {
             app.status = "one context: nothing to pick (open several with --context a,b or --all-contexts)".into()
         }
@@ -368,4 +369,21 @@ pub(super) fn moved(position: usize, command: Command, page: usize, last: usize)
         Command::Bottom => last,
         _ => position,
     }
+}
+
+/// `Y`: the row's next-step command, named for its context (else its id), to the clipboard.
+fn copy_row(app: &mut App) -> Vec<Effect> {
+    let Some(w) = app.visible().get(app.view.selected).map(|w| (*w).clone()) else {
+        app.status = "no row selected".into();
+        return Vec::new();
+    };
+    let context = w
+        .context
+        .clone()
+        .or_else(|| app.contexts.first().map(|c| c.name.clone()));
+    let named = Workspace { context, ..w };
+    let text = crate::domain::next_step::next_step(&named)
+        .and_then(|s| s.command)
+        .unwrap_or_else(|| named.id.clone());
+    vec![Effect::Copy(text)]
 }
