@@ -425,7 +425,18 @@ impl Sim {
 
     /// Serve again on the same port, with the state the server had.
     pub async fn restart(&mut self) -> std::io::Result<()> {
-        let listener = TcpListener::bind(self.addr).await?;
+        // the stopped accept loop lets go of its socket as its task ends: the port is taken
+        // again once it has (bounded: a port another process took stays an error)
+        let mut tries = 0;
+        let listener = loop {
+            match TcpListener::bind(self.addr).await {
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 100 => {
+                    tries += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                other => break other?,
+            }
+        };
         self.serving.send_replace(true);
         self.tasks[0] = tokio::spawn(accept_loop(listener, self.shared.clone(), self.serving.subscribe()));
         Ok(())
