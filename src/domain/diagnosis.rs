@@ -26,6 +26,9 @@ pub enum DiagnosisKind {
     DiskMissing,
     DiskPending,
     ForeignPod,
+    /// agent-sandbox v1.0.3 cannot read the pod's state (Suspended=Unknown PodStateUnknown,
+    /// PodScheduled=Unknown PodSchedulingUnknown): its node or kubelet stopped reporting.
+    PodStateUnknown,
     StuckTerminating,
     SuspendUnconfirmed,
     PodTerminated,
@@ -42,7 +45,7 @@ impl DiagnosisKind {
     /// the diagnosis), so any other finding is named first; the next step of one that needs a
     /// write says the epoch must be repaired first. A Sandbox held in deletion or past its
     /// shutdown comes first: what its pod does no longer matters (an expired one has none).
-    pub const ALL: [DiagnosisKind; 18] = [
+    pub const ALL: [DiagnosisKind; 19] = [
         DiagnosisKind::StuckDeleting,
         DiagnosisKind::Expired,
         DiagnosisKind::ForeignEgressPolicy,
@@ -53,6 +56,7 @@ impl DiagnosisKind {
         DiagnosisKind::DiskMissing,
         DiagnosisKind::DiskPending,
         DiagnosisKind::ForeignPod,
+        DiagnosisKind::PodStateUnknown,
         DiagnosisKind::StuckTerminating,
         DiagnosisKind::SuspendUnconfirmed,
         DiagnosisKind::PodTerminated,
@@ -74,6 +78,7 @@ impl DiagnosisKind {
             DiagnosisKind::DiskMissing => "disk-missing",
             DiagnosisKind::DiskPending => "disk-pending",
             DiagnosisKind::ForeignPod => "foreign-pod",
+            DiagnosisKind::PodStateUnknown => "pod-state-unknown",
             DiagnosisKind::StuckTerminating => "stuck-terminating",
             DiagnosisKind::SuspendUnconfirmed => "suspend-unconfirmed",
             DiagnosisKind::PodTerminated => "pod-terminated",
@@ -139,6 +144,7 @@ pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagno
         disk_missing(claims),
         disk_pending(claims),
         foreign_pod(sandbox, pod),
+        pod_state_unknown(sandbox),
         pod.and_then(|p| stuck_terminating(p, ev.now)),
         suspend_unconfirmed(mode, pod),
         pod_terminated(sandbox, mode, pod),
@@ -167,6 +173,25 @@ impl Diagnosis {
         self.object = Some(object.to_string());
         self
     }
+}
+
+/// The controller says it cannot tell the pod's state: `Suspended=Unknown` (`PodStateUnknown`)
+/// or `PodScheduled=Unknown` (`PodSchedulingUnknown`), agent-sandbox v1.0.3's words for a pod
+/// whose node or kubelet stopped reporting.
+fn pod_state_unknown(sandbox: &Value) -> Option<Diagnosis> {
+    [("Suspended", "PodStateUnknown"), ("PodScheduled", "PodSchedulingUnknown")]
+        .iter()
+        .find_map(|(type_, expected)| {
+            let (status, reason, message) = condition_parts(condition(sandbox, type_)?);
+            (status == "Unknown" && reason == *expected).then(|| {
+                let said = if message.is_empty() {
+                    format!("{type_}=Unknown ({reason}): the controller cannot read the pod's state")
+                } else {
+                    format!("{type_}=Unknown ({reason}): {message}")
+                };
+                diag(DiagnosisKind::PodStateUnknown, reason, &said)
+            })
+        })
 }
 
 fn unschedulable(pod: &Value) -> Option<Diagnosis> {

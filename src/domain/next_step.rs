@@ -49,6 +49,14 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             Some(namzu(w, "history", &[])),
             Some('h'),
         ),
+        DiagnosisKind::PodStateUnknown => step(
+            format!(
+                "agent-sandbox cannot tell what the pod does: {} The pod's node has most likely stopped reporting (a node down or partitioned, a kubelet stopped); its timeline and the pod's node say more. Nothing is written until the state is known again: a suspend now would wait on a pod no one can see.",
+                sentence(&d.message)
+            ),
+            Some(namzu(w, "history", &[])),
+            Some('h'),
+        ),
         DiagnosisKind::ForeignEgressPolicy => foreign_egress_policy(w, d),
         DiagnosisKind::ForeignDisk => foreign_disk(w, d),
         DiagnosisKind::Unschedulable => step(

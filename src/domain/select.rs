@@ -108,7 +108,7 @@ pub fn severity(w: &Workspace) -> u8 {
             DiagnosisKind::CrashLoop => 0,
             DiagnosisKind::ImagePull => 1,
             DiagnosisKind::Unschedulable => 2,
-            DiagnosisKind::ControllerError => 3,
+            DiagnosisKind::ControllerError | DiagnosisKind::PodStateUnknown => 3,
             DiagnosisKind::PodTerminated => 4,
             DiagnosisKind::DiskMissing => 5,
             DiagnosisKind::StuckTerminating => 6,

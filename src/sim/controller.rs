@@ -40,6 +40,9 @@ pub struct Knobs {
     pub foreign_pod: bool,
     /// Conditions lag one generation behind (a Ready=True written for an older generation).
     pub stale_status: bool,
+    /// The pod's node stopped reporting: agent-sandbox v1.0.3 writes `Suspended=Unknown`
+    /// (`PodStateUnknown`).
+    pub pod_state_unknown: bool,
     /// The pod was deleted under a Ready=True the controller has not updated yet: no pod, and
     /// Ready stays True.
     pub pod_lost: bool,
@@ -411,6 +414,15 @@ impl Controller {
             let message = knobs.ready_message.clone().unwrap_or_default();
             conds.retain(|c| c["type"] != "Ready");
             conds.insert(0, cond("Ready", "False", reason, &message));
+        }
+        if knobs.pod_state_unknown {
+            conds.retain(|c| c["type"] != "Suspended");
+            conds.push(cond(
+                "Suspended",
+                "Unknown",
+                "PodStateUnknown",
+                "the pod's node worker-3 stopped reporting: its state is unknown",
+            ));
         }
         if let Some(msg) = &knobs.reconciler_error {
             conds.retain(|c| c["type"] != "Ready");

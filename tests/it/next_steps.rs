@@ -121,6 +121,10 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
                 );
                 assert!(text.contains(&format!("kubectl delete pvc {pvc} -n agents")), "{text}");
             }
+            DiagnosisKind::PodStateUnknown => {
+                assert_eq!(command, format!("kubectl namzu history {id} -n agents"));
+                assert!(text.contains("stopped reporting"), "{text}");
+            }
             DiagnosisKind::Unschedulable => {
                 assert_eq!(command, "kubectl namzu capacity -n agents");
                 assert!(text.contains("Insufficient memory"), "{text}");

@@ -280,3 +280,21 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
     t.keys(&["Escape", "q"]);
     t.expect("NAMZU-EXITED");
 }
+
+/// agent-sandbox v1.0.3's `Suspended=Unknown/PodStateUnknown` (the demo's nomad, whose node
+/// stopped reporting) is a diagnosis with a next step, not `-`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_state_the_controller_cannot_read_is_diagnosed() {
+    let t = start_demo().await;
+    let found = items(&namzu(&t, &["list", "-n", "agents", "nomad", "-o", "json"]).await);
+    let w = one(&found, "nomad");
+    assert_eq!(w["diagnosis"]["kind"], "pod-state-unknown", "{w:#}");
+    assert_eq!(w["diagnosis"]["reason"], "PodStateUnknown");
+    assert!(
+        w["diagnosis"]["message"].as_str().unwrap().starts_with("Suspended=Unknown (PodStateUnknown): the pod's node worker-3 stopped reporting"),
+        "{w:#}"
+    );
+    assert_eq!(w["nextStep"]["command"], "kubectl namzu history nomad -n agents");
+    let o = namzu(&t, &["list", "-n", "agents", "--diagnosis", "pod-state-unknown"]).await;
+    assert!(out(&o).contains("nomad") && out(&o).contains("pod-state-unknown"), "{}", out(&o));
+}
