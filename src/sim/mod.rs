@@ -11,6 +11,7 @@ pub mod exec;
 pub mod faults;
 mod http;
 pub mod logs;
+pub mod pod_admission;
 pub mod record;
 pub mod resources;
 pub mod scenario;
@@ -171,6 +172,7 @@ impl SimState {
 
     /// Reconcile what a scheduled transition has fallen due for, and nothing else.
     pub fn tick(&mut self, now: DateTime<Utc>) {
+        self.store.expire_events(now);
         self.collect_garbage(now);
         if self.controller.next_due().is_some_and(|d| d <= now) {
             self.controller.reconcile_due(&mut self.store, now);
@@ -358,8 +360,10 @@ impl Sim {
             Some(t) => Clock::manual(t),
             None => Clock::System,
         };
+        let mut store = Store::new();
+        store.set_clock(clock.clone());
         let state = SimState {
-            store: Store::new(),
+            store,
             controller: Controller::new(config.timing),
             faults: Vec::new(),
             record: Vec::new(),
@@ -539,6 +543,7 @@ impl Sim {
         self.shared.clock.advance(by);
         let now = self.shared.clock.now();
         let mut st = self.shared.lock();
+        st.store.expire_events(now);
         st.reconcile(now);
         st.controller.logs.chatter(now);
     }

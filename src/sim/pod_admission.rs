@@ -1,0 +1,85 @@
+//! What a real API server does to a pod as it is created, before it is stored: the defaulting
+//! of each container's `resources.requests` from its `limits` (`SetDefaults_Pod`: a resource
+//! with a limit and no request asks for its limit), the same for pod-level `spec.resources`,
+//! and the RuntimeClass admission controller's `spec.overhead` (the named RuntimeClass's
+//! `overhead.podFixed`). Every pod the sim stores passes here: the controller's, one created
+//! through the API (dry runs too), one a scenario gives.
+
+use super::resources::RUNTIME_CLASSES;
+use super::store::Store;
+use serde_json::Value;
+
+/// Default and admit `pod` as kube-apiserver would.
+pub fn admit(store: &Store, pod: &mut Value) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    for key in ["initContainers", "containers"] {
+        if let Some(containers) = spec.get_mut(key).and_then(Value::as_array_mut) {
+            for c in containers {
+                if let Some(resources) = c.get_mut("resources") {
+                    requests_from_limits(resources);
+                }
+            }
+        }
+    }
+    if let Some(resources) = spec.get_mut("resources") {
+        requests_from_limits(resources);
+    }
+    let class = spec.get("runtimeClassName").and_then(Value::as_str).unwrap_or("");
+    if class.is_empty() {
+        return;
+    }
+    // a class that is not there: admitted without overhead (a real server refuses the pod,
+    // `pod rejected: RuntimeClass "x" not found`; the sim's scenarios name classes they do not
+    // define, and its controller has no answer to a refusal)
+    let overhead = store
+        .get(&RUNTIME_CLASSES, "", class)
+        .and_then(|rc| rc.pointer("/overhead/podFixed"))
+        .filter(|o| o.as_object().is_some_and(|o| !o.is_empty()))
+        .cloned();
+    if let Some(overhead) = overhead {
+        spec.insert("overhead".into(), overhead);
+    }
+}
+
+/// Each resource with a limit and no request gets its limit as its request.
+fn requests_from_limits(resources: &mut Value) {
+    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+        return;
+    };
+    if limits.is_empty() {
+        return;
+    }
+    if !resources.get("requests").is_some_and(Value::is_object) {
+        resources["requests"] = Value::Object(serde_json::Map::new());
+    }
+    let requests = resources["requests"].as_object_mut().expect("requests is an object");
+    for (k, v) in limits {
+        requests.entry(k).or_insert(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requests_default_to_limits_per_resource() {
+        let store = Store::new();
+        let mut pod = json!({"spec": {"containers": [
+            {"name": "a", "resources": {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "250m"}}},
+            {"name": "b", "resources": {"limits": {"memory": "8Gi"}}},
+            {"name": "c"}
+        ], "initContainers": [{"name": "i", "resources": {"limits": {"cpu": "2"}}}]}});
+        admit(&store, &mut pod);
+        assert_eq!(
+            pod["spec"]["containers"][0]["resources"]["requests"],
+            json!({"cpu": "250m", "memory": "2Gi"})
+        );
+        assert_eq!(pod["spec"]["containers"][1]["resources"]["requests"], json!({"memory": "8Gi"}));
+        assert!(pod["spec"]["containers"][2].get("resources").is_none());
+        assert_eq!(pod["spec"]["initContainers"][0]["resources"]["requests"], json!({"cpu": "2"}));
+    }
+}
