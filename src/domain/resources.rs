@@ -362,11 +362,7 @@ pub fn of_sandbox<'a>(sandbox: &Value, pvc: impl Fn(&str) -> Option<&'a Value>) 
 
 /// What a workspace holds: its own pod's requests and limits as admitted when `pod` is given
 /// (the pod the Sandbox owns), else its template's ([`of_sandbox`]); its disks either way.
-pub fn of_workspace<'a>(
-    sandbox: &Value,
-    pod: Option<&Value>,
-    pvc: impl Fn(&str) -> Option<&'a Value>,
-) -> Resources {
+pub fn of_workspace<'a>(sandbox: &Value, pod: Option<&Value>, pvc: impl Fn(&str) -> Option<&'a Value>) -> Resources {
     let template = of_sandbox(sandbox, pvc);
     match pod.and_then(|p| p.get("spec")) {
         Some(spec) => Resources {

@@ -78,8 +78,14 @@ mod tests {
             pod["spec"]["containers"][0]["resources"]["requests"],
             json!({"cpu": "250m", "memory": "2Gi"})
         );
-        assert_eq!(pod["spec"]["containers"][1]["resources"]["requests"], json!({"memory": "8Gi"}));
+        assert_eq!(
+            pod["spec"]["containers"][1]["resources"]["requests"],
+            json!({"memory": "8Gi"})
+        );
         assert!(pod["spec"]["containers"][2].get("resources").is_none());
-        assert_eq!(pod["spec"]["initContainers"][0]["resources"]["requests"], json!({"cpu": "2"}));
+        assert_eq!(
+            pod["spec"]["initContainers"][0]["resources"]["requests"],
+            json!({"cpu": "2"})
+        );
     }
 }

@@ -3,8 +3,8 @@
 
 use super::clock::Clock;
 use super::resources::{EVENTS, Resource};
-use chrono::{DateTime, Utc};
 use super::status::{self, ApiError};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -131,7 +131,9 @@ impl Store {
     /// here — the sim does not drop them silently.
     pub fn expire_events(&mut self, now: DateTime<Utc>) {
         while self.leases.front().is_some_and(|(at, ..)| *at <= now) {
-            let Some((_, ns, name, rv)) = self.leases.pop_front() else { break };
+            let Some((_, ns, name, rv)) = self.leases.pop_front() else {
+                break;
+            };
             // renewed by a later write (a later lease is queued) or deleted already: not this one's
             let current = self
                 .get(&EVENTS, &ns, &name)

@@ -65,20 +65,19 @@ async fn events_expire_an_hour_after_their_last_write() {
     // half an hour on, one Event is written again (a recorder bumping its count): its lease renews
     t.sim.advance(Duration::minutes(30));
     let renewed = before.iter().next().unwrap().clone();
-    core.patch(
-        &renewed,
-        &PatchParams::default(),
-        &Patch::Merge(json!({"count": 2})),
-    )
-    .await
-    .unwrap();
+    core.patch(&renewed, &PatchParams::default(), &Patch::Merge(json!({"count": 2})))
+        .await
+        .unwrap();
     t.sim.advance(Duration::minutes(29));
     assert_eq!(names(&core).await, before, "59 minutes: every Event is still there");
 
     t.sim.advance(Duration::minutes(2));
     let expired: BTreeSet<String> = before.iter().filter(|n| **n != renewed).cloned().collect();
     let left = names(&core).await;
-    assert!(left.is_disjoint(&expired), "an hour after their write they are gone: {left:?}");
+    assert!(
+        left.is_disjoint(&expired),
+        "an hour after their write they are gone: {left:?}"
+    );
     assert!(left.contains(&renewed), "the one written again is kept: {left:?}");
     assert_eq!(names(&v1).await, left, "gone from events.k8s.io/v1 as well");
     let gone = expired.iter().next().unwrap();
@@ -88,10 +87,17 @@ async fn events_expire_an_hour_after_their_last_write() {
     }
     // etcd's lease expiry is a delete: both watches see DELETED for each expired Event
     assert_eq!(deleted(&mut core_watch, expired.len()).await, expired, "core/v1 watch");
-    assert_eq!(deleted(&mut v1_watch, expired.len()).await, expired, "events.k8s.io/v1 watch");
+    assert_eq!(
+        deleted(&mut v1_watch, expired.len()).await,
+        expired,
+        "events.k8s.io/v1 watch"
+    );
 
     t.sim.advance(Duration::minutes(30));
-    assert!(!names(&core).await.contains(&renewed), "an hour after its last write it goes too");
+    assert!(
+        !names(&core).await.contains(&renewed),
+        "an hour after its last write it goes too"
+    );
 }
 
 const TRUTH: &str = r#"
@@ -141,7 +147,10 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
     );
     assert_eq!(pod["spec"]["overhead"], json!({"cpu": "250m", "memory": "120Mi"}));
     // the RuntimeClass is served, cluster-scoped
-    let classes: Api<DynamicObject> = Api::all_with(client.clone(), &ar("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses"));
+    let classes: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ar("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses"),
+    );
     let gvisor = classes.get("gvisor").await.unwrap();
     assert_eq!(gvisor.data["handler"], "runsc");
     classes
@@ -167,8 +176,15 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
         .await
         .unwrap();
     let want_requests = json!({"cpu": "500m", "nvidia.com/gpu": "1"});
-    assert_eq!(created.data["spec"]["containers"][0]["resources"]["requests"], want_requests);
-    assert!(created.data["spec"]["containers"][1].get("resources").is_none_or(|r| r.get("requests").is_none()));
+    assert_eq!(
+        created.data["spec"]["containers"][0]["resources"]["requests"],
+        want_requests
+    );
+    assert!(
+        created.data["spec"]["containers"][1]
+            .get("resources")
+            .is_none_or(|r| r.get("requests").is_none())
+    );
     assert_eq!(created.data["spec"]["overhead"], json!({"memory": "160Mi"}));
     let stored = t.sim.get(&PODS, "truth", "plain").unwrap();
     assert_eq!(stored["spec"]["containers"][0]["resources"]["requests"], want_requests);
@@ -176,7 +192,15 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
     if let Some(o) = kubectl_on(
         &t,
         "the admitted pod",
-        &["get", "pod", "plain", "-n", "truth", "-o", "jsonpath={.spec.overhead.memory}"],
+        &[
+            "get",
+            "pod",
+            "plain",
+            "-n",
+            "truth",
+            "-o",
+            "jsonpath={.spec.overhead.memory}",
+        ],
     )
     .await
     {
@@ -215,7 +239,11 @@ async fn resources_come_from_the_admitted_pod_and_capacity_holds_what_nodes_hold
         .unwrap()
         .split_whitespace()
         .collect();
-    assert!(row.windows(2).any(|c| c == ["500m", "2168Mi"] || c == ["500m", "2.1Gi"]), "{row:?}");
+    assert!(
+        row.windows(2)
+            .any(|c| c == ["500m", "2168Mi"] || c == ["500m", "2.1Gi"]),
+        "{row:?}"
+    );
 
     // capacity: bound (1 CPU, on a node) and draining (2 CPU, terminating, still on its node)
     // hold; unplaced (4 CPU, Pending without a node) holds nothing
@@ -228,7 +256,10 @@ async fn resources_come_from_the_admitted_pod_and_capacity_holds_what_nodes_hold
         .unwrap()
         .values()
         .filter_map(|h| h["requests"]["cpu"].as_str())
-        .map(|c| c.strip_suffix('m').map_or_else(|| c.parse::<i64>().unwrap() * 1000, |m| m.parse().unwrap()))
+        .map(|c| {
+            c.strip_suffix('m')
+                .map_or_else(|| c.parse::<i64>().unwrap() * 1000, |m| m.parse().unwrap())
+        })
         .sum();
     assert_eq!(mcpu, 3000, "{}", out(&o));
     let items: Vec<Value> = serde_json::from_str(&out(&namzu(&t, &["list", "-n", "cap", "-o", "json"]).await)).unwrap();
@@ -273,9 +304,11 @@ async fn a_large_json_scenario_loads() {
     assert!(default_yaml.is_err(), "the size trips the YAML parser's default budget");
 
     let (ws, other) = (workspaces, others);
-    let o = tokio::task::spawn_blocking(move || run_bin(&["demo", "--clusters", "1", "--scenario", file.to_str().unwrap()], None))
-        .await
-        .unwrap();
+    let o = tokio::task::spawn_blocking(move || {
+        run_bin(&["demo", "--clusters", "1", "--scenario", file.to_str().unwrap()], None)
+    })
+    .await
+    .unwrap();
     assert!(o.status.success(), "{}", err(&o));
     let is_id = |w: &str| w.len() == 6 && w.starts_with('w') && w[1..].bytes().all(|b| b.is_ascii_digit());
     let listed = out(&o).lines().filter(|l| l.split_whitespace().any(is_id)).count();
