@@ -245,6 +245,15 @@ async fn resources_come_from_the_admitted_pod_and_capacity_holds_what_nodes_hold
         "{row:?}"
     );
 
+    // a bulk dry run's what-if frees what the pod holds, not what the template now says (8 CPU)
+    let o = namzu(&t, &["suspend", "-n", "truth", "--all", "--dry-run"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let last = out(&o).lines().last().unwrap_or_default().to_string();
+    assert!(
+        last.starts_with("would free 500m CPU, 2.1Gi memory (requests)"),
+        "{last}"
+    );
+
     // capacity: bound (1 CPU, on a node) and draining (2 CPU, terminating, still on its node)
     // hold; unplaced (4 CPU, Pending without a node) holds nothing
     let o = namzu(&t, &["capacity", "-n", "cap", "-o", "json"]).await;
