@@ -1,8 +1,8 @@
 //! What a real API server does to a pod as it is created, before it is stored: the defaulting
 //! of each container's `resources.requests` from its `limits` (`SetDefaults_Pod`: a resource
 //! with a limit and no request asks for its limit), the same for pod-level `spec.resources`,
-//! and the RuntimeClass admission controller's `spec.overhead` (the named RuntimeClass's
-//! `overhead.podFixed`). Every pod the sim stores passes here: the controller's, one created
+//! the RuntimeClass admission controller's `spec.overhead` (the named RuntimeClass's
+//! `overhead.podFixed`), and `status.qosClass` as the API server computes it at creation. Every pod the sim stores passes here: the controller's, one created
 //! through the API (dry runs too), one a scenario gives.
 
 use super::resources::RUNTIME_CLASSES;
@@ -11,6 +11,15 @@ use serde_json::Value;
 
 /// Default and admit `pod` as kube-apiserver would.
 pub fn admit(store: &Store, pod: &mut Value) {
+    defaults(store, pod);
+    let qos = qos_class(pod.get("spec").unwrap_or(&Value::Null));
+    if !pod.get("status").is_some_and(Value::is_object) {
+        pod["status"] = serde_json::json!({});
+    }
+    pod["status"]["qosClass"] = Value::from(qos);
+}
+
+fn defaults(store: &Store, pod: &mut Value) {
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -41,6 +50,49 @@ pub fn admit(store: &Store, pod: &mut Value) {
     if let Some(overhead) = overhead {
         spec.insert("overhead".into(), overhead);
     }
+}
+
+/// `GetPodQOS` over the containers and init containers (requests already defaulted): no CPU or
+/// memory request or limit anywhere is `BestEffort`; every container limiting both, with the
+/// summed requests equal to the summed limits, is `Guaranteed`; anything else `Burstable`.
+pub fn qos_class(spec: &Value) -> &'static str {
+    use crate::domain::resources::parse_quantity;
+    use std::collections::BTreeMap;
+    let (mut requests, mut limits) = (BTreeMap::new(), BTreeMap::new());
+    let mut guaranteed = true;
+    let containers = ["containers", "initContainers"]
+        .iter()
+        .filter_map(|k| spec.get(*k).and_then(Value::as_array))
+        .flatten();
+    for c in containers {
+        let mut limited = 0;
+        for (which, sums) in [("requests", &mut requests), ("limits", &mut limits)] {
+            let Some(list) = c.pointer(&format!("/resources/{which}")).and_then(Value::as_object) else {
+                continue;
+            };
+            for name in ["cpu", "memory"] {
+                let q = list
+                    .get(name)
+                    .and_then(Value::as_str)
+                    .and_then(parse_quantity)
+                    .unwrap_or(0);
+                if q != 0 {
+                    *sums.entry(name).or_insert(0) += q;
+                    limited += usize::from(which == "limits");
+                }
+            }
+        }
+        if limited < 2 {
+            guaranteed = false;
+        }
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    if guaranteed && requests.len() == limits.len() && requests.iter().all(|(k, v)| limits.get(k) == Some(v)) {
+        return "Guaranteed";
+    }
+    "Burstable"
 }
 
 /// Each resource with a limit and no request gets its limit as its request.
@@ -86,6 +138,23 @@ mod tests {
         assert_eq!(
             pod["spec"]["initContainers"][0]["resources"]["requests"],
             json!({"cpu": "2"})
+        );
+        assert_eq!(pod["status"]["qosClass"], "Burstable");
+    }
+
+    #[test]
+    fn qos_classes() {
+        let spec = |resources: Value| json!({"containers": [{"name": "a", "resources": resources}]});
+        assert_eq!(qos_class(&json!({"containers": [{"name": "a"}]})), "BestEffort");
+        let both = json!({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "1", "memory": "1Gi"}});
+        assert_eq!(qos_class(&spec(both)), "Guaranteed");
+        let less = json!({"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "250m", "memory": "1Gi"}});
+        assert_eq!(qos_class(&spec(less)), "Burstable");
+        assert_eq!(
+            qos_class(&spec(
+                json!({"limits": {"memory": "1Gi"}, "requests": {"memory": "1Gi"}})
+            )),
+            "Burstable"
         );
     }
 }

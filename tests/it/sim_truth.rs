@@ -134,7 +134,8 @@ workspaces:
 "#;
 
 /// Items 2 and 3: the controller's pod and a pod created through the API are admitted as
-/// kube-apiserver admits them: requests defaulted from limits, the RuntimeClass's overhead set.
+/// kube-apiserver admits them: requests defaulted from limits, the RuntimeClass's overhead set,
+/// the QoS class computed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
     let t = start_with(TRUTH, |_| {}).await;
@@ -146,6 +147,9 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
         json!({"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "250m", "memory": "2Gi"}})
     );
     assert_eq!(pod["spec"]["overhead"], json!({"cpu": "250m", "memory": "120Mi"}));
+    // its QoS class as the API server gives it, kept as the kubelet carries the pod along
+    assert_eq!(pod["status"]["qosClass"], "Burstable");
+    assert_eq!(pod["status"]["phase"], "Running");
     // the RuntimeClass is served, cluster-scoped
     let classes: Api<DynamicObject> = Api::all_with(
         client.clone(),
@@ -186,6 +190,7 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
             .is_none_or(|r| r.get("requests").is_none())
     );
     assert_eq!(created.data["spec"]["overhead"], json!({"memory": "160Mi"}));
+    assert_eq!(created.data["status"]["qosClass"], "Burstable");
     let stored = t.sim.get(&PODS, "truth", "plain").unwrap();
     assert_eq!(stored["spec"]["containers"][0]["resources"]["requests"], want_requests);
     // kubectl reads the same, where installed
