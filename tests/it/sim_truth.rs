@@ -193,7 +193,18 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
     assert_eq!(created.data["status"]["qosClass"], "Burstable");
     let stored = t.sim.get(&PODS, "truth", "plain").unwrap();
     assert_eq!(stored["spec"]["containers"][0]["resources"]["requests"], want_requests);
-    // kubectl reads the same, where installed
+    // kubectl reads the same, where installed: the classes as its table prints them, the pod
+    if let Some(o) = kubectl_on(&t, "RuntimeClasses", &["get", "runtimeclasses"]).await {
+        assert!(o.status.success(), "{}", err(&o));
+        let text = out(&o);
+        let header: Vec<&str> = text.lines().next().unwrap_or("").split_whitespace().collect();
+        assert_eq!(header, ["NAME", "HANDLER", "AGE"], "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().take(2).eq(["gvisor", "runsc"])),
+            "{text}"
+        );
+    }
     if let Some(o) = kubectl_on(
         &t,
         "the admitted pod",
