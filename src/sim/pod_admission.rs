@@ -39,9 +39,10 @@ fn defaults(store: &Store, pod: &mut Value) {
     if class.is_empty() {
         return;
     }
-    // a class that is not there: admitted without overhead (a real server refuses the pod,
-    // `pod rejected: RuntimeClass "x" not found`; the sim's scenarios name classes they do not
-    // define, and its controller has no answer to a refusal)
+    // a class that is not there: admitted without overhead here; a pod created through the API
+    // is refused before (`refusal`), as a real server refuses it, while the controller's pods
+    // and a scenario's are not (the sim's scenarios name classes they do not define, and its
+    // controller has no answer to a refusal)
     let overhead = store
         .get(&RUNTIME_CLASSES, "", class)
         .and_then(|rc| rc.pointer("/overhead/podFixed"))
@@ -93,6 +94,16 @@ pub fn qos_class(spec: &Value) -> &'static str {
         return "Guaranteed";
     }
     "Burstable"
+}
+
+/// Why the RuntimeClass admission controller refuses a pod created through the API: the
+/// RuntimeClass it names does not exist.
+pub fn refusal(store: &Store, pod: &Value) -> Option<String> {
+    let class = pod.pointer("/spec/runtimeClassName").and_then(Value::as_str)?;
+    if class.is_empty() || store.get(&RUNTIME_CLASSES, "", class).is_some() {
+        return None;
+    }
+    Some(format!("pod rejected: RuntimeClass {class:?} not found"))
 }
 
 /// Each resource with a limit and no request gets its limit as its request.

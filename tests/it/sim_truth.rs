@@ -191,6 +191,25 @@ async fn pods_are_admitted_with_defaulted_requests_and_overhead() {
     );
     assert_eq!(created.data["spec"]["overhead"], json!({"memory": "160Mi"}));
     assert_eq!(created.data["status"]["qosClass"], "Burstable");
+    // a pod naming a RuntimeClass that is not there is refused, as the admission controller does
+    let refused = pods(&client, "truth")
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nowhere"},
+                "spec": {"runtimeClassName": "nope", "containers": [{"name": "a", "image": "a"}]}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status_code(&refused), Some(403), "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains(r#"pods "nowhere" is forbidden: pod rejected: RuntimeClass "nope" not found"#),
+        "{refused}"
+    );
     let stored = t.sim.get(&PODS, "truth", "plain").unwrap();
     assert_eq!(stored["spec"]["containers"][0]["resources"]["requests"], want_requests);
     // kubectl reads the same, where installed: the classes as its table prints them, the pod
