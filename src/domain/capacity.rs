@@ -36,8 +36,9 @@ pub fn pools(pools: &[Value], claims: &[Value]) -> Vec<PoolCapacity> {
         .collect()
 }
 
-/// What the workspaces of one state hold: the requests and limits of their pods that run (a
-/// Suspended workspace's template asks for nothing while it sleeps) and every disk's size.
+/// What the workspaces of one state hold: the requests and limits of their pods on a node,
+/// terminating ones included (a Suspended workspace's template asks for nothing while it
+/// sleeps; an unscheduled pod holds nothing yet) and every disk's size.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Held {
     pub workspaces: usize,
@@ -46,9 +47,11 @@ pub struct Held {
     pub disks: super::resources::Milli,
 }
 
-/// Whether the workspace's pod exists and is not on its way out: it holds its requests.
+/// Whether the workspace's pod holds its requests on a node: bound to one (an unscheduled
+/// Pending pod holds nothing) and not finished. A terminating pod still holds its node until
+/// it is gone, as the scheduler counts it.
 pub fn pod_holds(w: &super::workspace::Workspace) -> bool {
-    matches!(w.pod.known(), Some(Some(p)) if !p.terminating && p.phase != "Succeeded" && p.phase != "Failed")
+    matches!(w.pod.known(), Some(Some(p)) if p.node.is_some() && p.phase != "Succeeded" && p.phase != "Failed")
 }
 
 /// Add one workspace to what its state holds.

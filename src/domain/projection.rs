@@ -79,9 +79,18 @@ pub const SANDBOX: Keep = Fields(&[
     ),
 ]);
 
-/// A container's name and image; `restartPolicy` says an init container is a sidecar, whose
-/// restarts `kubectl get pods` counts with the containers'.
-const CONTAINERS: Keep = Each(&Fields(&[("name", All), ("image", All), ("restartPolicy", All)]));
+/// Requests and limits, a container's or the pod's own (`resources` in `list -o json`, capacity).
+const REQUESTS_AND_LIMITS: Keep = Fields(&[("requests", All), ("limits", All)]);
+
+/// A container's name, image and requests and limits; `restartPolicy` says an init container is
+/// a sidecar, whose restarts `kubectl get pods` counts with the containers' (and whose requests
+/// the pod's sum adds).
+const CONTAINERS: Keep = Each(&Fields(&[
+    ("name", All),
+    ("image", All),
+    ("restartPolicy", All),
+    ("resources", REQUESTS_AND_LIMITS),
+]));
 
 /// What the derivation reads of a pod's or a disk's metadata: identity, owners, labels (a
 /// Sandbox's `status.selector` matches them) and the deletion stamp.
@@ -116,7 +125,7 @@ const CONTAINER_STATUSES: Keep = Each(&Fields(&[
     ),
 ]));
 
-/// A pod: identity, owners, labels, node, images, and of its status what state and diagnosis
+/// A pod: identity, owners, labels, node, images, requests and limits, and of its status what state and diagnosis
 /// read (phase, message, conditions, container states).
 pub const POD: Keep = Fields(&[
     ("apiVersion", All),
@@ -128,6 +137,9 @@ pub const POD: Keep = Fields(&[
             ("nodeName", All),
             ("containers", CONTAINERS),
             ("initContainers", CONTAINERS),
+            // what the pod holds as admitted: pod-level resources, the RuntimeClass's overhead
+            ("resources", REQUESTS_AND_LIMITS),
+            ("overhead", All),
         ]),
     ),
     (

@@ -4,8 +4,14 @@
 //! The scheduler's rule (`resourcehelper.PodRequests`): the app containers are summed, sidecars
 //! (init containers with `restartPolicy: Always`) run beside them and are added; each ordinary
 //! init container runs alone with the sidecars started before it, and the pod needs the largest
-//! of those moments; `spec.overhead` (set from the RuntimeClass at admission) is added on top.
-//! Limits follow the same rule. Pure: no I/O.
+//! of those moments; pod-level `spec.resources` replaces that sum for each resource it names;
+//! `spec.overhead` (set from the RuntimeClass at admission) is added on top. Limits follow the
+//! same rule. A resource with a limit and no request asks for its limit, as the API server
+//! defaults it at admission.
+//!
+//! A workspace's figures are its pod's as admitted when it has one of its own (what the node
+//! holds: requests defaulted, the RuntimeClass's overhead), else its pod template's (what a pod
+//! would ask for; a RuntimeClass's overhead is not known from the template). Pure: no I/O.
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -155,18 +161,39 @@ pub struct Disk {
     pub size: Option<Milli>,
 }
 
+/// Where a workspace's requests and limits were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// Its pod as the API server admitted it.
+    Pod,
+    /// Its Sandbox's pod template (no pod of its own).
+    #[default]
+    Template,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Pod => "pod",
+            Source::Template => "template",
+        }
+    }
+}
+
 /// What one workspace holds or asks for.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Resources {
     pub requests: List,
     pub limits: List,
     pub disks: Vec<Disk>,
+    pub source: Source,
 }
 
 impl Resources {
-    /// `{"requests":{"cpu":"250m"},"limits":{…},"disks":[{"claim":…,"size":"10Gi"}]}`.
+    /// `{"source":"pod","requests":{"cpu":"250m"},"limits":{…},"disks":[{"claim":…,"size":"10Gi"}]}`.
     pub fn to_json(&self) -> Value {
         json!({
+            "source": self.source.as_str(),
             "requests": list_json(&self.requests),
             "limits": list_json(&self.limits),
             "disks": self.disks.iter().map(|d| json!({
@@ -211,8 +238,19 @@ fn max_into(a: &mut List, b: &List) {
     }
 }
 
-/// A container's `resources.<which>` (unreadable quantities count nothing).
+/// A container's (or the pod's own) `resources.<which>` (unreadable quantities count nothing);
+/// `requests` with each limit that has no request, as the API server defaults them.
 fn container_list(container: &Value, which: &str) -> List {
+    let mut out = quantities(container, which);
+    if which == "requests" {
+        for (k, v) in quantities(container, "limits") {
+            out.entry(k).or_insert(v);
+        }
+    }
+    out
+}
+
+fn quantities(container: &Value, which: &str) -> List {
     container
         .pointer(&format!("/resources/{which}"))
         .and_then(Value::as_object)
@@ -257,9 +295,15 @@ pub fn pod_sum(spec: &Value, which: &str) -> List {
     }
     add(&mut total, &sidecars);
     max_into(&mut total, &init_max);
+    // pod-level resources stand for the containers' sum of each resource they name
+    total.extend(container_list(spec, which));
+    // the overhead is added to every request, and to a limit only where there is one (a
+    // resource without a limit stays unlimited)
     if let Some(overhead) = spec.get("overhead").and_then(Value::as_object) {
         for (k, v) in overhead {
-            if let Some(q) = v.as_str().and_then(parse_quantity) {
+            if let Some(q) = v.as_str().and_then(parse_quantity)
+                && (which == "requests" || total.get(k).is_some_and(|l| *l != 0))
+            {
                 *total.entry(k.clone()).or_default() += q;
             }
         }
@@ -312,6 +356,22 @@ pub fn of_sandbox<'a>(sandbox: &Value, pvc: impl Fn(&str) -> Option<&'a Value>) 
         requests: pod_sum(&spec, "requests"),
         limits: pod_sum(&spec, "limits"),
         disks,
+        source: Source::Template,
+    }
+}
+
+/// What a workspace holds: its own pod's requests and limits as admitted when `pod` is given
+/// (the pod the Sandbox owns), else its template's ([`of_sandbox`]); its disks either way.
+pub fn of_workspace<'a>(sandbox: &Value, pod: Option<&Value>, pvc: impl Fn(&str) -> Option<&'a Value>) -> Resources {
+    let template = of_sandbox(sandbox, pvc);
+    match pod.and_then(|p| p.get("spec")) {
+        Some(spec) => Resources {
+            requests: pod_sum(spec, "requests"),
+            limits: pod_sum(spec, "limits"),
+            source: Source::Pod,
+            ..template
+        },
+        None => template,
     }
 }
 
@@ -446,6 +506,26 @@ mod tests {
     }
 
     #[test]
+    fn pod_level_resources_and_defaults() {
+        let spec = json!({
+            "containers": [
+                {"name": "a", "resources": {"limits": {"cpu": "1", "memory": "2Gi"}, "requests": {"cpu": "250m"}}},
+                {"name": "b", "resources": {"requests": {"cpu": "250m"}}}
+            ],
+            "overhead": {"memory": "120Mi"}
+        });
+        let requests = pod_sum(&spec, "requests");
+        assert_eq!(requests["cpu"], 500);
+        // memory defaulted from a's limit, the overhead on top
+        assert_eq!(requests["memory"], (2168i128 << 20) * 1000);
+        let mut pod_level = spec.clone();
+        pod_level["resources"] = json!({"limits": {"cpu": "4"}});
+        assert_eq!(pod_sum(&pod_level, "requests")["cpu"], 4000);
+        assert_eq!(pod_sum(&pod_level, "limits")["cpu"], 4000);
+        assert_eq!(pod_sum(&pod_level, "requests")["memory"], requests["memory"]);
+    }
+
+    #[test]
     fn a_sandbox_holds_its_template_and_disks() {
         let sbx = json!({"metadata": {"name": "namzu-ws-a"}, "spec": {
             "podTemplate": {"spec": {"containers": [{"name": "agent", "resources": {"requests": {"cpu": "500m"}}}]}},
@@ -484,6 +564,7 @@ mod tests {
                 claim: "d".into(),
                 size: Some((10i128 << 30) * 1000),
             }],
+            source: Source::Template,
         };
         let targets = [(Mode::Running, &ws), (Mode::Running, &ws), (Mode::Suspended, &ws)];
         assert_eq!(

@@ -127,8 +127,8 @@ pub struct Workspace {
     /// The images the SandboxTemplate names today, by container (init containers too): what a
     /// refresh would run. `None` when the template was not read.
     pub template_images: Option<std::collections::BTreeMap<String, String>>,
-    /// What it asks for and holds: its pod template's requests and limits summed as the
-    /// scheduler sums them, and its disks (`domain/resources.rs`).
+    /// What it asks for and holds: its own pod's requests and limits as admitted (else its pod
+    /// template's) summed as the scheduler sums them, and its disks (`domain/resources.rs`).
     pub resources: super::resources::Resources,
 }
 
@@ -186,7 +186,13 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
         identity.pod_uid = None;
     }
     let sandbox_name = name(sbx).to_string();
-    let resources = super::resources::of_sandbox(sbx, |claim| inputs.pvcs.known().and_then(|p| p.named(claim)));
+    // the pod the Sandbox owns, as admitted; a pod of its name owned by another is not its
+    let own_pod = pod_view
+        .as_ref()
+        .and_then(PodView::present)
+        .filter(|p| uid(sbx).is_some_and(|u| pod::owned_by(p, u)));
+    let resources =
+        super::resources::of_workspace(sbx, own_pod, |claim| inputs.pvcs.known().and_then(|p| p.named(claim)));
     Workspace {
         resources,
         ready: state::ready(sbx, mode, pod_view.as_ref()),

@@ -10,7 +10,9 @@ pub mod events;
 pub mod exec;
 pub mod faults;
 mod http;
+mod kubeconfig;
 pub mod logs;
+pub mod pod_admission;
 pub mod record;
 pub mod resources;
 pub mod scenario;
@@ -31,6 +33,7 @@ use faults::Fault;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+use kubeconfig::{Access, write_kubeconfig};
 use record::Recorded;
 use resources::{CLAIMS, NAMESPACES, Resource, SANDBOXES};
 use scenario::Scenario;
@@ -171,6 +174,7 @@ impl SimState {
 
     /// Reconcile what a scheduled transition has fallen due for, and nothing else.
     pub fn tick(&mut self, now: DateTime<Utc>) {
+        self.store.expire_events(now);
         self.collect_garbage(now);
         if self.controller.next_due().is_some_and(|d| d <= now) {
             self.controller.reconcile_due(&mut self.store, now);
@@ -358,8 +362,10 @@ impl Sim {
             Some(t) => Clock::manual(t),
             None => Clock::System,
         };
+        let mut store = Store::new();
+        store.set_clock(clock.clone());
         let state = SimState {
-            store: Store::new(),
+            store,
             controller: Controller::new(config.timing),
             faults: Vec::new(),
             record: Vec::new(),
@@ -550,6 +556,7 @@ impl Sim {
         self.shared.clock.advance(by);
         let now = self.shared.clock.now();
         let mut st = self.shared.lock();
+        st.store.expire_events(now);
         st.reconcile(now);
         st.controller.logs.chatter(now);
     }
@@ -854,58 +861,4 @@ pub fn write_fleet_kubeconfig(path: &Path, members: &[(&str, &Sim)]) -> std::io:
         })
         .collect();
     write_kubeconfig(path, &contexts)
-}
-
-/// A context of a kubeconfig: the sim at `addr`, as `token` (none: anonymous), in `namespace`.
-struct Access<'a> {
-    context: &'a str,
-    addr: SocketAddr,
-    token: Option<&'a str>,
-    namespace: &'a str,
-}
-
-/// A kubeconfig of these contexts, the first current; a context's cluster is named as it is,
-/// its user `<context>-user`.
-fn write_kubeconfig(path: &Path, contexts: &[Access<'_>]) -> std::io::Result<()> {
-    let user_of = |a: &Access<'_>| format!("{}-user", a.context);
-    let clusters: Vec<Value> = contexts
-        .iter()
-        .map(|a| json!({"name": a.context, "cluster": {"server": format!("http://{}", a.addr)}}))
-        .collect();
-    let users: Vec<Value> = contexts
-        .iter()
-        .map(|a| {
-            let user = match a.token {
-                Some(t) => json!({"token": t}),
-                None => json!({}),
-            };
-            json!({"name": user_of(a), "user": user})
-        })
-        .collect();
-    let named: Vec<Value> = contexts
-        .iter()
-        .map(|a| json!({"name": a.context, "context": {"cluster": a.context, "user": user_of(a), "namespace": a.namespace}}))
-        .collect();
-    let doc = json!({
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": clusters,
-        "users": users,
-        "contexts": named,
-        "current-context": contexts.first().map_or("", |a| a.context),
-        "preferences": {}
-    });
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    // a kubeconfig holds a token: readable by its owner only, as kubectl writes one
-    let text = serde_saphyr::to_string(&doc).map_err(std::io::Error::other)?;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    std::io::Write::write_all(&mut file, text.as_bytes())
 }

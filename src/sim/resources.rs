@@ -80,6 +80,9 @@ pub const PVCS: Resource = res(
 /// Cluster-scoped: the volumes PVCs bind to (dynamically provisioned `pvc-<claim uid>`).
 pub const PVS: Resource = res("", "v1", "persistentvolumes", "PersistentVolume", false, true, &["pv"]);
 pub const EVENTS: Resource = res("", "v1", "events", "Event", true, false, &["ev"]);
+/// Cluster-scoped `node.k8s.io/v1` RuntimeClasses: a pod naming one gets its `overhead.podFixed`
+/// as `spec.overhead` at admission (`sim::admission`).
+pub const RUNTIME_CLASSES: Resource = res("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, false, &[]);
 /// The same Events through `events.k8s.io/v1` (converted on the way out, see `sim::events`).
 pub const EVENTS_V1: Resource = res("events.k8s.io", "v1", "events", "Event", true, false, &["ev"]);
 pub const SANDBOXES: Resource = res(
@@ -144,7 +147,7 @@ pub const CILIUM_POLICIES: Resource = res(
 /// Where garbage collection looks for dependents of a deleted owner.
 pub const CASCADE: [Resource; 4] = [SANDBOXES, PODS, PVCS, CILIUM_POLICIES];
 
-pub const CORE: [Resource; 5] = [NAMESPACES, PODS, PVCS, PVS, EVENTS];
+pub const CORE: [Resource; 6] = [NAMESPACES, PODS, PVCS, PVS, EVENTS, RUNTIME_CLASSES];
 pub const EXTENSIONS: [Resource; 3] = [TEMPLATES, CLAIMS, WARM_POOLS];
 
 /// What a request path addresses.

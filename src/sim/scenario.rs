@@ -264,8 +264,7 @@ pub const DEMO: &str = include_str!("../../assets/demo-scenario.yaml");
 impl Scenario {
     /// Parse scenario text (YAML or JSON), resolving `{{now…}}` against `now`.
     pub fn parse(text: &str, now: DateTime<Utc>) -> Result<Scenario, String> {
-        // merge keys (`<<: *base`) are expanded by the parser
-        let mut json: Value = serde_saphyr::from_str(text).map_err(|e| format!("scenario is not YAML or JSON: {e}"))?;
+        let mut json = parse_text(text)?;
         if json.is_null() {
             return Ok(Scenario::default());
         }
@@ -484,6 +483,34 @@ impl WorkspaceSpec {
             })
             .collect()
     }
+}
+
+/// Scenario text as a value: JSON through a JSON parser when it is JSON (any size), else YAML
+/// with a budget sized for the text — the YAML parser's default budget (250,000 nodes) refuses
+/// a production-sized scenario, while its guards against alias bombs stay as they are.
+fn parse_text(text: &str) -> Result<Value, String> {
+    let json_error = if text.trim_start().starts_with(['{', '[']) {
+        match serde_json::from_str::<Value>(text) {
+            Ok(v) => return Ok(v),
+            // a YAML flow mapping (`{namespaces: [a]}`) starts so too
+            Err(e) => Some(e),
+        }
+    } else {
+        None
+    };
+    let mut budget = serde_saphyr::Budget::default();
+    // every node and event takes at least a byte of the text (a few bytes more for slack)
+    budget.max_nodes = budget.max_nodes.max(text.len() + 64);
+    budget.max_events = budget.max_events.max(2 * text.len() + 64);
+    budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(text.len());
+    budget.max_depth = budget.max_depth.max(128);
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    // merge keys (`<<: *base`) are expanded by the parser
+    serde_saphyr::from_str_with_options(text, options).map_err(|e| match json_error {
+        Some(j) => format!("scenario is not JSON ({j}) nor YAML: {e}"),
+        None => format!("scenario is not YAML or JSON: {e}"),
+    })
 }
 
 fn resolve_times(v: &mut Value, now: DateTime<Utc>) -> Result<(), String> {

@@ -1,8 +1,10 @@
 //! The object store: objects by (resource, namespace, name) in etcd key order, one global
 //! resourceVersion counter, uids, the watch history and garbage collection by ownerReferences.
 
-use super::resources::Resource;
+use super::clock::Clock;
+use super::resources::{EVENTS, Resource};
 use super::status::{self, ApiError};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -68,7 +70,16 @@ pub struct Store {
     /// What changed in claims and volumes since the volume controller last looked
     /// (`sim::volumes::sync`).
     volume_events: Vec<Arc<Event>>,
+    /// The clock an Event's lease counts from (`None`: Events never expire).
+    clock: Option<Clock>,
+    /// Each Event write's lease, oldest first: when it runs out, and the object's namespace, name
+    /// and resourceVersion as that write left it (a later write renews it).
+    leases: VecDeque<(DateTime<Utc>, String, String, u64)>,
 }
+
+/// How long an Event is kept after it was last written: kube-apiserver's `--event-ttl` default.
+/// Events are stored in etcd under a lease of this TTL, renewed by each write.
+pub const EVENT_TTL: chrono::Duration = chrono::Duration::hours(1);
 
 impl Default for Store {
     fn default() -> Self {
@@ -88,6 +99,48 @@ impl Store {
             watch_generation: tokio::sync::watch::channel(0).0,
             watch_bytes: Default::default(),
             volume_events: Vec::new(),
+            clock: None,
+            leases: VecDeque::new(),
+        }
+    }
+
+    /// Events written from now on expire [`EVENT_TTL`] after their last write on this clock.
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = Some(clock);
+    }
+
+    /// An Event written: its lease runs from now (the write's time, not the Event's own
+    /// timestamps, as etcd's lease does).
+    fn lease(&mut self, r: &Resource, obj: &Value) {
+        let Some(clock) = &self.clock else { return };
+        if rkey(r) != rkey(&EVENTS) {
+            return;
+        }
+        let rv = meta(obj, "resourceVersion").parse().unwrap_or(0);
+        self.leases.push_back((
+            clock.now() + EVENT_TTL,
+            meta(obj, "namespace").to_string(),
+            meta(obj, "name").to_string(),
+            rv,
+        ));
+    }
+
+    /// Remove the Events whose lease ran out by `now`. etcd deletes a key whose lease expires,
+    /// and that delete is a revision like any other: kube-apiserver's watch cache sees it in its
+    /// etcd watch and every watcher of Events gets `DELETED` (with a new resourceVersion), as
+    /// here — the sim does not drop them silently.
+    pub fn expire_events(&mut self, now: DateTime<Utc>) {
+        while self.leases.front().is_some_and(|(at, ..)| *at <= now) {
+            let Some((_, ns, name, rv)) = self.leases.pop_front() else {
+                break;
+            };
+            // renewed by a later write (a later lease is queued) or deleted already: not this one's
+            let current = self
+                .get(&EVENTS, &ns, &name)
+                .is_some_and(|e| meta(e, "resourceVersion").parse::<u64>().ok() == Some(rv));
+            if current {
+                self.remove_now(&EVENTS, &ns, &name);
+            }
         }
     }
 
@@ -251,6 +304,7 @@ impl Store {
         self.bump(&mut obj);
         self.objects.insert(key, Arc::new(obj.clone()));
         self.emit(&rkey(r), &ns, EventType::Added, &obj);
+        self.lease(r, &obj);
         Ok(obj)
     }
 
@@ -307,6 +361,9 @@ impl Store {
         if !r.group.is_empty() || r.plural == "pods" {
             meta["generation"] = json!(1);
         }
+        if r.group.is_empty() && r.plural == "pods" {
+            super::pod_admission::admit(self, &mut obj);
+        }
         Ok((key, obj))
     }
 
@@ -331,6 +388,7 @@ impl Store {
         self.bump(&mut obj);
         self.objects.insert(key, Arc::new(obj.clone()));
         self.emit(&rkey(r), &ns, EventType::Modified, &obj);
+        self.lease(r, &obj);
         obj
     }
 

@@ -104,6 +104,9 @@ fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
             .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"));
         let field = |k: &str| ready.and_then(|c| c.get(k)).cloned().unwrap_or(json!(""));
         vec![name, field("status"), field("reason"), json!(age(obj, now))]
+    } else if r.plural == "runtimeclasses" {
+        let handler = obj.get("handler").cloned().unwrap_or(json!(""));
+        vec![name, handler, json!(age(obj, now))]
     } else {
         vec![name, json!(age(obj, now))]
     }
@@ -147,6 +150,8 @@ pub fn table<V: std::borrow::Borrow<Value>>(
             column("Reason", ""),
             column("Age", ""),
         ]
+    } else if r.plural == "runtimeclasses" {
+        vec![column("Name", "name"), column("Handler", ""), column("Age", "")]
     } else {
         vec![column("Name", "name"), column("Age", "")]
     };

@@ -164,8 +164,9 @@ async fn formats_and_headers() {
     assert_eq!(tango[10], "namzu-ws-tango", "POD");
     assert_eq!(tango[11], "0", "RESTARTS");
     assert!(tango[14].starts_with("sha256:"), "TEMPLATE-HASH");
-    // researcher asks for no requests (limits only): CPU and MEM `-`, one 10Gi disk
-    assert_eq!(&tango[15..18], ["-", "-", "10Gi"], "CPU, MEM, DISK");
+    // researcher has limits only: its pod asks for its 8Gi memory limit (requests defaulted
+    // from limits at admission), no CPU; one 10Gi disk
+    assert_eq!(&tango[15..18], ["-", "8Gi", "10Gi"], "CPU, MEM, DISK");
     assert_eq!(&tango[18..], ["-", "off", "-"], "EGRESS, PER-SANDBOX, POLICY");
 
     let names = out(&namzu(&t, &["list", "-n", "research", "-o", "name"]).await);

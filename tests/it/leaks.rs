@@ -341,13 +341,13 @@ async fn resources_equal_a_hand_computation_on_the_demo() {
     // coder-v2: one container, requests 250m / 1Gi, limits 2 / 4Gi; one 10Gi disk
     assert_eq!(
         w("alpha")["resources"],
-        json!({"requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "4Gi"},
+        json!({"source": "pod", "requests": {"cpu": "250m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "4Gi"},
             "disks": [{"claim": "workspace-disk-namzu-ws-alpha", "size": "10Gi"}]})
     );
     // coder-v1: limits 1 / 2Gi
     assert_eq!(w("bravo")["resources"]["limits"], json!({"cpu": "1", "memory": "2Gi"}));
-    // researcher: limits only
-    assert_eq!(w("tango")["resources"]["requests"], json!({}));
+    // researcher: limits only, so the request is the limit (the API server defaults it)
+    assert_eq!(w("tango")["resources"]["requests"], json!({"memory": "8Gi"}));
     assert_eq!(w("tango")["resources"]["limits"], json!({"memory": "8Gi"}));
     let wide = out(&namzu(&t, &["list", "-o", "wide"]).await);
     assert!(wide.lines().next().unwrap().contains("CPU"), "{wide}");
@@ -404,11 +404,18 @@ async fn a_bulk_dry_run_says_what_it_would_free() {
     let o = namzu(&t, &["suspend", "-n", "research", "--all", "--dry-run"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let last = out(&o).lines().last().unwrap_or_default().to_string();
-    // researcher asks for no requests (limits only): nothing freed; the written ones' disks
-    // (10Gi each) stay
+    // researcher has limits only (8Gi memory): its pods ask for their limit, as admitted; the
+    // written ones' disks (10Gi each) stay
     assert_eq!(
         last,
-        format!("would free no CPU or memory; disks stay: {}Gi", 10 * running),
+        format!(
+            "would free {}Gi memory (requests); disks stay: {}Gi",
+            8 * items
+                .iter()
+                .filter(|i| i["mode"] == "Running" && i["resources"]["requests"]["memory"] == "8Gi")
+                .count(),
+            10 * running
+        ),
         "{}",
         out(&o)
     );

@@ -37,6 +37,7 @@ mod sim_disks;
 mod sim_kubectl;
 mod sim_parallel;
 mod sim_triage;
+mod sim_truth;
 mod support;
 mod template_hash_cli;
 mod triage;

@@ -484,10 +484,12 @@ impl Report {
 }
 
 /// What a bulk dry run's writes would free or start holding (`domain::resources::what_if`): the
-/// requests of the pods a suspend or delete stops, or a resume starts, and the disks (which stay,
-/// or go with a delete). Each Sandbox is read once more for its pod template (dry runs only).
+/// requests of the pods a suspend or delete stops (each pod's as admitted), or a resume starts
+/// (the pod template's), and the disks (which stay, or go with a delete). Each Sandbox and its
+/// pod are read once more (dry runs only).
 pub async fn what_if(checked: &Checked, reports: &[Report], verb: Verb) -> String {
-    use crate::domain::resources;
+    use crate::cluster::resources::PODS;
+    use crate::domain::{object::uid, pod::owned_by, resources};
     let reads = reports.iter().filter_map(|r| {
         let Outcome::DryRun { mode, .. } = &r.outcome else {
             return None;
@@ -495,13 +497,18 @@ pub async fn what_if(checked: &Checked, reports: &[Report], verb: Verb) -> Strin
         let target = checked.contexts.iter().find(|t| t.label == r.key.context)?;
         let name = r.key.id.sandbox_name();
         Some(async move {
-            let read = resources::of_sandbox(
-                &crate::cluster::resources::get(&target.member.conn, &SANDBOXES, &r.key.namespace, &name)
-                    .await
-                    .ok()
-                    .flatten()?,
-                |_| None,
+            let conn = &target.member.conn;
+            let (sandbox, pod) = futures::join!(
+                crate::cluster::resources::get(conn, &SANDBOXES, &r.key.namespace, &name),
+                crate::cluster::resources::get(conn, &PODS, &r.key.namespace, &name),
             );
+            let sandbox = sandbox.ok().flatten()?;
+            // the pod the Sandbox owns holds what it was admitted with; without one, the template
+            let pod = pod
+                .ok()
+                .flatten()
+                .filter(|p| uid(&sandbox).is_some_and(|u| owned_by(p, u)));
+            let read = resources::of_workspace(&sandbox, pod.as_ref(), |_| None);
             Some((*mode, read))
         })
     });

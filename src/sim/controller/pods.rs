@@ -108,7 +108,7 @@ impl Controller {
             "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
             "ownerReferences":owners, "creationTimestamp": k8s_time(born)},
             "spec":spec,
-            "status":{"phase":"Pending","qosClass":"BestEffort"}});
+            "status":{"phase":"Pending"}});
         let created = store.create(&PODS, pod, &k8s_time(now)).expect("no pod of that name");
         let uid = s(&created, "/metadata/uid").to_string();
         self.started.insert(uid, born);
@@ -208,7 +208,9 @@ impl Controller {
             next["status"]["hostIPs"] = json!([{"ip":"10.0.0.11"}]);
             next["status"]["startTime"] = json!(at(started));
         };
-        let base = |phase: &str| json!({"phase":phase,"qosClass":"BestEffort"});
+        // the class the API server gave the pod at creation stays
+        let qos = pod.pointer("/status/qosClass").cloned().unwrap_or(json!("BestEffort"));
+        let base = |phase: &str| json!({"phase":phase,"qosClass":qos});
         let not_ready = |reason: &str, when: &str| {
             let msg = format!("containers with unready status: [{}]", containers.join(" "));
             vec![
@@ -247,7 +249,7 @@ impl Controller {
         } else if let Some(reason) = &knobs.image_pull {
             let msg = format!("Back-off pulling image \"{image}\"");
             scheduled(&mut next);
-            next["status"] = json!({"phase":"Pending","qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+            next["status"] = json!({"phase":"Pending","qosClass":qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
                 "podIP":"","startTime":at(started),"conditions":not_ready("ContainersNotReady", &at(started)),
                 "containerStatuses": cstatus(&|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
             let fail_at = at((started + Duration::seconds(2)).min(now));
@@ -316,7 +318,7 @@ impl Controller {
             let h = u32::from_str_radix(&name_hash(&uid), 16).unwrap_or(0);
             let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
             scheduled(&mut next);
-            let mut st = json!({"qosClass":"BestEffort","hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+            let mut st = json!({"qosClass":qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
                 "podIP":ip,"podIPs":[{"ip":ip}],"startTime":at(started)});
             if knobs.pod_failed {
                 st["phase"] = json!("Failed");

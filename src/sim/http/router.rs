@@ -6,7 +6,7 @@ use super::super::resources::{NAMESPACES, Resource, Target, parse_path};
 use super::super::status;
 use super::super::store::meta;
 use super::super::wire::{Req, full};
-use super::super::{SimState, discovery, events, logs, table, watch};
+use super::super::{SimState, discovery, events, logs, pod_admission, table, watch};
 use super::admission::{admit_custom, validate};
 use super::list::Page;
 use super::write::{delete, dry_run, patch, status_subresource, update};
@@ -259,6 +259,18 @@ pub(super) fn objects(
             }
             admit_custom(r, &mut obj);
             validate(r, &obj, None)?;
+            if r.group.is_empty()
+                && r.plural == "pods"
+                && let Some(why) = pod_admission::refusal(&st.store, &obj)
+            {
+                let name = meta(&obj, "name");
+                return Err(status::status(
+                    403,
+                    "Forbidden",
+                    &format!("pods {name:?} is forbidden: {why}"),
+                    json!({"name": name, "kind": "pods"}),
+                ));
+            }
             // a new claim is Pending until the volume controller binds it
             if r.plural == "persistentvolumeclaims" && r.group.is_empty() && obj.pointer("/status/phase").is_none() {
                 obj["status"]["phase"] = json!("Pending");
