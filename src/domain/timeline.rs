@@ -8,6 +8,7 @@ use super::keys::{CHANGED_AT, HOLDER_EPOCH};
 use super::object::{annotation, at, name, str_at, uid};
 use super::patch::Mode;
 use super::timefmt;
+use super::writers::{self, Writer};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -128,6 +129,9 @@ pub enum Source {
     Status,
     /// The namzu annotations (the last mode change, its holder epoch).
     Annotation,
+    /// The Sandbox's `metadata.managedFields`: a manager's write the annotations do not record
+    /// (the mode set without a stamp, a holder epoch raised after it).
+    Managed,
     /// A Kubernetes Event.
     Event,
     /// This machine's audit log.
@@ -139,6 +143,7 @@ impl Source {
         match self {
             Source::Status => "status",
             Source::Annotation => "annotation",
+            Source::Managed => "managed",
             Source::Event => "event",
             Source::Audit => "audit",
         }
@@ -193,11 +198,11 @@ fn short_kind(kind: &str) -> &str {
     }
 }
 
-/// Every entry, oldest first (ties keep the order: status, annotation, event, audit).
+/// Every entry, oldest first (ties keep the order: status, annotation, managed, event, audit).
 pub fn timeline(inputs: &Inputs<'_>) -> Vec<Entry> {
     let mut out = Vec::new();
     object_entries(&mut out, "Sandbox", inputs.sandbox);
-    annotation_entries(&mut out, inputs.sandbox);
+    mode_entries(&mut out, inputs.sandbox, inputs.audit);
     if let Some(pod) = inputs.pod {
         object_entries(&mut out, "Pod", pod);
         container_entries(&mut out, pod);
@@ -293,22 +298,196 @@ fn object_entries(out: &mut Vec<Entry>, kind: &str, obj: &Value) {
     }
 }
 
-/// The mode change the library recorded: the stamp, the mode it set, the epoch it held.
-fn annotation_entries(out: &mut Vec<Entry>, sandbox: &Value) {
-    let Some(t) = time(annotation(sandbox, CHANGED_AT)) else {
-        return;
+/// How far apart a stamp (the writer's clock, milliseconds) and a managedFields time (the API
+/// server's clock, seconds) may be and still be one write.
+pub const STAMP_SKEW_SECONDS: i64 = 5;
+
+/// What one of this machine's writes set, read back from its audit entry's request body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    pub time: Option<DateTime<Utc>>,
+    /// The mode it set (`add /spec/operatingMode`), if it set one.
+    pub mode: Option<String>,
+    /// The holder epoch it wrote.
+    pub epoch: Option<String>,
+    /// The stored epoch it replaced (the value its `test` carried).
+    pub replaced: Option<String>,
+    /// The mode-changed-at stamp it wrote, as written.
+    pub stamp: Option<String>,
+    /// It landed (`applied`).
+    pub applied: bool,
+}
+
+impl Written {
+    /// What an audit entry's JSON Patch set; `None` for an entry without one.
+    pub fn of(entry: &Value) -> Option<Written> {
+        let ops = at(entry, &["request", "body"])?.as_array()?;
+        let pointer = |key: &str| super::patch::annotation_pointer(key);
+        let value = |op: &str, path: &str| {
+            ops.iter()
+                .find(|o| str_at(o, &["op"]) == Some(op) && str_at(o, &["path"]) == Some(path))
+                .and_then(|o| o.get("value"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let (epoch_path, stamp_path) = (pointer(HOLDER_EPOCH), pointer(CHANGED_AT));
+        // a whole-map add (no annotations before) carries both in one value
+        let map = |key: &str| {
+            ops.iter()
+                .find(|o| str_at(o, &["op"]) == Some("add") && str_at(o, &["path"]) == Some("/metadata/annotations"))
+                .and_then(|o| str_at(o, &["value", key]))
+                .map(str::to_string)
+        };
+        Some(Written {
+            time: time(entry.get("time").and_then(Value::as_str)),
+            mode: value("add", "/spec/operatingMode"),
+            epoch: value("add", &epoch_path).or_else(|| map(HOLDER_EPOCH)),
+            replaced: value("test", &epoch_path),
+            stamp: value("add", &stamp_path).or_else(|| map(CHANGED_AT)),
+            applied: entry.get("outcome").and_then(Value::as_str) == Some("applied"),
+        })
+    }
+
+    /// A take-over: a holder epoch written with no mode change.
+    pub fn is_take_over(&self) -> bool {
+        self.epoch.is_some() && self.stamp.is_none() && self.mode.is_none()
+    }
+}
+
+/// Whether the field `w` names was last written at or before `t` (`Some(true)`: today's value
+/// held then), after it (`Some(false)`), or the managedFields do not say (`None`).
+fn held_at(w: Option<&Writer>, t: DateTime<Utc>) -> Option<bool> {
+    let written = w?.time?;
+    Some(written <= t + chrono::Duration::seconds(STAMP_SKEW_SECONDS))
+}
+
+/// Whether the mode was written after the stamp at `stamp` by a manager that did not write the
+/// stamp (a manager's time is its latest write of any field: the one that stamps a mode change
+/// with the mode, as this tool and @namzu/sandbox do, wrote the mode with its stamp).
+pub fn mode_unstamped(sandbox: &Value, stamp: DateTime<Utc>) -> bool {
+    let Some(mode) = writers::of_mode(sandbox) else {
+        return false;
     };
-    let mode = Mode::of_sandbox(sandbox).as_str();
-    let epoch = annotation(sandbox, HOLDER_EPOCH)
-        .map_or_else(|| "no holder epoch".to_string(), |e| format!("holder epoch {e}"));
-    out.push(Entry {
-        time: t,
-        source: Source::Annotation,
-        object: object_words("Sandbox", sandbox),
-        warning: false,
-        reason: String::new(),
-        text: format!("mode changed to {mode} ({epoch}; the last change the annotations record)"),
-    });
+    let stamper = writers::of_annotation(sandbox, CHANGED_AT).map(|w| w.manager);
+    held_at(Some(&mode), stamp) == Some(false) && stamper.as_deref() != Some(mode.manager.as_str())
+}
+
+/// The mode changes of the Sandbox, each with what was true at its time: the stamp the
+/// annotations record with the mode and epoch it set — from this machine's write of that very
+/// stamp, else from managedFields when nothing wrote the field since (else "unknown", never
+/// today's value) — and the writes the stamp does not record: the mode set by a manager after it,
+/// a holder epoch raised after it (a take-over). This machine's own take-overs are said by their
+/// audit entries.
+fn mode_entries(out: &mut Vec<Entry>, sandbox: &Value, audit: &[Value]) {
+    let object = object_words("Sandbox", sandbox);
+    let today_mode = Mode::of_sandbox(sandbox).as_str();
+    let today_epoch = annotation(sandbox, HOLDER_EPOCH);
+    let mode_w = writers::of_mode(sandbox);
+    let epoch_w = writers::of_annotation(sandbox, HOLDER_EPOCH);
+    let stamp_w = writers::of_annotation(sandbox, CHANGED_AT);
+    let writes: Vec<Written> = audit.iter().filter_map(Written::of).filter(|w| w.applied).collect();
+    let stamp_raw = annotation(sandbox, CHANGED_AT);
+    let stamp = time(stamp_raw);
+    // what the holder epoch was at the stamp, when known
+    let mut epoch_then: Option<String> = None;
+    if let Some(t) = stamp {
+        let ours = writes
+            .iter()
+            .find(|w| w.stamp.is_some() && w.stamp.as_deref() == stamp_raw);
+        let mode = ours
+            .and_then(|w| w.mode.clone())
+            .or_else(|| (!mode_unstamped(sandbox, t) && mode_w.is_some()).then(|| today_mode.to_string()));
+        epoch_then = ours.and_then(|w| w.epoch.clone()).or_else(|| match today_epoch {
+            Some(e) => (held_at(epoch_w.as_ref(), t) == Some(true)).then(|| e.to_string()),
+            // no epoch today, and nothing written since the stamp: none then either
+            None => writers::latest_write(sandbox)
+                .is_some_and(|l| l <= t + chrono::Duration::seconds(STAMP_SKEW_SECONDS))
+                .then(|| "none".to_string()),
+        });
+        let by = if ours.is_some() {
+            "stamped by this machine's write".to_string()
+        } else {
+            // the owner of the stamp wrote the stamp there is (a write of it moves it)
+            match &stamp_w {
+                Some(w) => format!("stamped by {}", w.who()),
+                None => "its writer not recorded".to_string(),
+            }
+        };
+        let epoch = match epoch_then.as_deref() {
+            Some("none") => "no holder epoch".to_string(),
+            Some(e) => format!("holder epoch {e}"),
+            None => "holder epoch unknown".to_string(),
+        };
+        let known = mode.is_some() && epoch_then.is_some();
+        out.push(Entry {
+            time: t,
+            source: Source::Annotation,
+            object: object.clone(),
+            warning: false,
+            reason: String::new(),
+            text: format!(
+                "mode changed to {} ({epoch}; {by}{})",
+                mode.as_deref().unwrap_or("unknown"),
+                if known {
+                    ""
+                } else {
+                    "; written again since: what it was then is not recorded"
+                }
+            ),
+        });
+    }
+    let created = time(str_at(sandbox, &["metadata", "creationTimestamp"]));
+    let after = |w: &Writer, since: Option<DateTime<Utc>>| {
+        w.time
+            .filter(|t| since.is_none_or(|s| *t > s + chrono::Duration::seconds(STAMP_SKEW_SECONDS)))
+    };
+    // the mode set after the stamp (or, without one, after the Sandbox was made) by a manager
+    // that did not stamp it
+    if let Some(w) = &mode_w
+        && let Some(t) = after(w, stamp.or(created))
+        && stamp.is_none_or(|s| mode_unstamped(sandbox, s))
+    {
+        out.push(Entry {
+            time: t,
+            source: Source::Managed,
+            object: object.clone(),
+            warning: false,
+            reason: String::new(),
+            text: format!(
+                "mode {today_mode}, set by {} without a mode-changed-at stamp (that manager's latest write)",
+                w.who()
+            ),
+        });
+    }
+    // a holder epoch raised after the stamp: a take-over (this machine's is its audit entry)
+    if let Some(w) = &epoch_w
+        && let Some(t) = after(w, stamp.or(created))
+        && let Some(e) = today_epoch
+    {
+        let ours = writes.iter().any(|x| {
+            x.is_take_over()
+                && x.epoch.as_deref() == Some(e)
+                && x.time
+                    .is_some_and(|xt| (xt - t).num_seconds().abs() <= STAMP_SKEW_SECONDS)
+        });
+        if !ours {
+            let from = epoch_then
+                .as_deref()
+                .filter(|e| *e != "none")
+                .map_or_else(String::new, |f| format!(" from {f}"));
+            out.push(Entry {
+                time: t,
+                source: Source::Managed,
+                object,
+                warning: false,
+                reason: String::new(),
+                text: format!(
+                    "holder epoch raised{from} to {e} by {} with no mode change (a take-over)",
+                    w.who()
+                ),
+            });
+        }
+    }
 }
 
 /// Container starts and terminations the pod's status records (the current instance and the
@@ -449,6 +628,20 @@ fn audit_entry(a: &Value) -> Option<Entry> {
     if a.get("refreshTemplate").and_then(Value::as_bool) == Some(true) {
         text.push_str(", refreshing the template");
     }
+    if let Some(w) = Written::of(a) {
+        if w.is_take_over() {
+            let from = w.replaced.as_deref().map_or_else(String::new, |r| format!(" from {r}"));
+            text.push_str(&format!(
+                "; a take-over: holder epoch{from} to {}, the mode left as it was",
+                w.epoch.as_deref().unwrap_or("?")
+            ));
+        } else if let Some(mode) = &w.mode {
+            text.push_str(&format!("; sets mode {mode}"));
+            if let Some(stamp) = &w.stamp {
+                text.push_str(&format!(", stamped {stamp}"));
+            }
+        }
+    }
     let failed = !matches!(
         outcome,
         "applied" | "unchanged" | "dry-run" | "confirmed" | "already-gone" | "intent"
@@ -478,25 +671,60 @@ pub struct Leg {
     pub seconds: i64,
 }
 
+/// The leg under way: from the last step that happened to now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpenLeg {
+    /// The step it waits for (`image pulled`).
+    pub to: String,
+    /// What is under way, in words: `pulling image`.
+    pub doing: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub since: DateTime<Utc>,
+    /// Since `since`, by the clock the tool reads: and counting.
+    pub seconds: i64,
+}
+
 /// Where the current pod's start-up time went.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Waterfall {
-    /// What the first leg counts from: `requested (claim)`, `resumed`, `Sandbox created`.
+    /// What the first leg counts from: what started this pod — `requested (claim)`, `resumed`,
+    /// `Sandbox created` (each only when the pod followed it within [`ORIGIN_WINDOW_SECONDS`]),
+    /// else `pod created`.
     pub from: String,
     #[serde(serialize_with = "rfc3339")]
     pub start: DateTime<Utc>,
     pub legs: Vec<Leg>,
-    /// The leg that took longest (its `to`), when there are legs.
+    /// The leg under way, while the pod is not ready.
+    pub open: Option<OpenLeg>,
+    /// The leg that took (or takes, the open one included) longest: its `to`.
     pub slowest: Option<String>,
     /// Steps that have not happened (yet): `ready` while the pod starts, say.
     pub pending: Vec<String>,
+    /// From the start to the last step, or to now while a leg is open.
+    pub total_seconds: i64,
 }
 
-/// The start-up waterfall of the current pod: from the request (the claim's
-/// `client-first-requested-at`), the resume (the mode-changed-at stamp) or the Sandbox's creation
-/// — the latest of these at or before the pod's creation — to pod created → scheduled → image
-/// pulled → started → Ready. `None` without a pod.
-pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
+/// How long after a request, a resume or the Sandbox's creation its pod may be created and
+/// still be the pod it started: a pod made later was made for another reason (a node lost, an
+/// eviction, the controller's own recreation), and counting from the older stamp would give its
+/// `pod created` leg time that was not spent starting it.
+pub const ORIGIN_WINDOW_SECONDS: i64 = 300;
+
+/// A container waiting on its image: the pull is under way (or backing off).
+const PULL_WAITING: [&str; 4] = [
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+];
+
+/// The start-up waterfall of the current pod: from what started it — the request (the claim's
+/// `client-first-requested-at`), the resume (the mode-changed-at stamp, a Running one) or the
+/// Sandbox's creation, the latest of these at or before the pod's creation and no more than
+/// [`ORIGIN_WINDOW_SECONDS`] before it; else the pod's creation — to pod created → scheduled →
+/// image pulled → started → Ready. A step not reached yet is the open leg, timed to `now`.
+/// `None` without a pod.
+pub fn waterfall(inputs: &Inputs<'_>, now: DateTime<Utc>) -> Option<Waterfall> {
     let pod = inputs.pod?;
     let created = time(str_at(pod, &["metadata", "creationTimestamp"]))?;
     let running = Mode::of_sandbox(inputs.sandbox) == Mode::Running;
@@ -516,7 +744,10 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
     ];
     let (from, start) = candidates
         .iter()
-        .filter_map(|(w, t)| t.filter(|t| *t <= created).map(|t| (*w, t)))
+        .filter_map(|(w, t)| {
+            t.filter(|t| *t <= created && (created - *t).num_seconds() <= ORIGIN_WINDOW_SECONDS)
+                .map(|t| (*w, t))
+        })
         .max_by_key(|(_, t)| *t)
         .unwrap_or(("pod created", created));
     let condition_true = |type_: &str| {
@@ -525,6 +756,11 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
             .and_then(|c| time(c.get("lastTransitionTime").and_then(Value::as_str)))
     };
     let pod_uid = uid(pod);
+    let of_pod = |e: &&Value| {
+        let r = e.get("involvedObject").or_else(|| e.get("regarding"));
+        let of = |k: &str| r.and_then(|r| str_at(r, &[k]));
+        of("kind") == Some("Pod") && (of("uid") == pod_uid || of("uid").is_none() && of("name") == Some(name(pod)))
+    };
     // the first time the pod's kubelet said `reason` (an event's firstTimestamp: a crash loop's
     // later starts do not move it)
     let first_event = |reason: &str| {
@@ -532,21 +768,23 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
             .events
             .iter()
             .filter(|e| e.get("reason").and_then(Value::as_str) == Some(reason))
-            .filter(|e| {
-                let r = e.get("involvedObject").or_else(|| e.get("regarding"));
-                let of = |k: &str| r.and_then(|r| str_at(r, &[k]));
-                of("kind") == Some("Pod")
-                    && (of("uid") == pod_uid || of("uid").is_none() && of("name") == Some(name(pod)))
-            })
+            .filter(of_pod)
             .filter_map(first_time)
             .filter(|t| *t >= created)
             .min()
     };
+    let statuses = || {
+        at(pod, &["status", "containerStatuses"])
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    };
     let pulled = first_event("Pulled");
-    let started = at(pod, &["status", "containerStatuses"])
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    // a pull under way: a container waits on its image, or the kubelet said Pulling and not Pulled
+    let pulling = pulled.is_none()
+        && (statuses().any(|s| str_at(s, &["state", "waiting", "reason"]).is_some_and(|r| PULL_WAITING.contains(&r)))
+            || first_event("Pulling").is_some());
+    let started = statuses()
         .flat_map(|s| {
             [
                 &["state", "running", "startedAt"][..],
@@ -569,6 +807,8 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
     let mut last = start;
     for (step, at) in steps {
         match at {
+            // counting from the pod's creation, its creation is no leg
+            Some(_) if step == "pod created" && from == "pod created" => {}
             // a step stamped before the one before it (clock skew between writers) costs nothing
             Some(t) => {
                 let t = t.max(last);
@@ -579,23 +819,60 @@ pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
                 });
                 last = t;
             }
-            None if step == "image pulled" => {}
+            // an image already on the node is not pulled: no step, unless a pull is under way
+            None if step == "image pulled" && !pulling => {}
             None => pending.push(step.to_string()),
         }
     }
-    // a step after a pending one did not follow it: Ready from an earlier instance is not this one's
-    let slowest = legs
-        .iter()
-        .filter(|l| l.seconds > 0)
-        .max_by_key(|l| l.seconds)
-        .map(|l| l.to.clone());
+    // a pod that has ended is not starting: nothing is under way
+    let ended = matches!(str_at(pod, &["status", "phase"]), Some("Failed" | "Succeeded"))
+        || str_at(pod, &["metadata", "deletionTimestamp"]).is_some();
+    let open = pending.first().filter(|_| !ended).map(|to| {
+        // the last step reached before the first one pending
+        let order = steps.iter().position(|(s, _)| s == to).unwrap_or(0);
+        let since = legs
+            .iter()
+            .filter(|l| steps.iter().position(|(s, _)| *s == l.to).unwrap_or(0) < order)
+            .map(|l| l.at)
+            .max()
+            .unwrap_or(start);
+        OpenLeg {
+            to: to.clone(),
+            doing: doing(to).to_string(),
+            since,
+            seconds: (now - since).num_seconds().max(0),
+        }
+    });
+    let slowest_done = legs.iter().filter(|l| l.seconds > 0).max_by_key(|l| l.seconds);
+    let slowest = match (&open, slowest_done) {
+        (Some(o), Some(l)) if o.seconds > 0 && o.seconds >= l.seconds => Some(o.to.clone()),
+        (Some(o), None) if o.seconds > 0 => Some(o.to.clone()),
+        (_, l) => l.map(|l| l.to.clone()),
+    };
+    let total_seconds = match &open {
+        Some(_) => (now - start).num_seconds().max(0),
+        None => legs.last().map_or(0, |l| (l.at - start).num_seconds()),
+    };
     Some(Waterfall {
         from: from.to_string(),
         start,
         legs,
+        open,
         slowest,
         pending,
+        total_seconds,
     })
+}
+
+/// What is under way while a step is awaited.
+fn doing(step: &str) -> &'static str {
+    match step {
+        "scheduled" => "scheduling",
+        "image pulled" => "pulling image",
+        "started" => "starting",
+        "ready" => "becoming ready",
+        _ => "creating pod",
+    }
 }
 
 #[cfg(test)]
@@ -654,9 +931,17 @@ mod tests {
         );
     }
 
+    /// When the tests' tool reads its clock.
+    fn now() -> DateTime<Utc> {
+        timefmt::parse("2026-09-02T10:21:02Z").unwrap()
+    }
+
     fn sandbox() -> Value {
         json!({"metadata": {"name": "namzu-ws-a", "uid": "sb", "creationTimestamp": "2026-09-01T10:00:00Z",
-            "annotations": {CHANGED_AT: "2026-09-02T10:00:00.000Z", HOLDER_EPOCH: "3"}},
+            "annotations": {CHANGED_AT: "2026-09-02T10:00:00.000Z", HOLDER_EPOCH: "3"},
+            "managedFields": [{"manager": "namzu-sandbox", "operation": "Update", "time": "2026-09-02T10:00:00Z",
+                "fieldsV1": {"f:metadata": {"f:annotations": {"f:sandbox.namzu.ai/holder-epoch": {}, "f:sandbox.namzu.ai/operating-mode-changed-at": {}}},
+                    "f:spec": {"f:operatingMode": {}}}}]},
             "spec": {"operatingMode": "Running"},
             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "DependenciesReady", "lastTransitionTime": "2026-09-02T10:00:40Z"}]}})
     }
@@ -734,14 +1019,17 @@ mod tests {
     #[test]
     fn the_waterfall_names_the_slowest_leg() {
         let (s, p, ev) = (sandbox(), pod(), events());
-        let w = waterfall(&Inputs {
-            sandbox: &s,
-            pod: Some(&p),
-            claim: None,
-            pvcs: &[],
-            events: &ev,
-            audit: &[],
-        })
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&p),
+                claim: None,
+                pvcs: &[],
+                events: &ev,
+                audit: &[],
+            },
+            now(),
+        )
         .unwrap();
         assert_eq!(w.from, "resumed");
         let legs: Vec<(String, i64)> = w.legs.iter().map(|l| (l.to.clone(), l.seconds)).collect();
@@ -757,27 +1045,128 @@ mod tests {
         );
         assert_eq!(w.slowest.as_deref(), Some("image pulled"));
         let claim = json!({"metadata": {"name": "c", "annotations": {FIRST_REQUESTED_AT: "2026-09-02T10:00:00.500Z"}}});
-        let w = waterfall(&Inputs {
-            sandbox: &s,
-            pod: Some(&p),
-            claim: Some(&claim),
-            pvcs: &[],
-            events: &ev,
-            audit: &[],
-        })
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&p),
+                claim: Some(&claim),
+                pvcs: &[],
+                events: &ev,
+                audit: &[],
+            },
+            now(),
+        )
         .unwrap();
         assert_eq!(w.from, "requested (claim)");
         let mut starting = pod();
         starting["status"] = json!({"conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-09-02T10:00:02Z"}]});
-        let w = waterfall(&Inputs {
-            sandbox: &s,
-            pod: Some(&starting),
-            claim: None,
-            pvcs: &[],
-            events: &[],
-            audit: &[],
-        })
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&starting),
+                claim: None,
+                pvcs: &[],
+                events: &[],
+                audit: &[],
+            },
+            now(),
+        )
         .unwrap();
         assert_eq!(w.pending, vec!["started", "ready"]);
+        let open = w.open.unwrap();
+        assert_eq!((open.doing.as_str(), open.seconds), ("starting", 21 * 60));
+        assert_eq!(w.slowest.as_deref(), Some("started"), "the open leg is the slowest");
+        assert_eq!(w.total_seconds, 21 * 60 + 2);
+    }
+
+    #[test]
+    fn a_pull_under_way_is_the_open_leg_and_an_old_stamp_is_not_the_origin() {
+        let mut s = sandbox();
+        // resumed 47 minutes before this pod was made: another pod was, this one came later
+        s["metadata"]["annotations"][CHANGED_AT] = json!("2026-09-02T09:13:00.000Z");
+        let mut p = pod();
+        p["status"] = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-09-02T10:00:02Z"}],
+            "containerStatuses": [{"name": "agent", "state": {"waiting": {"reason": "ImagePullBackOff"}}}]});
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&p),
+                claim: None,
+                pvcs: &[],
+                events: &[],
+                audit: &[],
+            },
+            now(),
+        )
+        .unwrap();
+        assert_eq!(w.from, "pod created");
+        assert_eq!(w.start, timefmt::parse("2026-09-02T10:00:01Z").unwrap());
+        let legs: Vec<(String, i64)> = w.legs.iter().map(|l| (l.to.clone(), l.seconds)).collect();
+        assert_eq!(legs, vec![("scheduled".into(), 1)]);
+        let open = w.open.as_ref().unwrap();
+        assert_eq!((open.doing.as_str(), open.seconds), ("pulling image", 21 * 60));
+        assert_eq!(w.slowest.as_deref(), Some("image pulled"));
+        assert_eq!(w.pending, vec!["image pulled", "started", "ready"]);
+        assert_eq!(w.total_seconds, 21 * 60 + 1);
+    }
+
+    #[test]
+    fn each_mode_entry_carries_what_was_true_at_its_time() {
+        // suspended by this machine at 08:00 (epoch 7), set Running by kubectl at 09:00, taken
+        // over (epoch 8, no mode change) at 10:00
+        let mut s = sandbox();
+        s["spec"]["operatingMode"] = json!("Running");
+        s["metadata"]["annotations"] = json!({CHANGED_AT: "2026-09-02T08:00:00.123Z", HOLDER_EPOCH: "8"});
+        s["metadata"]["managedFields"] = json!([
+            {"manager": "kubectl-namzu", "operation": "Update", "time": "2026-09-02T10:00:00Z",
+             "fieldsV1": {"f:metadata": {"f:annotations": {"f:sandbox.namzu.ai/holder-epoch": {}, "f:sandbox.namzu.ai/operating-mode-changed-at": {}}}}},
+            {"manager": "kubectl-patch", "operation": "Update", "time": "2026-09-02T09:00:00Z",
+             "fieldsV1": {"f:spec": {"f:operatingMode": {}}}}]);
+        let entries = |audit: &[Value]| {
+            timeline(&Inputs {
+                sandbox: &s,
+                pod: None,
+                claim: None,
+                pvcs: &[],
+                events: &[],
+                audit,
+            })
+            .into_iter()
+            .filter(|e| e.source != Source::Status)
+            .map(|e| format!("{} {} {}", timefmt::js_iso(e.time), e.source.as_str(), e.text))
+            .collect::<Vec<_>>()
+        };
+        // another machine: the stamp's mode and epoch were written again since
+        let seen = entries(&[]);
+        assert_eq!(
+            seen,
+            vec![
+                "2026-09-02T08:00:00.123Z annotation mode changed to unknown (holder epoch unknown; stamped by kubectl-namzu (this tool); written again since: what it was then is not recorded)",
+                "2026-09-02T09:00:00.000Z managed mode Running, set by kubectl-patch (kubectl) without a mode-changed-at stamp (that manager's latest write)",
+                "2026-09-02T10:00:00.000Z managed holder epoch raised to 8 by kubectl-namzu (this tool) with no mode change (a take-over)",
+            ],
+            "{seen:#?}"
+        );
+        // this machine: its audit entries say what each write set
+        let e = super::super::patch::annotation_pointer(HOLDER_EPOCH);
+        let c = super::super::patch::annotation_pointer(CHANGED_AT);
+        let audit = [
+            json!({"time": "2026-09-02T08:00:00.150Z", "verb": "suspend", "outcome": "applied", "epochCarried": 7, "context": "prod",
+                "request": {"body": [{"op": "test", "path": e, "value": "7"}, {"op": "add", "path": e, "value": "7"},
+                    {"op": "add", "path": c, "value": "2026-09-02T08:00:00.123Z"}, {"op": "add", "path": "/spec/operatingMode", "value": "Suspended"}]}}),
+            json!({"time": "2026-09-02T10:00:00.200Z", "verb": "resume", "outcome": "applied", "epochCarried": 8, "context": "prod",
+                "request": {"body": [{"op": "test", "path": e, "value": "7"}, {"op": "add", "path": e, "value": "8"}]}}),
+        ];
+        let seen = entries(&audit);
+        assert_eq!(
+            seen,
+            vec![
+                "2026-09-02T08:00:00.123Z annotation mode changed to Suspended (holder epoch 7; stamped by this machine's write)",
+                "2026-09-02T08:00:00.150Z audit suspend: applied (holder epoch 7); sets mode Suspended, stamped 2026-09-02T08:00:00.123Z",
+                "2026-09-02T09:00:00.000Z managed mode Running, set by kubectl-patch (kubectl) without a mode-changed-at stamp (that manager's latest write)",
+                "2026-09-02T10:00:00.200Z audit resume: applied (holder epoch 8); a take-over: holder epoch from 7 to 8, the mode left as it was",
+            ],
+            "{seen:#?}"
+        );
     }
 }
