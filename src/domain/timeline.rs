@@ -807,8 +807,6 @@ pub fn waterfall(inputs: &Inputs<'_>, now: DateTime<Utc>) -> Option<Waterfall> {
     let mut last = start;
     for (step, at) in steps {
         match at {
-            // counting from the pod's creation, its creation is no leg
-            Some(_) if step == "pod created" && from == "pod created" => {}
             // a step stamped before the one before it (clock skew between writers) costs nothing
             Some(t) => {
                 let t = t.max(last);
@@ -1102,7 +1100,7 @@ mod tests {
         assert_eq!(w.from, "pod created");
         assert_eq!(w.start, timefmt::parse("2026-09-02T10:00:01Z").unwrap());
         let legs: Vec<(String, i64)> = w.legs.iter().map(|l| (l.to.clone(), l.seconds)).collect();
-        assert_eq!(legs, vec![("scheduled".into(), 1)]);
+        assert_eq!(legs, vec![("pod created".into(), 0), ("scheduled".into(), 1)]);
         let open = w.open.as_ref().unwrap();
         assert_eq!((open.doing.as_str(), open.seconds), ("pulling image", 21 * 60));
         assert_eq!(w.slowest.as_deref(), Some("image pulled"));

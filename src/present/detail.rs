@@ -97,7 +97,7 @@ fn mode_writer(s: &mut String, sandbox: &Value, now: DateTime<Utc>) {
     let mut text = w.who();
     if let Some(t) = w.time {
         text.push_str(&format!(
-            " (its latest write {}, {} ago)",
+            ", its latest write {} ({} ago)",
             timefmt::js_iso(t),
             age(t, now)
         ));
