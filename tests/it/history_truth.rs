@@ -139,6 +139,9 @@ async fn each_mode_change_says_what_was_true_then_and_who_set_the_mode() {
         "{}",
         out(&o)
     );
+    let o = elsewhere(&t, &["inspect", "alpha", "-o", "json"]).await;
+    let v: Value = serde_json::from_str(&out(&o)).expect("json");
+    assert_eq!(v["modeSetBy"]["manager"], "kubectl-patch", "{v:#}");
     let o = elsewhere(&t, &["inspect", "bravo"]).await;
     assert!(
         out(&o).contains("Mode set by:     namzu-sandbox (@namzu/sandbox)"),

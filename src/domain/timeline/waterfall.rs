@@ -50,6 +50,7 @@ pub struct Waterfall {
     /// Steps that have not happened (yet): `ready` while the pod starts, say.
     pub pending: Vec<String>,
     /// From the start to the last step, or to now while a leg is open.
+    #[serde(rename = "totalSeconds")]
     pub total_seconds: i64,
 }
 
