@@ -27,13 +27,13 @@ pub struct Args {
 }
 
 /// The timeline and waterfall of what was read.
-pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead) -> Value {
+pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead, now: chrono::DateTime<chrono::Utc>) -> Value {
     let inputs = read.inputs();
     json!({
         "workspace": id.as_str(),
         "namespace": namespace,
         "entries": timeline::timeline(&inputs),
-        "startup": timeline::waterfall(&inputs),
+        "startup": timeline::waterfall(&inputs, now),
         "warnings": read.warnings,
         "eventsNotShown": read.events_not_shown,
     })
@@ -58,16 +58,17 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {
-            let value = structured(&args.id, &ns, &read);
+            let value = structured(&args.id, &ns, &read, conn.clock.now());
             crate::out!("{}", output::structured(&value, args.output.format()));
         }
         ReportFormat::Table => {
             let inputs = read.inputs();
+            let now = conn.clock.now();
             let lines = crate::present::history::render(
                 &timeline::timeline(&inputs),
-                timeline::waterfall(&inputs).as_ref(),
+                timeline::waterfall(&inputs, now).as_ref(),
                 &read.warnings,
-                conn.clock.now(),
+                now,
             );
             crate::out!("{}", output::printable_lines(&(lines.join("\n") + "\n")));
         }

@@ -78,6 +78,8 @@ fn structured(w: &Workspace, d: &Detail) -> Value {
     out["conditions"] = d.sandbox.pointer("/status/conditions").cloned().unwrap_or(json!([]));
     out["generation"] = json!(generation(&d.sandbox));
     out["ownerReferences"] = json!(owner_refs(&d.sandbox));
+    // who last wrote spec.operatingMode, by managedFields (null when they do not say)
+    out["modeSetBy"] = json!(crate::domain::writers::of_mode(&d.sandbox));
     out["events"] = match &d.events {
         Observed::Known(list) => json!(
             list.iter()

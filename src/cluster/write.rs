@@ -22,7 +22,7 @@ use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
 pub use crate::domain::retry::MAX_SENDS;
-pub const FIELD_MANAGER: &str = "kubectl-namzu";
+pub const FIELD_MANAGER: &str = crate::domain::writers::THIS_TOOL;
 
 mod leak;
 mod restore;

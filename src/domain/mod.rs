@@ -33,6 +33,7 @@ pub mod timefmt;
 pub mod timeline;
 pub mod triage;
 pub mod workspace;
+pub mod writers;
 
 /// `n` and a noun whose plural takes an s: "1 object", "2 objects".
 pub fn counted(n: usize, noun: &str) -> String {

@@ -4,14 +4,18 @@
 //! starts and terminations, and this machine's audit entries for it — in time order, each entry
 //! naming its source. And the start-up waterfall of the current pod: where start-up time went.
 
-use super::keys::{CHANGED_AT, HOLDER_EPOCH};
 use super::object::{annotation, at, name, str_at, uid};
-use super::patch::Mode;
 use super::timefmt;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;
+
+mod modes;
+mod waterfall;
+use modes::mode_entries;
+pub use modes::{STAMP_SKEW_SECONDS, Written, mode_unstamped};
+pub use waterfall::{Leg, ORIGIN_WINDOW_SECONDS, OpenLeg, Waterfall, waterfall};
 
 /// The claim annotation agent-sandbox stamps with the moment a client first asked for it.
 pub const FIRST_REQUESTED_AT: &str = "agents.x-k8s.io/client-first-requested-at";
@@ -128,6 +132,9 @@ pub enum Source {
     Status,
     /// The namzu annotations (the last mode change, its holder epoch).
     Annotation,
+    /// The Sandbox's `metadata.managedFields`: a manager's write the annotations do not record
+    /// (the mode set without a stamp, a holder epoch raised after it).
+    Managed,
     /// A Kubernetes Event.
     Event,
     /// This machine's audit log.
@@ -139,6 +146,7 @@ impl Source {
         match self {
             Source::Status => "status",
             Source::Annotation => "annotation",
+            Source::Managed => "managed",
             Source::Event => "event",
             Source::Audit => "audit",
         }
@@ -193,11 +201,11 @@ fn short_kind(kind: &str) -> &str {
     }
 }
 
-/// Every entry, oldest first (ties keep the order: status, annotation, event, audit).
+/// Every entry, oldest first (ties keep the order: status, annotation, managed, event, audit).
 pub fn timeline(inputs: &Inputs<'_>) -> Vec<Entry> {
     let mut out = Vec::new();
     object_entries(&mut out, "Sandbox", inputs.sandbox);
-    annotation_entries(&mut out, inputs.sandbox);
+    mode_entries(&mut out, inputs.sandbox, inputs.audit);
     if let Some(pod) = inputs.pod {
         object_entries(&mut out, "Pod", pod);
         container_entries(&mut out, pod);
@@ -291,24 +299,6 @@ fn object_entries(out: &mut Vec<Entry>, kind: &str, obj: &Value) {
             text,
         });
     }
-}
-
-/// The mode change the library recorded: the stamp, the mode it set, the epoch it held.
-fn annotation_entries(out: &mut Vec<Entry>, sandbox: &Value) {
-    let Some(t) = time(annotation(sandbox, CHANGED_AT)) else {
-        return;
-    };
-    let mode = Mode::of_sandbox(sandbox).as_str();
-    let epoch = annotation(sandbox, HOLDER_EPOCH)
-        .map_or_else(|| "no holder epoch".to_string(), |e| format!("holder epoch {e}"));
-    out.push(Entry {
-        time: t,
-        source: Source::Annotation,
-        object: object_words("Sandbox", sandbox),
-        warning: false,
-        reason: String::new(),
-        text: format!("mode changed to {mode} ({epoch}; the last change the annotations record)"),
-    });
 }
 
 /// Container starts and terminations the pod's status records (the current instance and the
@@ -449,6 +439,20 @@ fn audit_entry(a: &Value) -> Option<Entry> {
     if a.get("refreshTemplate").and_then(Value::as_bool) == Some(true) {
         text.push_str(", refreshing the template");
     }
+    if let Some(w) = Written::of(a) {
+        if w.is_take_over() {
+            let from = w.replaced.as_deref().map_or_else(String::new, |r| format!(" from {r}"));
+            text.push_str(&format!(
+                "; a take-over: holder epoch{from} to {}, the mode left as it was",
+                w.epoch.as_deref().unwrap_or("?")
+            ));
+        } else if let Some(mode) = &w.mode {
+            text.push_str(&format!("; sets mode {mode}"));
+            if let Some(stamp) = &w.stamp {
+                text.push_str(&format!(", stamped {stamp}"));
+            }
+        }
+    }
     let failed = !matches!(
         outcome,
         "applied" | "unchanged" | "dry-run" | "confirmed" | "already-gone" | "intent"
@@ -467,140 +471,10 @@ fn non_empty_or<'a>(s: &'a str, or: &'a str) -> &'a str {
     if s.is_empty() { or } else { s }
 }
 
-/// One leg of the start-up waterfall.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Leg {
-    /// The step this leg ends with: `pod created`, `scheduled`, `image pulled`, `started`, `ready`.
-    pub to: String,
-    #[serde(serialize_with = "rfc3339")]
-    pub at: DateTime<Utc>,
-    /// Since the step before.
-    pub seconds: i64,
-}
-
-/// Where the current pod's start-up time went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Waterfall {
-    /// What the first leg counts from: `requested (claim)`, `resumed`, `Sandbox created`.
-    pub from: String,
-    #[serde(serialize_with = "rfc3339")]
-    pub start: DateTime<Utc>,
-    pub legs: Vec<Leg>,
-    /// The leg that took longest (its `to`), when there are legs.
-    pub slowest: Option<String>,
-    /// Steps that have not happened (yet): `ready` while the pod starts, say.
-    pub pending: Vec<String>,
-}
-
-/// The start-up waterfall of the current pod: from the request (the claim's
-/// `client-first-requested-at`), the resume (the mode-changed-at stamp) or the Sandbox's creation
-/// — the latest of these at or before the pod's creation — to pod created → scheduled → image
-/// pulled → started → Ready. `None` without a pod.
-pub fn waterfall(inputs: &Inputs<'_>) -> Option<Waterfall> {
-    let pod = inputs.pod?;
-    let created = time(str_at(pod, &["metadata", "creationTimestamp"]))?;
-    let running = Mode::of_sandbox(inputs.sandbox) == Mode::Running;
-    let candidates = [
-        (
-            "requested (claim)",
-            inputs.claim.and_then(|c| time(annotation(c, FIRST_REQUESTED_AT))),
-        ),
-        (
-            "resumed",
-            running.then(|| time(annotation(inputs.sandbox, CHANGED_AT))).flatten(),
-        ),
-        (
-            "Sandbox created",
-            time(str_at(inputs.sandbox, &["metadata", "creationTimestamp"])),
-        ),
-    ];
-    let (from, start) = candidates
-        .iter()
-        .filter_map(|(w, t)| t.filter(|t| *t <= created).map(|t| (*w, t)))
-        .max_by_key(|(_, t)| *t)
-        .unwrap_or(("pod created", created));
-    let condition_true = |type_: &str| {
-        super::object::condition(pod, type_)
-            .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"))
-            .and_then(|c| time(c.get("lastTransitionTime").and_then(Value::as_str)))
-    };
-    let pod_uid = uid(pod);
-    // the first time the pod's kubelet said `reason` (an event's firstTimestamp: a crash loop's
-    // later starts do not move it)
-    let first_event = |reason: &str| {
-        inputs
-            .events
-            .iter()
-            .filter(|e| e.get("reason").and_then(Value::as_str) == Some(reason))
-            .filter(|e| {
-                let r = e.get("involvedObject").or_else(|| e.get("regarding"));
-                let of = |k: &str| r.and_then(|r| str_at(r, &[k]));
-                of("kind") == Some("Pod")
-                    && (of("uid") == pod_uid || of("uid").is_none() && of("name") == Some(name(pod)))
-            })
-            .filter_map(first_time)
-            .filter(|t| *t >= created)
-            .min()
-    };
-    let pulled = first_event("Pulled");
-    let started = at(pod, &["status", "containerStatuses"])
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .flat_map(|s| {
-            [
-                &["state", "running", "startedAt"][..],
-                &["lastState", "terminated", "startedAt"],
-            ]
-            .into_iter()
-            .filter_map(move |path| time(str_at(s, path)))
-        })
-        .chain(first_event("Started"))
-        .min();
-    let steps = [
-        ("pod created", Some(created)),
-        ("scheduled", condition_true("PodScheduled")),
-        ("image pulled", pulled),
-        ("started", started),
-        ("ready", condition_true("Ready")),
-    ];
-    let mut legs = Vec::new();
-    let mut pending = Vec::new();
-    let mut last = start;
-    for (step, at) in steps {
-        match at {
-            // a step stamped before the one before it (clock skew between writers) costs nothing
-            Some(t) => {
-                let t = t.max(last);
-                legs.push(Leg {
-                    to: step.to_string(),
-                    at: t,
-                    seconds: (t - last).num_seconds(),
-                });
-                last = t;
-            }
-            None if step == "image pulled" => {}
-            None => pending.push(step.to_string()),
-        }
-    }
-    // a step after a pending one did not follow it: Ready from an earlier instance is not this one's
-    let slowest = legs
-        .iter()
-        .filter(|l| l.seconds > 0)
-        .max_by_key(|l| l.seconds)
-        .map(|l| l.to.clone());
-    Some(Waterfall {
-        from: from.to_string(),
-        start,
-        legs,
-        slowest,
-        pending,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::keys::{CHANGED_AT, HOLDER_EPOCH};
     use serde_json::json;
 
     #[test]
@@ -654,9 +528,17 @@ mod tests {
         );
     }
 
+    /// When the tests' tool reads its clock.
+    fn now() -> DateTime<Utc> {
+        timefmt::parse("2026-09-02T10:21:02Z").unwrap()
+    }
+
     fn sandbox() -> Value {
         json!({"metadata": {"name": "namzu-ws-a", "uid": "sb", "creationTimestamp": "2026-09-01T10:00:00Z",
-            "annotations": {CHANGED_AT: "2026-09-02T10:00:00.000Z", HOLDER_EPOCH: "3"}},
+            "annotations": {CHANGED_AT: "2026-09-02T10:00:00.000Z", HOLDER_EPOCH: "3"},
+            "managedFields": [{"manager": "namzu-sandbox", "operation": "Update", "time": "2026-09-02T10:00:00Z",
+                "fieldsV1": {"f:metadata": {"f:annotations": {"f:sandbox.namzu.ai/holder-epoch": {}, "f:sandbox.namzu.ai/operating-mode-changed-at": {}}},
+                    "f:spec": {"f:operatingMode": {}}}}]},
             "spec": {"operatingMode": "Running"},
             "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "DependenciesReady", "lastTransitionTime": "2026-09-02T10:00:40Z"}]}})
     }
@@ -734,14 +616,17 @@ mod tests {
     #[test]
     fn the_waterfall_names_the_slowest_leg() {
         let (s, p, ev) = (sandbox(), pod(), events());
-        let w = waterfall(&Inputs {
-            sandbox: &s,
-            pod: Some(&p),
-            claim: None,
-            pvcs: &[],
-            events: &ev,
-            audit: &[],
-        })
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&p),
+                claim: None,
+                pvcs: &[],
+                events: &ev,
+                audit: &[],
+            },
+            now(),
+        )
         .unwrap();
         assert_eq!(w.from, "resumed");
         let legs: Vec<(String, i64)> = w.legs.iter().map(|l| (l.to.clone(), l.seconds)).collect();
@@ -757,27 +642,128 @@ mod tests {
         );
         assert_eq!(w.slowest.as_deref(), Some("image pulled"));
         let claim = json!({"metadata": {"name": "c", "annotations": {FIRST_REQUESTED_AT: "2026-09-02T10:00:00.500Z"}}});
-        let w = waterfall(&Inputs {
-            sandbox: &s,
-            pod: Some(&p),
-            claim: Some(&claim),
-            pvcs: &[],
-            events: &ev,
-            audit: &[],
-        })
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&p),
+                claim: Some(&claim),
+                pvcs: &[],
+                events: &ev,
+                audit: &[],
+            },
+            now(),
+        )
         .unwrap();
         assert_eq!(w.from, "requested (claim)");
         let mut starting = pod();
         starting["status"] = json!({"conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-09-02T10:00:02Z"}]});
-        let w = waterfall(&Inputs {
-            sandbox: &s,
-            pod: Some(&starting),
-            claim: None,
-            pvcs: &[],
-            events: &[],
-            audit: &[],
-        })
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&starting),
+                claim: None,
+                pvcs: &[],
+                events: &[],
+                audit: &[],
+            },
+            now(),
+        )
         .unwrap();
         assert_eq!(w.pending, vec!["started", "ready"]);
+        let open = w.open.unwrap();
+        assert_eq!((open.doing.as_str(), open.seconds), ("starting", 21 * 60));
+        assert_eq!(w.slowest.as_deref(), Some("started"), "the open leg is the slowest");
+        assert_eq!(w.total_seconds, 21 * 60 + 2);
+    }
+
+    #[test]
+    fn a_pull_under_way_is_the_open_leg_and_an_old_stamp_is_not_the_origin() {
+        let mut s = sandbox();
+        // resumed 47 minutes before this pod was made: another pod was, this one came later
+        s["metadata"]["annotations"][CHANGED_AT] = json!("2026-09-02T09:13:00.000Z");
+        let mut p = pod();
+        p["status"] = json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-09-02T10:00:02Z"}],
+            "containerStatuses": [{"name": "agent", "state": {"waiting": {"reason": "ImagePullBackOff"}}}]});
+        let w = waterfall(
+            &Inputs {
+                sandbox: &s,
+                pod: Some(&p),
+                claim: None,
+                pvcs: &[],
+                events: &[],
+                audit: &[],
+            },
+            now(),
+        )
+        .unwrap();
+        assert_eq!(w.from, "pod created");
+        assert_eq!(w.start, timefmt::parse("2026-09-02T10:00:01Z").unwrap());
+        let legs: Vec<(String, i64)> = w.legs.iter().map(|l| (l.to.clone(), l.seconds)).collect();
+        assert_eq!(legs, vec![("pod created".into(), 0), ("scheduled".into(), 1)]);
+        let open = w.open.as_ref().unwrap();
+        assert_eq!((open.doing.as_str(), open.seconds), ("pulling image", 21 * 60));
+        assert_eq!(w.slowest.as_deref(), Some("image pulled"));
+        assert_eq!(w.pending, vec!["image pulled", "started", "ready"]);
+        assert_eq!(w.total_seconds, 21 * 60 + 1);
+    }
+
+    #[test]
+    fn each_mode_entry_carries_what_was_true_at_its_time() {
+        // suspended by this machine at 08:00 (epoch 7), set Running by kubectl at 09:00, taken
+        // over (epoch 8, no mode change) at 10:00
+        let mut s = sandbox();
+        s["spec"]["operatingMode"] = json!("Running");
+        s["metadata"]["annotations"] = json!({CHANGED_AT: "2026-09-02T08:00:00.123Z", HOLDER_EPOCH: "8"});
+        s["metadata"]["managedFields"] = json!([
+            {"manager": "kubectl-namzu", "operation": "Update", "time": "2026-09-02T10:00:00Z",
+             "fieldsV1": {"f:metadata": {"f:annotations": {"f:sandbox.namzu.ai/holder-epoch": {}, "f:sandbox.namzu.ai/operating-mode-changed-at": {}}}}},
+            {"manager": "kubectl-patch", "operation": "Update", "time": "2026-09-02T09:00:00Z",
+             "fieldsV1": {"f:spec": {"f:operatingMode": {}}}}]);
+        let entries = |audit: &[Value]| {
+            timeline(&Inputs {
+                sandbox: &s,
+                pod: None,
+                claim: None,
+                pvcs: &[],
+                events: &[],
+                audit,
+            })
+            .into_iter()
+            .filter(|e| e.source != Source::Status)
+            .map(|e| format!("{} {} {}", timefmt::js_iso(e.time), e.source.as_str(), e.text))
+            .collect::<Vec<_>>()
+        };
+        // another machine: the stamp's mode and epoch were written again since
+        let seen = entries(&[]);
+        assert_eq!(
+            seen,
+            vec![
+                "2026-09-02T08:00:00.123Z annotation mode changed to unknown (holder epoch unknown; stamped by kubectl-namzu (this tool); written again since: what it was then is not recorded)",
+                "2026-09-02T09:00:00.000Z managed mode Running, set by kubectl-patch (kubectl) without a mode-changed-at stamp (that manager's latest write)",
+                "2026-09-02T10:00:00.000Z managed holder epoch raised to 8 by kubectl-namzu (this tool) with no mode change (a take-over)",
+            ],
+            "{seen:#?}"
+        );
+        // this machine: its audit entries say what each write set
+        let e = super::super::patch::annotation_pointer(HOLDER_EPOCH);
+        let c = super::super::patch::annotation_pointer(CHANGED_AT);
+        let audit = [
+            json!({"time": "2026-09-02T08:00:00.150Z", "verb": "suspend", "outcome": "applied", "epochCarried": 7, "context": "prod",
+                "request": {"body": [{"op": "test", "path": e, "value": "7"}, {"op": "add", "path": e, "value": "7"},
+                    {"op": "add", "path": c, "value": "2026-09-02T08:00:00.123Z"}, {"op": "add", "path": "/spec/operatingMode", "value": "Suspended"}]}}),
+            json!({"time": "2026-09-02T10:00:00.200Z", "verb": "resume", "outcome": "applied", "epochCarried": 8, "context": "prod",
+                "request": {"body": [{"op": "test", "path": e, "value": "7"}, {"op": "add", "path": e, "value": "8"}]}}),
+        ];
+        let seen = entries(&audit);
+        assert_eq!(
+            seen,
+            vec![
+                "2026-09-02T08:00:00.123Z annotation mode changed to Suspended (holder epoch 7; stamped by this machine's write)",
+                "2026-09-02T08:00:00.150Z audit suspend: applied (holder epoch 7); sets mode Suspended, stamped 2026-09-02T08:00:00.123Z",
+                "2026-09-02T09:00:00.000Z managed mode Running, set by kubectl-patch (kubectl) without a mode-changed-at stamp (that manager's latest write)",
+                "2026-09-02T10:00:00.200Z audit resume: applied (holder epoch 8); a take-over: holder epoch from 7 to 8, the mode left as it was",
+            ],
+            "{seen:#?}"
+        );
     }
 }

@@ -25,6 +25,7 @@ fn line(s: &mut String, key: &str, value: &str) {
 pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
     let mut s = String::new();
     identity(&mut s, w, now);
+    mode_writer(&mut s, &d.sandbox, now);
     epoch_and_drift(&mut s, w);
     owners(&mut s, &d.sandbox);
     pod_and_disks(&mut s, w, now);
@@ -83,6 +84,30 @@ fn identity(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
         None => "- (never changed by @namzu/sandbox)".into(),
     };
     line(s, "Mode changed at", &changed);
+}
+
+/// Who last wrote `spec.operatingMode`, and when, by the Sandbox's managedFields: this tool,
+/// @namzu/sandbox, the controller, kubectl or another manager, named; a write after the last
+/// stamp is said to be one the annotations do not record.
+fn mode_writer(s: &mut String, sandbox: &Value, now: DateTime<Utc>) {
+    let Some(w) = crate::domain::writers::of_mode(sandbox) else {
+        line(s, "Mode set by", "- (no managedFields name its writer)");
+        return;
+    };
+    let mut text = w.who();
+    if let Some(t) = w.time {
+        text.push_str(&format!(
+            ", its latest write {} ({} ago)",
+            timefmt::js_iso(t),
+            age(t, now)
+        ));
+        let stamp =
+            crate::domain::object::annotation(sandbox, crate::domain::keys::CHANGED_AT).and_then(timefmt::parse);
+        if stamp.is_some_and(|c| crate::domain::timeline::mode_unstamped(sandbox, c)) {
+            text.push_str("; after the mode-changed-at stamp: a change the annotations do not record");
+        }
+    }
+    line(s, "Mode set by", &text);
 }
 
 /// The Sandbox's deletion (when it was asked for, the finalizers that hold it) and its

@@ -69,30 +69,48 @@ fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true).replacen('T', " ", 1)
 }
 
-/// The waterfall: one line per leg with a bar in proportion, the slowest marked.
+/// The waterfall: one line per leg with a bar in proportion, the leg under way timed to now
+/// ("and counting"), the slowest marked.
 pub fn render_waterfall(w: &Waterfall) -> Vec<String> {
     let mut out = vec![format!(
         "Start-up of the current pod, from {} at {}:",
         w.from,
         stamp(w.start)
     )];
-    let longest = w.legs.iter().map(|l| l.seconds).max().unwrap_or(0).max(1);
-    for leg in &w.legs {
-        let bar = ((leg.seconds * 30 + longest - 1) / longest).max(i64::from(leg.seconds > 0)) as usize;
-        let mark = if w.slowest.as_deref() == Some(leg.to.as_str()) {
+    let open = w.open.as_ref().map(|o| o.seconds);
+    let longest = w.legs.iter().map(|l| l.seconds).chain(open).max().unwrap_or(0).max(1);
+    let bar = |seconds: i64| "█".repeat(((seconds * 30 + longest - 1) / longest).max(i64::from(seconds > 0)) as usize);
+    let mark = |to: &str| {
+        if w.slowest.as_deref() == Some(to) {
             "  ← slowest"
         } else {
             ""
-        };
+        }
+    };
+    for leg in &w.legs {
         out.push(format!(
-            "  {:<13} {:>7}  {}{mark}",
+            "  {:<14} {:>7}  {}{}",
             leg.to,
             human_duration(leg.seconds),
-            "█".repeat(bar)
+            bar(leg.seconds),
+            mark(&leg.to)
         ));
     }
-    let total = w.legs.last().map_or(0, |l| (l.at - w.start).num_seconds());
-    out.push(format!("  {:<13} {:>7}", "total", human_duration(total)));
+    let counting = if w.open.is_some() { " and counting" } else { "" };
+    if let Some(o) = &w.open {
+        out.push(format!(
+            "  {:<14} {:>7}{counting}  {}{}",
+            o.doing,
+            human_duration(o.seconds),
+            bar(o.seconds),
+            mark(&o.to)
+        ));
+    }
+    out.push(format!(
+        "  {:<14} {:>7}{counting}",
+        "total",
+        human_duration(w.total_seconds)
+    ));
     if !w.pending.is_empty() {
         out.push(format!("  not yet: {}", w.pending.join(", ")));
     }

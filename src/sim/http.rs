@@ -86,7 +86,7 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         body: body.clone(),
         status: 0,
         user: String::new(),
-        user_agent,
+        user_agent: user_agent.clone(),
         bytes: 0,
     };
 
@@ -178,6 +178,7 @@ pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<R
         body,
         raw_body,
         user,
+        user_agent,
     };
     let response = match upgrade {
         Some((on, key, protocols)) => exec_upgrade(&shared, &req, rec, Some((on, &key, &protocols))),

@@ -225,8 +225,15 @@ impl Store {
         Store::normalize(obj);
         self.rv += 1;
         obj["metadata"]["resourceVersion"] = json!(self.rv.to_string());
-        let managed = managed_fields(obj);
-        obj["metadata"]["managedFields"] = managed;
+        // the write path records who wrote what (`http/write.rs`); an object made here gets them
+        if obj
+            .pointer("/metadata/managedFields")
+            .and_then(Value::as_array)
+            .is_none_or(|m| m.is_empty())
+        {
+            let managed = managed_fields(obj);
+            obj["metadata"]["managedFields"] = managed;
+        }
         if is_custom(obj) {
             sort_keys(obj);
         }
@@ -471,6 +478,16 @@ fn managed_fields(obj: &Value) -> Value {
         .pointer("/metadata/creationTimestamp")
         .cloned()
         .unwrap_or(Value::Null);
+    // a Sandbox's writer last wrote when it stamped the mode it set
+    let written = obj
+        .pointer("/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at")
+        .and_then(Value::as_str)
+        .filter(|_| kind == "Sandbox")
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map_or_else(
+            || time.clone(),
+            |t| json!(super::clock::k8s_time(t.with_timezone(&chrono::Utc))),
+        );
     let mut owned = serde_json::Map::new();
     if let Some(meta) = obj.get("metadata").and_then(Value::as_object) {
         let mut m = serde_json::Map::new();
@@ -492,7 +509,7 @@ fn managed_fields(obj: &Value) -> Value {
     };
     let mut entries = vec![
         json!({"manager": writer, "operation": "Update", "apiVersion": api_version,
-        "time": time, "fieldsType": "FieldsV1", "fieldsV1": Value::Object(owned)}),
+        "time": written, "fieldsType": "FieldsV1", "fieldsV1": Value::Object(owned)}),
     ];
     if let Some(status) = obj.get("status") {
         entries.push(

@@ -56,6 +56,8 @@ pub struct Req {
     pub body: Option<Value>,
     pub raw_body: Bytes,
     pub user: Option<User>,
+    /// The client's User-Agent: a write's field manager when it names none (as the API server).
+    pub user_agent: String,
 }
 
 impl Req {

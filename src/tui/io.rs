@@ -411,11 +411,12 @@ impl Cluster {
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("workspace {} is gone", key.id))?;
         let inputs = read.inputs();
+        let now = self.conn.clock.now();
         let lines = crate::present::history::render(
             &timeline::timeline(&inputs),
-            timeline::waterfall(&inputs).as_ref(),
+            timeline::waterfall(&inputs, now).as_ref(),
             &read.warnings,
-            self.conn.clock.now(),
+            now,
         );
         Ok(lines.join("\n"))
     }

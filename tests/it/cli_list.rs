@@ -32,8 +32,8 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     let t = start_demo().await;
     let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
     let items = json(&o);
-    // (37 with the Expired retained, which has no shutdownPolicy)
-    assert_eq!(items.len(), 37);
+    // (38 with the Expired retained, which has no shutdownPolicy)
+    assert_eq!(items.len(), 38);
     let states = field(&items, "/state");
     for s in [
         "Running",
@@ -149,11 +149,11 @@ async fn formats_and_headers() {
             "DIAGNOSIS"
         ]
     );
-    assert_eq!(text.lines().count(), 5);
+    assert_eq!(text.lines().count(), 6);
     assert!(!text.contains('\x1b'), "no colour off a terminal");
 
     let wide = out(&namzu(&t, &["list", "-n", "research", "-o", "wide", "--no-headers"]).await);
-    assert_eq!(wide.lines().count(), 4);
+    assert_eq!(wide.lines().count(), 5);
     let tango: Vec<&str> = wide
         .lines()
         .find(|l| l.starts_with("tango"))
@@ -174,7 +174,7 @@ async fn formats_and_headers() {
 
     let yaml = out(&namzu(&t, &["list", "-n", "research", "-o", "yaml"]).await);
     let parsed: Value = serde_saphyr::from_str(&yaml).unwrap();
-    assert_eq!(parsed.as_array().unwrap().len(), 4);
+    assert_eq!(parsed.as_array().unwrap().len(), 5);
 
     let items = json(&namzu(&t, &["list", "-A", "-o", "json"]).await);
     let sierra = items.iter().find(|i| i["id"] == "sierra").unwrap();
@@ -253,21 +253,25 @@ async fn filters_and_sorting() {
     let by_epoch = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "epoch"]).await);
     assert_eq!(
         by_epoch,
-        ["victor", "whiskey", "uniform", "tango"],
+        ["victor", "whiskey", "zephyr", "uniform", "tango"],
         "absent reads as 0, ties by name"
     );
     let by_age = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "age"]).await);
-    assert_eq!(by_age, ["victor", "whiskey", "uniform", "tango"], "oldest first");
+    assert_eq!(
+        by_age,
+        ["victor", "whiskey", "uniform", "tango", "zephyr"],
+        "oldest first"
+    );
     let by_changed = ids(&namzu(
         &t,
         &["list", "-n", "research", "-o", "json", "--sort-by", "mode-changed"],
     )
     .await);
-    assert_eq!(by_changed, ["whiskey", "victor", "uniform", "tango"]);
+    assert_eq!(by_changed, ["whiskey", "victor", "uniform", "tango", "zephyr"]);
     let by_state = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "state"]).await);
-    assert_eq!(by_state, ["tango", "whiskey", "uniform", "victor"]);
+    assert_eq!(by_state, ["tango", "whiskey", "zephyr", "uniform", "victor"]);
     let by_drift = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "drift"]).await);
-    assert_eq!(by_drift, ["tango", "uniform", "victor", "whiskey"]);
+    assert_eq!(by_drift, ["tango", "uniform", "zephyr", "victor", "whiskey"]);
     // label selector goes to the server
     t.sim.modify(
         &kubectl_namzu::sim::resources::SANDBOXES,

@@ -14,6 +14,7 @@ mod demo_scenario;
 mod derive;
 mod egress;
 mod hardening3;
+mod history_truth;
 mod hostile;
 mod interop27;
 mod inventory_packed;

@@ -281,7 +281,7 @@ pub(super) fn objects(
             st.store.create(r, obj, &now_s).map(|o| (201, o))
         }
         "patch" => patch(st, req, r, ns_key, name.unwrap_or(""), &now_s),
-        "update" => update(st, req, r, ns_key, name.unwrap_or("")),
+        "update" => update(st, req, r, ns_key, name.unwrap_or(""), &now_s),
         "delete" => delete(st, req, r, ns_key, name.unwrap_or(""), now),
         _ => Err(status::method_not_allowed()),
     }

@@ -117,7 +117,7 @@ pub(super) fn server_side_apply(st: &mut SimState, req: &Req, r: &Resource, ns: 
         Some(old) => {
             let mut new = old.clone();
             json_patch::merge(&mut new, &applied);
-            commit(st, req, r, old, new)
+            commit(st, req, r, old, new, now)
         }
         None => {
             let mut obj = applied;
@@ -157,17 +157,17 @@ pub(super) fn patch(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name: 
     }
     let old = existing(st, r, ns, name)?;
     let new = apply_patch(req, r, &ct, &old)?;
-    commit(st, req, r, old, new)
+    commit(st, req, r, old, new, now)
 }
 
-pub(super) fn update(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name: &str) -> Answer {
+pub(super) fn update(st: &mut SimState, req: &Req, r: &Resource, ns: &str, name: &str, now: &str) -> Answer {
     let old = existing(st, r, ns, name)?;
     let new = req
         .body
         .clone()
         .filter(Value::is_object)
         .ok_or_else(|| status::bad_request("the body of the request must be a JSON object"))?;
-    commit(st, req, r, old, new)
+    commit(st, req, r, old, new, now)
 }
 
 /// The stored object a write applies to, or the API's 404.
@@ -179,7 +179,7 @@ pub(super) fn existing(st: &SimState, r: &Resource, ns: &str, name: &str) -> Res
 }
 
 /// Store a written object: optimistic concurrency on resourceVersion, immutables kept, validated.
-pub(super) fn commit(st: &mut SimState, req: &Req, r: &Resource, old: Value, mut new: Value) -> Answer {
+pub(super) fn commit(st: &mut SimState, req: &Req, r: &Resource, old: Value, mut new: Value, now: &str) -> Answer {
     let name = meta(&old, "name").to_string();
     let sent_rv = new
         .pointer("/metadata/resourceVersion")
@@ -192,6 +192,7 @@ pub(super) fn commit(st: &mut SimState, req: &Req, r: &Resource, old: Value, mut
     new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
     admit_custom(r, &mut new);
     validate(r, &new, Some(&old))?;
+    record_managers(req, &old, &mut new, now);
     if dry_run(req) {
         if r.is_custom() {
             super::super::store::sort_keys(&mut new);
@@ -321,6 +322,121 @@ pub(super) fn delete_later(
         owner_uid: uid.to_string(),
     });
     deleted
+}
+
+/// `metadata.managedFields` after a write, as the API server keeps them: the fields the write
+/// changed (each label, annotation and key of `spec`; finalizers and owners whole) move to its
+/// manager — the `fieldManager` query, else the User-Agent's product, as the API server names it —
+/// stamped with its operation and the time; a manager left owning nothing is dropped. A write
+/// that changes nothing leaves them as they were.
+fn record_managers(req: &Req, old: &Value, new: &mut Value, now: &str) {
+    let kept = old.pointer("/metadata/managedFields").cloned().unwrap_or(json!([]));
+    let changed = changed_fields(old, new);
+    if changed.is_empty() {
+        new["metadata"]["managedFields"] = kept;
+        return;
+    }
+    let manager = req
+        .param("fieldManager")
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            let product = req.user_agent.split(['/', ' ']).next().unwrap_or("");
+            if product.is_empty() {
+                "unknown".into()
+            } else {
+                product.to_string()
+            }
+        });
+    let operation = if req.content_type.starts_with("application/apply-patch") {
+        "Apply"
+    } else {
+        "Update"
+    };
+    let mut entries = kept.as_array().cloned().unwrap_or_default();
+    let mine =
+        |e: &Value| e.get("subresource").is_none() && e["manager"] == manager.as_str() && e["operation"] == operation;
+    for e in entries.iter_mut().filter(|e| e.get("subresource").is_none()) {
+        for path in &changed {
+            remove_field(&mut e["fieldsV1"], path);
+        }
+    }
+    entries.retain(|e| {
+        mine(e) || e.get("subresource").is_some() || e["fieldsV1"].as_object().is_some_and(|m| !m.is_empty())
+    });
+    let i = match entries.iter().position(mine) {
+        Some(i) => i,
+        None => {
+            entries.push(json!({"manager": manager, "operation": operation,
+                "apiVersion": new.get("apiVersion").cloned().unwrap_or(json!("v1")), "fieldsType": "FieldsV1", "fieldsV1": {}}));
+            entries.len() - 1
+        }
+    };
+    entries[i]["time"] = json!(now);
+    for path in changed.iter().filter(|(_, present)| *present) {
+        let mut at = &mut entries[i]["fieldsV1"];
+        for k in &path.0 {
+            at = &mut at[k.as_str()];
+        }
+        *at = json!({});
+    }
+    new["metadata"]["managedFields"] = Value::Array(entries);
+}
+
+/// What a write changed, as FieldsV1 paths, each with whether the field is there after it.
+fn changed_fields(old: &Value, new: &Value) -> Vec<(Vec<String>, bool)> {
+    let mut out = Vec::new();
+    let mut keys = |parent: &[&str], a: Option<&Value>, b: Option<&Value>| {
+        let (a, b) = (a.and_then(Value::as_object), b.and_then(Value::as_object));
+        let mut names: Vec<&String> = a.into_iter().chain(b).flat_map(|m| m.keys()).collect();
+        names.sort();
+        names.dedup();
+        for k in names {
+            let (x, y) = (a.and_then(|m| m.get(k)), b.and_then(|m| m.get(k)));
+            if x != y {
+                let mut path: Vec<String> = parent.iter().map(|p| p.to_string()).collect();
+                path.push(format!("f:{k}"));
+                out.push((path, y.is_some()));
+            }
+        }
+    };
+    for k in ["labels", "annotations"] {
+        keys(
+            &["f:metadata", &format!("f:{k}")],
+            old.pointer(&format!("/metadata/{k}")),
+            new.pointer(&format!("/metadata/{k}")),
+        );
+    }
+    keys(&["f:spec"], old.get("spec"), new.get("spec"));
+    for k in ["finalizers", "ownerReferences"] {
+        let (a, b) = (old["metadata"].get(k), new["metadata"].get(k));
+        if a != b {
+            out.push((vec!["f:metadata".into(), format!("f:{k}")], b.is_some()));
+        }
+    }
+    out
+}
+
+/// Take `path` out of a FieldsV1 set, and the sets it leaves empty.
+fn remove_field(set: &mut Value, path: &(Vec<String>, bool)) {
+    fn go(set: &mut Value, path: &[String]) {
+        let Some(m) = set.as_object_mut() else { return };
+        match path {
+            [] => {}
+            [last] => {
+                m.remove(last);
+            }
+            [first, rest @ ..] => {
+                if let Some(child) = m.get_mut(first) {
+                    go(child, rest);
+                    if child.as_object().is_some_and(|c| c.is_empty()) {
+                        m.remove(first);
+                    }
+                }
+            }
+        }
+    }
+    go(set, &path.0);
 }
 
 /// The API server's 409 for a write whose resourceVersion is not the stored one.
