@@ -179,19 +179,22 @@ impl Diagnosis {
 /// or `PodScheduled=Unknown` (`PodSchedulingUnknown`), agent-sandbox v1.0.3's words for a pod
 /// whose node or kubelet stopped reporting.
 fn pod_state_unknown(sandbox: &Value) -> Option<Diagnosis> {
-    [("Suspended", "PodStateUnknown"), ("PodScheduled", "PodSchedulingUnknown")]
-        .iter()
-        .find_map(|(type_, expected)| {
-            let (status, reason, message) = condition_parts(condition(sandbox, type_)?);
-            (status == "Unknown" && reason == *expected).then(|| {
-                let said = if message.is_empty() {
-                    format!("{type_}=Unknown ({reason}): the controller cannot read the pod's state")
-                } else {
-                    format!("{type_}=Unknown ({reason}): {message}")
-                };
-                diag(DiagnosisKind::PodStateUnknown, reason, &said)
-            })
+    [
+        ("Suspended", "PodStateUnknown"),
+        ("PodScheduled", "PodSchedulingUnknown"),
+    ]
+    .iter()
+    .find_map(|(type_, expected)| {
+        let (status, reason, message) = condition_parts(condition(sandbox, type_)?);
+        (status == "Unknown" && reason == *expected).then(|| {
+            let said = if message.is_empty() {
+                format!("{type_}=Unknown ({reason}): the controller cannot read the pod's state")
+            } else {
+                format!("{type_}=Unknown ({reason}): {message}")
+            };
+            diag(DiagnosisKind::PodStateUnknown, reason, &said)
         })
+    })
 }
 
 fn unschedulable(pod: &Value) -> Option<Diagnosis> {

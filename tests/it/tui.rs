@@ -490,8 +490,8 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    // (31 and 38 with the demo's Expired retained and slow starter)
-    assert_eq!(h.app.inventory.rows().len(), 31);
+    // (32 and 39 with the demo's Expired retained, slow starter and nomad)
+    assert_eq!(h.app.inventory.rows().len(), 32);
     assert_eq!(
         h.app.inventory.namespaces,
         ["agents", "default", "research", "staging"],
@@ -509,7 +509,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows().len(), 38);
+    assert_eq!(h.app.inventory.rows().len(), 39);
     h.keys(&[KeyCode::Char('a')]).await;
     assert_eq!(h.app.inventory.rows().len(), 5, "back to the namespace it was in");
 }

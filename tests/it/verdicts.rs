@@ -243,18 +243,18 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         50,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
-    t.expect("38 workspaces");
+    t.expect("39 workspaces");
     let open = |id: &str| {
         t.keys(&["/", id, "Enter"]);
-        t.expect(&format!("filter: {id} (1 of 38)"));
+        t.expect(&format!("filter: {id} (1 of 39)"));
         t.keys(&["Enter"]);
         t.expect(&format!("Name:            namzu-ws-{id}"))
     };
     let close = || {
         t.keys(&["Escape"]);
-        t.expect("1 of 38");
+        t.expect("1 of 39");
         t.keys(&["Escape"]);
-        t.expect("38 workspaces");
+        t.expect("39 workspaces");
     };
     let hotel = open("hotel");
     assert!(hotel.contains("│  Restarts:      7 ("), "{hotel}");
@@ -286,15 +286,22 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_state_the_controller_cannot_read_is_diagnosed() {
     let t = start_demo().await;
-    let found = items(&namzu(&t, &["list", "-n", "agents", "nomad", "-o", "json"]).await);
+    let found = items(&namzu(&t, &["list", "-n", "agents", "-o", "json"]).await);
     let w = one(&found, "nomad");
     assert_eq!(w["diagnosis"]["kind"], "pod-state-unknown", "{w:#}");
     assert_eq!(w["diagnosis"]["reason"], "PodStateUnknown");
     assert!(
-        w["diagnosis"]["message"].as_str().unwrap().starts_with("Suspended=Unknown (PodStateUnknown): the pod's node worker-3 stopped reporting"),
+        w["diagnosis"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Suspended=Unknown (PodStateUnknown): the pod's node worker-3 stopped reporting"),
         "{w:#}"
     );
     assert_eq!(w["nextStep"]["command"], "kubectl namzu history nomad -n agents");
     let o = namzu(&t, &["list", "-n", "agents", "--diagnosis", "pod-state-unknown"]).await;
-    assert!(out(&o).contains("nomad") && out(&o).contains("pod-state-unknown"), "{}", out(&o));
+    assert!(
+        out(&o).contains("nomad") && out(&o).contains("pod-state-unknown"),
+        "{}",
+        out(&o)
+    );
 }
