@@ -66,6 +66,9 @@ pub fn workspace(w: &Workspace) -> Value {
         "operatingModeChangedAt": w.changed_at,
         "holderEpoch": epoch,
         "template": w.template,
+        // agent-sandbox v1.0.3's own words on how it started and whether a pool holds it
+        "launchType": w.labels.get(crate::domain::keys::LAUNCH_TYPE),
+        "warmPoolMember": w.labels.contains_key(crate::domain::keys::WARM_POOL_SANDBOX),
         "drift": {
             "state": w.drift.state.as_str(),
             "stored": w.drift.stored,

@@ -28,6 +28,10 @@ pub const V1ALPHA1_STATE: &str = "api.agents.x-k8s.io/v1alpha1-sandbox-state";
 pub const SANDBOX_NAME_HASH: &str = "agents.x-k8s.io/sandbox-name-hash";
 /// The uid of the SandboxClaim that owns a Sandbox, on it and on what is made for it.
 pub const CLAIM_UID: &str = "agents.x-k8s.io/claim-uid";
+/// How agent-sandbox v1.0.3 started a Sandbox: `warm` (adopted from a warm pool) or `cold`.
+pub const LAUNCH_TYPE: &str = "agents.x-k8s.io/launch-type";
+/// On an unclaimed warm-pool member only: the pool's name hash (removed on adoption).
+pub const WARM_POOL_SANDBOX: &str = "agents.x-k8s.io/warm-pool-sandbox";
 /// The legacy annotation naming a Sandbox's pod. agent-sandbox v1.0 no longer writes it: the pod
 /// is the one named after the Sandbox, and an annotation naming another pod is only flagged.
 pub const POD_NAME_ANNOTATION: &str = "agents.x-k8s.io/pod-name";

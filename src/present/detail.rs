@@ -146,6 +146,16 @@ fn epoch_and_drift(s: &mut String, w: &Workspace) {
     };
     line(s, "Holder epoch", &epoch);
     line(s, "Template", w.template.as_deref().unwrap_or("-"));
+    let launch = w
+        .labels
+        .get(crate::domain::keys::LAUNCH_TYPE)
+        .map_or("-", String::as_str);
+    let pooled = if w.labels.contains_key(crate::domain::keys::WARM_POOL_SANDBOX) {
+        " (an unclaimed warm-pool member)"
+    } else {
+        ""
+    };
+    line(s, "Launch type", &format!("{launch}{pooled}"));
     let drift_note = match w.drift.state {
         DriftState::Current => "current: the workspace runs its template's current revision",
         DriftState::Drifted => "drifted: the template changed since this workspace was created or refreshed",

@@ -305,3 +305,24 @@ async fn a_pod_state_the_controller_cannot_read_is_diagnosed() {
         out(&o)
     );
 }
+
+/// agent-sandbox v1.0.3's launch type and warm-pool membership, as its labels say, in
+/// `list -o json` and `inspect` (`-` when the controller wrote none: a workspace created directly).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_launch_type_and_pool_membership_are_shown() {
+    let t = start_demo().await;
+    t.sim.modify(
+        &kubectl_namzu::sim::resources::SANDBOXES,
+        "agents",
+        "namzu-ws-alpha",
+        |s| {
+            s["metadata"]["labels"]["agents.x-k8s.io/launch-type"] = json!("warm");
+        },
+    );
+    let found = items(&namzu(&t, &["list", "-n", "agents", "-o", "json"]).await);
+    assert_eq!(one(&found, "alpha")["launchType"], "warm");
+    assert_eq!(one(&found, "alpha")["warmPoolMember"], false);
+    assert_eq!(one(&found, "bravo")["launchType"], Value::Null);
+    let o = namzu(&t, &["-n", "agents", "inspect", "alpha"]).await;
+    assert!(out(&o).contains("Launch type:     warm"), "{}", out(&o));
+}
