@@ -434,3 +434,35 @@ async fn a_quarantine_comes_before_the_delete_and_a_touch_cancels_it() {
     assert!(err(&o).contains("cancelled"), "{}", err(&o));
     assert!(t.sim.get(&CILIUM_POLICIES, "agents", policy).is_some());
 }
+
+/// A DELETE the server refuses leaves nothing of the undo behind: the volume's reclaim policy is
+/// put back as it was (by the same conditional patch) and no tombstone claims a delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_delete_leaves_the_volume_and_no_tombstone() {
+    let t = start_demo().await;
+    let volume = t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap()["spec"]["volumeName"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t.sim.add_fault(kubectl_namzu::sim::faults::Fault::status(
+        Some("DELETE"),
+        GHOST_DISK,
+        409,
+        "the object has been modified",
+    ));
+    let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes", GHOST_DISK]).await;
+    assert!(!o.status.success(), "{}", out(&o));
+    assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_some());
+    let pv = t.sim.get(&PVS, "", &volume).unwrap();
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Delete", "{pv:#}");
+    let stones = std::fs::read_dir(t.dir.path().join("tombstones"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(stones, 0, "no tombstone for a delete that did not happen");
+    let log = std::fs::read_to_string(t.dir.path().join("audit.jsonl")).unwrap();
+    assert_eq!(
+        log.matches("\"verb\":\"retain-volume\"").count(),
+        4,
+        "two patches, each intent and outcome:\n{log}"
+    );
+}

@@ -181,15 +181,17 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
         return LeakOutcome::DryRun { request };
     }
     // what can be kept for an undo is kept before the DELETE: the volume (Retain), the object
-    let stone = match keep_for_undo(conn, policy, plan, &current, &id).await {
-        Ok(stone) => stone,
+    let undo = match keep_for_undo(conn, policy, plan, &current, &id).await {
+        Ok(undo) => undo,
         Err(why) => return refuse(format!("{why}; nothing sent")),
     };
+    let stone = undo.stone.as_deref();
     // a 429 holds the batch and the DELETE is resent, as every write's is (`throttle.rs`)
     let mut throttled = 0;
     let answer = loop {
         if !policy.throttle.wait().await {
-            drop_stone(stone.as_deref());
+            drop_stone(stone);
+            undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
             return LeakOutcome::Failed(ClusterError::Other(
                 "interrupted while the API server held writes back (429): not sent".into(),
             ));
@@ -199,7 +201,8 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             .audit
             .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())
         {
-            drop_stone(stone.as_deref());
+            drop_stone(stone);
+            undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
             return LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent")));
         }
         match send_leak_delete(conn, plan, &request).await {
@@ -211,8 +214,13 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             answer => break answer,
         }
     };
-    if answer.is_err() || plan.server_dry_run {
-        drop_stone(stone.as_deref());
+    // a DELETE the server answered and refused deleted nothing: nothing is left for an undo; one
+    // whose answer never came may have landed — the tombstone and the kept volume stay
+    if let Err(e) = &answer
+        && status_of(e).is_some()
+    {
+        drop_stone(stone);
+        undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
     }
     match answer {
         Ok(_) => {
@@ -331,12 +339,16 @@ async fn keep_for_undo(
     plan: &LeakPlan,
     current: &Value,
     write: &str,
-) -> Result<Option<std::path::PathBuf>, String> {
+) -> Result<Undo, String> {
     if plan.server_dry_run {
-        return Ok(None);
+        return Ok(Undo::default());
     }
     let volume = match (plan.target, current.pointer("/spec/volumeName").and_then(Value::as_str)) {
         (LeakTarget::Disk, Some(pv)) => Some((pv.to_string(), retain_volume(conn, policy, plan, pv).await)),
+        _ => None,
+    };
+    let changed = match &volume {
+        Some((pv, Ok(Some(previous)))) => Some((pv.clone(), previous.clone())),
         _ => None,
     };
     let dir = super::super::tombstone::dir(policy.audit.path.as_deref())
@@ -355,21 +367,50 @@ async fn keep_for_undo(
     });
     if let Some((pv, kept)) = volume {
         stone["volume"] = match kept {
-            Ok(()) => json!({"name": pv, "retained": true}),
+            Ok(_) => json!({"name": pv, "retained": true}),
             Err(why) => json!({"name": pv, "retained": false, "why": why}),
         };
     }
-    super::super::tombstone::write(&dir, &stone).map(Some)
+    let written = super::super::tombstone::write(&dir, &stone);
+    if written.is_err() {
+        undo_retain(conn, policy, plan, changed.as_ref()).await;
+    }
+    Ok(Undo {
+        stone: Some(written?),
+        retained: changed,
+    })
+}
+
+/// What was kept for an undo before a DELETE: the tombstone, and the volume whose reclaim policy
+/// was changed (and from what), so a DELETE that did not happen leaves neither behind.
+#[derive(Debug, Default)]
+struct Undo {
+    stone: Option<std::path::PathBuf>,
+    retained: Option<(String, String)>,
+}
+
+/// A DELETE refused (or never sent): its volume's reclaim policy put back as it was, by the same
+/// conditional patch (still this claim's, still `Retain`), audited.
+async fn undo_retain(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan, retained: Option<&(String, String)>) {
+    if let Some((pv, previous)) = retained {
+        let _ = set_reclaim(conn, policy, plan, pv, "Retain", previous).await;
+    }
 }
 
 /// A disk's bound PersistentVolume set to `Retain` before its claim is deleted, so its data
-/// survives: a JSON Patch conditional on the volume still being this claim's and still `Delete`.
-/// Why it could not be (no rights, not found, another claim's): the data goes with the disk.
-async fn retain_volume(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan, pv: &str) -> Result<(), String> {
-    let url = format!("/api/v1/persistentvolumes/{pv}");
+/// survives: a JSON Patch conditional on the volume still being this claim's and still what it
+/// was. `Some(previous)` when this changed it, `None` when it was `Retain` already; why it could
+/// not be (no rights, not found, another claim's): then the data goes with the disk.
+async fn retain_volume(
+    conn: &Connection,
+    policy: &WritePolicy,
+    plan: &LeakPlan,
+    pv: &str,
+) -> Result<Option<String>, String> {
     if !crate::domain::naming::is_path_safe_name(pv) {
         return Err(format!("volume name {pv:?} is not a name"));
     }
+    let url = format!("/api/v1/persistentvolumes/{pv}");
     let get = http::Request::get(&url).body(Vec::new()).map_err(|e| e.to_string())?;
     let op = ApiCall::new("get", &crate::cluster::kinds::PERSISTENT_VOLUMES, None, pv);
     let volume: Value = conn
@@ -382,14 +423,30 @@ async fn retain_volume(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan,
     let reclaim = volume
         .pointer("/spec/persistentVolumeReclaimPolicy")
         .and_then(Value::as_str)
-        .unwrap_or("Delete");
+        .unwrap_or("Delete")
+        .to_string();
     if reclaim == "Retain" {
-        return Ok(());
+        return Ok(None);
     }
+    set_reclaim(conn, policy, plan, pv, &reclaim, "Retain").await?;
+    Ok(Some(reclaim))
+}
+
+/// The volume's reclaim policy from `from` to `to`, by a JSON Patch that tests it is still this
+/// claim's and still `from`; audited before it is sent.
+async fn set_reclaim(
+    conn: &Connection,
+    policy: &WritePolicy,
+    plan: &LeakPlan,
+    pv: &str,
+    from: &str,
+    to: &str,
+) -> Result<(), String> {
+    let url = format!("/api/v1/persistentvolumes/{pv}");
     let body = json!([
         {"op": "test", "path": "/spec/claimRef/uid", "value": plan.uid},
-        {"op": "test", "path": "/spec/persistentVolumeReclaimPolicy", "value": reclaim},
-        {"op": "replace", "path": "/spec/persistentVolumeReclaimPolicy", "value": "Retain"},
+        {"op": "test", "path": "/spec/persistentVolumeReclaimPolicy", "value": from},
+        {"op": "replace", "path": "/spec/persistentVolumeReclaimPolicy", "value": to},
     ]);
     let request = Request {
         method: "PATCH",
@@ -419,7 +476,7 @@ async fn retain_volume(conn: &Connection, policy: &WritePolicy, plan: &LeakPlan,
         }
         Err(e) => {
             policy.audit.record(entry(status_of(&e), "failed"), conn.clock.now());
-            Err(format!("could not set volume {pv} to Retain: {e}"))
+            Err(format!("could not set volume {pv} to {to}: {e}"))
         }
     }
 }
