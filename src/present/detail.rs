@@ -27,6 +27,7 @@ pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
     identity(&mut s, w, now);
     mode_writer(&mut s, &d.sandbox, now);
     epoch_and_drift(&mut s, w);
+    template_policies(&mut s, d);
     owners(&mut s, &d.sandbox);
     pod_and_disks(&mut s, w, now);
     egress(&mut s, w);
@@ -133,6 +134,29 @@ fn lifecycle(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
         let policy = w.shutdown_policy.as_deref().unwrap_or("Retain, the default");
         line(s, "Shutdown", &format!("{at}, shutdownPolicy {policy}"));
     }
+}
+
+/// The SandboxTemplate's own policies (agent-sandbox v1.0.3), defaults said as such: they explain
+/// a Ready=False `EnvVarsInjectionRejected` or `VolumeClaimTemplatesError`.
+fn template_policies(s: &mut String, d: &Detail) {
+    let TemplateRead::Found(t) = d.template.as_read() else {
+        return;
+    };
+    let field = |key: &str, default: &str| match t.pointer(&format!("/spec/{key}")).and_then(serde_json::Value::as_str)
+    {
+        Some(v) => format!("{key} {v}"),
+        None => format!("{key} {default} (default)"),
+    };
+    line(
+        s,
+        "  Template policies",
+        &[
+            field("networkPolicyManagement", "Managed"),
+            field("envVarsInjectionPolicy", "Disallowed"),
+            field("volumeClaimTemplatesPolicy", "Disallowed"),
+        ]
+        .join(", "),
+    );
 }
 
 fn epoch_and_drift(s: &mut String, w: &Workspace) {

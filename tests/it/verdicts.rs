@@ -325,4 +325,10 @@ async fn the_launch_type_and_pool_membership_are_shown() {
     assert_eq!(one(&found, "bravo")["launchType"], Value::Null);
     let o = namzu(&t, &["-n", "agents", "inspect", "alpha"]).await;
     assert!(out(&o).contains("Launch type:     warm"), "{}", out(&o));
+    // the template's own policies, defaults said as such
+    assert!(
+        out(&o).contains("networkPolicyManagement Managed (default), envVarsInjectionPolicy Disallowed (default), volumeClaimTemplatesPolicy Disallowed (default)"),
+        "{}",
+        out(&o)
+    );
 }
