@@ -149,7 +149,7 @@ fn template_policies(s: &mut String, d: &Detail) {
     };
     line(
         s,
-        "  Template policies",
+        "  Policies",
         &[
             field("networkPolicyManagement", "Managed"),
             field("envVarsInjectionPolicy", "Disallowed"),
