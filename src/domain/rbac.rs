@@ -34,7 +34,7 @@ pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 pub const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 14] = [
+pub const VERBS: [(&str, &[Need]); 15] = [
     (
         "list",
         &[
@@ -162,17 +162,37 @@ pub const VERBS: [(&str, &[Need]); 14] = [
             need(CILIUM, "ciliumnetworkpolicies", "list"),
             need(EXTENSIONS, "sandboxclaims", "list"),
             need(EXTENSIONS, "sandboxwarmpools", "list"),
+            // only where a disk looks left behind: a pod that mounts it makes it in use
+            need("", "pods", "list"),
         ],
     ),
     (
-        // each DELETE is preceded by a GET (the preconditions are checked against it)
+        // each DELETE is preceded by a GET (the preconditions are checked against it) and every
+        // tie read again; --quarantine patches two annotations. The disk's PersistentVolume is set
+        // to Retain where a ClusterRole allows `get`/`patch` on persistentvolumes (cluster-scoped,
+        // so no Role here can grant it: without it the data goes with the disk, and says so)
         "leaks --delete",
         &[
             need("", "persistentvolumeclaims", "delete"),
             need("", "persistentvolumeclaims", "get"),
+            need("", "persistentvolumeclaims", "patch"),
             need(CILIUM, "ciliumnetworkpolicies", "delete"),
             need(CILIUM, "ciliumnetworkpolicies", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "patch"),
             need(SANDBOXES, "sandboxes", "list"),
+            need(EXTENSIONS, "sandboxclaims", "list"),
+            need(EXTENSIONS, "sandboxwarmpools", "list"),
+            need("", "pods", "list"),
+        ],
+    ),
+    (
+        // re-creates the object kept in its tombstone (a GET first: a taken name is refused)
+        "restore",
+        &[
+            need("", "persistentvolumeclaims", "create"),
+            need("", "persistentvolumeclaims", "get"),
+            need(CILIUM, "ciliumnetworkpolicies", "create"),
+            need(CILIUM, "ciliumnetworkpolicies", "get"),
         ],
     ),
 ];
