@@ -92,6 +92,23 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             failed = true;
             continue;
         };
+        // a context of the same name may reach another cluster: the tombstone's server must be
+        // this connection's
+        let server = stone
+            .get("server")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        if server != conn.server {
+            crate::errln!(
+                "{what} in {}: its tombstone was kept for server {} of context {}, and this connection reaches {}: not restored",
+                printable(&conn.namespace),
+                printable(server),
+                printable(&conn.context),
+                printable(&conn.server)
+            );
+            failed = true;
+            continue;
+        }
         let outcome = write::restore(conn, &policy, &stone).await;
         let ns = &conn.namespace;
         match &outcome {

@@ -163,14 +163,38 @@ async fn optional(
         Ok(v) => Ok(Some(v)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) if e.is_forbidden() => {
-            warnings.push(format!(
-                "warning: {e}; its leaks are not told (needs RBAC list on {})",
-                kind.plural
-            ));
+            warnings.push(forbidden(&e, kind));
             Ok(None)
         }
         Err(e) => Err(e),
     }
+}
+
+/// Claims or pools, read for the ties they make: not served (404, the extensions are not
+/// installed) none can exist, so none — where 403 leaves them unknown (`None`: nothing cleared).
+async fn extension(
+    conn: &Connection,
+    kind: &ApiKind,
+    ns: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vec<Value>>, ClusterError> {
+    match resources::list(conn, kind, ns, None).await {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_not_found() => Ok(Some(Vec::new())),
+        Err(e) if e.is_forbidden() => {
+            warnings.push(forbidden(&e, kind));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The warning for a kind that may not be listed.
+fn forbidden(e: &ClusterError, kind: &ApiKind) -> String {
+    format!(
+        "warning: {e}; its leaks are not told (needs RBAC list on {})",
+        kind.plural
+    )
 }
 
 fn by_namespace(items: Vec<Value>) -> BTreeMap<String, Vec<Value>> {
@@ -242,8 +266,8 @@ async fn read_once(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc
         resources::list(conn, &LEAK_SANDBOXES, namespace, None),
         optional(conn, &LEAK_PVCS, namespace, Some(SANDBOX_NAME_HASH), &mut w1),
         optional(conn, &LEAK_POLICIES, namespace, None, &mut w2),
-        optional(conn, &LEAK_CLAIMS, namespace, None, &mut w3),
-        optional(conn, &LEAK_POOLS, namespace, None, &mut w4),
+        extension(conn, &LEAK_CLAIMS, namespace, &mut w3),
+        extension(conn, &LEAK_POOLS, namespace, &mut w4),
     );
     let sandboxes = match sandboxes {
         Ok(s) => s,
@@ -345,8 +369,8 @@ pub struct Ties {
 pub async fn ties(conn: &Connection, namespace: &str, with_pods: bool) -> Result<Ties, ClusterError> {
     let mut warnings = Vec::new();
     let sandboxes = resources::list(conn, &LEAK_SANDBOXES, Some(namespace), None).await?;
-    let claims = optional(conn, &LEAK_CLAIMS, Some(namespace), None, &mut warnings).await?;
-    let pools = optional(conn, &LEAK_POOLS, Some(namespace), None, &mut warnings).await?;
+    let claims = extension(conn, &LEAK_CLAIMS, Some(namespace), &mut warnings).await?;
+    let pools = extension(conn, &LEAK_POOLS, Some(namespace), &mut warnings).await?;
     let mounts = if with_pods {
         mounts(conn, namespace, &mut warnings).await?
     } else {

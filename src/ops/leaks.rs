@@ -292,6 +292,13 @@ pub fn prepare(
     base: &WritePolicy,
     can_ask: bool,
 ) -> Result<Checked, LeaksError> {
+    if let Some(why) = rules::yes_across(
+        fleet.several_contexts,
+        request.yes && request.sends(),
+        fleet.members.iter().map(|m| (m.conn.context.as_str(), &m.rules)),
+    ) {
+        return Err(LeaksError::Bulk(why));
+    }
     let mut checked = Checked {
         batches: Vec::new(),
         skipped: 0,
@@ -423,7 +430,7 @@ impl Report {
     /// The exact request sent (or that would be).
     pub fn request(&self) -> Option<&write::Request> {
         match &self.outcome {
-            LeakOutcome::Deleted { request }
+            LeakOutcome::Deleted { request, .. }
             | LeakOutcome::Quarantined { request }
             | LeakOutcome::DryRun { request } => Some(request),
             _ => None,
@@ -432,7 +439,12 @@ impl Report {
 
     /// The result line (`[done/total] ` before it across several).
     pub fn line(&self, done: usize, total: usize) -> String {
-        present::leaks::line(&self.plan, &self.outcome, done, total)
+        let line = present::leaks::line(&self.plan, &self.outcome, done, total);
+        // across contexts each line names its own
+        match &self.context {
+            Some(c) => format!("{c}: {line}"),
+            None => line,
+        }
     }
 }
 

@@ -15,8 +15,7 @@ pub fn read_only(reason: &str) -> String {
 }
 
 /// A typed confirmation the terminal cannot give.
-pub const CANNOT_ASK: &str =
-    "leaks --delete deletes disks (their data is lost): pass --yes (stdin is not a terminal, so it cannot ask)";
+pub const CANNOT_ASK: &str = "leaks --delete asks for the typed count (disks hold data; a context's confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)";
 
 /// What a context's typed confirmation shows before it asks.
 pub fn question(context: Option<&str>, objects: usize, disks: usize) -> String {
@@ -75,6 +74,7 @@ pub fn result(o: &LeakOutcome) -> &'static str {
 /// Why, for a result that needs a why.
 pub fn detail(o: &LeakOutcome) -> Option<String> {
     match o {
+        LeakOutcome::Deleted { kept, .. } => kept.clone(),
         LeakOutcome::Refused { message } => Some(message.clone()),
         LeakOutcome::ReadOnly => Some("read-only mode: nothing sent".into()),
         LeakOutcome::Failed(e) => Some(e.to_string()),

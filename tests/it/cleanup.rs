@@ -119,6 +119,27 @@ async fn look_alikes_are_listed_in_use_with_their_proof_and_never_deleted() {
     for d in look_alikes.iter().cloned() {
         t.sim.create(&PVCS, d).unwrap();
     }
+    // policies whose selectors this tool does not evaluate: another key, an expression, none
+    let selectors = [
+        (
+            "namzu-sbx-11111111-0000-4000-8000-000000000001",
+            json!({"matchExpressions": [{"key": "sandbox.namzu.ai/per-sandbox-egress", "operator": "In", "values": ["namzu-ws-alpha"]}]}),
+        ),
+        (
+            "namzu-sbx-11111111-0000-4000-8000-000000000002",
+            json!({"matchLabels": {"agents.x-k8s.io/sandbox-name-hash": name_hash("namzu-ws-alpha")}}),
+        ),
+        ("namzu-sbx-11111111-0000-4000-8000-000000000003", json!({})),
+    ];
+    for (name, selector) in &selectors {
+        t.sim
+            .create(
+                &CILIUM_POLICIES,
+                json!({"apiVersion": "cilium.io/v2", "kind": "CiliumNetworkPolicy",
+                    "metadata": {"name": name, "namespace": "agents"}, "spec": {"endpointSelector": selector}}),
+            )
+            .unwrap();
+    }
     rescue_pod(&t, "workspace-disk-namzu-ws-rescued");
     let o = namzu(&t, &["leaks", "-n", "agents", "-o", "json"]).await;
     assert!(o.status.success(), "{}", err(&o));
@@ -130,6 +151,9 @@ async fn look_alikes_are_listed_in_use_with_their_proof_and_never_deleted() {
         ("workspace-disk-namzu-ws-moved", "existing Sandbox's name hash"),
         ("workspace-disk-namzu-ws-pending", "existing claim's uid"),
         (policy.as_str(), "existing SandboxClaim's or pool's uid"),
+        (selectors[0].0, "may select live pods"),
+        (selectors[1].0, "may select live pods"),
+        (selectors[2].0, "may select live pods"),
     ] {
         let i = item(&found, name);
         assert_eq!(
@@ -164,6 +188,12 @@ async fn look_alikes_are_listed_in_use_with_their_proof_and_never_deleted() {
         assert!(t.sim.get(&PVCS, "agents", name).is_some(), "{name} was deleted");
     }
     assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_some());
+    for (name, _) in &selectors {
+        assert!(
+            t.sim.get(&CILIUM_POLICIES, "agents", name).is_some(),
+            "{name} was deleted"
+        );
+    }
     // a name given that is in use is said, and nothing is sent for it
     t.sim.clear_requests();
     let o = run_audited(
@@ -311,9 +341,18 @@ async fn a_deleted_policy_and_disk_come_back_with_restore() {
     let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes"]).await;
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_none());
-    // the data survived the delete: the volume was set to Retain first, and is Released
+    // the data survived the delete: the volume was set to Retain first, and is Released — as the
+    // result line says
     let pv = t.sim.get(&PVS, "", &volume).expect("the volume survives");
     assert_eq!(pv["status"]["phase"], "Released", "{pv:#}");
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    assert!(
+        out(&o).contains(&format!(
+            "its volume {volume} is kept (reclaim policy Retain, was Delete"
+        )),
+        "{}",
+        out(&o)
+    );
     let o = run_audited(&t, &["restore", "--list"]).await;
     assert!(
         out(&o).contains(&format!("persistentvolumeclaim/{GHOST_DISK}")),
@@ -348,7 +387,8 @@ async fn a_deleted_policy_and_disk_come_back_with_restore() {
     );
     assert_eq!(back["spec"]["volumeName"], json!(volume));
     let pv = t.sim.get(&PVS, "", &volume).expect("the volume");
-    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+    // bound to the new claim, its reclaim policy what it was before the delete kept it
+    assert_eq!(pv["spec"]["persistentVolumeReclaimPolicy"], "Delete", "{pv:#}");
     assert_eq!(pv["spec"]["claimRef"]["uid"], back["metadata"]["uid"], "{pv:#}");
     assert_eq!(back["status"]["phase"], "Bound", "{back:#}");
     assert!(t.sim.get(&CILIUM_POLICIES, "agents", &policy).is_some());
@@ -419,6 +459,20 @@ async fn a_quarantine_comes_before_the_delete_and_a_touch_cancels_it() {
     let o = run_audited(&t, &argv).await;
     assert!(o.status.success(), "{}\n{}", out(&o), err(&o));
     assert!(t.sim.get(&PVCS, "agents", GHOST_DISK).is_none());
+    // restored, it is a new object: no quarantine of the old one, so no delete takes it at once
+    let o = run_audited(&t, &["-n", "agents", "restore", &format!("pvc/{GHOST_DISK}")]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let back = t.sim.get(&PVCS, "agents", GHOST_DISK).unwrap();
+    assert!(
+        back["metadata"]["annotations"]["kubectl-namzu.io/quarantined-at"].is_null(),
+        "{back:#}"
+    );
+    let o = run_audited(&t, &argv).await;
+    assert!(
+        !o.status.success() && t.sim.get(&PVCS, "agents", GHOST_DISK).is_some(),
+        "{}",
+        err(&o)
+    );
     // a quarantined object touched since (relabelled) is not deleted: the touch cancelled it
     // (the policy was quarantined with the disk, and is marked once)
     let policy = "namzu-sbx-0e0e0e0e-0000-4000-8000-00000000cafe";
@@ -465,4 +519,34 @@ async fn a_refused_delete_leaves_the_volume_and_no_tombstone() {
         4,
         "two patches, each intent and outcome:\n{log}"
     );
+}
+
+/// A tombstone names the server its object was deleted from: a context of the same name that
+/// reaches another cluster does not get it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_reaches_only_the_cluster_the_object_was_deleted_from() {
+    let (a, b) = (start_demo().await, start_demo().await);
+    let policy = "namzu-sbx-0e0e0e0e-0000-4000-8000-00000000cafe";
+    let o = run_audited(&a, &["leaks", "-n", "agents", "--delete", "--yes", policy]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    b.sim.delete(&CILIUM_POLICIES, "agents", policy);
+    // b's context has the same name; the tombstones are a's (the same state directory)
+    let o = namzu_env(
+        vec![
+            "--kubeconfig".into(),
+            b.sim.kubeconfig().display().to_string(),
+            "-n".into(),
+            "agents".into(),
+            "restore".into(),
+            format!("cnp/{policy}"),
+        ],
+        vec![now_env(&b), audit_env(&a)],
+    )
+    .await;
+    assert!(!o.status.success());
+    assert!(err(&o).contains("its tombstone was kept for server"), "{}", err(&o));
+    assert!(b.sim.get(&CILIUM_POLICIES, "agents", policy).is_none());
+    // and a's restore still has it
+    let o = run_audited(&a, &["-n", "agents", "restore", &format!("cnp/{policy}")]).await;
+    assert!(o.status.success(), "{}", err(&o));
 }

@@ -406,6 +406,20 @@ async fn a_flag_loosens_only_the_one_context_it_is_given_with() {
             assert!(fleet.writes(i).is_empty(), "nothing sent to {name}");
         }
     }
+    // --yes answers a typed confirmation: across contexts it may not answer b's
+    let o = fleet
+        .run(
+            Some(rules),
+            &["suspend", "--all-contexts", "--state", "Running", "--yes"],
+        )
+        .await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(
+        err(&o).contains("--yes would answer context \"b\"'s typed confirmation"),
+        "{}",
+        err(&o)
+    );
+    assert!((0..3).all(|i| fleet.writes(i).is_empty()));
     // tightening holds everywhere: typed confirmation on a pipe needs --yes, in every context
     let o = fleet
         .run(

@@ -59,6 +59,8 @@ impl LeakPlan {
 pub enum LeakOutcome {
     Deleted {
         request: Request,
+        /// What was kept for an undo, in words (the volume left `Retain`, the tombstone).
+        kept: Option<String>,
     },
     /// Marked by `leaks --quarantine` (a conditional JSON Patch of two annotations).
     Quarantined {
@@ -227,7 +229,14 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             // a server dry run deleted nothing: the audit says so, as the Sandbox path's does
             let recorded = if plan.server_dry_run { "dry-run" } else { "applied" };
             policy.audit.record(entry(Some(200), recorded), conn.clock.now());
-            LeakOutcome::Deleted { request }
+            let kept = match (&undo.retained, stone) {
+                (Some((pv, previous)), _) => Some(format!(
+                    "its volume {pv} is kept (reclaim policy Retain, was {previous}; it stays Released until restore re-binds it or it is deleted by hand)"
+                )),
+                (None, Some(_)) => Some("a tombstone is kept: kubectl namzu restore undoes it".into()),
+                (None, None) => None,
+            };
+            LeakOutcome::Deleted { request, kept }
         }
         Err(e) => {
             let status = status_of(&e);
@@ -367,7 +376,9 @@ async fn keep_for_undo(
     });
     if let Some((pv, kept)) = volume {
         stone["volume"] = match kept {
-            Ok(_) => json!({"name": pv, "retained": true}),
+            Ok(previous) => {
+                json!({"name": pv, "retained": true, "reclaimPolicyBefore": previous.unwrap_or_else(|| "Retain".into())})
+            }
             Err(why) => json!({"name": pv, "retained": false, "why": why}),
         };
     }

@@ -51,6 +51,16 @@ fn recreated(object: &Value, keep_volume: bool) -> Value {
             out["metadata"][key] = v.clone();
         }
     }
+    // what this tool and the volume controllers wrote of the old object is not the new one's: a
+    // quarantine would take it again, `bind-completed` without its volume leaves a claim Lost
+    if let Some(annotations) = out["metadata"]["annotations"].as_object_mut() {
+        annotations.retain(|k, _| {
+            !(k.starts_with("kubectl-namzu.io/")
+                || k.starts_with("pv.kubernetes.io/")
+                || k.starts_with("volume.kubernetes.io/")
+                || k.starts_with("volume.beta.kubernetes.io/"))
+        });
+    }
     if let Some(spec) = object.get("spec") {
         out["spec"] = spec.clone();
         if !keep_volume && let Some(spec) = out["spec"].as_object_mut() {
@@ -169,6 +179,49 @@ pub async fn restore(conn: &Connection, policy: &WritePolicy, stone: &Value) -> 
                 .record(entry(&name, &request, Some(201), "applied"), conn.clock.now());
             if target == LeakTarget::Disk && !keep_volume {
                 return RestoreOutcome::RestoredEmpty { why: lost };
+            }
+            // the volume's reclaim policy as it was before the delete kept it (`Retain`)
+            if let (Some(pv), Some(before)) = (
+                volume.as_deref(),
+                stone.pointer("/volume/reclaimPolicyBefore").and_then(Value::as_str),
+            ) && before != "Retain"
+            {
+                let body = json!([
+                    {"op": "test", "path": "/spec/persistentVolumeReclaimPolicy", "value": "Retain"},
+                    {"op": "test", "path": "/spec/claimRef/name", "value": name},
+                    {"op": "replace", "path": "/spec/persistentVolumeReclaimPolicy", "value": before},
+                ]);
+                let url = format!("/api/v1/persistentvolumes/{pv}");
+                let request = Request {
+                    method: "PATCH",
+                    path: url.clone(),
+                    content_type: "application/json-patch+json",
+                    body: body.clone(),
+                };
+                if policy
+                    .audit
+                    .intend(
+                        entry(pv, &request, None, crate::cluster::audit::INTENT),
+                        conn.clock.now(),
+                    )
+                    .is_ok()
+                {
+                    let op = ApiCall::new("patch", &crate::cluster::kinds::PERSISTENT_VOLUMES, None, pv);
+                    let patch = http::Request::patch(&url)
+                        .header("content-type", "application/json-patch+json")
+                        .body(serde_json::to_vec(&body).unwrap_or_default());
+                    let answer = match patch {
+                        Ok(p) => conn.bounded(&op, conn.client.request::<Value>(p)).await,
+                        Err(e) => Err(ClusterError::Other(e.to_string())),
+                    };
+                    let (status, outcome) = match &answer {
+                        Ok(_) => (Some(200), "applied"),
+                        Err(e) => (status_of(e), "failed"),
+                    };
+                    policy
+                        .audit
+                        .record(entry(pv, &request, status, outcome), conn.clock.now());
+                }
             }
             RestoreOutcome::Restored {
                 uid: uid(&created).map(str::to_string),

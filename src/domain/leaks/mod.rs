@@ -408,13 +408,22 @@ mod tests {
         let sbx = [sandbox("namzu-ws-a", "u-a")];
         let policies = [
             json!({"metadata": {"name": "namzu-sbx-u-a", "ownerReferences": [{"kind": "Sandbox", "name": "namzu-ws-a", "uid": "u-a"}]}}),
-            json!({"metadata": {"name": "namzu-sbx-u-old", "ownerReferences": [{"kind": "Sandbox", "name": "namzu-ws-a", "uid": "u-old"}]}}),
+            // the library's shape, selecting the Sandbox it was made for, which is gone
+            json!({"metadata": {"name": "namzu-sbx-u-old", "ownerReferences": [{"kind": "Sandbox", "name": "namzu-ws-old", "uid": "u-old"}]},
+                "spec": {"endpointSelector": {"matchLabels": {"sandbox.namzu.ai/per-sandbox-egress": "namzu-ws-old"}}}}),
+            // no selector this tool evaluates: it may select live pods
+            json!({"metadata": {"name": "namzu-sbx-u-bare"}}),
             json!({"metadata": {"name": "allow-dns"}}),
         ];
         let found = find(&reads(&sbx, &[], &policies));
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].name, "namzu-sbx-u-old");
-        assert_eq!(found[0].kind, LeakKind::Policy);
+        let got: Vec<(&str, LeakKind)> = found.iter().map(|l| (l.name.as_str(), l.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                ("namzu-sbx-u-old", LeakKind::Policy),
+                ("namzu-sbx-u-bare", LeakKind::PolicyInUse)
+            ]
+        );
         assert!(found[0].reason.contains("u-old"), "{}", found[0].reason);
     }
 

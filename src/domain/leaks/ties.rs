@@ -3,7 +3,9 @@
 //! as its proof, and the quarantine an object carries.
 
 use super::{Leak, LeakKind, Reads, created, disk_sandboxes, resource_version};
-use crate::domain::keys::{CLAIM_UID, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
+// (the library's default per-sandbox key; a host that chose another gets its policies judged in
+// use, never deleted)
+use crate::domain::keys::{CLAIM_UID, PER_SANDBOX_LABEL, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
 use crate::domain::naming::id_of;
 use crate::domain::object::{name, owner_refs, uid};
 use crate::domain::resources::{capacity, requested_storage};
@@ -344,25 +346,38 @@ pub fn judge_policy(policy: &Value, r: &Reads<'_>) -> Option<Leak> {
         let (found, live) = e.owner(o);
         checks.push(Check::new("owners", found, live));
     }
-    let selects: Vec<&str> = policy
-        .pointer("/spec/endpointSelector/matchLabels")
-        .and_then(Value::as_object)
-        .map(|m| m.values().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let live: Vec<&str> = selects
-        .iter()
-        .copied()
+    // the library's own shape only — `matchLabels` of exactly the per-sandbox key, naming one
+    // Sandbox — is judged by name; any other selector (another key, `matchExpressions`, none at
+    // all: every pod of the namespace) may select live pods this tool does not evaluate
+    let selector = policy.pointer("/spec/endpointSelector");
+    let labels = selector.and_then(|s| s.get("matchLabels")).and_then(Value::as_object);
+    let expressions = selector
+        .and_then(|s| s.get("matchExpressions"))
+        .and_then(Value::as_array)
+        .is_some_and(|e| !e.is_empty());
+    let named = match labels {
+        Some(m) if m.len() == 1 && !expressions => m.get(PER_SANDBOX_LABEL).and_then(Value::as_str),
+        _ => None,
+    };
+    checks.push(match named {
+        Some(v) if e.sandbox_names.contains(v) || e.claim_names.contains(v) => Check::new(
+            "selector",
+            format!("selects {v}, which exists (its egress still applies)"),
+            true,
+        ),
+        Some(v) => Check::new("selector", format!("selects {v}, which no Sandbox or claim is"), false),
+        None => Check::new(
+            "selector",
+            format!(
+                "a selector other than {PER_SANDBOX_LABEL}=<name> alone: it may select live pods, which this tool does not evaluate"
+            ),
+            true,
+        ),
+    });
+    let live: Vec<&str> = named
+        .into_iter()
         .filter(|v| e.sandbox_names.contains(v) || e.claim_names.contains(v))
         .collect();
-    checks.push(if live.is_empty() {
-        Check::new("selector", "selects no Sandbox or claim that exists", false)
-    } else {
-        Check::new(
-            "selector",
-            format!("selects {}, which exists (its egress still applies)", live.join(", ")),
-            true,
-        )
-    });
     let ns = r.namespace;
     let owner_name = owners
         .iter()

@@ -276,6 +276,13 @@ pub async fn prepare(
     if fleet.several_contexts && selecting.by_id() {
         return Err(WriteError::IdsAcrossContexts);
     }
+    if let Some(why) = rules::yes_across(
+        fleet.several_contexts,
+        request.yes && !request.any_dry_run(),
+        fleet.members.iter().map(|m| (m.conn.context.as_str(), &m.rules)),
+    ) {
+        return Err(WriteError::Bulk(vec![why]));
+    }
     // a typed confirmation where the verb or the context's rules ask for one
     let asks = |m: &Member| rules::asks_typed(Some(&m.rules), verb, request.yes, request.any_dry_run());
     if !can_ask && let Some(m) = fleet.members.iter().find(|m| asks(m)) {

@@ -67,6 +67,24 @@ pub fn read_only(rules: &ContextRules, context: &str, read_only_flag: bool) -> O
     (read_only_flag || rules.read_only).then(|| rules.why_read_only(context, read_only_flag))
 }
 
+/// Why `--yes` may not answer here, if it may not: it lifts a typed confirmation, so — as every
+/// flag that loosens a context's rules (`domain::safety::Loosens`) — across several contexts it
+/// may not answer one that a context's `confirm: typed` rule asks for (name that context alone).
+pub fn yes_across<'a>(
+    several: bool,
+    yes: bool,
+    mut members: impl Iterator<Item = (&'a str, &'a ContextRules)>,
+) -> Option<String> {
+    if !several || !yes {
+        return None;
+    }
+    members.find(|(_, r)| r.typed_by_rule()).map(|(context, _)| {
+        format!(
+            "--yes would answer context \"{context}\"'s typed confirmation (confirm: typed): across several contexts it may not; run it with --context {context}"
+        )
+    })
+}
+
 /// Whether a `verb` in a context with these rules asks for the typed id; `None` for a context
 /// whose rules are not known (it asks). A write the user said yes to up front (`--yes`), a dry
 /// run and a read-only context ask nothing.
