@@ -145,11 +145,19 @@ pub async fn read(fleet: &Fleet, all_namespaces: bool) -> Result<Vec<(Member, Ve
 /// with the uid and resourceVersion its preconditions carry. The other leaks (stuck, expired,
 /// claims, pools) are reported with their next step, never deleted.
 pub fn plan(leak: &Leak, request: &Request, now: chrono::DateTime<chrono::Utc>) -> Option<LeakPlan> {
-    let old_enough = |days: i64| leak.since.is_some_and(|s| now - s >= chrono::Duration::days(days));
+    // when a disk became detached cannot be read off it (its creation is older): its age counts
+    // from a quarantine, a moment known to come after
+    let quarantined_for = |days: i64| {
+        leak.quarantine
+            .as_ref()
+            .is_some_and(|q| q.unchanged && now - q.since >= chrono::Duration::days(days))
+    };
     let target = match leak.kind {
         LeakKind::Disk => LeakTarget::Disk,
         LeakKind::Policy => LeakTarget::Policy,
-        LeakKind::DetachedDisk if request.include_detached && old_enough(request.detached_after_days) => {
+        LeakKind::DetachedDisk
+            if request.include_detached && (request.quarantine || quarantined_for(request.detached_after_days)) =>
+        {
             LeakTarget::Disk
         }
         _ => return None,
@@ -234,8 +242,12 @@ pub fn unmatched(read: &[(Member, Vec<Leak>)], request: &Request, now: chrono::D
             }
             let leaks = read.iter().flat_map(|(_, l)| l);
             Some(match leaks.clone().find(|l| selected(l, &one)) {
+                Some(l) if l.kind == LeakKind::DetachedDisk && l.quarantine.is_some() => format!(
+                    "{n}: detached, and its quarantine is too recent or was cancelled: --include-detached deletes it once that quarantine is {} days old, untouched",
+                    request.detached_after_days
+                ),
                 Some(l) if l.kind == LeakKind::DetachedDisk => format!(
-                    "{n}: detached (re-adopted if its workspace is created again): --include-detached deletes it once older than {} days",
+                    "{n}: detached (re-adopted if its workspace is created again): quarantine it first (kubectl namzu leaks --quarantine --include-detached {n}); --include-detached deletes it once that quarantine is {} days old, untouched",
                     request.detached_after_days
                 ),
                 Some(l) if l.deletable && request.quarantine => format!("{n}: quarantined already, untouched since"),

@@ -276,23 +276,37 @@ async fn a_detached_disk_waits_for_include_detached_and_its_age() {
             .contains("re-adopted if namzu-ws-keepsake is created again"),
         "{d:#}"
     );
-    // without the flag, and with it before its age: not deleted
+    // without the flag, and with it before a quarantine of its age: not deleted (when it became
+    // detached cannot be read off it: its age counts from a quarantine)
     let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes", name]).await;
     assert!(
         !o.status.success() && err(&o).contains("--include-detached"),
         "{}",
         err(&o)
     );
-    let o = run_audited(
-        &t,
-        &["leaks", "-n", "agents", "--delete", "--yes", "--include-detached", name],
-    )
-    .await;
+    let detached = ["leaks", "-n", "agents", "--delete", "--yes", "--include-detached", name];
+    let o = run_audited(&t, &detached).await;
     assert!(
-        !o.status.success() && err(&o).contains("older than 7 days"),
+        !o.status.success() && err(&o).contains("quarantine it first"),
         "{}",
         err(&o)
     );
+    let o = run_audited(
+        &t,
+        &[
+            "leaks",
+            "-n",
+            "agents",
+            "--quarantine",
+            "--yes",
+            "--include-detached",
+            name,
+        ],
+    )
+    .await;
+    assert!(o.status.success(), "{}", err(&o));
+    let o = run_audited(&t, &detached).await;
+    assert!(!o.status.success() && err(&o).contains("too recent"), "{}", err(&o));
     assert!(t.sim.get(&PVCS, "agents", name).is_some());
     // the context's rule lowers the threshold: then it goes
     let rules = t.dir.path().join("rules.yaml");

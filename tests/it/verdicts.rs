@@ -238,9 +238,10 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         session: "verdicts",
     };
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    // tall enough for the whole detail pane, the diagnosis at its end
     t.start(
         200,
-        50,
+        70,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
     t.expect("39 workspaces");

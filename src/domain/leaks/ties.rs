@@ -239,7 +239,7 @@ pub fn judge_disk(pvc: &Value, r: &Reads<'_>) -> Option<Leak> {
             LeakKind::DetachedDisk,
             format!("detached: re-adopted if {sandbox} is created again"),
             format!(
-                "keep it to re-create {sandbox} with its data; else, once older than the threshold, kubectl namzu leaks -n {ns} --delete {} --include-detached",
+                "keep it for {sandbox}; else quarantine it first: kubectl namzu leaks -n {ns} --quarantine --include-detached {}",
                 name(pvc)
             ),
             true,
