@@ -62,11 +62,26 @@ pub struct Args {
     pub include_detached: bool,
     /// Only leaks of these kinds (orphaned-disk, detached-disk, orphaned-policy, in-use,
     /// retained-by-policy, …; comma-separated or repeated).
-    #[arg(long = "kind", value_delimiter = ',')]
+    #[arg(long = "kind", value_delimiter = ',', value_parser = parse_kind)]
     pub kinds: Vec<String>,
     /// Only these objects: NAME, or KIND/NAME as -o name prints it (pvc/NAME, cnp/NAME).
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
+}
+
+/// A leak kind as `-o json` names it (`orphaned-disk`, `in-use`, …); anything else is refused.
+fn parse_kind(text: &str) -> Result<String, String> {
+    let mut all: Vec<&str> = Vec::new();
+    for k in LeakKind::ALL {
+        if !all.contains(&k.as_str()) {
+            all.push(k.as_str());
+        }
+    }
+    if all.contains(&text) {
+        Ok(text.to_string())
+    } else {
+        Err(format!("unknown leak kind {text:?}; one of: {}", all.join(", ")))
+    }
 }
 
 struct Found {

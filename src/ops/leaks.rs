@@ -196,13 +196,18 @@ pub fn plan(leak: &Leak, request: &Request, now: chrono::DateTime<chrono::Utc>) 
 /// The request as it holds in `member`'s context: how old a detached disk must be is the
 /// context's rule (`detachedAfterDays`).
 fn in_context(request: &Request, member: &Member) -> Request {
-    Request {
-        detached_after_days: member
-            .rules
-            .detached_after_days
-            .map_or(request.detached_after_days, i64::from),
-        quarantine_days: member.rules.quarantine_days.map(i64::from),
-        ..request.clone()
+    request.under(&member.rules)
+}
+
+impl Request {
+    /// This request as it holds under a context's rules: how old a detached disk's quarantine
+    /// must be (`detachedAfterDays`), whether a delete waits for a quarantine (`quarantineDays`).
+    pub fn under(&self, rules: &crate::domain::safety::ContextRules) -> Request {
+        Request {
+            detached_after_days: rules.detached_after_days.map_or(self.detached_after_days, i64::from),
+            quarantine_days: rules.quarantine_days.map(i64::from),
+            ..self.clone()
+        }
     }
 }
 

@@ -176,6 +176,12 @@ async fn look_alikes_are_listed_in_use_with_their_proof_and_never_deleted() {
     for check in ["owners", "sandbox", "claims", "labels", "pods", "tracking"] {
         assert!(checked.contains(&check), "{check}: {checked:?}");
     }
+    // a kind that is none is one line, exit 2; a kind that is one selects only its own
+    let o = namzu(&t, &["leaks", "-n", "agents", "--kind", "orphan"]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", err(&o));
+    assert!(err(&o).contains("unknown leak kind \"orphan\""), "{}", err(&o));
+    let o = namzu(&t, &["leaks", "-n", "agents", "--kind", "in-use", "-o", "json"]).await;
+    assert!(items(&o).iter().all(|i| i["leak"] == "in-use"), "{}", out(&o));
     // the wide table carries the proof too
     let o = namzu(&t, &["leaks", "-n", "agents", "-o", "wide"]).await;
     assert!(out(&o).contains("mounted by pod rescue"), "{}", out(&o));

@@ -55,6 +55,19 @@ pub enum LeakKind {
 }
 
 impl LeakKind {
+    pub const ALL: [LeakKind; 10] = [
+        LeakKind::Disk,
+        LeakKind::DetachedDisk,
+        LeakKind::DiskInUse,
+        LeakKind::Policy,
+        LeakKind::PolicyInUse,
+        LeakKind::StuckSandbox,
+        LeakKind::Expired,
+        LeakKind::Retained,
+        LeakKind::Claim,
+        LeakKind::WarmPool,
+    ];
+
     /// The short name `-o json` gives as `leak`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -210,13 +223,15 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
         checks: Vec::new(),
         quarantine: None,
     };
+    // what exists, gathered once: every disk and policy is judged against it
+    let existing = ties::Existing::of(r);
     for pvc in r.pvcs {
-        if let Some(found) = judge_disk(pvc, r) {
+        if let Some(found) = ties::judge_disk_in(pvc, r, &existing) {
             out.push(found);
         }
     }
     for policy in r.policies.unwrap_or(&[]) {
-        if let Some(found) = judge_policy(policy, r) {
+        if let Some(found) = ties::judge_policy_in(policy, r, &existing) {
             out.push(found);
         }
     }

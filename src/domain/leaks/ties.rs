@@ -78,7 +78,7 @@ pub fn quarantine_of(obj: &Value) -> Option<Quarantine> {
 
 /// What exists in a namespace that can tie an object to it: names and uids of its Sandboxes,
 /// claims and pools, the name hashes of its Sandboxes.
-struct Existing<'a> {
+pub(super) struct Existing<'a> {
     sandbox_names: BTreeSet<&'a str>,
     sandbox_hashes: BTreeSet<String>,
     sandbox_uids: BTreeSet<&'a str>,
@@ -89,7 +89,7 @@ struct Existing<'a> {
 }
 
 impl<'a> Existing<'a> {
-    fn of(r: &Reads<'a>) -> Existing<'a> {
+    pub(super) fn of(r: &Reads<'a>) -> Existing<'a> {
         let claims = r.claims.unwrap_or(&[]);
         let pools = r.pools.unwrap_or(&[]);
         Existing {
@@ -143,9 +143,13 @@ fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
 /// detached, or shown in use — with every check made. The one rule of what a disk is, used by the
 /// listing and again just before its DELETE.
 pub fn judge_disk(pvc: &Value, r: &Reads<'_>) -> Option<Leak> {
+    judge_disk_in(pvc, r, &Existing::of(r))
+}
+
+/// [`judge_disk`] against what exists, gathered once for a whole namespace (`find`).
+pub(super) fn judge_disk_in(pvc: &Value, r: &Reads<'_>, e: &Existing<'_>) -> Option<Leak> {
     let candidates = disk_sandboxes(name(pvc));
     let sandbox = *candidates.last()?;
-    let e = Existing::of(r);
     if candidates.iter().any(|s| e.sandbox_names.contains(s)) || pvc.pointer("/metadata/deletionTimestamp").is_some() {
         return None;
     }
@@ -309,8 +313,12 @@ fn judged(obj: &Value, namespace: &str, verdict: (LeakKind, String, String, bool
 /// Sandbox, claim or pool that exists; else orphaned, or shown in use with what ties it (an
 /// owner of any kind, the Sandbox its selector names). The one rule, listing and re-check alike.
 pub fn judge_policy(policy: &Value, r: &Reads<'_>) -> Option<Leak> {
+    judge_policy_in(policy, r, &Existing::of(r))
+}
+
+/// [`judge_policy`] against what exists, gathered once for a whole namespace (`find`).
+pub(super) fn judge_policy_in(policy: &Value, r: &Reads<'_>, e: &Existing<'_>) -> Option<Leak> {
     let owner_uid = name(policy).strip_prefix(PER_SANDBOX_POLICY_PREFIX)?;
-    let e = Existing::of(r);
     // a live Sandbox's own policy is no look-alike: not listed
     if e.sandbox_uids.contains(owner_uid)
         || owner_refs(policy)

@@ -142,12 +142,10 @@ fn ask_delete(app: &mut App, now: DateTime<Utc>) -> Vec<Effect> {
         names: targets.iter().map(|(_, _, l)| l.name.clone()).collect(),
         // a detached disk marked is asked for by name
         include_detached: targets.iter().any(|(_, _, l)| l.kind == LeakKind::DetachedDisk),
-        detached_after_days: rules
-            .detached_after_days
-            .map_or(crate::domain::leaks::DETACHED_AFTER_DAYS, i64::from),
-        quarantine_days: rules.quarantine_days.map(i64::from),
+        detached_after_days: crate::domain::leaks::DETACHED_AFTER_DAYS,
         ..Default::default()
-    };
+    }
+    .under(&rules);
     let mut plans = Vec::new();
     for (_, _, leak) in &targets {
         match crate::ops::leaks::plan(leak, &request, now) {
