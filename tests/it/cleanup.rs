@@ -570,3 +570,24 @@ async fn a_restore_reaches_only_the_cluster_the_object_was_deleted_from() {
     let o = run_audited(&a, &["-n", "agents", "restore", &format!("cnp/{policy}")]).await;
     assert!(o.status.success(), "{}", err(&o));
 }
+
+/// A tombstone is state on disk: a kept copy that names another object (edited, or planted)
+/// re-creates only the object named and checked, never the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_re_creates_only_the_object_named() {
+    let t = start_demo().await;
+    let policy = "namzu-sbx-0e0e0e0e-0000-4000-8000-00000000cafe";
+    let o = run_audited(&t, &["leaks", "-n", "agents", "--delete", "--yes", policy]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let dir = t.dir.path().join("tombstones");
+    let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let mut stone: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    stone["object"]["metadata"]["name"] = json!("planted");
+    stone["object"]["metadata"]["namespace"] = json!("default");
+    std::fs::write(&file, stone.to_string()).unwrap();
+    let o = run_audited(&t, &["-n", "agents", "restore", &format!("cnp/{policy}")]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", policy).is_some());
+    assert!(t.sim.get(&CILIUM_POLICIES, "agents", "planted").is_none());
+    assert!(t.sim.get(&CILIUM_POLICIES, "default", "planted").is_none());
+}

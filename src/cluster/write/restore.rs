@@ -150,7 +150,12 @@ pub async fn restore(conn: &Connection, policy: &WritePolicy, stone: &Value) -> 
         }
     }
     let object = stone.get("object").cloned().unwrap_or(Value::Null);
-    let body = recreated(&object, keep_volume);
+    let mut body = recreated(&object, keep_volume);
+    // the object re-created is the one named and checked above, whatever the kept copy says
+    body["metadata"]["name"] = json!(name);
+    body["metadata"]["namespace"] = json!(namespace);
+    body["apiVersion"] = json!(kind.api_resource().api_version);
+    body["kind"] = json!(kind.kind);
     let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(&namespace));
     let request = Request {
         method: "POST",
