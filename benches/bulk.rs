@@ -11,8 +11,8 @@
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
-use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig};
+use namzu_sim::scenario::Scenario;
+use namzu_sim::{Sim, SimConfig};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -50,7 +50,7 @@ fn namzu(sim: &Sim, dir: &std::path::Path, args: &[&str]) -> (Duration, String) 
         .arg(sim.kubeconfig())
         .args(args)
         .env("KUBECTL_NAMZU_AUDIT_LOG", dir.join("audit.jsonl"))
-        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .output()
         .expect("runs");
     let took = start.elapsed();
@@ -113,7 +113,7 @@ fn main() {
 
 /// The sim on loopback, answering at once: PATCH latency, and a bulk suspend at 55,000 objects.
 fn local(rt: &tokio::runtime::Runtime, dir: &std::path::Path, runs: usize) {
-    let small = start(rt, dir, kubectl_namzu::sim::scenario::DEMO);
+    let small = start(rt, dir, namzu_sim::scenario::DEMO);
     let ids: Vec<String> = ["alpha", "bravo", "charlie", "oscar", "romeo"]
         .map(String::from)
         .to_vec();
@@ -170,7 +170,7 @@ fn remote(rt: &tokio::runtime::Runtime, dir: &std::path::Path, runs: usize, rtt_
                 &["suspend", "--all", "-n", "far", "--yes", "--parallel", parallel],
             );
             let suspended = far
-                .list(&kubectl_namzu::sim::resources::SANDBOXES, Some("far"))
+                .list(&namzu_sim::resources::SANDBOXES, Some("far"))
                 .iter()
                 .filter(|s| s.pointer("/spec/operatingMode").and_then(|m| m.as_str()) == Some("Suspended"))
                 .count();

@@ -14,8 +14,8 @@
 #[path = "support/shape.rs"]
 mod shape;
 
-use kubectl_namzu::sim::Sim;
-use kubectl_namzu::sim::resources::{PVCS, SANDBOXES};
+use namzu_sim::Sim;
+use namzu_sim::resources::{PVCS, SANDBOXES};
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -21,7 +21,7 @@
 #[path = "support/shape.rs"]
 mod shape;
 
-use kubectl_namzu::sim::Sim;
+use namzu_sim::Sim;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -177,7 +177,7 @@ fn fleet(rt: &tokio::runtime::Runtime, runs: usize) {
     }
     let kubeconfig = dir.path().join("fleet.kubeconfig");
     let members: Vec<(&str, &Sim)> = sims.iter().map(|(n, s)| (n.as_str(), s)).collect();
-    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &members).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &members).unwrap();
     let kc = kubeconfig.display().to_string();
     let all: Vec<&Sim> = sims.iter().map(|(_, s)| s).collect();
     let list = |extra: &'static str| {

@@ -15,7 +15,7 @@
 #[path = "support/shape.rs"]
 mod shape;
 
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::resources::SANDBOXES;
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;

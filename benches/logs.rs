@@ -6,14 +6,14 @@
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
-use kubectl_namzu::cluster::triage::{self, LogAsk, LogNote, LogSink};
-use kubectl_namzu::domain::naming::WorkspaceKey;
-use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig};
-use kubectl_namzu::tui::action::Action;
-use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, Popup, update};
-use kubectl_namzu::tui::logs::{LogPane, RING_BYTES, RING_LINES};
-use kubectl_namzu::tui::view::{self, Theme};
+use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
+use namzu_domain::naming::WorkspaceKey;
+use namzu_sim::scenario::Scenario;
+use namzu_sim::{Sim, SimConfig};
+use namzu_tui::action::Action;
+use namzu_tui::app::{App, AppOptions, ContextOptions, Popup, update};
+use namzu_tui::logs::{LogPane, RING_BYTES, RING_LINES};
+use namzu_tui::view::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::Instant;
@@ -71,7 +71,7 @@ async fn main() {
     for i in 0..SERVED {
         sim.append_log("agents", "namzu-ws-chatty", "agent", &line(i)[25..]);
     }
-    let conn = kubectl_namzu::cluster::connect::Connection::open(&kubectl_namzu::cluster::connect::ConnectOptions {
+    let conn = namzu_engine::cluster::connect::Connection::open(&namzu_engine::cluster::connect::ConnectOptions {
         kubeconfig: Some(sim.kubeconfig().to_path_buf()),
         clock: Some(sim.clock()),
         ..Default::default()
@@ -79,7 +79,7 @@ async fn main() {
     .await
     .expect("connect");
     let pod = sim
-        .get(&kubectl_namzu::sim::resources::PODS, "agents", "namzu-ws-chatty")
+        .get(&namzu_sim::resources::PODS, "agents", "namzu-ws-chatty")
         .expect("the pod");
     let mut times = Vec::new();
     for _ in 0..3 {

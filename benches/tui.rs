@@ -4,13 +4,13 @@
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
-use kubectl_namzu::cluster::live::LiveEvent;
-use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
-use kubectl_namzu::domain::pod::Index;
-use kubectl_namzu::domain::workspace::{Inputs, Observed, derive};
-use kubectl_namzu::tui::action::Action;
-use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, update};
-use kubectl_namzu::tui::view::{self, Theme};
+use namzu_engine::cluster::live::LiveEvent;
+use namzu_domain::drift::{OverlayFlags, TemplateRead};
+use namzu_domain::pod::Index;
+use namzu_domain::workspace::{Inputs, Observed, derive};
+use namzu_tui::action::Action;
+use namzu_tui::app::{App, AppOptions, ContextOptions, update};
+use namzu_tui::view::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -40,7 +40,7 @@ fn sandbox(i: usize) -> Value {
 }
 
 fn main() {
-    let now = kubectl_namzu::clock::Clock::System.now();
+    let now = namzu_clock::Clock::System.now();
     let before = rss_kib();
     let empty: Vec<Value> = Vec::new();
     let index = Index::new(&empty);
@@ -54,7 +54,7 @@ fn main() {
                 pods: Observed::Known(&index),
                 pvcs: Observed::Known(&index),
                 template: TemplateRead::NotFound,
-                policies: kubectl_namzu::domain::egress::PolicyRead::NotServed,
+                policies: namzu_domain::egress::PolicyRead::NotServed,
                 flags: &flags,
                 now,
             });
@@ -77,7 +77,7 @@ fn main() {
     });
     let churn_rows: Vec<_> = rows.iter().step_by(37).cloned().collect();
     // the rows arrive as a follow yields them: its first full state, then its changes
-    let scope = kubectl_namzu::cluster::inventory::Scope::All;
+    let scope = namzu_engine::cluster::inventory::Scope::All;
     let live = |app: &mut App, event| {
         let action = Action::Live {
             context: "ctx".into(),
@@ -90,7 +90,7 @@ fn main() {
     app.start();
     let upserts = rows
         .into_iter()
-        .map(|w| kubectl_namzu::domain::mirror::RowChange::Upsert(Box::new(w)))
+        .map(|w| namzu_domain::mirror::RowChange::Upsert(Box::new(w)))
         .collect();
     live(&mut app, LiveEvent::Rows(upserts));
     live(&mut app, LiveEvent::Synced { namespaces: Vec::new() });
@@ -128,7 +128,7 @@ fn main() {
             .map(|j| {
                 let mut w = churn_rows[(i * 2 + j) % churn_rows.len()].clone();
                 w.epoch.epoch = Some((i % 50) as u64);
-                kubectl_namzu::domain::mirror::RowChange::Upsert(Box::new(w))
+                namzu_domain::mirror::RowChange::Upsert(Box::new(w))
             })
             .collect();
         let start = Instant::now();

@@ -1,12 +1,5 @@
 //! kubectl-namzu: inventory and fenced suspend/resume/delete of @namzu/sandbox workspaces.
+//! The binary's own crate holds the command line; the layers below are the workspace's crates
+//! (docs/ARCHITECTURE.md).
 
 pub mod cli;
-pub mod clock;
-pub mod cluster;
-pub mod console;
-pub mod domain;
-pub mod ops;
-pub mod present;
-pub mod signals;
-pub mod sim;
-pub mod tui;

@@ -45,7 +45,7 @@ fn main() {
         let line: Vec<&str> = failure.message.split_whitespace().collect();
         // an answer already printed (reconcile's absent or replaced) needs no error line
         if !line.is_empty() {
-            kubectl_namzu::errln!("error: {}", cli::output::printable(&line.join(" ")));
+            namzu_engine::errln!("error: {}", cli::output::printable(&line.join(" ")));
         }
         std::process::exit(failure.code);
     }
@@ -60,10 +60,10 @@ fn usage_exit(e: clap::Error) -> ! {
     }
     // a Sandbox given for a workspace that is none: said as it is, not as a malformed value
     let reference = std::error::Error::source(&e)
-        .and_then(|s| s.downcast_ref::<kubectl_namzu::domain::naming::BadReference>())
-        .filter(|r| !matches!(r, kubectl_namzu::domain::naming::BadReference::Id(_)));
+        .and_then(|s| s.downcast_ref::<namzu_domain::naming::BadReference>())
+        .filter(|r| !matches!(r, namzu_domain::naming::BadReference::Id(_)));
     if let Some(r) = reference {
-        kubectl_namzu::errln!("error: {}", cli::output::printable(&r.to_string()));
+        namzu_engine::errln!("error: {}", cli::output::printable(&r.to_string()));
         std::process::exit(kubectl_namzu::cli::exit::USAGE);
     }
     // clap's message and its hints (possible values, a similar flag) joined, usage left to --help
@@ -79,6 +79,6 @@ fn usage_exit(e: clap::Error) -> ! {
     } else {
         parts.join(" ")
     };
-    kubectl_namzu::errln!("{} (see --help)", cli::output::printable(&line));
+    namzu_engine::errln!("{} (see --help)", cli::output::printable(&line));
     std::process::exit(kubectl_namzu::cli::exit::USAGE);
 }

@@ -53,8 +53,8 @@ pub fn start(
     workspaces: usize,
     background: usize,
     live: bool,
-) -> kubectl_namzu::sim::Sim {
-    use kubectl_namzu::sim::{Sim, SimConfig, scenario::Scenario};
+) -> namzu_sim::Sim {
+    use namzu_sim::{Sim, SimConfig, scenario::Scenario};
     let mut config = SimConfig::for_tests(kubeconfig);
     config.strict = false;
     if live {
@@ -62,7 +62,7 @@ pub fn start(
     }
     let now = config
         .manual_clock
-        .unwrap_or_else(|| kubectl_namzu::clock::Clock::System.now());
+        .unwrap_or_else(|| namzu_clock::Clock::System.now());
     let mut scenario =
         Scenario::parse(&scenario(workspaces.min(PER_PARSE), background), now).expect("the bench scenario parses");
     for from in (PER_PARSE..workspaces).step_by(PER_PARSE) {

@@ -31,7 +31,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::error(format!("cannot read the audit log: {e}")))?;
     if read.skipped > 0 {
         let at = log.path.as_ref().map_or("".into(), |p| p.display().to_string());
-        crate::errln!(
+        namzu_engine::errln!(
             "warning: {} line{} of {at} {} not an audit entry (torn, not UTF-8 or not JSON of this tool): skipped",
             read.skipped,
             if read.skipped == 1 { "" } else { "s" },
@@ -53,7 +53,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         })
         .collect();
     if let Some(first) = unknown.first() {
-        crate::errln!(
+        namzu_engine::errln!(
             "warning: {} write{} sent (or about to be) with no outcome recorded: the process ended mid-write; check what the cluster has, e.g. `{}`",
             unknown.len(),
             if unknown.len() == 1 { " was" } else { "s were" },
@@ -62,12 +62,12 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {
-            crate::out!("{}", output::structured(&Value::Array(entries), args.output.format()))
+            namzu_engine::out!("{}", output::structured(&Value::Array(entries), args.output.format()))
         }
         ReportFormat::Table => {
             if entries.is_empty() {
                 let at = log.path.map_or("(no path)".into(), |p| p.display().to_string());
-                crate::errln!("No writes recorded in {at}.");
+                namzu_engine::errln!("No writes recorded in {at}.");
                 return Ok(());
             }
             let s = |e: &Value, k: &str| {
@@ -113,7 +113,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 "OUTCOME",
             ];
             let headers = &headers[usize::from(!several_contexts)..];
-            crate::out!("{}", output::table(headers, &rows, false, output::colour_enabled()));
+            namzu_engine::out!("{}", output::table(headers, &rows, false, output::colour_enabled()));
         }
     }
     Ok(())
@@ -126,7 +126,7 @@ const UNKNOWN: &str = "outcomeUnknown";
 /// it) by an entry of the same write is settled and left out (`false`); one that is not — the
 /// process ended between the intent and the outcome — stays, marked [`UNKNOWN`].
 fn settle(e: &mut Value, settled: &mut std::collections::HashSet<String>) -> bool {
-    let intent = e.get("outcome").and_then(Value::as_str) == Some(crate::cluster::audit::INTENT);
+    let intent = e.get("outcome").and_then(Value::as_str) == Some(namzu_engine::cluster::audit::INTENT);
     let id = e.get("write").and_then(Value::as_str).map(str::to_string);
     if !intent {
         settled.extend(id);

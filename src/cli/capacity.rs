@@ -4,15 +4,15 @@
 use super::exit::Failure;
 use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
-use crate::cluster::connect::Connection;
-use crate::cluster::error::ClusterError;
-use crate::cluster::inventory::{self, Query, Scope};
-use crate::cluster::resources::{self, CLAIMS, WARM_POOLS};
-use crate::domain::capacity::{Held, PoolCapacity, hold, pools};
-use crate::domain::object::namespace;
-use crate::domain::resources::{Unit, format_quantity, human, list_json};
-use crate::domain::state::State;
-use crate::ops::fleet::Fleet;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::error::ClusterError;
+use namzu_engine::cluster::inventory::{self, Query, Scope};
+use namzu_engine::cluster::resources::{self, CLAIMS, WARM_POOLS};
+use namzu_domain::capacity::{Held, PoolCapacity, hold, pools};
+use namzu_domain::object::namespace;
+use namzu_domain::resources::{Unit, format_quantity, human, list_json};
+use namzu_domain::state::State;
+use namzu_engine::ops::fleet::Fleet;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -84,14 +84,14 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }));
     }
     match args.output {
-        ReportFormat::Json | ReportFormat::Yaml => crate::out!(
+        ReportFormat::Json | ReportFormat::Yaml => namzu_engine::out!(
             "{}",
             output::structured(
                 &json!(rows.iter().map(structured).collect::<Vec<_>>()),
                 args.output.format()
             )
         ),
-        ReportFormat::Table => crate::out!("{}", text(&rows, fleet.several_contexts)),
+        ReportFormat::Table => namzu_engine::out!("{}", text(&rows, fleet.several_contexts)),
     }
     fleet.finish()
 }
@@ -243,10 +243,10 @@ fn text(rows: &[NamespaceCapacity], several_contexts: bool) -> String {
 /// What a namespace's workspaces hold, said short: the running pods' CPU and memory requests,
 /// then the disks, Suspended ones' apart ("2.5 CPU, 4Gi mem; disks 120Gi, 40Gi of it Suspended").
 fn holds(held: &BTreeMap<State, Held>) -> String {
-    let mut requests = crate::domain::resources::List::new();
+    let mut requests = namzu_domain::resources::List::new();
     let mut disks = 0;
     for h in held.values() {
-        crate::domain::resources::add(&mut requests, &h.requests);
+        namzu_domain::resources::add(&mut requests, &h.requests);
         disks += h.disks;
     }
     let suspended = held.get(&State::Suspended).map_or(0, |h| h.disks);

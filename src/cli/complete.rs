@@ -8,13 +8,13 @@
 
 use super::Cli;
 use super::globals::Globals;
-use crate::cluster::connect::{Connection, load_kubeconfig};
-use crate::cluster::inventory::{self, Query};
-use crate::cluster::resources::{self, NAMESPACES};
-use crate::domain::diagnosis::DiagnosisKind;
-use crate::domain::drift::DriftState;
-use crate::domain::select::SortKey;
-use crate::domain::state::State;
+use namzu_engine::cluster::connect::{Connection, load_kubeconfig};
+use namzu_engine::cluster::inventory::{self, Query};
+use namzu_engine::cluster::resources::{self, NAMESPACES};
+use namzu_domain::diagnosis::DiagnosisKind;
+use namzu_domain::drift::DriftState;
+use namzu_domain::select::SortKey;
+use namzu_domain::state::State;
 use clap::{Arg, Command, CommandFactory};
 
 /// Verbs (and aliases) whose positional arguments are workspace ids.
@@ -89,10 +89,10 @@ pub async fn run(globals: &Globals, args: Vec<String>) {
     candidates.retain(|c| c.starts_with(&typed));
     candidates.dedup();
     for c in candidates {
-        crate::outln!("{prefix}{c}");
+        namzu_engine::outln!("{prefix}{c}");
     }
     // cobra's ShellCompDirectiveNoFileComp
-    crate::outln!(":4");
+    namzu_engine::outln!(":4");
 }
 
 /// The flags typed (by id) with their values.
@@ -141,7 +141,7 @@ fn with_flags(globals: &Globals, given: &Given) -> Globals {
         match id.as_str() {
             "kubeconfig" => g.kubeconfig = Some(value.into()),
             "context" => g.context = vec![value.clone()],
-            "namespace" if crate::domain::naming::validate_namespace(value).is_ok() => {
+            "namespace" if namzu_domain::naming::validate_namespace(value).is_ok() => {
                 g.namespace = Some(value.clone())
             }
             "all_namespaces" => g.all_namespaces = true,
@@ -274,7 +274,7 @@ async fn namespaces(globals: &Globals) -> Vec<String> {
     let mut names: Vec<String> = match resources::list(&conn, &NAMESPACES, None, None).await {
         Ok(items) => items
             .iter()
-            .map(|n| crate::domain::object::name(n).to_string())
+            .map(|n| namzu_domain::object::name(n).to_string())
             .collect(),
         Err(_) => match inventory::read(&conn, &inventory::Scope::All, &Query::default()).await {
             Ok(inv) => inv

@@ -3,7 +3,7 @@
 use super::exit::Failure;
 use super::globals::Globals;
 use super::output::{self, ReportFormat, Tone};
-use crate::domain::safety::{ContextRules, Loosens, SafetyConfig};
+use namzu_domain::safety::{ContextRules, Loosens, SafetyConfig};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 
@@ -83,7 +83,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let ConfigCommand::View { output: format } = args.command;
     let rules = load(globals)?;
     let source = path(globals).filter(|(p, named)| *named || p.exists());
-    let kubeconfig = crate::cluster::connect::load_kubeconfig(&globals.connect_options(false))?;
+    let kubeconfig = namzu_engine::cluster::connect::load_kubeconfig(&globals.connect_options(false))?;
     let contexts: Vec<String> = if globals.context.is_empty() {
         kubeconfig.contexts.iter().map(|c| c.name.clone()).collect()
     } else {
@@ -96,7 +96,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         [] => kubeconfig.current_context.clone(),
         _ => None,
     };
-    let overrides = crate::domain::safety::Overrides {
+    let overrides = namzu_domain::safety::Overrides {
         loosens: own.map_or(Loosens::Nowhere, Loosens::Only),
         ..globals.overrides()
     };
@@ -110,13 +110,13 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     match format {
         ReportFormat::Table => {
             match &source {
-                Some((p, _)) => crate::outln!("Rules from {}", output::printable(&p.display().to_string())),
-                None => crate::outln!("No config file: no rules (flags only)"),
+                Some((p, _)) => namzu_engine::outln!("Rules from {}", output::printable(&p.display().to_string())),
+                None => namzu_engine::outln!("No config file: no rules (flags only)"),
             }
-            crate::out!("{}", table(&effective));
+            namzu_engine::out!("{}", table(&effective));
             for (c, r) in &effective {
                 if !r.dropped.is_empty() {
-                    crate::outln!(
+                    namzu_engine::outln!(
                         "{}: {} not applied (a flag loosens only the one context it is given with)",
                         output::printable(c),
                         r.dropped.join(", ")
@@ -129,7 +129,7 @@ pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 "configFile": source.map(|(p, _)| p.display().to_string()),
                 "contexts": effective.iter().map(|(c, r)| structured_rules(c, r)).collect::<Vec<_>>(),
             });
-            crate::out!("{}", output::structured(&doc, structured.format()));
+            namzu_engine::out!("{}", output::structured(&doc, structured.format()));
         }
     }
     Ok(())

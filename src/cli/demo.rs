@@ -3,10 +3,10 @@
 use super::exit::Failure;
 use super::globals::Globals;
 use super::list;
-use crate::sim::controller::Timing;
-use crate::sim::discovery::AgentSandbox;
-use crate::sim::scenario::{Scenario, fleet_name};
-use crate::sim::{SIM_CONTEXT, Sim, SimConfig, write_fleet_kubeconfig};
+use namzu_sim::controller::Timing;
+use namzu_sim::discovery::AgentSandbox;
+use namzu_sim::scenario::{Scenario, fleet_name};
+use namzu_sim::{SIM_CONTEXT, Sim, SimConfig, write_fleet_kubeconfig};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -39,7 +39,7 @@ pub struct Args {
 }
 
 fn parse_latency(text: &str) -> Result<std::time::Duration, String> {
-    crate::sim::scenario::parse_duration(text)?
+    namzu_sim::scenario::parse_duration(text)?
         .to_std()
         .map_err(|e| e.to_string())
 }
@@ -112,7 +112,7 @@ pub async fn start_fleet(
         )));
     }
     // the demo's clusters start at this machine's now: the one clock a demo has
-    let now = crate::clock::Clock::System.now();
+    let now = namzu_clock::Clock::System.now();
     let members = match scenario {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -167,27 +167,27 @@ async fn serve(fleet: &Fleet) -> Result<(), Failure> {
     let kc = fleet.kubeconfig.display().to_string();
     let (first, _) = &fleet.sims[0];
     match fleet.sims.as_slice() {
-        [(_, sim)] => crate::outln!("Simulated agent-sandbox cluster serving at {}", sim.url()),
+        [(_, sim)] => namzu_engine::outln!("Simulated agent-sandbox cluster serving at {}", sim.url()),
         sims => {
-            crate::outln!("{} simulated agent-sandbox clusters serving:", sims.len());
+            namzu_engine::outln!("{} simulated agent-sandbox clusters serving:", sims.len());
             let width = sims.iter().map(|(name, _)| name.len()).max().unwrap_or(0);
             for (name, sim) in sims {
-                crate::outln!("  {name:<width$}  {}", sim.url());
+                namzu_engine::outln!("  {name:<width$}  {}", sim.url());
             }
         }
     }
-    crate::outln!("kubeconfig: {kc}");
-    crate::outln!("Try, in another terminal:");
+    namzu_engine::outln!("kubeconfig: {kc}");
+    namzu_engine::outln!("Try, in another terminal:");
     if fleet.sims.len() == 1 {
-        crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
-        crate::outln!("  kubectl namzu --kubeconfig {kc} list -A");
+        namzu_engine::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A");
+        namzu_engine::outln!("  kubectl namzu --kubeconfig {kc} list -A");
     } else {
-        crate::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A --context {first}");
-        crate::outln!("  kubectl namzu --kubeconfig {kc} list -A --all-contexts");
+        namzu_engine::outln!("  kubectl --kubeconfig {kc} get sandboxes.agents.x-k8s.io -A --context {first}");
+        namzu_engine::outln!("  kubectl namzu --kubeconfig {kc} list -A --all-contexts");
     }
     // SIGTERM and SIGHUP end it as Ctrl-C does: the fleet is dropped, its scratch files removed
-    let termination = crate::signals::Termination::listen();
-    crate::outln!("Press Ctrl-C to stop.");
+    let termination = namzu_engine::signals::Termination::listen();
+    namzu_engine::outln!("Press Ctrl-C to stop.");
     termination.received().await;
     Ok(())
 }
@@ -224,7 +224,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
         write: false,
         audit_log: Some(audit.to_path_buf()),
         no_audit: false,
-        chunk_size: crate::cluster::connect::DEFAULT_CHUNK_SIZE,
+        chunk_size: namzu_engine::cluster::connect::DEFAULT_CHUNK_SIZE,
         per_sandbox_label_key: None,
     };
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
@@ -237,7 +237,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
         show_labels: false,
         label_columns: Vec::new(),
         no_headers: false,
-        sort_by: crate::domain::select::SortKey::Name,
+        sort_by: namzu_domain::select::SortKey::Name,
         watch: false,
         watch_only: false,
         output_watch_events: false,
@@ -249,7 +249,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
 
 #[cfg(test)]
 mod tests {
-    use crate::domain::safety::{Colour, Confirm, SafetyConfig};
+    use namzu_domain::safety::{Colour, Confirm, SafetyConfig};
 
     /// The demo's rules parse, and give the fleet's production contexts a red PROD badge and
     /// typed confirmations, staging a badge only.

@@ -3,13 +3,13 @@
 use super::exit::Failure;
 use super::globals::Globals;
 use super::output;
-use crate::cluster::access;
-use crate::cluster::connect::Connection;
-use crate::cluster::error::ClusterError;
-use crate::cluster::resources::{self, SANDBOXES, TEMPLATES};
-use crate::domain::naming::{is_workspace, template_label};
-use crate::domain::rbac::VERBS;
-use crate::ops::fleet::Fleet;
+use namzu_engine::cluster::access;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::error::ClusterError;
+use namzu_engine::cluster::resources::{self, SANDBOXES, TEMPLATES};
+use namzu_domain::naming::{is_workspace, template_label};
+use namzu_domain::rbac::VERBS;
+use namzu_engine::ops::fleet::Fleet;
 use std::collections::BTreeSet;
 
 fn qualified(group: &str, resource: &str) -> String {
@@ -22,9 +22,9 @@ fn qualified(group: &str, resource: &str) -> String {
 
 pub async fn run(globals: &Globals) -> Result<(), Failure> {
     // a kubeconfig that cannot be read is the first thing diagnosed, not the way doctor fails
-    if let Err(e) = crate::cluster::connect::load_kubeconfig(&globals.connect_options(false)) {
-        crate::outln!("✗ kubeconfig    {}", output::printable(&e.to_string()));
-        crate::outln!(
+    if let Err(e) = namzu_engine::cluster::connect::load_kubeconfig(&globals.connect_options(false)) {
+        namzu_engine::outln!("✗ kubeconfig    {}", output::printable(&e.to_string()));
+        namzu_engine::outln!(
             "  fix: point KUBECONFIG (or --kubeconfig) at a readable kubeconfig (`kubectl config view` shows what kubectl reads); `kubectl namzu demo` needs none"
         );
         return Err(Failure::error("no usable kubeconfig: nothing else can be checked"));
@@ -38,16 +38,16 @@ pub async fn run(globals: &Globals) -> Result<(), Failure> {
     for (i, (member, report)) in reports.iter().enumerate() {
         if several_contexts {
             if i > 0 {
-                crate::outln!();
+                namzu_engine::outln!();
             }
-            crate::outln!("Context {}:", output::printable(&member.conn.context));
+            namzu_engine::outln!("Context {}:", output::printable(&member.conn.context));
         }
-        crate::out!("{}", report.text);
+        namzu_engine::out!("{}", report.text);
         match &report.end {
             Ok(()) => {}
             Err(e) if !several_contexts => return Err(Failure::error(e.clone())),
             Err(e) => {
-                crate::errln!(
+                namzu_engine::errln!(
                     "context \"{}\": {}",
                     output::printable(&member.conn.context),
                     output::printable(e)

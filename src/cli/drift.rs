@@ -5,14 +5,14 @@ use super::exit::Failure;
 use super::globals::Globals;
 use super::output::{self, Format};
 use super::overlay::OverlayArgs;
-use crate::cluster::connect::Connection;
-use crate::cluster::detail;
-use crate::cluster::inventory::{self, Query};
-use crate::domain::diff::Change;
-use crate::domain::drift::{DriftState, TemplateRead, field_changes};
-use crate::domain::naming::WorkspaceId;
-use crate::domain::workspace::Workspace;
-use crate::present::describe;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::detail;
+use namzu_engine::cluster::inventory::{self, Query};
+use namzu_domain::diff::Change;
+use namzu_domain::drift::{DriftState, TemplateRead, field_changes};
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::workspace::Workspace;
+use namzu_engine::present::describe;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -59,7 +59,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             let Some(d) = detail::read(&conn, &ns, id).await? else {
                 return Err(super::exit::absent(&conn, id).await);
             };
-            if !crate::domain::naming::is_workspace(&d.sandbox) {
+            if !namzu_domain::naming::is_workspace(&d.sandbox) {
                 return Err(Failure {
                     code: super::exit::NOT_FOUND,
                     message: super::exit::not_a_workspace(&id.sandbox_name(), &ns),
@@ -80,26 +80,26 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             })
             .await?;
             for w in &warnings {
-                crate::errln!("{}", output::printable(w));
+                namzu_engine::errln!("{}", output::printable(w));
             }
             reports
         }
     };
     match args.output {
-        Format::Json | Format::Yaml => crate::out!(
+        Format::Json | Format::Yaml => namzu_engine::out!(
             "{}",
             output::structured(&json!(reports.iter().map(structured).collect::<Vec<_>>()), args.output)
         ),
         Format::Name => reports
             .iter()
-            .for_each(|r| crate::outln!("sandbox.agents.x-k8s.io/{}", r.workspace.sandbox_name)),
+            .for_each(|r| namzu_engine::outln!("sandbox.agents.x-k8s.io/{}", r.workspace.sandbox_name)),
         Format::Table | Format::Wide => {
             if reports.is_empty() {
-                crate::errln!("No drifted workspaces.");
+                namzu_engine::errln!("No drifted workspaces.");
             }
             reports
                 .iter()
-                .for_each(|r| crate::out!("{}", output::printable_lines(&text(r))));
+                .for_each(|r| namzu_engine::out!("{}", output::printable_lines(&text(r))));
         }
     }
     Ok(())

@@ -11,12 +11,12 @@ use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::input;
 use super::logs::target;
-use crate::cluster::connect::Connection;
-use crate::console::printable;
-use crate::domain::naming::WorkspaceId;
-use crate::domain::triage::{Purpose, kubectl_exec_args};
-use crate::ops::fleet::{Fleet, Member};
-use crate::ops::write::rules::{self, ExecGate};
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::console::printable;
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::triage::{Purpose, kubectl_exec_args};
+use namzu_engine::ops::fleet::{Fleet, Member};
+use namzu_engine::ops::write::rules::{self, ExecGate};
 use std::io::IsTerminal;
 
 #[derive(Debug, clap::Args)]
@@ -93,7 +93,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let argv = kubectl_exec_args(
         &conn.kubectl_flags,
         &conn.namespace,
-        crate::domain::object::name(&pod),
+        namzu_domain::object::name(&pod),
         &container,
         args.stdin,
         args.tty,
@@ -103,8 +103,8 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     // It is read again once kubectl has started — a pod replaced by then stops kubectl — and
     // again when it ends, to say so if the command may have run in another pod.
     let (pod_name, checked) = (
-        crate::domain::object::name(&pod).to_string(),
-        crate::domain::object::uid(&pod).unwrap_or_default().to_string(),
+        namzu_domain::object::name(&pod).to_string(),
+        namzu_domain::object::uid(&pod).unwrap_or_default().to_string(),
     );
     let mut child = spawn_kubectl(&argv)?;
     if let Some(now) = replaced(&conn, &pod_name, &checked).await {
@@ -119,7 +119,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::error(e.to_string()))?
         .map_err(|e| Failure::error(format!("cannot wait for kubectl: {e}")))?;
     if let Some(now) = replaced(&conn, &pod_name, &checked).await {
-        crate::errln!(
+        namzu_engine::errln!(
             "warning: pod {pod_name} was replaced while kubectl exec ran (uid {checked} is now {now}): the command may have run in the new pod"
         );
     }
@@ -133,9 +133,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 /// The uid now standing under `pod`'s name when it is not `checked` (`gone` when none is);
 /// `None` while it is the pod checked, or when it cannot be read (kubectl says its own error).
 async fn replaced(conn: &Connection, pod: &str, checked: &str) -> Option<String> {
-    match crate::cluster::resources::get(conn, &crate::cluster::kinds::PODS, &conn.namespace, pod).await {
+    match namzu_engine::cluster::resources::get(conn, &namzu_engine::cluster::kinds::PODS, &conn.namespace, pod).await {
         Ok(Some(now)) => {
-            let uid = crate::domain::object::uid(&now).unwrap_or_default();
+            let uid = namzu_domain::object::uid(&now).unwrap_or_default();
             (uid != checked).then(|| uid.to_string())
         }
         Ok(None) => Some("gone".into()),

@@ -1,8 +1,8 @@
 //! Exit codes (documented in README and `--help`) and the one-line failure they travel with.
 
-use crate::cluster::error::ClusterError;
-use crate::domain::naming::InvalidWorkspaceId;
-use crate::ops::fleet::{ContextError, FleetError};
+use namzu_engine::cluster::error::ClusterError;
+use namzu_domain::naming::InvalidWorkspaceId;
+use namzu_engine::ops::fleet::{ContextError, FleetError};
 
 pub const OK: i32 = 0;
 pub const ERROR: i32 = 1;
@@ -31,11 +31,11 @@ container to read or run in: the workspace is suspended, its pod not created yet
 
 /// No workspace `id` in the connection's namespace: absent, or a Sandbox that is not a
 /// workspace (said exactly so). Exit 4 either way.
-pub async fn absent(conn: &crate::cluster::connect::Connection, id: &crate::domain::naming::WorkspaceId) -> Failure {
-    use crate::cluster::resources::{self, SANDBOXES};
+pub async fn absent(conn: &namzu_engine::cluster::connect::Connection, id: &namzu_domain::naming::WorkspaceId) -> Failure {
+    use namzu_engine::cluster::resources::{self, SANDBOXES};
     let ns = &conn.namespace;
     let message = match resources::get(conn, &SANDBOXES, ns, &id.sandbox_name()).await {
-        Ok(Some(sandbox)) if !crate::domain::naming::is_workspace(&sandbox) => not_a_workspace(&id.sandbox_name(), ns),
+        Ok(Some(sandbox)) if !namzu_domain::naming::is_workspace(&sandbox) => not_a_workspace(&id.sandbox_name(), ns),
         _ => format!("workspace {id} not found in namespace {ns}"),
     };
     Failure {
@@ -48,7 +48,7 @@ pub async fn absent(conn: &crate::cluster::connect::Connection, id: &crate::doma
 pub fn not_a_workspace(sandbox_name: &str, namespace: &str) -> String {
     format!(
         "Sandbox {sandbox_name} in namespace {namespace} exists but is not a workspace (no {} label on its pod template)",
-        crate::domain::keys::TEMPLATE_LABEL
+        namzu_domain::keys::TEMPLATE_LABEL
     )
 }
 

@@ -1,10 +1,10 @@
 //! kubectl's global flags, parsed by the plugin itself (kubectl passes them through untouched).
 
-use crate::cluster::connect::ConnectOptions;
-use crate::cluster::inventory::Scope;
-use crate::domain::naming::validate_namespace;
-use crate::domain::safety::{Confirm, Overrides};
-use crate::domain::select::parse_duration;
+use namzu_engine::cluster::connect::ConnectOptions;
+use namzu_engine::cluster::inventory::Scope;
+use namzu_domain::naming::validate_namespace;
+use namzu_domain::safety::{Confirm, Overrides};
+use namzu_domain::select::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -39,7 +39,7 @@ pub struct Globals {
     #[arg(long, global = true, default_value = "30s", value_parser = parse_timeout)]
     pub request_timeout: RequestTimeout,
     /// Objects per LIST page, as kubectl's --chunk-size; 0 = one request for everything.
-    #[arg(long, global = true, default_value_t = crate::cluster::connect::DEFAULT_CHUNK_SIZE, value_name = "N")]
+    #[arg(long, global = true, default_value_t = namzu_engine::cluster::connect::DEFAULT_CHUNK_SIZE, value_name = "N")]
     pub chunk_size: u32,
     /// Log every API request to stderr.
     #[arg(short = 'v', long, global = true)]
@@ -88,7 +88,7 @@ fn parse_label_key(text: &str) -> Result<String, String> {
         && b[b.len() - 1].is_ascii_alphanumeric()
         && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'));
-    let prefix_ok = prefix.is_none_or(crate::domain::naming::is_path_safe_name);
+    let prefix_ok = prefix.is_none_or(namzu_domain::naming::is_path_safe_name);
     if name_ok && prefix_ok {
         Ok(text.to_string())
     } else {
@@ -173,8 +173,8 @@ impl Globals {
     pub fn fleet_request(
         &self,
         interactive_exec: bool,
-    ) -> Result<crate::ops::fleet::Request, crate::cli::exit::Failure> {
-        Ok(crate::ops::fleet::Request {
+    ) -> Result<namzu_engine::ops::fleet::Request, crate::cli::exit::Failure> {
+        Ok(namzu_engine::ops::fleet::Request {
             contexts: self.context.clone(),
             all_contexts: self.all_contexts,
             write: self.write,
@@ -202,8 +202,8 @@ impl Globals {
     }
 
     /// The write policy of one context: its read-only rule, the shared audit log.
-    pub fn write_policy(&self, read_only: bool) -> crate::cluster::write::WritePolicy {
-        crate::cluster::write::WritePolicy {
+    pub fn write_policy(&self, read_only: bool) -> namzu_engine::cluster::write::WritePolicy {
+        namzu_engine::cluster::write::WritePolicy {
             read_only,
             audit: self.audit(),
             throttle: Default::default(),
@@ -212,19 +212,19 @@ impl Globals {
     }
 
     /// The overlay flags of a verb with the global per-sandbox label key.
-    pub fn overlay_flags(&self, overlays: &crate::cli::overlay::OverlayArgs) -> crate::domain::drift::OverlayFlags {
-        crate::domain::drift::OverlayFlags {
+    pub fn overlay_flags(&self, overlays: &crate::cli::overlay::OverlayArgs) -> namzu_domain::drift::OverlayFlags {
+        namzu_domain::drift::OverlayFlags {
             per_sandbox_label_key: self.per_sandbox_label_key.clone(),
             ..overlays.flags()
         }
     }
 
-    pub fn audit(&self) -> crate::cluster::audit::AuditLog {
-        crate::cluster::audit::AuditLog {
+    pub fn audit(&self) -> namzu_engine::cluster::audit::AuditLog {
+        namzu_engine::cluster::audit::AuditLog {
             path: if self.no_audit {
                 None
             } else {
-                self.audit_log.clone().or_else(crate::cluster::audit::default_path)
+                self.audit_log.clone().or_else(namzu_engine::cluster::audit::default_path)
             },
             session: None,
             failure: Default::default(),

@@ -5,10 +5,10 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, ReportFormat};
-use crate::cluster::connect::Connection;
-use crate::cluster::triage::{self, HistoryRead};
-use crate::domain::naming::WorkspaceId;
-use crate::domain::timeline;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::triage::{self, HistoryRead};
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::timeline;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -50,7 +50,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             message: format!("workspace {} not found in namespace {ns}", args.id),
         });
     };
-    if !crate::domain::naming::is_workspace(&read.sandbox) {
+    if !namzu_domain::naming::is_workspace(&read.sandbox) {
         return Err(Failure {
             code: exit::NOT_FOUND,
             message: exit::not_a_workspace(&args.id.sandbox_name(), &ns),
@@ -59,18 +59,18 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {
             let value = structured(&args.id, &ns, &read, conn.clock.now());
-            crate::out!("{}", output::structured(&value, args.output.format()));
+            namzu_engine::out!("{}", output::structured(&value, args.output.format()));
         }
         ReportFormat::Table => {
             let inputs = read.inputs();
             let now = conn.clock.now();
-            let lines = crate::present::history::render(
+            let lines = namzu_engine::present::history::render(
                 &timeline::timeline(&inputs),
                 timeline::waterfall(&inputs, now).as_ref(),
                 &read.warnings,
                 now,
             );
-            crate::out!("{}", output::printable_lines(&(lines.join("\n") + "\n")));
+            namzu_engine::out!("{}", output::printable_lines(&(lines.join("\n") + "\n")));
         }
     }
     Ok(())

@@ -26,8 +26,8 @@ pub fn read_object(path: &str) -> Result<Value, Failure> {
 /// runtime's threads). True only when the line typed, trimmed, is `word`.
 pub async fn typed_answer(question: &str, prompt: &str, word: &str) -> Result<bool, String> {
     use std::io::{BufRead, Write};
-    crate::errln!("{question}");
-    crate::errw!("{prompt}");
+    namzu_engine::errln!("{question}");
+    namzu_engine::errw!("{prompt}");
     let _ = std::io::stderr().flush();
     let mut line = String::new();
     let answer = tokio::task::spawn_blocking(move || std::io::stdin().lock().read_line(&mut line).map(|_| line))

@@ -5,12 +5,12 @@ use super::globals::Globals;
 use super::output::{self, Format, Printer};
 use super::overlay::OverlayArgs;
 use super::schema;
-use crate::cluster::connect::Connection;
-use crate::cluster::detail::{self, Detail, event_time};
-use crate::domain::naming::WorkspaceId;
-use crate::domain::object::{generation, owner_refs};
-use crate::domain::workspace::{Observed, Workspace};
-use crate::present;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::detail::{self, Detail, event_time};
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::object::{generation, owner_refs};
+use namzu_domain::workspace::{Observed, Workspace};
+use namzu_engine::present;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -37,7 +37,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let Some(d) = detail::read(&conn, &ns, &args.id).await? else {
         return Err(super::exit::absent(&conn, &args.id).await);
     };
-    if !crate::domain::naming::is_workspace(&d.sandbox) {
+    if !namzu_domain::naming::is_workspace(&d.sandbox) {
         return Err(Failure {
             code: super::exit::NOT_FOUND,
             message: super::exit::not_a_workspace(&args.id.sandbox_name(), &ns),
@@ -69,7 +69,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 .map_err(Failure::error)?
         }
     };
-    crate::out!("{text}");
+    namzu_engine::out!("{text}");
     Ok(())
 }
 
@@ -79,7 +79,7 @@ fn structured(w: &Workspace, d: &Detail) -> Value {
     out["generation"] = json!(generation(&d.sandbox));
     out["ownerReferences"] = json!(owner_refs(&d.sandbox));
     // who last wrote spec.operatingMode, by managedFields (null when they do not say)
-    out["modeSetBy"] = json!(crate::domain::writers::of_mode(&d.sandbox));
+    out["modeSetBy"] = json!(namzu_domain::writers::of_mode(&d.sandbox));
     out["events"] = match &d.events {
         Observed::Known(list) => json!(
             list.iter()

@@ -8,11 +8,11 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, Format, Tone};
-use crate::domain::leaks::{Leak, LeakKind};
-use crate::domain::resources::{Unit, format_quantity, human};
-use crate::ops::fleet::{Fleet, Member};
-use crate::ops::leaks::{Front, LeaksError, Question, Report, Request};
-use crate::present;
+use namzu_domain::leaks::{Leak, LeakKind};
+use namzu_domain::resources::{Unit, format_quantity, human};
+use namzu_engine::ops::fleet::{Fleet, Member};
+use namzu_engine::ops::leaks::{Front, LeaksError, Question, Report, Request};
+use namzu_engine::present;
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -159,7 +159,7 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
     if disks > 0 || in_use > 0 {
         s.push_str(&format!(
             "\n{}; disks left behind hold {}{}\n",
-            crate::domain::counted(leaks, "leak"),
+            namzu_domain::counted(leaks, "leak"),
             human(disks, Unit::Bytes),
             if in_use > 0 {
                 format!("; {in_use} in use, never deleted (-o wide shows why)")
@@ -180,9 +180,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     if writes {
-        crate::ops::leaks::admit(&fleet)?;
+        namzu_engine::ops::leaks::admit(&fleet)?;
     }
-    let read = crate::ops::leaks::read(&fleet, globals.all_namespaces).await?;
+    let read = namzu_engine::ops::leaks::read(&fleet, globals.all_namespaces).await?;
     if writes {
         return delete(globals, &fleet, &args, read).await;
     }
@@ -201,7 +201,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 leak,
             })
         })
-        .filter(|f| crate::ops::leaks::selected(&f.leak, &only))
+        .filter(|f| namzu_engine::ops::leaks::selected(&f.leak, &only))
         .collect();
     match args.output {
         LeaksFormat::Json | LeaksFormat::Yaml => {
@@ -211,9 +211,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 Format::Yaml
             };
             let list: Vec<Value> = found.iter().map(|f| structured(f, now)).collect();
-            crate::out!("{}", output::structured(&json!(list), format));
+            namzu_engine::out!("{}", output::structured(&json!(list), format));
         }
-        LeaksFormat::Table | LeaksFormat::Wide => crate::out!(
+        LeaksFormat::Table | LeaksFormat::Wide => namzu_engine::out!(
             "{}",
             table(&found, fleet.several_contexts, args.output == LeaksFormat::Wide, now)
         ),
@@ -244,12 +244,12 @@ impl Front for Terminal {
     }
 
     fn cancelled(&self, context: &str) {
-        crate::errln!("{}", present::leaks::cancelled(context));
+        namzu_engine::errln!("{}", present::leaks::cancelled(context));
     }
 
     fn step(&self, report: &Report, done: usize, total: usize) {
         if self.human {
-            crate::outln!("{}", output::printable(&report.line(done, total)));
+            namzu_engine::outln!("{}", output::printable(&report.line(done, total)));
         }
     }
 
@@ -258,7 +258,7 @@ impl Front for Terminal {
     }
 
     fn interrupted_twice() {
-        crate::errln!(
+        namzu_engine::errln!(
             "error: interrupted twice: the delete in flight was abandoned, its outcome unknown (`kubectl namzu audit` names it)"
         );
         std::process::exit(exit::ERROR);
@@ -287,14 +287,14 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
         names: args.names.clone(),
         kinds: args.kinds.clone(),
         include_detached: args.include_detached,
-        detached_after_days: crate::domain::leaks::DETACHED_AFTER_DAYS,
+        detached_after_days: namzu_domain::leaks::DETACHED_AFTER_DAYS,
         quarantine: args.quarantine,
         quarantine_days: None,
     };
     // a name given that no deletable leak answers is said (and the command fails), not skipped
-    let unmatched = crate::ops::leaks::unmatched(&read, &request, fleet.clock.now());
+    let unmatched = namzu_engine::ops::leaks::unmatched(&read, &request, fleet.clock.now());
     for why in &unmatched {
-        crate::errln!("{}", output::printable(why));
+        namzu_engine::errln!("{}", output::printable(why));
     }
     if !unmatched.is_empty() && unmatched.len() == request.names.len() {
         return Err(Failure {
@@ -304,9 +304,9 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
     }
     let base = globals.write_policy(globals.overrides().read_only == Some(true));
     let human = matches!(args.output, LeaksFormat::Table | LeaksFormat::Wide);
-    let checked = crate::ops::leaks::prepare(fleet, read, &request, &base, std::io::stdin().is_terminal())?;
+    let checked = namzu_engine::ops::leaks::prepare(fleet, read, &request, &base, std::io::stdin().is_terminal())?;
     let skipped = checked.skipped();
-    let ran = crate::ops::leaks::run(checked, &Terminal { human }).await?;
+    let ran = namzu_engine::ops::leaks::run(checked, &Terminal { human }).await?;
     let total = ran.total;
     if !human {
         let format = if args.output == LeaksFormat::Json {
@@ -315,14 +315,14 @@ async fn delete(globals: &Globals, fleet: &Fleet, args: &Args, read: Vec<(Member
             Format::Yaml
         };
         let reports: Vec<Value> = ran.reports.iter().map(json).collect();
-        crate::out!("{}", output::structured(&json!(reports), format));
+        namzu_engine::out!("{}", output::structured(&json!(reports), format));
     } else if skipped > 0 {
-        crate::errln!("{}", present::leaks::not_deleted(skipped));
+        namzu_engine::errln!("{}", present::leaks::not_deleted(skipped));
     } else if total == 0 && fleet.failed().is_empty() {
-        crate::errln!("{}", present::leaks::NOTHING_TO_DELETE);
+        namzu_engine::errln!("{}", present::leaks::NOTHING_TO_DELETE);
     }
     if let Some(stop) = ran.stopped {
-        crate::errln!(
+        namzu_engine::errln!(
             "{}",
             output::printable(&present::leaks::stopped(
                 stop.reason(),

@@ -6,16 +6,16 @@ use super::output::{self, Format, Printer, Tone};
 use super::overlay::OverlayArgs;
 use super::schema;
 use super::selection::SelectionArgs;
-use crate::cluster::inventory::{self, Query};
-use crate::cluster::pack::{Pack, Packed};
-use crate::domain::columns::{Column, cell, columns};
-use crate::domain::drift::DriftState;
-use crate::domain::naming::{WorkspaceId, WorkspaceKey};
-use crate::domain::safety::Badge;
-use crate::domain::select::{SortKey, sort};
-use crate::domain::state::State;
-use crate::domain::workspace::Workspace;
-use crate::ops::fleet::Fleet;
+use namzu_engine::cluster::inventory::{self, Query};
+use namzu_engine::cluster::pack::{Pack, Packed};
+use namzu_domain::columns::{Column, cell, columns};
+use namzu_domain::drift::DriftState;
+use namzu_domain::naming::{WorkspaceId, WorkspaceKey};
+use namzu_domain::safety::Badge;
+use namzu_domain::select::{SortKey, sort};
+use namzu_domain::state::State;
+use namzu_domain::workspace::Workspace;
+use namzu_engine::ops::fleet::Fleet;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -174,9 +174,9 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if said_empty {
         match (&fleet.members[..], globals.all_namespaces) {
             ([one], false) if !fleet.several_contexts => {
-                crate::errln!("No resources found in {} namespace.", one.conn.namespace)
+                namzu_engine::errln!("No resources found in {} namespace.", one.conn.namespace)
             }
-            _ => crate::errln!("No resources found."),
+            _ => namzu_engine::errln!("No resources found."),
         }
     }
     fleet.finish()
@@ -191,8 +191,8 @@ async fn json_by_name(
     fleet: &Fleet,
     all_namespaces: bool,
     query: &Query,
-    filter: &crate::domain::select::Filter,
-    flags: &crate::domain::drift::OverlayFlags,
+    filter: &namzu_domain::select::Filter,
+    flags: &namzu_domain::drift::OverlayFlags,
     now: DateTime<Utc>,
 ) -> Result<(), Failure> {
     let several_contexts = fleet.several_contexts;
@@ -319,7 +319,7 @@ async fn named(
     }
     match (&args.output, rows.as_slice(), args.ids.len()) {
         (Printer::Plain(format @ (Format::Json | Format::Yaml)), [one], 1) => {
-            crate::out!("{}", output::structured(&schema::workspace(one), *format));
+            namzu_engine::out!("{}", output::structured(&schema::workspace(one), *format));
         }
         // a template sees the object itself, as `kubectl get NAME -o jsonpath=…` does
         (template, [one], 1) if !matches!(template, Printer::Plain(_)) => {
@@ -332,7 +332,7 @@ async fn named(
                     args.allow_missing_template_keys,
                 )
                 .map_err(Failure::error)?;
-            crate::out!("{text}");
+            namzu_engine::out!("{text}");
         }
         _ if rows.is_empty() => {}
         _ => print(args, globals, fleet, &rows, now)?,
@@ -341,7 +341,7 @@ async fn named(
         return fleet.finish();
     };
     for m in &missing[1..] {
-        crate::errln!("{}", m.message);
+        namzu_engine::errln!("{}", m.message);
     }
     Err(Failure {
         code: first.code,
@@ -365,7 +365,7 @@ fn print(
             let text = template
                 .render_template(&list, &items, args.no_headers, args.allow_missing_template_keys)
                 .map_err(Failure::error)?;
-            crate::out!("{text}");
+            namzu_engine::out!("{text}");
             return Ok(());
         }
     };
@@ -383,7 +383,7 @@ fn print(
         return Ok(());
     }
     let shape = Shape::of(args, globals, fleet);
-    crate::out!("{}", render(workspaces, format, &shape, args.no_headers, now));
+    namzu_engine::out!("{}", render(workspaces, format, &shape, args.no_headers, now));
     Ok(())
 }
 
@@ -394,16 +394,16 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
-    use crate::cluster::live::{LiveEvent, LiveOptions};
-    use crate::domain::mirror::RowChange;
-    use crate::ops::follow::{self, Followed, Target, Turn, Turns};
+    use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
+    use namzu_domain::mirror::RowChange;
+    use namzu_engine::ops::follow::{self, Followed, Target, Turn, Turns};
     let targets = fleet.members.iter().map(|member| Target {
         context: fleet.row_context(member),
         conn: member.conn.clone(),
         scope: scope(globals.all_namespaces, &member.conn.namespace),
     });
     let mut events = follow::follow(targets, &query, &args.overlays.flags(), &LiveOptions::default());
-    let termination = crate::signals::Termination::listen().received();
+    let termination = namzu_engine::signals::Termination::listen().received();
     tokio::pin!(termination);
     let filter = args.selection.filter();
     let shape = Shape::of(args, globals, fleet);
@@ -417,8 +417,8 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
     let mut turns = Turns::default();
     // one line on stderr, after its context's name across several
     let stderr_line = |context: &Option<String>, text: &str| match context {
-        Some(c) => crate::errln!("context \"{}\": {}", output::printable(c), output::printable(text)),
-        None => crate::errln!("{}", output::printable(text)),
+        Some(c) => namzu_engine::errln!("context \"{}\": {}", output::printable(c), output::printable(text)),
+        None => namzu_engine::errln!("{}", output::printable(text)),
     };
     loop {
         let Followed { context, event } = tokio::select! {

@@ -5,11 +5,11 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output;
-use crate::cluster::connect::Connection;
-use crate::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
-use crate::domain::naming::WorkspaceId;
-use crate::domain::select::parse_duration;
-use crate::domain::triage::{Purpose, Unavailable, command_target};
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::select::parse_duration;
+use namzu_domain::triage::{Purpose, Unavailable, command_target};
 use chrono::{DateTime, Utc};
 
 #[derive(Debug, clap::Args)]
@@ -60,7 +60,7 @@ fn parse_since(text: &str) -> Result<i64, String> {
 }
 
 fn parse_since_time(text: &str) -> Result<DateTime<Utc>, String> {
-    crate::domain::timefmt::parse(text)
+    namzu_domain::timefmt::parse(text)
         .ok_or_else(|| format!("invalid time {text:?}: use RFC 3339, e.g. 2026-12-01T10:00:00Z"))
 }
 
@@ -103,7 +103,7 @@ pub async fn target(
             u => unavailable(&u),
         })?;
     if let Some(all) = &chosen.defaulted_among {
-        crate::errln!(
+        namzu_engine::errln!(
             "Defaulted container \"{}\" out of: {}",
             output::printable(&chosen.container),
             output::printable(&all.join(", "))
@@ -135,7 +135,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         tail_lines: (args.tail >= 0).then_some(args.tail),
         timestamps: args.timestamps,
     };
-    let termination = crate::signals::Termination::listen();
+    let termination = namzu_engine::signals::Termination::listen();
     let mut sink = Stdout {
         terminal: std::io::IsTerminal::is_terminal(&std::io::stdout()),
     };
@@ -151,7 +151,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         LogEnd::Replaced { .. } => Err(Failure::error(read.message().unwrap_or_default())),
         other => {
             if let Some(m) = other.message() {
-                crate::errln!("--- {m}");
+                namzu_engine::errln!("--- {m}");
             }
             Ok(())
         }
@@ -171,7 +171,7 @@ impl LogSink for Stdout {
         let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for l in lines {
             if self.terminal {
-                text.push_str(&crate::present::layout::terminal_safe(l));
+                text.push_str(&namzu_engine::present::layout::terminal_safe(l));
             } else {
                 text.push_str(&l);
             }
@@ -192,14 +192,14 @@ impl LogSink for Stdout {
 
     fn note(&mut self, note: LogNote) {
         match note {
-            LogNote::Restarted { container, restart } => crate::errln!(
+            LogNote::Restarted { container, restart } => namzu_engine::errln!(
                 "--- container {} restarted (restart {restart}): following the new instance",
                 output::printable(&container)
             ),
             LogNote::Reconnecting { why } => {
-                crate::errln!("--- the log stream ended ({}): reading on", output::printable(&why))
+                namzu_engine::errln!("--- the log stream ended ({}): reading on", output::printable(&why))
             }
-            LogNote::Waiting { container, state } => crate::errln!(
+            LogNote::Waiting { container, state } => namzu_engine::errln!(
                 "--- container {} is not running ({}): following its next start",
                 output::printable(&container),
                 output::printable(&state)

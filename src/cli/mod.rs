@@ -4,6 +4,7 @@ pub mod audit;
 pub mod capacity;
 pub mod complete;
 pub mod config;
+#[cfg_attr(not(feature = "demo"), path = "no_demo.rs")]
 pub mod demo;
 pub mod doctor;
 pub mod drift;
@@ -125,7 +126,7 @@ pub struct TuiArgs {
 }
 
 fn parse_interval(text: &str) -> Result<std::time::Duration, String> {
-    let d = crate::domain::select::parse_duration(text)?;
+    let d = namzu_domain::select::parse_duration(text)?;
     d.to_std()
         .ok()
         .filter(|d| !d.is_zero())
@@ -195,7 +196,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
             Ok(())
         }
         Command::Version => {
-            crate::outln!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"));
+            namzu_engine::outln!("kubectl-namzu {}", env!("CARGO_PKG_VERSION"));
             Ok(())
         }
     }

@@ -3,8 +3,8 @@
 use serde_json::Value;
 use std::io::IsTerminal;
 
-pub use crate::console::{printable, printable_lines, stdout_closed, stdout_failure, write_stdout};
-pub use crate::present::yaml::{compact_json, pretty_json};
+pub use namzu_engine::console::{printable, printable_lines, stdout_closed, stdout_failure, write_stdout};
+pub use namzu_engine::present::yaml::{compact_json, pretty_json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -39,14 +39,14 @@ impl ReportFormat {
 pub enum Printer {
     Plain(Format),
     /// The template and its text (kubectl's execution errors quote it).
-    JsonPath(crate::present::jsonpath::Template, String),
-    CustomColumns(Vec<(String, crate::present::jsonpath::Template)>),
+    JsonPath(namzu_engine::present::jsonpath::Template, String),
+    CustomColumns(Vec<(String, namzu_engine::present::jsonpath::Template)>),
 }
 
 /// kubectl's `-o`: `table|wide|json|yaml|name`, `jsonpath=T`, `jsonpath-file=F`,
 /// `custom-columns=H:P,…`, `custom-columns-file=F`.
 pub fn parse_printer(text: &str) -> Result<Printer, String> {
-    use crate::present::jsonpath::{Template, parse_columns, parse_columns_file};
+    use namzu_engine::present::jsonpath::{Template, parse_columns, parse_columns_file};
     let read = |path: &str| std::fs::read_to_string(path).map_err(|e| format!("error reading {path}: {e}"));
     match text.split_once('=') {
         Some(("jsonpath", "")) | None if text == "jsonpath" || text == "jsonpath=" => {
@@ -89,7 +89,7 @@ impl Printer {
                     .map(|item| {
                         columns
                             .iter()
-                            .map(|(_, t)| (crate::present::jsonpath::column_cell(t, item), Tone::Plain))
+                            .map(|(_, t)| (namzu_engine::present::jsonpath::column_cell(t, item), Tone::Plain))
                             .collect()
                     })
                     .collect();
@@ -136,8 +136,8 @@ pub enum Tone {
 }
 
 /// A config file's badge colour as a tone of the tables.
-pub fn badge_tone(colour: Option<crate::domain::safety::Colour>) -> Tone {
-    use crate::domain::safety::Colour;
+pub fn badge_tone(colour: Option<namzu_domain::safety::Colour>) -> Tone {
+    use namzu_domain::safety::Colour;
     match colour {
         None => Tone::Plain,
         Some(Colour::Red) => Tone::Bad,
@@ -229,7 +229,7 @@ pub fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut
 /// JSON (pretty) or YAML of a value, newline-terminated.
 pub fn structured(value: &Value, format: Format) -> String {
     match format {
-        Format::Yaml => crate::present::yaml::yaml(value),
+        Format::Yaml => namzu_engine::present::yaml::yaml(value),
         _ => {
             let mut s = pretty_json(value);
             s.push('\n');

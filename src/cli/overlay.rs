@@ -1,6 +1,6 @@
 //! Overlay flags shared by `list`, `inspect` and `drift`: host config that is not on the object.
 
-use crate::domain::drift::OverlayFlags;
+use namzu_domain::drift::OverlayFlags;
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct OverlayArgs {

@@ -3,7 +3,7 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
-use crate::domain::rbac::rules;
+use namzu_domain::rbac::rules;
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -45,6 +45,6 @@ pub fn manifest(namespace: &str, read_only: bool) -> String {
 
 pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let namespace = globals.namespace.clone().unwrap_or_else(|| "default".into());
-    crate::out!("{}", manifest(&namespace, args.read_only));
+    namzu_engine::out!("{}", manifest(&namespace, args.read_only));
     Ok(())
 }

@@ -5,10 +5,10 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, ReportFormat};
-use crate::cluster::connect::Connection;
-use crate::cluster::observe;
-use crate::domain::identity::{self, Closure, Identity, Retained};
-use crate::domain::naming::WorkspaceId;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::observe;
+use namzu_domain::identity::{self, Closure, Identity, Retained};
+use namzu_domain::naming::WorkspaceId;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -76,7 +76,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     // claim to ignore (a replaced Sandbox's entries say nothing of the retained one's)
     if let Some(o) = seen
         .as_ref()
-        .filter(|o| crate::domain::object::uid(&o.sandbox) == Some(args.uid.as_str()))
+        .filter(|o| namzu_domain::object::uid(&o.sandbox) == Some(args.uid.as_str()))
     {
         let entries: Vec<&str> = o
             .sandbox
@@ -104,7 +104,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     );
     let sandbox_name = args.id.sandbox_name();
     let text = match args.output {
-        ReportFormat::Table => format!("{}\n", crate::present::outcome::closure(&ns, &sandbox_name, &closure)),
+        ReportFormat::Table => format!("{}\n", namzu_engine::present::outcome::closure(&ns, &sandbox_name, &closure)),
         format => {
             let mut answer = json!({"state": closure.state(), "workspaceId": args.id.as_str(),
                 "sandboxName": sandbox_name, "namespace": ns});
@@ -121,8 +121,8 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         }
     };
     match args.output {
-        ReportFormat::Table => crate::out!("{}", output::printable_lines(&text)),
-        _ => crate::out!("{text}"),
+        ReportFormat::Table => namzu_engine::out!("{}", output::printable_lines(&text)),
+        _ => namzu_engine::out!("{text}"),
     }
     match closure {
         Closure::Live(_) | Closure::Suspended(_) => Ok(()),

@@ -6,11 +6,11 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, Tone};
-use crate::cluster::connect::Connection;
-use crate::cluster::tombstone;
-use crate::cluster::write::{self, RestoreOutcome};
-use crate::console::printable;
-use crate::ops::fleet::Fleet;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::tombstone;
+use namzu_engine::cluster::write::{self, RestoreOutcome};
+use namzu_engine::console::printable;
+use namzu_engine::ops::fleet::Fleet;
 use serde_json::Value;
 
 #[derive(Debug, clap::Args)]
@@ -51,7 +51,7 @@ fn parse_target(text: &str) -> Result<(&'static str, &str), Failure> {
             )));
         }
     };
-    if !crate::domain::naming::is_path_safe_name(name) {
+    if !namzu_domain::naming::is_path_safe_name(name) {
         return Err(Failure::usage(format!("{}: not a name", printable(text))));
     }
     Ok((kind, name))
@@ -80,12 +80,12 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         return Err(Failure::error("no context was opened"));
     };
     let conn: &Connection = &member.conn;
-    let policy = crate::ops::write::rules::policy(&globals.write_policy(fleet.read_only_flag()), &member.rules);
+    let policy = namzu_engine::ops::write::rules::policy(&globals.write_policy(fleet.read_only_flag()), &member.rules);
     let mut failed = false;
     for (kind, name) in targets {
         let what = format!("{}/{name}", kind.to_lowercase());
         let Some((path, stone)) = tombstone::newest(&dir, Some(&conn.context), kind, &conn.namespace, name) else {
-            crate::errln!(
+            namzu_engine::errln!(
                 "{what} in {}: no tombstone (kubectl namzu restore --list shows what was kept)",
                 printable(&conn.namespace)
             );
@@ -99,7 +99,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             .and_then(serde_json::Value::as_str)
             .unwrap_or_default();
         if server != conn.server {
-            crate::errln!(
+            namzu_engine::errln!(
                 "{what} in {}: its tombstone was kept for server {} of context {}, and this connection reaches {}: not restored",
                 printable(&conn.namespace),
                 printable(server),
@@ -113,22 +113,22 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         let ns = &conn.namespace;
         match &outcome {
             RestoreOutcome::Restored { volume: Some(pv), .. } => {
-                crate::outln!("{what} in {ns}: restored, bound to its retained volume {pv}")
+                namzu_engine::outln!("{what} in {ns}: restored, bound to its retained volume {pv}")
             }
-            RestoreOutcome::Restored { volume: None, .. } => crate::outln!("{what} in {ns}: restored"),
+            RestoreOutcome::Restored { volume: None, .. } => namzu_engine::outln!("{what} in {ns}: restored"),
             RestoreOutcome::RestoredEmpty { why } => {
-                crate::outln!("{what} in {ns}: restored empty: {}", printable(why))
+                namzu_engine::outln!("{what} in {ns}: restored empty: {}", printable(why))
             }
             RestoreOutcome::Refused { message } => {
-                crate::errln!("{what} in {ns}: refused: {}", printable(message));
+                namzu_engine::errln!("{what} in {ns}: refused: {}", printable(message));
                 failed = true;
             }
             RestoreOutcome::ReadOnly => {
-                crate::errln!("{what} in {ns}: refused: {}", fleet.read_only_reason(member));
+                namzu_engine::errln!("{what} in {ns}: refused: {}", fleet.read_only_reason(member));
                 failed = true;
             }
             RestoreOutcome::Failed(e) => {
-                crate::errln!("{what} in {ns}: failed: {}", printable(&e.to_string()));
+                namzu_engine::errln!("{what} in {ns}: failed: {}", printable(&e.to_string()));
                 failed = true;
             }
         }
@@ -153,7 +153,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 fn list(dir: &std::path::Path) {
     let stones = tombstone::list(dir);
     if stones.is_empty() {
-        crate::errln!("No tombstones in {}.", printable(&dir.display().to_string()));
+        namzu_engine::errln!("No tombstones in {}.", printable(&dir.display().to_string()));
         return;
     }
     let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("-").to_string();
@@ -184,7 +184,7 @@ fn list(dir: &std::path::Path) {
             .collect()
         })
         .collect();
-    crate::out!(
+    namzu_engine::out!(
         "{}",
         output::table(
             &["DELETED", "CONTEXT", "NAMESPACE", "OBJECT", "VOLUME", "BY"],

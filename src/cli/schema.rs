@@ -1,8 +1,8 @@
 //! The documented, stable JSON shape of a workspace (`list -o json|yaml`, README "JSON schema").
 
-use crate::domain::egress::PolicyRead;
-use crate::domain::next_step::next_step;
-use crate::domain::workspace::{Observed, Workspace};
+use namzu_domain::egress::PolicyRead;
+use namzu_domain::next_step::next_step;
+use namzu_domain::workspace::{Observed, Workspace};
 use serde_json::{Value, json};
 
 pub fn workspace(w: &Workspace) -> Value {
@@ -67,8 +67,8 @@ pub fn workspace(w: &Workspace) -> Value {
         "holderEpoch": epoch,
         "template": w.template,
         // agent-sandbox v1.0.3's own words on how it started and whether a pool holds it
-        "launchType": w.labels.get(crate::domain::keys::LAUNCH_TYPE),
-        "warmPoolMember": w.labels.contains_key(crate::domain::keys::WARM_POOL_SANDBOX),
+        "launchType": w.labels.get(namzu_domain::keys::LAUNCH_TYPE),
+        "warmPoolMember": w.labels.contains_key(namzu_domain::keys::WARM_POOL_SANDBOX),
         "drift": {
             "state": w.drift.state.as_str(),
             "stored": w.drift.stored,

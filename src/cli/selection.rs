@@ -1,9 +1,9 @@
 //! Choosing workspaces: the filters `list` takes (and the write verbs share).
 
-use crate::domain::diagnosis::DiagnosisKind;
-use crate::domain::drift::DriftState;
-use crate::domain::select::{Filter, parse_duration, parse_instant};
-use crate::domain::state::State;
+use namzu_domain::diagnosis::DiagnosisKind;
+use namzu_domain::drift::DriftState;
+use namzu_domain::select::{Filter, parse_duration, parse_instant};
+use namzu_domain::state::State;
 
 fn one_of<T: Copy>(text: &str, parse: impl Fn(&str) -> Option<T>, all: &[&str], what: &str) -> Result<T, String> {
     parse(text).ok_or_else(|| format!("unknown {what} {text:?}; one of: {}", all.join(", ")))

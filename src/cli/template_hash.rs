@@ -2,8 +2,8 @@
 
 use super::exit::Failure;
 use super::input::read_object;
-use crate::domain::drift::{Overlays, template_hash};
-use crate::domain::object::{at, str_at};
+use namzu_domain::drift::{Overlays, template_hash};
+use namzu_domain::object::{at, str_at};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -51,6 +51,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
         per_sandbox_label: None,
     };
     let hash = template_hash(&template, &overlays).expect("podTemplate checked above");
-    crate::outln!("{hash}");
+    namzu_engine::outln!("{hash}");
     Ok(())
 }

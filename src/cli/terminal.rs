@@ -4,7 +4,7 @@
 
 use super::exit::Failure;
 use super::globals::Globals;
-use crate::ops::fleet::Fleet;
+use namzu_engine::ops::fleet::Fleet;
 
 /// The terminal UI over the flags' contexts (one, `--context a,b`, or `--all-contexts`).
 pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(), Failure> {
@@ -20,11 +20,11 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
     let switch = (!fleet.several_contexts)
         .then(|| request.others(&own))
         .flatten()
-        .map(|o| crate::tui::io::Switch {
+        .map(|o| namzu_tui::io::Switch {
             connect: o.connect,
             contexts: o.contexts,
         });
-    let options = crate::tui::Options {
+    let options = namzu_tui::Options {
         failed: fleet.failed(),
         several_contexts: fleet.several_contexts,
         read_only_flag: fleet.read_only_flag(),
@@ -35,5 +35,5 @@ pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(),
         clock: fleet.clock,
         switch,
     };
-    crate::tui::run(options).await.map_err(|e| Failure::error(e.0))
+    namzu_tui::run(options).await.map_err(|e| Failure::error(e.0))
 }

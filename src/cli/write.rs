@@ -8,18 +8,18 @@ use super::globals::Globals;
 use super::output::{self, ReportFormat, Tone};
 use super::overlay::OverlayArgs;
 use super::selection::SelectionArgs;
-use crate::cluster::verdict::Verdict;
-use crate::cluster::write::Outcome;
-use crate::domain::epoch::parse_epoch_arg;
-use crate::domain::fence::{EpochChoice, Verb};
-use crate::domain::naming::WorkspaceId;
-use crate::domain::refresh;
-use crate::domain::select::parse_duration;
-use crate::domain::state::State;
-use crate::ops;
-use crate::ops::fleet::Fleet;
-use crate::ops::write::{Front, Question, Report, Request, Selecting, Step, WriteError};
-use crate::present;
+use namzu_engine::cluster::verdict::Verdict;
+use namzu_engine::cluster::write::Outcome;
+use namzu_domain::epoch::parse_epoch_arg;
+use namzu_domain::fence::{EpochChoice, Verb};
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::refresh;
+use namzu_domain::select::parse_duration;
+use namzu_domain::state::State;
+use namzu_engine::ops;
+use namzu_engine::ops::fleet::Fleet;
+use namzu_engine::ops::write::{Front, Question, Report, Request, Selecting, Step, WriteError};
+use namzu_engine::present;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -149,7 +149,7 @@ fn json(r: &Report, verb: Verb) -> Value {
         "verb": verb.as_str(),
         "result": r.result(),
         "epoch": r.epoch().map(|e| json!({"carried": (!e.unfenced).then_some(e.carried), "stored": e.stored, "raw": e.raw, "effect": e.describe()})),
-        "request": r.request().map(crate::cluster::write::Request::to_json),
+        "request": r.request().map(namzu_engine::cluster::write::Request::to_json),
         "message": r.detail(verb),
     });
     if r.key.context.is_none()
@@ -211,7 +211,7 @@ impl From<WriteError> for Failure {
             WriteError::Fleet(e) => e.into(),
             WriteError::Bulk(whys) => {
                 for why in whys.iter().skip(1) {
-                    crate::errln!("{}", output::printable(why));
+                    namzu_engine::errln!("{}", output::printable(why));
                 }
                 Failure::usage(whys.into_iter().next().unwrap_or_default())
             }
@@ -250,10 +250,10 @@ impl Front for Terminal {
         if let Outcome::DryRun { epoch, refresh, .. } = shown {
             if let Some(r) = refresh {
                 for line in present::outcome::refresh_lines(r) {
-                    crate::errln!("{}", output::printable(&line));
+                    namzu_engine::errln!("{}", output::printable(&line));
                 }
             }
-            crate::errln!("holder epoch: {}", epoch.describe());
+            namzu_engine::errln!("holder epoch: {}", epoch.describe());
         }
     }
 
@@ -265,7 +265,7 @@ impl Front for Terminal {
         let mut at = spinner.lock().unwrap_or_else(|p| p.into_inner());
         let (start, n) = at.get_or_insert_with(|| (std::time::Instant::now(), 0));
         *n += 1;
-        crate::errw!(
+        namzu_engine::errw!(
             "\r\x1b[2K{} {id}: {}s, waiting for {what} ({})",
             FRAMES[*n % FRAMES.len()],
             start.elapsed().as_secs(),
@@ -276,7 +276,7 @@ impl Front for Terminal {
     fn waited(&self) {
         if let Some(spinner) = &self.spinner {
             *spinner.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            crate::errw!("\r\x1b[2K");
+            namzu_engine::errw!("\r\x1b[2K");
         }
     }
 
@@ -290,15 +290,15 @@ impl Front for Terminal {
                     // workspace's failure is the command's one error line, below
                     let who = report.who();
                     if report.succeeded() {
-                        crate::outln!("{who}: {}", report.detail(self.verb));
+                        namzu_engine::outln!("{who}: {}", report.detail(self.verb));
                     } else if self.several {
-                        crate::errln!("{who}: {}", output::printable_lines(&report.detail(self.verb)));
+                        namzu_engine::errln!("{who}: {}", output::printable_lines(&report.detail(self.verb)));
                     }
                 }
                 progress.done(!report.succeeded());
             }
             Step::Cancelled(key) => {
-                crate::errln!("{}", present::report::cancelled(key));
+                namzu_engine::errln!("{}", present::report::cancelled(key));
                 progress.done(false);
             }
             Step::NotStarted(..) => {}
@@ -310,7 +310,7 @@ impl Front for Terminal {
     }
 
     fn interrupted_twice() {
-        crate::errln!(
+        namzu_engine::errln!(
             "error: interrupted twice: the writes in flight were abandoned, their outcome unknown (`kubectl namzu audit` names them; `kubectl namzu inspect ID` shows what the cluster has)"
         );
         std::process::exit(exit::ERROR);
@@ -345,13 +345,13 @@ impl Progress {
         self.failed += usize::from(failed);
         if self.shown && self.done < self.total {
             let line = present::outcome::progress(self.verb, self.done, self.total, self.failed, self.start.elapsed());
-            crate::errw!("\r\x1b[2K{line}");
+            namzu_engine::errw!("\r\x1b[2K{line}");
         }
     }
 
     fn clear(&mut self) {
         if self.shown {
-            crate::errw!("\r\x1b[2K");
+            namzu_engine::errw!("\r\x1b[2K");
         }
     }
 }
@@ -404,14 +404,14 @@ async fn run(
     if total == 0 {
         // (a context left out has said why already: its workspaces were not looked at)
         if fleet.failed().is_empty() {
-            crate::errln!("No workspaces matched.");
+            namzu_engine::errln!("No workspaces matched.");
         }
         return fleet.finish();
     }
     // what the write costs, said once before a bulk write (a single one says it on success)
     let note = present::report::cost_note(verb, common.yes).filter(|_| human && !common.dry_run.any());
     if let Some(note) = note.filter(|_| total > 1) {
-        crate::errln!("{note}");
+        namzu_engine::errln!("{note}");
     }
     let confirming = checked.confirming();
     front.several = total > 1;
@@ -427,22 +427,22 @@ async fn run(
     front.progress.lock().unwrap_or_else(|p| p.into_inner()).clear();
     let reports = &ran.reports;
     if let Some(note) = note.filter(|_| total == 1 && reports.iter().any(|r| r.outcome.landed())) {
-        crate::errln!("{note}");
+        namzu_engine::errln!("{note}");
     }
     // a resume into per-sandbox egress: what this tool could not check is said, every time
     if verb == Verb::Resume && reports.iter().any(Report::per_sandbox_egress) {
-        crate::errln!("{}", present::outcome::ADMISSION_FENCE_NOTE);
+        namzu_engine::errln!("{}", present::outcome::ADMISSION_FENCE_NOTE);
     }
     if let Some(stop) = ran.stopped {
         ran.record_stop(&checked, verb);
-        crate::errln!(
+        namzu_engine::errln!(
             "{}",
             present::report::stopped(stop.reason(), reports.len(), total, &ran.not_started_named())
         );
     }
     if human && reports.len() > 1 {
-        crate::outln!();
-        crate::out!("{}", summary(reports, fleet.several_contexts));
+        namzu_engine::outln!();
+        namzu_engine::out!("{}", summary(reports, fleet.several_contexts));
     }
     // a dry run says what it would do, never what it did not
     let would = reports
@@ -450,20 +450,20 @@ async fn run(
         .filter(|r| matches!(r.outcome, Outcome::DryRun { .. }))
         .count();
     if human && common.dry_run.any() && reports.len() > 1 {
-        crate::outln!(
+        namzu_engine::outln!(
             "{}",
             present::report::would(common.dry_run == DryRun::Server, verb, would, reports.len())
         );
         // and what the writes would free or start holding
-        crate::outln!("{}", ops::write::what_if(&checked, reports, verb).await);
+        namzu_engine::outln!("{}", ops::write::what_if(&checked, reports, verb).await);
     }
     let off_template = ran.off_template();
     if human && reports.len() > 1 && !off_template.is_empty() {
-        crate::errln!("{}", present::outcome::off_template(&off_template));
+        namzu_engine::errln!("{}", present::outcome::off_template(&off_template));
     }
     if !human {
         let items: Vec<Value> = reports.iter().map(|r| json(r, verb)).collect();
-        crate::out!("{}", output::structured(&Value::Array(items), common.output.format()));
+        namzu_engine::out!("{}", output::structured(&Value::Array(items), common.output.format()));
     }
     if let Some(why) = base.audit.lost() {
         return Err(Failure::error(present::report::audit_lost(&why)));

@@ -5,10 +5,10 @@
 //! policy and disk come back with `restore`, and a restore onto a taken name is refused.
 
 use crate::support::*;
-use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
-use kubectl_namzu::domain::leaks::name_hash;
-use kubectl_namzu::sim::resources::{CILIUM_POLICIES, CLAIMS, PODS, PVCS, PVS};
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_engine::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
+use namzu_domain::leaks::name_hash;
+use namzu_sim::resources::{CILIUM_POLICIES, CLAIMS, PODS, PVCS, PVS};
 use serde_json::{Value, json};
 
 const GHOST_DISK: &str = "workspace-disk-namzu-ws-ghost";
@@ -518,7 +518,7 @@ async fn a_refused_delete_leaves_the_volume_and_no_tombstone() {
         .as_str()
         .unwrap()
         .to_string();
-    t.sim.add_fault(kubectl_namzu::sim::faults::Fault::status(
+    t.sim.add_fault(namzu_sim::faults::Fault::status(
         Some("DELETE"),
         GHOST_DISK,
         409,

@@ -2,8 +2,8 @@
 //! is enough for every verb (and the read-only one for none of the writes).
 
 use crate::support::*;
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::discovery::AgentSandbox;
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::discovery::AgentSandbox;
 use serde_json::Value;
 
 const SCENARIO: &str = "namespaces: [default]\nobjects:\n  - {apiVersion: extensions.agents.x-k8s.io/v1beta1, kind: SandboxTemplate, metadata: {name: ws, namespace: default}, spec: {podTemplate: {spec: {containers: [{name: c, image: i}]}}}}\nworkspaces:\n  - {namespace: default, id: a, epoch: \"1\", podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n  - {namespace: default, id: b, mode: Suspended, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n";
@@ -70,7 +70,7 @@ async fn the_printed_role_is_enough_for_every_verb() {
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
     let uid = t
         .sim
-        .get(&kubectl_namzu::sim::resources::SANDBOXES, "default", "namzu-ws-a")
+        .get(&namzu_sim::resources::SANDBOXES, "default", "namzu-ws-a")
         .unwrap()["metadata"]["uid"]
         .as_str()
         .unwrap()

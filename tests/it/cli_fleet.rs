@@ -3,8 +3,8 @@
 //! each row's own cluster, and the per-context safety rules of the config file.
 
 use crate::support::*;
-use kubectl_namzu::sim::record::Recorded;
-use kubectl_namzu::sim::write_fleet_kubeconfig;
+use namzu_sim::record::Recorded;
+use namzu_sim::write_fleet_kubeconfig;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -49,7 +49,7 @@ impl Fleet {
         }
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("fleet.kubeconfig");
-        let members: Vec<(&str, &kubectl_namzu::sim::Sim)> =
+        let members: Vec<(&str, &namzu_sim::Sim)> =
             NAMES.iter().copied().zip(sims.iter().map(|t| &t.sim)).collect();
         write_fleet_kubeconfig(&kubeconfig, &members).unwrap();
         Fleet { sims, kubeconfig, dir }

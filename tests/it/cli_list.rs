@@ -1,9 +1,9 @@
 //! `kubectl namzu list` as a process against the sim: formats, filters, sort, errors, RBAC.
 
 use crate::support::*;
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::discovery::AgentSandbox;
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::discovery::AgentSandbox;
+use namzu_sim::faults::{Fault, FaultAction};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -71,7 +71,7 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     }
     assert_eq!(
         kinds.len(),
-        kubectl_namzu::domain::diagnosis::DiagnosisKind::ALL.len(),
+        namzu_domain::diagnosis::DiagnosisKind::ALL.len(),
         "one workspace of every diagnosis: {kinds:?}"
     );
     let drifts = field(&items, "/drift/state");
@@ -274,7 +274,7 @@ async fn filters_and_sorting() {
     assert_eq!(by_drift, ["tango", "uniform", "zephyr", "victor", "whiskey"]);
     // label selector goes to the server
     t.sim.modify(
-        &kubectl_namzu::sim::resources::SANDBOXES,
+        &namzu_sim::resources::SANDBOXES,
         "research",
         "namzu-ws-tango",
         |o| o["metadata"]["labels"] = serde_json::json!({"team":"ml"}),
@@ -574,7 +574,7 @@ fn many(n: usize) -> String {
 fn reads(t: &TestSim, plural: &str) -> (usize, usize) {
     let requests = t.sim.requests();
     let of_kind =
-        |r: &&kubectl_namzu::sim::record::Recorded| r.method == "GET" && r.path.split('/').any(|seg| seg == plural);
+        |r: &&namzu_sim::record::Recorded| r.method == "GET" && r.path.split('/').any(|seg| seg == plural);
     let lists = requests
         .iter()
         .filter(of_kind)

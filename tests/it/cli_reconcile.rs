@@ -2,8 +2,8 @@
 //! §13.3) — live, suspended, absent (exit 4) or replaced (exit 6) — from GET requests only.
 
 use crate::support::*;
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
-use kubectl_namzu::sim::resources::{PVCS, SANDBOXES};
+use namzu_sim::faults::{Fault, FaultAction, Mutation};
+use namzu_sim::resources::{PVCS, SANDBOXES};
 use serde_json::Value;
 
 /// `awake` (Running, two disks), `asleep` (Suspended), `stranger` (its disk owned by an earlier

@@ -3,11 +3,11 @@
 //! bodies from the sim's request record.
 
 use crate::support::*;
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
-use kubectl_namzu::sim::record::Recorded;
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::controller::Knobs;
+use namzu_sim::faults::{Fault, FaultAction, Mutation};
+use namzu_sim::record::Recorded;
+use namzu_sim::resources::SANDBOXES;
 use serde_json::{Value, json};
 
 const E: &str = "/metadata/annotations/sandbox.namzu.ai~1holder-epoch";
@@ -104,7 +104,7 @@ async fn he3_a_host_that_took_over_fences_the_older_epoch_out() {
     );
     let pod_uid = |t: &TestSim| {
         t.sim
-            .get(&kubectl_namzu::sim::resources::PODS, "ns", "namzu-ws-shared-desk")
+            .get(&namzu_sim::resources::PODS, "ns", "namzu-ws-shared-desk")
             .unwrap()["metadata"]["uid"]
             .clone()
     };
@@ -262,7 +262,7 @@ async fn he15_to_he18_fenced_delete() {
     assert!(
         t.sim
             .get(
-                &kubectl_namzu::sim::resources::PVCS,
+                &namzu_sim::resources::PVCS,
                 "ns",
                 "workspace-disk-namzu-ws-shared-desk"
             )
@@ -359,7 +359,7 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
     );
     assert!(
         t.sim
-            .get(&kubectl_namzu::sim::resources::PODS, "ns", "namzu-ws-shared-desk")
+            .get(&namzu_sim::resources::PODS, "ns", "namzu-ws-shared-desk")
             .is_none()
     );
 

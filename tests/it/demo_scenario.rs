@@ -2,12 +2,12 @@
 //! the demo fleet's clusters each have workspaces of their own, served under a context each.
 
 use crate::support::{err, out, run_bin};
-use kubectl_namzu::domain::canonical::pod_template_hash;
-use kubectl_namzu::domain::keys::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
-use kubectl_namzu::domain::naming::{id_of, is_workspace};
-use kubectl_namzu::sim::resources::SANDBOXES;
-use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig};
+use namzu_domain::canonical::pod_template_hash;
+use namzu_domain::keys::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
+use namzu_domain::naming::{id_of, is_workspace};
+use namzu_sim::resources::SANDBOXES;
+use namzu_sim::scenario::Scenario;
+use namzu_sim::{Sim, SimConfig};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ const FLEET: [&str; 3] = ["prod-eu-west", "prod-us-east", "staging"];
 
 #[tokio::test]
 async fn demo_fleet_members_have_their_own_workspaces_and_each_loads() {
-    let now = kubectl_namzu::sim::test_start();
+    let now = namzu_sim::test_start();
     let fleet = Scenario::demo_fleet(now, 3);
     let names: Vec<&str> = fleet.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, FLEET);
@@ -211,7 +211,7 @@ fn demo_serve_clusters_gives_each_context_its_own_workspaces() {
         let mode = std::fs::metadata(&kc).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "a kubeconfig is its owner's only");
     }
-    let expected = Scenario::demo_fleet(kubectl_namzu::sim::test_start(), 3);
+    let expected = Scenario::demo_fleet(namzu_sim::test_start(), 3);
     let mut listed: Vec<BTreeSet<String>> = Vec::new();
     for (name, scenario) in &expected {
         let o = run_bin(

@@ -1,12 +1,12 @@
 //! Every state and every diagnosis kind, derived from objects shaped as the controller writes them.
 
 use chrono::{DateTime, TimeZone, Utc};
-use kubectl_namzu::domain::diagnosis::DiagnosisKind;
-use kubectl_namzu::domain::drift::{OverlayFlags, TemplateRead};
-use kubectl_namzu::domain::egress::PolicyRead;
-use kubectl_namzu::domain::pod::Index;
-use kubectl_namzu::domain::state::State;
-use kubectl_namzu::domain::workspace::{Inputs, Observed, Workspace, derive};
+use namzu_domain::diagnosis::DiagnosisKind;
+use namzu_domain::drift::{OverlayFlags, TemplateRead};
+use namzu_domain::egress::PolicyRead;
+use namzu_domain::pod::Index;
+use namzu_domain::state::State;
+use namzu_domain::workspace::{Inputs, Observed, Workspace, derive};
 use serde_json::{Value, json};
 
 fn now() -> DateTime<Utc> {
@@ -264,10 +264,10 @@ fn identity_fields_are_never_defaulted() {
 /// and all) against the pruned ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_projected_object_derives_the_same_workspace() {
-    use kubectl_namzu::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
-    use kubectl_namzu::domain::naming::{is_workspace, template_label};
-    use kubectl_namzu::domain::projection::{self, POD, POLICY, PVC, SANDBOX};
-    use kubectl_namzu::sim::resources::{CILIUM_POLICIES, PODS, PVCS, SANDBOXES, TEMPLATES};
+    use namzu_engine::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
+    use namzu_domain::naming::{is_workspace, template_label};
+    use namzu_domain::projection::{self, POD, POLICY, PVC, SANDBOX};
+    use namzu_sim::resources::{CILIUM_POLICIES, PODS, PVCS, SANDBOXES, TEMPLATES};
     let t = crate::support::start_demo().await;
     let inventory = |keep: bool| {
         let mut namespaces = Vec::new();
@@ -334,7 +334,7 @@ async fn a_projected_object_derives_the_same_workspace() {
 // ---- @namzu/sandbox 28.0.0 and agent-sandbox v1.0 (docs/interop.md §13) ----
 
 fn view_with_policies(sbx: &Value, pods: &[Value], pvcs: &[Value], policies: &[Value]) -> Workspace {
-    use kubectl_namzu::domain::egress::PolicyIndex;
+    use namzu_domain::egress::PolicyIndex;
     let flags = OverlayFlags::default();
     let index = PolicyIndex::new(policies, flags.per_sandbox_key());
     derive(&Inputs {
@@ -509,7 +509,7 @@ fn an_unknown_ready_false_reason_is_shown_verbatim() {
         (d.kind, d.reason.as_str(), d.message.as_str()),
         (DiagnosisKind::ControllerReason, "QuotaWait", "waiting for quota")
     );
-    use kubectl_namzu::domain::columns::{Column, cell};
+    use namzu_domain::columns::{Column, cell};
     assert_eq!(cell(&w, Column::Diagnosis, now()), "controller-reason:QuotaWait");
     // the reasons the tool knows are not
     for known in ["DependenciesNotReady", "SandboxSuspended"] {
@@ -592,8 +592,8 @@ fn a_per_sandbox_policy_not_owned_by_the_current_uid_is_a_foreign_egress_policy(
 
 #[test]
 fn drift_says_whether_the_per_sandbox_label_was_hashed() {
-    use kubectl_namzu::domain::canonical::pod_template_hash;
-    use kubectl_namzu::domain::drift::{DriftState, drift};
+    use namzu_domain::canonical::pod_template_hash;
+    use namzu_domain::drift::{DriftState, drift};
     let key = "sandbox.namzu.ai/per-sandbox-egress";
     let template = json!({"metadata": {"name": "ws"}, "spec": {"podTemplate": {"metadata": {"labels": {"app": "a"}},
         "spec": {"containers": [{"name": "agent", "image": "a:1"}]}}}});
@@ -667,7 +667,7 @@ fn a_held_deletion_an_expiry_and_a_pod_past_its_grace_each_at_their_threshold() 
     assert_eq!(not_reaped.diagnosis.as_ref().unwrap().reason, "NotReaped");
     // worst first (the TUI's sort by diagnosis): held in deletion and not reaped rank with a
     // stuck pod; retained by policy, kept on purpose, after every other finding
-    use kubectl_namzu::domain::select::severity;
+    use namzu_domain::select::severity;
     let mut stuck_pod = pod(json!({}));
     stuck_pod["metadata"]["deletionTimestamp"] = json!("2026-11-29T09:00:00Z");
     let suspended = sandbox("Suspended", vec![ready("False", "SandboxSuspended")]);

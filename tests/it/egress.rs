@@ -3,9 +3,9 @@
 //! when a policy an earlier workspace of the same name left selects the workspace.
 
 use crate::support::*;
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::faults::Fault;
-use kubectl_namzu::sim::resources::{CILIUM_POLICIES, SANDBOXES};
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::faults::Fault;
+use namzu_sim::resources::{CILIUM_POLICIES, SANDBOXES};
 use serde_json::Value;
 
 const KEY: &str = "sandbox.namzu.ai/per-sandbox-egress";

@@ -4,12 +4,12 @@
 //! refuses symlinks and FIFOs; the tool's throttle as the only retry.
 
 use crate::support::*;
-use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
-use kubectl_namzu::domain::safety::{ContextRules, Overrides, SafetyConfig};
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
-use kubectl_namzu::tui::action::{Action, Effect};
-use kubectl_namzu::tui::app::{App, AppOptions, update};
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_engine::cluster::connect::{ConnectOptions, Connection};
+use namzu_domain::safety::{ContextRules, Overrides, SafetyConfig};
+use namzu_sim::faults::{Fault, FaultAction};
+use namzu_tui::action::{Action, Effect};
+use namzu_tui::app::{App, AppOptions, update};
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ impl Two {
     async fn start() -> Two {
         let (prod, staging) = (start().await, start().await);
         let kubeconfig = prod.dir.path().join("fleet.kubeconfig");
-        kubectl_namzu::sim::write_fleet_kubeconfig(
+        namzu_sim::write_fleet_kubeconfig(
             &kubeconfig,
             &[("prod-eu-west", &prod.sim), ("staging", &staging.sim)],
         )
@@ -138,7 +138,7 @@ async fn the_cli_refuses_a_context_s_rules_over_another_cluster() {
 
 /// Run TUI effects to completion, feeding their answers back through `update` (a Follow until
 /// its context settles).
-async fn settle(app: &mut App, io: &Arc<kubectl_namzu::tui::io::Io>, effects: Vec<Effect>) {
+async fn settle(app: &mut App, io: &Arc<namzu_tui::io::Io>, effects: Vec<Effect>) {
     crate::tui::settle(app, io, effects).await;
 }
 
@@ -200,7 +200,7 @@ async fn the_tui_write_path_refuses_a_context_s_rules_over_another_cluster() {
     assert_eq!(
         two.prod
             .sim
-            .get(&kubectl_namzu::sim::resources::SANDBOXES, "agents", "namzu-ws-awake")
+            .get(&namzu_sim::resources::SANDBOXES, "agents", "namzu-ws-awake")
             .unwrap()["spec"]["operatingMode"],
         "Running"
     );
@@ -293,14 +293,14 @@ async fn a_pinned_clock_never_writes_to_a_real_cluster() {
     full.extend(["-n", "agents", "suspend", "awake"].map(String::from));
     let o = namzu_env(
         full,
-        vec![(kubectl_namzu::clock::NOW_ENV.into(), String::new()), audit_env(&t)],
+        vec![(namzu_clock::NOW_ENV.into(), String::new()), audit_env(&t)],
     )
     .await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(sent(&t).len(), 1);
     let entries = audit_entries(&t.dir.path().join("audit.jsonl"));
     let time = entries.last().unwrap()["time"].as_str().unwrap().to_string();
-    assert!(!time.starts_with(&kubectl_namzu::sim::TEST_START[..10]), "{time}");
+    assert!(!time.starts_with(&namzu_sim::TEST_START[..10]), "{time}");
     // and the sim itself (its real /version) takes the pinned clock's writes
     let t = start().await;
     let o = namzu(&t, &["-n", "agents", "suspend", "awake"]).await;
@@ -327,7 +327,7 @@ async fn with_full_log(t: &TestSim, log: &Path, args: &str) -> Output {
     tokio::task::spawn_blocking(move || {
         std::process::Command::new("sh")
             .args(["-c", &script])
-            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
             .output()
             .unwrap()
     })
@@ -443,7 +443,7 @@ async fn a_429_is_retried_only_by_the_tool_s_capped_throttle() {
     let o = namzu(&t, &["-n", "agents", "suspend", "awake"]).await;
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     assert!(err(&o).contains("429"), "{}", err(&o));
-    let max = kubectl_namzu::cluster::write::MAX_THROTTLED as usize + 1;
+    let max = namzu_engine::cluster::write::MAX_THROTTLED as usize + 1;
     assert_eq!(sent(&t).len(), max, "{:?}", sent(&t));
 }
 
@@ -575,7 +575,7 @@ fn list_watch(kubeconfig: &Path) -> std::process::Child {
             "json",
         ])
         .env_remove("KUBECONFIG")
-        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -644,7 +644,7 @@ async fn a_gigabyte_line_or_page_is_cut_at_the_cap() {
     .await;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
         .args(["--kubeconfig", p.kubeconfig.to_str().unwrap(), "-n", "agents", "list"])
-        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -698,7 +698,7 @@ async fn a_gigabyte_line_or_page_is_cut_at_the_cap() {
 }
 
 mod templates {
-    use kubectl_namzu::present::jsonpath::{MAX_DEPTH, Template};
+    use namzu_engine::present::jsonpath::{MAX_DEPTH, Template};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -789,7 +789,7 @@ mod templates {
 async fn a_left_out_context_is_not_masked_by_a_refusal() {
     let (a, mut b) = (start().await, start().await);
     let kubeconfig = a.dir.path().join("fleet.kubeconfig");
-    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("a", &a.sim), ("b", &b.sim)]).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("a", &a.sim), ("b", &b.sim)]).unwrap();
     b.sim.stop().await;
     let args = [
         "--kubeconfig",
@@ -830,7 +830,7 @@ workspaces:
     let t = start_with(scenario, |c| c.namespace = "ns".into()).await;
     let sandbox = t
         .sim
-        .get(&kubectl_namzu::sim::resources::SANDBOXES, "ns", "namzu-ws-awake")
+        .get(&namzu_sim::resources::SANDBOXES, "ns", "namzu-ws-awake")
         .unwrap();
     let uid = sandbox["metadata"]["uid"].as_str().unwrap().to_string();
     let entries = sandbox["spec"]["volumeClaimTemplates"].clone();
@@ -880,7 +880,7 @@ async fn connections_set_tcp_nodelay() {
         std::process::Command::new("strace")
             .args(["-f", "-e", "trace=setsockopt", env!("CARGO_BIN_EXE_kubectl-namzu")])
             .args(["--kubeconfig", &kubeconfig, "list", "-A"])
-            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
             .output()
             .unwrap()
     })
@@ -915,7 +915,7 @@ async fn a_second_ctrl_c_abandons_a_hung_write_with_its_outcome_unknown() {
             "awake",
         ])
         .args(["--audit-log", log.to_str().unwrap()])
-        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())

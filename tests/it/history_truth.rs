@@ -5,7 +5,7 @@
 
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use kubectl_namzu::sim::resources::PODS;
+use namzu_sim::resources::PODS;
 use serde_json::{Value, json};
 
 fn code(o: &std::process::Output) -> i32 {
@@ -60,7 +60,7 @@ async fn each_mode_change_says_what_was_true_then_and_who_set_the_mode() {
     assert_eq!(code(&o), 0, "{}", err(&o));
     let stored = t
         .sim
-        .get(&kubectl_namzu::sim::resources::SANDBOXES, "agents", "namzu-ws-alpha")
+        .get(&namzu_sim::resources::SANDBOXES, "agents", "namzu-ws-alpha")
         .unwrap();
     assert_eq!(stored["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"], "8");
     assert_eq!(stored["spec"]["operatingMode"], "Running");

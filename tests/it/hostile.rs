@@ -4,9 +4,9 @@
 //! ends in one clear line and a documented exit code — never a panic, never a write elsewhere.
 
 use crate::support::*;
-use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::controller::Knobs;
+use namzu_sim::faults::{Fault, FaultAction, Mutation};
+use namzu_sim::resources::SANDBOXES;
 use serde_json::Value;
 use std::process::{Output, Stdio};
 
@@ -553,7 +553,7 @@ fn run_blocking(kubeconfig: &str, args: &[impl AsRef<std::ffi::OsStr>]) -> Outpu
         .arg(kubeconfig)
         .args(args)
         .env_remove("KUBECONFIG")
-        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .stdin(Stdio::null())
         .output()
         .unwrap()
@@ -750,9 +750,9 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value) {
 /// row, never a panic.
 #[test]
 fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
-    use kubectl_namzu::domain::naming::WorkspaceKey;
-    use kubectl_namzu::tui::action::Effect;
-    use kubectl_namzu::tui::app::{App, AppOptions};
+    use namzu_domain::naming::WorkspaceKey;
+    use namzu_tui::action::Effect;
+    use namzu_tui::app::{App, AppOptions};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -844,7 +844,7 @@ fn arbitrary_answers_degrade_or_fail_in_one_line_never_panic() {
             for (w, h) in [(80, 24), (200, 50)] {
                 let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
                 term.draw(|f| {
-                    kubectl_namzu::tui::view::render(f, &app, kubectl_namzu::tui::view::Theme { colour: true })
+                    namzu_tui::view::render(f, &app, namzu_tui::view::Theme { colour: true })
                 })
                 .unwrap();
             }
@@ -923,7 +923,7 @@ async fn unwritable_stdout_or_stderr_is_an_exit_code_not_a_panic() {
         .expect("/dev/full");
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
         .args(["--kubeconfig", &kubeconfig, "-n", "agents", "list", "-o", "json"])
-        .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .stdout(full.try_clone().unwrap())
         .stderr(Stdio::piped())
         .output()
@@ -958,7 +958,7 @@ async fn an_audit_log_that_fails_mid_way_stops_a_bulk_write() {
     let o = tokio::task::spawn_blocking(move || {
         std::process::Command::new("sh")
             .args(["-c", &script])
-            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
             .output()
             .unwrap()
     })

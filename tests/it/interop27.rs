@@ -5,9 +5,9 @@
 
 use crate::support::*;
 use kube::api::{DeleteParams, DynamicObject, PostParams, Preconditions};
-use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::controller::Knobs;
+use namzu_sim::faults::{Fault, FaultAction};
+use namzu_sim::resources::SANDBOXES;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
@@ -222,7 +222,7 @@ async fn a_refresh_without_a_stored_epoch_sends_the_librarys_unfenced_body() {
     let t = start_with(&refresh_scenario(""), |c| c.namespace = "ns".into()).await;
     let template = t
         .sim
-        .get(&kubectl_namzu::sim::resources::TEMPLATES, "ns", "ws")
+        .get(&namzu_sim::resources::TEMPLATES, "ns", "ws")
         .unwrap();
     let o = namzu(&t, &["resume", "desk", "--refresh-template"]).await;
     assert!(o.status.success(), "{}", err(&o));

@@ -2,12 +2,12 @@
 //! write selections) gives the rows the whole-namespace derivation gives.
 
 use crate::support::*;
-use kubectl_namzu::cluster::inventory::{self, Query, Scope};
-use kubectl_namzu::domain::state::State;
-use kubectl_namzu::domain::workspace::Workspace;
+use namzu_engine::cluster::inventory::{self, Query, Scope};
+use namzu_domain::state::State;
+use namzu_domain::workspace::Workspace;
 use std::time::Duration;
 
-async fn packed_rows(conn: &kubectl_namzu::cluster::connect::Connection, scope: &Scope, t: &TestSim) -> Vec<Workspace> {
+async fn packed_rows(conn: &namzu_engine::cluster::connect::Connection, scope: &Scope, t: &TestSim) -> Vec<Workspace> {
     let mut rows = Vec::new();
     let mut order = Vec::new();
     inventory::read_packed(conn, scope, &Query::default(), &mut |packed| {

@@ -4,10 +4,10 @@
 //! and `resources` equal to a hand computation.
 
 use crate::support::*;
-use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
-use kubectl_namzu::sim::controller::earlier_uid;
-use kubectl_namzu::sim::resources::{CILIUM_POLICIES, PVCS, SANDBOXES};
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_engine::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
+use namzu_sim::controller::earlier_uid;
+use namzu_sim::resources::{CILIUM_POLICIES, PVCS, SANDBOXES};
 use serde_json::{Value, json};
 
 const GHOST_DISK: &str = "workspace-disk-namzu-ws-ghost";
@@ -26,7 +26,7 @@ fn find<'a>(items: &'a [Value], name: &str) -> Option<&'a Value> {
     items.iter().find(|i| i["name"] == name)
 }
 
-fn deletes(t: &TestSim) -> Vec<kubectl_namzu::sim::record::Recorded> {
+fn deletes(t: &TestSim) -> Vec<namzu_sim::record::Recorded> {
     t.sim.requests().into_iter().filter(|r| r.method == "DELETE").collect()
 }
 
@@ -488,7 +488,7 @@ async fn a_closed_pipe_stops_leak_deletes_and_the_stop_is_audited() {
 async fn leaks_delete_holds_on_a_429_and_resends() {
     let t = start_demo().await;
     t.sim.add_fault(
-        kubectl_namzu::sim::faults::Fault::status(Some("DELETE"), GHOST_DISK, 429, "too many requests")
+        namzu_sim::faults::Fault::status(Some("DELETE"), GHOST_DISK, 429, "too many requests")
             .retry_after(1)
             .times(1),
     );

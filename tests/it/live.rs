@@ -3,16 +3,16 @@
 //! a user who may not watch — and nothing is re-listed while the watches are healthy.
 
 use crate::support::*;
-use kubectl_namzu::clock::NOW_ENV;
-use kubectl_namzu::cluster::inventory::Scope;
-use kubectl_namzu::cluster::live::{LiveOptions, StreamStatus};
-use kubectl_namzu::domain::workspace::Workspace;
-use kubectl_namzu::sim::TEST_START;
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::resources::{PODS, SANDBOXES};
-use kubectl_namzu::tui::action::{Action, Effect};
-use kubectl_namzu::tui::app::{App, AppOptions, update};
-use kubectl_namzu::tui::io::Io;
+use namzu_clock::NOW_ENV;
+use namzu_engine::cluster::inventory::Scope;
+use namzu_engine::cluster::live::{LiveOptions, StreamStatus};
+use namzu_domain::workspace::Workspace;
+use namzu_sim::TEST_START;
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::resources::{PODS, SANDBOXES};
+use namzu_tui::action::{Action, Effect};
+use namzu_tui::app::{App, AppOptions, update};
+use namzu_tui::io::Io;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -213,7 +213,7 @@ async fn a_server_that_goes_away_shows_reconnecting_keeps_the_rows_and_comes_bac
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_server_shows_reconnecting() {
-    use kubectl_namzu::sim::faults::{Fault, FaultAction};
+    use namzu_sim::faults::{Fault, FaultAction};
     let t = start().await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
     t.sim.add_fault(Fault::new(None, "/version", FaultAction::Hang));
@@ -277,8 +277,8 @@ async fn a_server_without_streaming_lists_gets_a_list_then_a_watch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_template_change_recomputes_drift() {
-    use kubectl_namzu::domain::drift::DriftState;
-    use kubectl_namzu::sim::resources::TEMPLATES;
+    use namzu_domain::drift::DriftState;
+    use namzu_sim::resources::TEMPLATES;
     let t = start_demo().await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
     let before = live.row("alpha").unwrap().drift.state;
@@ -363,7 +363,7 @@ async fn list_watch_prints_one_json_line_per_change_and_ctrl_c_exits_0() {
 /// diagnoses (foreign pod, foreign disk, foreign egress policy …), drift, readiness.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_rows_equal_the_one_shot_inventory_on_the_demo() {
-    use kubectl_namzu::cluster::inventory::{self, Query};
+    use namzu_engine::cluster::inventory::{self, Query};
     let t = start_demo().await;
     let live = follow(&t, t.sim.kubeconfig(), true).await;
     let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(5)).await;
@@ -386,7 +386,7 @@ async fn live_rows_equal_the_one_shot_inventory_on_the_demo() {
 /// A per-sandbox policy left by an earlier workspace is diagnosed live, and its removal clears it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_egress_policy_comes_and_goes_with_the_watch() {
-    use kubectl_namzu::sim::resources::CILIUM_POLICIES;
+    use namzu_sim::resources::CILIUM_POLICIES;
     let t = start_demo().await;
     let mut live = follow(&t, t.sim.kubeconfig(), false).await;
     let diagnosis = |a: &App| {
@@ -423,8 +423,8 @@ async fn a_foreign_egress_policy_comes_and_goes_with_the_watch() {
 /// screen still comes, and every workspace's template reads as missing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_template_kind_the_first_screen_still_comes() {
-    use kubectl_namzu::domain::drift::DriftState;
-    use kubectl_namzu::sim::faults::Fault;
+    use namzu_domain::drift::DriftState;
+    use namzu_sim::faults::Fault;
     let t = start().await;
     t.sim.add_fault(Fault::status(
         Some("GET"),
@@ -522,8 +522,8 @@ async fn the_namespace_fallback_watches_pods_only_where_workspaces_are() {
 /// guessed — and in full once it has.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_come_on_screen_before_the_full_state_marked_loading() {
-    use kubectl_namzu::domain::workspace::Observed;
-    use kubectl_namzu::sim::faults::{Fault, FaultAction};
+    use namzu_domain::workspace::Observed;
+    use namzu_sim::faults::{Fault, FaultAction};
     let t = start().await;
     // the pods' first state is held back (a slow server; the Sandboxes are not)
     t.sim
@@ -561,7 +561,7 @@ async fn rows_come_on_screen_before_the_full_state_marked_loading() {
 
 fn render(app: &App, w: u16, h: u16) -> String {
     let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
-    term.draw(|f| kubectl_namzu::tui::view::render(f, app, kubectl_namzu::tui::view::Theme { colour: false }))
+    term.draw(|f| namzu_tui::view::render(f, app, namzu_tui::view::Theme { colour: false }))
         .unwrap();
     let buf = term.backend().buffer().clone();
     (0..h)

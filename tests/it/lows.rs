@@ -4,7 +4,7 @@
 //! write, and the TUI's second `q` abandoning a write in flight.
 
 use crate::support::*;
-use kubectl_namzu::sim::faults::Fault;
+use namzu_sim::faults::Fault;
 use serde_json::Value;
 
 const V1: &str = r#"{metadata: {labels: {app: agent, sandbox.namzu.ai/template: ws}}, spec: {terminationGracePeriodSeconds: 5, nodeSelector: {kubernetes.io/arch: amd64, pool: blue}, containers: [{name: main, image: "namzu/agent:1", volumeDevices: [{name: workspace-disk, devicePath: /dev/workspace}]}]}}"#;
@@ -250,7 +250,7 @@ impl Drop for Tmux {
 /// the CLI's wording, its intent left in the audit log as "outcome unknown".
 #[test]
 fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
-    use kubectl_namzu::sim::faults::FaultAction;
+    use namzu_sim::faults::FaultAction;
     if std::process::Command::new("tmux").arg("-V").output().is_err() {
         assert_ne!(
             std::env::var("CI").as_deref(),
@@ -307,7 +307,7 @@ fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
 /// id was typed is refused (exit 3), nothing written.
 #[test]
 fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
-    use kubectl_namzu::sim::resources::{SANDBOXES, TEMPLATES};
+    use namzu_sim::resources::{SANDBOXES, TEMPLATES};
     if std::process::Command::new("tmux").arg("-V").output().is_err() {
         assert_ne!(
             std::env::var("CI").as_deref(),
@@ -368,7 +368,7 @@ fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
 /// workspace (its line, exit 1), and the batch goes on to ask the next; nothing is sent for it.
 #[test]
 fn a_typed_batch_goes_on_past_a_workspace_it_could_not_read() {
-    use kubectl_namzu::sim::resources::SANDBOXES;
+    use namzu_sim::resources::SANDBOXES;
     if std::process::Command::new("tmux").arg("-V").output().is_err() {
         assert_ne!(
             std::env::var("CI").as_deref(),

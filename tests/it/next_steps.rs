@@ -2,9 +2,9 @@
 //! workspace references every verb takes (issue 32 §1): id, Sandbox name and `-o name` forms.
 
 use crate::support::*;
-use kubectl_namzu::clock::NOW_ENV;
-use kubectl_namzu::domain::diagnosis::DiagnosisKind;
-use kubectl_namzu::sim::write_fleet_kubeconfig;
+use namzu_clock::NOW_ENV;
+use namzu_domain::diagnosis::DiagnosisKind;
+use namzu_sim::write_fleet_kubeconfig;
 use serde_json::Value;
 use std::process::Output;
 
@@ -228,7 +228,7 @@ async fn every_diagnosis_has_its_next_step_in_list_json_and_inspect() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_unreadable_epochs_step_repairs_it_with_kubectl_and_only_from_the_version_read() {
     // kubectl annotate sends a merge patch, which strict mode (the tool's own writes) refuses
-    let t = start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+    let t = start_with(namzu_sim::scenario::DEMO, |c| {
         c.namespace = "agents".into();
         c.strict = false;
     })
@@ -270,7 +270,7 @@ workspaces:
     knobs: {crashLoop: true}
   - {namespace: agents, id: odd, podTemplate: *pt, mode: Suspended, epoch: latest}
 "#;
-    let lenient = |c: &mut kubectl_namzu::sim::SimConfig| {
+    let lenient = |c: &mut namzu_sim::SimConfig| {
         c.namespace = "agents".into();
         c.strict = false;
     };

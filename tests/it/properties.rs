@@ -1,8 +1,8 @@
 //! Property tests: canonical JSON is a fixed point; every built patch is tests-then-mutations.
 
-use kubectl_namzu::domain::canonical::canonical_json;
-use kubectl_namzu::domain::epoch::Reading;
-use kubectl_namzu::domain::patch::{self, Mode, OpKind, PatchInput, PatchOp};
+use namzu_domain::canonical::canonical_json;
+use namzu_domain::epoch::Reading;
+use namzu_domain::patch::{self, Mode, OpKind, PatchInput, PatchOp};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::resources::SANDBOXES;
 use serde_json::{Value, json};
 
 const E: &str = "/metadata/annotations/sandbox.namzu.ai~1holder-epoch";

@@ -52,7 +52,7 @@ fn shell_words(line: &str) -> Vec<String> {
 async fn every_readme_example_runs() {
     let commands = readme_commands();
     assert!(commands.len() >= 8, "{commands:?}");
-    let t = start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+    let t = start_with(namzu_sim::scenario::DEMO, |c| {
         c.namespace = "agents".into();
         c.timing.grace = chrono::Duration::zero();
         c.timing.ready_delay = chrono::Duration::zero();
@@ -62,18 +62,18 @@ async fn every_readme_example_runs() {
     // current context, so every other example reads it alone)
     let now = t.sim.now();
     let mut others = Vec::new();
-    for (name, scenario) in kubectl_namzu::sim::scenario::Scenario::demo_fleet(now, 3)
+    for (name, scenario) in namzu_sim::scenario::Scenario::demo_fleet(now, 3)
         .into_iter()
         .skip(1)
     {
-        let mut config = kubectl_namzu::sim::SimConfig::for_tests(&t.dir.path().join(format!("{name}.kubeconfig")));
+        let mut config = namzu_sim::SimConfig::for_tests(&t.dir.path().join(format!("{name}.kubeconfig")));
         config.namespace = "agents".into();
-        others.push((name, kubectl_namzu::sim::Sim::start(config, &scenario).await.unwrap()));
+        others.push((name, namzu_sim::Sim::start(config, &scenario).await.unwrap()));
     }
     let fleet = t.dir.path().join("fleet.kubeconfig");
     let mut members = vec![("prod-eu-west", &t.sim)];
     members.extend(others.iter().map(|(n, s)| (n.as_str(), s)));
-    kubectl_namzu::sim::write_fleet_kubeconfig(&fleet, &members).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&fleet, &members).unwrap();
     let audit = t.dir.path().join("audit.jsonl").display().to_string();
     for command in commands {
         let split = shell_words(&command);
@@ -115,7 +115,7 @@ async fn watch_until_first_line(command: &str, args: Vec<String>) {
             .args(&args)
             .env_remove("KUBECONFIG")
             .env("NO_COLOR", "1")
-            .env(kubectl_namzu::clock::NOW_ENV, kubectl_namzu::sim::TEST_START)
+            .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -147,5 +147,5 @@ fn the_readme_key_table_is_the_tui_key_table() {
         .skip(2)
         .take_while(|l| l.starts_with('|'))
         .collect();
-    assert_eq!(table, kubectl_namzu::present::keys::readme_rows());
+    assert_eq!(table, namzu_tui::keys::readme_rows());
 }

@@ -6,11 +6,11 @@ use crate::support::*;
 use chrono::Duration as ChronoDuration;
 use http_body_util::BodyExt;
 use kube::Client;
-use kubectl_namzu::cluster::live::{LiveOptions, StreamStatus};
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::resources::{EVENTS, PODS, SANDBOXES};
-use kubectl_namzu::tui::action::{Action, Effect};
-use kubectl_namzu::tui::app::{App, AppOptions, update};
+use namzu_engine::cluster::live::{LiveOptions, StreamStatus};
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::resources::{EVENTS, PODS, SANDBOXES};
+use namzu_tui::action::{Action, Effect};
+use namzu_tui::app::{App, AppOptions, update};
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -379,7 +379,7 @@ async fn with_a_gc_delay_dependents_go_later_and_a_bound_pod_stays_terminating()
     assert!(t.sim.get(&SANDBOXES, "agents", "namzu-ws-asleep").is_none());
     let dependents = |t: &TestSim| {
         t.sim
-            .list(&kubectl_namzu::sim::resources::PVCS, Some("agents"))
+            .list(&namzu_sim::resources::PVCS, Some("agents"))
             .into_iter()
             .filter(|p| p["metadata"]["name"].as_str().is_some_and(|n| n.contains("asleep")))
             .count()
@@ -488,7 +488,7 @@ items:
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
         t.sim
-            .get(&kubectl_namzu::sim::resources::PVCS, "agents", "listed")
+            .get(&namzu_sim::resources::PVCS, "agents", "listed")
             .is_some()
     );
 }
@@ -539,7 +539,7 @@ async fn list_all_namespaces_by_a_user_who_can_read_nothing_exits_1() {
 struct Live {
     app: App,
     actions: UnboundedReceiver<Action>,
-    _io: Arc<kubectl_namzu::tui::io::Io>,
+    _io: Arc<namzu_tui::io::Io>,
 }
 
 impl Live {

@@ -4,9 +4,9 @@
 //! refusal shown to send no PATCH.
 
 use crate::support::*;
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
-use kubectl_namzu::sim::record::Recorded;
-use kubectl_namzu::sim::resources::{PODS, SANDBOXES};
+use namzu_sim::faults::{Fault, FaultAction, Mutation};
+use namzu_sim::record::Recorded;
+use namzu_sim::resources::{PODS, SANDBOXES};
 use serde_json::{Value, json};
 
 /// The revision a workspace was created from, as its Sandbox stores it (the template label is the

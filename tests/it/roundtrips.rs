@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use chrono::{DateTime, Utc};
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::resources::SANDBOXES;
 use serde_json::Value;
 use std::process::Output;
 
@@ -379,7 +379,7 @@ async fn running_for_and_mode_changed_before_select_what_they_say() {
             .collect()
     };
     for dur in ["1h", "1d", "30d"] {
-        let bound = kubectl_namzu::domain::select::parse_duration(dur).expect("duration");
+        let bound = namzu_domain::select::parse_duration(dur).expect("duration");
         let mut want: Vec<String> = all
             .iter()
             .filter(|w| w["state"] == "Running" && since(w).is_some_and(|s| now - s > bound))

@@ -75,7 +75,7 @@ async fn refusals_say_what_happened() {
         err(&o)
     );
     // a DELETE sent and refused by the server (409): nothing deleted, but not "nothing sent"
-    t.sim.add_fault(kubectl_namzu::sim::faults::Fault::status(
+    t.sim.add_fault(namzu_sim::faults::Fault::status(
         Some("DELETE"),
         "workspace-disk-namzu-ws-ghost",
         409,

@@ -4,11 +4,11 @@
 //! its objects (kind, name and uid) only, the newest of each kept and the rest counted.
 
 use crate::support::*;
-use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::resources::{self, PODS};
-use kubectl_namzu::domain::timeline::{MAX_AUDIT_ENTRIES, MAX_EVENTS_PER_OBJECT};
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
-use kubectl_namzu::sim::resources::{EVENTS, SANDBOXES};
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_engine::cluster::resources::{self, PODS};
+use namzu_domain::timeline::{MAX_AUDIT_ENTRIES, MAX_EVENTS_PER_OBJECT};
+use namzu_sim::faults::{Fault, FaultAction};
+use namzu_sim::resources::{EVENTS, SANDBOXES};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::time::Duration;
@@ -76,7 +76,7 @@ async fn a_list_that_never_ends_stops_at_the_page_bound_and_at_the_time_bound() 
     let mut conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(30)).await;
     assert_eq!(
         conn.list_bounds.max_pages,
-        kubectl_namzu::cluster::connect::MAX_LIST_PAGES
+        namzu_engine::cluster::connect::MAX_LIST_PAGES
     );
     assert_eq!(conn.list_bounds.max_pages, 10_000);
     assert_eq!(conn.list_bounds.max_time, Duration::from_secs(300));
@@ -189,7 +189,7 @@ async fn run_limited(t: &TestSim, args: &[&str], limit: u64) -> std::process::Ou
         .env_remove("KUBECONFIG")
         .env_remove("KUBECTL_NAMZU_CONFIG")
         .env("NO_COLOR", "1")
-        .env(kubectl_namzu::clock::NOW_ENV, t.sim.now().to_rfc3339())
+        .env(namzu_clock::NOW_ENV, t.sim.now().to_rfc3339())
         .env("KUBECTL_NAMZU_AUDIT_LOG", audit_path(t))
         .stdin(std::process::Stdio::null());
     let rlimit = libc::rlimit {
@@ -390,12 +390,12 @@ async fn history_keeps_each_objects_newest_events_and_says_how_many_more() {
         path: Some(audit_path(&t)),
         ..Default::default()
     };
-    let key = kubectl_namzu::domain::naming::WorkspaceKey::new(Some(&conn.context), "agents", "awake");
+    let key = namzu_domain::naming::WorkspaceKey::new(Some(&conn.context), "agents", "awake");
     let io = tui_io(vec![(conn, policy(false, audit))], Default::default());
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    io.perform(kubectl_namzu::tui::action::Effect::History(key), tx).await;
+    io.perform(namzu_tui::action::Effect::History(key), tx).await;
     let pane = match rx.recv().await {
-        Some(kubectl_namzu::tui::action::Action::History { result, .. }) => result.unwrap(),
+        Some(namzu_tui::action::Action::History { result, .. }) => result.unwrap(),
         other => panic!("{other:?}"),
     };
     assert!(pane.contains(&line), "{pane}");

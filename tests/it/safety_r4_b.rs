@@ -4,8 +4,8 @@
 //! and terminals refuse, on every path; bidirectional marks never reaching a terminal.
 
 use crate::support::*;
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
-use kubectl_namzu::sim::resources::{EVENTS, SANDBOXES, TEMPLATES};
+use namzu_sim::faults::{Fault, FaultAction};
+use namzu_sim::resources::{EVENTS, SANDBOXES, TEMPLATES};
 use serde_json::{Value, json};
 use std::process::{Command, Stdio};
 use std::time::Duration;

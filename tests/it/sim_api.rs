@@ -6,10 +6,10 @@ use chrono::Duration;
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent, WatchParams};
 use kube::core::DynamicObject;
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::controller::Knobs;
-use kubectl_namzu::sim::faults::{Fault, FaultAction};
-use kubectl_namzu::sim::resources::{EVENTS, PODS, PVCS, SANDBOXES};
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::controller::Knobs;
+use namzu_sim::faults::{Fault, FaultAction};
+use namzu_sim::resources::{EVENTS, PODS, PVCS, SANDBOXES};
 use serde_json::{Value, json};
 
 fn json_patch(v: Value) -> Patch<()> {
@@ -833,7 +833,7 @@ async fn knobs_reproduce_field_trouble() {
 /// policy an earlier Sandbox of the same name owned stays until someone deletes it.
 #[tokio::test]
 async fn cilium_policies_are_discovered_and_collected_with_their_owner() {
-    use kubectl_namzu::sim::resources::CILIUM_POLICIES;
+    use namzu_sim::resources::CILIUM_POLICIES;
     let scenario = r#"
 namespaces: [ns]
 workspaces:

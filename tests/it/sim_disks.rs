@@ -5,9 +5,9 @@
 
 use crate::support::*;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, PropagationPolicy};
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::controller::name_hash;
-use kubectl_namzu::sim::resources::{CILIUM_POLICIES, CLAIMS, PVCS, PVS, SANDBOXES};
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::controller::name_hash;
+use namzu_sim::resources::{CILIUM_POLICIES, CLAIMS, PVCS, PVS, SANDBOXES};
 use serde_json::{Value, json};
 use std::process::Output;
 
@@ -380,7 +380,7 @@ async fn orphaning_by_query_or_body_keeps_every_dependent() {
     assert!(disk["metadata"].get("ownerReferences").is_none(), "{disk}");
     let pod = t
         .sim
-        .get(&kubectl_namzu::sim::resources::PODS, "agents", "namzu-ws-kept");
+        .get(&namzu_sim::resources::PODS, "agents", "namzu-ws-kept");
     assert!(pod.is_some_and(|p| p["metadata"].get("ownerReferences").is_none()));
 
     // `?propagationPolicy=Orphan` in the query

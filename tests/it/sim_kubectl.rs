@@ -1,7 +1,7 @@
 //! Fidelity against a real client: kubectl, where it is on PATH, run against the sim.
 
 use crate::support::*;
-use kubectl_namzu::sim::resources::SANDBOXES;
+use namzu_sim::resources::SANDBOXES;
 use std::process::Output;
 
 /// Run kubectl against the sim; `None` (and a note) when kubectl is not installed.
@@ -153,7 +153,7 @@ async fn kubectl_pages_tables_and_creates_with_validation() {
 /// Sandboxes and by this tool's engine on the JSON kubectl read, print the same bytes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jsonpath_templates_print_what_kubectl_prints() {
-    use kubectl_namzu::present::jsonpath::Template;
+    use namzu_engine::present::jsonpath::Template;
     let t = start_demo().await;
     let Some(out) = kubectl(&t, &["get", "sandboxes.agents.x-k8s.io", "-n", "agents", "-o", "json"]).await else {
         return;

@@ -5,7 +5,7 @@
 use crate::support::*;
 use futures::StreamExt;
 use kube::api::{ListParams, Patch, PatchParams, WatchEvent, WatchParams};
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Gate};
+use namzu_sim::faults::{Fault, FaultAction, Gate};
 use std::time::{Duration, Instant};
 
 /// A scenario's `server: {latency: …}` delays each answer by at least that much, on the runtime's
@@ -51,7 +51,7 @@ async fn a_watch_waits_the_latency_once() {
     assert!(sent.elapsed() >= Duration::from_millis(200), "{:?}", sent.elapsed());
     for n in 1..=3 {
         t.sim.modify(
-            &kubectl_namzu::sim::resources::SANDBOXES,
+            &namzu_sim::resources::SANDBOXES,
             "agents",
             "namzu-ws-awake",
             |o| {

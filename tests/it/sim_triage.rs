@@ -8,8 +8,8 @@ use crate::support::*;
 use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, LogParams};
-use kubectl_namzu::sim::auth::{Rule, User};
-use kubectl_namzu::sim::resources::{CLAIMS, EVENTS, PODS, SANDBOXES};
+use namzu_sim::auth::{Rule, User};
+use namzu_sim::resources::{CLAIMS, EVENTS, PODS, SANDBOXES};
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -722,7 +722,7 @@ async fn events_tell_the_story_in_both_event_apis() {
     t.sim.set_knobs(
         "agents",
         "namzu-ws-duo",
-        kubectl_namzu::sim::controller::Knobs {
+        namzu_sim::controller::Knobs {
             reconciler_error: Some(quota.into()),
             ..Default::default()
         },

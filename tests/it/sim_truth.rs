@@ -6,7 +6,7 @@ use super::support::*;
 use chrono::Duration;
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
-use kubectl_namzu::sim::resources::{PODS, SANDBOXES};
+use namzu_sim::resources::{PODS, SANDBOXES};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -337,7 +337,7 @@ async fn a_large_json_scenario_loads() {
         "namespaces": ["big"],
         "workspaces": (0..workspaces).map(|i| json!({"namespace": "big", "id": format!("w{i:05}"),
             "podTemplate": template, "mode": if i % 2 == 0 { "Running" } else { "Suspended" }})).collect::<Vec<_>>(),
-        "objects": (0..others).map(|i| kubectl_namzu::sim::scenario::Background::pod(i, "big", now)).collect::<Vec<_>>(),
+        "objects": (0..others).map(|i| namzu_sim::scenario::Background::pod(i, "big", now)).collect::<Vec<_>>(),
     });
     let text = serde_json::to_string(&scenario).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -359,10 +359,10 @@ async fn a_large_json_scenario_loads() {
     assert_eq!(listed, ws, "every workspace listed");
 
     // the sim holds them all, through the same parse
-    let parsed = kubectl_namzu::sim::scenario::Scenario::parse(&text, kubectl_namzu::sim::test_start()).unwrap();
+    let parsed = namzu_sim::scenario::Scenario::parse(&text, namzu_sim::test_start()).unwrap();
     assert_eq!((parsed.workspaces.len(), parsed.objects.len()), (ws, other));
     // the same scenario as YAML (block style, as one writes it) loads too: a budget sized for it
     let yaml = serde_saphyr::to_string(&scenario).unwrap();
-    let parsed = kubectl_namzu::sim::scenario::Scenario::parse(&yaml, kubectl_namzu::sim::test_start()).unwrap();
+    let parsed = namzu_sim::scenario::Scenario::parse(&yaml, namzu_sim::test_start()).unwrap();
     assert_eq!((parsed.workspaces.len(), parsed.objects.len()), (ws, other));
 }

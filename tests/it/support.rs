@@ -4,17 +4,17 @@
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
-use kubectl_namzu::clock::NOW_ENV;
-use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::connect::{ConnectOptions, Connection};
-use kubectl_namzu::cluster::live::LiveOptions;
-use kubectl_namzu::cluster::write::WritePolicy;
-use kubectl_namzu::domain::safety::ContextRules;
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
-use kubectl_namzu::sim::scenario::Scenario;
-use kubectl_namzu::sim::{Sim, SimConfig, TEST_START};
-use kubectl_namzu::tui::app::ContextOptions;
-use kubectl_namzu::tui::io::{Cluster, Io};
+use namzu_clock::NOW_ENV;
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_engine::cluster::connect::{ConnectOptions, Connection};
+use namzu_engine::cluster::live::LiveOptions;
+use namzu_engine::cluster::write::WritePolicy;
+use namzu_domain::safety::ContextRules;
+use namzu_sim::faults::{Fault, FaultAction, Mutation};
+use namzu_sim::scenario::Scenario;
+use namzu_sim::{Sim, SimConfig, TEST_START};
+use namzu_tui::app::ContextOptions;
+use namzu_tui::io::{Cluster, Io};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -166,7 +166,7 @@ pub fn err(o: &std::process::Output) -> String {
 
 /// The demo scenario on a manual clock.
 pub async fn start_demo() -> TestSim {
-    start_with(kubectl_namzu::sim::scenario::DEMO, |c| c.namespace = "agents".into()).await
+    start_with(namzu_sim::scenario::DEMO, |c| c.namespace = "agents".into()).await
 }
 
 /// Run with the audit log in the sim's temp dir, on the sim's clock.
@@ -179,7 +179,7 @@ pub async fn run_audited(t: &TestSim, args: &[&str]) -> std::process::Output {
 /// The ids (without `namzu-ws-`) of the Sandboxes in `ns` whose spec says Running, as stored.
 pub fn running_ids(t: &TestSim, ns: &str) -> Vec<String> {
     t.sim
-        .list(&kubectl_namzu::sim::resources::SANDBOXES, Some(ns))
+        .list(&namzu_sim::resources::SANDBOXES, Some(ns))
         .iter()
         .filter(|s| s["spec"]["operatingMode"] == "Running")
         .filter_map(|s| s["metadata"]["name"].as_str())

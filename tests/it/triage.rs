@@ -4,7 +4,7 @@
 //! timeline, the start-up waterfall, this machine's writes in it).
 
 use crate::support::*;
-use kubectl_namzu::sim::resources::{PODS, SANDBOXES};
+use namzu_sim::resources::{PODS, SANDBOXES};
 use serde_json::Value;
 use std::io::BufRead;
 use std::process::{Command, Stdio};
@@ -68,7 +68,7 @@ async fn logs_reads_the_workspaces_own_pod_with_kubectls_flags() {
     assert_eq!(lines.len(), 2, "{text}");
     for l in &lines {
         let (stamp, _) = l.split_once(' ').expect("a stamp, then the line");
-        assert!(kubectl_namzu::domain::timefmt::parse(stamp).is_some(), "{l}");
+        assert!(namzu_domain::timefmt::parse(stamp).is_some(), "{l}");
     }
     assert!(lines[1].ends_with(" ready"));
     let o = namzu(&t, &["logs", "awake", "--since", "1h"]).await;

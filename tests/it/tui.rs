@@ -2,17 +2,17 @@
 //! sim (the I/O effects run through the real write path), and a hung API server.
 
 use crate::support::*;
-use kubectl_namzu::cluster::audit::AuditLog;
-use kubectl_namzu::cluster::connect::Connection;
-use kubectl_namzu::cluster::inventory::Scope;
-use kubectl_namzu::domain::naming::WorkspaceKey;
-use kubectl_namzu::domain::safety::ContextRules;
-use kubectl_namzu::sim::faults::{Fault, FaultAction, Mutation};
-use kubectl_namzu::sim::resources::SANDBOXES;
-use kubectl_namzu::tui::action::{Action, Effect};
-use kubectl_namzu::tui::app::{App, AppOptions, ContextOptions, Health, update};
-use kubectl_namzu::tui::io::Io;
-use kubectl_namzu::tui::view::{self, Theme};
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::inventory::Scope;
+use namzu_domain::naming::WorkspaceKey;
+use namzu_domain::safety::ContextRules;
+use namzu_sim::faults::{Fault, FaultAction, Mutation};
+use namzu_sim::resources::SANDBOXES;
+use namzu_tui::action::{Action, Effect};
+use namzu_tui::app::{App, AppOptions, ContextOptions, Health, update};
+use namzu_tui::io::Io;
+use namzu_tui::view::{self, Theme};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -30,7 +30,7 @@ struct Harness {
 
 /// The demo with instant transitions: a pod goes or gets ready at the controller's next look.
 async fn quick_demo() -> TestSim {
-    start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+    start_with(namzu_sim::scenario::DEMO, |c| {
         c.namespace = "agents".into();
         c.timing.grace = chrono::Duration::zero();
         c.timing.ready_delay = chrono::Duration::zero();
@@ -154,8 +154,8 @@ async fn follow_until_settled(app: &mut App, io: &Arc<Io>, follow: Effect) -> Ve
 
 /// Every kind's watch in the scope has said how it stands, and one is reconnecting: the first
 /// full state will not come until the server answers again.
-fn settled_in_trouble(c: &kubectl_namzu::tui::app::ContextView, scope: &Scope) -> bool {
-    use kubectl_namzu::cluster::live::StreamStatus;
+fn settled_in_trouble(c: &namzu_tui::app::ContextView, scope: &Scope) -> bool {
+    use namzu_engine::cluster::live::StreamStatus;
     let ns = match scope {
         Scope::All => None,
         Scope::Namespace(ns) => Some(ns.as_str()),
@@ -265,7 +265,7 @@ async fn snapshots_of_every_view() {
     snap_sizes("filter_coder_sorted_by_epoch_reversed", &h);
     h.keys(&[KeyCode::Esc]).await;
     assert!(h.app.view.filter.is_empty());
-    h.app.view.sort = kubectl_namzu::domain::select::SortKey::Name;
+    h.app.view.sort = namzu_domain::select::SortKey::Name;
     h.app.view.reverse = false;
     h.keys(&[KeyCode::Char('/')]).await;
     h.type_text("juliet").await;
@@ -327,17 +327,17 @@ async fn snapshots_of_results_errors_and_disabled_actions() {
     snap("read_only_suspend_disabled", &ro.screen(120, 8));
 
     // RBAC: a viewer may not patch or delete: the actions say so before anything is tried
-    let viewer = vec![kubectl_namzu::sim::auth::User::with_rules(
+    let viewer = vec![namzu_sim::auth::User::with_rules(
         "viewer",
         "v",
-        vec![kubectl_namzu::sim::auth::Rule::new(
+        vec![namzu_sim::auth::Rule::new(
             &["get", "list", "watch", "create"],
             &["*"],
             &["*"],
             &[],
         )],
     )];
-    let t = start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+    let t = start_with(namzu_sim::scenario::DEMO, |c| {
         c.users = viewer;
         c.namespace = "agents".into();
     })
@@ -460,7 +460,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
     let before = app.view.selected;
     let driver = tokio::spawn(async move {
         let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
-        kubectl_namzu::tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut |_| {
+        namzu_tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut |_| {
             String::new()
         })
         .await
@@ -500,7 +500,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
     h.keys(&[KeyCode::Char('n'), KeyCode::Char('n')]).await;
     assert_eq!(
         h.app.scope,
-        kubectl_namzu::cluster::inventory::Scope::Namespace("research".into())
+        namzu_engine::cluster::inventory::Scope::Namespace("research".into())
     );
     assert_eq!(h.app.inventory.rows().len(), 5);
     assert_eq!(
@@ -519,7 +519,7 @@ async fn namespace_switch_and_all_namespaces_toggle() {
 /// confirmation says the host's admission fence is not re-verified here.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tui_resume_into_a_foreign_policy_is_refused_and_the_fence_is_noted() {
-    use kubectl_namzu::sim::resources::CILIUM_POLICIES;
+    use namzu_sim::resources::CILIUM_POLICIES;
     let mut h = harness(quick_demo().await, false, false).await;
     h.t.sim.clear_requests();
     h.keys(&[KeyCode::Char('/')]).await;
@@ -591,11 +591,11 @@ async fn a_refresh_from_the_list_shows_its_diff_overlays_and_body_and_sends_exac
         "a preview sends nothing"
     );
     let key = WorkspaceKey::new(Some("namzu-sim"), "agents", "ember");
-    let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
+    let Some(namzu_tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
         panic!("no confirmation")
     };
     let shown = match &c.previews[&key] {
-        kubectl_namzu::cluster::write::Outcome::DryRun { request, .. } => request.body.clone(),
+        namzu_engine::cluster::write::Outcome::DryRun { request, .. } => request.body.clone(),
         other => panic!("{other:?}"),
     };
     h.keys(&[KeyCode::Tab, KeyCode::Enter]).await;
@@ -655,7 +655,7 @@ async fn quick_small() -> TestSim {
 async fn fleet(prod: ContextRules, staging: ContextRules, failed: Vec<ContextOptions>) -> Harness {
     let (a, b) = (quick_small().await, quick_small().await);
     let kubeconfig = a.dir.path().join("fleet.kubeconfig");
-    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("prod-eu-west", &a.sim), ("staging", &b.sim)]).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("prod-eu-west", &a.sim), ("staging", &b.sim)]).unwrap();
     let timeout = Duration::from_secs(5);
     let contexts = vec![
         (connect(&a, &kubeconfig, Some("prod-eu-west"), timeout).await, prod),
@@ -667,7 +667,7 @@ async fn fleet(prod: ContextRules, staging: ContextRules, failed: Vec<ContextOpt
 /// What the safety rules file says of production: a red PROD badge, typed confirmations.
 fn production() -> ContextRules {
     let file = "contexts:\n  - context: 'prod-*'\n    label: PROD\n    colour: red\n    confirm: typed\n";
-    kubectl_namzu::domain::safety::SafetyConfig::parse(file)
+    namzu_domain::safety::SafetyConfig::parse(file)
         .unwrap()
         .for_context("prod-eu-west", &Default::default())
 }
@@ -722,7 +722,7 @@ async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
         .app
         .visible()
         .iter()
-        .map(|w| kubectl_namzu::tui::app::key_of(w))
+        .map(|w| namzu_tui::app::key_of(w))
         .collect();
     assert_eq!(keys.len(), 6, "{keys:?}");
     assert!(keys.contains(&prod) && keys.contains(&staging));
@@ -771,7 +771,7 @@ async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_only_context_disables_writes_on_its_rows_only() {
     let file = "contexts:\n  - context: 'prod-*'\n    readOnly: true\n";
-    let read_only = kubectl_namzu::domain::safety::SafetyConfig::parse(file)
+    let read_only = namzu_domain::safety::SafetyConfig::parse(file)
         .unwrap()
         .for_context("prod-eu-west", &Default::default());
     let mut h = fleet(read_only, Default::default(), Vec::new()).await;
@@ -793,7 +793,7 @@ async fn a_read_only_context_disables_writes_on_its_rows_only() {
     h.keys(&[KeyCode::Char('S')]).await;
     assert!(matches!(
         h.app.popups.last(),
-        Some(kubectl_namzu::tui::app::Popup::Confirm(_))
+        Some(namzu_tui::app::Popup::Confirm(_))
     ));
     h.keys(&[
         KeyCode::Esc,
@@ -875,7 +875,7 @@ async fn max_bulk_refuses_a_context_s_marked_rows_over_it_and_sends_nothing() {
         "not even a read"
     );
     h.keys(&[KeyCode::Home, KeyCode::Char(' '), KeyCode::Char('S')]).await;
-    let Some(kubectl_namzu::tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
+    let Some(namzu_tui::app::Popup::Confirm(c)) = h.app.popups.last() else {
         panic!("{}", h.app.status)
     };
     assert_eq!(c.targets.len(), 3, "two of prod-eu-west's and one of staging's");
@@ -886,7 +886,7 @@ async fn max_bulk_refuses_a_context_s_marked_rows_over_it_and_sends_nothing() {
 /// typed suspend's dialog.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshots_of_the_fleet_view() {
-    use kubectl_namzu::cluster::live::{LiveEvent, StreamStatus};
+    use namzu_engine::cluster::live::{LiveEvent, StreamStatus};
     let unreachable = ContextOptions {
         name: "prod-us-east".into(),
         open_error: Some("cannot reach https://10.0.0.9:6443: connection refused".into()),
@@ -896,8 +896,8 @@ async fn snapshots_of_the_fleet_view() {
     // staging's watch of Sandboxes lost its server 30 s ago, as its Follow reports it
     let since = h.t.sim.now() - chrono::Duration::seconds(30);
     let event = LiveEvent::Status {
-        stream: kubectl_namzu::cluster::live::StreamName {
-            kind: kubectl_namzu::domain::mirror::Kind::Sandboxes,
+        stream: namzu_engine::cluster::live::StreamName {
+            kind: namzu_domain::mirror::Kind::Sandboxes,
             namespace: None,
         },
         status: StreamStatus::Reconnecting {
@@ -1115,7 +1115,7 @@ async fn what_arrives_while_a_shell_runs_is_applied_not_queued() {
             probe.send(key(KeyCode::Char('q'))).unwrap();
             ended.to_string()
         };
-        kubectl_namzu::tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut shell)
+        namzu_tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut shell)
             .await
             .map(|_| app)
     });
@@ -1165,7 +1165,7 @@ async fn the_leaks_view_deletes_through_the_same_use_case() {
     assert!(
         h.t.sim
             .get(
-                &kubectl_namzu::sim::resources::PVCS,
+                &namzu_sim::resources::PVCS,
                 "agents",
                 "workspace-disk-namzu-ws-ghost"
             )
@@ -1179,7 +1179,7 @@ async fn the_leaks_view_deletes_through_the_same_use_case() {
     assert!(
         h.t.sim
             .get(
-                &kubectl_namzu::sim::resources::PVCS,
+                &namzu_sim::resources::PVCS,
                 "agents",
                 "workspace-disk-namzu-ws-ghost"
             )

@@ -205,7 +205,7 @@ fn demo_sim_in_tmux(
 /// were shown: a host that takes the workspace over while the user types is fenced out.
 #[test]
 fn a_typed_delete_is_bound_to_what_was_shown() {
-    use kubectl_namzu::sim::resources::SANDBOXES;
+    use namzu_sim::resources::SANDBOXES;
     let Some((_runtime, t, tmux)) = demo_sim_in_tmux("typed-delete", "del") else {
         return;
     };
@@ -237,7 +237,7 @@ fn a_typed_delete_is_bound_to_what_was_shown() {
 /// brings it back live with the change made meanwhile.
 #[test]
 fn the_live_tui_follows_changes_and_outages() {
-    use kubectl_namzu::sim::resources::SANDBOXES;
+    use namzu_sim::resources::SANDBOXES;
     let Some((runtime, mut t, tmux)) = demo_sim_in_tmux("live TUI", "live") else {
         return;
     };
@@ -248,7 +248,7 @@ fn the_live_tui_follows_changes_and_outages() {
     );
     tmux.start(200, 20, &script);
     tmux.expect("● live:");
-    let set_epoch = |sim: &kubectl_namzu::sim::Sim, epoch: &str| {
+    let set_epoch = |sim: &namzu_sim::Sim, epoch: &str| {
         sim.modify(&SANDBOXES, "research", "namzu-ws-tango", |o| {
             o["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"] = serde_json::json!(epoch);
         });
@@ -280,7 +280,7 @@ fn a_fleet_in_a_real_terminal() {
     let (mut east, west) = runtime.block_on(async { (crate::support::start().await, crate::support::start().await) });
     let dir = east.dir.path();
     let kubeconfig = dir.join("fleet.kubeconfig");
-    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
     let rules = dir.join("config.yaml");
     std::fs::write(&rules, "contexts:\n  - {context: east, label: PROD, colour: red}\n").unwrap();
     let tmux = Tmux {
@@ -608,7 +608,7 @@ fn a_single_context_session_switches_context() {
     let (east, west) = runtime.block_on(async { (crate::support::start().await, crate::support::start().await) });
     let dir = east.dir.path();
     let kubeconfig = dir.join("two.kubeconfig");
-    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
     let rules = dir.join("config.yaml");
     std::fs::write(
         &rules,
@@ -665,14 +665,14 @@ fn a_fleet_opens_without_waiting_for_its_slowest_context() {
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let (fast, slow) = runtime.block_on(async { (crate::support::start().await, crate::support::start().await) });
-    slow.sim.add_fault(kubectl_namzu::sim::faults::Fault::new(
+    slow.sim.add_fault(namzu_sim::faults::Fault::new(
         Some("GET"),
         "/version",
-        kubectl_namzu::sim::faults::FaultAction::Hang,
+        namzu_sim::faults::FaultAction::Hang,
     ));
     let dir = fast.dir.path();
     let kubeconfig = dir.join("fleet.kubeconfig");
-    kubectl_namzu::sim::write_fleet_kubeconfig(&kubeconfig, &[("fast", &fast.sim), ("slow", &slow.sim)]).unwrap();
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("fast", &fast.sim), ("slow", &slow.sim)]).unwrap();
     let tmux = Tmux {
         socket: format!("namzu-slow-{}", std::process::id()),
         session: "slow",

@@ -1,10 +1,10 @@
 //! Every case of every vector file, reproduced byte for byte.
 
 use crate::support::vector_cases;
-use kubectl_namzu::domain::canonical::pod_template_hash;
-use kubectl_namzu::domain::drift::{Overlays, template_hash};
-use kubectl_namzu::domain::epoch::Reading;
-use kubectl_namzu::domain::patch::{self, Mode};
+use namzu_domain::canonical::pod_template_hash;
+use namzu_domain::drift::{Overlays, template_hash};
+use namzu_domain::epoch::Reading;
+use namzu_domain::patch::{self, Mode};
 use serde_json::{Value, json};
 
 #[test]

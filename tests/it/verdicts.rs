@@ -4,7 +4,7 @@
 
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use kubectl_namzu::sim::controller::Knobs;
+use namzu_sim::controller::Knobs;
 use serde_json::{Value, json};
 
 fn items(o: &std::process::Output) -> Vec<Value> {
@@ -163,7 +163,7 @@ async fn a_sandbox_held_in_deletion_and_one_expired_are_diagnosed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_workspace_under_delete_is_not_reaped() {
     // the controller lags an hour behind a write: papa's new policy is not acted on
-    let t = start_with(kubectl_namzu::sim::scenario::DEMO, |c| {
+    let t = start_with(namzu_sim::scenario::DEMO, |c| {
         c.namespace = "agents".into();
         c.strict = false;
         c.timing.reconcile_delay = chrono::Duration::hours(1);
@@ -313,7 +313,7 @@ async fn a_pod_state_the_controller_cannot_read_is_diagnosed() {
 async fn the_launch_type_and_pool_membership_are_shown() {
     let t = start_demo().await;
     t.sim.modify(
-        &kubectl_namzu::sim::resources::SANDBOXES,
+        &namzu_sim::resources::SANDBOXES,
         "agents",
         "namzu-ws-alpha",
         |s| {

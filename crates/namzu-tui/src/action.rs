@@ -1,0 +1,220 @@
+//! Everything that can happen to the UI, and everything the UI asks the I/O task to do.
+
+use namzu_engine::cluster::inventory::Scope;
+use namzu_engine::cluster::wait::Waited;
+use namzu_engine::cluster::write::{Outcome, Plan};
+use namzu_domain::fence::Verb;
+use namzu_domain::naming::WorkspaceKey;
+use chrono::{DateTime, Utc};
+use ratatui::crossterm::event::KeyEvent;
+use serde_json::Value;
+
+/// The only way state changes: `update(app, action)`.
+#[derive(Debug)]
+pub enum Action {
+    /// A key press (releases and repeats never arrive here).
+    Key(KeyEvent),
+    /// Time passed: ages tick, freshness updates.
+    Tick(DateTime<Utc>),
+    /// A context's live inventory of `scope` reported; `generation` says which of its Follows
+    /// (an older one's late reports are dropped).
+    Live {
+        context: String,
+        scope: Scope,
+        generation: u64,
+        event: namzu_engine::cluster::live::LiveEvent,
+    },
+    /// A context's SelfSubjectAccessReview answers, and the namespaces the user may list there
+    /// (for switching).
+    Access {
+        context: String,
+        scope: Scope,
+        patch: Option<bool>,
+        delete: Option<bool>,
+        namespaces: Vec<String>,
+    },
+    Detail {
+        key: WorkspaceKey,
+        result: Result<String, String>,
+    },
+    /// A dry run of a pending action: what would be sent, or why nothing would.
+    Preview {
+        key: WorkspaceKey,
+        take_over: bool,
+        outcome: Outcome,
+    },
+    Done {
+        key: WorkspaceKey,
+        verb: Verb,
+        outcome: Outcome,
+    },
+    WaitProgress {
+        key: WorkspaceKey,
+        message: String,
+    },
+    Waited {
+        key: WorkspaceKey,
+        verb: Verb,
+        waited: Waited,
+    },
+    /// This session's audit entries, after a write.
+    Sent(Vec<Value>),
+    /// The audit log could not record a write that was sent.
+    AuditFailed(String),
+    /// An I/O task died (a bug): the UI ends and says why, rather than wait for an answer forever.
+    Crashed(String),
+    /// SIGTERM, SIGHUP or SIGINT: quit as `q` does, restoring the terminal.
+    Terminated,
+    /// The log pane's stream `stream` opened: the pod and container it reads.
+    LogOpened {
+        stream: u64,
+        source: String,
+    },
+    /// Lines of stream `stream`, all that had arrived.
+    LogLines {
+        stream: u64,
+        lines: Vec<String>,
+    },
+    /// A restart, a reconnect: said in the pane between the lines.
+    LogNote {
+        stream: u64,
+        text: String,
+    },
+    /// Stream `stream` ended (`failed`: it could not be read at all), and why.
+    LogEnded {
+        stream: u64,
+        text: String,
+        failed: bool,
+    },
+    /// A history (answered into the history popup).
+    History {
+        key: WorkspaceKey,
+        result: Result<String, String>,
+    },
+    /// A shell may start: the kubectl command line for the row's own pod; or why not.
+    ShellReady {
+        key: WorkspaceKey,
+        result: Result<Vec<String>, String>,
+    },
+    /// A file was written (the log pane's save), or why not: for the status line.
+    Saved(Result<String, String>),
+    /// The shell ended: what the status line says of it.
+    ShellEnded(String),
+    /// Another context was opened (`:ctx NAME` in a single-context session), or why not.
+    ContextOpened {
+        context: String,
+        result: Result<super::app::ContextOptions, String>,
+    },
+    /// A context's leaks in `scope` (for the leaks view), and what it could not read.
+    Leaks {
+        context: String,
+        scope: Scope,
+        result: Result<(Vec<namzu_domain::leaks::Leak>, Vec<String>), String>,
+    },
+    /// What `Effect::Copy` came to, in words.
+    Copied(String),
+    /// The leaks view's deletes done: what they came to, in words.
+    LeaksDeleted {
+        context: String,
+        scope: Scope,
+        result: Result<String, String>,
+    },
+}
+
+/// Work for the I/O task, each in one context; results come back as actions.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Keep the context's rows of the scope current with watches, until a Follow of a later
+    /// generation in that context replaces it.
+    Follow {
+        context: String,
+        scope: Scope,
+        generation: u64,
+    },
+    CheckAccess {
+        context: String,
+        scope: Scope,
+    },
+    Detail(WorkspaceKey),
+    /// The whole Sandbox as YAML (answered as `Action::Detail`).
+    Yaml(WorkspaceKey),
+    /// A dry run of `plan` in the row's context.
+    Preview {
+        key: WorkspaceKey,
+        plan: Plan,
+        take_over: bool,
+    },
+    /// The write of `plan` through the row's context's connection and write policy.
+    Write {
+        key: WorkspaceKey,
+        plan: Plan,
+        wait: bool,
+    },
+    /// Stream the log of the row's own pod into the log pane (replacing any stream before it).
+    Logs {
+        key: WorkspaceKey,
+        container: Option<String>,
+        previous: bool,
+        stream: u64,
+    },
+    /// Stop the log pane's stream `stream` (and any older one, whichever runs first).
+    StopLogs {
+        key: WorkspaceKey,
+        stream: u64,
+    },
+    /// The row's history.
+    History(WorkspaceKey),
+    /// Find the row's own pod and container for a shell (answered as `Action::ShellReady`).
+    Shell(WorkspaceKey),
+    /// Open context `context` of the kubeconfig in place of `replacing` (whose watches stop);
+    /// answered as `Action::ContextOpened`.
+    OpenContext {
+        context: String,
+        replacing: String,
+    },
+    /// What `kubectl namzu leaks` lists in `context` for `scope` (answered as `Action::Leaks`).
+    Leaks {
+        context: String,
+        scope: Scope,
+    },
+    /// Delete these leaks of `context` in `scope` through `leaks --delete`'s use case
+    /// (`ops::leaks`), `typed` the count the user typed (answered as `Action::LeaksDeleted`).
+    DeleteLeaks {
+        context: String,
+        scope: Scope,
+        names: Vec<String>,
+        include_detached: bool,
+        typed: String,
+    },
+    /// Put `text` on the terminal's clipboard (OSC 52), answered as `Action::Copied`.
+    Copy(String),
+    /// Write `text` to a new file `name` in the temporary directory.
+    Save {
+        key: WorkspaceKey,
+        name: String,
+        text: String,
+    },
+}
+
+impl Effect {
+    /// The context it acts in.
+    pub fn context(&self) -> &str {
+        match self {
+            Effect::Follow { context, .. }
+            | Effect::CheckAccess { context, .. }
+            | Effect::OpenContext { context, .. } => context,
+            Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } => context,
+            // the terminal's, no context's
+            Effect::Copy(_) => "",
+            Effect::Detail(key)
+            | Effect::Yaml(key)
+            | Effect::Preview { key, .. }
+            | Effect::Write { key, .. }
+            | Effect::Logs { key, .. }
+            | Effect::StopLogs { key, .. }
+            | Effect::History(key)
+            | Effect::Shell(key)
+            | Effect::Save { key, .. } => key.context_name(),
+        }
+    }
+}

@@ -1,0 +1,686 @@
+//! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
+//! reports back as actions. The UI never awaits these.
+
+use super::action::{Action, Effect};
+use super::app::ContextOptions;
+use namzu_clock::Clock;
+use namzu_engine::cluster::access;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::detail;
+use namzu_engine::cluster::inventory::{Query, Scope};
+use namzu_engine::cluster::live::LiveOptions;
+use namzu_engine::cluster::resources;
+use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
+use namzu_engine::cluster::write::{self, WritePolicy};
+use namzu_domain::drift::OverlayFlags;
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::naming::WorkspaceKey;
+use namzu_domain::object::name;
+use namzu_domain::timeline;
+use namzu_domain::triage::{Purpose, SHELL, Unavailable, command_target, kubectl_exec_args};
+use namzu_engine::ops::follow::{self, Followed, Target};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// One context's connection, what it may write (its read-only rule, its own throttle; the
+/// audit log shared), and which of its Follows is current.
+pub struct Cluster {
+    pub conn: Connection,
+    pub policy: WritePolicy,
+    /// Which Follow is current: an older one stops when it changes.
+    following: tokio::sync::watch::Sender<u64>,
+}
+
+impl Cluster {
+    pub fn new(conn: Connection, policy: WritePolicy) -> Cluster {
+        Cluster {
+            conn,
+            policy,
+            following: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+/// How a single-context session opens another of the kubeconfig's contexts (`:ctx NAME`, `c`).
+#[derive(Clone, Default)]
+pub struct Switch {
+    /// The session's connect options (the safety rules file and the flags over it included):
+    /// only the context differs, and `Connection::open` decides the rules there.
+    pub connect: namzu_engine::cluster::connect::ConnectOptions,
+    /// The kubeconfig's contexts, in its order.
+    pub contexts: Vec<String>,
+}
+
+pub struct Io {
+    /// The contexts opened, by name; an effect runs in its own.
+    pub clusters: Vec<Cluster>,
+    /// Contexts opened while the UI runs (a single-context session switching context).
+    pub added: std::sync::RwLock<Vec<Arc<Cluster>>>,
+    /// How another context is opened (`None`: this session cannot switch).
+    pub switch: Option<Switch>,
+    /// The write policy a context opened later starts from (its own read-only rule and
+    /// throttle added; the audit log shared).
+    pub policy: WritePolicy,
+    /// Ticks read it (every context's connection shares it).
+    pub clock: Clock,
+    pub flags: OverlayFlags,
+    pub wait_timeout: Duration,
+    /// Writes sent and not yet answered, in every context.
+    pub writes_in_flight: Arc<AtomicUsize>,
+    pub live: LiveOptions,
+    /// The log pane's stream: one at a time, stopped when the pane closes or another opens.
+    pub log_task: std::sync::Mutex<LogTask>,
+}
+
+/// One write in flight, counted until it is dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(count: &Arc<AtomicUsize>) -> InFlight {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Io {
+    /// The context named, if it was opened.
+    pub fn cluster(&self, context: &str) -> Option<&Cluster> {
+        self.clusters.iter().find(|c| c.conn.context == context)
+    }
+
+    pub async fn perform(&self, effect: Effect, out: UnboundedSender<Action>) {
+        if let Effect::OpenContext { context, replacing } = effect {
+            let result = self.open_context(&context, &replacing).await;
+            let _ = out.send(Action::ContextOpened { context, result });
+            return;
+        }
+        if let Effect::Copy(text) = effect {
+            let _ = out.send(Action::Copied(copy_to_clipboard(&text)));
+            return;
+        }
+        // the app asks only of contexts that were opened
+        if let Some(cluster) = self.cluster(effect.context()) {
+            return cluster.perform(self, effect, out).await;
+        }
+        let added = self
+            .added
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .find(|c| c.conn.context == effect.context())
+            .cloned();
+        if let Some(cluster) = added {
+            cluster.perform(self, effect, out).await;
+        }
+    }
+
+    /// Open context `name` in place of `replacing` (whose watches stop): its connection with
+    /// the session's options, its rules decided at open; one opened before is reused.
+    async fn open_context(&self, name: &str, replacing: &str) -> Result<ContextOptions, String> {
+        let described = |c: &Cluster| ContextOptions {
+            name: c.conn.context.clone(),
+            server: c.conn.server.clone(),
+            namespace: c.conn.namespace.clone(),
+            rules: c.conn.rules.clone(),
+            open_error: None,
+        };
+        let stop = |c: &Cluster| c.following.send_modify(|g| *g += 1);
+        let found = |io: &Io, name: &str| -> Option<Arc<Cluster>> {
+            io.added
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find(|c| c.conn.context == name)
+                .cloned()
+        };
+        let opened = match (self.cluster(name), found(self, name)) {
+            (Some(c), _) => Some(described(c)),
+            (None, Some(c)) => Some(described(&c)),
+            (None, None) => None,
+        };
+        let opened = match opened {
+            Some(o) => o,
+            None => {
+                let switch = self.switch.as_ref().ok_or("this session cannot open another context")?;
+                let opts = namzu_engine::cluster::connect::ConnectOptions {
+                    context: Some(name.to_string()),
+                    clock: Some(self.clock.clone()),
+                    interactive_exec: false,
+                    ..switch.connect.clone()
+                };
+                let conn = Connection::open(&opts).await.map_err(|e| e.to_string())?;
+                conn.version().await.map_err(|e| e.to_string())?;
+                let policy = namzu_engine::ops::write::rules::policy(&self.policy, &conn.rules);
+                let cluster = Cluster::new(conn, policy);
+                let o = described(&cluster);
+                self.added
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(Arc::new(cluster));
+                o
+            }
+        };
+        // the context left stops watching: its rows are no longer shown
+        if let Some(c) = self.cluster(replacing) {
+            stop(c);
+        } else if let Some(c) = found(self, replacing) {
+            stop(&c);
+        }
+        Ok(opened)
+    }
+}
+
+impl Cluster {
+    async fn perform(&self, io: &Io, effect: Effect, out: UnboundedSender<Action>) {
+        let send = |a: Action| {
+            let _ = out.send(a);
+        };
+        match effect {
+            Effect::Follow {
+                context,
+                scope,
+                generation,
+            } => {
+                // effects run in any order: only a later Follow replaces an earlier one
+                let newer = self.following.send_if_modified(|g| {
+                    let newer = generation > *g;
+                    if newer {
+                        *g = generation;
+                    }
+                    newer
+                });
+                if !newer {
+                    return;
+                }
+                let mut replaced = self.following.subscribe();
+                let target = Target {
+                    context: Some(context.clone()),
+                    conn: self.conn.clone(),
+                    scope: scope.clone(),
+                };
+                let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
+                loop {
+                    tokio::select! {
+                        _ = replaced.wait_for(|g| *g != generation) => break,
+                        followed = following.next() => match followed {
+                            Some(Followed { event, .. }) => {
+                                let action = Action::Live {
+                                    context: context.clone(),
+                                    scope: scope.clone(),
+                                    generation,
+                                    event,
+                                };
+                                if out.send(action).is_err() {
+                                    break;
+                                }
+                            }
+                            None => break,
+                        },
+                    }
+                }
+            }
+            Effect::CheckAccess { context, scope } => {
+                let ns = match &scope {
+                    Scope::Namespace(n) => Some(n.as_str()),
+                    Scope::All => None,
+                };
+                let (patch, delete, listed) = tokio::join!(
+                    access::can(&self.conn, "patch", "agents.x-k8s.io", "sandboxes", ns),
+                    access::can(&self.conn, "delete", "agents.x-k8s.io", "sandboxes", ns),
+                    resources::list(&self.conn, &resources::NAMESPACES, None, None),
+                );
+                // a user who may not list namespaces switches among those the inventory saw
+                let namespaces = listed.unwrap_or_default().iter().map(|n| name(n).to_string()).collect();
+                send(Action::Access {
+                    context,
+                    scope,
+                    patch: patch.ok(),
+                    delete: delete.ok(),
+                    namespaces,
+                });
+            }
+            Effect::Detail(key) => send(Action::Detail {
+                result: self.detail(io, &key).await,
+                key,
+            }),
+            Effect::Yaml(key) => send(Action::Detail {
+                result: self.yaml(&key).await,
+                key,
+            }),
+            Effect::Logs {
+                key,
+                container,
+                previous,
+                stream,
+            } => {
+                // effects run in any order: a stream already stopped, or older than the one
+                // running, never starts (the pane it was for is gone or moved on)
+                let task = {
+                    let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
+                    if stream <= current.stopped || stream < current.stream {
+                        return;
+                    }
+                    let task = tokio::spawn(stream_logs(
+                        self.conn.clone(),
+                        key,
+                        container,
+                        previous,
+                        stream,
+                        out.clone(),
+                    ));
+                    if let Some(old) = current.handle.replace(task.abort_handle()) {
+                        old.abort();
+                    }
+                    current.stream = stream;
+                    task
+                };
+                // a panic in the stream is the UI's to report, as any effect's
+                if let Err(e) = task.await
+                    && e.is_panic()
+                {
+                    std::panic::resume_unwind(e.into_panic());
+                }
+            }
+            Effect::StopLogs { stream, .. } => {
+                let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
+                current.stopped = current.stopped.max(stream);
+                if current.stream <= stream
+                    && let Some(task) = current.handle.take()
+                {
+                    task.abort();
+                }
+            }
+            Effect::History(key) => send(Action::History {
+                result: self.history(&key).await,
+                key,
+            }),
+            Effect::Shell(key) => send(Action::ShellReady {
+                result: self.shell(&key).await,
+                key,
+            }),
+            // answered by the Io itself
+            Effect::OpenContext { .. } | Effect::Copy(_) => {}
+            Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
+            Effect::Leaks { context, scope } => {
+                let ns = match &scope {
+                    Scope::Namespace(n) => Some(n.as_str()),
+                    Scope::All => None,
+                };
+                let result = namzu_engine::cluster::leaks::read(&self.conn, ns, self.conn.clock.now())
+                    .await
+                    .map(|r| (r.leaks, r.warnings))
+                    .map_err(|e| e.to_string());
+                send(Action::Leaks { context, scope, result });
+            }
+            Effect::DeleteLeaks {
+                context,
+                scope,
+                names,
+                include_detached,
+                typed,
+            } => {
+                let result = self.delete_leaks(&scope, names, include_detached, typed).await;
+                send(Action::LeaksDeleted { context, scope, result });
+            }
+            Effect::Preview { key, plan, take_over } => {
+                let outcome = write::write(&self.conn, &self.policy, &plan).await;
+                send(Action::Preview {
+                    key,
+                    take_over,
+                    outcome,
+                });
+            }
+            Effect::Write { key, plan, wait } => {
+                // counted while in flight: quitting waits for it, so it lands in the audit log
+                let _in_flight = InFlight::enter(&io.writes_in_flight);
+                // the one write of every front-end (`ops::write::send`), bound to what was
+                // confirmed (`ops::write::rules::bind`)
+                let (outcome, after) = namzu_engine::ops::write::send(&self.conn, &self.policy, &plan).await;
+                let landed = outcome.landed();
+                send(Action::Done {
+                    key: key.clone(),
+                    verb: plan.verb,
+                    outcome,
+                });
+                if let Some(session) = &self.policy.audit.session {
+                    send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
+                }
+                if let Some(why) = self.policy.audit.lost() {
+                    send(Action::AuditFailed(why));
+                }
+                drop(_in_flight);
+                if landed && wait {
+                    let progress_key = key.clone();
+                    let waited = after
+                        .wait(&self.conn, &plan, io.wait_timeout, |what, _| {
+                            send(Action::WaitProgress {
+                                key: progress_key.clone(),
+                                message: format!("waiting for {what}"),
+                            });
+                        })
+                        .await;
+                    send(Action::Waited {
+                        key,
+                        verb: plan.verb,
+                        waited,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The Sandbox as the API serves it, without managedFields, as YAML.
+    async fn yaml(&self, key: &WorkspaceKey) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let object = resources::get(&self.conn, &resources::SANDBOXES, &key.namespace, &id.sandbox_name())
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("workspace {} is gone", key.id))?;
+        Ok(super::app::yaml(&object))
+    }
+
+    async fn detail(&self, io: &Io, key: &WorkspaceKey) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let d = detail::read(&self.conn, &key.namespace, &id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("workspace {} is gone", key.id))?;
+        let now = self.conn.clock.now();
+        let mut w = d.workspace(&io.flags, now);
+        // every command the pane shows names the row's context: pasted in a shell whose current
+        // context is another, it still acts on this row's cluster
+        w.context = Some(self.conn.context.clone());
+        let text = namzu_engine::present::detail::render_with_drift(&w, &d, now);
+        Ok(text)
+    }
+}
+
+impl Cluster {
+    async fn history(&self, key: &WorkspaceKey) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let read = triage::read_history(&self.conn, &key.namespace, &id, &self.policy.audit)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| format!("workspace {} is gone", key.id))?;
+        let inputs = read.inputs();
+        let now = self.conn.clock.now();
+        let lines = namzu_engine::present::history::render(
+            &timeline::timeline(&inputs),
+            timeline::waterfall(&inputs, now).as_ref(),
+            &read.warnings,
+            now,
+        );
+        Ok(lines.join("\n"))
+    }
+
+    /// The kubectl command line of a shell in the row's own pod, or why there is none.
+    /// The leaks view's delete: `leaks --delete`'s own use case (`ops::leaks`) over this context
+    /// — read again now, planned, every rule checked, the typed count compared with what it
+    /// plans now, each DELETE re-checked, tombstoned and audited. What it came to, in words.
+    async fn delete_leaks(
+        &self,
+        scope: &Scope,
+        names: Vec<String>,
+        include_detached: bool,
+        typed: String,
+    ) -> Result<String, String> {
+        use namzu_engine::ops::leaks::{self, Front, Question, Report, Request};
+        struct Typed {
+            typed: String,
+            lines: std::sync::Mutex<Vec<String>>,
+        }
+        impl Front for Typed {
+            fn ask_typed<'a>(&'a self, q: &'a Question) -> futures::future::BoxFuture<'a, Result<bool, String>> {
+                let same = q.word() == self.typed;
+                Box::pin(async move { Ok(same) })
+            }
+            fn cancelled(&self, context: &str) {
+                self.push(format!(
+                    "cancelled: the typed count was not \"{}\"; nothing deleted in {context}",
+                    self.typed
+                ));
+            }
+            fn step(&self, report: &Report, done: usize, total: usize) {
+                self.push(report.line(done, total));
+            }
+            fn output_closed(&self) -> bool {
+                false
+            }
+            fn interrupted_twice() {}
+        }
+        impl Typed {
+            fn push(&self, line: String) {
+                self.lines.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+            }
+        }
+        let rules = self.conn.rules.clone();
+        let member = namzu_engine::ops::fleet::Member {
+            conn: self.conn.clone(),
+            rules: rules.clone(),
+        };
+        let fleet = namzu_engine::ops::fleet::Fleet::of_one(member.clone(), self.conn.clock.clone(), self.policy.read_only);
+        leaks::admit(&fleet).map_err(|e| e.to_string())?;
+        let ns = match scope {
+            Scope::Namespace(n) => Some(n.as_str()),
+            Scope::All => None,
+        };
+        let report = namzu_engine::cluster::leaks::read(&self.conn, ns, self.conn.clock.now())
+            .await
+            .map_err(|e| e.to_string())?;
+        let request = Request {
+            names,
+            include_detached,
+            detached_after_days: namzu_domain::leaks::DETACHED_AFTER_DAYS,
+            ..Default::default()
+        };
+        let checked = leaks::prepare(&fleet, vec![(member, report.leaks)], &request, &self.policy, true)
+            .map_err(|e| e.to_string())?;
+        let front = Typed {
+            typed,
+            lines: Default::default(),
+        };
+        let ran = leaks::run(checked, &front).await.map_err(|e| e.to_string())?;
+        let mut lines = front.lines.into_inner().unwrap_or_else(|p| p.into_inner());
+        if ran.total == 0 {
+            lines.push("nothing to delete: the leaks named are no longer deletable (read again)".into());
+        } else if ran.failed() + ran.refused() == 0 && lines.iter().all(|l| !l.starts_with("cancelled")) {
+            lines.push("kubectl namzu restore undoes it".into());
+        }
+        Ok(lines.join("; "))
+    }
+
+    async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {
+        let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
+        Ok(kubectl_exec_args(
+            &self.conn.kubectl_flags,
+            &key.namespace,
+            &pod,
+            &container.container,
+            true,
+            true,
+            &[SHELL.to_string()],
+        ))
+    }
+}
+
+/// The row's own pod (its name) and the container a command acts on, or the line why not.
+async fn own_container(
+    conn: &Connection,
+    key: &WorkspaceKey,
+    asked: Option<&str>,
+    purpose: Purpose,
+) -> Result<(String, namzu_domain::triage::Chosen), String> {
+    let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+    let read = triage::read_pod(conn, &key.namespace, &id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("workspace {} is gone", key.id))?;
+    let (pod, chosen) =
+        command_target(&key.id, &read.sandbox, read.pod.as_ref(), asked, purpose).map_err(|u| tui_words(&u))?;
+    Ok((name(pod).to_string(), chosen))
+}
+
+/// What the UI says of a workspace with nothing to read or run in: the resume is a key here.
+fn tui_words(u: &Unavailable) -> String {
+    match u {
+        Unavailable::Suspended { id } => {
+            format!("workspace {id} is Suspended: its pod was deleted (the disk is kept); press R to resume it")
+        }
+        other => other.message(),
+    }
+}
+
+/// The log pane's stream on the I/O side: the one running, and up to which streams were stopped.
+#[derive(Debug, Default)]
+pub struct LogTask {
+    stream: u64,
+    handle: Option<tokio::task::AbortHandle>,
+    stopped: u64,
+}
+
+/// Lines the log pane asks for first: the newest this many, then what comes.
+pub const LOG_TAIL: i64 = 1000;
+
+/// Stream a row's own pod's log into the pane, as actions of stream `stream`.
+async fn stream_logs(
+    conn: Connection,
+    key: WorkspaceKey,
+    container: Option<String>,
+    previous: bool,
+    stream: u64,
+    out: UnboundedSender<Action>,
+) {
+    let ended = |text: String, failed: bool| Action::LogEnded { stream, text, failed };
+    let (pod, chosen) = match own_container(&conn, &key, container.as_deref(), Purpose::Logs { previous }).await {
+        Ok(found) => found,
+        Err(why) => {
+            let _ = out.send(ended(why, true));
+            return;
+        }
+    };
+    let mut source = format!("pod {pod} · container {}", chosen.container);
+    if let Some(all) = &chosen.defaulted_among {
+        source.push_str(&format!(" (the default of {})", all.join(", ")));
+    }
+    if previous {
+        source.push_str(" · previous instance");
+    }
+    let _ = out.send(Action::LogOpened { stream, source });
+    let ask = LogAsk {
+        container: chosen.container,
+        previous,
+        follow: !previous,
+        tail_lines: Some(LOG_TAIL),
+        ..Default::default()
+    };
+    let pod_object = match resources::get(&conn, &resources::PODS, &key.namespace, &pod).await {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            let _ = out.send(ended(format!("pod {pod} is gone"), true));
+            return;
+        }
+        Err(e) => {
+            let _ = out.send(ended(e.to_string(), true));
+            return;
+        }
+    };
+    let mut sink = PaneSink {
+        out: out.clone(),
+        stream,
+    };
+    let action = match triage::read_log(&conn, &key.namespace, pod_object, ask, false, &mut sink).await {
+        Ok(end) => ended(end.message().unwrap_or_else(|| "the log ended".into()), false),
+        Err(e) => ended(e.to_string(), true),
+    };
+    let _ = out.send(action);
+}
+
+/// Lines and notes of one stream, as actions.
+struct PaneSink {
+    out: UnboundedSender<Action>,
+    stream: u64,
+}
+
+impl LogSink for PaneSink {
+    fn lines(&mut self, lines: Vec<String>) -> bool {
+        lines.is_empty()
+            || self
+                .out
+                .send(Action::LogLines {
+                    stream: self.stream,
+                    lines,
+                })
+                .is_ok()
+    }
+
+    fn note(&mut self, note: LogNote) {
+        let text = match note {
+            LogNote::Restarted { container, restart } => {
+                format!("--- container {container} restarted (restart {restart}): the new instance follows ---")
+            }
+            LogNote::Reconnecting { why } => format!("--- the stream ended ({why}): reading on ---"),
+            LogNote::Waiting { container, state } => {
+                format!("--- container {container} is not running ({state}): its next start follows ---")
+            }
+        };
+        let _ = self.out.send(Action::LogNote {
+            stream: self.stream,
+            text,
+        });
+    }
+}
+
+/// Write a new file in the temporary directory, private to the user; its path.
+fn save(name: &str, text: &str) -> Result<String, String> {
+    use std::io::Write;
+    let path = std::env::temp_dir().join(name);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path.display().to_string())
+}
+
+/// How long a TUI action waits for its transition before saying it is unconfirmed.
+pub const WAIT: Duration = Duration::from_secs(60);
+
+/// Put `text` on the clipboard by OSC 52, the escape terminals (and tmux with `set-clipboard`)
+/// take; what it came to, in words. Whether the terminal took it cannot be read back: a console
+/// known to ignore it (TERM linux or dumb) is said so, the rest as asked.
+fn copy_to_clipboard(text: &str) -> String {
+    use base64::Engine;
+    let term = std::env::var("TERM").unwrap_or_default();
+    if term == "linux" || term == "dumb" || term.is_empty() {
+        return format!(
+            "this terminal ({}) has no clipboard escape: {text}",
+            if term.is_empty() { "no TERM" } else { &term }
+        );
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return format!("not copied: the output is not a terminal: {text}");
+    }
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    // inside tmux the escape passes through only wrapped for it
+    let escape = if std::env::var_os("TMUX").is_some() {
+        format!("\x1bPtmux;\x1b\x1b]52;c;{encoded}\x07\x1b\\")
+    } else {
+        format!("\x1b]52;c;{encoded}\x07")
+    };
+    let mut stdout = std::io::stdout();
+    match std::io::Write::write_all(&mut stdout, escape.as_bytes()).and_then(|()| std::io::Write::flush(&mut stdout)) {
+        Ok(()) => format!("copied (OSC 52; a terminal that refuses it leaves the clipboard as it was): {text}"),
+        Err(e) => format!("could not write to the terminal ({e}): {text}"),
+    }
+}

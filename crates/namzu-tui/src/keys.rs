@@ -1,0 +1,798 @@
+//! The terminal UI's one key table. Each context (the list, the filter being typed, a
+//! confirmation, a scrolling popup, the help popup) lists its bindings once: the UI dispatches
+//! through [`command_for`], the footer shows [`footer`], the help popup shows [`help`], and a
+//! test checks the README's key table against [`readme_rows`].
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Filter,
+    ClearFilter,
+    NextSort,
+    ReverseSort,
+    AllNamespaces,
+    NextNamespace,
+    Refresh,
+    Detail,
+    Yaml,
+    Mark,
+    Suspend,
+    Resume,
+    /// Resume with the pod template refreshed from the SandboxTemplate.
+    RefreshTemplate,
+    Delete,
+    Sent,
+    /// Open the context picker (several contexts).
+    Contexts,
+    Help,
+    Quit,
+    /// Close the popup on top (Esc), or, in a confirmation, cancel.
+    Close,
+    /// In a confirmation: move the focus between Cancel and the action.
+    SwitchFocus,
+    /// In a confirmation: press the focused button; in the picker: pick the one selected.
+    Choose,
+    TakeOver,
+    /// In a confirmation: show or hide the epoch and the exact request.
+    ShowRequest,
+    /// While typing (a filter, a delete's id): keep what was typed.
+    Keep,
+    /// The log pane of the row's own pod.
+    Logs,
+    /// A shell in the row's own pod (the UI steps aside while it runs).
+    Shell,
+    /// The row's history: one timeline and the start-up waterfall.
+    History,
+    /// In the log pane: keep the newest line in view, or stop.
+    Follow,
+    /// In the log pane: wrap long lines, or cut them.
+    Wrap,
+    /// In the log pane: the next match up (older).
+    NextMatch,
+    /// In the log pane: the next match down (newer).
+    PrevMatch,
+    /// In the log pane: the previous instance of the container, or the current one.
+    Previous,
+    /// In the log pane: save what it holds to a file.
+    Save,
+    /// Show only the problem rows (a diagnosis, an unreadable epoch, drift), or every row.
+    Problems,
+    /// Open the command line (`:`).
+    CommandLine,
+    /// Copy the row's next-step command (else its id) to the clipboard (OSC 52).
+    Copy,
+    /// Show the CPU, MEM and DISK columns (what each workspace holds), or hide them.
+    Resources,
+    /// On the command line: complete the word being typed.
+    Complete,
+}
+
+/// A key as the table names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Code(KeyCode),
+    Char(char),
+    Ctrl(char),
+}
+
+impl Key {
+    fn matches(self, event: KeyEvent) -> bool {
+        let ctrl = event.modifiers.contains(KeyModifiers::CONTROL);
+        match self {
+            Key::Code(code) => !ctrl && event.code == code,
+            Key::Char(c) => !ctrl && event.code == KeyCode::Char(c),
+            Key::Ctrl(c) => ctrl && event.code == KeyCode::Char(c),
+        }
+    }
+}
+
+/// One line of the table: its keys and what each does, how the help and README name them, and
+/// the footer's short hint (empty: not in the footer).
+pub struct Binding {
+    pub keys: &'static [(Key, Command)],
+    /// The keys as a person reads them: `↑/k ↓/j`, `S R D`.
+    pub label: &'static str,
+    /// What they do, for the help popup and the README.
+    pub does: &'static str,
+    /// The footer's words, most important bindings first in the table's `footer_order`.
+    pub hint: &'static str,
+    /// Lower shows first and is dropped last when the footer is narrow.
+    pub footer_order: u8,
+}
+
+/// Where the keys are pressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    List,
+    /// Typing a filter.
+    Filtering,
+    Confirm,
+    /// A typed confirmation (a delete, or any write in a `confirm: typed` context), where
+    /// letters are the id being typed.
+    ConfirmTyped,
+    /// Detail, YAML and what-was-sent: they scroll.
+    Scrolling,
+    HelpPopup,
+    /// The context picker.
+    Picker,
+    /// The log pane.
+    Logs,
+    /// Typing a search in the log pane.
+    LogSearch,
+    /// Typing on the command line (`:`).
+    Command,
+    /// The leaks view (`:leaks`): a cursor over the leaks, marks, a delete.
+    Leaks,
+}
+
+use Command::*;
+use Key::{Char, Code, Ctrl};
+
+const LIST: &[Binding] = &[
+    Binding {
+        keys: &[
+            (Code(KeyCode::Up), Up),
+            (Char('k'), Up),
+            (Code(KeyCode::Down), Down),
+            (Char('j'), Down),
+            (Code(KeyCode::PageUp), PageUp),
+            (Code(KeyCode::PageDown), PageDown),
+            (Code(KeyCode::Home), Top),
+            (Char('g'), Top),
+            (Code(KeyCode::End), Bottom),
+            (Char('G'), Bottom),
+        ],
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "move",
+        hint: "↑↓ move",
+        footer_order: 9,
+    },
+    Binding {
+        keys: &[(Char('/'), Filter), (Code(KeyCode::Esc), ClearFilter)],
+        label: "/",
+        does: "live filter: a word matches any column (labels too); state:Error drift:drifted diag:crash mode: tmpl: ctx:prod-* ns: mean what the CLI's selectors mean; ! negates; terms all hold (Esc clears)",
+        hint: "/ filter",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('p'), Problems)],
+        label: "p",
+        does: "problems only (a diagnosis, an unreadable epoch, or drift), or every row; the header counts them",
+        hint: "p problems",
+        footer_order: 4,
+    },
+    Binding {
+        keys: &[(Char('u'), Resources)],
+        label: "u",
+        does: "show or hide the CPU, MEM and DISK columns (requests and disks each workspace holds, as list -o wide)",
+        hint: "",
+        footer_order: 99,
+    },
+    Binding {
+        keys: &[(Char('o'), NextSort), (Char('O'), ReverseSort)],
+        label: "o / O",
+        does: "sort: pick any column (diagnosis: worst first) / reverse; the header marks the column ▲▼",
+        hint: "o sort",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Char(':'), CommandLine)],
+        label: ":",
+        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, help, q",
+        hint: ": command",
+        footer_order: 5,
+    },
+    Binding {
+        keys: &[(Char('a'), AllNamespaces), (Char('n'), NextNamespace)],
+        label: "a / n",
+        does: "all namespaces on/off / next namespace (:ns NAME picks one by a fuzzy name)",
+        hint: "a all ns · n next ns",
+        footer_order: 13,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::F(5)), Refresh), (Ctrl('r'), Refresh)],
+        label: "F5, Ctrl-R",
+        does: "read again now (the watches start over from a list)",
+        hint: "",
+        footer_order: 99,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Detail), (Char('d'), Detail)],
+        label: "Enter, d",
+        does: "detail (k9s's describe): conditions, pod, disks, epoch, drift with the field diff, diagnosis, events",
+        hint: "Enter detail",
+        footer_order: 6,
+    },
+    Binding {
+        keys: &[(Char('Y'), Copy)],
+        label: "Y",
+        does: "copy the row's next-step command (with its --context), else its id, to the clipboard (OSC 52)",
+        hint: "",
+        footer_order: 99,
+    },
+    Binding {
+        keys: &[(Char('y'), Yaml), (Char('e'), Yaml)],
+        label: "y, e",
+        does: "the Sandbox as YAML (managedFields hidden); e shows it too: nothing is edited in place here, writes go through S R F D",
+        hint: "y yaml",
+        footer_order: 10,
+    },
+    Binding {
+        keys: &[(Char('l'), Logs)],
+        label: "l",
+        does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save",
+        hint: "l logs",
+        footer_order: 11,
+    },
+    Binding {
+        keys: &[(Char('s'), Shell)],
+        label: "s",
+        does: "a shell in the row's own pod (kubectl exec -it … -- sh); exit comes back to the same row",
+        hint: "s shell",
+        footer_order: 14,
+    },
+    Binding {
+        keys: &[(Char('h'), History)],
+        label: "h",
+        does: "history: events, mode changes, pod transitions and this machine's writes in one timeline, and where start-up time went",
+        hint: "h history",
+        footer_order: 15,
+    },
+    Binding {
+        keys: &[(Char(' '), Mark)],
+        label: "space",
+        does: "mark rows: actions apply to every marked row",
+        hint: "space mark",
+        footer_order: 8,
+    },
+    Binding {
+        keys: &[
+            (Char('S'), Suspend),
+            (Char('R'), Resume),
+            (Char('D'), Delete),
+            (Ctrl('d'), Delete),
+        ],
+        label: "S R D, Ctrl-D",
+        does: "suspend, resume, delete (shifted, so hard to hit by accident; Ctrl-D deletes as in k9s)",
+        hint: "S suspend · R resume · D delete",
+        footer_order: 9,
+    },
+    Binding {
+        keys: &[(Char('F'), RefreshTemplate)],
+        label: "F",
+        does: "resume onto the SandboxTemplate as it is now (drifted Suspended rows): the pod template refreshed",
+        hint: "",
+        footer_order: 99,
+    },
+    Binding {
+        keys: &[(Char('c'), Contexts)],
+        label: "c",
+        does: "contexts (type to narrow): across several, show one's rows or all; in one, switch to another of the kubeconfig's",
+        hint: "c contexts",
+        footer_order: 7,
+    },
+    Binding {
+        keys: &[(Char('w'), Sent)],
+        label: "w",
+        does: "what this session sent: every write with its body and outcome",
+        hint: "w sent",
+        footer_order: 16,
+    },
+    Binding {
+        keys: &[(Char('?'), Help)],
+        label: "?",
+        does: "help",
+        hint: "? help",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Char('q'), Quit), (Ctrl('c'), Quit)],
+        label: "q, Ctrl-C",
+        does: "quit (Esc closes the top popup first)",
+        hint: "q quit",
+        footer_order: 1,
+    },
+];
+
+const FILTERING: &[Binding] = &[
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Keep)],
+        label: "Enter",
+        does: "keep the filter",
+        hint: "type to filter · Enter keep",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), ClearFilter)],
+        label: "Esc",
+        does: "clear the filter",
+        hint: "Esc clear",
+        footer_order: 1,
+    },
+    QUIT_ANYWHERE,
+];
+
+/// Ctrl-C quits from the filter, the log search and the command line too (no hint: the footer has room for the line's own keys).
+const QUIT_ANYWHERE: Binding = Binding {
+    keys: &[(Ctrl('c'), Quit)],
+    label: "Ctrl-C",
+    does: "quit",
+    hint: "",
+    footer_order: 99,
+};
+
+const SWITCH: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Tab), SwitchFocus),
+        (Code(KeyCode::BackTab), SwitchFocus),
+        (Code(KeyCode::Left), SwitchFocus),
+        (Code(KeyCode::Right), SwitchFocus),
+    ],
+    label: "Tab ← →",
+    does: "switch between Cancel and the action (focus starts on Cancel)",
+    hint: "Tab switch",
+    footer_order: 1,
+};
+
+const CHOOSE: Binding = Binding {
+    keys: &[(Code(KeyCode::Enter), Choose)],
+    label: "Enter",
+    does: "press the focused button",
+    hint: "Enter choose",
+    footer_order: 2,
+};
+
+const CANCEL: Binding = Binding {
+    keys: &[(Code(KeyCode::Esc), Close), (Ctrl('c'), Quit)],
+    label: "Esc",
+    does: "cancel",
+    hint: "Esc cancel",
+    footer_order: 0,
+};
+
+const CONFIRM: &[Binding] = &[
+    SWITCH,
+    CHOOSE,
+    Binding {
+        keys: &[(Char('t'), TakeOver)],
+        label: "t",
+        does: "in a confirmation: take over (stored epoch + 1)",
+        hint: "t take over",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Char('v'), ShowRequest), (Ctrl('v'), ShowRequest)],
+        label: "v",
+        does: "in a confirmation: show or hide the epoch and the exact request",
+        hint: "v request",
+        footer_order: 4,
+    },
+    CANCEL,
+];
+
+const CONFIRM_TYPED: &[Binding] = &[
+    Binding {
+        keys: &[],
+        label: "letters",
+        does: "type the workspace id",
+        hint: "type the id",
+        footer_order: 0,
+    },
+    SWITCH,
+    CHOOSE,
+    Binding {
+        keys: &[(Ctrl('t'), TakeOver)],
+        label: "Ctrl-T",
+        does: "take over while typing the id",
+        hint: "Ctrl-T take over",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Ctrl('v'), ShowRequest)],
+        label: "Ctrl-V",
+        does: "show or hide the epoch and the exact request while typing the id",
+        hint: "Ctrl-V request",
+        footer_order: 4,
+    },
+    CANCEL,
+];
+
+const SCROLL: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Up), Up),
+        (Char('k'), Up),
+        (Code(KeyCode::Down), Down),
+        (Char('j'), Down),
+        (Code(KeyCode::PageUp), PageUp),
+        (Code(KeyCode::PageDown), PageDown),
+        (Code(KeyCode::Home), Top),
+        (Char('g'), Top),
+        (Code(KeyCode::End), Bottom),
+        (Char('G'), Bottom),
+    ],
+    label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+    does: "scroll",
+    hint: "↑↓ PgUp PgDn scroll",
+    footer_order: 1,
+};
+
+const SCROLLING: &[Binding] = &[
+    SCROLL,
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
+/// The leaks view: the cursor moves over the leaks, space marks, D deletes the marked (or the
+/// one under the cursor) through `leaks --delete`'s own use case, after a typed count.
+const LEAKS_VIEW: &[Binding] = &[
+    Binding {
+        keys: SCROLL.keys,
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "move over the leaks",
+        hint: "↑↓ move",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Char(' '), Mark)],
+        label: "Space",
+        does: "mark the leak (or unmark it)",
+        hint: "Space mark",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('D'), Delete)],
+        label: "D",
+        does: "delete the marked leaks, else the one under the cursor (re-checked, typed count, tombstone for restore)",
+        hint: "D delete",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
+/// The help and the context picker close with Esc, q, or the key that opened either.
+const CLOSE_POPUP: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Esc), Close),
+        (Char('q'), Close),
+        (Char('?'), Close),
+        (Char('c'), Close),
+        (Ctrl('c'), Quit),
+    ],
+    label: "Esc, q, ?, c",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+};
+
+const HELP_POPUP: &[Binding] = &[SCROLL, CLOSE_POPUP];
+
+const LOG_PANE: &[Binding] = &[
+    Binding {
+        keys: &[
+            (Code(KeyCode::Up), Up),
+            (Char('k'), Up),
+            (Code(KeyCode::Down), Down),
+            (Char('j'), Down),
+            (Code(KeyCode::PageUp), PageUp),
+            (Code(KeyCode::PageDown), PageDown),
+            (Code(KeyCode::Home), Top),
+            (Char('g'), Top),
+            (Code(KeyCode::End), Bottom),
+            (Char('G'), Bottom),
+        ],
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "scroll (up stops following; the bottom follows again)",
+        hint: "↑↓ scroll",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('f'), Follow)],
+        label: "f",
+        does: "follow the newest line on/off",
+        hint: "f follow",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Char('w'), Wrap)],
+        label: "w",
+        does: "wrap long lines on/off",
+        hint: "w wrap",
+        footer_order: 5,
+    },
+    Binding {
+        keys: &[(Char('/'), Filter), (Char('n'), NextMatch), (Char('N'), PrevMatch)],
+        label: "/ n N",
+        does: "search (Enter: the newest match), the next match up, down",
+        hint: "/ search · n/N next",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Char('p'), Previous)],
+        label: "p",
+        does: "the previous instance of the container (before its last restart), or back",
+        hint: "p previous",
+        footer_order: 4,
+    },
+    Binding {
+        keys: &[(Ctrl('s'), Save)],
+        label: "Ctrl-S",
+        does: "save what the pane holds to a file in the temporary directory",
+        hint: "Ctrl-S save",
+        footer_order: 6,
+    },
+    Binding {
+        keys: &[
+            (Code(KeyCode::Esc), Close),
+            (Char('q'), Close),
+            (Char('l'), Close),
+            (Ctrl('c'), Quit),
+        ],
+        label: "Esc, q, l",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
+const LOG_SEARCH: &[Binding] = &[
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Keep)],
+        label: "Enter",
+        does: "search: the newest line holding the text",
+        hint: "type to search · Enter find",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), ClearFilter)],
+        label: "Esc",
+        does: "clear the search",
+        hint: "Esc clear",
+        footer_order: 1,
+    },
+    QUIT_ANYWHERE,
+];
+
+const COMMAND_LINE: &[Binding] = &[
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Keep)],
+        label: "Enter",
+        does: "run the command",
+        hint: "type a command · Enter run",
+        footer_order: 0,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Tab), Complete)],
+        label: "Tab",
+        does: "complete the word",
+        hint: "Tab complete",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), ClearFilter)],
+        label: "Esc",
+        does: "cancel",
+        hint: "Esc cancel",
+        footer_order: 2,
+    },
+    QUIT_ANYWHERE,
+];
+
+/// The picker's rows move as a popup scrolls (PgUp/PgDn: to the first and last).
+/// A picker's moves: arrows and pages only, as letters type its filter.
+const PICK_MOVE: Binding = Binding {
+    keys: &[
+        (Code(KeyCode::Up), Up),
+        (Code(KeyCode::Down), Down),
+        (Code(KeyCode::PageUp), PageUp),
+        (Code(KeyCode::PageDown), PageDown),
+        (Code(KeyCode::Home), Top),
+        (Code(KeyCode::End), Bottom),
+    ],
+    label: "↑ ↓ PgUp PgDn Home End · letters",
+    does: "move; in the context picker letters narrow the list (a fuzzy match)",
+    hint: "↑↓ move",
+    footer_order: 1,
+};
+
+const PICK_CLOSE: Binding = Binding {
+    keys: &[(Code(KeyCode::Esc), Close), (Ctrl('c'), Quit)],
+    label: "Esc",
+    does: "close",
+    hint: "Esc close",
+    footer_order: 0,
+};
+
+const PICKER: &[Binding] = &[PICK_MOVE, CHOOSE, PICK_CLOSE];
+
+pub fn bindings(context: Context) -> &'static [Binding] {
+    match context {
+        Context::List => LIST,
+        Context::Filtering => FILTERING,
+        Context::Confirm => CONFIRM,
+        Context::ConfirmTyped => CONFIRM_TYPED,
+        Context::Scrolling => SCROLLING,
+        Context::HelpPopup => HELP_POPUP,
+        Context::Picker => PICKER,
+        Context::Logs => LOG_PANE,
+        Context::LogSearch => LOG_SEARCH,
+        Context::Command => COMMAND_LINE,
+        Context::Leaks => LEAKS_VIEW,
+    }
+}
+
+/// A binding that means something only across several contexts: one context's footer and help
+/// leave it out.
+fn fleet_only(b: &Binding) -> bool {
+    b.keys.iter().any(|(_, command)| *command == Contexts)
+}
+
+/// The command a key press asks for in `context`, if any.
+pub fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
+    bindings(context)
+        .iter()
+        .flat_map(|b| b.keys.iter())
+        .find(|(key, _)| key.matches(event))
+        .map(|(_, command)| *command)
+}
+
+/// The footer's hints for `context`, most important first, as many whole hints as fit `width`;
+/// the picker's only across several contexts (`fleet`).
+pub fn footer(context: Context, width: usize, fleet: bool) -> String {
+    let mut hints: Vec<(usize, &Binding)> = bindings(context)
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| !b.hint.is_empty() && (fleet || !fleet_only(b)))
+        .collect();
+    hints.sort_by_key(|(_, b)| b.footer_order);
+    let mut shown: Vec<(usize, &Binding)> = Vec::new();
+    let mut used = 0;
+    for (i, b) in hints {
+        let cost = b.hint.chars().count() + if shown.is_empty() { 0 } else { 3 };
+        if used + cost <= width {
+            used += cost;
+            shown.push((i, b));
+        }
+    }
+    // shown in the table's order, so the footer reads the same at every width
+    shown.sort_by_key(|(i, _)| *i);
+    shown.iter().map(|(_, b)| b.hint).collect::<Vec<_>>().join(" · ")
+}
+
+/// The help popup fitted to `max` columns: the list's keys (the picker's where there is a context
+/// to pick, `picker`; the fleet's paragraph across several contexts, `fleet`), then the
+/// confirmation's; a description that wraps continues under itself, not under the keys.
+pub fn help(max: usize, fleet: bool, picker: bool) -> String {
+    let shown: Vec<&Binding> = LIST
+        .iter()
+        .filter(|b| fleet || picker || !fleet_only(b))
+        .chain(CONFIRM.iter().filter(|b| b.label == "t"))
+        .collect();
+    let label_width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
+    let mut lines: Vec<String> = Vec::new();
+    for b in shown {
+        let described = namzu_engine::present::layout::wrap(b.does, max.saturating_sub(label_width));
+        for (i, part) in described.iter().enumerate() {
+            let label = if i == 0 { b.label } else { "" };
+            lines.push(format!("{label:<label_width$}{}", part.trim_start()));
+        }
+    }
+    lines.push(String::new());
+    lines.extend(namzu_engine::present::layout::wrap(
+        "Every action opens a confirmation with a fresh read, the epoch it carries and the exact request; \
+focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu/sandbox does.",
+        max,
+    ));
+    if fleet {
+        lines.push(String::new());
+        lines.extend(namzu_engine::present::layout::wrap(FLEET_HELP, max));
+    }
+    lines.join("\n")
+}
+
+/// What the help adds across several contexts.
+pub const FLEET_HELP: &str = "Several contexts: each row acts in its own context, under that context's rules \
+(read-only, typed confirmation, maxBulk). The filter matches the context's name too; every sort \
+breaks ties by context, namespace and id, so each context's rows stay together.";
+
+/// The README's key table rows: `| label | does |`, the list's keys and the take-over.
+pub fn readme_rows() -> Vec<String> {
+    LIST.iter()
+        .chain(CONFIRM.iter().filter(|b| b.label == "t"))
+        .map(|b| format!("| {} | {} |", b.label, b.does))
+        .chain(std::iter::once("| *log pane* | |".to_string()))
+        .chain(LOG_PANE.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
+        .chain(std::iter::once("| *leaks view* (`:leaks`) | |".to_string()))
+        .chain(LEAKS_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    #[test]
+    fn every_context_dispatches_its_own_keys() {
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('S'))), Some(Suspend));
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('s'))), Some(Shell));
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('x'))), None);
+        assert_eq!(
+            command_for(Context::List, KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)),
+            Some(Refresh)
+        );
+        assert_eq!(command_for(Context::Confirm, key(KeyCode::Char('t'))), Some(TakeOver));
+        assert_eq!(
+            command_for(Context::ConfirmTyped, key(KeyCode::Char('t'))),
+            None,
+            "t is typed"
+        );
+        assert_eq!(command_for(Context::Scrolling, key(KeyCode::Char('q'))), Some(Close));
+    }
+
+    #[test]
+    fn no_key_means_two_things_in_one_context() {
+        for context in [
+            Context::List,
+            Context::Filtering,
+            Context::Confirm,
+            Context::ConfirmTyped,
+            Context::Scrolling,
+            Context::HelpPopup,
+            Context::Picker,
+            Context::Logs,
+            Context::LogSearch,
+            Context::Command,
+        ] {
+            let keys: Vec<Key> = bindings(context)
+                .iter()
+                .flat_map(|b| b.keys.iter().map(|k| k.0))
+                .collect();
+            for (i, k) in keys.iter().enumerate() {
+                assert!(!keys[i + 1..].contains(k), "{context:?}: {k:?} bound twice");
+            }
+        }
+    }
+
+    #[test]
+    fn the_footer_keeps_help_and_quit_and_never_cuts_a_hint() {
+        let wide = footer(Context::List, 400, true);
+        assert!(
+            wide.starts_with("↑↓ move") && wide.contains("S suspend · R resume · D delete"),
+            "{wide}"
+        );
+        assert!(
+            wide.contains("c contexts") && !footer(Context::List, 400, false).contains("c contexts"),
+            "the picker's hint only across contexts: {wide}"
+        );
+        for width in [20, 40, 80, 120] {
+            let f = footer(Context::List, width, true);
+            assert!(f.chars().count() <= width, "{width}: {f}");
+            assert!(f.contains("? help") && f.contains("q quit"), "{width}: {f}");
+            for part in f.split(" · ") {
+                assert!(wide.contains(part), "{width}: {part:?} is cut");
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Drawing the log pane: it covers the table (the header and the footer's keys stay), one line
+//! of where the stream stands, then the newest lines that fit — only those are laid out, so a
+//! frame costs the pane's height, not the ring's length.
+
+use super::logs::{Line as LogLine, LogPane, LogState, RING_LINES};
+use namzu_engine::present::layout::{cut, width};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+/// The pane, over `area`, with `colour` unless NO_COLOR.
+pub fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str, colour: bool) {
+    let fg = |c: Color| {
+        if colour {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    };
+    frame.render_widget(Clear, area);
+    let block = Block::default().borders(Borders::ALL).title(format!(" {title} "));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    let text_width = inner.width as usize;
+    let mut status = vec![Span::styled(
+        match &pane.state {
+            LogState::Opening => "opening…".to_string(),
+            LogState::Streaming => "streaming".to_string(),
+            LogState::Ended(why) => format!("ended: {why}"),
+            LogState::Failed(why) => format!("cannot read: {why}"),
+        },
+        match pane.state {
+            LogState::Failed(_) => fg(Color::Red),
+            LogState::Ended(_) => fg(Color::Yellow),
+            _ => fg(Color::Green),
+        },
+    )];
+    let mut facts = vec![
+        format!("{} lines", pane.lines().len()),
+        if pane.follow {
+            "following".into()
+        } else {
+            format!("{} below", pane.offset)
+        },
+        if pane.wrap { "wrap on".into() } else { "wrap off".into() },
+    ];
+    if pane.evicted > 0 {
+        facts.push(format!("{} older dropped (keeps {RING_LINES})", pane.evicted));
+    }
+    if pane.searching {
+        facts.push(format!("search: {}▏", pane.search));
+    } else if !pane.note.is_empty() {
+        facts.push(pane.note.clone());
+    }
+    if !pane.source.is_empty() {
+        facts.insert(0, pane.source.clone());
+    }
+    status.push(Span::raw(format!(" · {}", facts.join(" · "))));
+    let mut rows: Vec<Line> = vec![cut_line(status, text_width)];
+    let height = inner.height as usize - 1;
+    let lines = pane.lines();
+    let bottom = lines.len().saturating_sub(pane.offset);
+    // from the bottom up, until the pane is full
+    let mut shown: Vec<Line> = Vec::with_capacity(height);
+    let needle = (!pane.search.is_empty()).then(|| pane.search.to_lowercase());
+    for index in (0..bottom).rev() {
+        if shown.len() >= height {
+            break;
+        }
+        let line = &lines[index];
+        let style = match line {
+            LogLine::Note(_) => fg(Color::Yellow),
+            LogLine::Log(_) if pane.matched == Some(index) => Style::default().add_modifier(Modifier::REVERSED),
+            LogLine::Log(t) if needle.as_ref().is_some_and(|n| t.to_lowercase().contains(n)) => {
+                Style::default().add_modifier(Modifier::BOLD)
+            }
+            LogLine::Log(_) => Style::default(),
+        };
+        let text = line.text();
+        let parts = if pane.wrap {
+            wrap_hard(text, text_width)
+        } else {
+            vec![cut(text, text_width)]
+        };
+        for part in parts.into_iter().rev() {
+            if shown.len() >= height {
+                break;
+            }
+            shown.push(Line::styled(part, style));
+        }
+    }
+    shown.reverse();
+    rows.extend(shown);
+    frame.render_widget(Paragraph::new(rows), inner);
+}
+
+/// A line cut into pieces of `max` columns (a log line need not have spaces).
+fn wrap_hard(text: &str, max: usize) -> Vec<String> {
+    if width(text) <= max || max == 0 {
+        return vec![text.to_string()];
+    }
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(max).map(|c| c.iter().collect()).collect()
+}
+
+fn cut_line(spans: Vec<Span<'static>>, max: usize) -> Line<'static> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for s in spans {
+        let room = max.saturating_sub(used);
+        if room == 0 {
+            break;
+        }
+        let text = cut(&s.content, room);
+        used += width(&text);
+        out.push(Span::styled(text, s.style));
+    }
+    Line::from(out)
+}

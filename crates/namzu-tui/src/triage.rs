@@ -1,0 +1,167 @@
+//! Triage without leaving the UI: the log pane (`l`), a shell (`s`) and the history (`h`) of the
+//! row under the cursor. What `update` does with their keys and answers; the pane itself is
+//! `tui/logs.rs`, the I/O `tui/io.rs` (through the same cluster functions as `kubectl namzu logs`,
+//! `exec` and `history`).
+
+use super::action::{Action, Effect};
+use super::app::{App, Popup};
+use super::logs::{self, Line, LogPane, LogState};
+use namzu_domain::naming::WorkspaceKey;
+use namzu_engine::ops::write::rules::{self, ExecGate};
+use crate::keys::Command;
+use ratatui::crossterm::event::KeyEvent;
+
+/// A list key of triage: open the pane, ask for the shell, open the history.
+pub fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
+    let Some(key) = app.selected_key() else {
+        app.status = "no row selected".into();
+        return Vec::new();
+    };
+    match command {
+        Command::Logs => {
+            app.log_streams += 1;
+            let pane = LogPane::new(key, app.log_streams);
+            let open = pane.open();
+            app.popups.push(Popup::Logs(Box::new(pane)));
+            vec![open]
+        }
+        Command::History => {
+            app.popups.push(Popup::History {
+                key: key.clone(),
+                text: None,
+                scroll: 0,
+            });
+            vec![Effect::History(key)]
+        }
+        Command::Shell => shell(app, key, None),
+        _ => Vec::new(),
+    }
+}
+
+/// `:shell [ID]`: a shell in the selected row's pod, `typed` the id the user typed after it.
+pub fn on_shell_line(app: &mut App, typed: &str) -> Vec<Effect> {
+    let Some(key) = app.selected_key() else {
+        app.status = "no row selected".into();
+        return Vec::new();
+    };
+    shell(app, key, (!typed.is_empty()).then_some(typed))
+}
+
+/// A shell in `key`'s pod, under its context's rules for a write (`ops::write::rules`): refused
+/// where the context is read-only; where it asks for typed ids, the id typed on the command line
+/// (`:shell ID`) confirms it, and `s` opens that line for it.
+fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
+    let who = key.who(app.several_contexts);
+    if let Some(typed) = typed.filter(|t| *t != key.id) {
+        app.status = format!("typed {typed:?}, not {}: no shell opened in {who}", key.id);
+        return Vec::new();
+    }
+    let Some(context) = app.context_view(key.context_name()).or(app.contexts.first()) else {
+        return Vec::new();
+    };
+    match rules::exec_gate(&context.rules, &context.name, app.read_only_flag, typed.is_some()) {
+        ExecGate::Go => {
+            app.status = format!("opening a shell in {who}…");
+            vec![Effect::Shell(key)]
+        }
+        ExecGate::Refused(why) => {
+            app.status = format!("shell is disabled: {why}");
+            Vec::new()
+        }
+        ExecGate::AskTyped => {
+            app.status = format!(
+                "context {} asks for the id typed (confirm: typed): type {} and Enter to open a shell in {who}",
+                context.name, key.id
+            );
+            app.view.command = Some("shell ".into());
+            Vec::new()
+        }
+    }
+}
+
+/// A key on the log pane on top; `None` when the pane closed (its stream stops).
+pub fn on_pane_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
+    let next_stream = app.log_streams + 1;
+    let stamp = app.now.format("%Y%m%dT%H%M%SZ").to_string();
+    let Some(Popup::Logs(pane)) = app.popups.last_mut() else {
+        return Vec::new();
+    };
+    match logs::on_key(pane, command, key, next_stream, &stamp) {
+        logs::Reply::Stay(effects) => {
+            if !effects.is_empty() {
+                app.log_streams = next_stream;
+            }
+            effects
+        }
+        logs::Reply::Close => {
+            let (key, stream) = (pane.key.clone(), pane.stream);
+            app.popups.pop();
+            vec![Effect::StopLogs { key, stream }]
+        }
+        logs::Reply::Save { name, text } => vec![Effect::Save {
+            key: pane.key.clone(),
+            name,
+            text,
+        }],
+    }
+}
+
+/// The log pane on top, if its stream is `stream`.
+fn pane_of(app: &mut App, stream: u64) -> Option<&mut LogPane> {
+    app.popups.iter_mut().rev().find_map(|p| match p {
+        Popup::Logs(pane) if pane.stream == stream => Some(pane.as_mut()),
+        _ => None,
+    })
+}
+
+/// An answer of triage's I/O.
+pub fn apply(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::LogOpened { stream, source } => {
+            if let Some(pane) = pane_of(app, stream) {
+                pane.source = source;
+                pane.state = LogState::Streaming;
+            }
+        }
+        Action::LogLines { stream, lines } => {
+            if let Some(pane) = pane_of(app, stream) {
+                pane.push(lines.into_iter().map(Line::Log));
+            }
+        }
+        Action::LogNote { stream, text } => {
+            if let Some(pane) = pane_of(app, stream) {
+                pane.push([Line::Note(text)]);
+            }
+        }
+        Action::LogEnded { stream, text, failed } => {
+            if let Some(pane) = pane_of(app, stream) {
+                pane.state = if failed {
+                    LogState::Failed(text)
+                } else {
+                    LogState::Ended(text)
+                };
+            }
+        }
+        Action::History { key, result } => {
+            if let Some(Popup::History { key: k, text, .. }) = app.popups.last_mut()
+                && *k == key
+            {
+                *text = Some(result);
+            }
+        }
+        Action::ShellReady { key, result } => match result {
+            // the loop runs it: the UI steps aside, and comes back to the same row
+            Ok(argv) => app.shell = Some(argv),
+            Err(why) => app.status = format!("{}: {why}", key.who(app.several_contexts)),
+        },
+        Action::ShellEnded(ended) => app.status = ended,
+        Action::Saved(result) => {
+            app.status = match result {
+                Ok(path) => format!("saved the log to {path}"),
+                Err(why) => format!("could not save the log: {why}"),
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
