@@ -6,8 +6,8 @@
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
-use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use namzu_domain::naming::WorkspaceKey;
+use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use namzu_sim::scenario::Scenario;
 use namzu_sim::{Sim, SimConfig};
 use namzu_tui::action::Action;

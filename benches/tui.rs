@@ -4,10 +4,10 @@
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
 
-use namzu_engine::cluster::live::LiveEvent;
 use namzu_domain::drift::{OverlayFlags, TemplateRead};
 use namzu_domain::pod::Index;
 use namzu_domain::workspace::{Inputs, Observed, derive};
+use namzu_engine::cluster::live::LiveEvent;
 use namzu_tui::action::Action;
 use namzu_tui::app::{App, AppOptions, ContextOptions, update};
 use namzu_tui::view::{self, Theme};

@@ -3,7 +3,7 @@
 
 /// `workspaces` workspaces (a quarter Suspended) and `background` other pods (and a fifth as many
 /// PVCs) over 20 namespaces, as a scenario.
-pub fn scenario(workspaces: usize, background: usize) -> String {
+pub(crate) fn scenario(workspaces: usize, background: usize) -> String {
     let mut s = format!(
         "namespaces: [bench-a, bench-b, bench-c]\nbackground: {{pods: {background}, pvcs: {}, namespaces: 20}}\nworkspaces:\n",
         background / 5
@@ -33,7 +33,7 @@ fn workspace(i: usize) -> String {
 const PER_PARSE: usize = 2000;
 
 /// `NAMZU_BENCH_SHAPES` (`workspaces:background,…`), else `default`.
-pub fn shapes(default: &str) -> Vec<(usize, usize)> {
+pub(crate) fn shapes(default: &str) -> Vec<(usize, usize)> {
     std::env::var("NAMZU_BENCH_SHAPES")
         .unwrap_or_else(|_| default.into())
         .split(',')
@@ -47,7 +47,7 @@ pub fn shapes(default: &str) -> Vec<(usize, usize)> {
 /// A non-strict sim serving [`scenario`]`(workspaces, background)`, its kubeconfig at `kubeconfig`:
 /// on a manual clock, its history compacted (a one-shot read's server), or on the real clock
 /// (`live`: a watched server whose controller moves with time).
-pub fn start(
+pub(crate) fn start(
     rt: &tokio::runtime::Runtime,
     kubeconfig: &std::path::Path,
     workspaces: usize,
@@ -60,9 +60,7 @@ pub fn start(
     if live {
         config.manual_clock = None;
     }
-    let now = config
-        .manual_clock
-        .unwrap_or_else(|| namzu_clock::Clock::System.now());
+    let now = config.manual_clock.unwrap_or_else(|| namzu_clock::Clock::System.now());
     let mut scenario =
         Scenario::parse(&scenario(workspaces.min(PER_PARSE), background), now).expect("the bench scenario parses");
     for from in (PER_PARSE..workspaces).step_by(PER_PARSE) {

@@ -15,7 +15,7 @@ pub struct Args {
     pub output: ReportFormat,
 }
 
-pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let log = globals.audit();
     // read from the end: `--tail N` reads the newest entries only, however long the log
     let mut settled = std::collections::HashSet::new();

@@ -4,14 +4,14 @@
 use super::exit::Failure;
 use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::error::ClusterError;
-use namzu_engine::cluster::inventory::{self, Query, Scope};
-use namzu_engine::cluster::resources::{self, CLAIMS, WARM_POOLS};
 use namzu_domain::capacity::{Held, PoolCapacity, hold, pools};
 use namzu_domain::object::namespace;
 use namzu_domain::resources::{Unit, format_quantity, human, list_json};
 use namzu_domain::state::State;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::error::ClusterError;
+use namzu_engine::cluster::inventory::{self, Query, Scope};
+use namzu_engine::cluster::resources::{self, CLAIMS, WARM_POOLS};
 use namzu_engine::ops::fleet::Fleet;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ async fn extension_objects(
     }
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let fleet = Fleet::open(globals.fleet_request(true)?).await?;
     let all_namespaces = globals.all_namespaces;
     let read = fleet

@@ -8,17 +8,17 @@
 
 use super::Cli;
 use super::globals::Globals;
-use namzu_engine::cluster::connect::{Connection, load_kubeconfig};
-use namzu_engine::cluster::inventory::{self, Query};
-use namzu_engine::cluster::resources::{self, NAMESPACES};
+use clap::{Arg, Command, CommandFactory};
 use namzu_domain::diagnosis::DiagnosisKind;
 use namzu_domain::drift::DriftState;
 use namzu_domain::select::SortKey;
 use namzu_domain::state::State;
-use clap::{Arg, Command, CommandFactory};
+use namzu_engine::cluster::connect::{Connection, load_kubeconfig};
+use namzu_engine::cluster::inventory::{self, Query};
+use namzu_engine::cluster::resources::{self, NAMESPACES};
 
 /// Verbs (and aliases) whose positional arguments are workspace ids.
-pub const TAKES_IDS: [&str; 14] = [
+pub(crate) const TAKES_IDS: [&str; 14] = [
     "inspect",
     "describe",
     "drift",
@@ -61,7 +61,7 @@ enum Want {
     Nothing,
 }
 
-pub async fn run(globals: &Globals, args: Vec<String>) {
+pub(crate) async fn run(globals: &Globals, args: Vec<String>) {
     let (done, partial) = match args.split_last() {
         Some((last, rest)) => (rest.to_vec(), last.clone()),
         None => (Vec::new(), String::new()),
@@ -141,9 +141,7 @@ fn with_flags(globals: &Globals, given: &Given) -> Globals {
         match id.as_str() {
             "kubeconfig" => g.kubeconfig = Some(value.into()),
             "context" => g.context = vec![value.clone()],
-            "namespace" if namzu_domain::naming::validate_namespace(value).is_ok() => {
-                g.namespace = Some(value.clone())
-            }
+            "namespace" if namzu_domain::naming::validate_namespace(value).is_ok() => g.namespace = Some(value.clone()),
             "all_namespaces" => g.all_namespaces = true,
             "cluster" => g.cluster = Some(value.clone()),
             "user" => g.user = Some(value.clone()),

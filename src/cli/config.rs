@@ -25,7 +25,7 @@ pub enum ConfigCommand {
 }
 
 /// Where the rules are read from, and whether the user named it (then it must exist).
-pub fn path(globals: &Globals) -> Option<(PathBuf, bool)> {
+pub(crate) fn path(globals: &Globals) -> Option<(PathBuf, bool)> {
     if let Some(p) = &globals.config {
         return Some((p.clone(), true));
     }
@@ -41,7 +41,7 @@ pub fn path(globals: &Globals) -> Option<(PathBuf, bool)> {
 
 /// The rules file, parsed; none at the default path is no rules. A file that cannot be read or
 /// parsed is one line and exit 2: no command runs under rules it cannot read.
-pub fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
+pub(crate) fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
     let Some((path, named)) = path(globals) else {
         return Ok(SafetyConfig::default());
     };
@@ -79,7 +79,7 @@ pub fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
     Ok(rules)
 }
 
-pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let ConfigCommand::View { output: format } = args.command;
     let rules = load(globals)?;
     let source = path(globals).filter(|(p, named)| *named || p.exists());
@@ -181,7 +181,7 @@ fn table(effective: &[(String, ContextRules)]) -> String {
 }
 
 /// A badge as a table cell: its label in its colour.
-pub fn badge_cell(r: &ContextRules) -> (String, Tone) {
+pub(crate) fn badge_cell(r: &ContextRules) -> (String, Tone) {
     match &r.badge {
         Some(b) => (b.label.clone(), output::badge_tone(b.colour)),
         None => ("-".into(), Tone::Plain),

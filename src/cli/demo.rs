@@ -45,12 +45,12 @@ fn parse_latency(text: &str) -> Result<std::time::Duration, String> {
 }
 
 /// How many clusters the demo shows when not told: a fleet to show its view off.
-pub const SHOWN_CLUSTERS: u16 = 3;
+pub(crate) const SHOWN_CLUSTERS: u16 = 3;
 
 /// The demo fleet's safety rules, written where `show` reads them.
-pub const SAFETY_RULES: &str = include_str!("../../assets/demo-config.yaml");
+pub(crate) const SAFETY_RULES: &str = include_str!("../../assets/demo-config.yaml");
 
-pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
     let clusters = args.clusters.unwrap_or(if args.serve { 1 } else { SHOWN_CLUSTERS });
     let mut fleet = start_fleet(
         usize::from(clusters),
@@ -76,7 +76,7 @@ pub async fn run(outer: &Globals, args: Args) -> Result<(), Failure> {
 
 /// The simulated clusters of a demo and the one kubeconfig with a context for each. Dropping it
 /// stops the servers and removes the files it wrote to the temp directory.
-pub struct Fleet {
+pub(crate) struct Fleet {
     /// By context name; the first is the kubeconfig's current context.
     pub sims: Vec<(String, Sim)>,
     pub kubeconfig: PathBuf,
@@ -96,7 +96,7 @@ impl Drop for Fleet {
 /// the demo fleet's scenarios ([`Scenario::demo_fleet`]) or all with the `scenario` file, and
 /// write one kubeconfig for them at `kubeconfig_out` (default: in the temp directory). One
 /// cluster is the demo as it always was: its context is `namzu-sim`.
-pub async fn start_fleet(
+pub(crate) async fn start_fleet(
     n: usize,
     scenario: Option<&Path>,
     strict: bool,

@@ -3,12 +3,12 @@
 use super::exit::Failure;
 use super::globals::Globals;
 use super::output;
+use namzu_domain::naming::{is_workspace, template_label};
+use namzu_domain::rbac::VERBS;
 use namzu_engine::cluster::access;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::error::ClusterError;
 use namzu_engine::cluster::resources::{self, SANDBOXES, TEMPLATES};
-use namzu_domain::naming::{is_workspace, template_label};
-use namzu_domain::rbac::VERBS;
 use namzu_engine::ops::fleet::Fleet;
 use std::collections::BTreeSet;
 
@@ -20,7 +20,7 @@ fn qualified(group: &str, resource: &str) -> String {
     }
 }
 
-pub async fn run(globals: &Globals) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals) -> Result<(), Failure> {
     // a kubeconfig that cannot be read is the first thing diagnosed, not the way doctor fails
     if let Err(e) = namzu_engine::cluster::connect::load_kubeconfig(&globals.connect_options(false)) {
         namzu_engine::outln!("✗ kubeconfig    {}", output::printable(&e.to_string()));

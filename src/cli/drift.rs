@@ -5,13 +5,13 @@ use super::exit::Failure;
 use super::globals::Globals;
 use super::output::{self, Format};
 use super::overlay::OverlayArgs;
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::detail;
-use namzu_engine::cluster::inventory::{self, Query};
 use namzu_domain::diff::Change;
 use namzu_domain::drift::{DriftState, TemplateRead, field_changes};
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::workspace::Workspace;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::detail;
+use namzu_engine::cluster::inventory::{self, Query};
 use namzu_engine::present::describe;
 use serde_json::{Value, json};
 
@@ -40,7 +40,7 @@ fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>) -> Report {
     Report { workspace: w, changes }
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if args.id.is_some() {
         globals.one_namespace_for_names()?;
     }

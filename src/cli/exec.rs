@@ -11,10 +11,10 @@ use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::input;
 use super::logs::target;
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::console::printable;
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::triage::{Purpose, kubectl_exec_args};
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::console::printable;
 use namzu_engine::ops::fleet::{Fleet, Member};
 use namzu_engine::ops::write::rules::{self, ExecGate};
 use std::io::IsTerminal;
@@ -50,7 +50,7 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_namespace_for_names()?;
     globals.one_context("exec")?;
     if args.command.is_empty() {

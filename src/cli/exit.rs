@@ -1,27 +1,27 @@
 //! Exit codes (documented in README and `--help`) and the one-line failure they travel with.
 
-use namzu_engine::cluster::error::ClusterError;
 use namzu_domain::naming::InvalidWorkspaceId;
+use namzu_engine::cluster::error::ClusterError;
 use namzu_engine::ops::fleet::{ContextError, FleetError};
 
-pub const OK: i32 = 0;
+pub(crate) const OK: i32 = 0;
 pub const ERROR: i32 = 1;
 pub const USAGE: i32 = 2;
 /// Refused by the holder-epoch fence, or changed concurrently: not applied.
-pub const NOT_APPLIED: i32 = 3;
+pub(crate) const NOT_APPLIED: i32 = 3;
 /// No workspace by that name, for every verb that names one: no Sandbox there, or the Sandbox
 /// there is not a workspace (reconcile: absent).
-pub const NOT_FOUND: i32 = 4;
+pub(crate) const NOT_FOUND: i32 = 4;
 /// The write landed but the transition was not confirmed before --timeout.
-pub const WAIT_TIMED_OUT: i32 = 5;
+pub(crate) const WAIT_TIMED_OUT: i32 = 5;
 /// `reconcile`: another Sandbox or volume claim stands under the retained workspace's name;
 /// `--wait`: the Sandbox written was replaced while waiting.
-pub const REPLACED: i32 = 6;
+pub(crate) const REPLACED: i32 = 6;
 /// `logs`, `exec`: the workspace has no pod or container to read or run in (suspended, its pod
 /// not created yet, the container never started, no previous instance).
-pub const UNAVAILABLE: i32 = 7;
+pub(crate) const UNAVAILABLE: i32 = 7;
 
-pub const HELP: &str = "Exit codes: 0 success, 1 error (the cluster unreachable or refusing, no kubeconfig, …), \
+pub(crate) const HELP: &str = "Exit codes: 0 success, 1 error (the cluster unreachable or refusing, no kubeconfig, …), \
 2 usage (bad flag, argument or workspace id), \
 3 refused (by the holder-epoch fence, a foreign per-sandbox egress policy, a refresh's checks, or a write to a \
 Sandbox that is not a workspace) or changed concurrently (not applied), 4 workspace not found, by every verb that \
@@ -31,7 +31,10 @@ container to read or run in: the workspace is suspended, its pod not created yet
 
 /// No workspace `id` in the connection's namespace: absent, or a Sandbox that is not a
 /// workspace (said exactly so). Exit 4 either way.
-pub async fn absent(conn: &namzu_engine::cluster::connect::Connection, id: &namzu_domain::naming::WorkspaceId) -> Failure {
+pub(crate) async fn absent(
+    conn: &namzu_engine::cluster::connect::Connection,
+    id: &namzu_domain::naming::WorkspaceId,
+) -> Failure {
     use namzu_engine::cluster::resources::{self, SANDBOXES};
     let ns = &conn.namespace;
     let message = match resources::get(conn, &SANDBOXES, ns, &id.sandbox_name()).await {
@@ -45,7 +48,7 @@ pub async fn absent(conn: &namzu_engine::cluster::connect::Connection, id: &namz
 }
 
 /// What is said of a Sandbox under the prefix without the library's template label.
-pub fn not_a_workspace(sandbox_name: &str, namespace: &str) -> String {
+pub(crate) fn not_a_workspace(sandbox_name: &str, namespace: &str) -> String {
     format!(
         "Sandbox {sandbox_name} in namespace {namespace} exists but is not a workspace (no {} label on its pod template)",
         namzu_domain::keys::TEMPLATE_LABEL
@@ -67,7 +70,7 @@ impl Failure {
         }
     }
 
-    pub fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Failure {
             code: USAGE,
             message: message.into(),
@@ -75,7 +78,7 @@ impl Failure {
     }
 
     /// An exit code whose answer was already printed on stdout: no error line.
-    pub fn quiet(code: i32) -> Self {
+    pub(crate) fn quiet(code: i32) -> Self {
         Failure {
             code,
             message: String::new(),

@@ -1,10 +1,10 @@
 //! kubectl's global flags, parsed by the plugin itself (kubectl passes them through untouched).
 
-use namzu_engine::cluster::connect::ConnectOptions;
-use namzu_engine::cluster::inventory::Scope;
 use namzu_domain::naming::validate_namespace;
 use namzu_domain::safety::{Confirm, Overrides};
 use namzu_domain::select::parse_duration;
+use namzu_engine::cluster::connect::ConnectOptions;
+use namzu_engine::cluster::inventory::Scope;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -153,7 +153,7 @@ fn parse_timeout(text: &str) -> Result<RequestTimeout, String> {
 }
 
 impl Globals {
-    pub fn connect_options(&self, interactive_exec: bool) -> ConnectOptions {
+    pub(crate) fn connect_options(&self, interactive_exec: bool) -> ConnectOptions {
         ConnectOptions {
             kubeconfig: self.kubeconfig.clone(),
             context: self.context.first().cloned(),
@@ -170,7 +170,7 @@ impl Globals {
     }
 
     /// The contexts the flags ask for, with the safety rules file loaded (`ops::fleet` opens them).
-    pub fn fleet_request(
+    pub(crate) fn fleet_request(
         &self,
         interactive_exec: bool,
     ) -> Result<namzu_engine::ops::fleet::Request, crate::cli::exit::Failure> {
@@ -187,7 +187,7 @@ impl Globals {
     }
 
     /// What the flags say over the config file's rules.
-    pub fn overrides(&self) -> Overrides {
+    pub(crate) fn overrides(&self) -> Overrides {
         Overrides {
             read_only: match (self.read_only, self.write) {
                 (true, _) => Some(true),
@@ -202,7 +202,7 @@ impl Globals {
     }
 
     /// The write policy of one context: its read-only rule, the shared audit log.
-    pub fn write_policy(&self, read_only: bool) -> namzu_engine::cluster::write::WritePolicy {
+    pub(crate) fn write_policy(&self, read_only: bool) -> namzu_engine::cluster::write::WritePolicy {
         namzu_engine::cluster::write::WritePolicy {
             read_only,
             audit: self.audit(),
@@ -212,19 +212,24 @@ impl Globals {
     }
 
     /// The overlay flags of a verb with the global per-sandbox label key.
-    pub fn overlay_flags(&self, overlays: &crate::cli::overlay::OverlayArgs) -> namzu_domain::drift::OverlayFlags {
+    pub(crate) fn overlay_flags(
+        &self,
+        overlays: &crate::cli::overlay::OverlayArgs,
+    ) -> namzu_domain::drift::OverlayFlags {
         namzu_domain::drift::OverlayFlags {
             per_sandbox_label_key: self.per_sandbox_label_key.clone(),
             ..overlays.flags()
         }
     }
 
-    pub fn audit(&self) -> namzu_engine::cluster::audit::AuditLog {
+    pub(crate) fn audit(&self) -> namzu_engine::cluster::audit::AuditLog {
         namzu_engine::cluster::audit::AuditLog {
             path: if self.no_audit {
                 None
             } else {
-                self.audit_log.clone().or_else(namzu_engine::cluster::audit::default_path)
+                self.audit_log
+                    .clone()
+                    .or_else(namzu_engine::cluster::audit::default_path)
             },
             session: None,
             failure: Default::default(),
@@ -233,7 +238,7 @@ impl Globals {
 
     /// A verb that reads one workspace reads it in one context: several are refused, not
     /// silently narrowed to the first.
-    pub fn one_context(&self, verb: &str) -> Result<(), crate::cli::exit::Failure> {
+    pub(crate) fn one_context(&self, verb: &str) -> Result<(), crate::cli::exit::Failure> {
         let distinct: std::collections::BTreeSet<&String> = self.context.iter().collect();
         if self.all_contexts || distinct.len() > 1 {
             return Err(crate::cli::exit::Failure::usage(format!(
@@ -244,7 +249,7 @@ impl Globals {
     }
 
     /// A workspace is named in one namespace: a name with `-A` is refused, as kubectl refuses it.
-    pub fn one_namespace_for_names(&self) -> Result<(), crate::cli::exit::Failure> {
+    pub(crate) fn one_namespace_for_names(&self) -> Result<(), crate::cli::exit::Failure> {
         if self.all_namespaces {
             return Err(crate::cli::exit::Failure::usage(
                 "a workspace cannot be named across all namespaces: drop -A, or name its namespace with -n",
@@ -253,13 +258,13 @@ impl Globals {
         Ok(())
     }
 
-    pub fn scope(&self, default_namespace: &str) -> Scope {
+    pub(crate) fn scope(&self, default_namespace: &str) -> Scope {
         scope(self.all_namespaces, default_namespace)
     }
 }
 
 /// Every namespace with `-A`, else one context's namespace (`-n`, or the context's own).
-pub fn scope(all_namespaces: bool, namespace: &str) -> Scope {
+pub(crate) fn scope(all_namespaces: bool, namespace: &str) -> Scope {
     if all_namespaces {
         Scope::All
     } else {

@@ -5,10 +5,10 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, ReportFormat};
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::triage::{self, HistoryRead};
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::timeline;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::triage::{self, HistoryRead};
 use serde_json::{Value, json};
 
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,12 @@ pub struct Args {
 }
 
 /// The timeline and waterfall of what was read.
-pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead, now: chrono::DateTime<chrono::Utc>) -> Value {
+pub(crate) fn structured(
+    id: &WorkspaceId,
+    namespace: &str,
+    read: &HistoryRead,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Value {
     let inputs = read.inputs();
     json!({
         "workspace": id.as_str(),
@@ -39,7 +44,7 @@ pub fn structured(id: &WorkspaceId, namespace: &str, read: &HistoryRead, now: ch
     })
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_namespace_for_names()?;
     globals.one_context("history")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;

@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::io::Read;
 
 /// Read `path` (`-` = stdin) and parse it as JSON, or else YAML (one document).
-pub fn read_object(path: &str) -> Result<Value, Failure> {
+pub(crate) fn read_object(path: &str) -> Result<Value, Failure> {
     let text = if path == "-" {
         let mut s = String::new();
         std::io::stdin()
@@ -24,7 +24,7 @@ pub fn read_object(path: &str) -> Result<Value, Failure> {
 
 /// Ask on the terminal: `question` and `prompt` on stderr, then one line read from stdin (off the
 /// runtime's threads). True only when the line typed, trimmed, is `word`.
-pub async fn typed_answer(question: &str, prompt: &str, word: &str) -> Result<bool, String> {
+pub(crate) async fn typed_answer(question: &str, prompt: &str, word: &str) -> Result<bool, String> {
     use std::io::{BufRead, Write};
     namzu_engine::errln!("{question}");
     namzu_engine::errw!("{prompt}");

@@ -5,11 +5,11 @@ use super::globals::Globals;
 use super::output::{self, Format, Printer};
 use super::overlay::OverlayArgs;
 use super::schema;
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::detail::{self, Detail, event_time};
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::object::{generation, owner_refs};
 use namzu_domain::workspace::{Observed, Workspace};
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::detail::{self, Detail, event_time};
 use namzu_engine::present;
 use serde_json::{Value, json};
 
@@ -29,7 +29,7 @@ pub struct Args {
     pub overlays: OverlayArgs,
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_namespace_for_names()?;
     globals.one_context("inspect")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;

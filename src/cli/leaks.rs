@@ -8,13 +8,13 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, Format, Tone};
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
 use namzu_domain::leaks::{Leak, LeakKind};
 use namzu_domain::resources::{Unit, format_quantity, human};
 use namzu_engine::ops::fleet::{Fleet, Member};
 use namzu_engine::ops::leaks::{Front, LeaksError, Question, Report, Request};
 use namzu_engine::present;
-use chrono::{DateTime, Utc};
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::io::IsTerminal;
 
@@ -171,7 +171,7 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
     s
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let writes = args.delete || args.quarantine;
     if !writes && (args.dry_run.is_some() || args.yes || args.include_detached) {
         return Err(Failure::usage(

@@ -6,8 +6,7 @@ use super::output::{self, Format, Printer, Tone};
 use super::overlay::OverlayArgs;
 use super::schema;
 use super::selection::SelectionArgs;
-use namzu_engine::cluster::inventory::{self, Query};
-use namzu_engine::cluster::pack::{Pack, Packed};
+use chrono::{DateTime, Utc};
 use namzu_domain::columns::{Column, cell, columns};
 use namzu_domain::drift::DriftState;
 use namzu_domain::naming::{WorkspaceId, WorkspaceKey};
@@ -15,8 +14,9 @@ use namzu_domain::safety::Badge;
 use namzu_domain::select::{SortKey, sort};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
+use namzu_engine::cluster::inventory::{self, Query};
+use namzu_engine::cluster::pack::{Pack, Packed};
 use namzu_engine::ops::fleet::Fleet;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -74,7 +74,7 @@ pub struct Args {
     pub overlays: OverlayArgs,
 }
 
-pub const EXAMPLES: &str = "Examples:
+pub(crate) const EXAMPLES: &str = "Examples:
   # Every workspace in the current namespace, then in every namespace
   kubectl namzu list
   kubectl namzu list -A
@@ -89,7 +89,7 @@ pub const EXAMPLES: &str = "Examples:
   # One field per line, as kubectl's JSONPath
   kubectl namzu list -o jsonpath='{range .items[*]}{.id}{\"\\t\"}{.state}{\"\\n\"}{end}'";
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if !args.ids.is_empty() {
         globals.one_namespace_for_names()?;
         if args.watch || args.watch_only {
@@ -394,8 +394,8 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
-    use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
     use namzu_domain::mirror::RowChange;
+    use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
     use namzu_engine::ops::follow::{self, Followed, Target, Turn, Turns};
     let targets = fleet.members.iter().map(|member| Target {
         context: fleet.row_context(member),
@@ -594,13 +594,13 @@ fn context_cell(w: &Workspace, badges: &BTreeMap<String, Badge>) -> (String, Ton
 }
 
 /// Label columns after the table's own: `-L` keys and `--show-labels`.
-pub struct LabelColumns<'a> {
+pub(crate) struct LabelColumns<'a> {
     pub show: bool,
     pub keys: &'a [String],
 }
 
 /// The prefix that names a pod-template label in `-L`.
-pub const POD_TEMPLATE_LABEL: &str = "pod-template:";
+pub(crate) const POD_TEMPLATE_LABEL: &str = "pod-template:";
 
 impl LabelColumns<'_> {
     /// kubectl's header for `-L KEY`: the key's last segment, upper-cased.
@@ -643,7 +643,7 @@ impl LabelColumns<'_> {
 }
 
 /// What a table shows besides the workspace's own columns.
-pub struct Shape<'a> {
+pub(crate) struct Shape<'a> {
     /// Across contexts: a CONTEXT column first, each context's badge beside its name.
     pub contexts: Option<BTreeMap<String, Badge>>,
     pub all_namespaces: bool,
@@ -667,7 +667,13 @@ impl Shape<'_> {
     }
 }
 
-pub fn render(workspaces: &[Workspace], format: Format, shape: &Shape, no_headers: bool, now: DateTime<Utc>) -> String {
+pub(crate) fn render(
+    workspaces: &[Workspace],
+    format: Format,
+    shape: &Shape,
+    no_headers: bool,
+    now: DateTime<Utc>,
+) -> String {
     match format {
         Format::Json => output::json_array(workspaces.iter().map(schema::workspace)),
         Format::Yaml => {

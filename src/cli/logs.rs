@@ -5,12 +5,12 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output;
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
+use chrono::{DateTime, Utc};
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::select::parse_duration;
 use namzu_domain::triage::{Purpose, Unavailable, command_target};
-use chrono::{DateTime, Utc};
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -65,7 +65,7 @@ fn parse_since_time(text: &str) -> Result<DateTime<Utc>, String> {
 }
 
 /// The exit code of a workspace with nothing to read or run in.
-pub fn unavailable(u: &Unavailable) -> Failure {
+pub(crate) fn unavailable(u: &Unavailable) -> Failure {
     Failure {
         code: match u {
             Unavailable::Foreign { .. } => exit::NOT_APPLIED,
@@ -80,7 +80,7 @@ pub fn unavailable(u: &Unavailable) -> Failure {
 }
 
 /// The workspace's own pod and the container a command acts on, or the one line why not.
-pub async fn target(
+pub(crate) async fn target(
     conn: &Connection,
     id: &WorkspaceId,
     asked: Option<&str>,
@@ -112,7 +112,7 @@ pub async fn target(
     Ok((pod.clone(), chosen.container))
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_namespace_for_names()?;
     globals.one_context("logs")?;
     if args.tail < -1 {

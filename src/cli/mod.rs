@@ -1,33 +1,33 @@
 //! Command-line surface: clap definitions and one file per verb. Verbs render and dispatch only.
 
-pub mod audit;
-pub mod capacity;
-pub mod complete;
-pub mod config;
+pub(crate) mod audit;
+pub(crate) mod capacity;
+pub(crate) mod complete;
+pub(crate) mod config;
 #[cfg_attr(not(feature = "demo"), path = "no_demo.rs")]
-pub mod demo;
-pub mod doctor;
-pub mod drift;
+pub(crate) mod demo;
+pub(crate) mod doctor;
+pub(crate) mod drift;
 pub mod examples;
 pub mod exec;
 pub mod exit;
-pub mod globals;
-pub mod history;
-pub mod input;
+pub(crate) mod globals;
+pub(crate) mod history;
+pub(crate) mod input;
 pub mod inspect;
 pub mod leaks;
 pub mod list;
 pub mod logs;
 pub mod output;
-pub mod overlay;
-pub mod rbac;
-pub mod reconcile;
-pub mod restore;
-pub mod schema;
-pub mod selection;
-pub mod template_hash;
-pub mod terminal;
-pub mod write;
+pub(crate) mod overlay;
+pub(crate) mod rbac;
+pub(crate) mod reconcile;
+pub(crate) mod restore;
+pub(crate) mod schema;
+pub(crate) mod selection;
+pub(crate) mod template_hash;
+pub(crate) mod terminal;
+pub(crate) mod write;
 
 use clap::{CommandFactory, Parser, Subcommand};
 

@@ -12,10 +12,10 @@ pub struct Args {
 }
 
 /// The one line a build without the demo answers, exit 1.
-pub const NO_DEMO: &str = "this kubectl-namzu was built without the simulated cluster (cargo feature `demo`): \
+pub(crate) const NO_DEMO: &str = "this kubectl-namzu was built without the simulated cluster (cargo feature `demo`): \
      `cargo install --path .` in a clone of kubectl-namzu (default features), or `cargo run --release -- demo` there, \
      has one";
 
-pub async fn run(_: &Globals, _: Args) -> Result<(), Failure> {
+pub(crate) async fn run(_: &Globals, _: Args) -> Result<(), Failure> {
     Err(Failure::error(NO_DEMO))
 }

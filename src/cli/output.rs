@@ -24,7 +24,7 @@ pub enum ReportFormat {
 }
 
 impl ReportFormat {
-    pub fn format(self) -> Format {
+    pub(crate) fn format(self) -> Format {
         match self {
             ReportFormat::Table => Format::Table,
             ReportFormat::Json => Format::Json,
@@ -104,7 +104,11 @@ impl Printer {
 /// context, so under `-A` or across contexts a pipe into a verb (`| xargs kubectl namzu suspend`)
 /// would act on the workspace of that name in the current namespace and context — another one, or
 /// none. The form that carries both is given instead.
-pub fn name_pipe_refusal(verb: &str, all_namespaces: bool, several_contexts: bool) -> Option<super::exit::Failure> {
+pub(crate) fn name_pipe_refusal(
+    verb: &str,
+    all_namespaces: bool,
+    several_contexts: bool,
+) -> Option<super::exit::Failure> {
     let (lost, columns) = match (all_namespaces, several_contexts) {
         (_, true) => (
             "the namespace and context",
@@ -121,12 +125,12 @@ pub fn name_pipe_refusal(verb: &str, all_namespaces: bool, several_contexts: boo
     )))
 }
 
-pub fn colour_enabled() -> bool {
+pub(crate) fn colour_enabled() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
+pub(crate) enum Tone {
     Plain,
     Good,
     Busy,
@@ -136,7 +140,7 @@ pub enum Tone {
 }
 
 /// A config file's badge colour as a tone of the tables.
-pub fn badge_tone(colour: Option<namzu_domain::safety::Colour>) -> Tone {
+pub(crate) fn badge_tone(colour: Option<namzu_domain::safety::Colour>) -> Tone {
     use namzu_domain::safety::Colour;
     match colour {
         None => Tone::Plain,
@@ -161,7 +165,7 @@ fn paint(text: &str, tone: Tone) -> String {
 }
 
 /// Columns padded to their widest cell, separated by three spaces, as kubectl prints them.
-pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, colour: bool) -> String {
+pub(crate) fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, colour: bool) -> String {
     let mut widths: Vec<usize> = headers
         .iter()
         .map(|h| if no_headers { 0 } else { h.chars().count() })
@@ -197,7 +201,7 @@ pub fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: bool, c
 
 /// A pretty JSON array, newline-terminated, byte for byte what `structured` prints for the same
 /// array, built one item at a time (a list of thousands never exists as one JSON tree).
-pub fn json_array(items: impl Iterator<Item = Value>) -> String {
+pub(crate) fn json_array(items: impl Iterator<Item = Value>) -> String {
     let mut out = String::new();
     write_json_array(items, |text| out.push_str(text));
     out
@@ -205,7 +209,7 @@ pub fn json_array(items: impl Iterator<Item = Value>) -> String {
 
 /// The same array handed to `sink` piece by piece: each item is serialised and let go before
 /// the next is built, so printing thousands never holds the whole text.
-pub fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut(&str)) {
+pub(crate) fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut(&str)) {
     sink("[");
     let mut empty = true;
     let mut piece = String::new();
@@ -227,7 +231,7 @@ pub fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut
 }
 
 /// JSON (pretty) or YAML of a value, newline-terminated.
-pub fn structured(value: &Value, format: Format) -> String {
+pub(crate) fn structured(value: &Value, format: Format) -> String {
     match format {
         Format::Yaml => namzu_engine::present::yaml::yaml(value),
         _ => {

@@ -16,7 +16,7 @@ pub struct OverlayArgs {
 }
 
 impl OverlayArgs {
-    pub fn flags(&self) -> OverlayFlags {
+    pub(crate) fn flags(&self) -> OverlayFlags {
         OverlayFlags {
             runtime_class_name: self.runtime_class.clone(),
             profile: self.egress_profile.clone(),

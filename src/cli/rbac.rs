@@ -15,7 +15,7 @@ pub struct Args {
 }
 
 /// The Role and RoleBinding as a YAML stream.
-pub fn manifest(namespace: &str, read_only: bool) -> String {
+pub(crate) fn manifest(namespace: &str, read_only: bool) -> String {
     let name = if read_only {
         "kubectl-namzu-read-only"
     } else {
@@ -43,7 +43,7 @@ pub fn manifest(namespace: &str, read_only: bool) -> String {
     )
 }
 
-pub fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let namespace = globals.namespace.clone().unwrap_or_else(|| "default".into());
     namzu_engine::out!("{}", manifest(&namespace, args.read_only));
     Ok(())

@@ -5,10 +5,10 @@
 use super::exit::{self, Failure};
 use super::globals::Globals;
 use super::output::{self, ReportFormat};
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::observe;
 use namzu_domain::identity::{self, Closure, Identity, Retained};
 use namzu_domain::naming::WorkspaceId;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::observe;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -54,7 +54,7 @@ fn identity_json(id: &Identity) -> Value {
     json!({"sandboxUid": id.sandbox_uid, "volumeClaimUids": id.volume_claim_uids, "podUid": id.pod_uid})
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_namespace_for_names()?;
     let mut claims = BTreeMap::new();
     for (entry, uid) in &args.claims {
@@ -104,7 +104,10 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     );
     let sandbox_name = args.id.sandbox_name();
     let text = match args.output {
-        ReportFormat::Table => format!("{}\n", namzu_engine::present::outcome::closure(&ns, &sandbox_name, &closure)),
+        ReportFormat::Table => format!(
+            "{}\n",
+            namzu_engine::present::outcome::closure(&ns, &sandbox_name, &closure)
+        ),
         format => {
             let mut answer = json!({"state": closure.state(), "workspaceId": args.id.as_str(),
                 "sandboxName": sandbox_name, "namespace": ns});

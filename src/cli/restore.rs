@@ -57,7 +57,7 @@ fn parse_target(text: &str) -> Result<(&'static str, &str), Failure> {
     Ok((kind, name))
 }
 
-pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let audit = globals.audit();
     let dir = tombstone::dir(audit.path.as_deref())
         .ok_or_else(|| Failure::error("no state directory (set XDG_STATE_HOME or HOME)"))?;

@@ -5,7 +5,7 @@ use namzu_domain::next_step::next_step;
 use namzu_domain::workspace::{Observed, Workspace};
 use serde_json::{Value, json};
 
-pub fn workspace(w: &Workspace) -> Value {
+pub(crate) fn workspace(w: &Workspace) -> Value {
     let epoch = match (&w.epoch.annotation, w.epoch.epoch) {
         (raw, Some(e)) => json!({"value": e, "readable": true, "raw": raw}),
         (raw, None) => json!({"value": null, "readable": false, "raw": raw}),

@@ -84,7 +84,7 @@ pub struct SelectionArgs {
 }
 
 impl SelectionArgs {
-    pub fn filter(&self) -> Filter {
+    pub(crate) fn filter(&self) -> Filter {
         Filter {
             states: self.state.clone(),
             drifts: self.drift.clone(),

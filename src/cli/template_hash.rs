@@ -17,7 +17,7 @@ pub struct Args {
     pub overlays: super::overlay::OverlayArgs,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
+pub(crate) fn run(args: Args) -> Result<(), Failure> {
     let template = read_object(&args.file)?;
     let file = &args.file;
     match str_at(&template, &["kind"]) {

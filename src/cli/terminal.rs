@@ -7,7 +7,7 @@ use super::globals::Globals;
 use namzu_engine::ops::fleet::Fleet;
 
 /// The terminal UI over the flags' contexts (one, `--context a,b`, or `--all-contexts`).
-pub async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(), Failure> {
+pub(crate) async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(), Failure> {
     // exec credential plugins must not prompt inside the alternate screen
     let request = globals.fleet_request(false)?;
     let fleet = Fleet::open(request.clone()).await?;

@@ -8,19 +8,19 @@ use super::globals::Globals;
 use super::output::{self, ReportFormat, Tone};
 use super::overlay::OverlayArgs;
 use super::selection::SelectionArgs;
-use namzu_engine::cluster::verdict::Verdict;
-use namzu_engine::cluster::write::Outcome;
+use futures::future::BoxFuture;
 use namzu_domain::epoch::parse_epoch_arg;
 use namzu_domain::fence::{EpochChoice, Verb};
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::refresh;
 use namzu_domain::select::parse_duration;
 use namzu_domain::state::State;
+use namzu_engine::cluster::verdict::Verdict;
+use namzu_engine::cluster::write::Outcome;
 use namzu_engine::ops;
 use namzu_engine::ops::fleet::Fleet;
 use namzu_engine::ops::write::{Front, Question, Report, Request, Selecting, Step, WriteError};
 use namzu_engine::present;
-use futures::future::BoxFuture;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -80,7 +80,7 @@ pub enum DryRun {
 }
 
 impl DryRun {
-    pub fn any(self) -> bool {
+    pub(crate) fn any(self) -> bool {
         self != DryRun::None
     }
 }
@@ -168,11 +168,11 @@ fn json(r: &Report, verb: Verb) -> Value {
     out
 }
 
-pub async fn suspend(globals: &Globals, args: ModeArgs) -> Result<(), Failure> {
+pub(crate) async fn suspend(globals: &Globals, args: ModeArgs) -> Result<(), Failure> {
     run(globals, Verb::Suspend, &args.common, Some(&args.wait), Extra::default()).await
 }
 
-pub async fn resume(globals: &Globals, args: ResumeArgs) -> Result<(), Failure> {
+pub(crate) async fn resume(globals: &Globals, args: ResumeArgs) -> Result<(), Failure> {
     let refresh = args.refresh_template.then(|| refresh::Ask {
         flags: globals.overlay_flags(&args.overlays),
         expected_hash: None,
@@ -190,7 +190,7 @@ pub async fn resume(globals: &Globals, args: ResumeArgs) -> Result<(), Failure> 
     .await
 }
 
-pub async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> {
+pub(crate) async fn delete(globals: &Globals, args: DeleteArgs) -> Result<(), Failure> {
     run(globals, Verb::Delete, &args.common, None, Extra::default()).await
 }
 

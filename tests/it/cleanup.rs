@@ -5,9 +5,9 @@
 //! policy and disk come back with `restore`, and a restore onto a taken name is refused.
 
 use crate::support::*;
+use namzu_domain::leaks::name_hash;
 use namzu_engine::cluster::audit::AuditLog;
 use namzu_engine::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget};
-use namzu_domain::leaks::name_hash;
 use namzu_sim::resources::{CILIUM_POLICIES, CLAIMS, PODS, PVCS, PVS};
 use serde_json::{Value, json};
 

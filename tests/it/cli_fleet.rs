@@ -49,8 +49,7 @@ impl Fleet {
         }
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = dir.path().join("fleet.kubeconfig");
-        let members: Vec<(&str, &namzu_sim::Sim)> =
-            NAMES.iter().copied().zip(sims.iter().map(|t| &t.sim)).collect();
+        let members: Vec<(&str, &namzu_sim::Sim)> = NAMES.iter().copied().zip(sims.iter().map(|t| &t.sim)).collect();
         write_fleet_kubeconfig(&kubeconfig, &members).unwrap();
         Fleet { sims, kubeconfig, dir }
     }

@@ -273,12 +273,10 @@ async fn filters_and_sorting() {
     let by_drift = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "drift"]).await);
     assert_eq!(by_drift, ["tango", "uniform", "zephyr", "victor", "whiskey"]);
     // label selector goes to the server
-    t.sim.modify(
-        &namzu_sim::resources::SANDBOXES,
-        "research",
-        "namzu-ws-tango",
-        |o| o["metadata"]["labels"] = serde_json::json!({"team":"ml"}),
-    );
+    t.sim
+        .modify(&namzu_sim::resources::SANDBOXES, "research", "namzu-ws-tango", |o| {
+            o["metadata"]["labels"] = serde_json::json!({"team":"ml"})
+        });
     let labelled = ids(&namzu(&t, &["list", "-A", "-o", "json", "-l", "team=ml"]).await);
     assert_eq!(labelled, ["tango"]);
     assert!(
@@ -573,8 +571,7 @@ fn many(n: usize) -> String {
 /// What one pass asked for, by kind: (LIST requests, GETs by name).
 fn reads(t: &TestSim, plural: &str) -> (usize, usize) {
     let requests = t.sim.requests();
-    let of_kind =
-        |r: &&namzu_sim::record::Recorded| r.method == "GET" && r.path.split('/').any(|seg| seg == plural);
+    let of_kind = |r: &&namzu_sim::record::Recorded| r.method == "GET" && r.path.split('/').any(|seg| seg == plural);
     let lists = requests
         .iter()
         .filter(of_kind)

@@ -261,11 +261,7 @@ async fn he15_to_he18_fenced_delete() {
     assert!(sandbox(&t).is_none());
     assert!(
         t.sim
-            .get(
-                &namzu_sim::resources::PVCS,
-                "ns",
-                "workspace-disk-namzu-ws-shared-desk"
-            )
+            .get(&namzu_sim::resources::PVCS, "ns", "workspace-disk-namzu-ws-shared-desk")
             .is_none()
     );
     // 17: already deleted by somebody else: success, no DELETE

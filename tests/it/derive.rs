@@ -264,9 +264,9 @@ fn identity_fields_are_never_defaulted() {
 /// and all) against the pruned ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_projected_object_derives_the_same_workspace() {
-    use namzu_engine::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
     use namzu_domain::naming::{is_workspace, template_label};
     use namzu_domain::projection::{self, POD, POLICY, PVC, SANDBOX};
+    use namzu_engine::cluster::inventory::{Inventory, NamespaceData, TemplateFetch};
     use namzu_sim::resources::{CILIUM_POLICIES, PODS, PVCS, SANDBOXES, TEMPLATES};
     let t = crate::support::start_demo().await;
     let inventory = |keep: bool| {

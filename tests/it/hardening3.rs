@@ -4,9 +4,9 @@
 //! refuses symlinks and FIFOs; the tool's throttle as the only retry.
 
 use crate::support::*;
+use namzu_domain::safety::{ContextRules, Overrides, SafetyConfig};
 use namzu_engine::cluster::audit::AuditLog;
 use namzu_engine::cluster::connect::{ConnectOptions, Connection};
-use namzu_domain::safety::{ContextRules, Overrides, SafetyConfig};
 use namzu_sim::faults::{Fault, FaultAction};
 use namzu_tui::action::{Action, Effect};
 use namzu_tui::app::{App, AppOptions, update};
@@ -35,11 +35,8 @@ impl Two {
     async fn start() -> Two {
         let (prod, staging) = (start().await, start().await);
         let kubeconfig = prod.dir.path().join("fleet.kubeconfig");
-        namzu_sim::write_fleet_kubeconfig(
-            &kubeconfig,
-            &[("prod-eu-west", &prod.sim), ("staging", &staging.sim)],
-        )
-        .unwrap();
+        namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("prod-eu-west", &prod.sim), ("staging", &staging.sim)])
+            .unwrap();
         let rules = prod.dir.path().join("rules.yaml");
         std::fs::write(&rules, RULES).unwrap();
         Two {
@@ -291,11 +288,7 @@ async fn a_pinned_clock_never_writes_to_a_real_cluster() {
     // unpinned: sent, stamped now (not 2026's pinned instant)
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(["-n", "agents", "suspend", "awake"].map(String::from));
-    let o = namzu_env(
-        full,
-        vec![(namzu_clock::NOW_ENV.into(), String::new()), audit_env(&t)],
-    )
-    .await;
+    let o = namzu_env(full, vec![(namzu_clock::NOW_ENV.into(), String::new()), audit_env(&t)]).await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(sent(&t).len(), 1);
     let entries = audit_entries(&t.dir.path().join("audit.jsonl"));

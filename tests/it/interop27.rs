@@ -220,10 +220,7 @@ fn refresh_scenario(rest: &str) -> String {
 #[tokio::test]
 async fn a_refresh_without_a_stored_epoch_sends_the_librarys_unfenced_body() {
     let t = start_with(&refresh_scenario(""), |c| c.namespace = "ns".into()).await;
-    let template = t
-        .sim
-        .get(&namzu_sim::resources::TEMPLATES, "ns", "ws")
-        .unwrap();
+    let template = t.sim.get(&namzu_sim::resources::TEMPLATES, "ns", "ws").unwrap();
     let o = namzu(&t, &["resume", "desk", "--refresh-template"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let sent = patches(&t);

@@ -2,9 +2,9 @@
 //! write selections) gives the rows the whole-namespace derivation gives.
 
 use crate::support::*;
-use namzu_engine::cluster::inventory::{self, Query, Scope};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
+use namzu_engine::cluster::inventory::{self, Query, Scope};
 use std::time::Duration;
 
 async fn packed_rows(conn: &namzu_engine::cluster::connect::Connection, scope: &Scope, t: &TestSim) -> Vec<Workspace> {

@@ -4,9 +4,9 @@
 
 use crate::support::*;
 use namzu_clock::NOW_ENV;
+use namzu_domain::workspace::Workspace;
 use namzu_engine::cluster::inventory::Scope;
 use namzu_engine::cluster::live::{LiveOptions, StreamStatus};
-use namzu_domain::workspace::Workspace;
 use namzu_sim::TEST_START;
 use namzu_sim::auth::{Rule, User};
 use namzu_sim::resources::{PODS, SANDBOXES};

@@ -62,10 +62,7 @@ async fn every_readme_example_runs() {
     // current context, so every other example reads it alone)
     let now = t.sim.now();
     let mut others = Vec::new();
-    for (name, scenario) in namzu_sim::scenario::Scenario::demo_fleet(now, 3)
-        .into_iter()
-        .skip(1)
-    {
+    for (name, scenario) in namzu_sim::scenario::Scenario::demo_fleet(now, 3).into_iter().skip(1) {
         let mut config = namzu_sim::SimConfig::for_tests(&t.dir.path().join(format!("{name}.kubeconfig")));
         config.namespace = "agents".into();
         others.push((name, namzu_sim::Sim::start(config, &scenario).await.unwrap()));

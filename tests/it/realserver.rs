@@ -486,11 +486,7 @@ items:
         .unwrap()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        t.sim
-            .get(&namzu_sim::resources::PVCS, "agents", "listed")
-            .is_some()
-    );
+    assert!(t.sim.get(&namzu_sim::resources::PVCS, "agents", "listed").is_some());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,9 +4,9 @@
 //! its objects (kind, name and uid) only, the newest of each kept and the rest counted.
 
 use crate::support::*;
+use namzu_domain::timeline::{MAX_AUDIT_ENTRIES, MAX_EVENTS_PER_OBJECT};
 use namzu_engine::cluster::audit::AuditLog;
 use namzu_engine::cluster::resources::{self, PODS};
-use namzu_domain::timeline::{MAX_AUDIT_ENTRIES, MAX_EVENTS_PER_OBJECT};
 use namzu_sim::faults::{Fault, FaultAction};
 use namzu_sim::resources::{EVENTS, SANDBOXES};
 use serde_json::{Value, json};

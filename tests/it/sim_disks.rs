@@ -378,9 +378,7 @@ async fn orphaning_by_query_or_body_keeps_every_dependent() {
         .unwrap();
     let disk = pvc_of(&t, "kept");
     assert!(disk["metadata"].get("ownerReferences").is_none(), "{disk}");
-    let pod = t
-        .sim
-        .get(&namzu_sim::resources::PODS, "agents", "namzu-ws-kept");
+    let pod = t.sim.get(&namzu_sim::resources::PODS, "agents", "namzu-ws-kept");
     assert!(pod.is_some_and(|p| p["metadata"].get("ownerReferences").is_none()));
 
     // `?propagationPolicy=Orphan` in the query

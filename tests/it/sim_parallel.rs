@@ -50,14 +50,10 @@ async fn a_watch_waits_the_latency_once() {
     let mut events = api.watch(&WatchParams::default(), &rv).await.unwrap().boxed();
     assert!(sent.elapsed() >= Duration::from_millis(200), "{:?}", sent.elapsed());
     for n in 1..=3 {
-        t.sim.modify(
-            &namzu_sim::resources::SANDBOXES,
-            "agents",
-            "namzu-ws-awake",
-            |o| {
+        t.sim
+            .modify(&namzu_sim::resources::SANDBOXES, "agents", "namzu-ws-awake", |o| {
                 o["metadata"]["labels"]["seen"] = serde_json::json!(n.to_string());
-            },
-        );
+            });
         // (the controller may write too: its events pass)
         loop {
             match events.next().await {

@@ -5,11 +5,11 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use namzu_clock::NOW_ENV;
+use namzu_domain::safety::ContextRules;
 use namzu_engine::cluster::audit::AuditLog;
 use namzu_engine::cluster::connect::{ConnectOptions, Connection};
 use namzu_engine::cluster::live::LiveOptions;
 use namzu_engine::cluster::write::WritePolicy;
-use namzu_domain::safety::ContextRules;
 use namzu_sim::faults::{Fault, FaultAction, Mutation};
 use namzu_sim::scenario::Scenario;
 use namzu_sim::{Sim, SimConfig, TEST_START};
@@ -19,13 +19,13 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub struct TestSim {
+pub(crate) struct TestSim {
     pub sim: Sim,
     pub dir: tempfile::TempDir,
 }
 
 /// A small scenario: one template, a Running and a Suspended workspace, a claim-owned one.
-pub const SMALL: &str = r#"
+pub(crate) const SMALL: &str = r#"
 namespaces: [agents]
 objects:
   - apiVersion: extensions.agents.x-k8s.io/v1beta1
@@ -59,7 +59,7 @@ workspaces:
     ownerClaim: claimed
 "#;
 
-pub async fn start_with(scenario: &str, tweak: impl FnOnce(&mut SimConfig)) -> TestSim {
+pub(crate) async fn start_with(scenario: &str, tweak: impl FnOnce(&mut SimConfig)) -> TestSim {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = SimConfig::for_tests(&dir.path().join("kubeconfig"));
     tweak(&mut config);
@@ -68,11 +68,11 @@ pub async fn start_with(scenario: &str, tweak: impl FnOnce(&mut SimConfig)) -> T
     TestSim { sim, dir }
 }
 
-pub async fn start() -> TestSim {
+pub(crate) async fn start() -> TestSim {
     start_with(SMALL, |_| {}).await
 }
 
-pub async fn client_from(path: &Path, retry: bool) -> Client {
+pub(crate) async fn client_from(path: &Path, retry: bool) -> Client {
     let kc = Kubeconfig::read_from(path).expect("kubeconfig");
     let mut config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
         .await
@@ -83,16 +83,16 @@ pub async fn client_from(path: &Path, retry: bool) -> Client {
 
 impl TestSim {
     /// A client without kube's automatic retries, so injected statuses are seen as sent.
-    pub async fn client(&self) -> Client {
+    pub(crate) async fn client(&self) -> Client {
         client_from(self.sim.kubeconfig(), false).await
     }
 }
 
-pub fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+pub(crate) fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
 }
 
-pub fn sandboxes(client: &Client, ns: &str) -> Api<DynamicObject> {
+pub(crate) fn sandboxes(client: &Client, ns: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
         client.clone(),
         ns,
@@ -100,11 +100,11 @@ pub fn sandboxes(client: &Client, ns: &str) -> Api<DynamicObject> {
     )
 }
 
-pub fn pods(client: &Client, ns: &str) -> Api<DynamicObject> {
+pub(crate) fn pods(client: &Client, ns: &str) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), ns, &ar("", "v1", "Pod", "pods"))
 }
 
-pub fn pvcs(client: &Client, ns: &str) -> Api<DynamicObject> {
+pub(crate) fn pvcs(client: &Client, ns: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
         client.clone(),
         ns,
@@ -113,7 +113,7 @@ pub fn pvcs(client: &Client, ns: &str) -> Api<DynamicObject> {
 }
 
 /// The kube error's HTTP status, if it is an API error.
-pub fn status_code(e: &kube::Error) -> Option<u16> {
+pub(crate) fn status_code(e: &kube::Error) -> Option<u16> {
     match e {
         kube::Error::Api(s) => Some(s.code),
         _ => None,
@@ -121,20 +121,20 @@ pub fn status_code(e: &kube::Error) -> Option<u16> {
 }
 
 /// Run the real binary against the sim's kubeconfig (plus `args`), off the runtime's threads.
-pub async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
+pub(crate) async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     namzu_env(full, vec![now_env(t), audit_env(t)]).await
 }
 
 /// The binary's clock pinned to the sim's: both read the same instant, whatever the day.
-pub fn now_env(t: &TestSim) -> (String, String) {
+pub(crate) fn now_env(t: &TestSim) -> (String, String) {
     (NOW_ENV.into(), t.sim.now().to_rfc3339())
 }
 
 /// Run the real binary with exactly these arguments and extra environment; its clock reads
 /// [`TEST_START`] (where every test sim's clock starts) unless `env` says otherwise.
-pub async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
+pub(crate) async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
     tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
             .args(&args)
@@ -156,28 +156,28 @@ pub async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::pr
     .expect("join")
 }
 
-pub fn out(o: &std::process::Output) -> String {
+pub(crate) fn out(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-pub fn err(o: &std::process::Output) -> String {
+pub(crate) fn err(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The demo scenario on a manual clock.
-pub async fn start_demo() -> TestSim {
+pub(crate) async fn start_demo() -> TestSim {
     start_with(namzu_sim::scenario::DEMO, |c| c.namespace = "agents".into()).await
 }
 
 /// Run with the audit log in the sim's temp dir, on the sim's clock.
-pub async fn run_audited(t: &TestSim, args: &[&str]) -> std::process::Output {
+pub(crate) async fn run_audited(t: &TestSim, args: &[&str]) -> std::process::Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
     namzu_env(full, vec![audit_env(t), now_env(t)]).await
 }
 
 /// The ids (without `namzu-ws-`) of the Sandboxes in `ns` whose spec says Running, as stored.
-pub fn running_ids(t: &TestSim, ns: &str) -> Vec<String> {
+pub(crate) fn running_ids(t: &TestSim, ns: &str) -> Vec<String> {
     t.sim
         .list(&namzu_sim::resources::SANDBOXES, Some(ns))
         .iter()
@@ -188,7 +188,7 @@ pub fn running_ids(t: &TestSim, ns: &str) -> Vec<String> {
 }
 
 /// `KUBECTL_NAMZU_AUDIT_LOG` in the sim's temp dir.
-pub fn audit_env(t: &TestSim) -> (String, String) {
+pub(crate) fn audit_env(t: &TestSim) -> (String, String) {
     (
         "KUBECTL_NAMZU_AUDIT_LOG".into(),
         t.dir.path().join("audit.jsonl").display().to_string(),
@@ -196,7 +196,7 @@ pub fn audit_env(t: &TestSim) -> (String, String) {
 }
 
 /// The vectors computed with @namzu/sandbox's own code, copied into `tests/vectors/`.
-pub fn vector_cases(file: &str) -> Vec<Value> {
+pub(crate) fn vector_cases(file: &str) -> Vec<Value> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/vectors")
         .join(file);
@@ -208,7 +208,7 @@ pub fn vector_cases(file: &str) -> Vec<Value> {
 }
 
 /// Run the real binary with `args` and optional stdin.
-pub fn run_bin(args: &[&str], stdin: Option<&str>) -> Output {
+pub(crate) fn run_bin(args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
@@ -227,12 +227,12 @@ pub fn run_bin(args: &[&str], stdin: Option<&str>) -> Output {
 }
 
 /// Another writer acts on the `nth` PATCH whose path contains `path`, just before it is served.
-pub fn before_patch(path: &str, nth: u32, mutation: Mutation) -> Fault {
+pub(crate) fn before_patch(path: &str, nth: u32, mutation: Mutation) -> Fault {
     Fault::new(Some("PATCH"), path, FaultAction::Mutate(mutation)).nth(nth)
 }
 
 /// Another host stamps holder epoch `epoch` (a take-over), leaving `spec` alone.
-pub fn stamp_epoch(epoch: &str) -> Mutation {
+pub(crate) fn stamp_epoch(epoch: &str) -> Mutation {
     Mutation::SetAnnotation {
         key: "sandbox.namzu.ai/holder-epoch".into(),
         value: epoch.into(),
@@ -240,13 +240,13 @@ pub fn stamp_epoch(epoch: &str) -> Mutation {
 }
 
 /// Another host resumes the workspace.
-pub fn resumed_by_another() -> Mutation {
+pub(crate) fn resumed_by_another() -> Mutation {
     Mutation::MergePatch(serde_json::json!({"spec": {"operatingMode": "Running"}}))
 }
 
 /// A connection to `context` of `kubeconfig` (its current context for `None`), on the sim's
 /// clock, each request bounded by `timeout`.
-pub async fn connect(
+pub(crate) async fn connect(
     t: &TestSim,
     kubeconfig: &Path,
     context: Option<&str>,
@@ -264,7 +264,7 @@ pub async fn connect(
 }
 
 /// A write policy of the TUI's tests: read-only or not, audited as `audit` says.
-pub fn policy(read_only: bool, audit: AuditLog) -> WritePolicy {
+pub(crate) fn policy(read_only: bool, audit: AuditLog) -> WritePolicy {
     WritePolicy {
         read_only,
         audit,
@@ -274,7 +274,7 @@ pub fn policy(read_only: bool, audit: AuditLog) -> WritePolicy {
 }
 
 /// The TUI's I/O over these contexts, each with its write policy, on the first one's clock.
-pub fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions) -> Io {
+pub(crate) fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions) -> Io {
     Io {
         clock: clusters[0].0.clock.clone(),
         policy: clusters[0].1.clone(),
@@ -294,7 +294,7 @@ pub fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions) -> Io
 
 /// How the TUI is told of a context a test opened: its name, the server as snapshots show it,
 /// its safety rules.
-pub fn context_options(conn: &Connection, rules: ContextRules) -> ContextOptions {
+pub(crate) fn context_options(conn: &Connection, rules: ContextRules) -> ContextOptions {
     ContextOptions {
         name: conn.context.clone(),
         server: "http://sim".into(),
@@ -305,7 +305,7 @@ pub fn context_options(conn: &Connection, rules: ContextRules) -> ContextOptions
 }
 
 /// Ctrl-C to a child process, as a user stops it.
-pub fn sigint(child: &std::process::Child) {
+pub(crate) fn sigint(child: &std::process::Child) {
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -313,7 +313,7 @@ pub fn sigint(child: &std::process::Child) {
 }
 
 /// Ctrl-C, then its exit status (waited for off the runtime's threads).
-pub async fn interrupt(mut child: std::process::Child) -> std::process::ExitStatus {
+pub(crate) async fn interrupt(mut child: std::process::Child) -> std::process::ExitStatus {
     sigint(&child);
     tokio::task::spawn_blocking(move || child.wait().expect("wait"))
         .await
@@ -322,7 +322,7 @@ pub async fn interrupt(mut child: std::process::Child) -> std::process::ExitStat
 
 /// `tool` is not on PATH: the test says it did not run (`what`) — except under `CI=true`, where
 /// a test that asserts nothing would pass: there it fails.
-pub fn tool_missing(tool: &str, what: &str) -> bool {
+pub(crate) fn tool_missing(tool: &str, what: &str) -> bool {
     let arg = if tool == "kubectl" { "version" } else { "-V" };
     let mut cmd = Command::new(tool);
     cmd.arg(arg);
@@ -342,7 +342,7 @@ pub fn tool_missing(tool: &str, what: &str) -> bool {
 
 /// Run kubectl against the sim (its own cache dir); `None` (and a note) when kubectl is not
 /// installed — under `CI=true` that fails the test (`tool_missing`). `what` names the test.
-pub async fn kubectl_on(t: &TestSim, what: &str, args: &[&str]) -> Option<std::process::Output> {
+pub(crate) async fn kubectl_on(t: &TestSim, what: &str, args: &[&str]) -> Option<std::process::Output> {
     if tool_missing("kubectl", what) {
         return None;
     }

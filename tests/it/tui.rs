@@ -2,11 +2,11 @@
 //! sim (the I/O effects run through the real write path), and a hung API server.
 
 use crate::support::*;
+use namzu_domain::naming::WorkspaceKey;
+use namzu_domain::safety::ContextRules;
 use namzu_engine::cluster::audit::AuditLog;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::inventory::Scope;
-use namzu_domain::naming::WorkspaceKey;
-use namzu_domain::safety::ContextRules;
 use namzu_sim::faults::{Fault, FaultAction, Mutation};
 use namzu_sim::resources::SANDBOXES;
 use namzu_tui::action::{Action, Effect};
@@ -718,12 +718,7 @@ async fn fleet_rows_with_the_same_id_coexist_and_act_in_their_own_context() {
         WorkspaceKey::new(Some("prod-eu-west"), "agents", "awake"),
         WorkspaceKey::new(Some("staging"), "agents", "awake"),
     );
-    let keys: Vec<WorkspaceKey> = h
-        .app
-        .visible()
-        .iter()
-        .map(|w| namzu_tui::app::key_of(w))
-        .collect();
+    let keys: Vec<WorkspaceKey> = h.app.visible().iter().map(|w| namzu_tui::app::key_of(w)).collect();
     assert_eq!(keys.len(), 6, "{keys:?}");
     assert!(keys.contains(&prod) && keys.contains(&staging));
     // the picker: every context, then each; Enter on the second shows staging's rows only
@@ -791,10 +786,7 @@ async fn a_read_only_context_disables_writes_on_its_rows_only() {
     h.keys(&[KeyCode::Down]).await;
     assert_eq!(h.selected_context(), "staging");
     h.keys(&[KeyCode::Char('S')]).await;
-    assert!(matches!(
-        h.app.popups.last(),
-        Some(namzu_tui::app::Popup::Confirm(_))
-    ));
+    assert!(matches!(h.app.popups.last(), Some(namzu_tui::app::Popup::Confirm(_))));
     h.keys(&[
         KeyCode::Esc,
         KeyCode::Up,
@@ -1164,11 +1156,7 @@ async fn the_leaks_view_deletes_through_the_same_use_case() {
     assert!(h.app.status.contains("cancelled"), "{}", h.app.status);
     assert!(
         h.t.sim
-            .get(
-                &namzu_sim::resources::PVCS,
-                "agents",
-                "workspace-disk-namzu-ws-ghost"
-            )
+            .get(&namzu_sim::resources::PVCS, "agents", "workspace-disk-namzu-ws-ghost")
             .is_some()
     );
     // the right count: deleted, re-checked and tombstoned as the CLI does
@@ -1178,11 +1166,7 @@ async fn the_leaks_view_deletes_through_the_same_use_case() {
     assert!(h.app.status.contains("deleted"), "{}", h.app.status);
     assert!(
         h.t.sim
-            .get(
-                &namzu_sim::resources::PVCS,
-                "agents",
-                "workspace-disk-namzu-ws-ghost"
-            )
+            .get(&namzu_sim::resources::PVCS, "agents", "workspace-disk-namzu-ws-ghost")
             .is_none()
     );
     let stones = std::fs::read_dir(h.t.dir.path().join("tombstones")).unwrap().count();

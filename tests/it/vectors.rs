@@ -20,7 +20,7 @@ fn pod_template_hash_vectors() {
     }
 }
 
-pub fn overlays_of(case: &Value) -> Overlays {
+pub(crate) fn overlays_of(case: &Value) -> Overlays {
     let opt = |k: &str| case["options"][k].as_str().map(str::to_string);
     Overlays {
         template_name: opt("templateName")

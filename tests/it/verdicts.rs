@@ -312,14 +312,10 @@ async fn a_pod_state_the_controller_cannot_read_is_diagnosed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_launch_type_and_pool_membership_are_shown() {
     let t = start_demo().await;
-    t.sim.modify(
-        &namzu_sim::resources::SANDBOXES,
-        "agents",
-        "namzu-ws-alpha",
-        |s| {
+    t.sim
+        .modify(&namzu_sim::resources::SANDBOXES, "agents", "namzu-ws-alpha", |s| {
             s["metadata"]["labels"]["agents.x-k8s.io/launch-type"] = json!("warm");
-        },
-    );
+        });
     let found = items(&namzu(&t, &["list", "-n", "agents", "-o", "json"]).await);
     assert_eq!(one(&found, "alpha")["launchType"], "warm");
     assert_eq!(one(&found, "alpha")["warmPoolMember"], false);

@@ -101,7 +101,7 @@ fn write_string(out: &mut String, s: &str) {
 }
 
 /// ECMAScript Number::toString of the double the JSON number parses to.
-pub fn js_number(n: &Number) -> String {
+pub(crate) fn js_number(n: &Number) -> String {
     // JSON.parse reads every number as a double, integers beyond 2^53 included
     let x = n.as_f64().unwrap_or(f64::NAN);
     js_double(x)

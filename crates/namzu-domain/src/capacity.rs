@@ -50,7 +50,7 @@ pub struct Held {
 /// Whether the workspace's pod holds its requests on a node: bound to one (an unscheduled
 /// Pending pod holds nothing) and not finished. A terminating pod still holds its node until
 /// it is gone, as the scheduler counts it.
-pub fn pod_holds(w: &super::workspace::Workspace) -> bool {
+pub(crate) fn pod_holds(w: &super::workspace::Workspace) -> bool {
     matches!(w.pod.known(), Some(Some(p)) if p.node.is_some() && p.phase != "Succeeded" && p.phase != "Failed")
 }
 
@@ -64,15 +64,15 @@ pub fn hold(held: &mut Held, w: &super::workspace::Workspace) {
     held.disks += w.resources.disk_total();
 }
 
-/// Every pod in phase Pending, workspace pods included, as the library counts them.
-pub fn pending_pods(pods: &[Value]) -> usize {
-    pods.iter().filter(|p| super::pod::phase(p) == "Pending").count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every pod in phase Pending, workspace pods included, as the library counts them.
+    fn pending_pods(pods: &[Value]) -> usize {
+        pods.iter().filter(|p| super::super::pod::phase(p) == "Pending").count()
+    }
 
     #[test]
     fn counts_like_the_library() {

@@ -120,7 +120,7 @@ const IMAGE_PULL_REASONS: [&str; 5] = [
 ];
 
 /// What the diagnosis looks at besides the Sandbox. `None` = that read was not allowed.
-pub struct Evidence<'a> {
+pub(crate) struct Evidence<'a> {
     pub pod: Option<PodView<'a>>,
     /// The Sandbox's claims and what stands under each PVC name.
     pub claims: Option<&'a [Claim]>,
@@ -129,7 +129,7 @@ pub struct Evidence<'a> {
 }
 
 /// The most specific diagnosis, or `None` when nothing is wrong.
-pub fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagnosis> {
+pub(crate) fn diagnose(sandbox: &Value, mode: Mode, ev: &Evidence<'_>) -> Option<Diagnosis> {
     let pod = ev.pod.and_then(|p| p.present());
     let claims = ev.claims.unwrap_or(&[]);
     let found = [
@@ -335,7 +335,7 @@ fn foreign_pod(sandbox: &Value, pod: Option<&Value>) -> Option<Diagnosis> {
 
 /// How long past its grace period a pod may take to go before it is stuck: the kubelet kills
 /// the containers at the deadline and the API object goes once it confirms, within seconds.
-pub const TERMINATING_MARGIN_SECONDS: i64 = 60;
+pub(crate) const TERMINATING_MARGIN_SECONDS: i64 = 60;
 
 /// A pod whose deletionTimestamp (deletion request + grace period) has passed by more than
 /// [`TERMINATING_MARGIN_SECONDS`] and is still there.
@@ -362,7 +362,7 @@ fn stuck_terminating(pod: &Value, now: DateTime<Utc>) -> Option<Diagnosis> {
 }
 
 /// The finalizers a Sandbox carries, as stored.
-pub fn finalizers(sandbox: &Value) -> Vec<&str> {
+pub(crate) fn finalizers(sandbox: &Value) -> Vec<&str> {
     at(sandbox, &["metadata", "finalizers"])
         .and_then(Value::as_array)
         .map(|f| f.iter().filter_map(Value::as_str).collect())

@@ -14,7 +14,7 @@ pub struct Change {
 }
 
 /// Every leaf that differs, in document order (object keys sorted).
-pub fn diff(old: &Value, new: &Value) -> Vec<Change> {
+pub(crate) fn diff(old: &Value, new: &Value) -> Vec<Change> {
     let mut out = Vec::new();
     walk(String::new(), Some(old), Some(new), &mut out);
     out

@@ -55,14 +55,14 @@ impl OverlayFlags {
     pub fn per_sandbox_key(&self) -> &str {
         self.per_sandbox_label_key.as_deref().unwrap_or(PER_SANDBOX_LABEL)
     }
-    pub fn profile_key(&self) -> &str {
+    pub(crate) fn profile_key(&self) -> &str {
         self.profile_label_key.as_deref().unwrap_or(EGRESS_PROFILE_LABEL)
     }
 }
 
 /// `sandboxPodTemplate`: the template's `spec.podTemplate` with the workspace overlays.
 /// `None` when the template has no `spec.podTemplate`.
-pub fn overlay(template: &Value, overlays: &Overlays) -> Option<Value> {
+pub(crate) fn overlay(template: &Value, overlays: &Overlays) -> Option<Value> {
     let pod_template = at(template, &["spec", "podTemplate"])?.as_object()?;
     let mut out = pod_template.clone();
 
@@ -172,7 +172,7 @@ impl TemplateFetch {
 }
 
 /// The stored hash, or `None` when absent or empty ("unknown is not current").
-pub fn stored_hash(sandbox: &Value) -> Option<&str> {
+pub(crate) fn stored_hash(sandbox: &Value) -> Option<&str> {
     annotation(sandbox, POD_TEMPLATE_HASH).filter(|s| !s.is_empty())
 }
 
@@ -180,7 +180,7 @@ pub fn stored_hash(sandbox: &Value) -> Option<&str> {
 /// flags pin their field; otherwise "not configured", then the value the Sandbox's own pod
 /// template carries (the host may have configured exactly that). A workspace carrying the
 /// per-sandbox label is tried without it in the hash, then with it.
-pub fn candidate_overlays(sandbox: &Value, flags: &OverlayFlags) -> Vec<Overlays> {
+pub(crate) fn candidate_overlays(sandbox: &Value, flags: &OverlayFlags) -> Vec<Overlays> {
     let template_name = super::naming::template_label(sandbox).unwrap_or("").to_string();
     let stored_spec = |k: &str| str_at(sandbox, &["spec", "podTemplate", "spec", k]);
     let key = flags.profile_label_key.clone();
@@ -293,7 +293,7 @@ pub fn field_changes(sandbox: &Value, template: &Value, overlays: &Overlays) -> 
 
 /// The pod template a workspace created (or refreshed) from `template` with `overlays` carries:
 /// the per-sandbox label is on it whether or not its hash counts it.
-pub fn pod_template_written(template: &Value, overlays: &Overlays) -> Option<Value> {
+pub(crate) fn pod_template_written(template: &Value, overlays: &Overlays) -> Option<Value> {
     let mut carried = overlays.clone();
     if let Some(p) = &mut carried.per_sandbox_label {
         p.hashed = true;

@@ -33,7 +33,7 @@ impl<T> PolicyRead<T> {
         }
     }
 
-    pub fn known(&self) -> Option<&T> {
+    pub(crate) fn known(&self) -> Option<&T> {
         match self {
             PolicyRead::Known(t) => Some(t),
             _ => None,
@@ -59,7 +59,7 @@ fn selected_values<'a>(policy: &'a Value, key: &str) -> Vec<&'a str> {
 }
 
 /// The Sandbox names a per-sandbox policy selects (none for any other policy).
-pub fn selected_sandboxes<'a>(policy: &'a Value, key: &str) -> Vec<&'a str> {
+pub(crate) fn selected_sandboxes<'a>(policy: &'a Value, key: &str) -> Vec<&'a str> {
     if !name(policy).starts_with(PER_SANDBOX_POLICY_PREFIX) {
         return Vec::new();
     }
@@ -94,7 +94,7 @@ impl<'a> PolicyIndex<'a> {
     }
 
     /// The per-sandbox policies whose selector names `sandbox_name`.
-    pub fn selecting(&self, sandbox_name: &str) -> &[&'a Value] {
+    pub(crate) fn selecting(&self, sandbox_name: &str) -> &[&'a Value] {
         self.by_selected.get(sandbox_name).map_or(&[], Vec::as_slice)
     }
 }
@@ -111,7 +111,7 @@ pub struct PerSandboxPolicy {
 }
 
 /// Whether `policy` is owned by the Sandbox named `sandbox_name` whose uid is now `sandbox_uid`.
-pub fn owned_by_sandbox(policy: &Value, sandbox_name: &str, sandbox_uid: Option<&str>) -> bool {
+pub(crate) fn owned_by_sandbox(policy: &Value, sandbox_name: &str, sandbox_uid: Option<&str>) -> bool {
     let Some(sandbox_uid) = sandbox_uid else {
         return false;
     };
@@ -123,7 +123,7 @@ pub fn owned_by_sandbox(policy: &Value, sandbox_name: &str, sandbox_uid: Option<
 }
 
 /// An owner reference in words: `Sandbox namzu-ws-a (uid 1234)`.
-pub fn owner_words(r: &Value) -> String {
+pub(crate) fn owner_words(r: &Value) -> String {
     format!(
         "{} {} (uid {})",
         str_at(r, &["kind"]).unwrap_or("?"),
@@ -134,7 +134,7 @@ pub fn owner_words(r: &Value) -> String {
 
 /// The per-sandbox policies that select `sandbox`, each classified own or foreign by the uid
 /// the Sandbox has now.
-pub fn policies_of(sandbox: &Value, index: &PolicyIndex<'_>) -> Vec<PerSandboxPolicy> {
+pub(crate) fn policies_of(sandbox: &Value, index: &PolicyIndex<'_>) -> Vec<PerSandboxPolicy> {
     let (sandbox_name, sandbox_uid) = (name(sandbox), uid(sandbox));
     let mut out: Vec<PerSandboxPolicy> = index
         .selecting(sandbox_name)
@@ -185,7 +185,7 @@ impl Egress {
     /// workspace whose pod template carries the per-sandbox label: no per-sandbox policy can
     /// select a pod without it, and the library reads none for it (the POLICY column still
     /// notes one that names the Sandbox).
-    pub fn foreign(&self) -> Vec<&PerSandboxPolicy> {
+    pub(crate) fn foreign(&self) -> Vec<&PerSandboxPolicy> {
         if self.per_sandbox.is_none() {
             return Vec::new();
         }

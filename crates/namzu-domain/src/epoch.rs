@@ -92,7 +92,7 @@ pub fn parse_epoch_arg(text: &str) -> Result<u64, EpochError> {
 }
 
 /// `--take-over`: stored + 1, which fences the current holder out.
-pub fn take_over(reading: &Reading) -> Result<u64, EpochError> {
+pub(crate) fn take_over(reading: &Reading) -> Result<u64, EpochError> {
     match reading.epoch {
         None => Err(EpochError::Unreadable(reading.annotation.clone().unwrap_or_default())),
         Some(MAX_EPOCH) => Err(EpochError::Exhausted(MAX_EPOCH)),

@@ -172,7 +172,7 @@ pub fn resolve(sandbox: &Value, choice: EpochChoice) -> Result<u64, Hold> {
 
 /// The epoch a write carries, and whether the fence lets it through, from one read: the
 /// library's `holderEpochAllows` (stored ≤ carried), or why not.
-pub fn admit(sandbox: &Value, choice: EpochChoice) -> Result<EpochUse, Hold> {
+pub(crate) fn admit(sandbox: &Value, choice: EpochChoice) -> Result<EpochUse, Hold> {
     let reading = Reading::of(sandbox);
     let carried = carried(&reading, choice)?;
     if !reading.allows(carried) {
@@ -233,13 +233,13 @@ pub fn decide(sandbox: &Value, verb: Verb, choice: EpochChoice, changed_at: &str
 
 /// After a 422: did the object move since the read the patch was built from? (The library's
 /// `(annotation, resourceVersion, hasAnnotations)` comparison.)
-pub fn moved(before: &Value, after: &Value) -> bool {
+pub(crate) fn moved(before: &Value, after: &Value) -> bool {
     let (a, b) = (Reading::of(before), Reading::of(after));
     (a.annotation, a.resource_version, a.has_annotations) != (b.annotation, b.resource_version, b.has_annotations)
 }
 
 /// Does the object already show this write (one that landed, then was retried by the client)?
-pub fn shows(after: &Value, verb: Verb, epoch: u64) -> bool {
+pub(crate) fn shows(after: &Value, verb: Verb, epoch: u64) -> bool {
     let target = match verb {
         Verb::Suspend => Mode::Suspended,
         Verb::Resume => Mode::Running,

@@ -47,9 +47,6 @@ pub struct Query {
     terms: Vec<Term>,
 }
 
-/// The fields a term may name, for the help and the command line's completion.
-pub const FIELDS: [&str; 7] = ["state:", "drift:", "diag:", "mode:", "tmpl:", "ctx:", "ns:"];
-
 /// Names that start with `value` (or the one equal to it, ignoring case).
 fn named<T: Copy>(value: &str, all: &[T], name: impl Fn(T) -> &'static str, what: &str) -> Result<Vec<T>, String> {
     let mut out = Vec::new();
@@ -116,10 +113,6 @@ impl Query {
         Ok(Query { terms })
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.terms.is_empty()
-    }
-
     /// Every term holds for `w`; `context_shown`: rows name their context (a fleet), so a word
     /// matches it too.
     pub fn matches(&self, w: &Workspace, now: DateTime<Utc>, context_shown: bool) -> bool {
@@ -162,7 +155,7 @@ impl Test {
 }
 
 /// `*` any run of characters, `?` one; the rest literally (ignoring case).
-pub fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.to_lowercase().chars().collect();
     let t: Vec<char> = text.to_lowercase().chars().collect();
     let (mut pi, mut ti) = (0, 0);
@@ -188,7 +181,7 @@ pub fn glob(pattern: &str, text: &str) -> bool {
 
 /// `text`'s characters appear in `candidate` in order (ignoring case): a fuzzy match, scored
 /// lower for a tighter one; `None` when they do not.
-pub fn fuzzy(text: &str, candidate: &str) -> Option<usize> {
+pub(crate) fn fuzzy(text: &str, candidate: &str) -> Option<usize> {
     let c: Vec<char> = candidate.to_lowercase().chars().collect();
     let mut at = 0;
     let mut first = None;
@@ -266,7 +259,7 @@ mod tests {
         assert_eq!(f.states.len(), 2);
         let e = Query::parse("drift:bogus").unwrap_err();
         assert!(e.contains("unknown drift \"bogus\"") && e.contains("drifted"), "{e}");
-        assert!(Query::parse("").unwrap().is_empty());
+        assert!(Query::parse("").unwrap().terms.is_empty());
     }
 
     #[test]

@@ -24,7 +24,7 @@ impl Owner {
     }
 }
 
-pub fn owners(obj: &Value) -> Vec<Owner> {
+pub(crate) fn owners(obj: &Value) -> Vec<Owner> {
     owner_refs(obj)
         .iter()
         .map(|r| {
@@ -41,7 +41,7 @@ pub fn owners(obj: &Value) -> Vec<Owner> {
 /// A claim is foreign ("owned by another Sandbox") when the Sandbox has a uid and the claim's
 /// owner list is non-empty and names no owner with that uid. An empty or absent owner list is
 /// not foreign: a cluster may simply not report owners.
-pub fn claim_is_foreign(claim: &Value, sandbox_uid: Option<&str>) -> bool {
+pub(crate) fn claim_is_foreign(claim: &Value, sandbox_uid: Option<&str>) -> bool {
     let Some(sandbox_uid) = sandbox_uid else {
         return false;
     };
@@ -93,7 +93,7 @@ pub struct Identity {
 }
 
 /// The identity from a Sandbox, its claims and its live pod.
-pub fn identity(sandbox: &Value, claims: &[Claim], live_pod: Option<&Value>) -> Identity {
+pub(crate) fn identity(sandbox: &Value, claims: &[Claim], live_pod: Option<&Value>) -> Identity {
     Identity {
         sandbox_uid: uid(sandbox).map(str::to_string),
         volume_claim_uids: claims
@@ -108,7 +108,7 @@ pub fn identity(sandbox: &Value, claims: &[Claim], live_pod: Option<&Value>) -> 
 }
 
 /// The entries whose PVC does not exist (`missingVolumeClaims`).
-pub fn missing(claims: &[Claim]) -> Vec<String> {
+pub(crate) fn missing(claims: &[Claim]) -> Vec<String> {
     claims
         .iter()
         .filter(|c| c.uid.is_none())
@@ -153,7 +153,7 @@ pub struct Mismatch {
 /// `firstMismatch`, in the library's order: the Sandbox uid; then each existing claim in the
 /// template's order — a uid other than the one trusted, then an owner that is not this Sandbox.
 /// A claim that is not there is not a mismatch.
-pub fn first_mismatch(retained: &Retained, sandbox_uid: Option<&str>, claims: &[Claim]) -> Option<Mismatch> {
+pub(crate) fn first_mismatch(retained: &Retained, sandbox_uid: Option<&str>, claims: &[Claim]) -> Option<Mismatch> {
     if sandbox_uid != Some(retained.sandbox_uid.as_str()) {
         return Some(Mismatch {
             kind: MismatchKind::SandboxUid,

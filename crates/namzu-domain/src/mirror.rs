@@ -235,6 +235,24 @@ pub struct Mirror {
 }
 
 impl Mirror {
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.spaces.values().map(|s| s.sandboxes.len()).sum()
+    }
+
+    /// Every row, derived afresh.
+    #[cfg(test)]
+    fn all_rows(&mut self, now: DateTime<Utc>) -> Vec<Workspace> {
+        let keys = self.all_keys();
+        self.rows(&keys, now)
+            .into_iter()
+            .filter_map(|c| match c {
+                RowChange::Upsert(w) => Some(*w),
+                RowChange::Remove(..) => None,
+            })
+            .collect()
+    }
+
     pub fn new(flags: OverlayFlags) -> Mirror {
         Mirror {
             spaces: BTreeMap::new(),
@@ -251,14 +269,6 @@ impl Mirror {
             .filter(|(_, s)| !s.sandboxes.is_empty())
             .map(|(n, _)| n.clone())
             .collect()
-    }
-
-    pub fn len(&self) -> usize {
-        self.spaces.values().map(|s| s.sandboxes.len()).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// How a kind can be read, cluster-wide (`namespace` `None`) or in one namespace. Returns
@@ -569,18 +579,6 @@ impl Mirror {
             }
         }
         out
-    }
-
-    /// Every row, in namespace then name order.
-    pub fn all_rows(&mut self, now: DateTime<Utc>) -> Vec<Workspace> {
-        let keys = self.all_keys();
-        self.rows(&keys, now)
-            .into_iter()
-            .filter_map(|c| match c {
-                RowChange::Upsert(w) => Some(*w),
-                RowChange::Remove(..) => None,
-            })
-            .collect()
     }
 
     /// Rows for `keys` before the first full state: the workspaces whose Sandbox is in, derived

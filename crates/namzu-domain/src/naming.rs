@@ -4,9 +4,9 @@ use super::keys::TEMPLATE_LABEL;
 use super::object::non_empty;
 use serde_json::Value;
 
-pub const SANDBOX_PREFIX: &str = "namzu-ws-";
+pub(crate) const SANDBOX_PREFIX: &str = "namzu-ws-";
 /// 63 (a DNS label) minus the prefix.
-pub const MAX_ID_LEN: usize = 63 - SANDBOX_PREFIX.len();
+pub(crate) const MAX_ID_LEN: usize = 63 - SANDBOX_PREFIX.len();
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -25,7 +25,7 @@ fn is_dns_label(text: &str, max: usize) -> bool {
 }
 
 /// Accepts exactly the ids @namzu/sandbox accepts.
-pub fn validate_id(id: &str) -> Result<(), InvalidWorkspaceId> {
+pub(crate) fn validate_id(id: &str) -> Result<(), InvalidWorkspaceId> {
     if is_dns_label(id, MAX_ID_LEN) {
         Ok(())
     } else {
@@ -217,7 +217,7 @@ fn is_api_version(text: &str) -> bool {
 /// a Sandbox resource (`sandbox.agents.x-k8s.io/…`, `sandboxes/…`, …). The id is validated as
 /// [`WorkspaceId::parse`] does, so nothing else reaches a URL. A bare text starting with the
 /// prefix is a Sandbox name: the workspace with id `namzu-ws-x` is `namzu-ws-namzu-ws-x`.
-pub fn parse_reference(text: &str) -> Result<WorkspaceId, BadReference> {
+pub(crate) fn parse_reference(text: &str) -> Result<WorkspaceId, BadReference> {
     let (resource, name) = match text.split_once('/') {
         Some((resource, name)) => (Some(resource), name),
         None => (None, text),
@@ -235,12 +235,6 @@ pub fn parse_reference(text: &str) -> Result<WorkspaceId, BadReference> {
         (None, Some(_)) => Err(BadReference::NoPrefix { name: name.to_string() }),
         (None, None) => Ok(WorkspaceId::parse(name)?),
     }
-}
-
-/// The Sandbox name of a (valid) workspace id.
-pub fn sandbox_name(id: &str) -> Result<String, InvalidWorkspaceId> {
-    validate_id(id)?;
-    Ok(format!("{SANDBOX_PREFIX}{id}"))
 }
 
 /// The id part of a Sandbox name, as the library's list strips it (not re-validated).
@@ -263,6 +257,12 @@ pub fn is_workspace(sandbox: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The Sandbox name of a (valid) workspace id.
+    fn sandbox_name(id: &str) -> Result<String, InvalidWorkspaceId> {
+        validate_id(id)?;
+        Ok(format!("{SANDBOX_PREFIX}{id}"))
+    }
 
     #[test]
     fn id_rule_edges() {

@@ -388,7 +388,7 @@ fn join(words: &[&str]) -> String {
 }
 
 /// One shell word: as is when it needs no quoting, else single-quoted.
-pub fn word(text: &str) -> String {
+pub(crate) fn word(text: &str) -> String {
     let plain = !text.is_empty()
         && text
             .chars()

@@ -63,7 +63,7 @@ pub fn generation(obj: &Value) -> Option<i64> {
 }
 
 /// The condition of `type_` in `status.conditions`, if present.
-pub fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
+pub(crate) fn condition<'a>(obj: &'a Value, type_: &str) -> Option<&'a Value> {
     at(obj, &["status", "conditions"])?
         .as_array()?
         .iter()

@@ -6,7 +6,7 @@ use super::keys::{CHANGED_AT, HOLDER_EPOCH, POD_TEMPLATE_HASH};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub const RESOURCE_VERSION_POINTER: &str = "/metadata/resourceVersion";
+pub(crate) const RESOURCE_VERSION_POINTER: &str = "/metadata/resourceVersion";
 pub const MODE_POINTER: &str = "/spec/operatingMode";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -32,7 +32,7 @@ impl PatchOp {
             value: value.into(),
         }
     }
-    pub fn add(path: impl Into<String>, value: impl Into<Value>) -> Self {
+    pub(crate) fn add(path: impl Into<String>, value: impl Into<Value>) -> Self {
         PatchOp {
             op: OpKind::Add,
             path: path.into(),
@@ -64,11 +64,11 @@ impl Mode {
 }
 
 /// RFC 6901 reference token: `~` → `~0`, then `/` → `~1`.
-pub fn escape_pointer_segment(token: &str) -> String {
+pub(crate) fn escape_pointer_segment(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-pub fn annotation_pointer(key: &str) -> String {
+pub(crate) fn annotation_pointer(key: &str) -> String {
     format!("/metadata/annotations/{}", escape_pointer_segment(key))
 }
 
@@ -206,7 +206,7 @@ pub fn stamp_only(reading: &Reading, epoch: u64) -> Result<Vec<PatchOp>, PatchEr
 /// the hash (which lands with the template it describes), the whole pod template, and the wake.
 /// `epoch: None` is the library's unfenced refresh (a host without a fence must not acquire one
 /// by asking for a new pod template): the mode test is its condition.
-pub fn refresh(
+pub(crate) fn refresh(
     reading: &Reading,
     epoch: Option<u64>,
     changed_at: String,
@@ -225,7 +225,7 @@ pub fn refresh(
 }
 
 /// The library's fenced DELETE body: a resourceVersion precondition, never uid, no propagation.
-pub fn delete_options(resource_version: &str) -> Value {
+pub(crate) fn delete_options(resource_version: &str) -> Value {
     serde_json::json!({"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"resourceVersion": resource_version}})
 }
 

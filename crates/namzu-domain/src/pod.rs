@@ -8,13 +8,13 @@ use std::collections::HashMap;
 
 /// What is known of a workspace's pod.
 #[derive(Debug, Clone, Copy)]
-pub enum PodView<'a> {
+pub(crate) enum PodView<'a> {
     Present(&'a Value),
     Absent,
 }
 
 impl<'a> PodView<'a> {
-    pub fn present(&self) -> Option<&'a Value> {
+    pub(crate) fn present(&self) -> Option<&'a Value> {
         match self {
             PodView::Present(p) => Some(p),
             PodView::Absent => None,
@@ -71,7 +71,7 @@ impl<'a> Index<'a> {
     }
 
     /// The pods labelled `key=value`, in list order.
-    pub fn labelled(&self, key: &str, value: &str) -> &[&'a Value] {
+    pub(crate) fn labelled(&self, key: &str, value: &str) -> &[&'a Value] {
         self.by_label
             .get(key)
             .and_then(|values| values.get(value))
@@ -98,7 +98,7 @@ pub fn pod_name(sandbox: &Value) -> &str {
 
 /// A legacy `agents.x-k8s.io/pod-name` annotation that names a pod other than the Sandbox's
 /// own: not followed (another pod's name on the object is a confused-deputy risk), only flagged.
-pub fn legacy_pod_name(sandbox: &Value) -> Option<&str> {
+pub(crate) fn legacy_pod_name(sandbox: &Value) -> Option<&str> {
     annotation(sandbox, POD_NAME_ANNOTATION).filter(|n| *n != name(sandbox))
 }
 
@@ -159,12 +159,12 @@ pub struct Termination {
 /// Always`); while an init container still runs, every init container's. `last` is the most
 /// recent `lastState.terminated` (by `finishedAt`) among the containers counted.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Restarts {
+pub(crate) struct Restarts {
     pub count: u64,
     pub last: Option<Termination>,
 }
 
-pub fn restarts(pod: &Value) -> Restarts {
+pub(crate) fn restarts(pod: &Value) -> Restarts {
     let statuses = |key: &str| {
         at(pod, &["status", key])
             .and_then(Value::as_array)

@@ -12,12 +12,12 @@ pub struct Need {
 /// Subresources that run code in a pod or open a connection into it. Any verb on them is a
 /// write: an API server before 1.35 authorizes an exec or attach WebSocket upgrade with `get`
 /// alone, so a read-only role grants none of them.
-pub const INTO_A_POD: [&str; 4] = ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy"];
+pub(crate) const INTO_A_POD: [&str; 4] = ["pods/exec", "pods/attach", "pods/portforward", "pods/proxy"];
 
 impl Need {
     /// Whether this permission lets its holder change anything: a write verb, or any verb on a
     /// subresource that reaches into a pod ([`INTO_A_POD`]).
-    pub fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         ["patch", "delete", "create", "update", "deletecollection"].contains(&self.verb)
             || INTO_A_POD.contains(&self.resource)
     }
@@ -27,11 +27,11 @@ const fn need(group: &'static str, resource: &'static str, verb: &'static str) -
     Need { group, resource, verb }
 }
 
-pub const SANDBOXES: &str = "agents.x-k8s.io";
-pub const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
+pub(crate) const SANDBOXES: &str = "agents.x-k8s.io";
+pub(crate) const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 /// Cilium's group: per-sandbox egress policies (read only; without it POLICY shows `?` and a
 /// resume of a workspace with per-sandbox egress is refused).
-pub const CILIUM: &str = "cilium.io";
+pub(crate) const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
 pub const VERBS: [(&str, &[Need]); 15] = [

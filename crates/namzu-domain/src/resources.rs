@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 /// A quantity in thousandths of its unit (`250m` = 250, `1Gi` = 1073741824000): exact for every
 /// quantity the API server accepts down to the milli-unit; smaller ones round up, as the API
 /// server's `MilliValue` does.
-pub type Milli = i128;
+pub(crate) type Milli = i128;
 
 /// Read a Kubernetes quantity (`resource.Quantity` syntax); `None` for anything else.
 pub fn parse_quantity(text: &str) -> Option<Milli> {
@@ -88,7 +88,7 @@ pub enum Unit {
 }
 
 impl Unit {
-    pub fn of(resource: &str) -> Unit {
+    pub(crate) fn of(resource: &str) -> Unit {
         match resource {
             "cpu" => Unit::Cores,
             "memory" | "storage" | "ephemeral-storage" => Unit::Bytes,
@@ -172,7 +172,7 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Source::Pod => "pod",
             Source::Template => "template",
@@ -204,7 +204,7 @@ impl Resources {
     }
 
     /// The disks' total (sizes not known count nothing).
-    pub fn disk_total(&self) -> Milli {
+    pub(crate) fn disk_total(&self) -> Milli {
         self.disks.iter().filter_map(|d| d.size).sum()
     }
 }
@@ -221,13 +221,6 @@ pub fn list_json(list: &List) -> Value {
 pub fn add(a: &mut List, b: &List) {
     for (k, v) in b {
         *a.entry(k.clone()).or_default() += v;
-    }
-}
-
-/// Subtract `b` from `a`, resource by resource.
-pub fn sub(a: &mut List, b: &List) {
-    for (k, v) in b {
-        *a.entry(k.clone()).or_default() -= v;
     }
 }
 
@@ -269,7 +262,7 @@ fn quantities(container: &Value, which: &str) -> List {
 }
 
 /// A pod spec's effective `which` (`requests` or `limits`) as the scheduler computes it.
-pub fn pod_sum(spec: &Value, which: &str) -> List {
+pub(crate) fn pod_sum(spec: &Value, which: &str) -> List {
     let containers = |key: &str| {
         spec.get(key)
             .and_then(Value::as_array)
@@ -313,7 +306,7 @@ pub fn pod_sum(spec: &Value, which: &str) -> List {
 }
 
 /// The storage a `volumeClaimTemplates` entry or PVC asks for.
-pub fn requested_storage(claim_or_entry: &Value) -> Option<Milli> {
+pub(crate) fn requested_storage(claim_or_entry: &Value) -> Option<Milli> {
     claim_or_entry
         .pointer("/spec/resources/requests/storage")
         .and_then(Value::as_str)
@@ -321,7 +314,7 @@ pub fn requested_storage(claim_or_entry: &Value) -> Option<Milli> {
 }
 
 /// What a bound PVC holds.
-pub fn capacity(pvc: &Value) -> Option<Milli> {
+pub(crate) fn capacity(pvc: &Value) -> Option<Milli> {
     pvc.pointer("/status/capacity/storage")
         .and_then(Value::as_str)
         .and_then(parse_quantity)
@@ -329,7 +322,7 @@ pub fn capacity(pvc: &Value) -> Option<Milli> {
 
 /// What a Sandbox holds: its pod template's sums and one disk per `volumeClaimTemplates` entry,
 /// sized by its PVC (`pvc(name)`) where that is read, else by the entry.
-pub fn of_sandbox<'a>(sandbox: &Value, pvc: impl Fn(&str) -> Option<&'a Value>) -> Resources {
+pub(crate) fn of_sandbox<'a>(sandbox: &Value, pvc: impl Fn(&str) -> Option<&'a Value>) -> Resources {
     let spec = sandbox
         .pointer("/spec/podTemplate/spec")
         .cloned()
@@ -399,7 +392,7 @@ pub fn what_if_of<'a>(
 
 /// A what-if's line: what the writes would free or start holding, e.g. "would free 24 CPU,
 /// 96Gi memory; disks stay: 480Gi". `freed` is what stops running, `started` what starts.
-pub fn what_if(freed: &List, started: &List, disks: Milli, deleted_disks: bool) -> String {
+pub(crate) fn what_if(freed: &List, started: &List, disks: Milli, deleted_disks: bool) -> String {
     let figures = |l: &List| -> String {
         let mut parts: Vec<String> = Vec::new();
         if let Some(c) = l.get("cpu").filter(|v| **v != 0) {

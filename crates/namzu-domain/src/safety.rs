@@ -260,7 +260,7 @@ impl ContextRules {
 
     /// Why this context refuses every write by the config file's rule: its name and the
     /// patterns that matched.
-    pub fn read_only_reason(&self, context: &str) -> String {
+    pub(crate) fn read_only_reason(&self, context: &str) -> String {
         if let Some(why) = &self.refusal {
             return why.clone();
         }
@@ -309,7 +309,7 @@ impl ContextRules {
 }
 
 /// Shell-style glob: `*` any run of characters (none too), `?` exactly one, anything else itself.
-pub fn glob_matches(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob_matches(pattern: &str, text: &str) -> bool {
     let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
     // the classic two-pointer match: on a mismatch, let the last `*` swallow one more character
     let (mut pi, mut ti) = (0, 0);

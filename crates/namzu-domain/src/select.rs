@@ -37,13 +37,13 @@ impl SortKey {
         // the problems worst first, as the TUI's `p` sort
         ("diagnosis", SortKey::Diagnosis),
     ];
-    pub fn parse(text: &str) -> Option<SortKey> {
+    pub(crate) fn parse(text: &str) -> Option<SortKey> {
         SortKey::ALL.iter().find(|(n, _)| *n == text).map(|(_, k)| *k)
     }
 
     /// The paths kubectl's `--sort-by` takes, into the `-o json` schema or the Sandbox, with or
     /// without braces: `.createdAt`, `{.metadata.creationTimestamp}`, `.drift.state`, ….
-    pub const PATHS: [(&'static str, SortKey); 12] = [
+    pub(crate) const PATHS: [(&'static str, SortKey); 12] = [
         (".id", SortKey::Name),
         (".sandboxName", SortKey::Name),
         (".metadata.name", SortKey::Name),
@@ -194,7 +194,7 @@ impl Filter {
 
 /// How long a Running workspace has been running: since its mode-changed-at stamp, else since
 /// its creation; `None` when it is not Running or neither time is known.
-pub fn running_for(w: &Workspace, now: DateTime<Utc>) -> Option<Duration> {
+pub(crate) fn running_for(w: &Workspace, now: DateTime<Utc>) -> Option<Duration> {
     if w.state != State::Running {
         return None;
     }
@@ -221,7 +221,7 @@ pub fn parse_instant(text: &str) -> Result<DateTime<Utc>, String> {
 }
 
 /// The longest duration a flag takes: a century, far beyond any age, far inside every clock's range.
-pub const MAX_DURATION_DAYS: i64 = 36_525;
+pub(crate) const MAX_DURATION_DAYS: i64 = 36_525;
 
 fn max_duration() -> Duration {
     Duration::days(MAX_DURATION_DAYS)

@@ -50,7 +50,7 @@ impl State {
 
 /// Ready reasons of agent-sandbox's controller (v0.5 and v1.0) that the tool reads; any other
 /// Ready=False reason is shown verbatim as the `controller-reason` diagnosis.
-pub const KNOWN_READY_REASONS: [&str; 11] = [
+pub(crate) const KNOWN_READY_REASONS: [&str; 11] = [
     "DependenciesReady",
     "DependenciesNotReady",
     "SandboxSuspended",
@@ -66,7 +66,7 @@ pub const KNOWN_READY_REASONS: [&str; 11] = [
 ];
 
 /// Ready reasons that mean the controller cannot go on: state Error.
-pub const ERROR_REASONS: [&str; 3] = ["ReconcilerError", "MultiplePods", "InvalidConfiguration"];
+pub(crate) const ERROR_REASONS: [&str; 3] = ["ReconcilerError", "MultiplePods", "InvalidConfiguration"];
 
 /// `isReadyForCurrentGeneration`: the Ready condition is True and not written for an older
 /// generation (both `metadata.generation` and the condition's `observedGeneration` present and
@@ -84,14 +84,14 @@ pub fn ready_for_current_generation(sandbox: &Value) -> bool {
 
 /// The live pod the library's readiness asks for: the pod named after the Sandbox, live, with a
 /// uid.
-pub fn live_pod<'a>(sandbox: &Value, pod: Option<&PodView<'a>>) -> Option<&'a Value> {
+pub(crate) fn live_pod<'a>(sandbox: &Value, pod: Option<&PodView<'a>>) -> Option<&'a Value> {
     pod.and_then(PodView::present)
         .filter(|p| name(p) == name(sandbox) && pod::is_live(p) && uid(p).is_some())
 }
 
 /// The library's `ready` (28.0.0): mode Running, Ready=True for the current generation, and a
 /// live pod under it. `None` when pods may not be read (the last part cannot be told).
-pub fn ready(sandbox: &Value, mode: Mode, pod: Option<&PodView<'_>>) -> Option<bool> {
+pub(crate) fn ready(sandbox: &Value, mode: Mode, pod: Option<&PodView<'_>>) -> Option<bool> {
     let condition = mode == Mode::Running && ready_for_current_generation(sandbox);
     match pod {
         None if condition => None,
@@ -103,7 +103,7 @@ pub fn ready(sandbox: &Value, mode: Mode, pod: Option<&PodView<'_>>) -> Option<b
 /// Derive the state. `pod` is what is known of the workspace's pod (`None` = not readable).
 /// `Running` means exactly the library's `ready` (pods unreadable: Ready=True for the current
 /// generation).
-pub fn derive(sandbox: &Value, mode: Mode, pod: Option<&PodView<'_>>) -> State {
+pub(crate) fn derive(sandbox: &Value, mode: Mode, pod: Option<&PodView<'_>>) -> State {
     if at(sandbox, &["metadata", "deletionTimestamp"]).is_some_and(|v| !v.is_null()) {
         return State::Deleting;
     }

@@ -18,7 +18,7 @@ pub use modes::{STAMP_SKEW_SECONDS, Written, mode_unstamped};
 pub use waterfall::{Leg, ORIGIN_WINDOW_SECONDS, OpenLeg, Waterfall, waterfall};
 
 /// The claim annotation agent-sandbox stamps with the moment a client first asked for it.
-pub const FIRST_REQUESTED_AT: &str = "agents.x-k8s.io/client-first-requested-at";
+pub(crate) const FIRST_REQUESTED_AT: &str = "agents.x-k8s.io/client-first-requested-at";
 
 /// The most Events a history keeps of one object from one API (core/v1, events.k8s.io/v1): the
 /// newest; how many more there were is said (`eventsNotShown`, a warning line).
@@ -50,7 +50,7 @@ impl Regarding {
     }
 
     /// Whether event `e` (of either API) is about this object.
-    pub fn is_of(&self, e: &Value) -> bool {
+    pub(crate) fn is_of(&self, e: &Value) -> bool {
         let Some(r) = e.get("involvedObject").or_else(|| e.get("regarding")) else {
             return false;
         };
@@ -398,7 +398,7 @@ fn event_entry(e: &Value) -> Option<Entry> {
 }
 
 /// When an event last happened, in whichever field its writer (or API) used.
-pub fn event_time(e: &Value) -> Option<DateTime<Utc>> {
+pub(crate) fn event_time(e: &Value) -> Option<DateTime<Utc>> {
     [
         &["lastTimestamp"][..],
         &["series", "lastObservedTime"],

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 /// The annotation kubectl reads for the container a command defaults to.
-pub const DEFAULT_CONTAINER_ANNOTATION: &str = "kubectl.kubernetes.io/default-container";
+pub(crate) const DEFAULT_CONTAINER_ANNOTATION: &str = "kubectl.kubernetes.io/default-container";
 
 /// What the command does in the container: reading logs needs an instance that ran; a shell
 /// needs one running now.
@@ -125,7 +125,7 @@ pub fn command_target<'a>(
 
 /// The workspace's own pod, if `pod` (the one standing under the Sandbox's pod name, or its
 /// selector's) is it.
-pub fn own_pod<'a>(id: &str, sandbox: &Value, pod: Option<&'a Value>) -> Result<&'a Value, Unavailable> {
+pub(crate) fn own_pod<'a>(id: &str, sandbox: &Value, pod: Option<&'a Value>) -> Result<&'a Value, Unavailable> {
     if !super::naming::is_workspace(sandbox) {
         return Err(Unavailable::NotAWorkspace {
             sandbox: name(sandbox).to_string(),
@@ -174,7 +174,7 @@ pub struct Chosen {
 }
 
 /// Names of the pod's containers, then its init containers.
-pub fn container_names(pod: &Value) -> Vec<String> {
+pub(crate) fn container_names(pod: &Value) -> Vec<String> {
     let names = |key: &str| -> Vec<String> {
         at(pod, &["spec", key])
             .and_then(Value::as_array)
@@ -198,7 +198,7 @@ pub fn container_status<'a>(pod: &'a Value, container: &str) -> Option<&'a Value
 }
 
 /// The container a command acts on in `pod`, checked against what the command needs of it.
-pub fn choose_container(pod: &Value, asked: Option<&str>, purpose: Purpose) -> Result<Chosen, Unavailable> {
+pub(crate) fn choose_container(pod: &Value, asked: Option<&str>, purpose: Purpose) -> Result<Chosen, Unavailable> {
     let all = container_names(pod);
     let main: Vec<String> = at(pod, &["spec", "containers"])
         .and_then(Value::as_array)

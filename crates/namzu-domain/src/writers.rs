@@ -10,7 +10,7 @@ use serde_json::Value;
 /// This tool's field manager (`fieldManager=kubectl-namzu` on every write).
 pub const THIS_TOOL: &str = "kubectl-namzu";
 /// @namzu/sandbox's field manager.
-pub const LIBRARY: &str = "namzu-sandbox";
+pub(crate) const LIBRARY: &str = "namzu-sandbox";
 
 /// The latest writer of one field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -83,7 +83,7 @@ fn owns(set: &Value, path: &[String]) -> bool {
 
 /// The latest writer of the field at `path` (object keys, `["spec", "operatingMode"]`), when the
 /// object's managedFields say (several owners of one field: the latest).
-pub fn of_field(obj: &Value, path: &[&str]) -> Option<Writer> {
+pub(crate) fn of_field(obj: &Value, path: &[&str]) -> Option<Writer> {
     let path: Vec<String> = path.iter().map(|k| format!("f:{k}")).collect();
     entries(obj)
         .filter(|e| e.get("fieldsV1").is_some_and(|f| owns(f, &path)))
@@ -97,13 +97,13 @@ pub fn of_mode(sandbox: &Value) -> Option<Writer> {
 }
 
 /// Who last wrote annotation `key`.
-pub fn of_annotation(sandbox: &Value, key: &str) -> Option<Writer> {
+pub(crate) fn of_annotation(sandbox: &Value, key: &str) -> Option<Writer> {
     of_field(sandbox, &["metadata", "annotations", key])
 }
 
 /// The latest write by any manager to the object's metadata or spec (not its status), if the
 /// managedFields say.
-pub fn latest_write(obj: &Value) -> Option<DateTime<Utc>> {
+pub(crate) fn latest_write(obj: &Value) -> Option<DateTime<Utc>> {
     entries(obj).filter_map(|e| writer(e).time).max()
 }
 

@@ -115,7 +115,7 @@ pub fn printable(text: &str) -> String {
 /// characters that reorder or break what follows them — bidirectional marks, embeddings,
 /// overrides and isolates (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), line and
 /// paragraph separators.
-pub fn unprintable(c: char) -> bool {
+pub(crate) fn unprintable(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

@@ -86,10 +86,13 @@ impl User {
 
 /// No known bearer token came with the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Unauthenticated;
+pub(crate) struct Unauthenticated;
 
 /// Who a request is: with no users configured, everyone is an anonymous admin.
-pub fn authenticate<'a>(users: &'a [User], authorization: Option<&str>) -> Result<Option<&'a User>, Unauthenticated> {
+pub(crate) fn authenticate<'a>(
+    users: &'a [User],
+    authorization: Option<&str>,
+) -> Result<Option<&'a User>, Unauthenticated> {
     if users.is_empty() {
         return Ok(None);
     }

@@ -3,9 +3,9 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-pub use namzu_clock::Clock;
+pub(crate) use namzu_clock::Clock;
 
 /// Kubernetes' RFC 3339 form, whole seconds.
-pub fn k8s_time(t: DateTime<Utc>) -> String {
+pub(crate) fn k8s_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

@@ -76,7 +76,7 @@ pub struct Timing {
 }
 
 /// The controller's lag after a write by default (`demo --serve`; tests default to none).
-pub const RECONCILE_DELAY_MS: i64 = 300;
+pub(crate) const RECONCILE_DELAY_MS: i64 = 300;
 
 impl Default for Timing {
     fn default() -> Self {
@@ -90,7 +90,7 @@ impl Default for Timing {
 
 /// What the model remembers beyond the objects.
 /// A Sandbox by `(namespace, name)`.
-pub type SandboxKey = (String, String);
+pub(crate) type SandboxKey = (String, String);
 
 #[derive(Debug, Default)]
 pub struct Controller {
@@ -133,7 +133,7 @@ impl Controller {
     }
 }
 
-pub fn knob_key(ns: &str, name: &str) -> String {
+pub(crate) fn knob_key(ns: &str, name: &str) -> String {
     format!("{ns}/{name}")
 }
 

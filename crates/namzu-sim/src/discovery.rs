@@ -39,15 +39,15 @@ impl AgentSandbox {
 }
 
 /// The Kubernetes minor version served unless a test or scenario sets another.
-pub const DEFAULT_MINOR: u32 = 33;
+pub(crate) const DEFAULT_MINOR: u32 = 33;
 
 /// `/version`. The `-namzu-sim` mark stays whatever the version: the tool relies on it.
-pub fn version(minor: u32) -> Value {
+pub(crate) fn version(minor: u32) -> Value {
     json!({"major":"1","minor":minor.to_string(),"gitVersion":format!("v1.{minor}.0-namzu-sim"),"gitCommit":"sim","gitTreeState":"clean",
         "buildDate":"2026-11-01T00:00:00Z","goVersion":"go1.24","compiler":"gc","platform":"linux/amd64"})
 }
 
-pub fn core_versions() -> Value {
+pub(crate) fn core_versions() -> Value {
     json!({"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"127.0.0.1"}]})
 }
 
@@ -71,12 +71,12 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
     json!({"name":name,"versions":vs,"preferredVersion":vs[0]})
 }
 
-pub fn group_list(served: &[Resource]) -> Value {
+pub(crate) fn group_list(served: &[Resource]) -> Value {
     let groups: Vec<Value> = groups_of(served).iter().map(|(g, vs)| group_doc(g, vs)).collect();
     json!({"kind":"APIGroupList","apiVersion":"v1","groups":groups})
 }
 
-pub fn group(served: &[Resource], name: &str) -> Option<Value> {
+pub(crate) fn group(served: &[Resource], name: &str) -> Option<Value> {
     let groups = groups_of(served);
     let (g, vs) = groups.iter().find(|(g, _)| g == name)?;
     let mut doc = group_doc(g, vs);
@@ -88,7 +88,7 @@ pub fn group(served: &[Resource], name: &str) -> Option<Value> {
 const VERBS: [&str; 7] = ["create", "delete", "get", "list", "patch", "update", "watch"];
 
 /// `APIResourceList` of one group version; `None` when not served.
-pub fn resources(served: &[Resource], group: &str, version: &str) -> Option<Value> {
+pub(crate) fn resources(served: &[Resource], group: &str, version: &str) -> Option<Value> {
     if group == "authorization.k8s.io" && version == "v1" {
         return Some(
             json!({"kind":"APIResourceList","apiVersion":"v1","groupVersion":"authorization.k8s.io/v1",
@@ -125,7 +125,7 @@ pub fn resources(served: &[Resource], group: &str, version: &str) -> Option<Valu
 }
 
 /// `/openapi/v3`: one document per served group-version, as a real server lists them.
-pub fn openapi_index(served: &[Resource]) -> Value {
+pub(crate) fn openapi_index(served: &[Resource]) -> Value {
     let mut paths = serde_json::Map::new();
     for r in served {
         let gv = gv_path(r.group, r.version);
@@ -149,7 +149,7 @@ fn gv_path(group: &str, version: &str) -> String {
 /// and metadata are preserved, as a CRD without a structural schema for them) and its write
 /// operations, which accept `fieldValidation` — so kubectl validates server-side, as against a
 /// real server, instead of refusing to create without a schema.
-pub fn openapi(served: &[Resource], group: &str, version: &str, minor: u32) -> Option<Value> {
+pub(crate) fn openapi(served: &[Resource], group: &str, version: &str, minor: u32) -> Option<Value> {
     let kinds: Vec<&Resource> = served
         .iter()
         .filter(|r| r.group == group && r.version == version)
@@ -208,7 +208,7 @@ pub fn openapi(served: &[Resource], group: &str, version: &str, minor: u32) -> O
 /// else), else JSON. kubectl's client-side validation reads it (a `kind: List` is validated item
 /// by item against it; a kind it does not describe is not validated), so a document without
 /// definitions is enough: it has the swagger version and the server's title and version.
-pub fn openapi_v2(minor: u32, protobuf: bool) -> (Vec<u8>, &'static str) {
+pub(crate) fn openapi_v2(minor: u32, protobuf: bool) -> (Vec<u8>, &'static str) {
     let version = format!("v1.{minor}.0-namzu-sim");
     if protobuf {
         // openapi_v2.Document { swagger = 1; info = 2 { title = 1; version = 2 } }

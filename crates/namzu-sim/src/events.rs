@@ -23,10 +23,10 @@ use serde_json::{Value, json};
 use std::convert::Infallible;
 use tokio::sync::{broadcast, mpsc};
 
-pub const GROUP: &str = "events.k8s.io";
+pub(crate) const GROUP: &str = "events.k8s.io";
 
 /// A core/v1 Event as `events.k8s.io/v1` shows it.
-pub fn to_v1(core: &Value) -> Value {
+pub(crate) fn to_v1(core: &Value) -> Value {
     let mut out = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event",
         "metadata": core["metadata"].clone()});
     let copy = |out: &mut Value, from: &str, to: &str| {
@@ -66,32 +66,32 @@ fn micro(t: &Value) -> Value {
 
 /// Who records an event.
 #[derive(Debug, Clone, Copy)]
-pub struct Reporter {
+pub(crate) struct Reporter {
     pub component: &'static str,
     /// The host or instance (`sim-node-1` for the kubelet).
     pub instance: &'static str,
 }
 
-pub const SANDBOX_CONTROLLER: Reporter = Reporter {
+pub(crate) const SANDBOX_CONTROLLER: Reporter = Reporter {
     component: "sandbox-controller",
     instance: "agent-sandbox-controller-0",
 };
-pub const CLAIM_CONTROLLER: Reporter = Reporter {
+pub(crate) const CLAIM_CONTROLLER: Reporter = Reporter {
     component: "sandboxclaim-controller",
     instance: "agent-sandbox-controller-0",
 };
-pub const KUBELET: Reporter = Reporter {
+pub(crate) const KUBELET: Reporter = Reporter {
     component: "kubelet",
     instance: "sim-node-1",
 };
-pub const SCHEDULER: Reporter = Reporter {
+pub(crate) const SCHEDULER: Reporter = Reporter {
     component: "default-scheduler",
     instance: "default-scheduler-sim",
 };
 
 /// A core/v1 Event about `object` as a recorder writes it: `involvedObject` with kind, name,
 /// namespace, uid and apiVersion, first/last timestamp, count, source, reportingComponent.
-pub fn core_event(
+pub(crate) fn core_event(
     name: &str,
     object: &Value,
     reason: &str,
@@ -115,7 +115,13 @@ pub fn core_event(
 }
 
 /// Serve `/apis/events.k8s.io/v1/[namespaces/{ns}/]events[/{name}]`.
-pub fn serve(st: &mut SimState, req: &Req, ns: Option<&str>, name: Option<&str>, now: DateTime<Utc>) -> Response<Body> {
+pub(crate) fn serve(
+    st: &mut SimState,
+    req: &Req,
+    ns: Option<&str>,
+    name: Option<&str>,
+    now: DateTime<Utc>,
+) -> Response<Body> {
     let verb = match (req.method.as_str(), name) {
         ("GET", Some(_)) => "get",
         ("GET", None) if matches!(req.param("watch"), Some("1" | "true")) => "watch",

@@ -32,7 +32,7 @@ const CLOSE: u8 = 255;
 
 /// What the shell of one exec knows about its pod.
 #[derive(Debug, Clone)]
-pub struct Session {
+pub(crate) struct Session {
     pub command: Vec<String>,
     pub pod: String,
     pub namespace: String,
@@ -44,7 +44,7 @@ pub struct Session {
 }
 
 /// Whether a request path is a pod's exec subresource: `(namespace, pod)`.
-pub fn exec_target(path: &str) -> Option<(String, String)> {
+pub(crate) fn exec_target(path: &str) -> Option<(String, String)> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     match segs.as_slice() {
         ["api", "v1", "namespaces", ns, "pods", name, "exec"] => Some((ns.to_string(), name.to_string())),
@@ -53,7 +53,7 @@ pub fn exec_target(path: &str) -> Option<(String, String)> {
 }
 
 /// The subprotocol answered: v5 if offered, else v4; `None` when neither is.
-pub fn choose_protocol(offered: &str) -> Option<&'static str> {
+pub(crate) fn choose_protocol(offered: &str) -> Option<&'static str> {
     let offered: Vec<&str> = offered.split(',').map(str::trim).collect();
     ["v5.channel.k8s.io", "v4.channel.k8s.io"]
         .into_iter()
@@ -61,7 +61,7 @@ pub fn choose_protocol(offered: &str) -> Option<&'static str> {
 }
 
 /// Check the pod and container as the API server and the kubelet do, and describe the session.
-pub fn prepare(st: &SimState, ns: &str, name: &str, query: &[(String, String)]) -> Result<Session, ApiError> {
+pub(crate) fn prepare(st: &SimState, ns: &str, name: &str, query: &[(String, String)]) -> Result<Session, ApiError> {
     let param = |k: &str| query.iter().find(|(q, _)| q == k).map(|(_, v)| v.as_str());
     let flag = |k: &str| matches!(param(k), Some("1" | "true" | "True" | "TRUE" | "t"));
     let pod = st
@@ -128,7 +128,7 @@ pub fn prepare(st: &SimState, ns: &str, name: &str, query: &[(String, String)]) 
 }
 
 /// The 101 answer; the session runs once hyper hands over the connection.
-pub fn upgrade(session: Session, key: &str, protocol: &'static str, on: OnUpgrade) -> Response<Body> {
+pub(crate) fn upgrade(session: Session, key: &str, protocol: &'static str, on: OnUpgrade) -> Response<Body> {
     let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
     let v5 = protocol.starts_with("v5");
     tokio::spawn(async move {
@@ -156,7 +156,7 @@ fn frame(channel: u8, data: &[u8]) -> Message {
 }
 
 /// The metav1.Status the error channel carries at the end.
-pub fn exit_status(command: &[String], code: i32) -> Value {
+pub(crate) fn exit_status(command: &[String], code: i32) -> Value {
     if code == 0 {
         return json!({"metadata": {}, "status": "Success"});
     }
@@ -296,7 +296,7 @@ where
 
 /// What a terminal's line discipline makes of typed bytes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Input {
+pub(crate) enum Input {
     Line(String),
     /// ^C: the line is dropped.
     Interrupt,
@@ -308,7 +308,7 @@ pub enum Input {
 /// line, Backspace erases, ^C drops the line, ^D on an empty line ends input, escape sequences
 /// (arrow keys) are ignored.
 #[derive(Debug, Default)]
-pub struct Terminal {
+pub(crate) struct Terminal {
     line: String,
     /// Inside an escape sequence: 1 after ESC, 2 after `ESC [`.
     escape: u8,
@@ -316,7 +316,7 @@ pub struct Terminal {
 
 impl Terminal {
     /// The echo, and the inputs completed by these bytes.
-    pub fn feed(&mut self, bytes: &[u8]) -> (Vec<u8>, Vec<Input>) {
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> (Vec<u8>, Vec<Input>) {
         let (mut echo, mut inputs) = (Vec::new(), Vec::new());
         for ch in String::from_utf8_lossy(bytes).chars() {
             match (self.escape, ch) {
@@ -354,7 +354,7 @@ impl Terminal {
 
 /// What running something printed, and how it ended.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct Output {
+pub(crate) struct Output {
     pub stdout: String,
     pub stderr: String,
     pub code: i32,
@@ -372,14 +372,14 @@ impl Output {
 }
 
 /// The built-in shell over the fake filesystem.
-pub struct Shell {
+pub(crate) struct Shell {
     env: BTreeMap<String, String>,
     files: BTreeMap<String, String>,
     cwd: String,
 }
 
 impl Shell {
-    pub fn new(session: &Session) -> Shell {
+    pub(crate) fn new(session: &Session) -> Shell {
         let mut files = BTreeMap::new();
         files.insert("/etc/hostname".to_string(), format!("{}\n", session.pod));
         files.insert(
@@ -407,7 +407,7 @@ impl Shell {
 
     /// `Some(None)`: an interactive shell on stdin; `Some(Some(script))`: `sh -c script`;
     /// `None`: a plain command.
-    pub fn interactive(&self, argv: &[String]) -> Option<Option<String>> {
+    pub(crate) fn interactive(&self, argv: &[String]) -> Option<Option<String>> {
         let first = argv.first()?;
         if !matches!(
             first.as_str(),
@@ -422,7 +422,7 @@ impl Shell {
     }
 
     /// A script: commands separated by `;` or new lines; stops at `exit`.
-    pub fn run_script(&mut self, script: &str) -> Output {
+    pub(crate) fn run_script(&mut self, script: &str) -> Output {
         let mut out = Output::default();
         for command in split_commands(script) {
             let words = words(&command);
@@ -477,7 +477,7 @@ impl Shell {
         (!names.is_empty()).then_some(names)
     }
 
-    pub fn run_argv(&mut self, argv: &[String]) -> Output {
+    pub(crate) fn run_argv(&mut self, argv: &[String]) -> Output {
         let ok = |stdout: String| Output {
             stdout,
             ..Output::default()

@@ -36,7 +36,7 @@ pub(super) fn error_response(e: &ApiError) -> Response<Body> {
 }
 
 /// Serve one request; `Err` closes the connection with no answer (an injected reset).
-pub async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
+pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
     let _counted = shared.in_flight();
     let header = |k: &str| {
         req.headers()

@@ -29,7 +29,7 @@ const CHATTER_EVERY: i64 = 2;
 
 /// What a follower of one instance hears.
 #[derive(Debug, Clone)]
-pub enum Feed {
+pub(crate) enum Feed {
     Line(DateTime<Utc>, String),
     /// The instance ended (the container restarted or the pod went away).
     End,
@@ -206,7 +206,7 @@ fn chatter_line(n: u64) -> String {
 }
 
 /// The startup lines of an agent container with no scenario log.
-pub fn startup_lines(pod: &str, image: &str) -> Vec<String> {
+pub(crate) fn startup_lines(pod: &str, image: &str) -> Vec<String> {
     vec![
         format!("level=info msg=\"agent starting\" image={image}"),
         "level=info msg=\"mounted workspace\" path=/workspace".to_string(),
@@ -217,7 +217,7 @@ pub fn startup_lines(pod: &str, image: &str) -> Vec<String> {
 }
 
 /// The lines of an agent run that ended in a fatal error (a crash loop's previous instance).
-pub fn crash_lines(image: &str) -> Vec<String> {
+pub(crate) fn crash_lines(image: &str) -> Vec<String> {
     vec![
         format!("level=info msg=\"agent starting\" image={image}"),
         "level=info msg=\"mounted workspace\" path=/workspace".to_string(),
@@ -229,7 +229,7 @@ pub fn crash_lines(image: &str) -> Vec<String> {
 }
 
 /// Go's `time.RFC3339Nano`: trailing zeros of the fraction dropped.
-pub fn rfc3339_nano(t: DateTime<Utc>) -> String {
+pub(crate) fn rfc3339_nano(t: DateTime<Utc>) -> String {
     let base = t.format("%Y-%m-%dT%H:%M:%S");
     let nanos = t.timestamp_subsec_nanos();
     if nanos == 0 {
@@ -249,7 +249,7 @@ fn parse_bool(v: &str) -> Option<bool> {
 }
 
 /// The containers a pod names (regular, then init), by name.
-pub fn container_names(pod: &Value) -> (Vec<String>, Vec<String>) {
+pub(crate) fn container_names(pod: &Value) -> (Vec<String>, Vec<String>) {
     let names = |p: &str| -> Vec<String> {
         pod.pointer(p)
             .and_then(Value::as_array)
@@ -264,7 +264,7 @@ pub fn container_names(pod: &Value) -> (Vec<String>, Vec<String>) {
 }
 
 /// The container a log or exec request means, validated as the API server does.
-pub fn pick_container(pod: &Value, name: &str, asked: Option<&str>) -> Result<String, ApiError> {
+pub(crate) fn pick_container(pod: &Value, name: &str, asked: Option<&str>) -> Result<String, ApiError> {
     let (regular, init) = container_names(pod);
     match asked.filter(|c| !c.is_empty()) {
         Some(c) if regular.iter().chain(&init).any(|n| n == c) => Ok(c.to_string()),
@@ -289,7 +289,7 @@ pub fn pick_container(pod: &Value, name: &str, asked: Option<&str>) -> Result<St
 }
 
 /// A container's status in the pod, if the kubelet reported one.
-pub fn container_status<'a>(pod: &'a Value, container: &str) -> Option<&'a Value> {
+pub(crate) fn container_status<'a>(pod: &'a Value, container: &str) -> Option<&'a Value> {
     ["/status/containerStatuses", "/status/initContainerStatuses"]
         .iter()
         .filter_map(|p| pod.pointer(p).and_then(Value::as_array))
@@ -437,7 +437,7 @@ fn text_response(code: u16, body: Body) -> Response<Body> {
 }
 
 /// Serve `GET /api/v1/namespaces/{ns}/pods/{name}/log` (authorization already done).
-pub fn serve(
+pub(crate) fn serve(
     st: &mut SimState,
     req: &Req,
     ns: &str,

@@ -10,7 +10,7 @@ use super::store::Store;
 use serde_json::Value;
 
 /// Default and admit `pod` as kube-apiserver would.
-pub fn admit(store: &Store, pod: &mut Value) {
+pub(crate) fn admit(store: &Store, pod: &mut Value) {
     defaults(store, pod);
     let qos = qos_class(pod.get("spec").unwrap_or(&Value::Null));
     if !pod.get("status").is_some_and(Value::is_object) {
@@ -56,7 +56,7 @@ fn defaults(store: &Store, pod: &mut Value) {
 /// `GetPodQOS` over the containers and init containers (requests already defaulted): no CPU or
 /// memory request or limit anywhere is `BestEffort`; every container limiting both, with the
 /// summed requests equal to the summed limits, is `Guaranteed`; anything else `Burstable`.
-pub fn qos_class(spec: &Value) -> &'static str {
+pub(crate) fn qos_class(spec: &Value) -> &'static str {
     use namzu_domain::resources::parse_quantity;
     use std::collections::BTreeMap;
     let (mut requests, mut limits) = (BTreeMap::new(), BTreeMap::new());
@@ -98,7 +98,7 @@ pub fn qos_class(spec: &Value) -> &'static str {
 
 /// Why the RuntimeClass admission controller refuses a pod created through the API: the
 /// RuntimeClass it names does not exist.
-pub fn refusal(store: &Store, pod: &Value) -> Option<String> {
+pub(crate) fn refusal(store: &Store, pod: &Value) -> Option<String> {
     let class = pod.pointer("/spec/runtimeClassName").and_then(Value::as_str)?;
     if class.is_empty() || store.get(&RUNTIME_CLASSES, "", class).is_some() {
         return None;

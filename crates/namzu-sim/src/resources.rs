@@ -43,8 +43,8 @@ impl Resource {
     }
 }
 
-pub const SANDBOX_GROUP: &str = "agents.x-k8s.io";
-pub const EXT_GROUP: &str = "extensions.agents.x-k8s.io";
+pub(crate) const SANDBOX_GROUP: &str = "agents.x-k8s.io";
+pub(crate) const EXT_GROUP: &str = "extensions.agents.x-k8s.io";
 
 const fn res(
     group: &'static str,
@@ -112,7 +112,7 @@ pub const CLAIMS: Resource = res(
     true,
     &["sandboxclaim"],
 );
-pub const WARM_POOLS: Resource = res(
+pub(crate) const WARM_POOLS: Resource = res(
     EXT_GROUP,
     "v1beta1",
     "sandboxwarmpools",
@@ -122,7 +122,7 @@ pub const WARM_POOLS: Resource = res(
     &["swp"],
 );
 /// Served only when the sim is told to pose as agent-sandbox ≤ v0.4.
-pub const SANDBOXES_V1ALPHA1: Resource = res(
+pub(crate) const SANDBOXES_V1ALPHA1: Resource = res(
     SANDBOX_GROUP,
     "v1alpha1",
     "sandboxes",
@@ -145,14 +145,14 @@ pub const CILIUM_POLICIES: Resource = res(
 );
 
 /// Where garbage collection looks for dependents of a deleted owner.
-pub const CASCADE: [Resource; 4] = [SANDBOXES, PODS, PVCS, CILIUM_POLICIES];
+pub(crate) const CASCADE: [Resource; 4] = [SANDBOXES, PODS, PVCS, CILIUM_POLICIES];
 
-pub const CORE: [Resource; 6] = [NAMESPACES, PODS, PVCS, PVS, EVENTS, RUNTIME_CLASSES];
-pub const EXTENSIONS: [Resource; 3] = [TEMPLATES, CLAIMS, WARM_POOLS];
+pub(crate) const CORE: [Resource; 6] = [NAMESPACES, PODS, PVCS, PVS, EVENTS, RUNTIME_CLASSES];
+pub(crate) const EXTENSIONS: [Resource; 3] = [TEMPLATES, CLAIMS, WARM_POOLS];
 
 /// What a request path addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Version,
     CoreGroups,
     Groups,
@@ -178,7 +178,7 @@ pub enum Target {
 }
 
 /// Parse an API path; `None` is a 404.
-pub fn parse_path(path: &str) -> Option<Target> {
+pub(crate) fn parse_path(path: &str) -> Option<Target> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let objects = |group: &str, version: &str, rest: &[&str]| -> Option<Target> {
         let (namespace, rest) = match rest {

@@ -72,7 +72,7 @@ pub struct WorkspaceSpec {
 }
 
 /// The per-sandbox egress label key the library's hosts use by default.
-pub const PER_SANDBOX_LABEL: &str = "sandbox.namzu.ai/per-sandbox-egress";
+pub(crate) const PER_SANDBOX_LABEL: &str = "sandbox.namzu.ai/per-sandbox-egress";
 
 fn running() -> String {
     "Running".into()

@@ -14,7 +14,7 @@ enum Req {
 
 /// A parsed label or field selector: all requirements must hold.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Selector(Vec<Req>);
+pub(crate) struct Selector(Vec<Req>);
 
 /// Split on commas that are not inside `( … )`.
 fn split_top(text: &str) -> Vec<&str> {
@@ -35,7 +35,7 @@ fn split_top(text: &str) -> Vec<&str> {
 }
 
 impl Selector {
-    pub fn parse(text: &str) -> Result<Selector, String> {
+    pub(crate) fn parse(text: &str) -> Result<Selector, String> {
         let mut reqs = Vec::new();
         for part in split_top(text).into_iter().map(str::trim).filter(|p| !p.is_empty()) {
             reqs.push(parse_req(part).ok_or_else(|| format!("unable to parse requirement: {part:?}"))?);
@@ -44,7 +44,7 @@ impl Selector {
     }
 
     /// Match against a label map (or a field map for field selectors).
-    pub fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
+    pub(crate) fn matches(&self, get: impl Fn(&str) -> Option<String>) -> bool {
         self.0.iter().all(|r| match r {
             Req::Eq(k, v) => get(k).as_deref() == Some(v.as_str()),
             Req::Ne(k, v) => get(k).as_deref() != Some(v.as_str()),
@@ -55,14 +55,14 @@ impl Selector {
         })
     }
 
-    pub fn matches_labels(&self, obj: &Value) -> bool {
+    pub(crate) fn matches_labels(&self, obj: &Value) -> bool {
         let labels = obj.pointer("/metadata/labels");
         self.matches(|k| labels?.get(k)?.as_str().map(str::to_string))
     }
 
     /// Field selectors the sim supports: `metadata.name`, `metadata.namespace`,
     /// `involvedObject.*` (events), `status.phase`, `spec.nodeName`.
-    pub fn matches_fields(&self, obj: &Value) -> bool {
+    pub(crate) fn matches_fields(&self, obj: &Value) -> bool {
         self.matches(|k| {
             let pointer = format!("/{}", k.replace('.', "/"));
             obj.pointer(&pointer).and_then(|v| match v {

@@ -12,7 +12,7 @@ pub struct ApiError {
     pub retry_after: Option<u32>,
 }
 
-pub fn status(code: u16, reason: &str, message: &str, details: Value) -> ApiError {
+pub(crate) fn status(code: u16, reason: &str, message: &str, details: Value) -> ApiError {
     ApiError {
         code,
         body: json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
@@ -29,7 +29,7 @@ fn details(r: &Resource, name: &str) -> Value {
     d
 }
 
-pub fn not_found(r: &Resource, name: &str) -> ApiError {
+pub(crate) fn not_found(r: &Resource, name: &str) -> ApiError {
     status(
         404,
         "NotFound",
@@ -38,7 +38,7 @@ pub fn not_found(r: &Resource, name: &str) -> ApiError {
     )
 }
 
-pub fn already_exists(r: &Resource, name: &str) -> ApiError {
+pub(crate) fn already_exists(r: &Resource, name: &str) -> ApiError {
     status(
         409,
         "AlreadyExists",
@@ -49,7 +49,7 @@ pub fn already_exists(r: &Resource, name: &str) -> ApiError {
 
 /// A DELETE precondition that does not hold, as the API server's `BeforeDelete` words it: the
 /// conflict names the Kind (`Sandbox.agents.x-k8s.io`), and so does `details.kind`.
-pub fn precondition_rv(r: &Resource, name: &str, want: &str, have: &str) -> ApiError {
+pub(crate) fn precondition_rv(r: &Resource, name: &str, want: &str, have: &str) -> ApiError {
     status(
         409,
         "Conflict",
@@ -61,7 +61,7 @@ pub fn precondition_rv(r: &Resource, name: &str, want: &str, have: &str) -> ApiE
     )
 }
 
-pub fn precondition_uid(r: &Resource, name: &str, want: &str, have: &str) -> ApiError {
+pub(crate) fn precondition_uid(r: &Resource, name: &str, want: &str, have: &str) -> ApiError {
     status(
         409,
         "Conflict",
@@ -74,7 +74,7 @@ pub fn precondition_uid(r: &Resource, name: &str, want: &str, have: &str) -> Api
 }
 
 /// A JSON Patch that applies but fails (a `test` that does not hold, a path that is not there).
-pub fn patch_invalid() -> ApiError {
+pub(crate) fn patch_invalid() -> ApiError {
     status(
         422,
         "Invalid",
@@ -84,31 +84,31 @@ pub fn patch_invalid() -> ApiError {
 }
 
 /// A JSON Patch body that does not decode: 400, as the API server answers.
-pub fn patch_undecodable(why: &str) -> ApiError {
+pub(crate) fn patch_undecodable(why: &str) -> ApiError {
     bad_request(&format!("error decoding patch: {why}"))
 }
 
-pub fn bad_request(message: &str) -> ApiError {
+pub(crate) fn bad_request(message: &str) -> ApiError {
     status(400, "BadRequest", message, json!({}))
 }
 
 /// 422: a request whose parameters the API server's validation refuses.
-pub fn invalid(message: &str) -> ApiError {
+pub(crate) fn invalid(message: &str) -> ApiError {
     status(422, "Invalid", message, json!({}))
 }
 
-pub fn unauthorized() -> ApiError {
+pub(crate) fn unauthorized() -> ApiError {
     status(401, "Unauthorized", "Unauthorized", json!({}))
 }
 
 /// Worded like the RBAC authorizer.
-pub fn forbidden(user: &str, verb: &str, r: &Resource, namespace: Option<&str>, name: &str) -> ApiError {
+pub(crate) fn forbidden(user: &str, verb: &str, r: &Resource, namespace: Option<&str>, name: &str) -> ApiError {
     forbidden_resource(user, verb, r.group, r.plural, r.plural, namespace, name)
 }
 
 /// Worded like the RBAC authorizer, for `resource` (`pods/log` for a subresource) of the
 /// `plural` type in `group`.
-pub fn forbidden_resource(
+pub(crate) fn forbidden_resource(
     user: &str,
     verb: &str,
     group: &str,
@@ -145,11 +145,11 @@ pub fn forbidden_resource(
     )
 }
 
-pub fn gone(message: &str) -> ApiError {
+pub(crate) fn gone(message: &str) -> ApiError {
     status(410, "Expired", message, json!({}))
 }
 
-pub fn unsupported_media(content_type: &str) -> ApiError {
+pub(crate) fn unsupported_media(content_type: &str) -> ApiError {
     status(
         415,
         "UnsupportedMediaType",
@@ -160,7 +160,7 @@ pub fn unsupported_media(content_type: &str) -> ApiError {
     )
 }
 
-pub fn method_not_allowed() -> ApiError {
+pub(crate) fn method_not_allowed() -> ApiError {
     status(
         405,
         "MethodNotAllowed",
@@ -169,7 +169,7 @@ pub fn method_not_allowed() -> ApiError {
     )
 }
 
-pub fn path_not_found(path: &str) -> ApiError {
+pub(crate) fn path_not_found(path: &str) -> ApiError {
     status(
         404,
         "NotFound",

@@ -11,14 +11,14 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 /// `group/plural`: one store per resource whatever version serves it.
-pub fn rkey(r: &Resource) -> String {
+pub(crate) fn rkey(r: &Resource) -> String {
     format!("{}/{}", r.group, r.plural)
 }
 
 type Key = (String, String, String);
 
 /// A `metadata` string field of an object, "" when absent.
-pub fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
+pub(crate) fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
     obj.get("metadata")
         .and_then(|m| m.get(field))
         .and_then(Value::as_str)
@@ -79,7 +79,7 @@ pub struct Store {
 
 /// How long an Event is kept after it was last written: kube-apiserver's `--event-ttl` default.
 /// Events are stored in etcd under a lease of this TTL, renewed by each write.
-pub const EVENT_TTL: chrono::Duration = chrono::Duration::hours(1);
+pub(crate) const EVENT_TTL: chrono::Duration = chrono::Duration::hours(1);
 
 impl Default for Store {
     fn default() -> Self {
@@ -551,7 +551,7 @@ fn is_custom(obj: &Value) -> bool {
 
 /// Every object's keys in sorted order, at every depth: a real API server keeps a custom
 /// resource as a Go map, and Go's encoder writes map keys sorted.
-pub fn sort_keys(v: &mut Value) {
+pub(crate) fn sort_keys(v: &mut Value) {
     match v {
         Value::Object(map) => {
             let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();

@@ -115,7 +115,7 @@ fn cells(r: &Resource, obj: &Value, now: DateTime<Utc>) -> Vec<Value> {
 /// A meta.k8s.io/v1 Table of `objects`; `include` is the `includeObject` parameter.
 /// A `meta.k8s.io/v1` Table of `objects`; `list_meta` is the list's metadata (resourceVersion,
 /// and `continue` when paged: kubectl pages its Table requests too).
-pub fn table<V: std::borrow::Borrow<Value>>(
+pub(crate) fn table<V: std::borrow::Borrow<Value>>(
     r: &Resource,
     objects: &[V],
     list_meta: &Value,

@@ -14,7 +14,7 @@ use super::store::{EventType, Store, meta};
 use serde_json::{Value, json};
 
 /// The provisioner a dynamically provisioned volume names.
-pub const PROVISIONER: &str = "csi.namzu-sim.local";
+pub(crate) const PROVISIONER: &str = "csi.namzu-sim.local";
 
 fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
     v.pointer(pointer).and_then(Value::as_str).unwrap_or("")
@@ -23,7 +23,7 @@ fn s<'a>(v: &'a Value, pointer: &str) -> &'a str {
 /// Provision a volume for `pvc` (stored, with its uid) and bind the two: the volume
 /// `pvc-<uid>` with `policy` as its reclaim policy, the claim's `spec.volumeName` and
 /// `status.capacity`. Returns the claim as stored. A claim already bound is left as it is.
-pub fn provision(store: &mut Store, pvc: Value, policy: &str, now: &str) -> Value {
+pub(crate) fn provision(store: &mut Store, pvc: Value, policy: &str, now: &str) -> Value {
     if !s(&pvc, "/spec/volumeName").is_empty() {
         return pvc;
     }
@@ -63,7 +63,7 @@ pub fn provision(store: &mut Store, pvc: Value, policy: &str, now: &str) -> Valu
 
 /// A Bound claim a scenario gives in full: bound to the volume it names (`spec.volumeName`,
 /// given in the scenario too), else to one provisioned for it.
-pub fn settle_claim(store: &mut Store, pvc: Value, policy: &str, now: &str) {
+pub(crate) fn settle_claim(store: &mut Store, pvc: Value, policy: &str, now: &str) {
     let named = s(&pvc, "/spec/volumeName").to_string();
     match store.get(&PVS, "", &named).cloned() {
         Some(pv) if !named.is_empty() => bind(store, pv, pvc),
@@ -213,7 +213,7 @@ fn volume_changed(store: &mut Store, pv: Value, now: &str) {
 
 /// The controller's pass over what changed in claims and volumes since the last one (its own
 /// writes included, until nothing more changes).
-pub fn sync(store: &mut Store, now: &str) {
+pub(crate) fn sync(store: &mut Store, now: &str) {
     for _ in 0..4 {
         let events = store.take_volume_events();
         if events.is_empty() {

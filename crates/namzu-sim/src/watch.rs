@@ -44,7 +44,7 @@ impl Filter {
 
 /// Start a watch: the replay is taken and the live feed subscribed under the same lock, so no
 /// event falls between them.
-pub fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req) -> Response<Body> {
+pub(crate) fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, req: &Req) -> Response<Body> {
     let parse = |k: &str| Selector::parse(req.param(k).unwrap_or(""));
     let (labels, fields) = match (parse("labelSelector"), parse("fieldSelector")) {
         (Ok(l), Ok(f)) => (l, f),

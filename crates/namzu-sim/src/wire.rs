@@ -7,14 +7,14 @@ use http_body_util::{BodyExt, Full, combinators::UnsyncBoxBody};
 use serde_json::Value;
 use std::convert::Infallible;
 
-pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
 /// Split and percent-decode a query string.
-pub fn query_pairs(query: &str) -> Vec<(String, String)> {
+pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
     query
         .split('&')
         .filter(|p| !p.is_empty())
@@ -47,7 +47,7 @@ fn decode(s: &str) -> String {
 }
 
 /// One parsed request.
-pub struct Req {
+pub(crate) struct Req {
     pub method: String,
     pub path: String,
     pub query: Vec<(String, String)>,
@@ -61,7 +61,7 @@ pub struct Req {
 }
 
 impl Req {
-    pub fn param(&self, key: &str) -> Option<&str> {
+    pub(crate) fn param(&self, key: &str) -> Option<&str> {
         self.query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 }

@@ -1,11 +1,11 @@
 //! Everything that can happen to the UI, and everything the UI asks the I/O task to do.
 
+use chrono::{DateTime, Utc};
+use namzu_domain::fence::Verb;
+use namzu_domain::naming::WorkspaceKey;
 use namzu_engine::cluster::inventory::Scope;
 use namzu_engine::cluster::wait::Waited;
 use namzu_engine::cluster::write::{Outcome, Plan};
-use namzu_domain::fence::Verb;
-use namzu_domain::naming::WorkspaceKey;
-use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::KeyEvent;
 use serde_json::Value;
 

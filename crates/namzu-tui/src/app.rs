@@ -13,16 +13,14 @@ mod tests;
 use command_line::*;
 pub use confirm::*;
 pub use contexts::*;
-pub use input::*;
-pub use inventory::*;
-pub use leaks::*;
+pub(crate) use input::*;
+pub(crate) use inventory::*;
+pub(crate) use leaks::*;
 use switch::*;
 
 use super::action::{Action, Effect};
-use namzu_engine::cluster::inventory::Scope;
-use namzu_engine::cluster::live::{LiveEvent, StreamName, StreamStatus};
-use namzu_engine::cluster::wait::Waited;
-use namzu_engine::cluster::write::{Outcome, Plan};
+use crate::keys::{self, Command, Context};
+use chrono::{DateTime, Utc};
 use namzu_domain::columns::Column;
 use namzu_domain::fence::Verb;
 use namzu_domain::filter::{Query, best, is_problem};
@@ -33,9 +31,11 @@ use namzu_domain::safety::ContextRules;
 use namzu_domain::select::{SortKey, compare};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
-use crate::keys::{self, Command, Context};
+use namzu_engine::cluster::inventory::Scope;
+use namzu_engine::cluster::live::{LiveEvent, StreamName, StreamStatus};
+use namzu_engine::cluster::wait::Waited;
+use namzu_engine::cluster::write::{Outcome, Plan};
 use namzu_engine::present::outcome as wording;
-use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use serde_json::Value;
 use std::cell::RefCell;
@@ -99,7 +99,7 @@ enum PopupReply {
 }
 
 /// How long a status line stays.
-pub const STATUS_FOR: chrono::TimeDelta = chrono::TimeDelta::seconds(8);
+pub(crate) const STATUS_FOR: chrono::TimeDelta = chrono::TimeDelta::seconds(8);
 
 /// A context the UI is given: where it is, its safety rules, and why it could not be opened.
 #[derive(Debug, Clone, Default)]
@@ -714,7 +714,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
 }
 
 /// The Sandbox as YAML, without managedFields.
-pub fn yaml(obj: &Value) -> String {
+pub(crate) fn yaml(obj: &Value) -> String {
     let mut o = obj.clone();
     if let Some(m) = o.get_mut("metadata").and_then(Value::as_object_mut) {
         m.remove("managedFields");

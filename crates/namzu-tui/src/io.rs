@@ -4,6 +4,12 @@
 use super::action::{Action, Effect};
 use super::app::ContextOptions;
 use namzu_clock::Clock;
+use namzu_domain::drift::OverlayFlags;
+use namzu_domain::naming::WorkspaceId;
+use namzu_domain::naming::WorkspaceKey;
+use namzu_domain::object::name;
+use namzu_domain::timeline;
+use namzu_domain::triage::{Purpose, SHELL, Unavailable, command_target, kubectl_exec_args};
 use namzu_engine::cluster::access;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::detail;
@@ -12,12 +18,6 @@ use namzu_engine::cluster::live::LiveOptions;
 use namzu_engine::cluster::resources;
 use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use namzu_engine::cluster::write::{self, WritePolicy};
-use namzu_domain::drift::OverlayFlags;
-use namzu_domain::naming::WorkspaceId;
-use namzu_domain::naming::WorkspaceKey;
-use namzu_domain::object::name;
-use namzu_domain::timeline;
-use namzu_domain::triage::{Purpose, SHELL, Unavailable, command_target, kubectl_exec_args};
 use namzu_engine::ops::follow::{self, Followed, Target};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -466,7 +466,8 @@ impl Cluster {
             conn: self.conn.clone(),
             rules: rules.clone(),
         };
-        let fleet = namzu_engine::ops::fleet::Fleet::of_one(member.clone(), self.conn.clock.clone(), self.policy.read_only);
+        let fleet =
+            namzu_engine::ops::fleet::Fleet::of_one(member.clone(), self.conn.clock.clone(), self.policy.read_only);
         leaks::admit(&fleet).map_err(|e| e.to_string())?;
         let ns = match scope {
             Scope::Namespace(n) => Some(n.as_str()),
@@ -547,7 +548,7 @@ pub struct LogTask {
 }
 
 /// Lines the log pane asks for first: the newest this many, then what comes.
-pub const LOG_TAIL: i64 = 1000;
+pub(crate) const LOG_TAIL: i64 = 1000;
 
 /// Stream a row's own pod's log into the pane, as actions of stream `stream`.
 async fn stream_logs(
@@ -654,7 +655,7 @@ fn save(name: &str, text: &str) -> Result<String, String> {
 }
 
 /// How long a TUI action waits for its transition before saying it is unconfirmed.
-pub const WAIT: Duration = Duration::from_secs(60);
+pub(crate) const WAIT: Duration = Duration::from_secs(60);
 
 /// Put `text` on the clipboard by OSC 52, the escape terminals (and tmux with `set-clipboard`)
 /// take; what it came to, in words. Whether the terminal took it cannot be read back: a console

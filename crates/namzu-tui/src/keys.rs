@@ -7,7 +7,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Up,
     Down,
     PageUp,
@@ -66,7 +66,7 @@ pub enum Command {
     /// Show only the problem rows (a diagnosis, an unreadable epoch, drift), or every row.
     Problems,
     /// Open the command line (`:`).
-    CommandLine,
+    OpenCommandLine,
     /// Copy the row's next-step command (else its id) to the clipboard (OSC 52).
     Copy,
     /// Show the CPU, MEM and DISK columns (what each workspace holds), or hide them.
@@ -77,7 +77,7 @@ pub enum Command {
 
 /// A key as the table names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
+pub(crate) enum Key {
     Code(KeyCode),
     Char(char),
     Ctrl(char),
@@ -96,7 +96,7 @@ impl Key {
 
 /// One line of the table: its keys and what each does, how the help and README name them, and
 /// the footer's short hint (empty: not in the footer).
-pub struct Binding {
+pub(crate) struct Binding {
     pub keys: &'static [(Key, Command)],
     /// The keys as a person reads them: `↑/k ↓/j`, `S R D`.
     pub label: &'static str,
@@ -110,7 +110,7 @@ pub struct Binding {
 
 /// Where the keys are pressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Context {
+pub(crate) enum Context {
     List,
     /// Typing a filter.
     Filtering,
@@ -184,7 +184,7 @@ const LIST: &[Binding] = &[
         footer_order: 3,
     },
     Binding {
-        keys: &[(Char(':'), CommandLine)],
+        keys: &[(Char(':'), OpenCommandLine)],
         label: ":",
         does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, help, q",
         hint: ": command",
@@ -623,7 +623,7 @@ const PICK_CLOSE: Binding = Binding {
 
 const PICKER: &[Binding] = &[PICK_MOVE, CHOOSE, PICK_CLOSE];
 
-pub fn bindings(context: Context) -> &'static [Binding] {
+pub(crate) fn bindings(context: Context) -> &'static [Binding] {
     match context {
         Context::List => LIST,
         Context::Filtering => FILTERING,
@@ -646,7 +646,7 @@ fn fleet_only(b: &Binding) -> bool {
 }
 
 /// The command a key press asks for in `context`, if any.
-pub fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
+pub(crate) fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
     bindings(context)
         .iter()
         .flat_map(|b| b.keys.iter())
@@ -656,7 +656,7 @@ pub fn command_for(context: Context, event: KeyEvent) -> Option<Command> {
 
 /// The footer's hints for `context`, most important first, as many whole hints as fit `width`;
 /// the picker's only across several contexts (`fleet`).
-pub fn footer(context: Context, width: usize, fleet: bool) -> String {
+pub(crate) fn footer(context: Context, width: usize, fleet: bool) -> String {
     let mut hints: Vec<(usize, &Binding)> = bindings(context)
         .iter()
         .enumerate()
@@ -680,7 +680,7 @@ pub fn footer(context: Context, width: usize, fleet: bool) -> String {
 /// The help popup fitted to `max` columns: the list's keys (the picker's where there is a context
 /// to pick, `picker`; the fleet's paragraph across several contexts, `fleet`), then the
 /// confirmation's; a description that wraps continues under itself, not under the keys.
-pub fn help(max: usize, fleet: bool, picker: bool) -> String {
+pub(crate) fn help(max: usize, fleet: bool, picker: bool) -> String {
     let shown: Vec<&Binding> = LIST
         .iter()
         .filter(|b| fleet || picker || !fleet_only(b))
@@ -709,7 +709,7 @@ focus starts on Cancel. Writes are fenced by the holder epoch, exactly as @namzu
 }
 
 /// What the help adds across several contexts.
-pub const FLEET_HELP: &str = "Several contexts: each row acts in its own context, under that context's rules \
+pub(crate) const FLEET_HELP: &str = "Several contexts: each row acts in its own context, under that context's rules \
 (read-only, typed confirmation, maxBulk). The filter matches the context's name too; every sort \
 breaks ties by context, namespace and id, so each context's rows stay together.";
 

@@ -10,14 +10,14 @@ pub mod logs;
 pub mod triage;
 pub mod view;
 
-use namzu_clock::Clock;
-use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::error::ClusterError;
-use namzu_engine::cluster::write::WritePolicy;
-use namzu_domain::safety::ContextRules;
 use action::{Action, Effect};
 use app::{App, AppOptions, ContextOptions, update};
 use io::{Cluster, Io};
+use namzu_clock::Clock;
+use namzu_domain::safety::ContextRules;
+use namzu_engine::cluster::connect::Connection;
+use namzu_engine::cluster::error::ClusterError;
+use namzu_engine::cluster::write::WritePolicy;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
@@ -202,7 +202,9 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, theme, &mut shell).await;
     ratatui::restore();
     diagnostics.close();
-    throttles.iter().for_each(namzu_engine::cluster::write::Throttle::abandon);
+    throttles
+        .iter()
+        .for_each(namzu_engine::cluster::write::Throttle::abandon);
     if !wait_for_writes(&in_flight, &keys).await {
         // as the CLI's second Ctrl-C: the intents stay in the audit log without an outcome
         return Err(TuiError(ABANDONED.to_string()));
@@ -241,7 +243,9 @@ impl Diagnostics {
             return;
         }
         match std::fs::metadata(&self.path) {
-            Ok(m) if m.len() > 0 => namzu_engine::errln!("what this session logged (-v, warnings): {}", self.path.display()),
+            Ok(m) if m.len() > 0 => {
+                namzu_engine::errln!("what this session logged (-v, warnings): {}", self.path.display())
+            }
             _ => {
                 let _ = std::fs::remove_file(&self.path);
             }

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 /// The pane, over `area`, with `colour` unless NO_COLOR.
-pub fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str, colour: bool) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str, colour: bool) {
     let fg = |c: Color| {
         if colour {
             Style::default().fg(c)

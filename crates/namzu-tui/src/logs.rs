@@ -4,8 +4,8 @@
 //! Pure state and keys: the stream runs on the I/O task and arrives as actions.
 
 use super::action::Effect;
-use namzu_domain::naming::WorkspaceKey;
 use crate::keys::Command;
+use namzu_domain::naming::WorkspaceKey;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::VecDeque;
 
@@ -239,7 +239,7 @@ impl LogPane {
 }
 
 /// What a key on the pane comes to.
-pub enum Reply {
+pub(crate) enum Reply {
     Stay(Vec<Effect>),
     Close,
     /// Save the ring to a file of this name.
@@ -250,7 +250,13 @@ pub enum Reply {
 }
 
 /// A key on the log pane; `next_stream` numbers a stream it opens anew, `stamp` names a save.
-pub fn on_key(pane: &mut LogPane, command: Option<Command>, key: KeyEvent, next_stream: u64, stamp: &str) -> Reply {
+pub(crate) fn on_key(
+    pane: &mut LogPane,
+    command: Option<Command>,
+    key: KeyEvent,
+    next_stream: u64,
+    stamp: &str,
+) -> Reply {
     if pane.searching {
         pane.on_search_key(command, key);
         return Reply::Stay(Vec::new());

@@ -6,13 +6,13 @@
 use super::action::{Action, Effect};
 use super::app::{App, Popup};
 use super::logs::{self, Line, LogPane, LogState};
+use crate::keys::Command;
 use namzu_domain::naming::WorkspaceKey;
 use namzu_engine::ops::write::rules::{self, ExecGate};
-use crate::keys::Command;
 use ratatui::crossterm::event::KeyEvent;
 
 /// A list key of triage: open the pane, ask for the shell, open the history.
-pub fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
+pub(crate) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
     let Some(key) = app.selected_key() else {
         app.status = "no row selected".into();
         return Vec::new();
@@ -39,7 +39,7 @@ pub fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
 }
 
 /// `:shell [ID]`: a shell in the selected row's pod, `typed` the id the user typed after it.
-pub fn on_shell_line(app: &mut App, typed: &str) -> Vec<Effect> {
+pub(crate) fn on_shell_line(app: &mut App, typed: &str) -> Vec<Effect> {
     let Some(key) = app.selected_key() else {
         app.status = "no row selected".into();
         return Vec::new();
@@ -80,7 +80,7 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
 }
 
 /// A key on the log pane on top; `None` when the pane closed (its stream stops).
-pub fn on_pane_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
+pub(crate) fn on_pane_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
     let next_stream = app.log_streams + 1;
     let stamp = app.now.format("%Y%m%dT%H%M%SZ").to_string();
     let Some(Popup::Logs(pane)) = app.popups.last_mut() else {
@@ -115,7 +115,7 @@ fn pane_of(app: &mut App, stream: u64) -> Option<&mut LogPane> {
 }
 
 /// An answer of triage's I/O.
-pub fn apply(app: &mut App, action: Action) -> Vec<Effect> {
+pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::LogOpened { stream, source } => {
             if let Some(pane) = pane_of(app, stream) {

@@ -14,9 +14,7 @@ use super::app::{
     App, Confirm, ContextView, Focus, Health, Popup, SORTS, STALE_AFTER, footer_keys, key_of, leaks_text, leaks_title,
     sort_name,
 };
-use namzu_engine::cluster::inventory::Scope;
-use namzu_engine::cluster::live::StreamStatus;
-use namzu_engine::cluster::write::Outcome;
+use chrono::{DateTime, Utc};
 use namzu_domain::age::age;
 use namzu_domain::columns::{Column, cell, columns};
 use namzu_domain::drift::DriftState;
@@ -24,8 +22,10 @@ use namzu_domain::fence::Verb;
 use namzu_domain::safety::{Badge, Colour};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
+use namzu_engine::cluster::inventory::Scope;
+use namzu_engine::cluster::live::StreamStatus;
+use namzu_engine::cluster::write::Outcome;
 use namzu_engine::present::layout::{cut, width, wrap};
-use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -62,7 +62,7 @@ pub fn render(frame: &mut Frame, app: &App, theme: Theme) {
 
 /// Compact JSON with a space after every `,` and `:` between tokens (never inside a string), so
 /// word wrapping breaks a long patch operation only where JSON allows whitespace.
-pub fn spaced_json(v: &serde_json::Value) -> String {
+pub(crate) fn spaced_json(v: &serde_json::Value) -> String {
     use serde_json::Value;
     match v {
         Value::Array(items) => format!("[{}]", items.iter().map(spaced_json).collect::<Vec<_>>().join(", ")),

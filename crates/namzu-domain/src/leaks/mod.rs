@@ -191,7 +191,7 @@ fn resource_version(obj: &Value) -> Option<String> {
 
 /// The Sandbox names a disk name can be the disk of: `<entry>-<sandbox>` with the sandbox under
 /// the workspace prefix (an entry may itself hold the prefix: every split is a candidate).
-pub fn disk_sandboxes(disk: &str) -> Vec<&str> {
+pub(crate) fn disk_sandboxes(disk: &str) -> Vec<&str> {
     let marker = format!("-{SANDBOX_PREFIX}");
     // (occurrences may overlap: `d-namzu-ws-namzu-ws-x`)
     (1..disk.len())

@@ -280,10 +280,7 @@ fn judged(obj: &Value, namespace: &str, verdict: (LeakKind, String, String, bool
         checks.push(Check::new(
             "quarantine",
             if q.unchanged {
-                format!(
-                    "quarantined since {}, untouched since",
-                    crate::timefmt::js_iso(q.since)
-                )
+                format!("quarantined since {}, untouched since", crate::timefmt::js_iso(q.since))
             } else {
                 format!(
                     "quarantined since {}, but its owners, labels or volume changed since: cancelled",

@@ -31,7 +31,7 @@ pub struct Written {
 
 impl Written {
     /// What an audit entry's JSON Patch set; `None` for an entry without one.
-    pub fn of(entry: &Value) -> Option<Written> {
+    pub(crate) fn of(entry: &Value) -> Option<Written> {
         let ops = at(entry, &["request", "body"])?.as_array()?;
         let pointer = |key: &str| super::super::patch::annotation_pointer(key);
         let value = |op: &str, path: &str| {
@@ -60,7 +60,7 @@ impl Written {
     }
 
     /// A take-over: a holder epoch written with no mode change.
-    pub fn is_take_over(&self) -> bool {
+    pub(crate) fn is_take_over(&self) -> bool {
         self.epoch.is_some() && self.stamp.is_none() && self.mode.is_none()
     }
 }

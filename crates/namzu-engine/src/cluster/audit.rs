@@ -123,7 +123,7 @@ pub struct Newest {
 impl AuditLog {
     /// Whether an entry can be appended: checked before a write is sent, so a write is never
     /// sent that the log cannot record.
-    pub fn ready(&self) -> Result<(), String> {
+    pub(crate) fn ready(&self) -> Result<(), String> {
         let Some(path) = &self.path else { return Ok(()) };
         open_append(path).map(|_| ()).map_err(|e| {
             // out of file descriptors is this process's trouble, not the log's: no --no-audit hint
@@ -143,7 +143,7 @@ impl AuditLog {
     /// Append the intent of a send, stamped with `now`, before it is sent (write-ahead): `Err`
     /// says why it could not be, and then the send must not happen. Not part of the session's
     /// list (the outcome entry that follows is).
-    pub fn intend(&self, mut entry: Value, now: DateTime<Utc>) -> Result<(), String> {
+    pub(crate) fn intend(&self, mut entry: Value, now: DateTime<Utc>) -> Result<(), String> {
         entry["time"] = Value::String(now.to_rfc3339_opts(SecondsFormat::Millis, true));
         entry["outcome"] = Value::String(INTENT.into());
         match self.append(&entry) {
@@ -170,7 +170,7 @@ impl AuditLog {
     /// Append one entry, stamped with `now`. A log that fails after [`AuditLog::ready`] said
     /// yes is reported on stderr: the write it records has happened and cannot be undone (its
     /// intent, appended before it was sent, stays in the log as an outcome unknown).
-    pub fn record(&self, mut entry: Value, now: DateTime<Utc>) -> Value {
+    pub(crate) fn record(&self, mut entry: Value, now: DateTime<Utc>) -> Value {
         entry["time"] = Value::String(now.to_rfc3339_opts(SecondsFormat::Millis, true));
         if let Err(why) = self.append(&entry) {
             if self.session.is_none() {
@@ -185,7 +185,7 @@ impl AuditLog {
     }
 
     /// Why the last append failed, if one did.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -3,13 +3,13 @@
 
 use super::error::{ApiCall, ClusterError};
 use super::verbose::LogLayer;
-use namzu_clock::Clock;
-use namzu_domain::naming::validate_namespace;
-use namzu_domain::safety::{ContextRules, Overrides, SafetyConfig};
 use http::HeaderValue;
 use kube::client::ClientBuilder;
 use kube::config::{ExecInteractiveMode, KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+use namzu_clock::Clock;
+use namzu_domain::naming::validate_namespace;
+use namzu_domain::safety::{ContextRules, Overrides, SafetyConfig};
 use std::future::Future;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -43,7 +43,7 @@ impl Default for ListBounds {
 }
 
 /// What the simulated cluster's `/version` `gitVersion` carries (`src/sim/discovery.rs`).
-pub const SIM_VERSION_MARK: &str = "-namzu-sim";
+pub(crate) const SIM_VERSION_MARK: &str = "-namzu-sim";
 
 pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
 
@@ -222,7 +222,7 @@ impl Connection {
 
     /// Open `opts.context` (else the current context) of a kubeconfig already read: a fleet
     /// reads the file once for all its contexts.
-    pub async fn open_with(kubeconfig: Kubeconfig, opts: &ConnectOptions) -> Result<Connection, ClusterError> {
+    pub(crate) async fn open_with(kubeconfig: Kubeconfig, opts: &ConnectOptions) -> Result<Connection, ClusterError> {
         let clock = match &opts.clock {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(ClusterError::Config)?,
@@ -350,7 +350,7 @@ impl Connection {
     }
 
     /// Run one API call under the request timeout, mapping its error to one clear line.
-    pub async fn bounded<T>(
+    pub(crate) async fn bounded<T>(
         &self,
         op: &ApiCall,
         call: impl Future<Output = Result<T, kube::Error>>,
@@ -380,7 +380,7 @@ impl Connection {
 
     /// Whether the server is this tool's simulated cluster (`gitVersion` `…-namzu-sim`); a server
     /// that cannot say is not.
-    pub async fn is_simulated(&self) -> bool {
+    pub(crate) async fn is_simulated(&self) -> bool {
         *self
             .simulated
             .get_or_init(|| async {
@@ -409,7 +409,7 @@ impl Connection {
     }
 
     /// Which agent-sandbox API the cluster serves: `Ok` only with agents.x-k8s.io/v1beta1.
-    pub async fn check_agent_sandbox(&self) -> Result<(), ClusterError> {
+    pub(crate) async fn check_agent_sandbox(&self) -> Result<(), ClusterError> {
         let served = self.served_versions("agents.x-k8s.io").await?;
         if served.is_empty() {
             return Err(ClusterError::NotInstalled);

@@ -6,13 +6,13 @@ use super::connect::Connection;
 use super::error::{ClusterError, observed};
 use super::inventory::TemplateFetch;
 use super::resources::{self, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
+use chrono::{DateTime, Utc};
 use namzu_domain::drift::OverlayFlags;
 use namzu_domain::egress::{PolicyIndex, PolicyRead};
 use namzu_domain::naming::{WorkspaceId, template_label};
 use namzu_domain::object::str_at;
 use namzu_domain::pod::{Index, pvc_names};
 use namzu_domain::workspace::{self, Inputs, Observed, Workspace};
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 #[derive(Debug, Clone)]
@@ -34,7 +34,7 @@ pub async fn read(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Resul
 
 /// [`read`] without the namespace's network policies (left as not read: `NotServed`), for a
 /// wait's polls, which judge the pod and the conditions and should not fail on a policy LIST.
-pub async fn read_for_wait(
+pub(crate) async fn read_for_wait(
     conn: &Connection,
     namespace: &str,
     id: &WorkspaceId,
@@ -44,7 +44,11 @@ pub async fn read_for_wait(
 
 /// The SandboxTemplate a workspace's label names, in its namespace: found, not there (or no label),
 /// or not allowed to be read. Any other failure is an error.
-pub async fn template_of(conn: &Connection, namespace: &str, sandbox: &Value) -> Result<TemplateFetch, ClusterError> {
+pub(crate) async fn template_of(
+    conn: &Connection,
+    namespace: &str,
+    sandbox: &Value,
+) -> Result<TemplateFetch, ClusterError> {
     let Some(t) = template_label(sandbox) else {
         return Ok(TemplateFetch::NotFound);
     };

@@ -14,7 +14,7 @@ pub struct ApiCall {
 }
 
 impl ApiCall {
-    pub fn new(verb: &'static str, kind: &ApiKind, namespace: Option<&str>, name: &str) -> ApiCall {
+    pub(crate) fn new(verb: &'static str, kind: &ApiKind, namespace: Option<&str>, name: &str) -> ApiCall {
         ApiCall {
             verb,
             resource: kind.qualified(),
@@ -135,7 +135,7 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 impl ClusterError {
-    pub fn from_kube(e: kube::Error, op: &ApiCall, server: &str) -> ClusterError {
+    pub(crate) fn from_kube(e: kube::Error, op: &ApiCall, server: &str) -> ClusterError {
         match e {
             kube::Error::Api(s) => match s.code {
                 401 => ClusterError::Unauthorized { server: server.into() },
@@ -182,7 +182,7 @@ impl ClusterError {
     }
 
     /// An exec credential plugin that failed says so in its stderr: keep that, drop the rest.
-    pub fn credentials(e: &kube::client::AuthError) -> ClusterError {
+    pub(crate) fn credentials(e: &kube::client::AuthError) -> ClusterError {
         use kube::client::AuthError;
         let message = match e {
             AuthError::AuthExecRun { cmd, out } => {
@@ -213,7 +213,7 @@ impl ClusterError {
 
 /// A read that RBAC refused is an observation (shown as `?`), not an error; every other error
 /// stays one.
-pub fn observed<T>(read: Result<T, ClusterError>) -> Result<namzu_domain::workspace::Observed<T>, ClusterError> {
+pub(crate) fn observed<T>(read: Result<T, ClusterError>) -> Result<namzu_domain::workspace::Observed<T>, ClusterError> {
     use namzu_domain::workspace::Observed;
     match read {
         Ok(v) => Ok(Observed::Known(v)),

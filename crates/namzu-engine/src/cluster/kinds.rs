@@ -1,8 +1,8 @@
 //! The API resources the tool reads and writes: group, version, kind and plural of each.
 
+use kube::api::{ApiResource, GroupVersionKind};
 use namzu_domain::mirror::Kind;
 use namzu_domain::projection::{self, Keep};
-use kube::api::{ApiResource, GroupVersionKind};
 
 /// An API resource as the tool reads or writes it: its group, version, kind and plural, and
 /// what of a listed object is kept. (The mirror's [`Kind`] says which of the watched kinds a
@@ -29,11 +29,11 @@ impl ApiKind {
         }
     }
 
-    pub fn api_resource(&self) -> ApiResource {
+    pub(crate) fn api_resource(&self) -> ApiResource {
         ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(self.group, self.version, self.kind), self.plural)
     }
     /// `sandboxes.agents.x-k8s.io`, as kubectl names a resource.
-    pub fn qualified(&self) -> String {
+    pub(crate) fn qualified(&self) -> String {
         if self.group.is_empty() {
             self.plural.to_string()
         } else {
@@ -81,9 +81,9 @@ pub const PVCS: ApiKind = projected(
 );
 pub const EVENTS: ApiKind = kind("", "v1", "Event", "events");
 /// PersistentVolumes, cluster-scoped: the data a disk is bound to.
-pub const PERSISTENT_VOLUMES: ApiKind = kind("", "v1", "PersistentVolume", "persistentvolumes");
+pub(crate) const PERSISTENT_VOLUMES: ApiKind = kind("", "v1", "PersistentVolume", "persistentvolumes");
 /// Events as events.k8s.io/v1 serves them: the same objects as core/v1's, in another shape.
-pub const EVENTS_V1: ApiKind = kind("events.k8s.io", "v1", "Event", "events");
+pub(crate) const EVENTS_V1: ApiKind = kind("events.k8s.io", "v1", "Event", "events");
 pub const NAMESPACES: ApiKind = kind("", "v1", "Namespace", "namespaces");
 /// Cilium's network policies: a per-sandbox egress grant is one (docs/interop.md §13.5).
 pub const CILIUM_POLICIES: ApiKind = projected(

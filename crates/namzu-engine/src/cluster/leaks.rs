@@ -24,11 +24,11 @@ use super::connect::Connection;
 use super::error::ClusterError;
 use super::kinds::{ApiKind, CILIUM_POLICIES, CLAIMS, NAMESPACES, PVCS, SANDBOXES, WARM_POOLS};
 use super::resources;
+use chrono::{DateTime, Utc};
 use namzu_domain::keys::SANDBOX_NAME_HASH;
 use namzu_domain::leaks::{self, Leak, LeakKind, Reads};
 use namzu_domain::object::namespace;
 use namzu_domain::projection::Keep::{self, All, Each, Fields};
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -100,11 +100,11 @@ const EXTENSION: Keep = Fields(&[
     ("status", All),
 ]);
 
-pub const LEAK_SANDBOXES: ApiKind = ApiKind {
+pub(crate) const LEAK_SANDBOXES: ApiKind = ApiKind {
     keep: SANDBOX,
     ..SANDBOXES
 };
-pub const LEAK_PVCS: ApiKind = ApiKind { keep: PVC, ..PVCS };
+pub(crate) const LEAK_PVCS: ApiKind = ApiKind { keep: PVC, ..PVCS };
 /// A per-sandbox policy: identity and owners (a DELETE carries its uid and resourceVersion).
 const POLICY: Keep = Fields(&[
     ("apiVersion", All),
@@ -131,7 +131,7 @@ const MOUNT_PODS: ApiKind = ApiKind {
     ..super::kinds::PODS
 };
 
-pub const LEAK_POLICIES: ApiKind = ApiKind {
+pub(crate) const LEAK_POLICIES: ApiKind = ApiKind {
     keep: POLICY,
     ..CILIUM_POLICIES
 };
@@ -217,10 +217,7 @@ pub async fn read(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc>
     }
     let mut report = Report::default();
     let namespaces: Vec<String> = match resources::list(conn, &NAMESPACES, None, None).await {
-        Ok(list) => list
-            .iter()
-            .map(|n| namzu_domain::object::name(n).to_string())
-            .collect(),
+        Ok(list) => list.iter().map(|n| namzu_domain::object::name(n).to_string()).collect(),
         Err(ClusterError::Forbidden { .. }) => {
             report.warnings.push(format!(
                 "warning: you may not list sandboxes or namespaces cluster-wide; showing namespace {} only",
@@ -332,7 +329,7 @@ async fn read_once(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc
 
 /// The disks `namespace`'s pods mount, `(pod, claimName)`; `None` (with a warning) when the
 /// pods may not be listed.
-pub async fn mounts(
+pub(crate) async fn mounts(
     conn: &Connection,
     namespace: &str,
     warnings: &mut Vec<String>,
@@ -358,7 +355,7 @@ pub async fn mounts(
 
 /// Everything that can tie an object of `namespace` to what exists, read now: its Sandboxes,
 /// claims, pools and (for a disk) the pods' mounts. What a delete's re-check judges against.
-pub struct Ties {
+pub(crate) struct Ties {
     pub sandboxes: Vec<Value>,
     pub claims: Option<Vec<Value>>,
     pub pools: Option<Vec<Value>>,
@@ -366,7 +363,7 @@ pub struct Ties {
 }
 
 /// Read [`Ties`] of `namespace` (the pods only for a disk: `with_pods`).
-pub async fn ties(conn: &Connection, namespace: &str, with_pods: bool) -> Result<Ties, ClusterError> {
+pub(crate) async fn ties(conn: &Connection, namespace: &str, with_pods: bool) -> Result<Ties, ClusterError> {
     let mut warnings = Vec::new();
     let sandboxes = resources::list(conn, &LEAK_SANDBOXES, Some(namespace), None).await?;
     let claims = extension(conn, &LEAK_CLAIMS, Some(namespace), &mut warnings).await?;
@@ -386,7 +383,7 @@ pub async fn ties(conn: &Connection, namespace: &str, with_pods: bool) -> Result
 
 impl Ties {
     /// These ties as the domain's reads of `namespace`, judging `pvcs` or `policies`.
-    pub fn reads<'a>(
+    pub(crate) fn reads<'a>(
         &'a self,
         namespace: &'a str,
         pvcs: &'a [Value],

@@ -10,7 +10,7 @@ use namzu_domain::egress::PolicyRead;
 use serde_json::Value;
 
 /// LIST the policies of `namespace` (`None`: every namespace).
-pub async fn read(conn: &Connection, namespace: Option<&str>) -> Result<PolicyRead<Vec<Value>>, ClusterError> {
+pub(crate) async fn read(conn: &Connection, namespace: Option<&str>) -> Result<PolicyRead<Vec<Value>>, ClusterError> {
     match resources::list(conn, &CILIUM_POLICIES, namespace, None).await {
         Ok(items) => Ok(PolicyRead::Known(items)),
         Err(e) if e.is_forbidden() => Ok(PolicyRead::Forbidden),
@@ -22,7 +22,7 @@ pub async fn read(conn: &Connection, namespace: Option<&str>) -> Result<PolicyRe
 /// The one warning a pass says about its policy reads, if any: the namespaces where they may not
 /// be listed; or, where the group is not served, the workspaces that ask for per-sandbox egress
 /// (with none asking, nothing is missed: no such policy can exist).
-pub fn warning(forbidden: &[&str], not_served_per_sandbox: usize) -> Option<String> {
+pub(crate) fn warning(forbidden: &[&str], not_served_per_sandbox: usize) -> Option<String> {
     let what = CILIUM_POLICIES.qualified();
     if !forbidden.is_empty() {
         return Some(format!(

@@ -5,28 +5,10 @@ use super::error::{ApiCall, ClusterError};
 pub use super::kinds::{
     ApiKind, CILIUM_POLICIES, CLAIMS, EVENTS, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES, WARM_POOLS,
 };
+use kube::api::{DynamicObject, ListParams};
 use namzu_domain::naming::{is_path_safe_name, validate_namespace};
 use namzu_domain::projection::{self, Keep};
-use kube::api::{Api, DynamicObject, ListParams};
 use serde_json::Value;
-
-/// An object as the JSON the API served (kind and apiVersion filled in for list items).
-pub fn to_value(obj: DynamicObject, kind: &ApiKind) -> Value {
-    let mut v = serde_json::to_value(obj).expect("a DynamicObject serialises");
-    if v.get("kind").is_none_or(Value::is_null) {
-        v["kind"] = Value::String(kind.kind.into());
-        v["apiVersion"] = Value::String(kind.api_resource().api_version);
-    }
-    v
-}
-
-pub fn api(conn: &Connection, kind: &ApiKind, namespace: Option<&str>) -> Api<DynamicObject> {
-    let ar = kind.api_resource();
-    match namespace {
-        Some(ns) => Api::namespaced_with(conn.client.clone(), ns, &ar),
-        None => Api::all_with(conn.client.clone(), &ar),
-    }
-}
 
 /// LIST one resource in a namespace (or everywhere), optionally by label selector.
 pub async fn list(
@@ -44,7 +26,7 @@ pub async fn list(
 }
 
 /// A LIST and the resourceVersion it was read at, for a watch to start from.
-pub async fn list_versioned(
+pub(crate) async fn list_versioned(
     conn: &Connection,
     kind: &ApiKind,
     namespace: Option<&str>,
@@ -58,26 +40,9 @@ pub async fn list_versioned(
     raw_list_versioned(conn, kind, namespace, &params, &op, Vec::new()).await
 }
 
-/// LIST one resource like [`list`], its items held as `C` holds them (e.g. [`Packed`]).
-pub async fn list_as<C: ListItems>(
-    conn: &Connection,
-    kind: &ApiKind,
-    namespace: Option<&str>,
-    selector: Option<&str>,
-) -> Result<C, ClusterError> {
-    let op = ApiCall::new("list", kind, namespace, "");
-    let params = match selector {
-        Some(s) => ListParams::default().labels(s),
-        None => ListParams::default(),
-    };
-    Ok(raw_list_versioned(conn, kind, namespace, &params, &op, C::default())
-        .await?
-        .0)
-}
-
 /// LIST one resource like [`list_as`], its items pushed into `items` (a collection that knows
 /// something of how to hold them).
-pub async fn list_into<C: ListItems>(
+pub(crate) async fn list_into<C: ListItems>(
     conn: &Connection,
     kind: &ApiKind,
     namespace: Option<&str>,
@@ -105,7 +70,7 @@ async fn raw_list(
 }
 
 /// Where a LIST's items go as each page is parsed.
-pub trait ListItems: Default {
+pub(crate) trait ListItems: Default {
     fn push(&mut self, item: Value);
 
     /// An empty collection like this one: a list that starts over starts with it.
@@ -272,7 +237,7 @@ fn fits(v: &Value, kind: &ApiKind, api_version: &str, namespace: Option<&str>) -
 
 /// One change a watch reported, its object pruned to the kind's projection.
 #[derive(Debug)]
-pub enum Watched {
+pub(crate) enum Watched {
     /// An object and the resourceVersion it was sent at.
     Applied(Value, String),
     Deleted(Value, String),
@@ -286,7 +251,7 @@ pub enum Watched {
 /// Open a watch (`allowWatchBookmarks`; `from` a resourceVersion, or a streaming list when
 /// `initial_events`). Opening is bounded by the connection's timeout; the stream ends when the
 /// server closes it. A 410 inside the stream comes out as `ClusterError::Api { code: 410 }`.
-pub async fn watch(
+pub(crate) async fn watch(
     conn: &Connection,
     kind: &ApiKind,
     namespace: Option<&str>,
@@ -330,7 +295,7 @@ pub async fn watch(
 
 /// The most one LIST page or one watch line may hold (32 MiB): a server sending more is refused
 /// on that read, never buffered whole.
-pub const MAX_READ: usize = 32 << 20;
+pub(crate) const MAX_READ: usize = 32 << 20;
 
 /// The cap as words: "32 MiB".
 fn cap() -> String {
@@ -581,7 +546,7 @@ impl<'de> serde::de::Visitor<'de> for ItemsSeed<'_> {
 }
 
 /// LIST by field selector (`metadata.name=…`, `involvedObject.name=…`) in one namespace.
-pub async fn list_fields(
+pub(crate) async fn list_fields(
     conn: &Connection,
     kind: &ApiKind,
     namespace: &str,
@@ -592,7 +557,7 @@ pub async fn list_fields(
 }
 
 /// LIST by field selector like [`list_fields`], the items pushed into `items` as they are parsed.
-pub async fn list_fields_into<C: ListItems>(
+pub(crate) async fn list_fields_into<C: ListItems>(
     conn: &Connection,
     kind: &ApiKind,
     namespace: &str,
@@ -671,7 +636,7 @@ fn fill_kind(v: &mut Value, kind: &ApiKind) {
 
 /// An answer is the object asked for: its kind, apiVersion, namespace and name, or an error
 /// saying what came instead (a proxy or a hostile server can answer with anything).
-pub fn check_identity(v: &Value, kind: &ApiKind, namespace: &str, name: &str) -> Result<(), ClusterError> {
+pub(crate) fn check_identity(v: &Value, kind: &ApiKind, namespace: &str, name: &str) -> Result<(), ClusterError> {
     let field = |path: &[&str]| namzu_domain::object::str_at(v, path).unwrap_or("-").to_string();
     let api_version = kind.api_resource().api_version;
     let (k, av, ns, n) = (

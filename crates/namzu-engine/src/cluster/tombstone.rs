@@ -31,7 +31,7 @@ fn file_part(text: &str) -> String {
 
 /// Keep `stone` (its `kind`, `namespace`, `name` and `deletedAt` name the file) in `dir`: a new
 /// file, never one planted at the path, readable by its owner only. The file's path.
-pub fn write(dir: &Path, stone: &Value) -> Result<PathBuf, String> {
+pub(crate) fn write(dir: &Path, stone: &Value) -> Result<PathBuf, String> {
     let field = |k: &str| stone.get(k).and_then(Value::as_str).unwrap_or("-");
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let file = dir.join(format!(

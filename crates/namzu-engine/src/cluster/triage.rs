@@ -7,11 +7,11 @@ use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 use super::kinds::EVENTS_V1;
 use super::resources::{self, CLAIMS, EVENTS, PODS, PVCS, SANDBOXES};
+use futures::io::AsyncBufRead;
 use namzu_domain::naming::{WorkspaceId, is_path_safe_name, validate_namespace};
 use namzu_domain::object::{claim_owner, str_at};
 use namzu_domain::pod::{Index, find, pvc_names};
 use namzu_domain::timeline::{Inputs, MAX_AUDIT_ENTRIES, MAX_EVENTS_PER_OBJECT, NewestEvents, Regarding};
-use futures::io::AsyncBufRead;
 use serde_json::Value;
 
 /// A batch of log lines is handed over at this many lines…
@@ -68,7 +68,7 @@ pub struct LogAsk {
 }
 
 /// Open the log of `pod`'s container: the answer's body, to be read with [`LogLines`].
-pub async fn open_log(
+pub(crate) async fn open_log(
     conn: &Connection,
     namespace: &str,
     pod: &str,
@@ -102,7 +102,7 @@ pub async fn open_log(
 /// A piece of a log body: a whole line, or — when long lines are passed whole — a part of one
 /// that goes on in the next piece.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Piece {
+pub(crate) struct Piece {
     /// The text, without its newline.
     pub text: String,
     /// The line goes on in the next piece (no newline after this one).
@@ -114,7 +114,7 @@ pub struct Piece {
 /// Lines of a log body, invalid UTF-8 replaced. Each line is at most [`MAX_LOG_LINE`] bytes (a
 /// longer one is cut and says so), or with [`LogLines::whole`] a longer line comes whole, in
 /// pieces of at most that size: memory stays bounded either way.
-pub struct LogLines<R> {
+pub(crate) struct LogLines<R> {
     body: R,
     line: Vec<u8>,
     cut: bool,
@@ -124,7 +124,7 @@ pub struct LogLines<R> {
 }
 
 impl<R: AsyncBufRead + Unpin> LogLines<R> {
-    pub fn new(body: R) -> Self {
+    pub(crate) fn new(body: R) -> Self {
         LogLines {
             body,
             line: Vec::new(),
@@ -135,7 +135,7 @@ impl<R: AsyncBufRead + Unpin> LogLines<R> {
     }
 
     /// Long lines passed whole, in parts, instead of cut.
-    pub fn whole(body: R) -> Self {
+    pub(crate) fn whole(body: R) -> Self {
         LogLines {
             whole: true,
             ..LogLines::new(body)
@@ -144,7 +144,7 @@ impl<R: AsyncBufRead + Unpin> LogLines<R> {
 
     /// The next line without its newline; `Ok(None)` at the end of the stream (a last line
     /// without a newline comes out first). A long line cut, or in parts with [`LogLines::whole`].
-    pub async fn next_piece(&mut self) -> std::io::Result<Option<Piece>> {
+    pub(crate) async fn next_piece(&mut self) -> std::io::Result<Option<Piece>> {
         use futures::io::AsyncBufReadExt;
         loop {
             let chunk = self.body.fill_buf().await?;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use tower::{Layer, Service};
 
 #[derive(Clone, Copy)]
-pub struct LogLayer;
+pub(super) struct LogLayer;
 
 impl<S> Layer<S> for LogLayer {
     type Service = Log<S>;
@@ -18,7 +18,7 @@ impl<S> Layer<S> for LogLayer {
 }
 
 #[derive(Clone)]
-pub struct Log<S> {
+pub(super) struct Log<S> {
     inner: S,
 }
 

@@ -32,7 +32,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// The one match over what a write and its wait can come to.
-    pub fn of(outcome: &Outcome, waited: Option<&Waited>, take_over: bool) -> Verdict {
+    pub(crate) fn of(outcome: &Outcome, waited: Option<&Waited>, take_over: bool) -> Verdict {
         let landed = matches!(outcome, Outcome::Applied { .. } | Outcome::Unchanged { .. });
         match (outcome, waited) {
             (Outcome::Unchanged { .. }, _) if take_over => Verdict::TakeOverNotPerformed,
@@ -63,7 +63,7 @@ impl Verdict {
     }
 
     /// The result as `-o json` and the audit name it.
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Verdict::Applied | Verdict::WaitFailed => "applied",
             Verdict::Unchanged => "unchanged",

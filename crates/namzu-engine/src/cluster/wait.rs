@@ -41,14 +41,14 @@ pub enum Waited {
 
 /// What a wait holds on to: the Sandbox's uid and the uids of the claims owning it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Pinned {
+pub(crate) struct Pinned {
     pub uid: Option<String>,
     pub claims: Vec<String>,
 }
 
 impl Pinned {
     /// The identity of `sandbox` as read (the object a write answered, or a wait's first read).
-    pub fn of(sandbox: &Value) -> Pinned {
+    pub(crate) fn of(sandbox: &Value) -> Pinned {
         Pinned {
             uid: uid(sandbox).map(str::to_string),
             claims: claim_uids(sandbox),
@@ -116,7 +116,7 @@ fn still_waiting(verb: Verb, sandbox: &Value, pods: &[Value], pod_before: Option
 /// `pinned`: the Sandbox the write answered with (its uid and claims are held on every pass);
 /// `None` pins the first read's.
 #[allow(clippy::too_many_arguments)]
-pub async fn wait(
+pub(crate) async fn wait(
     conn: &Connection,
     namespace: &str,
     id: &WorkspaceId,

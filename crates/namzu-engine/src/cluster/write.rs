@@ -9,6 +9,7 @@ use super::connect::Connection;
 use super::error::{ApiCall, ClusterError};
 use super::inventory::TemplateFetch;
 use super::resources::{self, SANDBOXES};
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use namzu_domain::egress::{Egress, PolicyIndex, PolicyRead, resume_refusal};
 use namzu_domain::fence::{self, Change, Decision, EpochChoice, EpochUse, Hold, Verb, WriteBody};
 use namzu_domain::keys::TEMPLATE_LABEL;
@@ -18,17 +19,16 @@ use namzu_domain::patch::Mode;
 use namzu_domain::refresh::{self, Mismatch, Refresh, Refusal, Refused};
 use namzu_domain::retry::{self, OnReread, OnStatus, Reread};
 use namzu_domain::timefmt::js_iso;
-use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
-pub use namzu_domain::retry::MAX_SENDS;
-pub const FIELD_MANAGER: &str = namzu_domain::writers::THIS_TOOL;
+pub(crate) const FIELD_MANAGER: &str = namzu_domain::writers::THIS_TOOL;
 
 mod leak;
 mod restore;
 mod throttle;
 
 pub use leak::{DELETE_LEAK_VERB, LeakOutcome, LeakPlan, LeakTarget, RETAIN_VOLUME_VERB, delete_leak, leak_request};
+
 pub use restore::{RESTORE_VERB, RestoreOutcome, restore};
 pub use throttle::{MAX_HOLD_SECONDS, MAX_THROTTLED, Throttle};
 
@@ -147,7 +147,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// No Sandbox under the name: a delete finds its work done, any other verb nothing to do.
-    pub fn absent(verb: Verb) -> Outcome {
+    pub(crate) fn absent(verb: Verb) -> Outcome {
         if verb == Verb::Delete {
             Outcome::AlreadyGone
         } else {
@@ -160,7 +160,7 @@ impl Outcome {
     }
 
     /// What a wait after this write holds on to: the Sandbox it wrote (or found already there).
-    pub fn pinned(&self) -> Option<super::wait::Pinned> {
+    pub(crate) fn pinned(&self) -> Option<super::wait::Pinned> {
         match self {
             Outcome::Applied { object: Some(o), .. } | Outcome::Unchanged { object: o, .. } => {
                 Some(super::wait::Pinned::of(o))
@@ -263,7 +263,7 @@ fn check_answer(plan: &Plan, answer: &Value, identity: Option<&str>) -> Result<(
 
 /// Audit a bulk write (or `leaks --delete`) that stopped before its end: which objects were done,
 /// which not started.
-pub fn record_stop(
+pub(crate) fn record_stop(
     conn: &Connection,
     policy: &WritePolicy,
     verb: &str,
@@ -753,7 +753,7 @@ pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outc
 }
 
 /// The pod uid a resume must see replaced, read just before the write.
-pub async fn pod_uid_before(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Option<String> {
+pub(crate) async fn pod_uid_before(conn: &Connection, namespace: &str, id: &WorkspaceId) -> Option<String> {
     let pod = resources::get(conn, &resources::PODS, namespace, &id.sandbox_name())
         .await
         .ok()??;

@@ -7,12 +7,12 @@
 //! The front-end says what it was asked for in a [`Request`]; the errors are a [`FleetError`]
 //! (or the front-end's own, for the work it runs in each context: [`ContextError`]).
 
-use namzu_clock::Clock;
 use crate::cluster::connect::{self, ConnectOptions, Connection};
 use crate::cluster::error::ClusterError;
 use crate::console::printable;
-use namzu_domain::safety::{Badge, ContextRules, Loosens, Overrides, SafetyConfig};
 use futures::StreamExt;
+use namzu_clock::Clock;
+use namzu_domain::safety::{Badge, ContextRules, Loosens, Overrides, SafetyConfig};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Mutex;

@@ -11,12 +11,12 @@
 use crate::cluster::error::ClusterError;
 use crate::cluster::leaks;
 use crate::cluster::write::{self, LeakOutcome, LeakPlan, LeakTarget, WritePolicy};
-use namzu_domain::leaks::{Leak, LeakKind};
 use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
 use crate::ops::write::batch::{Interrupt, Stop};
 use crate::ops::write::rules::{self, Refusal};
 use crate::present;
 use futures::future::BoxFuture;
+use namzu_domain::leaks::{Leak, LeakKind};
 
 /// What a front-end asks for: how the deletes are sent.
 #[derive(Debug, Clone, Default)]
@@ -44,7 +44,7 @@ pub struct Request {
 
 impl Request {
     /// Something is sent (a server dry run too): it is confirmed and recorded.
-    pub fn sends(&self) -> bool {
+    pub(crate) fn sends(&self) -> bool {
         !self.dry_run
     }
 }
@@ -292,7 +292,7 @@ impl Checked {
     }
 
     /// The deletes planned, across every context.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.batches.iter().map(|b| b.plans.len()).sum()
     }
 }
@@ -426,7 +426,7 @@ pub struct Report {
 
 impl Report {
     /// Refused before anything was sent, or by the API server's preconditions.
-    pub fn refused(&self) -> bool {
+    pub(crate) fn refused(&self) -> bool {
         matches!(self.outcome, LeakOutcome::Refused { .. } | LeakOutcome::ReadOnly)
     }
 

@@ -1,14 +1,14 @@
 //! Text pieces of the detail view and `drift`: times with ages, overlays, field changes.
 
+use chrono::{DateTime, Utc};
 use namzu_domain::age::age;
 use namzu_domain::diff::Change;
 use namzu_domain::drift::Overlays;
 use namzu_domain::timefmt;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 /// `2026-11-29T08:00:00Z (2h ago)`, or the raw text marked unreadable.
-pub fn when(ts: Option<&str>, now: DateTime<Utc>) -> String {
+pub(crate) fn when(ts: Option<&str>, now: DateTime<Utc>) -> String {
     match ts {
         None => "-".into(),
         Some(raw) => match timefmt::parse(raw) {

@@ -3,6 +3,7 @@
 
 use super::describe::{changes, overlays, when};
 use crate::cluster::detail::{Detail, event_time};
+use chrono::{DateTime, Utc};
 use namzu_domain::age::age;
 use namzu_domain::columns::{epoch_text, restarts_text};
 use namzu_domain::drift::{DriftState, TemplateRead, field_changes};
@@ -12,7 +13,6 @@ use namzu_domain::next_step::next_step;
 use namzu_domain::object::{claim_owner, condition_parts, generation, owner_refs, str_at};
 use namzu_domain::timefmt;
 use namzu_domain::workspace::{Observed, Workspace};
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -102,8 +102,7 @@ fn mode_writer(s: &mut String, sandbox: &Value, now: DateTime<Utc>) {
             timefmt::js_iso(t),
             age(t, now)
         ));
-        let stamp =
-            namzu_domain::object::annotation(sandbox, namzu_domain::keys::CHANGED_AT).and_then(timefmt::parse);
+        let stamp = namzu_domain::object::annotation(sandbox, namzu_domain::keys::CHANGED_AT).and_then(timefmt::parse);
         if stamp.is_some_and(|c| namzu_domain::timeline::mode_unstamped(sandbox, c)) {
             text.push_str("; after the mode-changed-at stamp: a change the annotations do not record");
         }

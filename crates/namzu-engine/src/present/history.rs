@@ -2,9 +2,9 @@
 //! timeline as a table, oldest first, then the current pod's start-up waterfall with its slowest
 //! leg named. Pure: entries in, text out.
 
+use chrono::{DateTime, SecondsFormat, Utc};
 use namzu_domain::age::{age, human_duration};
 use namzu_domain::timeline::{Entry, Waterfall};
-use chrono::{DateTime, SecondsFormat, Utc};
 
 /// The widest the OBJECT column grows before its text is cut.
 const OBJECT_WIDTH: usize = 48;
@@ -71,7 +71,7 @@ fn stamp(t: DateTime<Utc>) -> String {
 
 /// The waterfall: one line per leg with a bar in proportion, the leg under way timed to now
 /// ("and counting"), the slowest marked.
-pub fn render_waterfall(w: &Waterfall) -> Vec<String> {
+pub(crate) fn render_waterfall(w: &Waterfall) -> Vec<String> {
     let mut out = vec![format!(
         "Start-up of the current pod, from {} at {}:",
         w.from,

@@ -54,7 +54,7 @@ pub const MAX_DEPTH: usize = 64;
 
 /// The most text one template run may produce: a template that would print more (a range over
 /// every value within a range over every value) is an error, not gigabytes held in memory.
-pub const MAX_OUTPUT: usize = 256 << 20;
+pub(crate) const MAX_OUTPUT: usize = 256 << 20;
 
 /// Why a template cannot be parsed or run: kubectl's words, one line — the template and the
 /// reason each cut to [`MAX_ECHO`] characters (a 192 KB template is not echoed whole).
@@ -67,7 +67,7 @@ fn bad(template: &str, why: impl std::fmt::Display) -> String {
 }
 
 /// The most characters of a template (or of a part of it) an error echoes.
-pub const MAX_ECHO: usize = 120;
+pub(crate) const MAX_ECHO: usize = 120;
 
 /// `text` whole if it is short, else its first [`MAX_ECHO`] characters and how much was left out.
 fn elided(text: &str) -> String {
@@ -148,7 +148,7 @@ impl Template {
     }
 
     /// The values one `{path}` template finds (custom columns).
-    pub fn values<'a>(&self, data: &'a Value) -> Vec<&'a Value> {
+    pub(crate) fn values<'a>(&self, data: &'a Value) -> Vec<&'a Value> {
         match self.0.as_slice() {
             [Node::Path(steps)] => eval(steps, data, data).unwrap_or_default(),
             _ => Vec::new(),
@@ -545,7 +545,7 @@ fn compare(left: &Value, op: Op, right: &Value) -> Result<bool, String> {
 }
 
 /// A value as kubectl prints it in a template: strings raw, everything else as JSON.
-pub fn text(v: &Value) -> String {
+pub(crate) fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         // Go's encoding/json, which kubectl prints with, sorts object keys

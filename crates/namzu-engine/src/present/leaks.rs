@@ -5,20 +5,20 @@ use crate::cluster::write::{LeakOutcome, LeakPlan};
 use namzu_domain::counted;
 
 /// A context's rules cannot be applied to its connection: nothing is sent.
-pub fn unrulable(why: &str) -> String {
+pub(crate) fn unrulable(why: &str) -> String {
     format!("{why}: nothing sent")
 }
 
 /// A read-only context: its reason, and that nothing is sent there.
-pub fn read_only(reason: &str) -> String {
+pub(crate) fn read_only(reason: &str) -> String {
     format!("{reason}: leaks --delete sends no write")
 }
 
 /// A typed confirmation the terminal cannot give.
-pub const CANNOT_ASK: &str = "leaks --delete asks for the typed count (disks hold data; a context's confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)";
+pub(crate) const CANNOT_ASK: &str = "leaks --delete asks for the typed count (disks hold data; a context's confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)";
 
 /// What a context's typed confirmation shows before it asks.
-pub fn question(context: Option<&str>, objects: usize, disks: usize) -> String {
+pub(crate) fn question(context: Option<&str>, objects: usize, disks: usize) -> String {
     let whose = context.map_or(String::new(), |c| format!(" in context {c}"));
     match (objects, disks) {
         (1, 1) => format!("1 disk{whose} would be deleted (its data is lost)."),
@@ -45,12 +45,12 @@ pub fn named(plan: &LeakPlan) -> String {
 }
 
 /// What must be typed to delete `objects` objects.
-pub fn word(objects: usize) -> String {
+pub(crate) fn word(objects: usize) -> String {
     format!("delete {objects}")
 }
 
 /// The prompt after [`question`].
-pub fn prompt(word: &str) -> String {
+pub(crate) fn prompt(word: &str) -> String {
     format!("Type \"{word}\" to delete them: ")
 }
 
@@ -60,7 +60,7 @@ pub fn cancelled(context: &str) -> String {
 }
 
 /// The result's word.
-pub fn result(o: &LeakOutcome) -> &'static str {
+pub(crate) fn result(o: &LeakOutcome) -> &'static str {
     match o {
         LeakOutcome::Deleted { .. } => "deleted",
         LeakOutcome::Quarantined { .. } => "quarantined",
@@ -72,7 +72,7 @@ pub fn result(o: &LeakOutcome) -> &'static str {
 }
 
 /// Why, for a result that needs a why.
-pub fn detail(o: &LeakOutcome) -> Option<String> {
+pub(crate) fn detail(o: &LeakOutcome) -> Option<String> {
     match o {
         LeakOutcome::Deleted { kept, .. } => kept.clone(),
         LeakOutcome::Refused { message } => Some(message.clone()),
@@ -83,7 +83,7 @@ pub fn detail(o: &LeakOutcome) -> Option<String> {
 }
 
 /// One object's result line, `[done/total] ` before it when there are several.
-pub fn line(plan: &LeakPlan, o: &LeakOutcome, done: usize, total: usize) -> String {
+pub(crate) fn line(plan: &LeakPlan, o: &LeakOutcome, done: usize, total: usize) -> String {
     let progress = if total > 1 {
         format!("[{done}/{total}] ")
     } else {

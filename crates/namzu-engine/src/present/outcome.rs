@@ -13,7 +13,7 @@ use namzu_domain::refresh::{DiskProblem, Field, Mismatch, Refresh, Refusal, Sour
 pub const ADMISSION_FENCE_NOTE: &str = "note: this workspace has per-sandbox egress: the library re-verifies the host's admission fence before every resume, and this tool cannot (it is host configuration); resume only where that fence is known to be in place";
 
 /// An identity in words: `Sandbox uid U, claims disk=C, pod uid P`.
-pub fn identity(id: &Identity) -> String {
+pub(crate) fn identity(id: &Identity) -> String {
     let claims: Vec<String> = id
         .volume_claim_uids
         .iter()
@@ -66,7 +66,7 @@ pub fn closure(namespace: &str, sandbox_name: &str, c: &Closure) -> String {
 
 /// What a write came to, for one workspace. `take_over`: the user asked for `--take-over`
 /// (finding the mode already there then means the take-over was not performed).
-pub fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) -> String {
+pub(crate) fn outcome(verb: Verb, namespace: &str, outcome: &Outcome, take_over: bool) -> String {
     match outcome {
         Outcome::Applied {
             change: Change::StampOnly,
@@ -150,7 +150,7 @@ fn short_hash(hash: Option<&str>) -> String {
 }
 
 /// An overlay's name as the user reads it.
-pub fn field_name(f: Field) -> &'static str {
+pub(crate) fn field_name(f: Field) -> &'static str {
     match f {
         Field::TemplateLabel => "template label",
         Field::RuntimeClassName => "runtimeClassName",
@@ -232,7 +232,7 @@ pub fn off_template(workspaces: &[String]) -> String {
 }
 
 /// Why a refresh sent nothing (docs/interop.md §14); the workspace is left as it was.
-pub fn refresh_refusal(r: &Refusal) -> String {
+pub(crate) fn refresh_refusal(r: &Refusal) -> String {
     let kept = "the workspace stays Suspended; nothing sent";
     match r {
         Refusal::Running { mismatches } => format!(
@@ -350,11 +350,6 @@ pub fn progress(verb: Verb, done: usize, total: usize, failed: usize, elapsed: s
     )
 }
 
-/// The one word for a result, in `-o json` and the summary table.
-pub fn result_word(o: &Outcome, waited: Option<&Waited>, take_over: bool) -> &'static str {
-    Verdict::of(o, waited, take_over).word()
-}
-
 /// Whether an outcome counts as done (the TUI's green note, the CLI's exit 0 before any wait).
 pub fn succeeded(o: &Outcome, take_over: bool) -> bool {
     Verdict::of(o, None, take_over).succeeded()
@@ -384,7 +379,7 @@ mod tests {
             outcome(Verb::Resume, "ns", &Outcome::NotFound, false),
             "not found in namespace ns"
         );
-        assert_eq!(result_word(&unchanged, None, true), "take-over-not-performed");
+        assert_eq!(Verdict::of(&unchanged, None, true).word(), "take-over-not-performed");
         assert!(!succeeded(&unchanged, true) && succeeded(&unchanged, false));
         assert_eq!(waited(&Waited::Confirmed), "confirmed");
         assert_eq!(

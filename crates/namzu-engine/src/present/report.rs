@@ -8,7 +8,14 @@ use namzu_domain::patch::Mode;
 
 /// What a typed confirmation shows before it asks: the workspace, where, its mode and holder
 /// epoch, and what the write costs.
-pub fn question(name: &str, namespace: &str, context: Option<&str>, mode: Mode, epoch: &str, verb: Verb) -> String {
+pub(crate) fn question(
+    name: &str,
+    namespace: &str,
+    context: Option<&str>,
+    mode: Mode,
+    epoch: &str,
+    verb: Verb,
+) -> String {
     let whose = context.map_or(String::new(), |c| format!(" (context {c})"));
     let cost = match verb {
         Verb::Delete => "Deleting it destroys its pod, its agent sessions and its disks (PVCs).",

@@ -8,7 +8,7 @@ use serde_json::Value;
 /// the C1 controls (a terminal acts on them), the line and paragraph separators, the byte-order
 /// mark and the noncharacters U+FFFE/U+FFFF — a YAML reader refuses each of them raw, and
 /// JavaScript before ES2019 refuses U+2028/U+2029 in a string.
-pub fn escaped_in_data(c: char) -> bool {
+pub(crate) fn escaped_in_data(c: char) -> bool {
     matches!(
         c,
         '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
@@ -17,7 +17,7 @@ pub fn escaped_in_data(c: char) -> bool {
 
 /// JSON text (as serde_json writes it) with every [`escaped_in_data`] character as `\uXXXX`.
 /// Such a character can only stand inside a string there, where the escape means the same.
-pub fn escape_json_text(json: String) -> String {
+pub(crate) fn escape_json_text(json: String) -> String {
     if !json.chars().any(escaped_in_data) {
         return json;
     }

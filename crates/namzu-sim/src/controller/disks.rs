@@ -5,7 +5,7 @@ use super::*;
 use crate::volumes;
 
 /// The label agent-sandbox puts on what a Sandbox owns: the FNV-1a hash of its name.
-pub const NAME_HASH_LABEL: &str = "agents.x-k8s.io/sandbox-name-hash";
+pub(super) const NAME_HASH_LABEL: &str = "agents.x-k8s.io/sandbox-name-hash";
 
 impl Controller {
     pub(super) fn ensure_pvcs(&mut self, store: &mut Store, sbx: &Value, knobs: &Knobs, now: &str) {

@@ -104,7 +104,7 @@ pub(super) fn previews(c: &mut Confirm) -> Vec<Effect> {
 }
 
 /// The row's note after an action: the same sentence the CLI prints, first line only.
-pub fn note_for(verb: Verb, key: &WorkspaceKey, outcome: &Outcome) -> RowNote {
+pub(crate) fn note_for(verb: Verb, key: &WorkspaceKey, outcome: &Outcome) -> RowNote {
     RowNote {
         text: wording::outcome_line(verb, &key.namespace, outcome, false),
         ok: wording::succeeded(outcome, false),

@@ -27,7 +27,7 @@ pub(super) fn context(app: &App) -> Context {
 }
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
-pub fn footer_keys(app: &App, width: usize) -> String {
+pub(crate) fn footer_keys(app: &App, width: usize) -> String {
     keys::footer(
         context(app),
         width,
@@ -215,7 +215,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             };
             app.clamp();
         }
-        Command::CommandLine => view.command = Some(String::new()),
+        Command::OpenCommandLine => view.command = Some(String::new()),
         Command::Resources => {
             view.resources = !view.resources;
             app.status = if app.view.resources {

@@ -32,7 +32,7 @@ pub struct Inventory {
 pub(super) const MENDED_AT_MOST: usize = 256;
 
 /// Data older than this shows dim.
-pub const STALE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
+pub(crate) const STALE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
 
 impl Inventory {
     pub fn rows(&self) -> &[Workspace] {
@@ -171,7 +171,7 @@ impl TableView {
 }
 
 /// The sorts the table offers (`o`), in the picker's order: each names its column.
-pub const SORTS: [(&str, SortKey, Column); 11] = [
+pub(crate) const SORTS: [(&str, SortKey, Column); 11] = [
     ("name", SortKey::Name, Column::Workspace),
     ("context", SortKey::Context, Column::Context),
     ("namespace", SortKey::Namespace, Column::Namespace),
@@ -186,7 +186,7 @@ pub const SORTS: [(&str, SortKey, Column); 11] = [
 ];
 
 /// The sort's name and column.
-pub fn sort_name(key: SortKey) -> (&'static str, Column) {
+pub(crate) fn sort_name(key: SortKey) -> (&'static str, Column) {
     SORTS
         .iter()
         .find(|(_, k, _)| *k == key)

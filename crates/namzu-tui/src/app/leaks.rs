@@ -8,7 +8,7 @@ use namzu_domain::leaks::{Leak, LeakKind};
 use namzu_domain::resources::{Unit, human};
 
 /// One context's answer: its leaks and the warnings of what it could not read, or why nothing.
-pub type LeaksAnswer = Result<(Vec<Leak>, Vec<String>), String>;
+pub(crate) type LeaksAnswer = Result<(Vec<Leak>, Vec<String>), String>;
 
 #[derive(Debug, Clone, Default)]
 pub struct LeaksView {
@@ -245,7 +245,7 @@ pub(super) fn answered(app: &mut App, context: &str, scope: &Scope, result: Leak
 }
 
 /// The view's title.
-pub fn leaks_title(app: &App, view: &LeaksView) -> String {
+pub(crate) fn leaks_title(app: &App, view: &LeaksView) -> String {
     let scope = match view.parts.first().map(|(_, s, _)| s) {
         Some(Scope::Namespace(n))
             if view
@@ -269,7 +269,7 @@ pub fn leaks_title(app: &App, view: &LeaksView) -> String {
 
 /// The view's text: per leak its kind, name, leak, size and age, then the reason and the next step;
 /// the last line says where deleting is done.
-pub fn leaks_text(app: &App, view: &LeaksView) -> String {
+pub(crate) fn leaks_text(app: &App, view: &LeaksView) -> String {
     let mut out = Vec::new();
     let mut count = 0usize;
     let mut disks: i128 = 0;

@@ -1,11 +1,11 @@
 //! `update` alone: keys and answers in, state and effects out; no server, no terminal.
 
 use super::*;
-use namzu_engine::cluster::write::Request;
 use namzu_domain::drift::{OverlayFlags, TemplateRead};
 use namzu_domain::fence::{Change, EpochChoice, EpochUse};
 use namzu_domain::patch::Mode;
 use namzu_domain::workspace::{Inputs, Observed, derive};
+use namzu_engine::cluster::write::Request;
 use ratatui::crossterm::event::KeyModifiers;
 use serde_json::json;
 

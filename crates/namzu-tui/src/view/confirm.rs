@@ -113,7 +113,11 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
                     format!("now {}", mode.as_str())
                 }];
                 // a refresh: the template and hashes, each overlay and its source, the field diff
-                v.extend(refresh.iter().flat_map(|r| namzu_engine::present::outcome::refresh_lines(r)));
+                v.extend(
+                    refresh
+                        .iter()
+                        .flat_map(|r| namzu_engine::present::outcome::refresh_lines(r)),
+                );
                 if !c.show_request && v.last().is_some_and(|l| l == "body:") {
                     v.pop();
                 }

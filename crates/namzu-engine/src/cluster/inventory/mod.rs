@@ -18,6 +18,8 @@ use super::connect::Connection;
 use super::error::{ClusterError, observed};
 use super::pack::{Pack, Packed};
 use super::resources::{self, ListItems, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
+use chrono::{DateTime, Utc};
+use futures::future::join_all;
 use namzu_domain::drift::{OverlayFlags, TemplateRead};
 use namzu_domain::egress::{PolicyIndex, PolicyRead};
 use namzu_domain::keys::SANDBOX_NAME_HASH;
@@ -25,14 +27,12 @@ use namzu_domain::naming::{is_workspace, template_label};
 use namzu_domain::object::namespace;
 use namzu_domain::pod::{Index, pod_expected};
 use namzu_domain::workspace::{self, Inputs, Observed, Workspace};
-use chrono::{DateTime, Utc};
-use futures::future::join_all;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 mod packed;
-pub use packed::PackedNamespace;
+pub(crate) use packed::PackedNamespace;
 use packed::{Objects, PackedSandbox, Sandboxes, by_namespace};
 
 pub use namzu_domain::drift::TemplateFetch;
@@ -87,26 +87,12 @@ impl Inventory {
     }
 
     /// Every workspace with the Sandbox and template it was derived from.
-    pub fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
+    pub(crate) fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
         self.namespaces.iter().flat_map(|ns| ns.entries(flags, now)).collect()
     }
 }
 
 impl NamespaceData {
-    /// This namespace's workspaces that `keep` accepts; its objects go with it.
-    pub fn into_workspaces(
-        self,
-        flags: &OverlayFlags,
-        now: DateTime<Utc>,
-        keep: impl Fn(&Workspace) -> bool,
-    ) -> Vec<Workspace> {
-        self.entries(flags, now)
-            .into_iter()
-            .map(|e| e.workspace)
-            .filter(|w| keep(w))
-            .collect()
-    }
-
     /// This namespace's workspaces with what each was derived from.
     pub fn entries(&self, flags: &OverlayFlags, now: DateTime<Utc>) -> Vec<Entry<'_>> {
         let (pods, pvcs) = (self.pods.map(|v| Index::new(v)), self.pvcs.map(|v| Index::new(v)));
@@ -246,7 +232,7 @@ fn objects_of(kind: &resources::ApiKind) -> Objects {
 const OWNED_BY_A_SANDBOX: &str = SANDBOX_NAME_HASH;
 
 /// Reads by name per kind and namespace before one unfiltered LIST is cheaper.
-pub const BY_NAME_LIMIT: usize = 32;
+pub(crate) const BY_NAME_LIMIT: usize = 32;
 
 async fn read_namespace(
     conn: &Connection,
@@ -453,10 +439,7 @@ async fn read_all(
         }
         Err(ClusterError::Forbidden { .. }) => {
             let mut namespaces: Vec<String> = match resources::list(conn, &NAMESPACES, None, None).await {
-                Ok(list) => list
-                    .iter()
-                    .map(|n| namzu_domain::object::name(n).to_string())
-                    .collect(),
+                Ok(list) => list.iter().map(|n| namzu_domain::object::name(n).to_string()).collect(),
                 Err(ClusterError::Forbidden { .. }) => {
                     warnings.push(format!(
                         "warning: you may not list sandboxes or namespaces cluster-wide; showing namespace {} only",

@@ -298,7 +298,7 @@ impl PackedNamespace {
     }
 
     /// Everything it read, parsed.
-    pub fn unpack(self) -> NamespaceData {
+    pub(crate) fn unpack(self) -> NamespaceData {
         let unpack = |o: Observed<Objects>| match o {
             Observed::Known(o) => Observed::Known(o.unpack()),
             Observed::Forbidden => Observed::Forbidden,

@@ -18,10 +18,10 @@ use super::connect::Connection;
 use super::error::ClusterError;
 use super::inventory::{Query, Scope};
 use super::resources::{self, NAMESPACES, SANDBOXES};
+use chrono::{DateTime, Utc};
 use namzu_domain::drift::{OverlayFlags, TemplateFetch};
 use namzu_domain::mirror::{Kind, Mirror, ObjectKey, Readable, RowChange};
 use namzu_domain::object::name;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ mod watcher;
 use follower::{Follower, Spawn};
 
 /// How often the API server is asked whether it still answers.
-pub const PROBE_EVERY: Duration = Duration::from_secs(10);
+pub(crate) const PROBE_EVERY: Duration = Duration::from_secs(10);
 /// How long the probe waits for its answer.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the API server is asked while a watch is reconnecting: the first answer after an
@@ -151,7 +151,7 @@ struct Cut {
 }
 
 /// Follow `scope` until `out` is closed: rows and statuses as they change.
-pub async fn follow(
+pub(crate) async fn follow(
     conn: Connection,
     scope: Scope,
     query: Query,

@@ -497,7 +497,11 @@ pub const RETAIN_VOLUME_VERB: &str = "retain-volume";
 
 /// Why the context's quarantine rule refuses this delete now, if it does: not quarantined, not
 /// for long enough, or touched since (which cancels it).
-pub fn quarantine_refusal(plan: &LeakPlan, current: &Value, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
+pub(super) fn quarantine_refusal(
+    plan: &LeakPlan,
+    current: &Value,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<String> {
     let days = plan.quarantine_days?;
     match namzu_domain::leaks::quarantine_of(current) {
         None => Some(format!(
@@ -594,4 +598,4 @@ async fn quarantine(
 }
 
 /// The audit log's verb for a quarantine mark.
-pub const QUARANTINE_VERB: &str = "quarantine-leak";
+pub(super) const QUARANTINE_VERB: &str = "quarantine-leak";

@@ -15,7 +15,7 @@ pub struct Throttle {
 impl Throttle {
     /// Wait until the server's last "retry after" has passed; `false` when the batch was
     /// abandoned first (nothing more may be sent).
-    pub async fn wait(&self) -> bool {
+    pub(crate) async fn wait(&self) -> bool {
         loop {
             if self.is_abandoned() {
                 return false;
@@ -36,7 +36,7 @@ impl Throttle {
 
     /// Hold every write back for `seconds` from now (at most [`MAX_HOLD_SECONDS`]; never
     /// shortening a longer hold).
-    pub fn hold(&self, seconds: u32) {
+    pub(crate) fn hold(&self, seconds: u32) {
         let seconds = seconds.min(MAX_HOLD_SECONDS);
         let until = tokio::time::Instant::now() + std::time::Duration::from_secs(seconds.into());
         let mut held = self.until.lock().unwrap_or_else(|p| p.into_inner());
@@ -49,7 +49,7 @@ impl Throttle {
         self.abandoned.1.notify_waiters();
     }
 
-    pub fn is_abandoned(&self) -> bool {
+    pub(crate) fn is_abandoned(&self) -> bool {
         self.abandoned.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
@@ -64,7 +64,7 @@ pub const MAX_THROTTLED: u32 = 5;
 /// write is resent (`Ok`); anything else, a 429 past [`MAX_THROTTLED`] resends, or one asking
 /// for more than [`MAX_HOLD_SECONDS`] (named so) is the answer (`Err`). The one rule of every
 /// write this tool sends: a Sandbox's mode change or delete, a leaked object's delete.
-pub fn resend_after(e: ClusterError, throttled: &mut u32, throttle: &Throttle) -> Result<(), ClusterError> {
+pub(super) fn resend_after(e: ClusterError, throttled: &mut u32, throttle: &Throttle) -> Result<(), ClusterError> {
     match e {
         ClusterError::Api {
             code: 429,

@@ -11,12 +11,12 @@ use crate::cluster::error::ClusterError;
 use crate::cluster::resources::{self, SANDBOXES};
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{self, Outcome, Plan};
+use futures::StreamExt;
+use futures::future::BoxFuture;
 use namzu_domain::fence::Verb;
 use namzu_domain::naming::{WorkspaceId, WorkspaceKey};
 use namzu_domain::patch::Mode;
 use namzu_domain::state::State;
-use futures::StreamExt;
-use futures::future::BoxFuture;
 
 /// Why a bulk write stopped before its last workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,6 @@
 pub mod batch;
 pub mod rules;
 
-pub use batch::{Front, Question, Ran, Step, Stop, run};
-
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::inventory::{self, Query, Scope};
@@ -17,14 +15,16 @@ use crate::cluster::resources::SANDBOXES;
 use crate::cluster::verdict::Verdict;
 use crate::cluster::wait::Waited;
 use crate::cluster::write::{Outcome, Plan, Request as Sent, WritePolicy};
+use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
+use crate::present;
 use namzu_domain::drift::OverlayFlags;
 use namzu_domain::fence::{EpochChoice, EpochUse, Verb};
 use namzu_domain::naming::{WorkspaceId, WorkspaceKey};
 use namzu_domain::refresh::{self, Refresh};
 use namzu_domain::select::Filter;
-use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
-use crate::present;
 use rules::Refusal;
+
+pub use batch::{Front, Question, Ran, Step, Stop, run};
 
 /// What a front-end asks for: one write of every workspace selected.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub struct Request {
 
 impl Request {
     /// Any dry run: nothing changes.
-    pub fn any_dry_run(&self) -> bool {
+    pub(crate) fn any_dry_run(&self) -> bool {
         self.dry_run || self.server_dry_run
     }
 }
@@ -185,7 +185,7 @@ impl Selecting {
     }
 
     /// Workspaces named by id (they name workspaces in one context).
-    pub fn by_id(&self) -> bool {
+    pub(crate) fn by_id(&self) -> bool {
         !self.ids.is_empty()
     }
 
@@ -372,7 +372,7 @@ pub async fn send(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> (Outc
 
 impl Landed {
     /// The mode was found already there (nothing was written): the pod seen is no old one.
-    pub fn found_already_there(self) -> Landed {
+    pub(crate) fn found_already_there(self) -> Landed {
         Landed {
             pod_before: None,
             ..self

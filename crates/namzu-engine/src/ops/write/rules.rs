@@ -32,7 +32,7 @@ pub enum Refusal {
 
 /// Why a context refuses every write whatever the flags say, if it does: rules that cannot be
 /// applied to its connection (`SafetyConfig::for_connection`).
-pub fn unrulable(rules: &ContextRules) -> Option<&str> {
+pub(crate) fn unrulable(rules: &ContextRules) -> Option<&str> {
     rules.refusal.as_deref()
 }
 
@@ -44,7 +44,7 @@ pub fn check(rules: &ContextRules, context: &str, read_only_flag: bool, selected
 }
 
 /// [`check`] of `selected` objects of another kind (`noun`: a leaked object).
-pub fn check_of(
+pub(crate) fn check_of(
     rules: &ContextRules,
     context: &str,
     read_only_flag: bool,
@@ -70,7 +70,7 @@ pub fn read_only(rules: &ContextRules, context: &str, read_only_flag: bool) -> O
 /// Why `--yes` may not answer here, if it may not: it lifts a typed confirmation, so — as every
 /// flag that loosens a context's rules (`domain::safety::Loosens`) — across several contexts it
 /// may not answer one that a context's `confirm: typed` rule asks for (name that context alone).
-pub fn yes_across<'a>(
+pub(crate) fn yes_across<'a>(
     several: bool,
     yes: bool,
     mut members: impl Iterator<Item = (&'a str, &'a ContextRules)>,
@@ -99,7 +99,7 @@ pub fn asks_typed(rules: Option<&ContextRules>, verb: Verb, yes: bool, dry_run: 
 /// disk) or not asks for a typed confirmation in a context with these rules: the domain's rule
 /// (`ContextRules::asks_typed_when`), unless the user said yes up front (`--yes`), it is a dry
 /// run, or the context is read-only (it sends nothing).
-pub fn asks_typed_when(rules: &ContextRules, destroys_data: bool, yes: bool, dry_run: bool) -> bool {
+pub(crate) fn asks_typed_when(rules: &ContextRules, destroys_data: bool, yes: bool, dry_run: bool) -> bool {
     !yes && !dry_run && !rules.read_only && rules.asks_typed_when(destroys_data)
 }
 
@@ -188,7 +188,7 @@ pub fn bind(mut plan: Plan, shown: Option<&Outcome>) -> Result<Plan, Unbound<'_>
 
 /// A write bound to the object the user typed its id for: one replaced or taken over while the
 /// user typed is refused, not written.
-pub fn bind_to_object(plan: &mut Plan, shown: &Value) {
+pub(crate) fn bind_to_object(plan: &mut Plan, shown: &Value) {
     plan.expected_uid = namzu_domain::object::uid(shown).map(str::to_string);
     if let Ok(epoch) = namzu_domain::fence::resolve(shown, plan.epoch) {
         plan.epoch = EpochChoice::Explicit(epoch);
