@@ -11,7 +11,7 @@ use super::selection::SelectionArgs;
 use futures::future::BoxFuture;
 use namzu_domain::epoch::parse_epoch_arg;
 use namzu_domain::fence::{EpochChoice, Verb};
-use namzu_domain::naming::WorkspaceId;
+use namzu_domain::naming::{WorkspaceId, WorkspaceKey};
 use namzu_domain::refresh;
 use namzu_domain::select::parse_duration;
 use namzu_domain::state::State;
@@ -257,7 +257,8 @@ impl Front for Terminal {
         }
     }
 
-    fn waiting(&self, id: &WorkspaceId, what: &str, state: Option<State>) {
+    fn waiting(&self, key: &WorkspaceKey<WorkspaceId>, what: &str, state: Option<State>) {
+        let id = &key.id;
         const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
         let Some(spinner) = &self.spinner else {
             return;

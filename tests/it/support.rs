@@ -287,6 +287,7 @@ pub(crate) fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions
         flags: Default::default(),
         wait_timeout: std::time::Duration::from_secs(2),
         writes_in_flight: Default::default(),
+        closed: Default::default(),
         log_task: Default::default(),
         live,
     }

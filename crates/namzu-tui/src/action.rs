@@ -52,6 +52,12 @@ pub enum Action {
         key: WorkspaceKey,
         message: String,
     },
+    /// A write of a batch that a stop (the UI quitting, a signal, the audit log failing) kept
+    /// from starting: nothing sent. Why, as the stop line says it.
+    NotStarted {
+        key: WorkspaceKey,
+        why: &'static str,
+    },
     Waited {
         key: WorkspaceKey,
         verb: Verb,
@@ -144,10 +150,13 @@ pub enum Effect {
         plan: Plan,
         take_over: bool,
     },
-    /// The write of `plan` through the row's context's connection and write policy.
-    Write {
-        key: WorkspaceKey,
-        plan: Plan,
+    /// The confirmed writes of one context, each bound to what the popup showed, sent through
+    /// the one batch every front-end's writes go through (`ops::write::confirmed` and `run`).
+    Writes {
+        context: String,
+        writes: Vec<(WorkspaceKey, Plan)>,
+        /// The popup's take-over toggle: the mode found already there means it was not performed.
+        take_over: bool,
         wait: bool,
     },
     /// Stream the log of the row's own pod into the log pane (replacing any stream before it).
@@ -209,12 +218,12 @@ impl Effect {
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }
-            | Effect::Write { key, .. }
             | Effect::Logs { key, .. }
             | Effect::StopLogs { key, .. }
             | Effect::History(key)
             | Effect::Shell(key)
             | Effect::Save { key, .. } => key.context_name(),
+            Effect::Writes { context, .. } => context,
         }
     }
 }

@@ -663,24 +663,15 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Done { key, verb, outcome } => {
             let note = note_for(verb, &key, &outcome);
-            app.status = format!("{}: {}", key.who(app.several_contexts), note.text);
-            // a bulk action says how far it is instead, as the CLI's progress line does
-            if let Some(bulk) = &mut app.bulk {
-                bulk.done += 1;
-                bulk.failed += usize::from(!note.ok);
-                let elapsed = (app.now - bulk.started).to_std().unwrap_or_default();
-                app.status = wording::progress(bulk.verb, bulk.done, bulk.total, bulk.failed, elapsed);
-                if bulk.done >= bulk.total {
-                    // "3 of 3 suspended": the rows stay where they were
-                    app.status = format!("{} of {} {}", bulk.total - bulk.failed, bulk.total, bulk.verb.past());
-                    if bulk.failed > 0 {
-                        app.status.push_str(&format!(" · {} failed (see RESULT)", bulk.failed));
-                    }
-                    app.bulk = None;
-                }
-            }
-            app.notes.insert(key, note);
-            // the watches bring what the write changed
+            row_done(app, key, note);
+            Vec::new()
+        }
+        Action::NotStarted { key, why } => {
+            let note = RowNote {
+                text: format!("not started ({why}): nothing sent"),
+                ok: false,
+            };
+            row_done(app, key, note);
             Vec::new()
         }
         Action::Sent(entries) => {
@@ -711,6 +702,28 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// A row's write is over (sent, or kept from starting): its note, and the status line — a bulk
+/// action's says how far it is instead, as the CLI's progress line does.
+fn row_done(app: &mut App, key: WorkspaceKey, note: RowNote) {
+    app.status = format!("{}: {}", key.who(app.several_contexts), note.text);
+    // a bulk action says how far it is instead, as the CLI's progress line does
+    if let Some(bulk) = &mut app.bulk {
+        bulk.done += 1;
+        bulk.failed += usize::from(!note.ok);
+        let elapsed = (app.now - bulk.started).to_std().unwrap_or_default();
+        app.status = wording::progress(bulk.verb, bulk.done, bulk.total, bulk.failed, elapsed);
+        if bulk.done >= bulk.total {
+            // "3 of 3 suspended": the rows stay where they were
+            app.status = format!("{} of {} {}", bulk.total - bulk.failed, bulk.total, bulk.verb.past());
+            if bulk.failed > 0 {
+                app.status.push_str(&format!(" · {} failed (see RESULT)", bulk.failed));
+            }
+            app.bulk = None;
+        }
+    }
+    app.notes.insert(key, note);
 }
 
 /// The Sandbox as YAML, without managedFields.

@@ -17,7 +17,7 @@ use namzu_engine::cluster::inventory::{Query, Scope};
 use namzu_engine::cluster::live::LiveOptions;
 use namzu_engine::cluster::resources;
 use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
-use namzu_engine::cluster::write::{self, WritePolicy};
+use namzu_engine::cluster::write::{Outcome, Plan, WritePolicy};
 use namzu_engine::ops::follow::{self, Followed, Target};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -69,25 +69,11 @@ pub struct Io {
     pub wait_timeout: Duration,
     /// Writes sent and not yet answered, in every context.
     pub writes_in_flight: Arc<AtomicUsize>,
+    /// The UI has quit: a batch starts no further write.
+    pub closed: Arc<std::sync::atomic::AtomicBool>,
     pub live: LiveOptions,
     /// The log pane's stream: one at a time, stopped when the pane closes or another opens.
     pub log_task: std::sync::Mutex<LogTask>,
-}
-
-/// One write in flight, counted until it is dropped.
-struct InFlight(Arc<AtomicUsize>);
-
-impl InFlight {
-    fn enter(count: &Arc<AtomicUsize>) -> InFlight {
-        count.fetch_add(1, Ordering::SeqCst);
-        InFlight(count.clone())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
 }
 
 impl Io {
@@ -331,49 +317,20 @@ impl Cluster {
                 send(Action::LeaksDeleted { context, scope, result });
             }
             Effect::Preview { key, plan, take_over } => {
-                let outcome = write::write(&self.conn, &self.policy, &plan).await;
+                // the one preview of every front-end (`ops::write::preview`)
+                let outcome = namzu_engine::ops::write::preview(&self.conn, &self.policy, &plan).await;
                 send(Action::Preview {
                     key,
                     take_over,
                     outcome,
                 });
             }
-            Effect::Write { key, plan, wait } => {
-                // counted while in flight: quitting waits for it, so it lands in the audit log
-                let _in_flight = InFlight::enter(&io.writes_in_flight);
-                // the one write of every front-end (`ops::write::send`), bound to what was
-                // confirmed (`ops::write::rules::bind`)
-                let (outcome, after) = namzu_engine::ops::write::send(&self.conn, &self.policy, &plan).await;
-                let landed = outcome.landed();
-                send(Action::Done {
-                    key: key.clone(),
-                    verb: plan.verb,
-                    outcome,
-                });
-                if let Some(session) = &self.policy.audit.session {
-                    send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
-                }
-                if let Some(why) = self.policy.audit.lost() {
-                    send(Action::AuditFailed(why));
-                }
-                drop(_in_flight);
-                if landed && wait {
-                    let progress_key = key.clone();
-                    let waited = after
-                        .wait(&self.conn, &plan, io.wait_timeout, |what, _| {
-                            send(Action::WaitProgress {
-                                key: progress_key.clone(),
-                                message: format!("waiting for {what}"),
-                            });
-                        })
-                        .await;
-                    send(Action::Waited {
-                        key,
-                        verb: plan.verb,
-                        waited,
-                    });
-                }
-            }
+            Effect::Writes {
+                writes,
+                take_over,
+                wait,
+                ..
+            } => self.write_rows(io, writes, take_over, wait, &out).await,
         }
     }
 
@@ -419,6 +376,79 @@ impl Cluster {
             now,
         );
         Ok(lines.join("\n"))
+    }
+
+    /// The confirmed writes of this context through the one batch every front-end's writes go
+    /// through (`ops::write::confirmed` checks the context's rules again, `ops::write::run` sends
+    /// each as bound, at most [`PARALLEL`] at once, and stops as a bulk write stops): each row's
+    /// result, its wait's progress and end come back as actions.
+    async fn write_rows(
+        &self,
+        io: &Io,
+        writes: Vec<(WorkspaceKey, Plan)>,
+        take_over: bool,
+        wait: bool,
+        out: &UnboundedSender<Action>,
+    ) {
+        use namzu_engine::ops::write::{self as ops_write, Request};
+        let Some((verb, epoch)) = writes.first().map(|(_, plan)| (plan.verb, plan.epoch)) else {
+            return;
+        };
+        let label = writes.first().and_then(|(key, _)| key.context.clone());
+        let bound: Vec<(WorkspaceKey<WorkspaceId>, Plan)> = writes
+            .into_iter()
+            .map(|(key, plan)| {
+                let key = WorkspaceKey {
+                    context: key.context,
+                    namespace: plan.namespace.clone(),
+                    id: plan.id.clone(),
+                };
+                (key, plan)
+            })
+            .collect();
+        let keys: Vec<WorkspaceKey> = bound.iter().map(|(k, _)| row_key(k)).collect();
+        let member = namzu_engine::ops::fleet::Member {
+            conn: self.conn.clone(),
+            rules: self.conn.rules.clone(),
+        };
+        let checked = match ops_write::confirmed(member, &self.policy, label, false, bound) {
+            Ok(checked) => checked,
+            Err(e) => {
+                // refused before anything is sent: every row says why
+                let outcome = Outcome::Refused { message: e.to_string() };
+                for key in keys {
+                    let _ = out.send(Action::Done {
+                        key,
+                        verb,
+                        outcome: outcome.clone(),
+                    });
+                }
+                return;
+            }
+        };
+        let request = Request {
+            verb,
+            // (each write carries the epoch it was bound to; this is the first's)
+            epoch,
+            take_over,
+            dry_run: false,
+            server_dry_run: false,
+            yes: true,
+            parallel: PARALLEL,
+            wait: wait.then_some(io.wait_timeout),
+            refresh: None,
+        };
+        let rows = Rows {
+            out,
+            verb,
+            audit: &self.policy.audit,
+            in_flight: &io.writes_in_flight,
+            closed: &io.closed,
+        };
+        if let Ok(ran) = ops_write::run(&checked, &request, &rows).await {
+            // a stop is recorded as the CLI records it: what was done and not started
+            ran.record_stop(&checked, verb);
+        }
     }
 
     /// The kubectl command line of a shell in the row's own pod, or why there is none.
@@ -684,4 +714,101 @@ fn copy_to_clipboard(text: &str) -> String {
         Ok(()) => format!("copied (OSC 52; a terminal that refuses it leaves the clipboard as it was): {text}"),
         Err(e) => format!("could not write to the terminal ({e}): {text}"),
     }
+}
+
+/// Writes at once in one context's batch: the CLI's `--parallel` default.
+const PARALLEL: usize = 10;
+
+/// A row's key from a write's (the TUI names each row after its context).
+fn row_key(key: &WorkspaceKey<WorkspaceId>) -> WorkspaceKey {
+    WorkspaceKey::new(key.context.as_deref(), &key.namespace, key.id.as_str())
+}
+
+/// The TUI as a front-end of a write batch (`ops::write::Front`, as the CLI's terminal is): its
+/// rows' notes and the status line take each step; the popup confirmed and bound every write
+/// before the batch began, so nothing is asked here.
+struct Rows<'a> {
+    out: &'a UnboundedSender<Action>,
+    verb: namzu_domain::fence::Verb,
+    audit: &'a namzu_engine::cluster::audit::AuditLog,
+    /// Writes sent and not yet answered: quitting waits for them, so they land in the audit log.
+    in_flight: &'a Arc<AtomicUsize>,
+    /// The UI has quit: no further write starts.
+    closed: &'a std::sync::atomic::AtomicBool,
+}
+
+impl namzu_engine::ops::write::Front for Rows<'_> {
+    fn can_ask(&self) -> bool {
+        false
+    }
+
+    fn ask_typed<'b>(
+        &'b self,
+        _: &'b namzu_engine::ops::write::Question,
+    ) -> futures::future::BoxFuture<'b, Result<bool, String>> {
+        // never asked: a bound write was confirmed in the popup (and `can_ask` is false)
+        Box::pin(async { Ok(false) })
+    }
+
+    fn previewed(&self, _: &Outcome) {}
+
+    fn sending(&self, _: &WorkspaceKey<WorkspaceId>) {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn sent(&self, key: &WorkspaceKey<WorkspaceId>, outcome: &Outcome) {
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        let _ = self.out.send(Action::Done {
+            key: row_key(key),
+            verb: self.verb,
+            outcome: outcome.clone(),
+        });
+        if let Some(session) = &self.audit.session {
+            let _ = self
+                .out
+                .send(Action::Sent(session.lock().unwrap_or_else(|p| p.into_inner()).clone()));
+        }
+        if let Some(why) = self.audit.lost() {
+            let _ = self.out.send(Action::AuditFailed(why));
+        }
+    }
+
+    fn waiting(&self, key: &WorkspaceKey<WorkspaceId>, what: &str, _: Option<namzu_domain::state::State>) {
+        let _ = self.out.send(Action::WaitProgress {
+            key: row_key(key),
+            message: format!("waiting for {what}"),
+        });
+    }
+
+    fn waited(&self) {}
+
+    fn step(&self, step: &namzu_engine::ops::write::Step) {
+        use namzu_engine::ops::write::Step;
+        match step {
+            Step::Done(report) => {
+                if let Some(waited) = &report.waited {
+                    let _ = self.out.send(Action::Waited {
+                        key: row_key(&report.key),
+                        verb: self.verb,
+                        waited: waited.clone(),
+                    });
+                }
+            }
+            Step::NotStarted(stop, _, key) => {
+                let _ = self.out.send(Action::NotStarted {
+                    key: row_key(key),
+                    why: stop.reason(),
+                });
+            }
+            // nothing is asked, so nothing is cancelled
+            Step::Cancelled(_) => {}
+        }
+    }
+
+    fn output_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    // the UI's own second quit abandons the writes in flight (`wait_for_writes`)
+    fn interrupted_twice() {}
 }

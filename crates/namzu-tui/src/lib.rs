@@ -146,6 +146,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         flags,
         wait_timeout: io::WAIT,
         writes_in_flight: Default::default(),
+        closed: Default::default(),
         log_task: Default::default(),
         live: namzu_engine::cluster::live::LiveOptions {
             poll_every: refresh,
@@ -197,9 +198,11 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
             return Err(TuiError(format!("cannot open the terminal UI: {e}")));
         }
     };
-    let in_flight = io.writes_in_flight.clone();
+    let (in_flight, closed) = (io.writes_in_flight.clone(), io.closed.clone());
     let mut shell = |argv: &[String]| keys.run_aside(argv);
     let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, theme, &mut shell).await;
+    // a batch still running starts no further write: the UI that showed it is gone
+    closed.store(true, Ordering::SeqCst);
     ratatui::restore();
     diagnostics.close();
     throttles

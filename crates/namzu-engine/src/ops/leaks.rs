@@ -490,7 +490,7 @@ impl Ran {
 /// it asks), then each DELETE through the one write path under that context's policy, one after
 /// the other.
 pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksError> {
-    let interrupt = Interrupt::install(
+    let (interrupt, _listening) = Interrupt::install(
         checked.batches.iter().map(|b| b.policy.throttle.clone()).collect(),
         F::interrupted_twice,
     );

@@ -150,14 +150,25 @@ pub(super) fn on_confirm_key(
             }
             Focus::Confirm => {
                 let wait = c.verb != Verb::Delete;
-                let mut writes = Vec::new();
+                // one batch per context, the rows in the order shown
+                let mut writes: Vec<Effect> = Vec::new();
                 for k in &c.targets {
                     match confirmed(c, k) {
-                        Ok(plan) => writes.push(Effect::Write {
-                            key: k.clone(),
-                            plan,
-                            wait,
-                        }),
+                        Ok(plan) => {
+                            let context = k.context_name();
+                            match writes.iter_mut().find_map(|e| match e {
+                                Effect::Writes { context: c, writes, .. } if c == context => Some(writes),
+                                _ => None,
+                            }) {
+                                Some(group) => group.push((k.clone(), plan)),
+                                None => writes.push(Effect::Writes {
+                                    context: context.to_string(),
+                                    writes: vec![(k.clone(), plan)],
+                                    take_over: c.take_over,
+                                    wait,
+                                }),
+                            }
+                        }
                         Err(note) => {
                             notes.insert(k.clone(), note);
                         }

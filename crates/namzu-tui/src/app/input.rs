@@ -74,27 +74,22 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 app.popups.pop();
                 app.view.marks.clear();
                 // the rows acted on stay where they were, even once the filter no longer fits them
-                app.view.pinned = writes
+                let rows: Vec<(&WorkspaceKey, &Plan)> = writes
                     .iter()
-                    .filter_map(|w| match w {
-                        Effect::Write { key, .. } => Some(key.clone()),
-                        _ => None,
+                    .flat_map(|w| match w {
+                        Effect::Writes { writes, .. } => writes.iter().map(|(k, p)| (k, p)).collect(),
+                        _ => Vec::new(),
                     })
                     .collect();
+                app.view.pinned = rows.iter().map(|(key, _)| (*key).clone()).collect();
                 app.view.pins += 1;
-                if writes.len() > 1
-                    && let Some(Effect::Write { plan, .. }) = writes.first()
+                if rows.len() > 1
+                    && let Some((_, plan)) = rows.first()
                 {
-                    app.bulk_members = writes
-                        .iter()
-                        .filter_map(|w| match w {
-                            Effect::Write { key, .. } => Some(key.clone()),
-                            _ => None,
-                        })
-                        .collect();
+                    app.bulk_members = rows.iter().map(|(key, _)| (*key).clone()).collect();
                     app.bulk = Some(BulkProgress {
                         verb: plan.verb,
-                        total: writes.len(),
+                        total: rows.len(),
                         done: 0,
                         failed: 0,
                         started: app.now,

@@ -148,8 +148,11 @@ fn a_confirmed_suspend_carries_the_previewed_epoch_and_uid() {
     previewed(&mut app, "alpha");
     press(&mut app, KeyCode::Tab);
     let effects = press(&mut app, KeyCode::Enter);
-    let [Effect::Write { plan, wait: true, .. }] = effects.as_slice() else {
+    let [Effect::Writes { writes, wait: true, .. }] = effects.as_slice() else {
         panic!("{effects:?}")
+    };
+    let [(_, plan)] = writes.as_slice() else {
+        panic!("{writes:?}")
     };
     assert_eq!(plan.epoch, EpochChoice::Explicit(4));
     assert_eq!(plan.expected_uid.as_deref(), Some("uid-alpha"));

@@ -87,7 +87,13 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             if app.sent.is_empty() {
                 lines.push("Nothing sent in this session.".to_string());
             }
-            for e in &app.sent {
+            // by time; writes of one instant (a batch sends several at once, in any order) by
+            // workspace, so the same session always reads the same
+            let field =
+                |e: &serde_json::Value, k: &str| e.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+            let mut sent: Vec<&serde_json::Value> = app.sent.iter().collect();
+            sent.sort_by_key(|e| ["time", "context", "namespace", "workspace"].map(|k| field(e, k)));
+            for e in sent {
                 let s = |k: &str| {
                     e.get(k)
                         .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))

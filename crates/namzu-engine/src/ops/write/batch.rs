@@ -5,7 +5,7 @@
 //! (`cluster::write::Throttle`).
 
 use super::rules;
-use super::{Checked, Report, Request, WriteError};
+use super::{Checked, Report, Request, Selected, WriteError};
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
 use crate::cluster::resources::{self, SANDBOXES};
@@ -72,8 +72,12 @@ pub trait Front: Sync {
     fn ask_typed<'a>(&'a self, question: &'a Question) -> BoxFuture<'a, Result<bool, String>>;
     /// A refresh's preview, shown before the typed id is asked (the write is then bound to it).
     fn previewed(&self, shown: &Outcome);
+    /// A write is about to be sent (a front-end that quits waits for the writes sent).
+    fn sending(&self, _key: &WorkspaceKey<WorkspaceId>) {}
+    /// A write was answered (before its wait, if it waits): what it came to.
+    fn sent(&self, _key: &WorkspaceKey<WorkspaceId>, _outcome: &Outcome) {}
     /// A wait's progress: what it waits for, the state it read.
-    fn waiting(&self, id: &WorkspaceId, what: &str, state: Option<State>);
+    fn waiting(&self, key: &WorkspaceKey<WorkspaceId>, what: &str, state: Option<State>);
     /// A wait ended.
     fn waited(&self);
     /// One workspace done (or cancelled, or not started), in the selection's order.
@@ -156,14 +160,24 @@ pub(crate) struct Interrupt {
     notify: std::sync::Arc<tokio::sync::Notify>,
 }
 
+/// The task that listens for a batch's signals, stopped when the batch ends (dropped), so a
+/// front-end that runs many batches (the TUI) keeps no listener of a batch done.
+pub(crate) struct Listening(tokio::task::AbortHandle);
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 impl Interrupt {
-    pub(crate) fn install(throttles: Vec<write::Throttle>, twice: fn()) -> Interrupt {
+    pub(crate) fn install(throttles: Vec<write::Throttle>, twice: fn()) -> (Interrupt, Listening) {
         let me = Interrupt {
             raised: Default::default(),
             notify: Default::default(),
         };
         let (termination, signalled) = (crate::signals::Termination::listen(), me.clone());
-        tokio::spawn(async move {
+        let listener = tokio::spawn(async move {
             termination.received().await;
             signalled.raised.store(true, std::sync::atomic::Ordering::SeqCst);
             signalled.notify.notify_waiters();
@@ -175,7 +189,7 @@ impl Interrupt {
             crate::signals::Termination::listen().received().await;
             twice();
         });
-        me
+        (me, Listening(listener.abort_handle()))
     }
 
     pub(crate) fn raised(&self) -> bool {
@@ -217,7 +231,7 @@ struct Batch<'a, F: Front> {
 /// path, bound to what was confirmed, at most `request.parallel` at once (one at a time while a
 /// typed confirmation is asked); each step is shown as it comes, in the selection's order.
 pub async fn run<F: Front>(checked: &Checked, request: &Request, front: &F) -> Result<Ran, WriteError> {
-    let interrupt = Interrupt::install(
+    let (interrupt, _listening) = Interrupt::install(
         checked.contexts.iter().map(|t| t.policy.throttle.clone()).collect(),
         F::interrupted_twice,
     );
@@ -234,7 +248,7 @@ pub async fn run<F: Front>(checked: &Checked, request: &Request, front: &F) -> R
         front,
     };
     let mut steps = futures::stream::iter(checked.targets.iter().cloned())
-        .map(|(target, key)| batch.one(target, key))
+        .map(|selected| batch.one(selected))
         .buffered(parallel);
     let mut ran = Ran::default();
     // results in the selection's order, whatever order the writes finish in
@@ -300,12 +314,21 @@ impl<F: Front> Batch<'_, F> {
     }
 
     /// One workspace: (a typed confirmation,) the write through the one write path, the wait.
-    async fn one(&self, index: usize, key: WorkspaceKey<WorkspaceId>) -> Result<Step, WriteError> {
+    async fn one(&self, selected: Selected) -> Result<Step, WriteError> {
+        let Selected {
+            context: index,
+            key,
+            bound,
+        } = selected;
         let target = &self.checked.contexts[index];
         if let Some(stop) = self.stop() {
             return Ok(Step::NotStarted(stop, index, key));
         }
         let (conn, verb, request) = (&target.member.conn, self.request.verb, self.request);
+        // confirmed and bound by the front-end (the TUI's popup): sent as bound
+        if let Some(plan) = bound {
+            return Ok(self.send(conn, &target.policy, plan, key).await);
+        }
         let mut plan = Plan {
             verb,
             namespace: key.namespace.clone(),
@@ -326,12 +349,7 @@ impl<F: Front> Batch<'_, F> {
         // the hashes, the field changes), and is then bound to that: the uid, the epoch, the hash
         let mut preview = None;
         if target.confirming && plan.refresh.is_some() {
-            let shown = Plan {
-                dry_run: true,
-                server_dry_run: false,
-                ..plan.clone()
-            };
-            match write::write(conn, &target.policy, &shown).await {
+            match super::preview(conn, &target.policy, &plan).await {
                 shown @ Outcome::DryRun { .. } => {
                     self.front.previewed(&shown);
                     preview = Some(shown);
@@ -369,8 +387,27 @@ impl<F: Front> Batch<'_, F> {
                 };
             }
         }
-        let (outcome, landed) = super::send(conn, &target.policy, &plan).await;
-        let mut report = report(outcome);
+        Ok(self.send(conn, &target.policy, plan, key).await)
+    }
+
+    /// The write through the one write path, then its wait: the workspace's report.
+    async fn send(
+        &self,
+        conn: &Connection,
+        policy: &crate::cluster::write::WritePolicy,
+        plan: Plan,
+        key: WorkspaceKey<WorkspaceId>,
+    ) -> Step {
+        let request = self.request;
+        self.front.sending(&key);
+        let (outcome, landed) = super::send(conn, policy, &plan).await;
+        self.front.sent(&key, &outcome);
+        let mut report = Report {
+            key: key.clone(),
+            outcome,
+            waited: None,
+            take_over: request.take_over,
+        };
         // a landed write waits for its transition; so does one found already there, which may
         // still be on its way (Suspending: the pod not yet gone)
         let unchanged = matches!(report.outcome, Outcome::Unchanged { .. }) && !report.take_over;
@@ -381,7 +418,7 @@ impl<F: Front> Batch<'_, F> {
                 landed
             };
             let waiting = landed.wait(conn, &plan, timeout, |what, state| {
-                self.front.waiting(&key.id, what, state)
+                self.front.waiting(&key, what, state)
             });
             let waited = self.interrupt.unless(waiting).await;
             if waited.is_some() {
@@ -391,6 +428,6 @@ impl<F: Front> Batch<'_, F> {
                 waited.unwrap_or_else(|| Waited::Failed("interrupted before the transition was confirmed".into())),
             );
         }
-        Ok(Step::Done(Box::new(report)))
+        Step::Done(Box::new(report))
     }
 }

@@ -241,12 +241,22 @@ pub struct Target {
     pub label: Option<String>,
 }
 
+/// One workspace of a write: its context (an index into [`Checked::contexts`]), its key (naming
+/// the context across several, as its report will), and the plan when the front-end confirmed
+/// and bound it itself ([`rules::bind`]: the TUI's popup showed the preview it is bound to).
+#[derive(Clone)]
+pub struct Selected {
+    pub context: usize,
+    pub key: WorkspaceKey<WorkspaceId>,
+    pub bound: Option<Plan>,
+}
+
 /// Every context's rules checked, nothing sent yet: the contexts that take the write and the
-/// workspaces selected there, in the selection's order (each with its context's index; its key
-/// names the context across several, as its report will).
+/// workspaces selected there, in the selection's order. Only [`prepare`] and [`confirmed`] make
+/// one, so nothing reaches [`run`] unchecked.
 pub struct Checked {
     pub contexts: Vec<Target>,
-    pub targets: Vec<(usize, WorkspaceKey<WorkspaceId>)>,
+    pub targets: Vec<Selected>,
 }
 
 impl Checked {
@@ -337,7 +347,11 @@ pub async fn prepare(
             }
         }
         let index = checked.contexts.len();
-        checked.targets.extend(chosen.into_iter().map(|key| (index, key)));
+        checked.targets.extend(chosen.into_iter().map(|key| Selected {
+            context: index,
+            key,
+            bound: None,
+        }));
         checked.contexts.push(Target {
             confirming: asks(&member),
             label: fleet.row_context(&member),
@@ -349,6 +363,63 @@ pub async fn prepare(
         return Err(WriteError::Bulk(refusals));
     }
     Ok(checked)
+}
+
+/// Writes a front-end confirmed and bound itself, in one context (the TUI's popup: each plan
+/// bound by [`rules::bind`] to the preview it showed): the context's rules are checked again here
+/// — read-only, maxBulk — before [`run`] sends them through the one batch, as [`prepare`] checks
+/// a selection's. `policy` is the context's own ([`rules::policy`], made as it opened: its
+/// throttle is the one its front-end abandons on quitting); `label` names the context in the
+/// reports (across several).
+pub fn confirmed(
+    member: Member,
+    policy: &WritePolicy,
+    label: Option<String>,
+    read_only_flag: bool,
+    writes: Vec<(WorkspaceKey<WorkspaceId>, Plan)>,
+) -> Result<Checked, WriteError> {
+    if let Some(why) = rules::unrulable(&member.rules) {
+        return Err(WriteError::Unrulable(why.to_string()));
+    }
+    let sends = writes.iter().any(|(_, plan)| !plan.dry_run);
+    match rules::check(&member.rules, &member.conn.context, read_only_flag, writes.len()) {
+        Ok(()) => {}
+        Err(Refusal::ReadOnly(reason)) => return Err(WriteError::ReadOnly(reason)),
+        Err(Refusal::Bulk(why)) => return Err(WriteError::Bulk(vec![why])),
+    }
+    if sends {
+        policy.audit.ready().map_err(WriteError::AuditNotReady)?;
+    }
+    Ok(Checked {
+        targets: writes
+            .into_iter()
+            .map(|(key, plan)| Selected {
+                context: 0,
+                key,
+                bound: Some(plan),
+            })
+            .collect(),
+        contexts: vec![Target {
+            policy: WritePolicy {
+                read_only: policy.read_only || member.rules.read_only,
+                ..policy.clone()
+            },
+            confirming: false,
+            label,
+            member,
+        }],
+    })
+}
+
+/// A write's preview: the same read and checks as the write, nothing sent (a client dry run of
+/// `plan`). What a confirmation shows, and what the write is then bound to ([`rules::bind`]).
+pub async fn preview(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
+    let shown = Plan {
+        dry_run: true,
+        server_dry_run: false,
+        ..plan.clone()
+    };
+    crate::cluster::write::write(conn, policy, &shown).await
 }
 
 /// What a wait after a write holds on to: the pod a resume replaces, the Sandbox written.
