@@ -29,6 +29,7 @@ pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
     epoch_and_drift(&mut s, w);
     template_policies(&mut s, d);
     owners(&mut s, &d.sandbox);
+    claim_lifecycle(&mut s, d, now);
     pod_and_disks(&mut s, w, now);
     egress(&mut s, w);
     library_annotations(&mut s, w);
@@ -157,6 +158,39 @@ fn template_policies(s: &mut String, d: &Detail) {
         ]
         .join(", "),
     );
+}
+
+/// The owning claim's lifecycle (agent-sandbox v1.0.3: the claim's, never copied to the
+/// Sandbox): policy, ttl, shutdown time, how it moves (a keepalive said once), and a claim
+/// expired under Retain as a diagnosis with its next step.
+fn claim_lifecycle(s: &mut String, d: &Detail, now: DateTime<Utc>) {
+    let claim = match &d.claim {
+        None => return,
+        Some(Observed::Forbidden) => {
+            line(s, "Claim lifecycle", "? (the SandboxClaim may not be read)");
+            return;
+        }
+        Some(Observed::Known(c)) => c,
+    };
+    let l = crate::domain::claim_lifecycle::read(claim);
+    let ttl = l
+        .ttl_seconds_after_finished
+        .map_or("no ttlSecondsAfterFinished".into(), |t| {
+            format!("ttlSecondsAfterFinished {t}")
+        });
+    line(
+        s,
+        "Claim lifecycle",
+        &format!("{}: shutdownPolicy {}, {ttl}", l.claim, l.policy_shown()),
+    );
+    line(s, "  Shutdown", &l.shutdown_shown(now));
+    if l.shutdown_raw.is_some() {
+        line(s, "  Moves", &l.moves(now));
+    }
+    if let Some((diagnosis, next)) = l.diagnosis() {
+        line(s, "  Diagnosis", &diagnosis);
+        line(s, "  Next step", &next);
+    }
 }
 
 fn epoch_and_drift(s: &mut String, w: &Workspace) {

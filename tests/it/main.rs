@@ -24,6 +24,7 @@ mod leaks;
 mod live;
 mod lows;
 mod next_steps;
+mod pools_claims;
 mod properties;
 mod race;
 mod readme;
