@@ -390,17 +390,17 @@ async fn inspect_shows_a_claims_lifecycle_a_keepalive_once_and_an_expiry_under_r
     assert!(history.status.success(), "{}", err(&history));
     assert!(!out(&history).contains("shutdownTime"), "{}", out(&history));
 
-    let lapsed = out(&namzu(&t, &["inspect", "-n", "research", "lapsed"]).await);
+    let lapsed = out(&namzu(&t, &["inspect", "-n", "staging", "lapsed"]).await);
     assert!(
         lapsed.contains("shutdownPolicy Retain (the default), ttlSecondsAfterFinished 3600"),
         "{lapsed}"
     );
     assert!(
         lapsed.contains("claim-expired (ClaimExpired): Claim expired at")
-            && lapsed.contains("kubectl delete sandboxclaims.extensions.agents.x-k8s.io claim-lapsed -n research"),
+            && lapsed.contains("kubectl delete sandboxclaims.extensions.agents.x-k8s.io claim-lapsed -n staging"),
         "{lapsed}"
     );
-    let claim = t.sim.get(&CLAIMS, "research", "claim-lapsed").unwrap();
+    let claim = t.sim.get(&CLAIMS, "staging", "claim-lapsed").unwrap();
     assert_eq!(claim["status"]["conditions"][0]["reason"], "ClaimExpired");
 
     // shutdownPolicy Delete: the claim goes at its time, and its Sandbox with it

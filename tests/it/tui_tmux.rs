@@ -84,7 +84,7 @@ fn demo_in_a_real_terminal() {
     // one cluster: the demo as it was before fleets
     let script = format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120");
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
     t.expect("filter: alpha (1 of 39)");
     t.keys(&["Enter"]);
@@ -365,7 +365,7 @@ fn triage_in_a_real_terminal() {
         45,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "hotel", "Enter"]);
     t.expect("filter: hotel (1 of 39)");
     // l: the crash loop's log, and the pane says it waits for the next start
@@ -390,7 +390,7 @@ fn triage_in_a_real_terminal() {
         return;
     }
     t.keys(&["Escape"]);
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
     t.expect("filter: alpha (1 of 39)");
     // s: a shell in alpha's own pod, the UI stepped aside
@@ -406,7 +406,7 @@ fn triage_in_a_real_terminal() {
     );
     // a Suspended workspace: no shell, and the way to wake it
     t.keys(&["Escape"]);
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "delta", "Enter"]);
     t.expect("filter: delta (1 of 39)");
     t.keys(&["s"]);
@@ -524,7 +524,7 @@ fn find_and_move_like_k9s() {
     tmux.expect(":ns research █");
     tmux.keys(&["Enter"]);
     tmux.expect("namespace research");
-    tmux.expect("5 workspaces");
+    tmux.expect("6 workspaces");
     tmux.keys(&[":", "q", "Enter"]);
     tmux.expect("NAMZU-EXITED");
 }
@@ -543,7 +543,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     t.start(80, 24, &format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120"));
     t.expect("3 contexts");
-    let fleet = t.expect("75 workspaces");
+    let fleet = t.expect("79 workspaces");
     let header = fleet.lines().find(|l| l.contains("WORKSPACE")).unwrap_or_default();
     for column in ["STATE", "EPOCH", "DRIFT", "DIAGNOSIS"] {
         assert!(header.contains(column), "{column} at 80 columns:\n{fleet}");
@@ -578,7 +578,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     // three of staging's running rows (no typing there): the header counts the marks, the
     // status says "3 of 3 suspended", and the rows stay where they were under the filter
     t.keys(&["Escape"]);
-    t.expect(" 75 workspaces");
+    t.expect(" 79 workspaces");
     t.keys(&["/", "ctx:st* run", "Enter"]);
     let before = t.expect("filter: ctx:st* run (");
     let first_three: Vec<String> = shown_ids(&before).into_iter().take(3).collect();

@@ -244,7 +244,7 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         70,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     let open = |id: &str| {
         t.keys(&["/", id, "Enter"]);
         t.expect(&format!("filter: {id} (1 of 39)"));
@@ -255,7 +255,7 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         t.keys(&["Escape"]);
         t.expect("1 of 39");
         t.keys(&["Escape"]);
-        t.expect("39 workspaces");
+        t.expect("41 workspaces");
     };
     let hotel = open("hotel");
     assert!(hotel.contains("│  Restarts:      7 ("), "{hotel}");

@@ -384,7 +384,14 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
                     health.strategy_shown()
                 )
             };
-            let mut found = leak(LeakKind::StalePool, pool, reason, None, None, next, false);
+            // stale at least since a member was made from the newer template
+            let since = health.reference.as_ref().and_then(|(newest, _)| {
+                r.sandboxes
+                    .iter()
+                    .find(|s| name(s) == newest.as_str())
+                    .and_then(created)
+            });
+            let mut found = leak(LeakKind::StalePool, pool, reason, since, None, next, false);
             found.checks = vec![
                 check("members", health.stale.join(", ")),
                 check("hash", health.stale_evidence.clone()),
