@@ -184,7 +184,7 @@ mod tests {
         assert_eq!(l.policy_shown(), "Retain (the default)");
         assert!(l.keepalive(now));
         assert!(
-            l.moves(now).contains("written 240 time(s) in its 1h (generation 241)"),
+            l.moves(now).contains("written 240 time(s) in its 60m (generation 241)"),
             "{}",
             l.moves(now)
         );

@@ -271,7 +271,7 @@ mod tests {
         assert_eq!((h.strategy_shown().as_str(), h.members), ("OnReplenish (default)", 3));
         assert_eq!(h.stale, ["p-a", "p-b"]);
         assert!(
-            h.stale_evidence.contains("p-c, made 1h ago: new"),
+            h.stale_evidence.contains("p-c, made 60m ago: new"),
             "{}",
             h.stale_evidence
         );

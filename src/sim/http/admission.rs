@@ -153,7 +153,7 @@ pub(super) fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result
     ] {
         if r.plural == plural
             && let Some(v) = obj.pointer(pointer)
-            && !v.as_i64().is_some_and(|n| n >= 0)
+            && v.as_i64().is_none_or(|n| n < 0)
         {
             return Err(invalid(
                 r,
