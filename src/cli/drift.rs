@@ -41,7 +41,13 @@ struct Report {
     events_read: bool,
 }
 
-fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>, events: Option<&[Value]>) -> Report {
+fn report(
+    w: Workspace,
+    sandbox: &Value,
+    template: TemplateRead<'_>,
+    events: Option<&[Value]>,
+    claim: Option<&Value>,
+) -> Report {
     let found = match template {
         TemplateRead::Found(t) => Some(t),
         _ => None,
@@ -53,7 +59,16 @@ fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>, events: Opt
     Report {
         changes,
         policies: found.map(policies),
-        refusals: refusals(sandbox, events, found),
+        refusals: {
+            // the claim's own conditions say it too (its Ready carries the claim's reasons)
+            let mut all = refusals(sandbox, events, found);
+            for r in claim.map(|c| refusals(c, None, found)).unwrap_or_default() {
+                if !all.iter().any(|a| a.reason == r.reason) {
+                    all.push(r);
+                }
+            }
+            all
+        },
         events_read: events.is_some(),
         workspace: w,
     }
@@ -85,11 +100,13 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 });
             }
             let events = d.events.known().map(Vec::as_slice);
+            let claim = d.claim.as_ref().and_then(|c| c.known());
             vec![report(
                 d.workspace(&flags, now),
                 &d.sandbox,
                 d.template.as_read(),
                 events,
+                claim,
             )]
         }
         None => {
@@ -100,7 +117,7 @@ pub async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                     ns.entries(&flags, now)
                         .into_iter()
                         .filter(|e| e.workspace.drift.state == DriftState::Drifted)
-                        .map(|e| report(e.workspace, e.sandbox, e.template, None)),
+                        .map(|e| report(e.workspace, e.sandbox, e.template, None, None)),
                 );
             })
             .await?;

@@ -96,10 +96,13 @@ const REASONS: [(&str, &str); 2] = [
     ("VolumeClaimTemplatesError", VOLUME_CLAIM_TEMPLATES),
 ];
 
-/// The refusals found on `sandbox`'s conditions and in `events` (the Sandbox's own; `None`: not
-/// read), each explained by `template`'s policy when the template was read.
-pub fn refusals(sandbox: &Value, events: Option<&[Value]>, template: Option<&Value>) -> Vec<Refusal> {
+/// The refusals found on the conditions of `object` (a Sandbox, or the SandboxClaim that owns
+/// it) and in `events` (its own; `None`: not read), each explained by `template`'s policy when
+/// the template was read.
+pub fn refusals(object: &Value, events: Option<&[Value]>, template: Option<&Value>) -> Vec<Refusal> {
     let policy = |key: &str| template.and_then(|t| policies(t).into_iter().find(|p| p.key == key));
+    let kind = object.get("kind").and_then(Value::as_str).unwrap_or("Sandbox");
+    let sandbox = object;
     let mut out = Vec::new();
     for c in sandbox
         .pointer("/status/conditions")
@@ -112,7 +115,7 @@ pub fn refusals(sandbox: &Value, events: Option<&[Value]>, template: Option<&Val
             out.push(Refusal {
                 reason: r.to_string(),
                 source: format!(
-                    "Sandbox condition {}={}",
+                    "{kind} condition {}={}",
                     c.get("type").and_then(Value::as_str).unwrap_or("?"),
                     c.get("status").and_then(Value::as_str).unwrap_or("?")
                 ),
