@@ -140,24 +140,30 @@ fn lifecycle(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
 /// The SandboxTemplate's own policies (agent-sandbox v1.0.3), defaults said as such: they explain
 /// a Ready=False `EnvVarsInjectionRejected` or `VolumeClaimTemplatesError`.
 fn template_policies(s: &mut String, d: &Detail) {
-    let TemplateRead::Found(t) = d.template.as_read() else {
-        return;
+    let template = match d.template.as_read() {
+        TemplateRead::Found(t) => Some(t),
+        _ => None,
     };
-    let field = |key: &str, default: &str| match t.pointer(&format!("/spec/{key}")).and_then(serde_json::Value::as_str)
-    {
-        Some(v) => format!("{key} {v}"),
-        None => format!("{key} {default} (default)"),
-    };
-    line(
-        s,
-        "  Policies",
-        &[
-            field("networkPolicyManagement", "Managed"),
-            field("envVarsInjectionPolicy", "Disallowed"),
-            field("volumeClaimTemplatesPolicy", "Disallowed"),
-        ]
-        .join(", "),
-    );
+    if let Some(t) = template {
+        let shown: Vec<String> = crate::domain::template_policies::policies(t)
+            .iter()
+            .map(crate::domain::template_policies::Policy::shown)
+            .collect();
+        line(s, "  Policies", &shown.join(", "));
+    }
+    // a refusal the policy explains, on the Sandbox's or its claim's conditions or its Events
+    let mut refusals =
+        crate::domain::template_policies::refusals(&d.sandbox, d.events.known().map(Vec::as_slice), template);
+    if let Some(Observed::Known(claim)) = &d.claim {
+        for r in crate::domain::template_policies::refusals(claim, None, template) {
+            if !refusals.iter().any(|a| a.reason == r.reason) {
+                refusals.push(r);
+            }
+        }
+    }
+    for r in &refusals {
+        line(s, "  Refused", &r.explain());
+    }
 }
 
 /// The owning claim's lifecycle (agent-sandbox v1.0.3: the claim's, never copied to the

@@ -315,7 +315,8 @@ async fn the_sim_defaults_and_checks_pools_claims_and_templates_as_the_crds_do()
 }
 
 /// The demo's vetoed: its Sandbox says Ready=False VolumeClaimTemplatesError; `drift` shows the
-/// template's three policies and names the one that explains the refusal, in text and JSON.
+/// template's three policies and names the one that explains the refusal, in text and JSON, and
+/// `inspect` says it under the template's policies.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drift_shows_the_template_policies_and_the_one_behind_a_refusal() {
     let t = start_demo().await;
@@ -343,6 +344,13 @@ async fn drift_shows_the_template_policies_and_the_one_behind_a_refusal() {
         json!({"name": "volumeClaimTemplatesPolicy", "value": "Disallowed", "defaulted": true})
     );
     assert_eq!(r["eventsRead"], true);
+    // inspect says it under the template's policies
+    let inspect = out(&namzu(&t, &["inspect", "-n", "research", "vetoed"]).await);
+    assert!(
+        inspect.contains("  Refused:       VolumeClaimTemplatesError (Sandbox condition Ready=False)")
+            && inspect.contains("volumeClaimTemplatesPolicy Disallowed (default) refuses"),
+        "{inspect}"
+    );
     // a workspace without a refusal: the policies, no diagnosis
     let tango = out(&namzu(&t, &["drift", "-n", "research", "tango"]).await);
     assert!(

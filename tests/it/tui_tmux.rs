@@ -86,7 +86,7 @@ fn demo_in_a_real_terminal() {
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
     t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
-    t.expect("filter: alpha (1 of 39)");
+    t.expect("filter: alpha (1 of 41)");
     t.keys(&["Enter"]);
     t.expect("Holder epoch:    7 (annotation \"7\")");
     // (Escape then a key at once reads as Alt-key: the screen first)
@@ -367,7 +367,7 @@ fn triage_in_a_real_terminal() {
     );
     t.expect("41 workspaces");
     t.keys(&["/", "hotel", "Enter"]);
-    t.expect("filter: hotel (1 of 39)");
+    t.expect("filter: hotel (1 of 41)");
     // l: the crash loop's log, and the pane says it waits for the next start
     t.keys(&["l"]);
     t.expect("startup failed: no API key");
@@ -375,7 +375,7 @@ fn triage_in_a_real_terminal() {
     t.keys(&["/", "fatal", "Enter"]);
     t.expect("match 1 of 1");
     t.keys(&["q"]);
-    t.expect("filter: hotel (1 of 39)");
+    t.expect("filter: hotel (1 of 41)");
     // h: one timeline, and where the start-up time went
     t.keys(&["h"]);
     let history = t.expect("Start-up of the current pod");
@@ -384,7 +384,7 @@ fn triage_in_a_real_terminal() {
         "{history}"
     );
     t.keys(&["q"]);
-    t.expect("filter: hotel (1 of 39)");
+    t.expect("filter: hotel (1 of 41)");
     if !kubectl {
         eprintln!("SKIPPED: kubectl is not on PATH; the shell half of the triage test did not run");
         return;
@@ -392,7 +392,7 @@ fn triage_in_a_real_terminal() {
     t.keys(&["Escape"]);
     t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
-    t.expect("filter: alpha (1 of 39)");
+    t.expect("filter: alpha (1 of 41)");
     // s: a shell in alpha's own pod, the UI stepped aside
     t.keys(&["s"]);
     t.expect("$");
@@ -401,14 +401,14 @@ fn triage_in_a_real_terminal() {
     t.keys(&["exit", "Enter"]);
     let back = t.expect("the shell ended");
     assert!(
-        back.contains("filter: alpha (1 of 39)"),
+        back.contains("filter: alpha (1 of 41)"),
         "back on the same row:\n{back}"
     );
     // a Suspended workspace: no shell, and the way to wake it
     t.keys(&["Escape"]);
     t.expect("41 workspaces");
     t.keys(&["/", "delta", "Enter"]);
-    t.expect("filter: delta (1 of 39)");
+    t.expect("filter: delta (1 of 41)");
     t.keys(&["s"]);
     t.expect("press R to resume it");
     t.keys(&["q"]);
