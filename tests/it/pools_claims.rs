@@ -6,6 +6,7 @@
 use crate::support::*;
 use chrono::Duration;
 use kube::api::{Api, DynamicObject, PostParams};
+use kubectl_namzu::sim::controller::Knobs;
 use kubectl_namzu::sim::resources::{CLAIMS, EVENTS, SANDBOXES, TEMPLATES, WARM_POOLS};
 use serde_json::{Value, json};
 
@@ -173,7 +174,8 @@ fn progress_events(t: &TestSim, pool: &str) -> Vec<String> {
 /// The sim's pool controller: members labelled with the template's hash; after a template edit
 /// OnReplenish keeps the old members (a replenished one carries the new hash, and the tool then
 /// tells the others stale) where Recreate replaces them; members unschedulable for five minutes
-/// make one WarmPoolNotProgressing, however long they stay so.
+/// make one WarmPoolNotProgressing, however long they stay so, and one WarmPoolProgressing once
+/// they are placed and Ready.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pool_controller_keeps_or_replaces_members_by_strategy_and_says_progress_once() {
     let t = start_with(POOLS, |_| {}).await;
@@ -234,6 +236,21 @@ async fn the_pool_controller_keeps_or_replaces_members_by_strategy_and_says_prog
     let leaks = json_of(&namzu(&t, &["leaks", "-n", "p", "-o", "json"]).await);
     let gpu = finding(&leaks, "warm-pool-not-progressing", "gpu").expect("gpu not progressing");
     assert!(gpu["reason"].as_str().unwrap().contains("30m ago"), "{gpu}");
+    // a node with GPUs joins: the member is placed and Ready, and the pool says so once
+    t.sim.set_knobs("p", "gpu", Knobs::default());
+    for (member, _) in members(&t, "gpu") {
+        t.sim.set_knobs("p", &member, Knobs::default());
+    }
+    t.sim.advance(Duration::minutes(1));
+    t.sim.advance(Duration::minutes(1));
+    assert_eq!(
+        progress_events(&t, "gpu"),
+        ["Warning WarmPoolNotProgressing", "Normal WarmPoolProgressing"]
+    );
+    let cap = json_of(&namzu(&t, &["capacity", "-n", "p", "-o", "json"]).await);
+    assert_eq!(pool(&cap, "p", "gpu")["progress"]["reason"], "WarmPoolProgressing");
+    let leaks = json_of(&namzu(&t, &["leaks", "-n", "p", "-o", "json"]).await);
+    assert!(finding(&leaks, "warm-pool-not-progressing", "gpu").is_none(), "{leaks}");
 }
 
 /// The sim admits pools, claims and templates as their CRDs say: defaults where the parent is

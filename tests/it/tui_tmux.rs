@@ -561,7 +561,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     assert!(first.contains("prod-e") && first.contains("alpha"), "{fleet}");
     // prod-eu-west asks for the id typed: typed in full, Enter confirms
     t.keys(&["/", "ctx:prod-eu* alpha", "Enter"]);
-    t.expect("(1 of 75)");
+    t.expect("(1 of 79)");
     t.keys(&["S"]);
     t.expect("Suspending stops the pod");
     t.expect("Type \"alpha\"");
