@@ -249,7 +249,7 @@ fn text(rows: &[NamespaceCapacity], several_contexts: bool, now: chrono::DateTim
                     (
                         h.map_or("?".into(), |h| match h.reference {
                             Some(_) => format!("{}/{}", h.stale.len(), h.members),
-                            None if h.members == 0 => "0/0".into(),
+                            None if h.members == 0 => "-".into(),
                             None => "?".into(),
                         }),
                         if h.is_some_and(|h| !h.stale.is_empty()) {

@@ -108,6 +108,10 @@ impl Lifecycle {
             None => "its writer not named by managedFields".into(),
         };
         let writes = match (self.spec_writes(), self.created) {
+            (Some(0), Some(c)) => format!(
+                "the claim's spec was not written since it was made {} ago (generation 1)",
+                human_duration((now - c).num_seconds().max(0))
+            ),
             (Some(n), Some(c)) => format!(
                 "the claim's spec was written {n} time(s) in its {} (generation {})",
                 human_duration((now - c).num_seconds().max(0)),
