@@ -1,17 +1,21 @@
-//! `kubectl namzu capacity`: per warm pool ready/desired replicas and claims, pending pods, and
-//! workspace counts by state.
+//! `kubectl namzu capacity`: per warm pool ready/desired replicas, claims, update strategy,
+//! members running a stale template and the last progress Event (`domain::pools`), pending
+//! pods, and workspace counts by state.
 
 use super::exit::Failure;
 use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
 use namzu_domain::capacity::{Held, PoolCapacity, hold, pools};
+use namzu_domain::keys::WARM_POOL_SANDBOX;
 use namzu_domain::object::namespace;
+use namzu_domain::pools::PoolHealth;
+use namzu_domain::pools::health;
 use namzu_domain::resources::{Unit, format_quantity, human, list_json};
 use namzu_domain::state::State;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::error::ClusterError;
 use namzu_engine::cluster::inventory::{self, Query, Scope};
-use namzu_engine::cluster::resources::{self, CLAIMS, WARM_POOLS};
+use namzu_engine::cluster::resources::{self, CLAIMS, SANDBOXES, WARM_POOLS};
 use namzu_engine::ops::fleet::Fleet;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -28,6 +32,8 @@ struct NamespaceCapacity {
     context: Option<String>,
     namespace: String,
     pools: Vec<PoolCapacity>,
+    /// Each pool's health, by pool name.
+    health: BTreeMap<String, PoolHealth>,
     /// `None` when pods may not be listed.
     pending: Option<usize>,
     states: BTreeMap<State, usize>,
@@ -83,15 +89,16 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             ..r
         }));
     }
+    let now = fleet.clock.now();
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => namzu_engine::out!(
             "{}",
             output::structured(
-                &json!(rows.iter().map(structured).collect::<Vec<_>>()),
+                &json!(rows.iter().map(|r| structured(r, now)).collect::<Vec<_>>()),
                 args.output.format()
             )
         ),
-        ReportFormat::Table => namzu_engine::out!("{}", text(&rows, fleet.several_contexts)),
+        ReportFormat::Table => namzu_engine::out!("{}", text(&rows, fleet.several_contexts, now)),
     }
     fleet.finish()
 }
@@ -108,6 +115,7 @@ async fn one_context(
             context: None,
             namespace: ns.to_string(),
             pools: Vec::new(),
+            health: BTreeMap::new(),
             pending: None,
             states: BTreeMap::new(),
             held: BTreeMap::new(),
@@ -145,15 +153,60 @@ async fn one_context(
     pool_ns.dedup();
     for ns in pool_ns {
         let in_ns = |list: &[Value]| list.iter().filter(|o| namespace(o) == ns).cloned().collect::<Vec<_>>();
-        entry(&mut rows, ns).pools = pools(&in_ns(&pool_objs), &in_ns(&claim_objs));
+        let here = in_ns(&pool_objs);
+        // a pool's members (unclaimed: they carry the pool label) and its progress Events
+        let members = match resources::list(conn, &SANDBOXES, Some(ns), Some(WARM_POOL_SANDBOX)).await {
+            Ok(v) => Some(v),
+            Err(e) if e.is_forbidden() || e.is_not_found() => {
+                warnings.push(format!("warning: {e}; warm pools' members are not told"));
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        let events = namzu_engine::cluster::pools::events(conn, ns, &mut warnings).await?;
+        let row = entry(&mut rows, ns);
+        row.pools = pools(&here, &in_ns(&claim_objs));
+        row.health = here
+            .iter()
+            .map(|p| {
+                let mut h = health(p, members.as_deref().unwrap_or(&[]), events.as_deref(), now);
+                if members.is_none() {
+                    h.stale_evidence = "unknown: the pool's Sandboxes are not readable".into();
+                }
+                (namzu_domain::object::name(p).to_string(), h)
+            })
+            .collect();
     }
     Ok((warnings, rows.into_values().collect()))
 }
 
-fn structured(n: &NamespaceCapacity) -> Value {
+fn structured(n: &NamespaceCapacity, now: chrono::DateTime<chrono::Utc>) -> Value {
+    let pool = |p: &PoolCapacity| {
+        let mut v =
+            json!({"name": p.name, "template": p.template, "ready": p.ready, "desired": p.desired, "claims": p.claims});
+        if let Some(h) = n.health.get(&p.name) {
+            v["updateStrategy"] = json!(h.strategy);
+            v["updateStrategyDefaulted"] = json!(h.strategy_defaulted);
+            v["members"] = json!(h.members);
+            v["staleMembers"] = json!(h.stale);
+            v["staleComparedWith"] = json!(
+                h.reference
+                    .as_ref()
+                    .map(|(name, hash)| json!({"member": name, "hash": hash}))
+            );
+            v["staleEvidence"] = json!(h.stale_evidence);
+            v["progress"] = json!(h.progress.as_ref().map(|e| json!({
+                "reason": e.reason, "type": e.type_, "message": e.message,
+                "at": e.at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                "age": e.at.map(|t| namzu_domain::age::human_duration((now - t).num_seconds().max(0))),
+            })));
+            v["progressEventsRead"] = json!(h.events_read);
+        }
+        v
+    };
     let mut out = json!({
         "namespace": n.namespace,
-        "warmPools": n.pools.iter().map(|p| json!({"name": p.name, "template": p.template, "ready": p.ready, "desired": p.desired, "claims": p.claims})).collect::<Vec<_>>(),
+        "warmPools": n.pools.iter().map(pool).collect::<Vec<_>>(),
         "pendingPods": n.pending,
         "workspaces": n.states.iter().map(|(s, c)| (s.as_str().to_string(), json!(c))).collect::<serde_json::Map<_, _>>(),
         "holds": n.held.iter().map(|(s, h)| (s.as_str().to_string(), json!({
@@ -168,7 +221,7 @@ fn structured(n: &NamespaceCapacity) -> Value {
     out
 }
 
-fn text(rows: &[NamespaceCapacity], several_contexts: bool) -> String {
+fn text(rows: &[NamespaceCapacity], several_contexts: bool, now: chrono::DateTime<chrono::Utc>) -> String {
     // across contexts each row starts with its context
     let lead = |n: &NamespaceCapacity| -> Vec<(String, Tone)> {
         let context = several_contexts.then(|| (n.context.clone().unwrap_or_default(), Tone::Plain));
@@ -190,6 +243,40 @@ fn text(rows: &[NamespaceCapacity], several_contexts: bool) -> String {
                     (format!("{}/{}", p.ready, p.desired), short),
                     (p.claims.to_string(), Tone::Plain),
                 ]);
+                let h = n.health.get(&p.name);
+                row.extend([
+                    (h.map_or("-".into(), |h| h.strategy.clone()), Tone::Plain),
+                    (
+                        h.map_or("?".into(), |h| match h.reference {
+                            Some(_) => format!("{}/{}", h.stale.len(), h.members),
+                            None if h.members == 0 => "-".into(),
+                            None => "?".into(),
+                        }),
+                        if h.is_some_and(|h| !h.stale.is_empty()) {
+                            Tone::Busy
+                        } else {
+                            Tone::Plain
+                        },
+                    ),
+                    (
+                        h.map_or("?".into(), |h| match &h.progress {
+                            Some(e) => format!(
+                                "{} {} ago",
+                                e.reason,
+                                e.at.map_or("?".into(), |t| namzu_domain::age::human_duration(
+                                    (now - t).num_seconds().max(0)
+                                ))
+                            ),
+                            None if h.events_read => "none held".into(),
+                            None => "unknown".into(),
+                        }),
+                        if h.and_then(|h| h.progress.as_ref()).is_some_and(|e| e.not_progressing()) {
+                            Tone::Bad
+                        } else {
+                            Tone::Plain
+                        },
+                    ),
+                ]);
                 row
             })
         })
@@ -198,7 +285,17 @@ fn text(rows: &[NamespaceCapacity], several_contexts: bool) -> String {
         "No warm pools.\n".to_string()
     } else {
         output::table(
-            &["CONTEXT", "NAMESPACE", "WARM-POOL", "TEMPLATE", "READY", "CLAIMS"][skip..],
+            &[
+                "CONTEXT",
+                "NAMESPACE",
+                "WARM-POOL",
+                "TEMPLATE",
+                "READY",
+                "CLAIMS",
+                "STRATEGY",
+                "STALE",
+                "LAST-PROGRESS-EVENT",
+            ][skip..],
             &pool_rows,
             false,
             output::colour_enabled(),

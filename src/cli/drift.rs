@@ -1,5 +1,7 @@
 //! `kubectl namzu drift [ID]`: the field-level difference between a workspace's pod template and
 //! what its SandboxTemplate (with the overlays) gives today — for one workspace, or every drifted one.
+//! With it, the template's own policies (agent-sandbox v1.0.3) and the refusals they explain
+//! (`EnvVarsInjectionRejected`, `VolumeClaimTemplatesError`; `domain::template_policies`).
 
 use super::exit::Failure;
 use super::globals::Globals;
@@ -8,6 +10,7 @@ use super::overlay::OverlayArgs;
 use namzu_domain::diff::Change;
 use namzu_domain::drift::{DriftState, TemplateRead, field_changes};
 use namzu_domain::naming::WorkspaceId;
+use namzu_domain::template_policies::{Policy, Refusal, policies, refusals};
 use namzu_domain::workspace::Workspace;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::detail;
@@ -30,14 +33,45 @@ pub struct Args {
 struct Report {
     workspace: Workspace,
     changes: Vec<Change>,
+    /// The template's policies (`None`: no template read).
+    policies: Option<[Policy; 3]>,
+    /// Refusals on the Sandbox's conditions and (for one workspace) its Events.
+    refusals: Vec<Refusal>,
+    /// The Sandbox's Events were read (one workspace, allowed).
+    events_read: bool,
 }
 
-fn report(w: Workspace, sandbox: &Value, template: TemplateRead<'_>) -> Report {
-    let changes = match (template, &w.drift.overlays) {
-        (TemplateRead::Found(t), Some(o)) if w.drift.state != DriftState::Current => field_changes(sandbox, t, o),
+fn report(
+    w: Workspace,
+    sandbox: &Value,
+    template: TemplateRead<'_>,
+    events: Option<&[Value]>,
+    claim: Option<&Value>,
+) -> Report {
+    let found = match template {
+        TemplateRead::Found(t) => Some(t),
+        _ => None,
+    };
+    let changes = match (found, &w.drift.overlays) {
+        (Some(t), Some(o)) if w.drift.state != DriftState::Current => field_changes(sandbox, t, o),
         _ => Vec::new(),
     };
-    Report { workspace: w, changes }
+    Report {
+        changes,
+        policies: found.map(policies),
+        refusals: {
+            // the claim's own conditions say it too (its Ready carries the claim's reasons)
+            let mut all = refusals(sandbox, events, found);
+            for r in claim.map(|c| refusals(c, None, found)).unwrap_or_default() {
+                if !all.iter().any(|a| a.reason == r.reason) {
+                    all.push(r);
+                }
+            }
+            all
+        },
+        events_read: events.is_some(),
+        workspace: w,
+    }
 }
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
@@ -65,7 +99,15 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                     message: super::exit::not_a_workspace(&id.sandbox_name(), &ns),
                 });
             }
-            vec![report(d.workspace(&flags, now), &d.sandbox, d.template.as_read())]
+            let events = d.events.known().map(Vec::as_slice);
+            let claim = d.claim.as_ref().and_then(|c| c.known());
+            vec![report(
+                d.workspace(&flags, now),
+                &d.sandbox,
+                d.template.as_read(),
+                events,
+                claim,
+            )]
         }
         None => {
             // one namespace derived and let go at a time, as `list -A` does
@@ -75,7 +117,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                     ns.entries(&flags, now)
                         .into_iter()
                         .filter(|e| e.workspace.drift.state == DriftState::Drifted)
-                        .map(|e| report(e.workspace, e.sandbox, e.template)),
+                        .map(|e| report(e.workspace, e.sandbox, e.template, None, None)),
                 );
             })
             .await?;
@@ -111,6 +153,15 @@ fn structured(r: &Report) -> Value {
         "id": w.id, "namespace": w.namespace, "state": w.drift.state.as_str(),
         "stored": w.drift.stored, "current": w.drift.current, "overlays": w.drift.overlays,
         "changes": r.changes.iter().map(|c| json!({"path": c.path, "old": c.old, "new": c.new})).collect::<Vec<_>>(),
+        "templatePolicies": r.policies.as_ref().map(|ps| {
+            ps.iter().map(|p| (p.key.to_string(), p.json())).collect::<serde_json::Map<_, _>>()
+        }),
+        "refusals": r.refusals.iter().map(|f| json!({
+            "reason": f.reason, "source": f.source, "message": f.message,
+            "policy": f.policy.as_ref().map(|p| json!({"name": p.key, "value": p.value, "defaulted": p.defaulted})),
+            "diagnosis": f.explain(),
+        })).collect::<Vec<_>>(),
+        "eventsRead": r.events_read,
     })
 }
 
@@ -125,6 +176,13 @@ fn text(r: &Report) -> String {
     ));
     if let Some(o) = &w.drift.overlays {
         s.push_str(&format!("  overlays: {}\n", describe::overlays(o)));
+    }
+    if let Some(ps) = &r.policies {
+        let shown: Vec<String> = ps.iter().map(Policy::shown).collect();
+        s.push_str(&format!("  template policies: {}\n", shown.join(", ")));
+    }
+    for f in &r.refusals {
+        s.push_str(&format!("  diagnosis: {}\n", f.explain()));
     }
     let note = match w.drift.state {
         DriftState::Current => Some("the workspace runs its template's current revision"),

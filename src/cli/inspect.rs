@@ -53,12 +53,12 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             let Printer::Plain(format) = args.output else {
                 unreachable!()
             };
-            output::structured(&structured(&w, &d), format)
+            output::structured(&structured(&w, &d, now), format)
         }
         Printer::Plain(Format::Name) => format!("sandbox.agents.x-k8s.io/{}\n", w.sandbox_name),
         Printer::Plain(Format::Table | Format::Wide) => output::printable_lines(&present::detail::render(&w, &d, now)),
         template => {
-            let object = structured(&w, &d);
+            let object = structured(&w, &d, now);
             template
                 .render_template(
                     &object,
@@ -73,13 +73,19 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     Ok(())
 }
 
-fn structured(w: &Workspace, d: &Detail) -> Value {
+fn structured(w: &Workspace, d: &Detail, now: chrono::DateTime<chrono::Utc>) -> Value {
     let mut out = schema::workspace(w);
     out["conditions"] = d.sandbox.pointer("/status/conditions").cloned().unwrap_or(json!([]));
     out["generation"] = json!(generation(&d.sandbox));
     out["ownerReferences"] = json!(owner_refs(&d.sandbox));
     // who last wrote spec.operatingMode, by managedFields (null when they do not say)
     out["modeSetBy"] = json!(namzu_domain::writers::of_mode(&d.sandbox));
+    // the owning claim's lifecycle (null: no claim owns it)
+    out["claimLifecycle"] = match &d.claim {
+        None => Value::Null,
+        Some(Observed::Forbidden) => json!("forbidden"),
+        Some(Observed::Known(c)) => namzu_domain::claim_lifecycle::read(c).json(now),
+    };
     out["events"] = match &d.events {
         Observed::Known(list) => json!(
             list.iter()

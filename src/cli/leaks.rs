@@ -155,7 +155,10 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
         .filter_map(|f| f.leak.size)
         .sum();
     let leaks = found.iter().filter(|f| f.leak.kind.is_leak()).count();
-    let in_use = found.len() - leaks;
+    let in_use = found
+        .iter()
+        .filter(|f| matches!(f.leak.kind, LeakKind::DiskInUse | LeakKind::PolicyInUse))
+        .count();
     if disks > 0 || in_use > 0 {
         s.push_str(&format!(
             "\n{}; disks left behind hold {}{}\n",

@@ -32,8 +32,9 @@ async fn demo_covers_every_state_diagnosis_and_drift_and_hides_non_workspaces() 
     let t = start_demo().await;
     let o = namzu(&t, &["list", "-A", "-o", "json"]).await;
     let items = json(&o);
-    // (39 with the Expired retained, the slow starter zephyr and nomad, whose state is unknown)
-    assert_eq!(items.len(), 39);
+    // (39 with the Expired retained, the slow starter zephyr and nomad, whose state is unknown;
+    // 41 with lapsed, whose claim expired, and vetoed, whose claim's disks were refused)
+    assert_eq!(items.len(), 41);
     let states = field(&items, "/state");
     for s in [
         "Running",
@@ -149,11 +150,11 @@ async fn formats_and_headers() {
             "DIAGNOSIS"
         ]
     );
-    assert_eq!(text.lines().count(), 6);
+    assert_eq!(text.lines().count(), 7);
     assert!(!text.contains('\x1b'), "no colour off a terminal");
 
     let wide = out(&namzu(&t, &["list", "-n", "research", "-o", "wide", "--no-headers"]).await);
-    assert_eq!(wide.lines().count(), 5);
+    assert_eq!(wide.lines().count(), 6);
     let tango: Vec<&str> = wide
         .lines()
         .find(|l| l.starts_with("tango"))
@@ -174,7 +175,7 @@ async fn formats_and_headers() {
 
     let yaml = out(&namzu(&t, &["list", "-n", "research", "-o", "yaml"]).await);
     let parsed: Value = serde_saphyr::from_str(&yaml).unwrap();
-    assert_eq!(parsed.as_array().unwrap().len(), 5);
+    assert_eq!(parsed.as_array().unwrap().len(), 6);
 
     let items = json(&namzu(&t, &["list", "-A", "-o", "json"]).await);
     let sierra = items.iter().find(|i| i["id"] == "sierra").unwrap();
@@ -253,13 +254,13 @@ async fn filters_and_sorting() {
     let by_epoch = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "epoch"]).await);
     assert_eq!(
         by_epoch,
-        ["victor", "whiskey", "zephyr", "uniform", "tango"],
+        ["victor", "whiskey", "vetoed", "zephyr", "uniform", "tango"],
         "absent reads as 0, ties by name"
     );
     let by_age = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "age"]).await);
     assert_eq!(
         by_age,
-        ["victor", "whiskey", "uniform", "tango", "zephyr"],
+        ["victor", "whiskey", "uniform", "tango", "zephyr", "vetoed"],
         "oldest first"
     );
     let by_changed = ids(&namzu(
@@ -267,11 +268,14 @@ async fn filters_and_sorting() {
         &["list", "-n", "research", "-o", "json", "--sort-by", "mode-changed"],
     )
     .await);
-    assert_eq!(by_changed, ["whiskey", "victor", "uniform", "tango", "zephyr"]);
+    assert_eq!(
+        by_changed,
+        ["whiskey", "victor", "uniform", "tango", "zephyr", "vetoed"]
+    );
     let by_state = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "state"]).await);
-    assert_eq!(by_state, ["tango", "whiskey", "zephyr", "uniform", "victor"]);
+    assert_eq!(by_state, ["tango", "whiskey", "zephyr", "vetoed", "uniform", "victor"]);
     let by_drift = ids(&namzu(&t, &["list", "-n", "research", "-o", "json", "--sort-by", "drift"]).await);
-    assert_eq!(by_drift, ["tango", "uniform", "zephyr", "victor", "whiskey"]);
+    assert_eq!(by_drift, ["tango", "uniform", "vetoed", "zephyr", "victor", "whiskey"]);
     // label selector goes to the server
     t.sim
         .modify(&namzu_sim::resources::SANDBOXES, "research", "namzu-ws-tango", |o| {

@@ -25,8 +25,8 @@ async fn demo_scenario_loads_with_consistent_hashes() {
     assert!(workspaces.len() >= 20, "{}", workspaces.len());
     assert_eq!(
         all.len() - workspaces.len(),
-        3,
-        "three Sandboxes that are not workspaces"
+        8,
+        "three Sandboxes that are not workspaces, and the five members of staging's warm pools"
     );
     let mut namespaces: Vec<_> = workspaces
         .iter()

@@ -25,6 +25,7 @@ mod live;
 mod lows;
 mod next_steps;
 mod one_door;
+mod pools_claims;
 mod properties;
 mod race;
 mod readme;

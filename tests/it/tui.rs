@@ -490,7 +490,7 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespace_switch_and_all_namespaces_toggle() {
     let mut h = harness(start_demo().await, false, false).await;
-    // (32 and 39 with the demo's Expired retained, slow starter and nomad)
+    // (32 and 41 with the demo's Expired retained, slow starter, nomad, lapsed and vetoed)
     assert_eq!(h.app.inventory.rows().len(), 32);
     assert_eq!(
         h.app.inventory.namespaces,
@@ -502,16 +502,16 @@ async fn namespace_switch_and_all_namespaces_toggle() {
         h.app.scope,
         namzu_engine::cluster::inventory::Scope::Namespace("research".into())
     );
-    assert_eq!(h.app.inventory.rows().len(), 5);
+    assert_eq!(h.app.inventory.rows().len(), 6);
     assert_eq!(
         h.app.contexts[0].can_patch,
         Some(true),
         "access re-checked for the new namespace"
     );
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows().len(), 39);
+    assert_eq!(h.app.inventory.rows().len(), 41);
     h.keys(&[KeyCode::Char('a')]).await;
-    assert_eq!(h.app.inventory.rows().len(), 5, "back to the namespace it was in");
+    assert_eq!(h.app.inventory.rows().len(), 6, "back to the namespace it was in");
 }
 
 /// The TUI's resume goes through the same write path: a workspace a foreign per-sandbox policy

@@ -84,9 +84,9 @@ fn demo_in_a_real_terminal() {
     // one cluster: the demo as it was before fleets
     let script = format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120");
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
-    t.expect("filter: alpha (1 of 39)");
+    t.expect("filter: alpha (1 of 41)");
     t.keys(&["Enter"]);
     t.expect("Holder epoch:    7 (annotation \"7\")");
     // (Escape then a key at once reads as Alt-key: the screen first)
@@ -365,9 +365,9 @@ fn triage_in_a_real_terminal() {
         45,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "hotel", "Enter"]);
-    t.expect("filter: hotel (1 of 39)");
+    t.expect("filter: hotel (1 of 41)");
     // l: the crash loop's log, and the pane says it waits for the next start
     t.keys(&["l"]);
     t.expect("startup failed: no API key");
@@ -375,7 +375,7 @@ fn triage_in_a_real_terminal() {
     t.keys(&["/", "fatal", "Enter"]);
     t.expect("match 1 of 1");
     t.keys(&["q"]);
-    t.expect("filter: hotel (1 of 39)");
+    t.expect("filter: hotel (1 of 41)");
     // h: one timeline, and where the start-up time went
     t.keys(&["h"]);
     let history = t.expect("Start-up of the current pod");
@@ -384,15 +384,15 @@ fn triage_in_a_real_terminal() {
         "{history}"
     );
     t.keys(&["q"]);
-    t.expect("filter: hotel (1 of 39)");
+    t.expect("filter: hotel (1 of 41)");
     if !kubectl {
         eprintln!("SKIPPED: kubectl is not on PATH; the shell half of the triage test did not run");
         return;
     }
     t.keys(&["Escape"]);
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
-    t.expect("filter: alpha (1 of 39)");
+    t.expect("filter: alpha (1 of 41)");
     // s: a shell in alpha's own pod, the UI stepped aside
     t.keys(&["s"]);
     t.expect("$");
@@ -401,14 +401,14 @@ fn triage_in_a_real_terminal() {
     t.keys(&["exit", "Enter"]);
     let back = t.expect("the shell ended");
     assert!(
-        back.contains("filter: alpha (1 of 39)"),
+        back.contains("filter: alpha (1 of 41)"),
         "back on the same row:\n{back}"
     );
     // a Suspended workspace: no shell, and the way to wake it
     t.keys(&["Escape"]);
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     t.keys(&["/", "delta", "Enter"]);
-    t.expect("filter: delta (1 of 39)");
+    t.expect("filter: delta (1 of 41)");
     t.keys(&["s"]);
     t.expect("press R to resume it");
     t.keys(&["q"]);
@@ -524,7 +524,7 @@ fn find_and_move_like_k9s() {
     tmux.expect(":ns research █");
     tmux.keys(&["Enter"]);
     tmux.expect("namespace research");
-    tmux.expect("5 workspaces");
+    tmux.expect("6 workspaces");
     tmux.keys(&[":", "q", "Enter"]);
     tmux.expect("NAMZU-EXITED");
 }
@@ -543,7 +543,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     t.start(80, 24, &format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120"));
     t.expect("3 contexts");
-    let fleet = t.expect("75 workspaces");
+    let fleet = t.expect("79 workspaces");
     let header = fleet.lines().find(|l| l.contains("WORKSPACE")).unwrap_or_default();
     for column in ["STATE", "EPOCH", "DRIFT", "DIAGNOSIS"] {
         assert!(header.contains(column), "{column} at 80 columns:\n{fleet}");
@@ -561,7 +561,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     assert!(first.contains("prod-e") && first.contains("alpha"), "{fleet}");
     // prod-eu-west asks for the id typed: typed in full, Enter confirms
     t.keys(&["/", "ctx:prod-eu* alpha", "Enter"]);
-    t.expect("(1 of 75)");
+    t.expect("(1 of 79)");
     t.keys(&["S"]);
     t.expect("Suspending stops the pod");
     t.expect("Type \"alpha\"");
@@ -578,7 +578,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     // three of staging's running rows (no typing there): the header counts the marks, the
     // status says "3 of 3 suspended", and the rows stay where they were under the filter
     t.keys(&["Escape"]);
-    t.expect(" 75 workspaces");
+    t.expect(" 79 workspaces");
     t.keys(&["/", "ctx:st* run", "Enter"]);
     let before = t.expect("filter: ctx:st* run (");
     let first_three: Vec<String> = shown_ids(&before).into_iter().take(3).collect();

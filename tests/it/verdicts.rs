@@ -244,18 +244,18 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         70,
         &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
-    t.expect("39 workspaces");
+    t.expect("41 workspaces");
     let open = |id: &str| {
         t.keys(&["/", id, "Enter"]);
-        t.expect(&format!("filter: {id} (1 of 39)"));
+        t.expect(&format!("filter: {id} (1 of 41)"));
         t.keys(&["Enter"]);
         t.expect(&format!("Name:            namzu-ws-{id}"))
     };
     let close = || {
         t.keys(&["Escape"]);
-        t.expect("1 of 39");
+        t.expect("1 of 41");
         t.keys(&["Escape"]);
-        t.expect("39 workspaces");
+        t.expect("41 workspaces");
     };
     let hotel = open("hotel");
     assert!(hotel.contains("│  Restarts:      7 ("), "{hotel}");

@@ -67,6 +67,8 @@ pub const VERBS: [(&str, &[Need]); 15] = [
             need("", "events", "list"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
             need(CILIUM, "ciliumnetworkpolicies", "list"),
+            // the owning claim's lifecycle
+            need(EXTENSIONS, "sandboxclaims", "get"),
         ],
     ),
     (
@@ -82,6 +84,9 @@ pub const VERBS: [(&str, &[Need]); 15] = [
         &[
             need(SANDBOXES, "sandboxes", "get"),
             need(EXTENSIONS, "sandboxtemplates", "get"),
+            // the refusals a template's policy explains: the Sandbox's Events, its claim's conditions
+            need("", "events", "list"),
+            need(EXTENSIONS, "sandboxclaims", "get"),
         ],
     ),
     (
@@ -89,6 +94,9 @@ pub const VERBS: [(&str, &[Need]); 15] = [
         &[
             need(EXTENSIONS, "sandboxwarmpools", "list"),
             need(EXTENSIONS, "sandboxclaims", "list"),
+            // a pool's members and its progress Events (pools have no conditions)
+            need(SANDBOXES, "sandboxes", "list"),
+            need("", "events", "list"),
         ],
     ),
     (
@@ -162,6 +170,7 @@ pub const VERBS: [(&str, &[Need]); 15] = [
             need(CILIUM, "ciliumnetworkpolicies", "list"),
             need(EXTENSIONS, "sandboxclaims", "list"),
             need(EXTENSIONS, "sandboxwarmpools", "list"),
+            need("", "events", "list"),
             // only where a disk looks left behind: a pod that mounts it makes it in use
             need("", "pods", "list"),
         ],

@@ -6,6 +6,6 @@ use chrono::{DateTime, SecondsFormat, Utc};
 pub(crate) use namzu_clock::Clock;
 
 /// Kubernetes' RFC 3339 form, whole seconds.
-pub(crate) fn k8s_time(t: DateTime<Utc>) -> String {
+pub fn k8s_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

@@ -2,10 +2,12 @@
 //! as far as a workspace sees them: pods, PVCs, conditions and events, with per-workspace knobs
 //! that reproduce the field's trouble. Driven by the sim's clock, so tests never sleep.
 
+mod claims;
 mod container_logs;
 mod disks;
 mod events;
 mod pods;
+mod pools;
 
 use pods::*;
 
@@ -114,6 +116,10 @@ pub struct Controller {
     pub logs: Logs,
     /// (pod uid, container) → its restarts so far.
     restarts: HashMap<(String, String), Restarts>,
+    /// Warm pools (`namespace/name`) whose status the scenario gave: left as given.
+    pub frozen_pools: HashSet<String>,
+    /// Pool uid → the last progress Event reason it recorded (one Event per transition).
+    pool_progress: HashMap<String, String>,
 }
 
 /// A container's restarts: how many, the last run's end, when the running one started.
@@ -223,6 +229,8 @@ impl Controller {
     pub fn reconcile(&mut self, store: &mut Store, now: DateTime<Utc>, settle: bool) {
         self.due_at.clear();
         self.due_of.clear();
+        self.reconcile_pools(store, now);
+        self.reconcile_claims(store, now);
         let keys: Vec<(String, String)> = store
             .list(&SANDBOXES, None)
             .map(|s| {

@@ -80,6 +80,10 @@ pub(crate) const CLAIM_CONTROLLER: Reporter = Reporter {
     component: "sandboxclaim-controller",
     instance: "agent-sandbox-controller-0",
 };
+pub(crate) const POOL_CONTROLLER: Reporter = Reporter {
+    component: "sandboxwarmpool-controller",
+    instance: "agent-sandbox-controller-0",
+};
 pub(crate) const KUBELET: Reporter = Reporter {
     component: "kubelet",
     instance: "sim-node-1",

@@ -740,9 +740,16 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             .iter()
             .find(|r| r.kind == kind && r.api_version() == api_version)
             .ok_or_else(|| format!("scenario object of unknown type {api_version} {kind}"))?;
-        st.store
+        let created = st
+            .store
             .create(r, obj.clone(), &now_s)
             .map_err(|e| e.body["message"].to_string())?;
+        // a scenario may say how many spec writes an object has seen (its generation)
+        if let Some(g) = obj.pointer("/metadata/generation").filter(|g| g.is_i64()) {
+            let mut kept = created;
+            kept["metadata"]["generation"] = g.clone();
+            st.store.update(r, kept);
+        }
     }
     for w in &scenario.workspaces {
         let claim_uid = w
@@ -774,6 +781,18 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     }
     for (key, knobs) in scenario.all_knobs() {
         st.controller.knobs.insert(key, knobs);
+    }
+    // a warm pool whose status the scenario gives stays as given; others the pool controller runs
+    for obj in scenario
+        .objects
+        .iter()
+        .filter(|o| o["kind"] == "SandboxWarmPool" && o.get("status").is_some())
+    {
+        let ns = store::meta(obj, "namespace");
+        let ns = if ns.is_empty() { "default" } else { ns };
+        st.controller
+            .frozen_pools
+            .insert(knob_key(ns, store::meta(obj, "name")));
     }
     // a Bound claim given in full has its volume: the one it names, else one provisioned
     // (reclaim policy from its knobs, `reclaimPolicy`, Delete by default)

@@ -112,7 +112,7 @@ pub const CLAIMS: Resource = res(
     true,
     &["sandboxclaim"],
 );
-pub(crate) const WARM_POOLS: Resource = res(
+pub const WARM_POOLS: Resource = res(
     EXT_GROUP,
     "v1beta1",
     "sandboxwarmpools",

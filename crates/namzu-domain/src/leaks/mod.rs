@@ -10,8 +10,10 @@
 //! - a workspace **Expired** (past its `shutdownTime`, or Ready=False `SandboxExpired`) and not
 //!   reaped;
 //! - a **claim** that no Sandbox answers, older than [`STUCK_AFTER_MINUTES`];
-//! - a **warm pool** not progressing (fewer ready than desired, older than
-//!   [`STUCK_AFTER_MINUTES`]).
+//! - a **warm pool** not progressing: its newest progress Event is `WarmPoolNotProgressing`, or
+//!   fewer ready than desired for longer than [`STUCK_AFTER_MINUTES`];
+//! - a warm pool whose members run a **stale template** (`domain::pools`): a finding, not a
+//!   leak — nothing to delete; the pool replaces them as its strategy says.
 //!
 //! Nothing a Sandbox that exists owns, or is the disk of by name, is ever a leak: a Sandbox
 //! deleted and re-created under the same name adopts its disk by name, and such a disk is not
@@ -52,10 +54,12 @@ pub enum LeakKind {
     Retained,
     Claim,
     WarmPool,
+    /// Unclaimed pool members made from an older template: shown with the evidence, never deleted.
+    StalePool,
 }
 
 impl LeakKind {
-    pub const ALL: [LeakKind; 10] = [
+    pub const ALL: [LeakKind; 11] = [
         LeakKind::Disk,
         LeakKind::DetachedDisk,
         LeakKind::DiskInUse,
@@ -66,6 +70,7 @@ impl LeakKind {
         LeakKind::Retained,
         LeakKind::Claim,
         LeakKind::WarmPool,
+        LeakKind::StalePool,
     ];
 
     /// The short name `-o json` gives as `leak`.
@@ -80,6 +85,7 @@ impl LeakKind {
             LeakKind::Retained => "retained-by-policy",
             LeakKind::Claim => "claim-without-sandbox",
             LeakKind::WarmPool => "warm-pool-not-progressing",
+            LeakKind::StalePool => "stale-pool-members",
         }
     }
 
@@ -90,13 +96,13 @@ impl LeakKind {
             LeakKind::Policy | LeakKind::PolicyInUse => "CiliumNetworkPolicy",
             LeakKind::StuckSandbox | LeakKind::Expired | LeakKind::Retained => "Sandbox",
             LeakKind::Claim => "SandboxClaim",
-            LeakKind::WarmPool => "SandboxWarmPool",
+            LeakKind::WarmPool | LeakKind::StalePool => "SandboxWarmPool",
         }
     }
 
     /// Something left behind (not a look-alike shown with the proof that it is in use).
     pub fn is_leak(self) -> bool {
-        !matches!(self, LeakKind::DiskInUse | LeakKind::PolicyInUse)
+        !matches!(self, LeakKind::DiskInUse | LeakKind::PolicyInUse | LeakKind::StalePool)
     }
 }
 
@@ -166,6 +172,8 @@ pub struct Reads<'a> {
     pub policies: Option<&'a [Value]>,
     pub claims: Option<&'a [Value]>,
     pub pools: Option<&'a [Value]>,
+    /// The namespace's warm-pool Events (`None`: not read): a pool's health is only there.
+    pub pool_events: Option<&'a [Value]>,
     /// The disks the namespace's pods mount, `(pod, claimName)` (`None`: the pods were not
     /// read — then no disk can be shown unused).
     pub mounts: Option<&'a [(String, String)]>,
@@ -333,16 +341,64 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
     for pool in r.pools.unwrap_or(&[]) {
         let int = |p: &str| pool.pointer(p).and_then(Value::as_i64).unwrap_or(0);
         let (ready, desired) = (int("/status/readyReplicas"), int("/spec/replicas"));
-        if ready >= desired || !older_than(created(pool), r.now, STUCK_AFTER_MINUTES) {
-            continue;
-        }
-        let reason = format!("{ready}/{desired} ready");
-        let next = format!(
+        let health = super::pools::health(pool, r.sandboxes, r.pool_events, r.now);
+        let describe = format!(
             "kubectl describe sandboxwarmpool {} -n {} (the pool's sandboxes and their events)",
             name(pool),
             r.namespace
         );
-        out.push(leak(LeakKind::WarmPool, pool, reason, created(pool), None, next, false));
+        let check = |check: &'static str, found: String| Check {
+            check,
+            found,
+            in_use: false,
+        };
+        let not_progressing = health.progress.as_ref().filter(|p| p.not_progressing());
+        let short = ready < desired && older_than(created(pool), r.now, STUCK_AFTER_MINUTES);
+        if not_progressing.is_some() || short {
+            let reason = match not_progressing {
+                Some(p) => format!("{}; {ready}/{desired} ready", p.describe(r.now)),
+                None => format!("{ready}/{desired} ready"),
+            };
+            let since = not_progressing.and_then(|p| p.at).or(created(pool));
+            let mut found = leak(LeakKind::WarmPool, pool, reason, since, None, describe.clone(), false);
+            found.checks = vec![
+                check("status", format!("readyReplicas {ready}, spec.replicas {desired}")),
+                check("events", health.progress_shown(r.now)),
+                check("strategy", health.strategy_shown()),
+            ];
+            out.push(found);
+        }
+        if !health.stale.is_empty() {
+            let reason = format!(
+                "{} of {} members run an older template ({}): {}",
+                health.stale.len(),
+                health.members,
+                health.stale_evidence,
+                health.stale.join(", ")
+            );
+            let next = if health.strategy == "Recreate" {
+                format!("the controller replaces them (updateStrategy Recreate); if they stay, {describe}")
+            } else {
+                format!(
+                    "nothing to delete: under updateStrategy {} a claim can still adopt one; they go as the pool replenishes (Recreate replaces them at once)",
+                    health.strategy_shown()
+                )
+            };
+            // stale at least since a member was made from the newer template
+            let since = health.reference.as_ref().and_then(|(newest, _)| {
+                r.sandboxes
+                    .iter()
+                    .find(|s| name(s) == newest.as_str())
+                    .and_then(created)
+            });
+            let mut found = leak(LeakKind::StalePool, pool, reason, since, None, next, false);
+            found.checks = vec![
+                check("members", health.stale.join(", ")),
+                check("hash", health.stale_evidence.clone()),
+                check("strategy", health.strategy_shown()),
+            ];
+            out.push(found);
+        }
     }
     out.sort_by(|a, b| (a.kind, &a.name).cmp(&(b.kind, &b.name)));
     out
@@ -382,6 +438,7 @@ mod tests {
             policies: Some(policies),
             claims: Some(&[]),
             pools: None,
+            pool_events: None,
             mounts: Some(&[]),
             now: now(),
         }
@@ -580,6 +637,7 @@ mod tests {
         let r = Reads {
             claims: Some(&claims),
             pools: Some(&pools),
+            pool_events: None,
             ..reads(&sbx, &[], &[])
         };
         let got: Vec<(LeakKind, String)> = find(&r).into_iter().map(|l| (l.kind, l.name)).collect();

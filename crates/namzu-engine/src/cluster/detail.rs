@@ -5,7 +5,7 @@
 use super::connect::Connection;
 use super::error::{ClusterError, observed};
 use super::inventory::TemplateFetch;
-use super::resources::{self, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
+use super::resources::{self, CLAIMS, EVENTS, PODS, PVCS, SANDBOXES, TEMPLATES};
 use chrono::{DateTime, Utc};
 use namzu_domain::drift::OverlayFlags;
 use namzu_domain::egress::{PolicyIndex, PolicyRead};
@@ -25,6 +25,9 @@ pub struct Detail {
     pub events: Observed<Vec<Value>>,
     /// The namespace's CiliumNetworkPolicies.
     pub policies: PolicyRead<Vec<Value>>,
+    /// The SandboxClaim that owns the Sandbox (`None`: no claim owns it, or it is gone): its
+    /// lifecycle is the claim's, not the Sandbox's.
+    pub claim: Option<Observed<Value>>,
 }
 
 /// Read one workspace by id; `Ok(None)` when no such Sandbox exists.
@@ -102,6 +105,15 @@ async fn read_parts(
             }
         },
     );
+    let claim = match namzu_domain::object::claim_owner(&sandbox) {
+        None => None,
+        Some(c) => match resources::get(conn, &CLAIMS, namespace, c).await {
+            Ok(found) => found.map(Observed::Known),
+            Err(e) if e.is_forbidden() => Some(Observed::Forbidden),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => return Err(e),
+        },
+    };
     let mut events = observed(events)?;
     if let Observed::Known(list) = &mut events {
         list.sort_by_key(|e| event_time(e).map(str::to_string));
@@ -112,6 +124,7 @@ async fn read_parts(
         template: template?,
         events,
         policies: policies?,
+        claim,
         sandbox,
     }))
 }

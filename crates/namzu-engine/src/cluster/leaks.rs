@@ -4,7 +4,8 @@
 //! - Sandboxes (all of them, workspaces or not: what exists decides what is left behind);
 //! - PVCs **labelled `agents.x-k8s.io/sandbox-name-hash`** — never every PVC of the cluster;
 //! - CiliumNetworkPolicies (as the inventory reads them; 404/403: no policy leaks are told);
-//! - SandboxClaims and SandboxWarmPools (404: the extensions are not installed, none told);
+//! - SandboxClaims and SandboxWarmPools (404: the extensions are not installed, none told),
+//!   and where there are pools, their Events (`cluster/pools.rs`: a pool's only health signal);
 //! - and, only in a namespace where a disk looks left behind, its pods (projected to the claims
 //!   their volumes name: a mounted disk is in use; unreadable pods clear no disk);
 //!
@@ -303,6 +304,11 @@ async fn read_once(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc
             claims.remove(&ns).unwrap_or_default(),
             pools.remove(&ns).unwrap_or_default(),
         );
+        // a pool's health is only in its Events: read where there are pools
+        let pool_events = match w.is_empty() {
+            true => None,
+            false => super::pools::events(conn, &ns, &mut warnings).await?,
+        };
         let mut reads = Reads {
             namespace: &ns,
             sandboxes: &s,
@@ -310,6 +316,7 @@ async fn read_once(conn: &Connection, namespace: Option<&str>, now: DateTime<Utc
             policies: policies_read.then_some(pol.as_slice()),
             claims: claims_read.then_some(c.as_slice()),
             pools: pools_read.then_some(w.as_slice()),
+            pool_events: pool_events.as_deref(),
             mounts: Some(&[]),
             now,
         };
@@ -397,6 +404,7 @@ impl Ties {
             policies: Some(policies),
             claims: self.claims.as_deref(),
             pools: self.pools.as_deref(),
+            pool_events: None,
             mounts: self.mounts.as_deref(),
             now,
         }

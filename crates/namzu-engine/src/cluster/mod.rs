@@ -12,6 +12,7 @@ pub mod live;
 pub mod observe;
 pub mod pack;
 pub mod policies;
+pub mod pools;
 pub mod resources;
 pub mod tombstone;
 pub mod triage;

@@ -29,6 +29,7 @@ pub fn render(w: &Workspace, d: &Detail, now: DateTime<Utc>) -> String {
     epoch_and_drift(&mut s, w);
     template_policies(&mut s, d);
     owners(&mut s, &d.sandbox);
+    claim_lifecycle(&mut s, d, now);
     pod_and_disks(&mut s, w, now);
     egress(&mut s, w);
     library_annotations(&mut s, w);
@@ -138,24 +139,63 @@ fn lifecycle(s: &mut String, w: &Workspace, now: DateTime<Utc>) {
 /// The SandboxTemplate's own policies (agent-sandbox v1.0.3), defaults said as such: they explain
 /// a Ready=False `EnvVarsInjectionRejected` or `VolumeClaimTemplatesError`.
 fn template_policies(s: &mut String, d: &Detail) {
-    let TemplateRead::Found(t) = d.template.as_read() else {
-        return;
+    let template = match d.template.as_read() {
+        TemplateRead::Found(t) => Some(t),
+        _ => None,
     };
-    let field = |key: &str, default: &str| match t.pointer(&format!("/spec/{key}")).and_then(serde_json::Value::as_str)
-    {
-        Some(v) => format!("{key} {v}"),
-        None => format!("{key} {default} (default)"),
+    if let Some(t) = template {
+        let shown: Vec<String> = namzu_domain::template_policies::policies(t)
+            .iter()
+            .map(namzu_domain::template_policies::Policy::shown)
+            .collect();
+        line(s, "  Policies", &shown.join(", "));
+    }
+    // a refusal the policy explains, on the Sandbox's or its claim's conditions or its Events
+    let mut refusals =
+        namzu_domain::template_policies::refusals(&d.sandbox, d.events.known().map(Vec::as_slice), template);
+    if let Some(Observed::Known(claim)) = &d.claim {
+        for r in namzu_domain::template_policies::refusals(claim, None, template) {
+            if !refusals.iter().any(|a| a.reason == r.reason) {
+                refusals.push(r);
+            }
+        }
+    }
+    for r in &refusals {
+        line(s, "  Refused", &r.explain());
+    }
+}
+
+/// The owning claim's lifecycle (agent-sandbox v1.0.3: the claim's, never copied to the
+/// Sandbox): policy, ttl, shutdown time, how it moves (a keepalive said once), and a claim
+/// expired under Retain as a diagnosis with its next step.
+fn claim_lifecycle(s: &mut String, d: &Detail, now: DateTime<Utc>) {
+    let claim = match &d.claim {
+        None => return,
+        Some(Observed::Forbidden) => {
+            line(s, "Claim lifecycle", "? (the SandboxClaim may not be read)");
+            return;
+        }
+        Some(Observed::Known(c)) => c,
     };
+    let l = namzu_domain::claim_lifecycle::read(claim);
+    let ttl = l
+        .ttl_seconds_after_finished
+        .map_or("no ttlSecondsAfterFinished".into(), |t| {
+            format!("ttlSecondsAfterFinished {t}")
+        });
     line(
         s,
-        "  Policies",
-        &[
-            field("networkPolicyManagement", "Managed"),
-            field("envVarsInjectionPolicy", "Disallowed"),
-            field("volumeClaimTemplatesPolicy", "Disallowed"),
-        ]
-        .join(", "),
+        "Claim lifecycle",
+        &format!("{}: shutdownPolicy {}, {ttl}", l.claim, l.policy_shown()),
     );
+    line(s, "  Shutdown", &l.shutdown_shown(now));
+    if l.shutdown_raw.is_some() {
+        line(s, "  Moves", &l.moves(now));
+    }
+    if let Some((diagnosis, next)) = l.diagnosis() {
+        line(s, "  Diagnosis", &diagnosis);
+        line(s, "  Next step", &next);
+    }
 }
 
 fn epoch_and_drift(s: &mut String, w: &Workspace) {

@@ -94,6 +94,74 @@ pub(super) fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result
             }
         }
     }
+    // the extensions' enums and minimums (crds: sandboxclaims, sandboxwarmpools, sandboxtemplates)
+    let enums: &[(&str, &str, &[&str])] = match r.plural {
+        "sandboxclaims" => &[(
+            "/spec/lifecycle/shutdownPolicy",
+            "spec.lifecycle.shutdownPolicy",
+            &["Delete", "DeleteForeground", "Retain"],
+        )],
+        "sandboxwarmpools" => &[(
+            "/spec/updateStrategy/type",
+            "spec.updateStrategy.type",
+            &["Recreate", "OnReplenish"],
+        )],
+        "sandboxtemplates" => &[
+            (
+                "/spec/networkPolicyManagement",
+                "spec.networkPolicyManagement",
+                &["Managed", "Unmanaged"],
+            ),
+            (
+                "/spec/envVarsInjectionPolicy",
+                "spec.envVarsInjectionPolicy",
+                &["Allowed", "Overrides", "Disallowed"],
+            ),
+            (
+                "/spec/volumeClaimTemplatesPolicy",
+                "spec.volumeClaimTemplatesPolicy",
+                &["Disallowed", "Allowed", "Overrides"],
+            ),
+        ],
+        _ => &[],
+    };
+    for (pointer, field, allowed) in enums {
+        if let Some(v) = obj.pointer(pointer)
+            && !v.as_str().is_some_and(|v| allowed.contains(&v))
+        {
+            let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+            return Err(invalid(
+                r,
+                name,
+                &format!(
+                    "{field}: Unsupported value: {v}: supported values: {}",
+                    quoted.join(", ")
+                ),
+            ));
+        }
+    }
+    if r.plural == "sandboxclaims" && obj.pointer("/spec/warmPoolRef/name").is_none_or(|n| !n.is_string()) {
+        return Err(invalid(r, name, "spec.warmPoolRef: Required value"));
+    }
+    for (plural, pointer, field) in [
+        (
+            "sandboxclaims",
+            "/spec/lifecycle/ttlSecondsAfterFinished",
+            "spec.lifecycle.ttlSecondsAfterFinished",
+        ),
+        ("sandboxwarmpools", "/spec/replicas", "spec.replicas"),
+    ] {
+        if r.plural == plural
+            && let Some(v) = obj.pointer(pointer)
+            && v.as_i64().is_none_or(|n| n < 0)
+        {
+            return Err(invalid(
+                r,
+                name,
+                &format!("{field}: Invalid value: {v}: {field} in body should be greater than or equal to 0"),
+            ));
+        }
+    }
     if r.plural == "sandboxes" {
         if let Some(mode) = obj.pointer("/spec/operatingMode")
             && mode != "Running"
@@ -198,6 +266,31 @@ pub(super) fn admit_custom(r: &Resource, obj: &mut Value) {
             spec.entry("operatingMode").or_insert(json!("Running"));
             spec.entry("shutdownPolicy").or_insert(json!("Retain"));
         }
+    }
+    // the extensions' CRD defaults: a default applies where its parent object is given
+    let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    match r.plural {
+        "sandboxclaims" => {
+            if let Some(l) = spec.get_mut("lifecycle").and_then(Value::as_object_mut) {
+                l.entry("shutdownPolicy").or_insert(json!("Retain"));
+            }
+        }
+        "sandboxwarmpools" => {
+            if r.version != "v1alpha1" {
+                spec.entry("replicas").or_insert(json!(1));
+            }
+            if let Some(u) = spec.get_mut("updateStrategy").and_then(Value::as_object_mut) {
+                u.entry("type").or_insert(json!("OnReplenish"));
+            }
+        }
+        "sandboxtemplates" => {
+            spec.entry("networkPolicyManagement").or_insert(json!("Managed"));
+            spec.entry("envVarsInjectionPolicy").or_insert(json!("Disallowed"));
+            spec.entry("volumeClaimTemplatesPolicy").or_insert(json!("Disallowed"));
+        }
+        _ => {}
     }
 }
 
