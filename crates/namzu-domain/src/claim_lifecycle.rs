@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 /// How recent the last write to shutdownTime must be, and how many spec writes the claim must
 /// have seen, for its moves to be called a keepalive.
-pub const KEEPALIVE_WITHIN_SECONDS: i64 = 600;
+pub(crate) const KEEPALIVE_WITHIN_SECONDS: i64 = 600;
 pub const KEEPALIVE_MIN_WRITES: i64 = 3;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -78,13 +78,13 @@ impl Lifecycle {
     }
 
     /// Spec writes since the claim was made (generation − 1).
-    pub fn spec_writes(&self) -> Option<i64> {
+    pub(crate) fn spec_writes(&self) -> Option<i64> {
         self.generation.map(|g| (g - 1).max(0))
     }
 
     /// A shutdownTime moved forward again and again: still ahead, its last write recent, and
     /// the claim's spec written several times.
-    pub fn keepalive(&self, now: DateTime<Utc>) -> bool {
+    pub(crate) fn keepalive(&self, now: DateTime<Utc>) -> bool {
         let ahead = self.shutdown_time.is_some_and(|t| t > now);
         let recent = self
             .writer

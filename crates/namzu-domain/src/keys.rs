@@ -34,7 +34,7 @@ pub const LAUNCH_TYPE: &str = "agents.x-k8s.io/launch-type";
 pub const WARM_POOL_SANDBOX: &str = "agents.x-k8s.io/warm-pool-sandbox";
 /// The hash agent-sandbox's pool controller stamps on each member of the pod template it was
 /// made from (the name is deprecated for `sandbox-template-hash`; v1.0.3 still writes it).
-pub const POOL_TEMPLATE_HASH: &str = "agents.x-k8s.io/sandbox-pod-template-hash";
+pub(crate) const POOL_TEMPLATE_HASH: &str = "agents.x-k8s.io/sandbox-pod-template-hash";
 /// The legacy annotation naming a Sandbox's pod. agent-sandbox v1.0 no longer writes it: the pod
 /// is the one named after the Sandbox, and an annotation naming another pod is only flagged.
 pub const POD_NAME_ANNOTATION: &str = "agents.x-k8s.io/pod-name";

@@ -18,8 +18,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 /// The Event reasons a pool's health shows as.
-pub const NOT_PROGRESSING: &str = "WarmPoolNotProgressing";
-pub const PROGRESSING: &str = "WarmPoolProgressing";
+pub(crate) const NOT_PROGRESSING: &str = "WarmPoolNotProgressing";
+pub(crate) const PROGRESSING: &str = "WarmPoolProgressing";
 
 /// One pool's update strategy, members and progress, with what each was read from.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +57,7 @@ impl Progress {
     }
 
     /// `WarmPoolNotProgressing (Warning) 12m ago: <message>`.
-    pub fn describe(&self, now: DateTime<Utc>) -> String {
+    pub(crate) fn describe(&self, now: DateTime<Utc>) -> String {
         let when = self.at.map_or("at an unknown time".to_string(), |t| {
             format!("{} ago", human_duration((now - t).num_seconds().max(0)))
         });
@@ -72,7 +72,7 @@ impl Progress {
 
 impl PoolHealth {
     /// The strategy as shown: `OnReplenish (default)` when the pool does not say.
-    pub fn strategy_shown(&self) -> String {
+    pub(crate) fn strategy_shown(&self) -> String {
         if self.strategy_defaulted {
             format!("{} (default)", self.strategy)
         } else {
@@ -81,7 +81,7 @@ impl PoolHealth {
     }
 
     /// The progress cell: the newest progress Event, else what is known of there being none.
-    pub fn progress_shown(&self, now: DateTime<Utc>) -> String {
+    pub(crate) fn progress_shown(&self, now: DateTime<Utc>) -> String {
         match (&self.progress, self.events_read) {
             (Some(p), _) => p.describe(now),
             (None, true) => "no progress Event held (Events expire, an hour by default)".into(),
@@ -108,7 +108,7 @@ fn label<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
 
 /// Whether `sandbox` is an unclaimed member of `pool`: it carries the pool's name hash in
 /// [`WARM_POOL_SANDBOX`], or the pool is its controller owner.
-pub fn is_member(pool: &Value, sandbox: &Value) -> bool {
+pub(crate) fn is_member(pool: &Value, sandbox: &Value) -> bool {
     let pool_name = name(pool);
     label(sandbox, WARM_POOL_SANDBOX) == Some(name_hash(pool_name).as_str())
         || owner_refs(sandbox).iter().any(|o| {
@@ -132,7 +132,7 @@ fn event_time(e: &Value) -> Option<DateTime<Utc>> {
 
 /// The newest progress Event about `pool` among `events` (core/v1 Events; one of an earlier
 /// pool of the same name, by uid, is not this pool's).
-pub fn progress(pool: &Value, events: &[Value]) -> Option<Progress> {
+pub(crate) fn progress(pool: &Value, events: &[Value]) -> Option<Progress> {
     let pool_uid = uid(pool);
     events
         .iter()

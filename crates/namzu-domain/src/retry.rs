@@ -9,7 +9,7 @@ use super::patch::Mode;
 use serde_json::Value;
 
 /// The library's cap on sends of one fenced write.
-pub const MAX_SENDS: u32 = 3;
+pub(crate) const MAX_SENDS: u32 = 3;
 
 /// After a send failed with `status` (`None`: no answer at all).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

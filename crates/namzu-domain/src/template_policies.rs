@@ -30,9 +30,9 @@ impl Policy {
     }
 }
 
-pub const NETWORK: &str = "networkPolicyManagement";
-pub const ENV_VARS: &str = "envVarsInjectionPolicy";
-pub const VOLUME_CLAIM_TEMPLATES: &str = "volumeClaimTemplatesPolicy";
+pub(crate) const NETWORK: &str = "networkPolicyManagement";
+pub(crate) const ENV_VARS: &str = "envVarsInjectionPolicy";
+pub(crate) const VOLUME_CLAIM_TEMPLATES: &str = "volumeClaimTemplatesPolicy";
 
 /// The three policies of `template`, defaults said as such.
 pub fn policies(template: &Value) -> [Policy; 3] {

@@ -85,12 +85,12 @@ impl NewestEvents {
     }
 
     /// The same objects, no events.
-    pub fn emptied(&self) -> NewestEvents {
+    pub fn empty_like(&self) -> NewestEvents {
         NewestEvents::new(self.objects.iter().map(|(r, _, _)| r.clone()).collect())
     }
 
     /// One event read: kept for the first object it is about, if any.
-    pub fn push(&mut self, e: Value) {
+    pub fn keep(&mut self, e: Value) {
         let Some((_, kept, dropped)) = self.objects.iter_mut().find(|(r, _, _)| r.is_of(&e)) else {
             return;
         };
@@ -514,8 +514,8 @@ mod tests {
             let at = (chrono::DateTime::parse_from_rfc3339("2026-09-11T00:00:00Z").unwrap()
                 + chrono::Duration::seconds(i as i64))
             .to_rfc3339();
-            newest.push(ev("Sandbox", Some("u1"), &at));
-            newest.push(ev("Sandbox", Some("other"), &at));
+            newest.keep(ev("Sandbox", Some("u1"), &at));
+            newest.keep(ev("Sandbox", Some("other"), &at));
         }
         let (events, not_shown) = newest.finish();
         assert_eq!(events.len(), MAX_EVENTS_PER_OBJECT);

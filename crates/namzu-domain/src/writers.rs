@@ -10,7 +10,7 @@ use serde_json::Value;
 /// This tool's field manager (`fieldManager=kubectl-namzu` on every write).
 pub const THIS_TOOL: &str = "kubectl-namzu";
 /// @namzu/sandbox's field manager.
-pub(crate) const LIBRARY: &str = "namzu-sandbox";
+pub const LIBRARY: &str = "namzu-sandbox";
 
 /// The latest writer of one field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -82,9 +82,10 @@ pub const PVS: Resource = res("", "v1", "persistentvolumes", "PersistentVolume",
 pub const EVENTS: Resource = res("", "v1", "events", "Event", true, false, &["ev"]);
 /// Cluster-scoped `node.k8s.io/v1` RuntimeClasses: a pod naming one gets its `overhead.podFixed`
 /// as `spec.overhead` at admission (`sim::admission`).
-pub const RUNTIME_CLASSES: Resource = res("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, false, &[]);
+pub(crate) const RUNTIME_CLASSES: Resource =
+    res("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, false, &[]);
 /// The same Events through `events.k8s.io/v1` (converted on the way out, see `sim::events`).
-pub const EVENTS_V1: Resource = res("events.k8s.io", "v1", "events", "Event", true, false, &["ev"]);
+pub(crate) const EVENTS_V1: Resource = res("events.k8s.io", "v1", "events", "Event", true, false, &["ev"]);
 pub const SANDBOXES: Resource = res(
     SANDBOX_GROUP,
     "v1beta1",

@@ -43,7 +43,7 @@ impl Default for ListBounds {
 }
 
 /// What the simulated cluster's `/version` `gitVersion` carries (`src/sim/discovery.rs`).
-pub(crate) const SIM_VERSION_MARK: &str = "-namzu-sim";
+pub const SIM_VERSION_MARK: &str = "-namzu-sim";
 
 pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
 

@@ -574,11 +574,11 @@ pub(crate) async fn list_fields_into<C: ListItems>(
 /// A history's events are held as they are read: each object's newest only.
 impl ListItems for namzu_domain::timeline::NewestEvents {
     fn push(&mut self, item: Value) {
-        namzu_domain::timeline::NewestEvents::push(self, item);
+        namzu_domain::timeline::NewestEvents::keep(self, item);
     }
 
     fn emptied(&self) -> Self {
-        namzu_domain::timeline::NewestEvents::emptied(self)
+        namzu_domain::timeline::NewestEvents::empty_like(self)
     }
 }
 

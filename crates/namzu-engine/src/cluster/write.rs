@@ -529,7 +529,7 @@ async fn gate(conn: &Connection, policy: &WritePolicy, namespace: &str, dry_run:
 }
 
 /// Perform one fenced write, start to finish.
-pub async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
+pub(crate) async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
     if let Err(stop) = gate(conn, policy, &plan.namespace, plan.dry_run).await {
         return match stop {
             Gate::Refused(message) => Outcome::Refused { message },

@@ -423,14 +423,14 @@ pub async fn preview(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Ou
 }
 
 /// What a wait after a write holds on to: the pod a resume replaces, the Sandbox written.
-pub struct Landed {
+pub(crate) struct Landed {
     pod_before: Option<String>,
     pinned: Option<crate::cluster::wait::Pinned>,
 }
 
 /// One write through the one write path (`cluster::write::write`), with what its wait needs:
 /// every front-end's write goes through here.
-pub async fn send(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> (Outcome, Landed) {
+pub(crate) async fn send(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> (Outcome, Landed) {
     let pod_before = if plan.verb == Verb::Resume {
         crate::cluster::write::pod_uid_before(conn, &plan.namespace, &plan.id).await
     } else {
@@ -451,7 +451,7 @@ impl Landed {
     }
 
     /// Wait for the write's transition (suspend: the pod gone; resume: Ready with a new pod).
-    pub async fn wait(
+    pub(crate) async fn wait(
         self,
         conn: &Connection,
         plan: &Plan,
