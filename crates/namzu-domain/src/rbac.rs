@@ -162,7 +162,7 @@ pub const VERBS: [(&str, &[Need]); 15] = [
         ],
     ),
     (
-        // `leaks` and the TUI's `:leaks` (src/cluster/leaks.rs): one LIST per kind, the disks by label
+        // `leaks` and the TUI's `:leaks` (crates/namzu-engine/src/cluster/leaks.rs): one LIST per kind, the disks by label
         "leaks",
         &[
             need(SANDBOXES, "sandboxes", "list"),

@@ -42,7 +42,7 @@ impl Default for ListBounds {
     }
 }
 
-/// What the simulated cluster's `/version` `gitVersion` carries (`src/sim/discovery.rs`).
+/// What the simulated cluster's `/version` `gitVersion` carries (`crates/namzu-sim/src/discovery.rs`).
 pub const SIM_VERSION_MARK: &str = "-namzu-sim";
 
 pub const USER_AGENT: &str = concat!("kubectl-namzu/", env!("CARGO_PKG_VERSION"));
