@@ -690,3 +690,67 @@ fn a_fleet_opens_without_waiting_for_its_slowest_context() {
         "the slow context is shown connecting:\n{screen}"
     );
 }
+
+/// The log pane searches and filters as less does, at 80×24 and 120×35: `/` highlights and goes to
+/// the newest match (`n` down, `N` up), `&` shows only the lines holding a text, `t` puts the
+/// server's timestamp before each line. Each key waits for the screen the one before it makes.
+#[test]
+fn log_search_filter_and_timestamps_like_less() {
+    if no_tmux("log search") {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    for (width, height) in [(80u16, 24u16), (120, 35)] {
+        let t = Tmux {
+            socket: format!("namzu-logsearch-{width}-{}", std::process::id()),
+            session: "logsearch",
+        };
+        t.start(
+            width,
+            height,
+            &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+        );
+        t.expect("workspaces");
+        // juliet's drain: two lines name its session s-81f2, two say it is draining
+        t.keys(&["/", "juliet", "Enter"]);
+        t.expect("filter: juliet (1 of");
+        t.keys(&["l"]);
+        t.expect("still draining");
+        // a filter: only the lines holding the text, counted
+        // (a followed Running pod logs a heartbeat every 2 s: the total grows, the filter's count not)
+        t.keys(&["&", "s-81f2", "Enter"]);
+        let filtered = t.expect("lines hold \"s-81f2\"");
+        assert!(
+            filtered.contains("streaming · 2 of ")
+                && filtered.contains("session opened")
+                && !filtered.contains("msg=\"ready\""),
+            "only the lines holding the text:\n{filtered}"
+        );
+        // an empty filter shows every line again
+        t.keys(&["&", "Enter"]);
+        t.expect("every line");
+        t.expect("msg=\"ready\"");
+        // a search: Enter on the newest match, N up (older), n down (newer), wrapping
+        t.keys(&["/", "draining", "Enter"]);
+        t.expect("match 2 of 2");
+        t.keys(&["N"]);
+        t.expect("match 1 of 2");
+        t.keys(&["n"]);
+        t.expect("match 2 of 2");
+        // the server's timestamps, on and off
+        t.keys(&["t"]);
+        let stamped = t.expect("timestamps on");
+        assert!(
+            stamped
+                .lines()
+                .any(|l| l.contains("Z level=warn msg=\"still draining\"")),
+            "each line after its timestamp:\n{stamped}"
+        );
+        t.keys(&["t"]);
+        t.expect("timestamps off");
+        t.keys(&["q"]);
+        t.expect("filter: juliet (1 of");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}

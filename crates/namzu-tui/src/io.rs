@@ -610,6 +610,8 @@ async fn stream_logs(
         previous,
         follow: !previous,
         tail_lines: Some(LOG_TAIL),
+        // every line keeps the server's timestamp: `t` shows it, the pane hides it otherwise
+        timestamps: true,
         ..Default::default()
     };
     let pod_object = match resources::get(&conn, &resources::PODS, &key.namespace, &pod).await {
@@ -627,7 +629,7 @@ async fn stream_logs(
         out: out.clone(),
         stream,
     };
-    let action = match triage::read_log(&conn, &key.namespace, pod_object, ask, false, &mut sink).await {
+    let action = match triage::read_log(&conn, &key.namespace, pod_object, ask, true, &mut sink).await {
         Ok(end) => ended(end.message().unwrap_or_else(|| "the log ended".into()), false),
         Err(e) => ended(e.to_string(), true),
     };

@@ -55,10 +55,14 @@ pub(crate) enum Command {
     Follow,
     /// In the log pane: wrap long lines, or cut them.
     Wrap,
-    /// In the log pane: the next match up (older).
+    /// In the log pane: the next match down (newer), as `n` in less and vim.
     NextMatch,
-    /// In the log pane: the next match down (newer).
+    /// In the log pane: the previous match up (older), as `N` in less and vim.
     PrevMatch,
+    /// In the log pane: show only the lines holding a text (`&`, as less), or every line again.
+    FilterLines,
+    /// In the log pane: the server's timestamp before each line, or not.
+    Timestamps,
     /// In the log pane: the previous instance of the container, or the current one.
     Previous,
     /// In the log pane: save what it holds to a file.
@@ -521,9 +525,23 @@ const LOG_PANE: &[Binding] = &[
     Binding {
         keys: &[(Char('/'), Filter), (Char('n'), NextMatch), (Char('N'), PrevMatch)],
         label: "/ n N",
-        does: "search (Enter: the newest match), the next match up, down",
+        does: "search: every match highlighted, Enter goes to the newest; n the next match down (newer), N up (older), each shown with the lines around it",
         hint: "/ search · n/N next",
         footer_order: 1,
+    },
+    Binding {
+        keys: &[(Char('&'), FilterLines)],
+        label: "&",
+        does: "show only the lines holding a text (as less's &; Enter on an empty text shows every line again)",
+        hint: "& filter",
+        footer_order: 7,
+    },
+    Binding {
+        keys: &[(Char('t'), Timestamps)],
+        label: "t",
+        does: "the server's timestamp before each line, on/off",
+        hint: "t time",
+        footer_order: 8,
     },
     Binding {
         keys: &[(Char('p'), Previous)],
@@ -557,14 +575,14 @@ const LOG_SEARCH: &[Binding] = &[
     Binding {
         keys: &[(Code(KeyCode::Enter), Keep)],
         label: "Enter",
-        does: "search: the newest line holding the text",
-        hint: "type to search · Enter find",
+        does: "search: the newest line holding the text (a filter: show only the lines holding it)",
+        hint: "type · Enter apply",
         footer_order: 0,
     },
     Binding {
         keys: &[(Code(KeyCode::Esc), ClearFilter)],
         label: "Esc",
-        does: "clear the search",
+        does: "clear the search (or the filter)",
         hint: "Esc clear",
         footer_order: 1,
     },

@@ -2,7 +2,7 @@
 //! of where the stream stands, then the newest lines that fit — only those are laid out, so a
 //! frame costs the pane's height, not the ring's length.
 
-use super::logs::{Line as LogLine, LogPane, LogState, RING_LINES};
+use super::logs::{Line as LogLine, LogPane, LogState, Prompt, RING_LINES};
 use namzu_engine::present::layout::{cut, width};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -40,48 +40,68 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str,
             _ => fg(Color::Green),
         },
     )];
-    let mut facts = vec![
-        format!("{} lines", pane.lines().len()),
-        if pane.follow {
-            "following".into()
-        } else {
-            format!("{} below", pane.offset)
-        },
-        if pane.wrap { "wrap on".into() } else { "wrap off".into() },
-    ];
-    if pane.evicted > 0 {
-        facts.push(format!("{} older dropped (keeps {RING_LINES})", pane.evicted));
+    // what the user just did comes first, so a narrow pane still shows it; counts come last
+    let mut facts = Vec::new();
+    match pane.prompt {
+        Some(Prompt::Search) => facts.push(format!("search: {}▏", pane.typed)),
+        Some(Prompt::Filter) => facts.push(format!("filter: {}▏", pane.typed)),
+        None if !pane.note.is_empty() => facts.push(pane.note.clone()),
+        None => {}
     }
-    if pane.searching {
-        facts.push(format!("search: {}▏", pane.search));
-    } else if !pane.note.is_empty() {
-        facts.push(pane.note.clone());
+    if !pane.filter.is_empty() {
+        facts.push(format!("filter {:?}: {} lines", pane.filter, pane.filter_hits));
+    }
+    if pane.timestamps {
+        facts.push("timestamps".into());
     }
     if !pane.source.is_empty() {
-        facts.insert(0, pane.source.clone());
+        facts.push(pane.source.clone());
+    }
+    facts.push(format!("{} lines", pane.lines().len()));
+    facts.push(if pane.follow {
+        "following".into()
+    } else {
+        format!("{} below", pane.offset)
+    });
+    facts.push(if pane.wrap { "wrap on".into() } else { "wrap off".into() });
+    if pane.evicted > 0 {
+        facts.push(format!("{} older dropped (keeps {RING_LINES})", pane.evicted));
     }
     status.push(Span::raw(format!(" · {}", facts.join(" · "))));
     let mut rows: Vec<Line> = vec![cut_line(status, text_width)];
     let height = inner.height as usize - 1;
+    pane.view_height.set(height);
     let lines = pane.lines();
-    let bottom = lines.len().saturating_sub(pane.offset);
-    // from the bottom up, until the pane is full
+    // from the bottom up, the lines the filter passes, `offset` of them skipped, until the pane
+    // is full: a frame costs the pane's height (and the lines a filter skips), not the ring's
     let mut shown: Vec<Line> = Vec::with_capacity(height);
     let needle = (!pane.search.is_empty()).then(|| pane.search.to_lowercase());
-    for index in (0..bottom).rev() {
+    let mut below = pane.offset;
+    for index in (0..lines.len()).rev() {
         if shown.len() >= height {
             break;
         }
         let line = &lines[index];
+        if !pane.passes(line) {
+            continue;
+        }
+        if below > 0 {
+            below -= 1;
+            continue;
+        }
         let style = match line {
             LogLine::Note(_) => fg(Color::Yellow),
             LogLine::Log(_) if pane.matched == Some(index) => Style::default().add_modifier(Modifier::REVERSED),
-            LogLine::Log(t) if needle.as_ref().is_some_and(|n| t.to_lowercase().contains(n)) => {
+            LogLine::Log(_)
+                if needle
+                    .as_ref()
+                    .is_some_and(|n| line.shown(pane.timestamps).to_lowercase().contains(n)) =>
+            {
                 Style::default().add_modifier(Modifier::BOLD)
             }
             LogLine::Log(_) => Style::default(),
         };
-        let text = line.text();
+        let text = line.shown(pane.timestamps);
         let parts = if pane.wrap {
             wrap_hard(text, text_width)
         } else {

@@ -35,11 +35,46 @@ pub enum Line {
 }
 
 impl Line {
+    /// The line as read: a log line starts with the server's timestamp (the pane always asks for
+    /// it, so a reconnect resumes where it stopped and `t` can show it).
     pub fn text(&self) -> &str {
         match self {
             Line::Log(t) | Line::Note(t) => t,
         }
     }
+
+    /// The line as shown: a log line's timestamp only when `timestamps` is on.
+    pub fn shown(&self, timestamps: bool) -> &str {
+        match self {
+            Line::Log(t) if !timestamps => without_stamp(t),
+            _ => self.text(),
+        }
+    }
+}
+
+/// A log line without its leading RFC 3339 timestamp (`2026-11-29T12:00:00.123456789Z text`);
+/// a line that starts otherwise is kept whole.
+fn without_stamp(line: &str) -> &str {
+    match line.split_once(' ') {
+        Some((stamp, rest))
+            if stamp.len() >= 20
+                && stamp.as_bytes()[4] == b'-'
+                && stamp.as_bytes()[10] == b'T'
+                && stamp.ends_with('Z') =>
+        {
+            rest
+        }
+        _ => line,
+    }
+}
+
+/// What is being typed at the pane's prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prompt {
+    /// `/`: a text to find; every line holding it is highlighted.
+    Search,
+    /// `&`: only the lines holding the text are shown.
+    Filter,
 }
 
 #[derive(Debug, Clone)]
@@ -61,13 +96,24 @@ pub struct LogPane {
     /// Keep the newest line in view.
     pub follow: bool,
     pub wrap: bool,
-    /// Lines between the bottom of the view and the newest line (0 while following).
+    /// Lines between the bottom of the view and the newest line (0 while following); under a
+    /// filter, lines that pass it.
     pub offset: usize,
     pub search: String,
-    /// The search is being typed.
-    pub searching: bool,
+    /// Only the lines holding it are shown (empty: every line).
+    pub filter: String,
+    /// How many lines of the ring pass the filter.
+    pub filter_hits: usize,
+    /// What the prompt is typing, if it is open.
+    pub prompt: Option<Prompt>,
+    /// The text typed at the prompt so far.
+    pub typed: String,
+    /// Show each log line's server timestamp.
+    pub timestamps: bool,
     /// The line (by its index in the ring) the last search step stopped on.
     pub matched: Option<usize>,
+    /// The rows of log the last frame had room for: a match is shown with the lines around it.
+    pub view_height: std::cell::Cell<usize>,
     /// What the pane says of the last key (a search's result, a save).
     pub note: String,
 }
@@ -88,8 +134,13 @@ impl LogPane {
             wrap: false,
             offset: 0,
             search: String::new(),
-            searching: false,
+            filter: String::new(),
+            filter_hits: 0,
+            prompt: None,
+            typed: String::new(),
+            timestamps: false,
             matched: None,
+            view_height: std::cell::Cell::new(0),
             note: String::new(),
         }
     }
@@ -118,8 +169,11 @@ impl LogPane {
                 Line::Note(t) => Line::Note(namzu_engine::present::layout::terminal_safe(t)),
             };
             self.bytes += line.text().len();
+            let passes = self.passes(&line);
+            self.filter_hits += usize::from(passes);
             self.lines.push_back(line);
-            if !self.follow {
+            // a view scrolled up stays on the lines it shows (under a filter, those it shows)
+            if !self.follow && passes {
                 self.offset += 1;
             }
             // the bound holds after every line, not only after a batch
@@ -127,18 +181,53 @@ impl LogPane {
                 if let Some(gone) = self.lines.pop_front() {
                     self.bytes -= gone.text().len();
                     self.evicted += 1;
+                    self.filter_hits -= usize::from(self.passes(&gone));
                     self.matched = self.matched.and_then(|m| m.checked_sub(1));
                 }
             }
         }
-        self.offset = self.offset.min(self.lines.len().saturating_sub(1));
+        self.offset = self.offset.min(self.shown_count().saturating_sub(1));
+    }
+
+    /// Whether a line is shown under the filter (a note always is: it says what happened).
+    pub fn passes(&self, line: &Line) -> bool {
+        match line {
+            Line::Note(_) => true,
+            Line::Log(_) => self.filter.is_empty() || holds(line.shown(self.timestamps), &self.filter),
+        }
+    }
+
+    /// How many lines the view can show: every line, or those passing the filter.
+    fn shown_count(&self) -> usize {
+        if self.filter.is_empty() {
+            self.lines.len()
+        } else {
+            self.filter_hits
+        }
+    }
+
+    /// Apply a filter (empty: none): the view goes to the newest lines passing it, following.
+    fn set_filter(&mut self, filter: String) {
+        self.filter = filter;
+        self.filter_hits = self.lines.iter().filter(|l| self.passes(l)).count();
+        (self.offset, self.follow, self.matched) = (0, true, None);
+        self.note = if self.filter.is_empty() {
+            "every line".into()
+        } else {
+            format!(
+                "{} of {} lines hold {:?}",
+                self.filter_hits,
+                self.lines.len(),
+                self.filter
+            )
+        };
     }
 
     /// Start over for another stream (another container instance): the ring empties.
     fn restart(&mut self, stream: u64) -> Effect {
         self.stream = stream;
         self.lines.clear();
-        (self.bytes, self.evicted, self.offset, self.matched) = (0, 0, 0, None);
+        (self.bytes, self.evicted, self.offset, self.matched, self.filter_hits) = (0, 0, 0, None, 0);
         self.follow = true;
         self.state = LogState::Opening;
         self.open()
@@ -147,8 +236,9 @@ impl LogPane {
     /// The log as text, for saving.
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(self.bytes + self.lines.len());
-        for l in &self.lines {
-            out.push_str(l.text());
+        // as shown: the filter's lines, with their timestamps when they are shown
+        for l in self.lines.iter().filter(|l| self.passes(l)) {
+            out.push_str(l.shown(self.timestamps));
             out.push('\n');
         }
         out
@@ -182,60 +272,93 @@ impl LogPane {
         )
     }
 
-    /// The next (or previous) line holding the search text, from the one last matched (else the
-    /// view's bottom); the view moves to it and stops following.
+    /// The next match down (`forward`: newer, as `n` in less) or up (older, `N`) from the one
+    /// last matched (else the view's bottom), wrapping; the view moves to it, with the lines
+    /// around it in view (half a pane below it where the log has them), and stops following.
     fn step(&mut self, forward: bool) {
         if self.search.is_empty() {
             self.note = "no search: / to type one".into();
             return;
         }
-        let needle = self.search.to_lowercase();
         let n = self.lines.len();
         let hits: Vec<usize> = (0..n)
-            .filter(|i| self.lines[*i].text().to_lowercase().contains(&needle))
+            .filter(|i| self.passes(&self.lines[*i]) && holds(self.lines[*i].shown(self.timestamps), &self.search))
             .collect();
-        if hits.is_empty() {
+        let (Some(&first), Some(&last)) = (hits.first(), hits.last()) else {
             self.matched = None;
             self.note = format!("no line holds {:?}", self.search);
             return;
-        }
-        let from = self.matched.unwrap_or(n.saturating_sub(1 + self.offset));
+        };
+        // no match yet: from just below the view's bottom line, so that line is found too
+        let from = self.matched.unwrap_or_else(|| self.bottom_index() + 1);
         let next = if forward {
-            hits.iter().copied().find(|i| *i > from).unwrap_or(hits[0])
+            hits.iter().copied().find(|i| *i > from).unwrap_or(first)
         } else {
-            hits.iter()
-                .rev()
-                .copied()
-                .find(|i| *i < from)
-                .unwrap_or(hits[hits.len() - 1])
+            hits.iter().rev().copied().find(|i| *i < from).unwrap_or(last)
         };
         let position = hits.iter().position(|i| *i == next).unwrap_or(0) + 1;
         self.matched = Some(next);
         self.follow = false;
-        self.offset = n - 1 - next;
+        // shown lines below the match, and as many of them kept in view as half a pane holds
+        let below = (next + 1..n).filter(|i| self.passes(&self.lines[*i])).count();
+        let context = (self.view_height.get() / 2).min(below);
+        self.offset = below - context;
         self.note = format!("match {position} of {}", hits.len());
     }
 
-    /// A key while the search is typed.
-    fn on_search_key(&mut self, command: Option<Command>, key: KeyEvent) {
+    /// The ring index of the line at the bottom of the view.
+    fn bottom_index(&self) -> usize {
+        let mut skipped = 0;
+        for i in (0..self.lines.len()).rev() {
+            if self.passes(&self.lines[i]) {
+                if skipped == self.offset {
+                    return i;
+                }
+                skipped += 1;
+            }
+        }
+        self.lines.len().saturating_sub(1)
+    }
+
+    /// A key while the prompt is open.
+    fn on_prompt_key(&mut self, prompt: Prompt, command: Option<Command>, key: KeyEvent) {
         match (command, key.code) {
             (Some(Command::ClearFilter), _) => {
-                self.search.clear();
-                self.searching = false;
-                self.matched = None;
+                self.prompt = None;
+                self.typed.clear();
+                match prompt {
+                    Prompt::Search => {
+                        self.search.clear();
+                        self.matched = None;
+                    }
+                    Prompt::Filter => self.set_filter(String::new()),
+                }
             }
             (Some(Command::Keep), _) => {
-                self.searching = false;
-                self.matched = None;
-                self.step(false);
+                self.prompt = None;
+                let typed = std::mem::take(&mut self.typed);
+                match prompt {
+                    Prompt::Search => {
+                        self.search = typed;
+                        self.matched = None;
+                        // the newest match: the one nearest the bottom, going up
+                        self.step(false);
+                    }
+                    Prompt::Filter => self.set_filter(typed),
+                }
             }
             (_, KeyCode::Backspace) => {
-                self.search.pop();
+                self.typed.pop();
             }
-            (_, KeyCode::Char(c)) => self.search.push(c),
+            (_, KeyCode::Char(c)) => self.typed.push(c),
             _ => {}
         }
     }
+}
+
+/// Whether `text` holds `needle`, ignoring case (`needle` may be in any case).
+fn holds(text: &str, needle: &str) -> bool {
+    text.to_lowercase().contains(&needle.to_lowercase())
 }
 
 /// What a key on the pane comes to.
@@ -257,15 +380,15 @@ pub(crate) fn on_key(
     next_stream: u64,
     stamp: &str,
 ) -> Reply {
-    if pane.searching {
-        pane.on_search_key(command, key);
+    if let Some(prompt) = pane.prompt {
+        pane.on_prompt_key(prompt, command, key);
         return Reply::Stay(Vec::new());
     }
     let Some(command) = command else {
         return Reply::Stay(Vec::new());
     };
     pane.note.clear();
-    let last = pane.lines.len().saturating_sub(1);
+    let last = pane.shown_count().saturating_sub(1);
     let up = |pane: &mut LogPane, by: usize| {
         pane.follow = false;
         pane.offset = (pane.offset + by).min(last);
@@ -291,11 +414,29 @@ pub(crate) fn on_key(
         }
         Command::Wrap => pane.wrap = !pane.wrap,
         Command::Filter => {
-            pane.searching = true;
-            pane.search.clear();
+            pane.prompt = Some(Prompt::Search);
+            pane.typed.clear();
         }
-        Command::NextMatch => pane.step(false),
-        Command::PrevMatch => pane.step(true),
+        Command::FilterLines => {
+            pane.prompt = Some(Prompt::Filter);
+            pane.typed.clear();
+        }
+        Command::Timestamps => {
+            pane.timestamps = !pane.timestamps;
+            // a filter or search on what is shown is applied to it anew
+            let filter = pane.filter.clone();
+            if !filter.is_empty() {
+                pane.set_filter(filter);
+            }
+            pane.note = if pane.timestamps {
+                "timestamps on"
+            } else {
+                "timestamps off"
+            }
+            .into();
+        }
+        Command::NextMatch => pane.step(true),
+        Command::PrevMatch => pane.step(false),
         Command::Previous => {
             pane.previous = !pane.previous;
             return Reply::Stay(vec![pane.restart(next_stream)]);
@@ -349,19 +490,97 @@ mod tests {
         assert!(p.follow && p.offset == 0);
     }
 
+    fn typed(p: &mut LogPane, open: Command, text: &str) {
+        on_key(p, Some(open), key(), 2, "t");
+        for c in text.chars() {
+            on_key(p, None, KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE), 2, "t");
+        }
+        on_key(p, Some(Command::Keep), key(), 2, "t");
+    }
+
     #[test]
-    fn search_steps_through_matches_and_wraps() {
+    fn search_goes_to_the_newest_match_then_n_down_and_shift_n_up_wrapping() {
         let mut p = pane();
         p.push(["boot", "ERROR one", "ok", "error two", "ok"].map(|s| Line::Log(s.into())));
-        p.search = "error".into();
-        on_key(&mut p, Some(Command::NextMatch), key(), 2, "t");
-        assert_eq!((p.matched, p.note.as_str()), (Some(3), "match 2 of 2"));
-        on_key(&mut p, Some(Command::NextMatch), key(), 2, "t");
-        assert_eq!(p.matched, Some(1));
-        on_key(&mut p, Some(Command::NextMatch), key(), 2, "t");
-        assert_eq!(p.matched, Some(3), "wraps to the newest");
+        typed(&mut p, Command::Filter, "error");
+        assert_eq!(
+            (p.matched, p.note.as_str()),
+            (Some(3), "match 2 of 2"),
+            "Enter: the newest"
+        );
         on_key(&mut p, Some(Command::PrevMatch), key(), 2, "t");
-        assert_eq!(p.matched, Some(1), "wraps to the oldest");
+        assert_eq!(p.matched, Some(1), "N goes up, to older");
+        on_key(&mut p, Some(Command::PrevMatch), key(), 2, "t");
+        assert_eq!(p.matched, Some(3), "and wraps to the newest");
+        on_key(&mut p, Some(Command::NextMatch), key(), 2, "t");
+        assert_eq!(p.matched, Some(1), "n goes down, wrapping to the oldest");
+        on_key(&mut p, Some(Command::NextMatch), key(), 2, "t");
+        assert_eq!(p.matched, Some(3));
+    }
+
+    #[test]
+    fn n_and_shift_n_step_while_lines_arrive() {
+        let mut p = pane();
+        p.push(
+            [
+                "ready",
+                "opened",
+                "SIGTERM, draining",
+                "waiting",
+                "holds",
+                "still draining",
+            ]
+            .map(|s| Line::Log(s.into())),
+        );
+        p.view_height.set(18);
+        typed(&mut p, Command::Filter, "draining");
+        assert_eq!(p.note, "match 2 of 2");
+        p.push((0..3).map(|i| Line::Log(format!("heartbeat {i}"))));
+        on_key(&mut p, Some(Command::PrevMatch), key(), 2, "t");
+        assert_eq!(p.note, "match 1 of 2");
+        p.push((0..3).map(|i| Line::Log(format!("heartbeat {i}"))));
+        on_key(&mut p, Some(Command::NextMatch), key(), 2, "t");
+        assert_eq!(p.note, "match 2 of 2");
+    }
+
+    #[test]
+    fn a_match_is_shown_with_the_lines_after_it() {
+        let mut p = pane();
+        p.push((0..100).map(|i| {
+            Line::Log(if i == 40 {
+                "panic: here".into()
+            } else {
+                format!("line {i}")
+            })
+        }));
+        p.view_height.set(20);
+        typed(&mut p, Command::Filter, "panic");
+        assert_eq!(p.matched, Some(40));
+        // 59 lines below the match; half a pane (10) of them stay in view under it
+        assert_eq!(p.offset, 59 - 10);
+    }
+
+    #[test]
+    fn a_filter_shows_only_its_lines_and_counts_them_as_they_come() {
+        let mut p = pane();
+        p.push(["a ok", "b WARN x", "c ok"].map(|s| Line::Log(s.into())));
+        typed(&mut p, Command::FilterLines, "warn");
+        assert_eq!((p.filter_hits, p.note.as_str()), (1, "1 of 3 lines hold \"warn\""));
+        p.push([Line::Log("d warn y".into()), Line::Log("e ok".into())]);
+        assert_eq!(p.filter_hits, 2);
+        assert_eq!(p.text(), "b WARN x\nd warn y\n", "a save writes what is shown");
+        typed(&mut p, Command::FilterLines, "");
+        assert_eq!(p.text().lines().count(), 5, "an empty filter shows every line");
+    }
+
+    #[test]
+    fn timestamps_are_kept_and_shown_on_t() {
+        let mut p = pane();
+        p.push([Line::Log("2026-11-29T12:00:00.123456789Z hello".into())]);
+        assert_eq!(p.lines()[0].shown(p.timestamps), "hello");
+        on_key(&mut p, Some(Command::Timestamps), key(), 2, "t");
+        assert_eq!(p.lines()[0].shown(p.timestamps), "2026-11-29T12:00:00.123456789Z hello");
+        assert_eq!(Line::Log("no stamp here".into()).shown(false), "no stamp here");
     }
 
     #[test]

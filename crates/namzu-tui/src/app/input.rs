@@ -19,7 +19,7 @@ pub(super) fn context(app: &App) -> Context {
         Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. }) => {
             Context::Scrolling
         }
-        Some(Popup::Logs(pane)) if pane.searching => Context::LogSearch,
+        Some(Popup::Logs(pane)) if pane.prompt.is_some() => Context::LogSearch,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
         Some(Popup::Contexts { .. } | Popup::Sort { .. }) => Context::Picker,
@@ -292,6 +292,8 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         | Command::Follow
         | Command::Wrap
         | Command::NextMatch
+        | Command::FilterLines
+        | Command::Timestamps
         | Command::PrevMatch
         | Command::Previous
         | Command::Complete
