@@ -69,12 +69,14 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         ReportFormat::Table => {
             let inputs = read.inputs();
             let now = conn.clock.now();
-            let lines = namzu_engine::present::history::render(
-                &timeline::timeline(&inputs),
-                timeline::waterfall(&inputs, now).as_ref(),
-                &read.warnings,
+            let history = namzu_engine::present::history::History {
+                entries: timeline::timeline(&inputs),
+                waterfall: timeline::waterfall(&inputs, now),
+                warnings: read.warnings.clone(),
                 now,
-            );
+            };
+            // a terminal's width (the message wraps, columns go by priority); a pipe: every column
+            let lines = namzu_engine::present::history::render(&history, namzu_tui::stdout_columns());
             namzu_engine::out!("{}", output::printable_lines(&(lines.join("\n") + "\n")));
         }
     }

@@ -395,7 +395,9 @@ async fn history_keeps_each_objects_newest_events_and_says_how_many_more() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     io.perform(namzu_tui::action::Effect::History(key), tx).await;
     let pane = match rx.recv().await {
-        Some(namzu_tui::action::Action::History { result, .. }) => result.unwrap(),
+        Some(namzu_tui::action::Action::History { result, .. }) => {
+            namzu_engine::present::history::render(&result.unwrap(), None).join("\n")
+        }
         other => panic!("{other:?}"),
     };
     assert!(pane.contains(&line), "{pane}");

@@ -754,3 +754,42 @@ fn log_search_filter_and_timestamps_like_less() {
         t.expect("NAMZU-EXITED");
     }
 }
+
+/// A history is read at 80×24 and at 120×35: the message stays whole (wrapped under its row,
+/// columns dropped by priority, never cut to `crea…`), in the TUI's `h` pane and in
+/// `kubectl namzu history` on a terminal.
+#[test]
+fn a_history_reads_at_80_and_120_columns() {
+    if no_tmux("history at 80 columns") {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    for (width, height) in [(80u16, 24u16), (120, 35)] {
+        let t = Tmux {
+            socket: format!("namzu-history-{width}-{}", std::process::id()),
+            session: "history",
+        };
+        t.start(
+            width,
+            height,
+            &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+        );
+        t.expect("workspaces");
+        t.keys(&["/", "hotel", "Enter"]);
+        t.expect("filter: hotel (1 of");
+        t.keys(&["h"]);
+        let pane = t.expect("MESSAGE");
+        let flat: String = pane.split_whitespace().collect::<Vec<_>>().join(" ");
+        // the scheduler's message, its words whole across the wrapped lines (the box's edges apart)
+        let words: String = flat.replace(" │ │ ", " ").replace("│", "");
+        assert!(
+            words.contains("Successfully assigned agents/namzu-ws-hotel to sim-node-1"),
+            "the message reads whole at {width} columns:\n{pane}"
+        );
+        assert!(!pane.contains("crea…"), "{pane}");
+        t.keys(&["q"]);
+        t.expect("filter: hotel (1 of");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}

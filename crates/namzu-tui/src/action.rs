@@ -95,7 +95,7 @@ pub enum Action {
     /// A history (answered into the history popup).
     History {
         key: WorkspaceKey,
-        result: Result<String, String>,
+        result: Result<namzu_engine::present::history::History, String>,
     },
     /// A shell may start: the kubectl command line for the row's own pod; or why not.
     ShellReady {

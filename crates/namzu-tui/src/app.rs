@@ -74,7 +74,8 @@ pub enum Popup {
     /// A row's history: the timeline and the start-up waterfall.
     History {
         key: WorkspaceKey,
-        text: Option<Result<String, String>>,
+        /// Laid out at the pane's width as it is drawn.
+        text: Option<Result<namzu_engine::present::history::History, String>>,
         scroll: u16,
     },
     /// The leaks view (`:leaks`): read-only.

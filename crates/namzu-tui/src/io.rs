@@ -361,7 +361,7 @@ impl Cluster {
 }
 
 impl Cluster {
-    async fn history(&self, key: &WorkspaceKey) -> Result<String, String> {
+    async fn history(&self, key: &WorkspaceKey) -> Result<namzu_engine::present::history::History, String> {
         let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
         let read = triage::read_history(&self.conn, &key.namespace, &id, &self.policy.audit)
             .await
@@ -369,13 +369,13 @@ impl Cluster {
             .ok_or_else(|| format!("workspace {} is gone", key.id))?;
         let inputs = read.inputs();
         let now = self.conn.clock.now();
-        let lines = namzu_engine::present::history::render(
-            &timeline::timeline(&inputs),
-            timeline::waterfall(&inputs, now).as_ref(),
-            &read.warnings,
+        // laid out at the pane's width as it is drawn
+        Ok(namzu_engine::present::history::History {
+            entries: timeline::timeline(&inputs),
+            waterfall: timeline::waterfall(&inputs, now),
+            warnings: read.warnings.clone(),
             now,
-        );
-        Ok(lines.join("\n"))
+        })
     }
 
     /// The confirmed writes of this context through the one batch every front-end's writes go

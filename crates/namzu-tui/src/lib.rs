@@ -67,6 +67,22 @@ impl From<ClusterError> for TuiError {
     }
 }
 
+/// The columns of the terminal stdout is, if it is one (`COLUMNS` first, as kubectl's and less's
+/// users expect): what the CLI's wide text (`history`) is laid out for. `None` for a pipe or a
+/// file, which take every column.
+pub fn stdout_columns() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let set = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok());
+    set.filter(|c| *c > 0)
+        .or_else(|| ratatui::crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)))
+        .filter(|c| *c > 0)
+}
+
 /// Open the TUI and run it until the user quits.
 pub async fn run(options: Options) -> Result<(), TuiError> {
     let Options {

@@ -8,54 +8,192 @@ use namzu_domain::timeline::{Entry, Waterfall};
 
 /// The widest the OBJECT column grows before its text is cut.
 const OBJECT_WIDTH: usize = 48;
+/// The widest the REASON column grows before its text is cut.
+const REASON_WIDTH: usize = 24;
+/// The narrowest MESSAGE keeps beside the other columns; narrower, columns go (TIME, SOURCE,
+/// OBJECT, then TYPE: a Warning row's reason then starts with `!`), and what is left wraps.
+const MESSAGE_MIN: usize = 40;
 
-/// The timeline table and the waterfall, as lines.
-pub fn render(
-    entries: &[Entry],
-    waterfall: Option<&Waterfall>,
-    warnings: &[String],
-    now: DateTime<Utc>,
-) -> Vec<String> {
+/// A workspace's history, read: what [`render`] lays out at any width.
+#[derive(Debug, Clone)]
+pub struct History {
+    pub entries: Vec<Entry>,
+    pub waterfall: Option<Waterfall>,
+    pub warnings: Vec<String>,
+    pub now: DateTime<Utc>,
+}
+
+/// One column of the timeline table: its heading, its width, and its cell of an entry.
+struct Column {
+    heading: &'static str,
+    width: usize,
+    cell: fn(&Entry, DateTime<Utc>) -> String,
+}
+
+/// The timeline table and the waterfall, as lines, laid out for `width` columns (`None`: no
+/// limit, every column and no wrap — a pipe's, as kubectl prints). The message is the point: it
+/// keeps at least [`MESSAGE_MIN`] columns where the width allows, columns are dropped by
+/// priority to make room, and it wraps under itself rather than being cut.
+pub fn render(history: &History, width: Option<usize>) -> Vec<String> {
     let mut out = Vec::new();
-    if entries.is_empty() {
+    if history.entries.is_empty() {
         out.push("No history recorded.".to_string());
     } else {
-        let object_width = entries
-            .iter()
-            .map(|e| super::layout::width(&e.object))
-            .max()
-            .unwrap_or(6)
-            .clamp(6, OBJECT_WIDTH);
-        out.push(format!(
-            "{:<20}  {:<6}  {:<10}  {:<object_width$}  {:<7}  {:<24}  MESSAGE",
-            "TIME", "AGE", "SOURCE", "OBJECT", "TYPE", "REASON"
-        ));
-        for e in entries {
-            out.push(format!(
-                "{:<20}  {:<6}  {:<10}  {:<object_width$}  {:<7}  {:<24}  {}",
-                stamp(e.time),
-                age(e.time, now),
-                e.source.as_str(),
-                super::layout::cut(&safe(&e.object), object_width),
-                if e.warning { "Warning" } else { "Normal" },
-                if e.reason.is_empty() {
-                    "-".to_string()
-                } else {
-                    safe(&e.reason)
-                },
-                safe(&e.text)
-            ));
-        }
+        out.extend(table(&history.entries, history.now, width));
     }
     out.push(String::new());
-    match waterfall {
+    match &history.waterfall {
         None => out.push("Start-up: no pod (the workspace is suspended or its pod not created yet).".into()),
         Some(w) => out.extend(render_waterfall(w)),
     }
-    for w in warnings {
+    for w in &history.warnings {
         out.push(format!("warning: {w}"));
     }
     out
+}
+
+/// The timeline rows under their headings, fitted to `width`.
+fn table(entries: &[Entry], now: DateTime<Utc>, width: Option<usize>) -> Vec<String> {
+    let widest = |f: &dyn Fn(&Entry) -> usize, min: usize, max: usize| {
+        entries.iter().map(f).max().unwrap_or(min).clamp(min, max)
+    };
+    let object_width = widest(&|e| super::layout::width(&e.object), 6, OBJECT_WIDTH);
+    // unlimited (a pipe): REASON as wide as it always was, its longer reasons not cut
+    let reason_width = match width {
+        Some(_) => widest(&|e| super::layout::width(&reason(e)), 6, REASON_WIDTH),
+        None => REASON_WIDTH,
+    };
+    // in the order dropped when the width is short: TIME (AGE stays), SOURCE, OBJECT, TYPE
+    let mut columns: Vec<(u8, Column)> = vec![
+        (
+            1,
+            Column {
+                heading: "TIME",
+                width: 20,
+                cell: |e, _| stamp(e.time),
+            },
+        ),
+        (
+            5,
+            Column {
+                heading: "AGE",
+                width: 6,
+                cell: |e, now| age(e.time, now),
+            },
+        ),
+        (
+            2,
+            Column {
+                heading: "SOURCE",
+                width: 10,
+                cell: |e, _| e.source.as_str().to_string(),
+            },
+        ),
+        (
+            3,
+            Column {
+                heading: "OBJECT",
+                width: object_width,
+                cell: |e, _| safe(&e.object),
+            },
+        ),
+        (
+            4,
+            Column {
+                heading: "TYPE",
+                width: 7,
+                cell: |e, _| if e.warning { "Warning" } else { "Normal" }.into(),
+            },
+        ),
+        (
+            5,
+            Column {
+                heading: "REASON",
+                width: reason_width,
+                cell: |e, _| reason(e),
+            },
+        ),
+    ];
+    let fixed = |columns: &[(u8, Column)]| columns.iter().map(|(_, c)| c.width + 2).sum::<usize>();
+    if let Some(width) = width {
+        for drop in 1..=4 {
+            if fixed(&columns) + MESSAGE_MIN <= width {
+                break;
+            }
+            columns.retain(|(priority, _)| *priority != drop);
+        }
+    }
+    let typed = columns.iter().any(|(_, c)| c.heading == "TYPE");
+    let message_at = fixed(&columns);
+    // the message beside the columns where it has room, else on lines of its own under its row
+    let message_width = width.map(|w| w.saturating_sub(message_at));
+    let beside = message_width.is_none_or(|m| m >= MESSAGE_MIN.min(20));
+    // a cell is cut to its column where the width is limited (OBJECT always), else padded
+    let row = |cells: Vec<String>| -> String {
+        let mut line = String::new();
+        for ((_, c), text) in columns.iter().zip(cells) {
+            let text = if width.is_some() || c.heading == "OBJECT" {
+                super::layout::cut(&text, c.width)
+            } else {
+                text
+            };
+            let used = super::layout::width(&text);
+            line.push_str(&text);
+            line.push_str(&" ".repeat(c.width.saturating_sub(used) + 2));
+        }
+        line
+    };
+    let mut out = vec![format!(
+        "{}MESSAGE",
+        row(columns.iter().map(|(_, c)| c.heading.to_string()).collect())
+    )];
+    for e in entries {
+        let cells = columns
+            .iter()
+            .map(|(_, c)| {
+                let text = (c.cell)(e, now);
+                // without TYPE, a Warning says so in front of its reason
+                if !typed && c.heading == "REASON" && e.warning {
+                    format!("!{text}")
+                } else {
+                    text
+                }
+            })
+            .collect();
+        let head = row(cells);
+        let message = safe(&e.text);
+        match message_width {
+            Some(m) if beside => {
+                let mut parts = super::layout::wrap(&message, m).into_iter();
+                out.push(
+                    format!("{head}{}", parts.next().unwrap_or_default())
+                        .trim_end()
+                        .to_string(),
+                );
+                out.extend(parts.map(|p| format!("{}{}", " ".repeat(message_at), p.trim_start())));
+            }
+            Some(_) => {
+                out.push(head.trim_end().to_string());
+                let w = width.unwrap_or(80).saturating_sub(4);
+                out.extend(
+                    super::layout::wrap(&message, w)
+                        .into_iter()
+                        .map(|p| format!("    {}", p.trim_start())),
+                );
+            }
+            None => out.push(format!("{head}{message}")),
+        }
+    }
+    out
+}
+
+/// An entry's reason, `-` where it has none.
+fn reason(e: &Entry) -> String {
+    if e.reason.is_empty() {
+        "-".to_string()
+    } else {
+        safe(&e.reason)
+    }
 }
 
 /// Text from the cluster in one row: a newline in an event's message would make a row of its
@@ -115,4 +253,75 @@ pub(crate) fn render_waterfall(w: &Waterfall) -> Vec<String> {
         out.push(format!("  not yet: {}", w.pending.join(", ")));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use namzu_domain::timeline::Source;
+
+    fn history() -> History {
+        let now = DateTime::parse_from_rfc3339("2026-09-10T13:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let entry = |warning: bool, reason: &str, text: &str| Entry {
+            time: now - chrono::Duration::minutes(59),
+            source: Source::Event,
+            object: "Pod namzu-ws-hotel".into(),
+            warning,
+            reason: reason.into(),
+            text: text.into(),
+        };
+        History {
+            entries: vec![
+                entry(
+                    false,
+                    "Scheduled",
+                    "Successfully assigned agents/namzu-ws-hotel to sim-node-1",
+                ),
+                entry(
+                    true,
+                    "BackOff",
+                    "Back-off restarting failed container agent in pod namzu-ws-hotel_agents(6f41)",
+                ),
+            ],
+            waterfall: None,
+            warnings: Vec::new(),
+            now,
+        }
+    }
+
+    #[test]
+    fn at_80_columns_the_message_wraps_whole_and_columns_go_by_priority() {
+        let lines = render(&history(), Some(80));
+        assert!(lines.iter().all(|l| super::super::layout::width(l) <= 80), "{lines:#?}");
+        assert_eq!(
+            lines[0], "AGE     TYPE     REASON     MESSAGE",
+            "TIME, SOURCE and OBJECT went"
+        );
+        // narrower, TYPE goes too, and a Warning's reason says so
+        let narrow = render(&history(), Some(60));
+        assert!(narrow[0].starts_with("AGE     REASON"), "{}", narrow[0]);
+        assert!(narrow.iter().any(|l| l.contains("!BackOff")), "{narrow:#?}");
+        let words = lines.join(" ").split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("Back-off restarting failed container agent in pod"),
+            "{words}"
+        );
+    }
+
+    #[test]
+    fn unlimited_every_column_on_one_line() {
+        let lines = render(&history(), None);
+        assert!(
+            lines[0].starts_with("TIME ") && lines[0].contains("TYPE"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[2].contains("Warning  BackOff") && lines[2].ends_with("(6f41)"),
+            "{}",
+            lines[2]
+        );
+    }
 }

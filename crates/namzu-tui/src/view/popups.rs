@@ -176,15 +176,16 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             render_text_popup(frame, app, title, &leaks_text(app, view), view.scroll);
         }
         Popup::History { key, text, scroll } => {
-            let body = match text {
-                None => "reading…".to_string(),
-                Some(Ok(t)) => t.clone(),
-                Some(Err(e)) => format!("cannot read: {e}"),
+            // the timeline is laid out for the pane: its message wraps, columns go by priority
+            let max = popup_text_width(frame.area());
+            let lines: Vec<String> = match text {
+                None => vec!["reading…".to_string()],
+                Some(Ok(h)) => namzu_engine::present::history::render(h, Some(max))
+                    .iter()
+                    .map(|l| cut(l, max))
+                    .collect(),
+                Some(Err(e)) => wrap(&format!("cannot read: {e}"), max),
             };
-            // a timeline is a table: its rows are cut, not wrapped
-            let screen = frame.area();
-            let max = popup_text_width(screen);
-            let lines: Vec<String> = body.lines().map(|l| cut(l, max)).collect();
             let title = format!(" history of {} ({}) ", key.id, key.place(app.several_contexts));
             render_lines(frame, app, title, lines, *scroll);
         }
