@@ -43,7 +43,25 @@ impl Kind {
 }
 
 /// An object of any kind by namespace and name (what a list held, a template to read).
-pub type ObjectKey = (String, String);
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl ObjectKey {
+    pub fn new(namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The key of a listed object, by its metadata.
+    pub fn of(object: &Value) -> ObjectKey {
+        ObjectKey::new(crate::object::namespace(object), crate::object::name(object))
+    }
+}
 
 /// A Sandbox by namespace and name: how the mirror indexes the objects a row reads. The row
 /// itself, once derived or removed, is named by its [`WorkspaceKey`] (the id, not the name).
@@ -319,24 +337,21 @@ impl Mirror {
     fn keys_in(&self, ns: &str) -> BTreeSet<SandboxKey> {
         self.spaces
             .get(ns)
-            .map(|s| s.sandboxes.keys().map(|n| (ns.to_string(), n.clone())).collect())
+            .map(|s| s.sandboxes.keys().map(|n| ObjectKey::new(ns, n)).collect())
             .unwrap_or_default()
     }
 
     fn all_keys(&self) -> BTreeSet<SandboxKey> {
         self.spaces
             .iter()
-            .flat_map(|(ns, s)| s.sandboxes.keys().map(move |n| (ns.clone(), n.clone())))
+            .flat_map(|(ns, s)| s.sandboxes.keys().map(move |n| ObjectKey::new(ns, n)))
             .collect()
     }
 
     /// A (re)list: `objects` are every object of `kind` in `scope` (a namespace, or everywhere).
     /// What the mirror held there and the list lacks is gone. Returns the rows touched.
     pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<SandboxKey> {
-        let listed: BTreeSet<ObjectKey> = objects
-            .iter()
-            .map(|o| (namespace(o).to_string(), name(o).to_string()))
-            .collect();
+        let listed: BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
         let mut touched = self.retain(kind, scope, &listed);
         for o in objects {
             touched.extend(self.apply(kind, o));
@@ -358,12 +373,12 @@ impl Mirror {
                     Kind::Templates => s.templates.keys().collect(),
                     Kind::Policies => s.policies.keys().collect(),
                 };
-                names.into_iter().map(move |n| (ns.clone(), n.clone()))
+                names.into_iter().map(move |n| ObjectKey::new(ns, n))
             })
             .collect();
         let mut touched = BTreeSet::new();
-        for (ns, n) in held.into_iter().filter(|k| !listed.contains(k)) {
-            touched.extend(self.remove(kind, &ns, &n));
+        for gone in held.into_iter().filter(|k| !listed.contains(k)) {
+            touched.extend(self.remove(kind, &gone.namespace, &gone.name));
         }
         touched
     }
@@ -414,7 +429,10 @@ impl Mirror {
                 selected
             }
         };
-        touched.extend(readers.into_iter().map(|s| (ns.clone(), s)));
+        touched.extend(readers.into_iter().map(|s| ObjectKey {
+            namespace: ns.clone(),
+            name: s,
+        }));
         touched
     }
 
@@ -464,25 +482,25 @@ impl Mirror {
                 None => BTreeSet::new(),
             },
         };
-        readers.into_iter().map(|s| (ns.to_string(), s)).collect()
+        readers.into_iter().map(|s| ObjectKey::new(ns, &s)).collect()
     }
 
     /// What the selectors cannot see, read by name: for the rows touched, the pod each should
-    /// have and each disk, when the watched set lacks them. (kind, namespace, name)
-    pub fn wanted_by_name(&self, keys: &BTreeSet<SandboxKey>) -> Vec<(Kind, String, String)> {
+    /// have and each disk, when the watched set lacks them.
+    pub fn wanted_by_name(&self, keys: &BTreeSet<SandboxKey>) -> Vec<(Kind, ObjectKey)> {
         let mut out = Vec::new();
-        for (ns, n) in keys {
+        for ObjectKey { namespace: ns, name: n } in keys {
             let Some(space) = self.spaces.get(ns) else { continue };
             let Some(sbx) = space.sandbox(n) else { continue };
             if self.readable(Kind::Pods, space, &BTreeSet::new()) == Readable::Yes
                 && pod_expected(&sbx)
                 && !space.pods.contains_key(pod_name(&sbx))
             {
-                out.push((Kind::Pods, ns.clone(), pod_name(&sbx).to_string()));
+                out.push((Kind::Pods, ObjectKey::new(ns, pod_name(&sbx))));
             }
             if self.readable(Kind::Pvcs, space, &BTreeSet::new()) == Readable::Yes {
                 for p in pvc_names(&sbx).into_iter().filter(|p| !space.pvcs.contains_key(p)) {
-                    out.push((Kind::Pvcs, ns.clone(), p));
+                    out.push((Kind::Pvcs, ObjectKey::new(ns, &p)));
                 }
             }
         }
@@ -496,14 +514,14 @@ impl Mirror {
     pub fn wanted_templates(&self, keys: &BTreeSet<SandboxKey>) -> Vec<ObjectKey> {
         let mut out: Vec<ObjectKey> = keys
             .iter()
-            .filter_map(|(ns, n)| {
+            .filter_map(|ObjectKey { namespace: ns, name: n }| {
                 let space = self.spaces.get(ns)?;
                 if self.readable(Kind::Templates, space, &BTreeSet::new()) != Readable::Forbidden {
                     return None;
                 }
                 let sbx = space.sandbox(n)?;
                 let t = template_label(&sbx)?;
-                (!space.template_reads.contains_key(t)).then(|| (ns.clone(), t.to_string()))
+                (!space.template_reads.contains_key(t)).then(|| ObjectKey::new(ns, t))
             })
             .collect();
         out.sort();
@@ -533,7 +551,7 @@ impl Mirror {
             Kind::Pods => &space.by_pod_name,
             _ => &space.by_pvc,
         };
-        readers(refs, n).into_iter().map(|s| (ns.to_string(), s)).collect()
+        readers(refs, n).into_iter().map(|s| ObjectKey::new(ns, &s)).collect()
     }
 
     /// The answer of reading one template by name.
@@ -542,7 +560,7 @@ impl Mirror {
         space.template_reads.insert(n.to_string(), fetch);
         readers(&space.by_template, n)
             .into_iter()
-            .map(|s| (ns.to_string(), s))
+            .map(|s| ObjectKey::new(ns, &s))
             .collect()
     }
 
@@ -572,8 +590,8 @@ impl Mirror {
                     self.timed.remove(key);
                     out.push(RowChange::Remove(WorkspaceKey::new(
                         None,
-                        &key.0,
-                        id_of(&key.1).unwrap_or(&key.1),
+                        &key.namespace,
+                        id_of(&key.name).unwrap_or(&key.name),
                     )));
                 }
             }
@@ -596,7 +614,8 @@ impl Mirror {
             .collect()
     }
 
-    fn derive_one(&self, (ns, n): &SandboxKey, now: DateTime<Utc>, loading: &BTreeSet<Kind>) -> Option<Workspace> {
+    fn derive_one(&self, key: &SandboxKey, now: DateTime<Utc>, loading: &BTreeSet<Kind>) -> Option<Workspace> {
+        let (ns, n) = (&key.namespace, &key.name);
         let space = self.spaces.get(ns)?;
         let sbx = &space.sandbox(n)?;
         let (pods, pvcs) = space.inputs_of(sbx);
@@ -666,7 +685,9 @@ mod tests {
     }
 
     fn keys(v: &[&str]) -> BTreeSet<SandboxKey> {
-        v.iter().map(|n| ("a".to_string(), format!("namzu-ws-{n}"))).collect()
+        v.iter()
+            .map(|n| ObjectKey::new("a", &format!("namzu-ws-{n}")))
+            .collect()
     }
 
     fn now() -> DateTime<Utc> {
@@ -770,8 +791,8 @@ mod tests {
         assert_eq!(
             wanted,
             vec![
-                (Kind::Pods, "a".into(), "namzu-ws-x".into()),
-                (Kind::Pvcs, "a".into(), "home-namzu-ws-x".into())
+                (Kind::Pods, ObjectKey::new("a", "namzu-ws-x")),
+                (Kind::Pvcs, ObjectKey::new("a", "home-namzu-ws-x"))
             ]
         );
         let foreign = json!({"metadata":{"name":"namzu-ws-x","namespace":"a"},"status":{"phase":"Running"}});

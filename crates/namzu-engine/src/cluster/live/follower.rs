@@ -11,7 +11,7 @@ use crate::cluster::inventory::{self, Scope};
 use crate::cluster::resources::{self, TEMPLATES};
 use namzu_domain::drift::TemplateFetch;
 use namzu_domain::keys::SANDBOX_NAME_HASH;
-use namzu_domain::mirror::{Kind, Mirror, Readable, SandboxKey};
+use namzu_domain::mirror::{Kind, Mirror, ObjectKey, Readable, SandboxKey};
 use namzu_domain::object::{name, namespace};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub(super) struct Follower {
     touched: BTreeSet<SandboxKey>,
     /// Workspaces whose Sandbox itself changed: what they read by name is read again.
     changed: BTreeSet<SandboxKey>,
-    looked_up: HashSet<(Kind, String, String)>,
+    looked_up: HashSet<(Kind, ObjectKey)>,
     /// Reads by name not answered yet: the first screen waits for them.
     reads_in_flight: usize,
     /// Namespaces with a watch of their own, per kind not readable cluster-wide.
@@ -131,7 +131,7 @@ impl Follower {
         match f {
             Feed::Reset(s, objects) => {
                 if s.kind == Kind::Sandboxes {
-                    let keys = objects.iter().map(|o| (namespace(o).to_string(), name(o).to_string()));
+                    let keys = objects.iter().map(ObjectKey::of);
                     if !self.synced {
                         self.arrived.extend(keys.clone());
                     }
@@ -148,7 +148,7 @@ impl Follower {
             }
             Feed::Applied(s, object) => {
                 if s.kind == Kind::Sandboxes {
-                    let key = (namespace(&object).to_string(), name(&object).to_string());
+                    let key = ObjectKey::of(&object);
                     if !self.synced {
                         self.arrived.insert(key.clone());
                     }
@@ -215,15 +215,17 @@ impl Follower {
                 let _ = self.out.send(LiveEvent::Failed(why));
                 return false;
             }
-            Feed::ByName(kind, ns, n, read) => {
+            Feed::ByName { kind, key, found } => {
                 self.reads_in_flight -= 1;
-                if let Some(found) = read {
-                    self.touched.extend(self.mirror.read_by_name(kind, &ns, &n, found));
+                if let Some(found) = found {
+                    self.touched
+                        .extend(self.mirror.read_by_name(kind, &key.namespace, &key.name, found));
                 }
             }
-            Feed::Template(ns, n, fetch) => {
+            Feed::Template { key, fetch } => {
                 self.reads_in_flight -= 1;
-                self.touched.extend(self.mirror.template_read(&ns, &n, fetch));
+                self.touched
+                    .extend(self.mirror.template_read(&key.namespace, &key.name, fetch));
             }
         }
         true
@@ -290,46 +292,51 @@ impl Follower {
         wanted.sort();
         wanted.dedup();
         let mut per_namespace: BTreeMap<String, usize> = BTreeMap::new();
-        for (kind, ns, n) in wanted {
-            let count = per_namespace.entry(ns.clone()).or_default();
+        for (kind, key) in wanted {
+            let count = per_namespace.entry(key.namespace.clone()).or_default();
             *count += 1;
             if *count > inventory::BY_NAME_LIMIT {
                 if self.conn.verbose && *count == inventory::BY_NAME_LIMIT + 1 {
                     crate::errln!(
-                        "more than {} objects in {ns} lack the {SANDBOX_NAME_HASH} label: the rest are read when their workspaces change",
-                        inventory::BY_NAME_LIMIT
+                        "more than {} objects in {} lack the {SANDBOX_NAME_HASH} label: the rest are read when their workspaces change",
+                        inventory::BY_NAME_LIMIT,
+                        key.namespace
                     );
                 }
                 continue;
             }
             if self.conn.verbose {
                 crate::errln!(
-                    "reading {} {ns}/{n} by name (not labelled {SANDBOX_NAME_HASH})",
-                    kind.label()
+                    "reading {} {}/{} by name (not labelled {SANDBOX_NAME_HASH})",
+                    kind.label(),
+                    key.namespace,
+                    key.name
                 );
             }
-            self.looked_up.insert((kind, ns.clone(), n.clone()));
+            self.looked_up.insert((kind, key.clone()));
             let (conn, feed) = (self.conn.clone(), self.spawn.feed.clone());
             self.reads_in_flight += 1;
             self.reads.spawn(async move {
                 // a failed read leaves the row as the watched data shows it
-                let found = resources::get(&conn, resources::ApiKind::of(kind), &ns, &n).await.ok();
-                let _ = feed.send(Feed::ByName(kind, ns, n, found));
+                let found = resources::get(&conn, resources::ApiKind::of(kind), &key.namespace, &key.name)
+                    .await
+                    .ok();
+                let _ = feed.send(Feed::ByName { kind, key, found });
             });
         }
-        for (ns, t) in self.mirror.wanted_templates(&self.touched) {
-            if !self.looked_up.insert((Kind::Templates, ns.clone(), t.clone())) {
+        for key in self.mirror.wanted_templates(&self.touched) {
+            if !self.looked_up.insert((Kind::Templates, key.clone())) {
                 continue;
             }
             let (conn, feed) = (self.conn.clone(), self.spawn.feed.clone());
             self.reads_in_flight += 1;
             self.reads.spawn(async move {
-                let fetch = match resources::get(&conn, &TEMPLATES, &ns, &t).await {
+                let fetch = match resources::get(&conn, &TEMPLATES, &key.namespace, &key.name).await {
                     Ok(Some(found)) => TemplateFetch::Found(found),
                     Ok(None) => TemplateFetch::NotFound,
                     Err(_) => TemplateFetch::Unreadable,
                 };
-                let _ = feed.send(Feed::Template(ns, t, fetch));
+                let _ = feed.send(Feed::Template { key, fetch });
             });
         }
     }

@@ -138,8 +138,17 @@ enum Feed {
     Warning(String),
     Fatal(String),
     /// A read by name: `None` when it failed (the row keeps what the watches show).
-    ByName(Kind, String, String, Option<Option<Value>>),
-    Template(String, String, TemplateFetch),
+    /// An object read by name (`found`: `None` when the read failed, else what it found).
+    ByName {
+        kind: Kind,
+        key: ObjectKey,
+        found: Option<Option<Value>>,
+    },
+    /// A template read by name.
+    Template {
+        key: ObjectKey,
+        fetch: TemplateFetch,
+    },
 }
 
 /// Why every watch must start over: the probe failed at `since`.

@@ -10,8 +10,6 @@ use crate::cluster::resources::{self, Watched};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
 use namzu_domain::mirror::{Kind, ObjectKey};
-use namzu_domain::object::{name, namespace};
-use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -242,7 +240,7 @@ impl Watcher {
         initial: bool,
     ) -> Result<Ended, ClusterError> {
         let mut listed: Option<BTreeSet<ObjectKey>> = initial.then(BTreeSet::new);
-        let key = |v: &Value| (namespace(v).to_string(), name(v).to_string());
+        let key = ObjectKey::of;
         futures::pin_mut!(events);
         loop {
             let next = tokio::select! {
