@@ -127,8 +127,24 @@ pub struct AppOptions {
     pub now: DateTime<Utc>,
 }
 
-/// What the visible order was computed for: the filter, the context picked, the sort, the rows.
-type OrderKey = (String, Option<String>, SortKey, bool, bool, u64);
+/// What the visible order was computed for: the view's choices and the rows' generation.
+#[derive(Debug, Clone, PartialEq)]
+struct OrderKey {
+    view: ViewChoices,
+    /// The inventory's generation: rows replaced since can be moved into place.
+    generation: u64,
+}
+
+/// What the user chose that orders the rows: the filter (with the pins it keeps), the context
+/// picked, the sort and its direction, problems only.
+#[derive(Debug, Clone, PartialEq)]
+struct ViewChoices {
+    filter: String,
+    context: Option<String>,
+    sort: SortKey,
+    reverse: bool,
+    problems: bool,
+}
 
 #[derive(Debug, Clone)]
 pub struct App {
@@ -315,20 +331,22 @@ impl App {
 
     /// Rows after the filter, in sort order.
     pub fn visible(&self) -> Vec<&Workspace> {
-        let key: OrderKey = (
-            format!("{}\u{0}{}", self.view.filter, self.view.pins),
-            self.view.context.clone(),
-            self.view.sort,
-            self.view.reverse,
-            self.view.problems,
-            self.inventory.generation,
-        );
+        let key = OrderKey {
+            view: ViewChoices {
+                filter: format!("{}\u{0}{}", self.view.filter, self.view.pins),
+                context: self.view.context.clone(),
+                sort: self.view.sort,
+                reverse: self.view.reverse,
+                problems: self.view.problems,
+            },
+            generation: self.inventory.generation,
+        };
         let mut cache = self.order.borrow_mut();
         let fresh = match cache.take() {
             Some((k, order)) if k == key => order,
             // only rows replaced in place since: move those, keep the rest of the order
-            Some((k, order)) if (&k.0, &k.1, k.2, k.3, k.4) == (&key.0, &key.1, key.2, key.3, key.4) => {
-                match self.inventory.moved_since(k.5) {
+            Some((k, order)) if k.view == key.view => {
+                match self.inventory.moved_since(k.generation) {
                     Some(moved) => self.mend(order, moved),
                     None => self.order_rows(),
                 }
