@@ -24,10 +24,25 @@ use namzu_engine::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
   kubectl namzu logs alpha -f --tail 20 --timestamps
 
   # the last hour of a sidecar
-  kubectl namzu logs alpha -c sidecar --since 1h")]
+  kubectl namzu logs alpha -c sidecar --since 1h
+
+  # every crash-looping workspace at once, each line after its workspace (as stern)
+  kubectl namzu logs --diagnosis crash-loop -f
+
+  # two workspaces, every container of each
+  kubectl namzu logs alpha bravo --all-containers")]
 pub struct Args {
-    /// The workspace id (the Sandbox is namzu-ws-<id>).
-    pub id: WorkspaceId,
+    /// The workspace ids (each Sandbox is namzu-ws-<id>); several, or a selection instead, read
+    /// every one at once, each line after its workspace.
+    pub ids: Vec<WorkspaceId>,
+    #[command(flatten)]
+    pub selection: super::selection::SelectionArgs,
+    /// Every container of each pod (its init containers too), each line after its container.
+    #[arg(long)]
+    pub all_containers: bool,
+    /// The most logs read at once (as kubectl's --max-log-requests): a selection over it is refused.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub max_log_requests: usize,
     /// The container (default: the pod's kubectl.kubernetes.io/default-container, else its first).
     #[arg(short = 'c', long)]
     pub container: Option<String>,
@@ -112,20 +127,35 @@ pub(crate) async fn target(
     Ok((pod.clone(), chosen.container))
 }
 
+impl Args {
+    /// A selection was given (`-l`, `--state`, `--diagnosis`, `--problems`, …).
+    pub(crate) fn selecting(&self) -> bool {
+        self.selection.selector.is_some() || self.selection.filter() != namzu_domain::select::Filter::default()
+    }
+}
+
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    globals.one_namespace_for_names()?;
-    globals.one_context("logs")?;
     if args.tail < -1 {
         return Err(Failure::usage(format!(
             "--tail {}: give -1 (all) or a count",
             args.tail
         )));
     }
+    // one workspace's one container: its log as it is, no prefix (kubectl logs' habit)
+    let [id] = args.ids.as_slice() else {
+        return super::logs_many::run(globals, args).await;
+    };
+    if args.selecting() || args.all_containers {
+        return super::logs_many::run(globals, args).await;
+    }
+    let id = id.clone();
+    globals.one_namespace_for_names()?;
+    globals.one_context("logs")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let purpose = Purpose::Logs {
         previous: args.previous,
     };
-    let (pod, container) = target(&conn, &args.id, args.container.as_deref(), purpose).await?;
+    let (pod, container) = target(&conn, &id, args.container.as_deref(), purpose).await?;
     let ask = LogAsk {
         container,
         previous: args.previous,
@@ -191,19 +221,20 @@ impl LogSink for Stdout {
     }
 
     fn note(&mut self, note: LogNote) {
-        match note {
-            LogNote::Restarted { container, restart } => namzu_engine::errln!(
-                "--- container {} restarted (restart {restart}): following the new instance",
-                output::printable(&container)
-            ),
-            LogNote::Reconnecting { why } => {
-                namzu_engine::errln!("--- the log stream ended ({}): reading on", output::printable(&why))
-            }
-            LogNote::Waiting { container, state } => namzu_engine::errln!(
-                "--- container {} is not running ({}): following its next start",
-                output::printable(&container),
-                output::printable(&state)
-            ),
+        namzu_engine::errln!("--- {}", output::printable(&note_text(note)));
+    }
+}
+
+/// What a follow says between the log's lines (a restart, a broken stream, a wait), once for
+/// both the one log and the many.
+pub(crate) fn note_text(note: LogNote) -> String {
+    match note {
+        LogNote::Restarted { container, restart } => {
+            format!("container {container} restarted (restart {restart}): following the new instance")
+        }
+        LogNote::Reconnecting { why } => format!("the log stream ended ({why}): reading on"),
+        LogNote::Waiting { container, state } => {
+            format!("container {container} is not running ({state}): following its next start")
         }
     }
 }

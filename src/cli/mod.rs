@@ -18,6 +18,7 @@ pub(crate) mod inspect;
 pub(crate) mod leaks;
 pub(crate) mod list;
 pub(crate) mod logs;
+mod logs_many;
 pub mod output;
 pub(crate) mod overlay;
 pub(crate) mod rbac;

@@ -22,6 +22,7 @@ mod krew;
 mod layers;
 mod leaks;
 mod live;
+mod logs_many;
 mod lows;
 mod next_steps;
 mod one_door;

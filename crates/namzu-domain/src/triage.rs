@@ -174,7 +174,7 @@ pub struct Chosen {
 }
 
 /// Names of the pod's containers, then its init containers.
-pub(crate) fn container_names(pod: &Value) -> Vec<String> {
+pub fn container_names(pod: &Value) -> Vec<String> {
     let names = |key: &str| -> Vec<String> {
         at(pod, &["spec", key])
             .and_then(Value::as_array)

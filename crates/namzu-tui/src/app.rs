@@ -345,12 +345,10 @@ impl App {
         let fresh = match cache.take() {
             Some((k, order)) if k == key => order,
             // only rows replaced in place since: move those, keep the rest of the order
-            Some((k, order)) if k.view == key.view => {
-                match self.inventory.moved_since(k.generation) {
-                    Some(moved) => self.mend(order, moved),
-                    None => self.order_rows(),
-                }
-            }
+            Some((k, order)) if k.view == key.view => match self.inventory.moved_since(k.generation) {
+                Some(moved) => self.mend(order, moved),
+                None => self.order_rows(),
+            },
             _ => self.order_rows(),
         };
         let rows = self.inventory.rows();
