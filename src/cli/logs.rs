@@ -128,6 +128,19 @@ pub(crate) async fn target(
 }
 
 impl Args {
+    /// What the flags ask of one container's log.
+    pub(crate) fn ask(&self, container: String) -> LogAsk {
+        LogAsk {
+            container,
+            previous: self.previous,
+            follow: self.follow && !self.previous,
+            since_seconds: self.since,
+            since_time: self.since_time,
+            tail_lines: (self.tail >= 0).then_some(self.tail),
+            timestamps: self.timestamps,
+        }
+    }
+
     /// A selection was given (`-l`, `--state`, `--diagnosis`, `--problems`, …).
     pub(crate) fn selecting(&self) -> bool {
         self.selection.selector.is_some() || self.selection.filter() != namzu_domain::select::Filter::default()
@@ -156,15 +169,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         previous: args.previous,
     };
     let (pod, container) = target(&conn, &id, args.container.as_deref(), purpose).await?;
-    let ask = LogAsk {
-        container,
-        previous: args.previous,
-        follow: args.follow && !args.previous,
-        since_seconds: args.since,
-        since_time: args.since_time,
-        tail_lines: (args.tail >= 0).then_some(args.tail),
-        timestamps: args.timestamps,
-    };
+    let ask = args.ask(container);
     let termination = namzu_engine::signals::Termination::listen();
     let mut sink = Stdout {
         terminal: std::io::IsTerminal::is_terminal(&std::io::stdout()),
@@ -198,17 +203,7 @@ struct Stdout {
 
 impl LogSink for Stdout {
     fn lines(&mut self, lines: Vec<String>) -> bool {
-        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for l in lines {
-            if self.terminal {
-                text.push_str(&namzu_engine::present::layout::terminal_safe(l));
-            } else {
-                text.push_str(&l);
-            }
-            text.push('\n');
-        }
-        output::write_stdout(&text);
-        !output::stdout_closed()
+        write_lines("", lines, self.terminal)
     }
 
     fn whole_lines(&self) -> bool {
@@ -223,6 +218,23 @@ impl LogSink for Stdout {
     fn note(&mut self, note: LogNote) {
         namzu_engine::errln!("--- {}", output::printable(&note_text(note)));
     }
+}
+
+/// Lines to stdout in one write (lines of several streams never mix), each after `prefix`; on a
+/// terminal made safe for it. Whether stdout still takes them.
+pub(crate) fn write_lines(prefix: &str, lines: Vec<String>, terminal: bool) -> bool {
+    let mut text = String::with_capacity(lines.iter().map(|l| l.len() + prefix.len() + 1).sum());
+    for l in lines {
+        text.push_str(prefix);
+        if terminal {
+            text.push_str(&namzu_engine::present::layout::terminal_safe(l));
+        } else {
+            text.push_str(&l);
+        }
+        text.push('\n');
+    }
+    output::write_stdout(&text);
+    !output::stdout_closed()
 }
 
 /// What a follow says between the log's lines (a restart, a broken stream, a wait), once for

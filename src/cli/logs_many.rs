@@ -15,7 +15,7 @@ use namzu_domain::naming::WorkspaceId;
 use namzu_domain::triage::{Purpose, command_target};
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::inventory::{self, Query};
-use namzu_engine::cluster::triage::{self, LogAsk, LogEnd, LogNote, LogSink};
+use namzu_engine::cluster::triage::{self, LogEnd, LogNote, LogSink};
 
 /// One log to read: the workspace, its pod as read, the container, and the line prefix.
 struct Stream {
@@ -60,15 +60,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let termination = namzu_engine::signals::Termination::listen();
     let reads = streams.into_iter().enumerate().map(|(i, s)| {
         let conn = &conn;
-        let ask = LogAsk {
-            container: s.container,
-            previous: args.previous,
-            follow: args.follow && !args.previous,
-            since_seconds: args.since,
-            since_time: args.since_time,
-            tail_lines: (args.tail >= 0).then_some(args.tail),
-            timestamps: args.timestamps,
-        };
+        let ask = args.ask(s.container);
         let prefix = if colour {
             format!("\x1b[{}m{}\x1b[0m ", COLOURS[i % COLOURS.len()], s.prefix)
         } else {
@@ -222,18 +214,7 @@ struct Prefixed {
 
 impl LogSink for Prefixed {
     fn lines(&mut self, lines: Vec<String>) -> bool {
-        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + self.prefix.len() + 1).sum());
-        for l in lines {
-            text.push_str(&self.prefix);
-            if self.terminal {
-                text.push_str(&namzu_engine::present::layout::terminal_safe(l));
-            } else {
-                text.push_str(&l);
-            }
-            text.push('\n');
-        }
-        output::write_stdout(&text);
-        !output::stdout_closed()
+        super::logs::write_lines(&self.prefix, lines, self.terminal)
     }
 
     fn note(&mut self, note: LogNote) {
