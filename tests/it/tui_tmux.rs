@@ -218,6 +218,8 @@ fn a_typed_delete_is_bound_to_what_was_shown() {
     tmux.start(200, 20, &script);
     let prompt = tmux.expect("Type the workspace id (alpha)");
     assert!(prompt.contains("holder epoch 7"), "{prompt}");
+    // the context is named even when there is one: a typed id is asked where a mistake costs most
+    assert!(prompt.contains("(context namzu-sim)"), "{prompt}");
     // another host takes over while the user types
     t.sim.modify(&SANDBOXES, "agents", "namzu-ws-alpha", |o| {
         o["metadata"]["annotations"]["sandbox.namzu.ai/holder-epoch"] = serde_json::json!("8");

@@ -6,17 +6,20 @@
 use namzu_domain::fence::Verb;
 use namzu_domain::patch::Mode;
 
-/// What a typed confirmation shows before it asks: the workspace, where, its mode and holder
-/// epoch, and what the write costs.
+/// What a typed confirmation shows before it asks: the workspace, where (its context always,
+/// with the context's badge), its mode and holder epoch, and what the write costs.
 pub(crate) fn question(
     name: &str,
     namespace: &str,
-    context: Option<&str>,
+    (context, badge): (&str, Option<&str>),
     mode: Mode,
     epoch: &str,
     verb: Verb,
 ) -> String {
-    let whose = context.map_or(String::new(), |c| format!(" (context {c})"));
+    let whose = match badge {
+        Some(b) => format!(" (context {context} [{b}])"),
+        None => format!(" (context {context})"),
+    };
     let cost = match verb {
         Verb::Delete => "Deleting it destroys its pod, its agent sessions and its disks (PVCs).",
         Verb::Suspend => "Suspending it deletes its pod and ends its agent sessions; its disks are kept.",

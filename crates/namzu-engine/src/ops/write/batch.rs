@@ -47,6 +47,10 @@ pub struct Question {
     pub mode: Mode,
     /// The holder epoch as stored ("0" when none is).
     pub epoch: String,
+    /// The context written to, always named (a typed id is asked where a mistake costs most),
+    /// and its badge (`PROD`) where its rules give one.
+    pub context: String,
+    pub badge: Option<String>,
 }
 
 impl Question {
@@ -55,7 +59,7 @@ impl Question {
         crate::present::report::question(
             &self.key.id.sandbox_name(),
             &self.key.namespace,
-            self.key.context.as_deref(),
+            (&self.context, self.badge.as_deref()),
             self.mode,
             &self.epoch,
             self.verb,
@@ -284,7 +288,8 @@ impl<F: Front> Batch<'_, F> {
     }
 
     /// Ask for the typed id of the Sandbox as read now; anything else cancels that workspace.
-    async fn confirm(&self, conn: &Connection, key: &WorkspaceKey<WorkspaceId>) -> Result<Confirmed, WriteError> {
+    async fn confirm(&self, target: &super::Target, key: &WorkspaceKey<WorkspaceId>) -> Result<Confirmed, WriteError> {
+        let conn = &target.member.conn;
         let current = match resources::get(conn, &SANDBOXES, &key.namespace, &key.id.sandbox_name()).await {
             Ok(current) => current,
             // that workspace fails, said as every failed write is; the batch goes on
@@ -300,6 +305,8 @@ impl<F: Front> Batch<'_, F> {
             epoch: namzu_domain::epoch::Reading::of(&object)
                 .annotation
                 .unwrap_or_else(|| "0".into()),
+            context: conn.context.clone(),
+            badge: target.member.rules.badge.as_ref().map(|b| b.label.clone()),
         };
         let typed = self
             .front
@@ -359,7 +366,7 @@ impl<F: Front> Batch<'_, F> {
             }
         }
         if target.confirming {
-            let asked = self.confirm(conn, &key);
+            let asked = self.confirm(target, &key);
             let Some(confirmed) = self.interrupt.unless(asked).await else {
                 return Ok(Step::NotStarted(Stop::Interrupted, index, key));
             };
