@@ -298,11 +298,10 @@ async fn a_template_change_recomputes_drift() {
 /// The real binary's `list -w` in namespace agents with `args`, and its stdout line by line.
 fn list_watch(t: &TestSim, args: &[&str]) -> (std::process::Child, tokio::sync::mpsc::UnboundedReceiver<String>) {
     use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    use std::process::Stdio;
+    let mut child = bin(&t.home())
         .args(["--kubeconfig", t.sim.kubeconfig().to_str().unwrap(), "-n", "agents"])
         .args(args)
-        .env_remove("KUBECONFIG")
         .env(NOW_ENV, TEST_START)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
