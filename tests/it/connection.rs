@@ -271,9 +271,9 @@ fn list_watch(home: &Path, kubeconfig: &Path) -> std::process::Child {
 }
 
 /// A watch that delivers one event then 410, every time: the reconnects back off (with jitter)
-/// instead of asking again at once. Measured until the sixth watch (the backoff's first four
-/// pauses, 0.5 to 4 s each less up to half) or 10 s; `NAMZU_STORM_SECONDS` measures a whole
-/// window of that many seconds instead.
+/// instead of asking again at once, each pause longer than the one before. Measured until the
+/// fifth watch (after the backoff's pauses of 0.5, 1 and 2 s, each less up to half) or 10 s;
+/// `NAMZU_STORM_SECONDS` measures a whole window of that many seconds instead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watch_that_delivers_then_410s_backs_off() {
     let t = start().await;
@@ -296,11 +296,17 @@ async fn a_watch_that_delivers_then_410s_backs_off() {
     let window: Option<u64> = std::env::var("NAMZU_STORM_SECONDS").ok().and_then(|s| s.parse().ok());
     let mut child = list_watch(&t.home(), &p.kubeconfig);
     let started = Instant::now();
-    // a measurement, not a race: the rate up to the sixth watch (or over the window) is the result
+    // a measurement, not a race: the rate up to the fifth watch (or over the window) is the result
     let bound = Duration::from_secs(window.unwrap_or(10));
     let hostile = &p.hostile;
+    // when each watch came (looked at every 10 ms)
+    let mut came = Vec::new();
     happens_within(bound, || {
-        window.is_none() && hostile.load(std::sync::atomic::Ordering::SeqCst) >= 6
+        let n = hostile.load(std::sync::atomic::Ordering::SeqCst);
+        while came.len() < n {
+            came.push(Instant::now());
+        }
+        window.is_none() && n >= 5
     })
     .await;
     let watches = p.hostile.load(std::sync::atomic::Ordering::SeqCst);
@@ -315,6 +321,12 @@ async fn a_watch_that_delivers_then_410s_backs_off() {
     // 0.5, 1, 2, 4, 8 s backoff (each less up to half of it) after the first two: a handful in 10 s,
     // never more than 4 + one a second at any moment
     assert!(watches as f64 <= 4.0 + elapsed, "{watches} in {elapsed:.1} s");
+    // backing off: the pause before the fifth watch (1 to 2 s) is longer than the one before the
+    // third (0.25 to 0.5 s)
+    if came.len() >= 5 {
+        let pause = |i: usize| came[i] - came[i - 1];
+        assert!(pause(4) > pause(2), "{:?} then {:?}", pause(2), pause(4));
+    }
 }
 
 /// A watch line or a LIST page of 1 GB without end: the read fails with one line naming the cap,

@@ -159,7 +159,7 @@ async fn jsonpath_templates_print_what_kubectl_prints() {
         return;
     };
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for template in [
+    let templates = [
         "{.kind}",
         "{@.kind}",
         "{.items[*].metadata.name}",
@@ -176,26 +176,28 @@ async fn jsonpath_templates_print_what_kubectl_prints() {
         "{.items[0].spec.volumeClaimTemplates}",
         "names: {.items[0].metadata.name} and {.items[1].metadata.name}",
         "{.items[*].metadata.nope}",
-    ] {
-        let out = kubectl(
-            &t,
-            &[
-                "get",
-                "sandboxes.agents.x-k8s.io",
-                "-n",
-                "agents",
-                "-o",
-                &format!("jsonpath={template}"),
-            ],
-        )
-        .await
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{template}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs = String::from_utf8_lossy(&out.stdout).into_owned();
+    ];
+    // one kubectl run renders them all, each after a line of its own: the literal text between
+    // templates is printed as it stands
+    const SEP: &str = "\n---8<---\n";
+    let all = kubectl(
+        &t,
+        &[
+            "get",
+            "sandboxes.agents.x-k8s.io",
+            "-n",
+            "agents",
+            "-o",
+            &format!("jsonpath={}", templates.join(SEP)),
+        ],
+    )
+    .await
+    .unwrap();
+    assert!(all.status.success(), "{}", String::from_utf8_lossy(&all.stderr));
+    let all = String::from_utf8_lossy(&all.stdout).into_owned();
+    let theirs: Vec<&str> = all.split(SEP).collect();
+    assert_eq!(theirs.len(), templates.len(), "{all}");
+    for (template, theirs) in templates.iter().zip(theirs) {
         let ours = Template::parse(template).unwrap().render(&list, true).unwrap();
         assert_eq!(ours, theirs, "{template}");
     }

@@ -254,14 +254,19 @@ pub(crate) fn bin_line(home: &Path, extra: &[(String, String)]) -> String {
 
 /// Look (every 10 ms, bounded by `within`) until `look` gives a value; the test fails with what
 /// the last look saw (its `Err`). The one wait on a condition: no fixed delays.
-pub(crate) fn wait_for<T>(within: std::time::Duration, mut look: impl FnMut() -> Result<T, String>) -> T {
+pub(crate) fn wait_for<T>(within: Duration, look: impl FnMut() -> Result<T, String>) -> T {
+    wait_for_every(Duration::from_millis(10), within, look)
+}
+
+/// [`wait_for`], looking every `every` (a look that is itself a process, say).
+pub(crate) fn wait_for_every<T>(every: Duration, within: Duration, mut look: impl FnMut() -> Result<T, String>) -> T {
     let deadline = std::time::Instant::now() + within;
     loop {
         match look() {
             Ok(value) => return value,
             Err(seen) => assert!(std::time::Instant::now() < deadline, "not within {within:?}: {seen}"),
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        std::thread::sleep(every);
     }
 }
 
@@ -312,6 +317,9 @@ pub(crate) struct Tmux {
 }
 
 impl Tmux {
+    /// How often the screen is looked at: each look is a `tmux capture-pane` process.
+    const EVERY: Duration = Duration::from_millis(100);
+
     /// A server of its own (however many a test or the suite starts) with one `session`.
     pub(crate) fn new(session: &'static str) -> Tmux {
         static SERVERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -349,9 +357,22 @@ impl Tmux {
         self.cmd(&["new-session", "-d", "-s", self.session, "-x", &w, "-y", &h, script]);
     }
 
+    /// Wait (bounded) until the screen no longer shows `text` (a pane closed, say: the key after
+    /// an Escape must not be sent before, or the two read as Alt-key).
+    pub(crate) fn expect_gone(&self, text: &str) -> String {
+        wait_for_every(Tmux::EVERY, Duration::from_secs(20), || {
+            let screen = self.screen();
+            if screen.contains(text) {
+                Err(format!("screen still showed {text:?}:\n{screen}"))
+            } else {
+                Ok(screen)
+            }
+        })
+    }
+
     /// Wait (bounded) until the screen shows `text`; the screen on failure.
     pub(crate) fn expect(&self, text: &str) -> String {
-        wait_for(std::time::Duration::from_secs(20), || {
+        wait_for_every(Tmux::EVERY, Duration::from_secs(20), || {
             let screen = self.screen();
             if screen.contains(text) {
                 Ok(screen)

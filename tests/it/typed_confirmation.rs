@@ -45,8 +45,9 @@ fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
     let after = t.sim.get(&SANDBOXES, "ns", "namzu-ws-desk").unwrap();
     assert_eq!(after["spec"]["operatingMode"], "Suspended");
     assert!(!t.sim.requests().iter().any(|r| r.method == "PATCH"));
-    // asked again, the id typed: the refresh shown is written
-    tmux.cmd(&["kill-session", "-t", tmux.session]);
+    // asked again (in a terminal of its own), the id typed: the refresh shown is written
+    drop(tmux);
+    let tmux = Tmux::new("typed-refresh-again");
     tmux.start(200, 40, &script);
     let shown = tmux.expect("Type the workspace id (desk)");
     assert!(shown.contains("namzu/agent:3"), "{shown}");
