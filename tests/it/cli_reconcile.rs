@@ -193,24 +193,13 @@ async fn bad_reconcile_input_is_one_line_and_exit_2_before_any_request() {
 /// line and exit 2, never silently ignored.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reconcile_refuses_a_claim_entry_the_sandbox_lacks() {
-    let scenario = r#"
-namespaces: [ns]
-workspaces:
-  - namespace: ns
-    id: awake
-    podTemplate:
-      metadata: {labels: {sandbox.namzu.ai/template: coder}}
-      spec: {containers: [{name: agent, image: "x"}]}
-    disks: [workspace-disk]
-"#;
-    let t = start_with(scenario, |c| c.namespace = "ns".into()).await;
-    let sandbox = t
-        .sim
-        .get(&namzu_sim::resources::SANDBOXES, "ns", "namzu-ws-awake")
-        .unwrap();
-    let uid = sandbox["metadata"]["uid"].as_str().unwrap().to_string();
-    let entries = sandbox["spec"]["volumeClaimTemplates"].clone();
-    let o = namzu(&t, &["reconcile", "awake", "--uid", &uid, "--claim", "typo=u-1"]).await;
+    let t = sim().await;
+    let entries = t.sim.get(&SANDBOXES, "ns", "namzu-ws-awake").unwrap()["spec"]["volumeClaimTemplates"].clone();
+    let o = namzu(
+        &t,
+        &["reconcile", "awake", "--uid", &uid(&t, "awake"), "--claim", "typo=u-1"],
+    )
+    .await;
     assert_eq!(o.status.code(), Some(2), "{} {entries}", err(&o));
     assert!(
         err(&o).contains("no volumeClaimTemplates entry \"typo\""),

@@ -60,6 +60,13 @@ impl Two {
         full.extend(args.iter().map(|s| s.to_string()));
         namzu_env(full, vec![]).await
     }
+
+    /// [`Two::run`] in staging's context (namespace `agents`).
+    async fn as_staging(&self, args: &[&str]) -> Output {
+        let mut full = vec!["-n", "agents", "--context", "staging"];
+        full.extend_from_slice(args);
+        self.run(&full).await
+    }
 }
 
 /// The CLI: staging's name over prod's cluster is refused before anything is read or sent, with
@@ -86,16 +93,7 @@ async fn the_cli_refuses_a_context_s_rules_over_another_cluster() {
     }
     // the user override too
     let o = two
-        .run(&[
-            "-n",
-            "agents",
-            "--context",
-            "staging",
-            "--user",
-            "prod-eu-west-user",
-            "resume",
-            "asleep",
-        ])
+        .as_staging(&["--user", "prod-eu-west-user", "resume", "asleep"])
         .await;
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
     assert!(
@@ -104,18 +102,7 @@ async fn the_cli_refuses_a_context_s_rules_over_another_cluster() {
     );
     assert!(!two.audit().exists(), "nothing audited");
     // the context's own cluster named again is no override: its rules apply as they are
-    let o = two
-        .run(&[
-            "-n",
-            "agents",
-            "--context",
-            "staging",
-            "--cluster",
-            "staging",
-            "suspend",
-            "awake",
-        ])
-        .await;
+    let o = two.as_staging(&["--cluster", "staging", "suspend", "awake"]).await;
     assert!(o.status.success(), "{}", err(&o));
     assert_eq!(sent(&two.staging).len(), 1);
     assert!(sent(&two.prod).is_empty());
@@ -195,12 +182,9 @@ async fn the_tui_write_path_refuses_a_context_s_rules_over_another_cluster() {
 /// shows the suspend disabled with the reason; nothing is sent.
 #[test]
 fn the_tui_binary_refuses_a_context_s_rules_over_another_cluster() {
-    if tool_missing("tmux", "the TUI rules test") {
+    let Some((_runtime, two, tmux)) = in_tmux("the TUI rules test", "rules", Two::start()) else {
         return;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let two = runtime.block_on(Two::start());
-    let tmux = Tmux::new("rules");
+    };
     let script = format!(
         "{} --kubeconfig {} --config {} -n agents tui --context staging --cluster prod-eu-west; sleep 60",
         bin_line(&two.prod.home(), &[audit_env(&two.prod)]),

@@ -252,61 +252,88 @@ pub(crate) fn bin_line(home: &Path, extra: &[(String, String)]) -> String {
     line
 }
 
+/// How often a wait looks again (unless it says otherwise).
+const LOOK: Duration = Duration::from_millis(10);
+
+/// When a wait gives up.
+struct Deadline(std::time::Instant);
+
+impl Deadline {
+    fn after(bound: Duration) -> Deadline {
+        Deadline(std::time::Instant::now() + bound)
+    }
+
+    fn passed(&self) -> bool {
+        std::time::Instant::now() >= self.0
+    }
+}
+
 /// Look (every 10 ms, bounded by `within`) until `look` gives a value; the test fails with what
 /// the last look saw (its `Err`). The one wait on a condition: no fixed delays.
 pub(crate) fn wait_for<T>(within: Duration, look: impl FnMut() -> Result<T, String>) -> T {
-    wait_for_every(Duration::from_millis(10), within, look)
+    wait_for_every(LOOK, within, look)
 }
 
 /// [`wait_for`], looking every `every` (a look that is itself a process, say).
 pub(crate) fn wait_for_every<T>(every: Duration, within: Duration, mut look: impl FnMut() -> Result<T, String>) -> T {
-    let deadline = std::time::Instant::now() + within;
+    let deadline = Deadline::after(within);
     loop {
         match look() {
             Ok(value) => return value,
-            Err(seen) => assert!(std::time::Instant::now() < deadline, "not within {within:?}: {seen}"),
+            Err(seen) => assert!(!deadline.passed(), "not within {within:?}: {seen}"),
         }
         std::thread::sleep(every);
     }
 }
 
 /// Wait, bounded by `within`, until `done` holds; the test fails naming `what` if it never does.
-pub(crate) fn wait_until(what: &str, within: std::time::Duration, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
     wait_for(within, || if done() { Ok(()) } else { Err(what.to_string()) })
 }
 
 /// Whether `done` holds within `bound` (looked at every 10 ms): for a test whose result is
 /// whether something happened in time.
-pub(crate) fn holds_within(bound: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = std::time::Instant::now() + bound;
-    loop {
-        if done() {
-            return true;
-        }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+pub(crate) fn holds_within(bound: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Deadline::after(bound);
+    let mut held = done();
+    while !held && !deadline.passed() {
+        std::thread::sleep(LOOK);
+        held = done();
     }
+    held
 }
 
 /// [`wait_until`] on the runtime: it yields between looks.
-pub(crate) async fn until(what: &str, within: std::time::Duration, done: impl FnMut() -> bool) {
+pub(crate) async fn until(what: &str, within: Duration, done: impl FnMut() -> bool) {
     assert!(happens_within(within, done).await, "not within {within:?}: {what}");
 }
 
 /// [`holds_within`] on the runtime: whether `done` holds within `bound`, yielding between looks.
-pub(crate) async fn happens_within(bound: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = tokio::time::Instant::now() + bound;
+pub(crate) async fn happens_within(bound: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Deadline::after(bound);
     loop {
         if done() {
             return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
+        } else if deadline.passed() {
             return false;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        tokio::time::sleep(LOOK).await;
     }
+}
+
+/// A runtime, what `start` starts on it and a tmux server of the test's own (`session`); `None`,
+/// saying so, where tmux is not installed (under `CI=true` that fails: [`tool_missing`]).
+pub(crate) fn in_tmux<T>(
+    what: &str,
+    session: &'static str,
+    start: impl std::future::Future<Output = T>,
+) -> Option<(tokio::runtime::Runtime, T, Tmux)> {
+    if tool_missing("tmux", what) {
+        return None;
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let started = runtime.block_on(start);
+    Some((runtime, started, Tmux::new(session)))
 }
 
 /// A tmux server of the test's own (its socket named for the session, this process and a count),

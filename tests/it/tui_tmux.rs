@@ -2,7 +2,7 @@
 //! and the terminal is restored; a fleet of clusters in one view. Skipped, saying so, where tmux
 //! is not installed.
 
-use crate::support::{Tmux, bin_line, tool_missing, *};
+use crate::support::*;
 use namzu_sim::faults::Fault;
 use std::process::Command;
 use std::time::Duration;
@@ -115,27 +115,12 @@ fn signals_restore_the_terminal() {
     }
 }
 
-/// A runtime, the demo sim on it and a tmux server of the test's own; `None`, saying so, where
-/// tmux is not installed.
-fn demo_sim_in_tmux(
-    what: &str,
-    session: &'static str,
-) -> Option<(tokio::runtime::Runtime, crate::support::TestSim, Tmux)> {
-    if tool_missing("tmux", what) {
-        return None;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let t = runtime.block_on(crate::support::start_demo());
-    let tmux = Tmux::new(session);
-    Some((runtime, t, tmux))
-}
-
 /// `delete` on a terminal asks for the id; the delete then sent is of the object and epoch that
 /// were shown: a host that takes the workspace over while the user types is fenced out.
 #[test]
 fn a_typed_delete_is_bound_to_what_was_shown() {
     use namzu_sim::resources::SANDBOXES;
-    let Some((_runtime, t, tmux)) = demo_sim_in_tmux("typed-delete", "del") else {
+    let Some((_runtime, t, tmux)) = in_tmux("typed-delete", "del", start_demo()) else {
         return;
     };
     let script = format!("{} -n agents delete alpha; echo EXIT=$?; sleep 60", t.line(&[]));
@@ -162,7 +147,7 @@ fn a_typed_delete_is_bound_to_what_was_shown() {
 #[test]
 fn the_live_tui_follows_changes_and_outages() {
     use namzu_sim::resources::SANDBOXES;
-    let Some((runtime, mut t, tmux)) = demo_sim_in_tmux("live TUI", "live") else {
+    let Some((runtime, mut t, tmux)) = in_tmux("live TUI", "live", start_demo()) else {
         return;
     };
     let script = format!(
@@ -366,7 +351,7 @@ fn shown_ids(screen: &str) -> Vec<String> {
 /// a fuzzy name; an unbound key says so; the help stops at its end.
 #[test]
 fn find_and_move_like_k9s() {
-    let Some((runtime, t, tmux)) = demo_sim_in_tmux("k9s find", "find") else {
+    let Some((runtime, t, tmux)) = in_tmux("k9s find", "find", start_demo()) else {
         return;
     };
     let script = format!(
@@ -615,14 +600,11 @@ fn a_fleet_opens_without_waiting_for_its_slowest_context() {
 #[test]
 fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
     use namzu_sim::faults::FaultAction;
-    if tool_missing("tmux", "the TUI's second-q test") {
+    let Some((runtime, t, tmux)) = in_tmux("the TUI's second-q test", "second-q", start_demo()) else {
         return;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let t = runtime.block_on(start_demo());
+    };
     t.sim
         .add_fault(Fault::new(Some("PATCH"), "namzu-ws-alpha", FaultAction::Hang));
-    let tmux = Tmux::new("second-q");
     let script = format!("{} -n agents tui; echo EXIT=$?; sleep 60", t.line(&[]));
     tmux.start(200, 40, &script);
     tmux.expect("/ filter");

@@ -15,12 +15,11 @@ const TYPED: &str = "contexts:\n- context: \"*\"\n  confirm: typed\n";
 #[test]
 fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
     use namzu_sim::resources::{SANDBOXES, TEMPLATES};
-    if tool_missing("tmux", "the refresh confirmation test") {
+    let scenario = refresh_scenario("");
+    let scenario = start_with(&scenario, |c| c.namespace = "ns".into());
+    let Some((_runtime, t, tmux)) = in_tmux("the refresh confirmation test", "typed-refresh", scenario) else {
         return;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let t = runtime.block_on(start_with(&refresh_scenario(""), |c| c.namespace = "ns".into()));
-    let tmux = Tmux::new("typed-refresh");
+    };
     let script = format!(
         "{} resume desk --refresh-template; echo EXIT=$?; sleep 60",
         t.line(&[t.rules_env(TYPED)])
@@ -66,14 +65,11 @@ fn a_typed_refresh_confirmation_shows_the_diff_and_is_bound_to_it() {
 #[test]
 fn a_typed_batch_goes_on_past_a_workspace_it_could_not_read() {
     use namzu_sim::resources::SANDBOXES;
-    if tool_missing("tmux", "the typed batch test") {
+    let Some((_runtime, t, tmux)) = in_tmux("the typed batch test", "typed-batch", start()) else {
         return;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let t = runtime.block_on(start());
+    };
     t.sim
         .add_fault(Fault::status(Some("GET"), "/sandboxes/namzu-ws-awake", 500, "the read failed").times(1));
-    let tmux = Tmux::new("typed-batch");
     let script = format!(
         "{} -n agents suspend awake asleep; echo EXIT=$?; sleep 60",
         t.line(&[t.rules_env(TYPED)])
