@@ -9,7 +9,7 @@ use namzu_sim::faults::{Fault, FaultAction, Mutation};
 use namzu_sim::record::Recorded;
 use namzu_sim::resources::SANDBOXES;
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const E: &str = "/metadata/annotations/sandbox.namzu.ai~1holder-epoch";
 const C: &str = "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at";
@@ -699,16 +699,19 @@ async fn a_second_ctrl_c_abandons_a_hung_write_with_its_outcome_unknown() {
         .spawn()
         .unwrap();
     until("the PATCH came", Duration::from_secs(20), || !sent(&t).is_empty()).await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    // signals until it ends (a signal between the two listeners would be lost: send again)
-    let status = loop {
-        assert!(Instant::now() < deadline, "two Ctrl-Cs did not end it");
-        sigint(&child);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-    };
+    // signals until it ends, one each 200 ms (a signal between the two listeners would be lost:
+    // send again)
+    let status = tokio::task::block_in_place(|| {
+        wait_for_every(Duration::from_millis(200), Duration::from_secs(20), || {
+            match child.try_wait().unwrap() {
+                Some(status) => Ok(status),
+                None => {
+                    sigint(&child);
+                    Err("two Ctrl-Cs did not end it".into())
+                }
+            }
+        })
+    });
     let mut e = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
     assert_eq!(status.code(), Some(1), "{e}");

@@ -1,7 +1,7 @@
 //! The built-in demo scenario loads, and every stored hash is the hash of the stored template;
 //! the demo fleet's clusters each have workspaces of their own, served under a context each.
 
-use crate::support::{SMALL, bin, err, out, run_bin, tool_missing};
+use crate::support::{SMALL, bin, err, out, run_bin, stdout_lines, tool_missing};
 use namzu_domain::canonical::pod_template_hash;
 use namzu_domain::keys::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
 use namzu_domain::naming::{id_of, is_workspace};
@@ -10,7 +10,6 @@ use namzu_sim::scenario::Scenario;
 use namzu_sim::{Sim, SimConfig};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -142,13 +141,7 @@ impl Served {
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
             .expect("spawn kubectl-namzu");
-        let (tx, lines) = std::sync::mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+        let lines = stdout_lines(&mut child);
         Served { child, lines, stderr }
     }
 

@@ -108,7 +108,6 @@ async fn json_and_yaml_escape_del_c1_separators_and_noncharacters_on_every_path(
 /// L7: `list -w -o json` prints each row as one line of JSON, escaped as `-o json` is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_watch_json_lines_are_escaped_too() {
-    use std::io::BufRead;
     let t = start().await;
     hostile_annotation(&t, "awake");
     let mut child = t
@@ -118,13 +117,7 @@ async fn list_watch_json_lines_are_escaped_too() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let mut lines = stdout_lines_async(&mut child);
     let awake = loop {
         let line = tokio::time::timeout(Duration::from_secs(20), lines.recv())
             .await

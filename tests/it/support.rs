@@ -711,3 +711,34 @@ pub(crate) fn stuck_terminating(t: &TestSim, ns: &str, name: &str) {
         },
     );
 }
+
+/// Each line `child` prints on stdout (piped), as it comes, handed to `send` on a thread of its
+/// own until `send` says no more (or stdout closes); the thread, to join.
+pub(crate) fn forward_lines(
+    child: &mut std::process::Child,
+    mut send: impl FnMut(String) -> bool + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !send(line) {
+                break;
+            }
+        }
+    })
+}
+
+/// The lines `child` prints on stdout, as they come.
+pub(crate) fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    forward_lines(child, move |line| tx.send(line).is_ok());
+    lines
+}
+
+/// [`stdout_lines`] for a test on the runtime.
+pub(crate) fn stdout_lines_async(child: &mut std::process::Child) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
+    forward_lines(child, move |line| tx.send(line).is_ok());
+    lines
+}

@@ -7,7 +7,6 @@ use crate::support::*;
 use namzu_sim::faults::{Fault, FaultAction};
 use namzu_sim::resources::{PODS, SANDBOXES};
 use serde_json::Value;
-use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -159,15 +158,7 @@ impl Following {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stdout_lines(&mut child);
         Following { child, lines }
     }
 
@@ -504,7 +495,6 @@ async fn piped_logs_pass_a_line_over_64_kib_whole() {
 /// asks for (stripped), its other parts none; the line after it is a line of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_piped_follow_passes_a_line_over_64_kib_whole() {
-    use std::io::BufRead;
     let t = start().await;
     t.sim.append_log("agents", "namzu-ws-awake", "agent", "before");
     let mut child = t
@@ -514,13 +504,7 @@ async fn a_piped_follow_passes_a_line_over_64_kib_whole() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let lines = stdout_lines(&mut child);
     let next = || lines.recv_timeout(Duration::from_secs(20)).expect("a line in time");
     // (the container's own first lines come before)
     while next() != "before" {}
