@@ -4,6 +4,7 @@
 use crate::support::*;
 use namzu_sim::auth::{Rule, User};
 use namzu_sim::discovery::AgentSandbox;
+use namzu_sim::faults::{Fault, FaultAction};
 use serde_json::Value;
 
 const SCENARIO: &str = "namespaces: [default]\nobjects:\n  - {apiVersion: extensions.agents.x-k8s.io/v1beta1, kind: SandboxTemplate, metadata: {name: ws, namespace: default}, spec: {podTemplate: {spec: {containers: [{name: c, image: i}]}}}}\nworkspaces:\n  - {namespace: default, id: a, epoch: \"1\", podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n  - {namespace: default, id: b, mode: Suspended, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}\n";
@@ -215,4 +216,26 @@ async fn the_read_only_role_runs_no_command_in_a_pod() {
             );
         }
     }
+}
+
+/// `doctor` against a server whose /version is `{}`: a ✗ naming it and exit 1, not `✓ … ()`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_does_not_pass_an_empty_version() {
+    let t = start().await;
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/version",
+        FaultAction::Raw {
+            code: 200,
+            body: "{}".into(),
+        },
+    ));
+    let o = namzu(&t, &["doctor"]).await;
+    assert_eq!(o.status.code(), Some(1), "{}{}", out(&o), err(&o));
+    let all = format!("{}{}", out(&o), err(&o));
+    assert!(
+        all.contains("✗ server") && all.contains("without a gitVersion"),
+        "{all}"
+    );
+    assert!(!all.contains("()"), "{all}");
 }

@@ -528,3 +528,33 @@ async fn the_tui_with_no_context_reachable_is_one_line_in_the_normal_terminal() 
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(e.contains("no context could be reached (a: "), "{e}");
 }
+
+/// A fleet write whose only failures are fence refusals (3) while a context was left out exits 1
+/// (the left-out context's code is not masked), and the closing line counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_left_out_context_is_not_masked_by_a_refusal() {
+    let (a, mut b) = (start().await, start().await);
+    let kubeconfig = a.dir.path().join("fleet.kubeconfig");
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("a", &a.sim), ("b", &b.sim)]).unwrap();
+    b.sim.stop().await;
+    let args = [
+        "--kubeconfig",
+        kubeconfig.to_str().unwrap(),
+        "--all-contexts",
+        "-n",
+        "agents",
+        "--request-timeout",
+        "5s",
+        "suspend",
+        "--state",
+        "Running",
+        "--epoch",
+        "1",
+    ];
+    let o = namzu_env(args.map(String::from).to_vec(), vec![audit_env(&a)]).await;
+    let e = err(&o);
+    assert!(e.contains("warning: context \"b\""), "{e}");
+    assert!(e.contains("holder epoch"), "a's awake is fenced out: {e}");
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.trim_end().ends_with("1 context was left out"), "{e}");
+}

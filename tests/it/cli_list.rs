@@ -589,15 +589,18 @@ fn reads(t: &TestSim, plural: &str) -> (usize, usize) {
     (lists, gets)
 }
 
+/// One pass reads a page of each kind per 500 objects in scope, whatever else the cluster holds:
+/// one workspace or two pages of them (501), with no background or more than a page of other
+/// pods and claims (600 each: a read of the whole cluster would cost pages more).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_cost_the_workspaces_not_the_cluster() {
-    for (n, background) in [(1usize, 0usize), (1, 3000), (1200, 0), (1200, 3000)] {
+    for (n, background) in [(1usize, 0usize), (1, 600), (501, 0), (501, 600)] {
         let scenario = format!(
             "{}background: {{pods: {background}, pvcs: {background}, namespaces: 2}}\n",
             many(n)
         );
+        let t = start_with(&scenario, |c| c.namespace = "ns".into()).await;
         for scope in [vec!["list", "-o", "json"], vec!["list", "-A", "-o", "json"]] {
-            let t = start_with(&scenario, |c| c.namespace = "ns".into()).await;
             t.sim.clear_requests();
             let o = namzu(&t, &scope).await;
             assert_eq!(json(&o).len(), n);
@@ -621,11 +624,11 @@ async fn reads_cost_the_workspaces_not_the_cluster() {
         }
     }
     // --chunk-size: 0 is one request per LIST, N pages by N
-    let t = start_with(&many(1200), |c| c.namespace = "ns".into()).await;
-    for (chunk, pages) in [("0", 1), ("100", 12), ("1200", 1), ("1199", 2)] {
+    let t = start_with(&many(120), |c| c.namespace = "ns".into()).await;
+    for (chunk, pages) in [("0", 1), ("10", 12), ("120", 1), ("119", 2)] {
         t.sim.clear_requests();
         let o = namzu(&t, &["list", "-o", "json", "--chunk-size", chunk]).await;
-        assert_eq!(json(&o).len(), 1200);
+        assert_eq!(json(&o).len(), 120);
         assert_eq!(reads(&t, "sandboxes").0, pages, "--chunk-size {chunk}");
     }
 }
@@ -634,7 +637,8 @@ async fn reads_cost_the_workspaces_not_the_cluster() {
 /// does; the result is whole, never half a list or a duplicate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_continue_token_relists_once() {
-    let t = start_with(&many(1200), |c| c.namespace = "ns".into()).await;
+    // two pages of the default 500
+    let t = start_with(&many(501), |c| c.namespace = "ns".into()).await;
     t.sim.add_fault(
         Fault::status(
             Some("GET"),
@@ -649,7 +653,7 @@ async fn an_expired_continue_token_relists_once() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let ids: std::collections::BTreeSet<String> =
         json(&o).iter().map(|w| w["id"].as_str().unwrap().to_string()).collect();
-    assert_eq!(ids.len(), 1200);
+    assert_eq!(ids.len(), 501);
     let lists: Vec<_> = t
         .sim
         .requests()

@@ -188,3 +188,23 @@ async fn bad_reconcile_input_is_one_line_and_exit_2_before_any_request() {
     }
     assert!(t.sim.requests().is_empty(), "{:?}", t.sim.requests());
 }
+
+/// `reconcile --claim typo=X`: an entry the Sandbox has no volumeClaimTemplates entry for is one
+/// line and exit 2, never silently ignored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconcile_refuses_a_claim_entry_the_sandbox_lacks() {
+    let t = sim().await;
+    let entries = t.sim.get(&SANDBOXES, "ns", "namzu-ws-awake").unwrap()["spec"]["volumeClaimTemplates"].clone();
+    let o = namzu(
+        &t,
+        &["reconcile", "awake", "--uid", &uid(&t, "awake"), "--claim", "typo=u-1"],
+    )
+    .await;
+    assert_eq!(o.status.code(), Some(2), "{} {entries}", err(&o));
+    assert!(
+        err(&o).contains("no volumeClaimTemplates entry \"typo\""),
+        "{}",
+        err(&o)
+    );
+    assert_eq!(err(&o).trim_end().lines().count(), 1);
+}

@@ -9,6 +9,7 @@ use namzu_sim::faults::{Fault, FaultAction, Mutation};
 use namzu_sim::record::Recorded;
 use namzu_sim::resources::SANDBOXES;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 const E: &str = "/metadata/annotations/sandbox.namzu.ai~1holder-epoch";
 const C: &str = "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at";
@@ -361,14 +362,7 @@ async fn management_9_to_11_suspend_waits_for_the_pod() {
 
     // 10: draining forever: the wait times out, the workspace stays Suspended, nothing deleted
     let t = sim_with("Running", r#"epoch: "1","#).await;
-    t.sim.set_knobs(
-        "ns",
-        "namzu-ws-shared-desk",
-        Knobs {
-            stuck_terminating: true,
-            ..Default::default()
-        },
-    );
+    stuck_terminating(&t, "ns", "namzu-ws-shared-desk");
     let o = run_audited(&t, &["suspend", "shared-desk", "--wait", "--timeout", "1s"]).await;
     assert_eq!(o.status.code(), Some(5), "{}", err(&o));
     assert!(
@@ -679,4 +673,50 @@ async fn a_suspend_and_a_resume_leave_unknown_library_annotations_byte_identical
         text.contains("Library annotations:") && text.contains("  sandbox.namzu.ai/allocation-host: \"h-7\""),
         "{text}"
     );
+}
+
+/// A write that hangs: Ctrl-C lets it finish, a second Ctrl-C abandons it — exit 1 at once, and
+/// its intent stays in the audit log as "outcome unknown".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_ctrl_c_abandons_a_hung_write_with_its_outcome_unknown() {
+    let t = start().await;
+    t.sim
+        .add_fault(Fault::new(Some("PATCH"), "namzu-ws-awake", FaultAction::Hang));
+    let log = t.dir.path().join("audit.jsonl");
+    let mut child = t
+        .bin()
+        .args([
+            "--kubeconfig",
+            t.sim.kubeconfig().to_str().unwrap(),
+            "-n",
+            "agents",
+            "suspend",
+            "awake",
+        ])
+        .args(["--audit-log", log.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    until("the PATCH came", Duration::from_secs(20), || !sent(&t).is_empty()).await;
+    // signals until it ends, one each 200 ms (a signal between the two listeners would be lost:
+    // send again)
+    let status = tokio::task::block_in_place(|| {
+        wait_for_every(Duration::from_millis(200), Duration::from_secs(20), || {
+            match child.try_wait().unwrap() {
+                Some(status) => Ok(status),
+                None => {
+                    sigint(&child);
+                    Err("two Ctrl-Cs did not end it".into())
+                }
+            }
+        })
+    });
+    let mut e = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+    assert_eq!(status.code(), Some(1), "{e}");
+    assert!(e.contains("interrupted twice"), "{e}");
+    let o = run_audited(&t, &["audit"]).await;
+    assert!(out(&o).contains("outcome unknown"), "{}", out(&o));
+    assert!(err(&o).contains("kubectl namzu inspect awake -n agents"), "{}", err(&o));
 }

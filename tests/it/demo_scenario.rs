@@ -1,15 +1,15 @@
 //! The built-in demo scenario loads, and every stored hash is the hash of the stored template;
 //! the demo fleet's clusters each have workspaces of their own, served under a context each.
 
-use crate::support::{err, out, run_bin};
+use crate::support::{SMALL, bin, err, out, run_bin, stdout_lines, tool_missing};
 use namzu_domain::canonical::pod_template_hash;
 use namzu_domain::keys::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
 use namzu_domain::naming::{id_of, is_workspace};
 use namzu_sim::resources::SANDBOXES;
 use namzu_sim::scenario::Scenario;
 use namzu_sim::{Sim, SimConfig};
+use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -134,21 +134,14 @@ struct Served {
 
 impl Served {
     fn start(args: &[&str], stderr: PathBuf) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        let home = stderr.with_file_name("home");
+        let mut child = bin(&home)
             .args(args)
-            .env_remove("KUBECONFIG")
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
             .expect("spawn kubectl-namzu");
-        let (tx, lines) = std::sync::mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
+        let lines = stdout_lines(&mut child);
         Served { child, lines, stderr }
     }
 
@@ -241,7 +234,10 @@ fn demo_serve_clusters_gives_each_context_its_own_workspaces() {
 
 /// kubectl, where it is on PATH, reads the three contexts from the fleet's kubeconfig.
 fn kubectl_lists_the_contexts(kc: &Path) {
-    let Ok(o) = Command::new("kubectl")
+    if tool_missing("kubectl", "the fleet kubeconfig read by kubectl") {
+        return;
+    }
+    let o = Command::new("kubectl")
         .args([
             "--kubeconfig",
             kc.to_str().unwrap(),
@@ -251,11 +247,92 @@ fn kubectl_lists_the_contexts(kc: &Path) {
             "name",
         ])
         .output()
-    else {
-        eprintln!("SKIPPED: kubectl is not on PATH; the fleet kubeconfig was not read by kubectl");
-        return;
-    };
+        .expect("kubectl runs");
     assert!(o.status.success(), "{}", err(&o));
     let contexts: Vec<String> = out(&o).lines().map(str::to_string).collect();
     assert_eq!(contexts, FLEET);
+}
+
+/// The demo's own scratch kubeconfigs in the temp directory.
+fn scratch_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let prefix = format!("kubectl-namzu-demo-{pid}");
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+fn kubectl(kc: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kc)
+        .args(args)
+        .output()
+        .expect("kubectl runs")
+}
+
+/// Issue 28: a scenario sets the server's version and the garbage collector's delay, seen by
+/// kubectl against `demo --serve --scenario`. Issue 26: SIGTERM and SIGHUP end `demo --serve` as
+/// Ctrl-C does, its scratch kubeconfigs removed from the temp directory.
+#[test]
+fn scenario_server_knobs_and_demo_serve_cleans_up_on_sigterm_and_sighup() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("scenario.yaml");
+    std::fs::write(
+        &scenario,
+        format!("{SMALL}\nserver: {{version: \"1.20\", gcDelay: 60s}}\n"),
+    )
+    .unwrap();
+    for (signal, with_scenario) in [("-TERM", true), ("-HUP", false)] {
+        let kc = dir.path().join(format!("kc{signal}"));
+        let mut args = vec!["demo", "--serve", "--port", "0"];
+        if with_scenario {
+            args.extend(["--scenario", scenario.to_str().unwrap()]);
+        } else {
+            // a fleet: a sim kubeconfig of each cluster's own in the temp dir, and the fleet's
+            args.extend(["--clusters", "2"]);
+        }
+        let kc_arg;
+        if with_scenario {
+            kc_arg = kc.to_str().unwrap().to_string();
+            args.extend(["--kubeconfig-out", &kc_arg]);
+        }
+        let mut served = Served::start(&args, dir.path().join(format!("stderr{signal}")));
+        served.banner();
+        let pid = served.child.id();
+        assert!(!scratch_of(pid).is_empty(), "the demo writes scratch kubeconfigs");
+        if with_scenario && !tool_missing("kubectl", "the scenario's server knobs read by kubectl") {
+            let v = kubectl(&kc, &["get", "--raw", "/version"]);
+            let v: Value = serde_json::from_slice(&v.stdout).expect("a /version answer");
+            assert_eq!(v["minor"], "20", "{v}");
+            let pod = |kc: &std::path::Path| -> Value {
+                let o = kubectl(kc, &["get", "pod", "-n", "agents", "namzu-ws-awake", "-o", "json"]);
+                serde_json::from_slice(&o.stdout).unwrap_or(Value::Null)
+            };
+            let before = pod(&kc);
+            assert!(before["metadata"]["uid"].is_string(), "{before}");
+            let o = kubectl(
+                &kc,
+                &["delete", "pod", "-n", "agents", "namzu-ws-awake", "--wait=false"],
+            );
+            assert!(o.status.success(), "{}", err(&o));
+            // the garbage collector's delay: the bound pod stays Terminating, the same pod
+            let after = pod(&kc);
+            assert_eq!(after["metadata"]["uid"], before["metadata"]["uid"], "{after}");
+            assert!(after["metadata"]["deletionTimestamp"].is_string(), "{after}");
+        }
+        std::process::Command::new("kill")
+            .args([signal, &pid.to_string()])
+            .status()
+            .unwrap();
+        let status = served.child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{signal} ends the demo as Ctrl-C does");
+        assert!(
+            scratch_of(pid).is_empty(),
+            "{signal}: the scratch kubeconfigs are removed: {:?}",
+            scratch_of(pid)
+        );
+    }
 }

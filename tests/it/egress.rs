@@ -279,3 +279,28 @@ objects:
     let o = namzu(&t, &["list", "--per-sandbox-label-key", "not a key"]).await;
     assert_eq!(o.status.code(), Some(2), "{}", err(&o));
 }
+
+const EGRESS: &str = r#"
+namespaces: [ns]
+workspaces:
+  - {namespace: ns, id: unlabelled, mode: Suspended, foreignPolicy: true, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}
+  - {namespace: ns, id: labelled, mode: Suspended, perSandboxEgress: true, foreignPolicy: true, podTemplate: {metadata: {labels: {sandbox.namzu.ai/template: ws}}, spec: {containers: [{name: c, image: i}]}}}
+"#;
+
+#[tokio::test]
+async fn a_foreign_per_sandbox_policy_refuses_only_a_workspace_with_the_per_sandbox_label() {
+    let t = start_with(EGRESS, |c| c.namespace = "ns".into()).await;
+    // without the label no per-sandbox policy can select the pod: no diagnosis, the resume goes
+    let o = namzu(&t, &["inspect", "unlabelled", "-o", "json"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(!out(&o).contains("foreign-egress-policy"), "{}", out(&o));
+    let o = namzu(&t, &["resume", "unlabelled"]).await;
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    // with it: diagnosed and refused, nothing sent
+    let o = namzu(&t, &["inspect", "labelled", "-o", "json"]).await;
+    assert!(out(&o).contains("foreign-egress-policy"), "{}", out(&o));
+    let before = patches(&t);
+    let o = namzu(&t, &["resume", "labelled"]).await;
+    assert_eq!(o.status.code(), Some(3), "{}", err(&o));
+    assert_eq!(patches(&t), before);
+}

@@ -5,8 +5,11 @@
 
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use namzu_sim::resources::PODS;
+use namzu_domain::timeline::MAX_EVENTS_PER_OBJECT;
+use namzu_engine::cluster::audit::AuditLog;
+use namzu_sim::resources::{EVENTS, PODS, SANDBOXES};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 fn code(o: &std::process::Output) -> i32 {
     o.status.code().unwrap_or(-1)
@@ -194,4 +197,138 @@ async fn the_waterfall_times_the_open_leg_from_what_started_the_pod() {
     );
     assert!(!text.contains("and counting") && !text.contains("not yet"), "{text}");
     assert!(lines_with(&text, "  total").join("").contains("14m"), "{text}");
+}
+
+/// An Event of `kind` `name` (uid `uid`, none if empty) at `at`, with this reason.
+fn event(n: usize, kind: &str, name: &str, uid: &str, at: &str, reason: &str) -> Value {
+    let mut regarding = json!({"apiVersion": "v1", "kind": kind, "name": name, "namespace": "agents"});
+    if !uid.is_empty() {
+        regarding["uid"] = json!(uid);
+    }
+    json!({"apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("test-event-{n}"), "namespace": "agents", "creationTimestamp": at},
+        "involvedObject": regarding, "reason": reason, "message": reason, "type": "Normal", "count": 1,
+        "firstTimestamp": at, "lastTimestamp": at, "source": {"component": "test"}})
+}
+
+/// The uid and creation time of Sandbox `agents/name`.
+fn uid_and_creation(t: &TestSim, name: &str) -> (String, chrono::DateTime<chrono::Utc>) {
+    let sandbox = t.sim.get(&SANDBOXES, "agents", name).unwrap();
+    let uid = sandbox["metadata"]["uid"].as_str().unwrap().to_string();
+    let created = sandbox["metadata"]["creationTimestamp"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (uid, created)
+}
+
+fn stamp(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_shows_its_objects_events_by_kind_name_and_uid_only() {
+    let t = start().await;
+    let (uid, created) = uid_and_creation(&t, "namzu-ws-awake");
+    let (before, after) = (
+        stamp(created - chrono::Duration::hours(1)),
+        stamp(created + chrono::Duration::hours(1)),
+    );
+    let name = "namzu-ws-awake";
+    for e in [
+        event(1, "ConfigMap", name, "another-uid", &after, "ForeignKind"),
+        event(2, "Sandbox", name, "a-predecessors-uid", &after, "Predecessor"),
+        event(3, "Sandbox", name, "", &before, "OlderWithoutUid"),
+        event(4, "Sandbox", name, "", &after, "NewerWithoutUid"),
+        event(5, "Sandbox", name, &uid, &after, "OwnEvent"),
+    ] {
+        t.sim.create(&EVENTS, e).unwrap();
+    }
+    let o = run_audited(&t, &["-n", "agents", "history", "awake", "-o", "json"]).await;
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let h: Value = serde_json::from_str(&out(&o)).unwrap();
+    let reasons: Vec<&str> = h["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == "event")
+        .filter_map(|e| e["reason"].as_str())
+        .collect();
+    for shown in ["OwnEvent", "NewerWithoutUid"] {
+        assert_eq!(
+            reasons.iter().filter(|r| **r == shown).count(),
+            1,
+            "{shown}: {reasons:?}"
+        );
+    }
+    for hidden in ["ForeignKind", "Predecessor", "OlderWithoutUid"] {
+        assert!(!reasons.contains(&hidden), "{hidden}: {reasons:?}");
+    }
+    assert_eq!(h["eventsNotShown"], 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_keeps_each_objects_newest_events_and_says_how_many_more() {
+    let t = start().await;
+    let (uid, created) = uid_and_creation(&t, "namzu-ws-awake");
+    let own = |e: &Value| e["involvedObject"]["kind"] == "Sandbox" && e["involvedObject"]["uid"] == uid.as_str();
+    let before = t.sim.list(&EVENTS, Some("agents")).iter().filter(|e| own(e)).count();
+    let flood = MAX_EVENTS_PER_OBJECT + 250;
+    for i in 0..flood {
+        let at = stamp(created + chrono::Duration::minutes(10) + chrono::Duration::seconds(i as i64));
+        t.sim
+            .create(
+                &EVENTS,
+                event(i, "Sandbox", "namzu-ws-awake", &uid, &at, &format!("Flood{i}")),
+            )
+            .unwrap();
+    }
+    let total = before + flood;
+    let o = run_audited(&t, &["-n", "agents", "history", "awake", "-o", "json"]).await;
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let h: Value = serde_json::from_str(&out(&o)).unwrap();
+    let shown: Vec<&str> = h["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == "event" && e["object"] == "Sandbox namzu-ws-awake")
+        .filter_map(|e| e["reason"].as_str())
+        .collect();
+    assert_eq!(shown.len(), MAX_EVENTS_PER_OBJECT);
+    let newest = format!("Flood{}", flood - 1);
+    assert!(shown.contains(&newest.as_str()));
+    assert!(!shown.contains(&"Flood0"), "the oldest are the ones left out");
+    assert_eq!(
+        h["eventsNotShown"],
+        json!(total - MAX_EVENTS_PER_OBJECT),
+        "{}",
+        h["warnings"]
+    );
+    // the table says so in a warning line
+    let o = run_audited(&t, &["-n", "agents", "history", "awake"]).await;
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let line = format!(
+        "warning: {} older events not shown (the newest {MAX_EVENTS_PER_OBJECT} of each object are)",
+        total - MAX_EVENTS_PER_OBJECT
+    );
+    assert!(out(&o).contains(&line), "{}", out(&o));
+
+    // the TUI's history pane (`h`), through its I/O task over the real client: the same line
+    let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(30)).await;
+    let audit = AuditLog {
+        path: Some(audit_path(&t)),
+        ..Default::default()
+    };
+    let key = namzu_domain::naming::WorkspaceKey::new(Some(&conn.context), "agents", "awake");
+    let io = tui_io(vec![(conn, policy(false, audit))], Default::default());
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    io.perform(namzu_tui::action::Effect::History(key), tx).await;
+    let pane = match rx.recv().await {
+        Some(namzu_tui::action::Action::History { result, .. }) => {
+            namzu_engine::present::history::render(&result.unwrap(), None).join("\n")
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(pane.contains(&line), "{pane}");
 }

@@ -20,14 +20,6 @@ fn one_line(o: &Output) -> String {
     e
 }
 
-fn audit_entries(t: &TestSim) -> Vec<Value> {
-    std::fs::read_to_string(t.dir.path().join("audit.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
-        .collect()
-}
-
 /// The sim answers `method path` with exactly `body` (200), as a hostile server or proxy would.
 fn answer_with(t: &TestSim, method: &str, path: &str, body: String) {
     t.sim
@@ -156,16 +148,12 @@ async fn answers_that_are_not_what_was_asked_for_are_errors() {
 pub(crate) async fn run_into_closed_pipe(t: &TestSim, args: &[&str]) -> Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
-    let env = [audit_env(t), now_env(t)];
+    let mut command = t.bin();
     tokio::task::spawn_blocking(move || {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        let child = command
             .args(&full)
-            .env_remove("KUBECONFIG")
-            .env("NO_COLOR", "1")
-            .envs(env)
-            .stdin(Stdio::null())
             .stdout(writer)
             .stderr(Stdio::piped())
             .spawn()
@@ -260,26 +248,21 @@ async fn a_signal_during_a_bulk_write_finishes_the_write_in_flight_and_starts_no
         ]
         .map(String::from),
     );
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let child = t
+        .bin()
         .args(&full)
-        .env_remove("KUBECONFIG")
-        .envs([audit_env(&t), now_env(&t)])
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
     // wait (bounded) for the first workspace's fresh read: the write is under way
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !t
-        .sim
-        .requests()
-        .iter()
-        .any(|r| r.method == "GET" && r.path.contains("/sandboxes/namzu-ws-"))
-    {
-        assert!(std::time::Instant::now() < deadline, "no write started");
-        tokio::task::yield_now().await;
-    }
+    until("a write started", std::time::Duration::from_secs(20), || {
+        t.sim
+            .requests()
+            .iter()
+            .any(|r| r.method == "GET" && r.path.contains("/sandboxes/namzu-ws-"))
+    })
+    .await;
     sigint(&child);
     let o = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
@@ -531,14 +514,7 @@ async fn what_the_summary_says_matches_what_happened() {
     );
 
     // suspend --wait of a workspace still suspending waits for the pod, then times out (exit 5)
-    t.sim.set_knobs(
-        "agents",
-        "namzu-ws-awake",
-        Knobs {
-            stuck_terminating: true,
-            ..Default::default()
-        },
-    );
+    stuck_terminating(&t, "agents", "namzu-ws-awake");
     let o = run_audited(&t, &["-n", "agents", "suspend", "awake", "--epoch", "3"]).await;
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let o = run_audited(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;
@@ -548,13 +524,12 @@ async fn what_the_summary_says_matches_what_happened() {
 
 /// The binary, from a plain thread (a property test's body), with the test clock.
 fn run_blocking(kubeconfig: &str, args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let home = tempfile::tempdir().unwrap();
+    bin(home.path())
         .arg("--kubeconfig")
         .arg(kubeconfig)
         .args(args)
-        .env_remove("KUBECONFIG")
         .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -921,9 +896,9 @@ async fn unwritable_stdout_or_stderr_is_an_exit_code_not_a_panic() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full");
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let o = t
+        .bin()
         .args(["--kubeconfig", &kubeconfig, "-n", "agents", "list", "-o", "json"])
-        .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
         .stdout(full.try_clone().unwrap())
         .stderr(Stdio::piped())
         .output()
@@ -931,7 +906,8 @@ async fn unwritable_stdout_or_stderr_is_an_exit_code_not_a_panic() {
     assert_eq!(o.status.code(), Some(1));
     assert!(one_line(&o).contains("cannot write to stdout"), "{}", err(&o));
     for args in [vec!["list", "-n", "BAD"], vec!["-n", "agents", "inspect", "nobody"]] {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        let o = t
+            .bin()
             .args(["--kubeconfig", &kubeconfig])
             .args(&args)
             .stderr(full.try_clone().unwrap())
@@ -951,19 +927,14 @@ async fn an_audit_log_that_fails_mid_way_stops_a_bulk_write() {
     t.sim.clear_requests();
     let script = format!(
         "trap '' XFSZ; ulimit -f 1; exec {} --kubeconfig {} -n agents suspend --state Running --parallel 1 --audit-log {}",
-        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        bin_line(&t.home(), &[now_env(&t)]),
         t.sim.kubeconfig().display(),
         log.display()
     );
-    let o = tokio::task::spawn_blocking(move || {
-        std::process::Command::new("sh")
-            .args(["-c", &script])
-            .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap();
+    let o =
+        tokio::task::spawn_blocking(move || std::process::Command::new("sh").args(["-c", &script]).output().unwrap())
+            .await
+            .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     // write-ahead: the first write's intent could not be appended, so not even it was sent
     assert_eq!(patches(&t), 0, "nothing sent that the log could not record first");

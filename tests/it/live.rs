@@ -297,24 +297,16 @@ async fn a_template_change_recomputes_drift() {
 
 /// The real binary's `list -w` in namespace agents with `args`, and its stdout line by line.
 fn list_watch(t: &TestSim, args: &[&str]) -> (std::process::Child, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    use std::process::Stdio;
+    let mut child = bin(&t.home())
         .args(["--kubeconfig", t.sim.kubeconfig().to_str().unwrap(), "-n", "agents"])
         .args(args)
-        .env_remove("KUBECONFIG")
         .env(NOW_ENV, TEST_START)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let (lines_tx, lines) = unbounded_channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = lines_tx.send(line);
-        }
-    });
+    let lines = stdout_lines_async(&mut child);
     (child, lines)
 }
 

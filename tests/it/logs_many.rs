@@ -3,8 +3,7 @@
 //! on stderr while the others go on, and `-f` following every stream across restarts.
 
 use crate::support::*;
-use std::io::BufRead;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 fn lines_of(o: &std::process::Output) -> Vec<String> {
@@ -72,28 +71,16 @@ async fn a_workspace_without_a_log_says_why_and_the_others_go_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follow_of_several_crosses_a_restart_and_ctrl_c_ends_it() {
     let t = start_demo().await;
-    let (now, audit) = (now_env(&t), audit_env(&t));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let mut child = t
+        .bin()
         .arg("--kubeconfig")
         .arg(t.sim.kubeconfig())
         .args(["-n", "agents", "logs", "alpha", "bravo", "-f"])
-        .env_remove("KUBECONFIG")
-        .env(now.0, now.1)
-        .env(audit.0, audit.1)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let lines = stdout_lines(&mut child);
     // the next line holding `text` (a followed pod also logs heartbeats), within 20 s
     let until = |text: &str| loop {
         let line = lines

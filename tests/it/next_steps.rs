@@ -30,27 +30,20 @@ async fn kubectl(kubeconfig: &std::path::Path, words: Vec<String>) -> Output {
 /// A shell line run as the user would paste it, with `kubectl-namzu` and `kubectl` on PATH
 /// and the kubeconfig in `KUBECONFIG`.
 async fn shell(t: &TestSim, kubeconfig: &std::path::Path, line: &str) -> Output {
-    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let bin_dir = std::path::Path::new(BIN)
         .parent()
         .expect("the binary's directory")
         .to_path_buf();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
     let (kubeconfig, line) = (kubeconfig.to_path_buf(), line.to_string());
-    let (now, audit) = (now_env(t), audit_env(t));
+    let (home, now, audit) = (t.home(), now_env(t), audit_env(t));
     tokio::task::spawn_blocking(move || {
-        std::process::Command::new("sh")
+        isolate(&mut std::process::Command::new("sh"), &home)
             .args(["-c", &line])
             .env("PATH", path)
             .env("KUBECONFIG", kubeconfig)
-            .env_remove("KUBECTL_NAMZU_CONFIG")
-            .env(
-                "XDG_CONFIG_HOME",
-                std::env::temp_dir().join("kubectl-namzu-tests-without-config"),
-            )
-            .env("NO_COLOR", "1")
             .env(NOW_ENV, now.1)
             .env(audit.0, audit.1)
-            .stdin(std::process::Stdio::null())
             .output()
             .expect("sh runs")
     })

@@ -72,3 +72,89 @@ proptest! {
         }
     }
 }
+
+mod templates {
+    use namzu_engine::present::jsonpath::{MAX_DEPTH, Template};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn doc() -> serde_json::Value {
+        json!({"kind": "List", "items": [
+            {"id": "a", "spec": {"n": 1, "tags": ["x", "y"]}, "status": {"ok": true}},
+            {"id": "b", "spec": {"n": 2, "tags": []}, "status": {"ok": false}}
+        ]})
+    }
+
+    /// Pieces templates are made of, so that random strings reach deep into the parser.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("{range ".to_string()),
+            Just("{end}".to_string()),
+            Just("[?(@".to_string()),
+            Just(")]".to_string()),
+            Just("[*]".to_string()),
+            Just("['a','b']".to_string()),
+            Just("$..*".to_string()),
+            Just(".items".to_string()),
+            Just(".spec.n".to_string()),
+            Just("==1".to_string()),
+            Just("\"x\"".to_string()),
+            Just("[0:2:1]".to_string()),
+            Just("[-1]".to_string()),
+            "[ -~]{0,6}",
+            any::<char>().prop_map(String::from),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Any template: parsed and run it prints something, or it is one error line; never a
+        /// panic (a stack overflow would abort the test binary).
+        #[test]
+        fn any_template_is_a_result_or_one_error_line(pieces in proptest::collection::vec(piece(), 0..40)) {
+            let template: String = pieces.concat();
+            match Template::parse(&template).and_then(|t| t.render(&doc(), true)) {
+                Ok(_) => {}
+                Err(e) => prop_assert!(!e.contains('\n') || template.contains('\n'), "{e}"),
+            }
+        }
+    }
+
+    /// Nesting deeper than the limit is one error, at any size; as deep as the limit runs.
+    #[test]
+    fn nesting_is_bounded() {
+        let nested = |depth: usize| {
+            let mut path = "@.id".to_string();
+            for _ in 0..depth {
+                path = format!("@.items[?({path})]");
+            }
+            format!("{{.items[?({path})].id}}")
+        };
+        assert!(Template::parse(&nested(MAX_DEPTH - 2)).is_ok());
+        for depth in [MAX_DEPTH + 1, 5_000] {
+            let e = Template::parse(&nested(depth)).unwrap_err();
+            assert!(
+                e.contains("nested deeper than 64"),
+                "{}",
+                &e[e.len().saturating_sub(80)..]
+            );
+        }
+        let ranges = |depth: usize| format!("{}x{}", "{range .items}".repeat(depth), "{end}".repeat(depth));
+        assert!(Template::parse(&ranges(MAX_DEPTH)).is_ok());
+        assert!(
+            Template::parse(&ranges(100_000))
+                .unwrap_err()
+                .contains("ranges nested deeper than 64")
+        );
+        // a range over every value within one over every value: bounded, an error past the cap
+        let big = json!({"items": vec!["p".repeat(1000); 2000]});
+        let e = Template::parse("{range $..*}{range $.items[*]}{@}{end}{end}")
+            .unwrap()
+            .render(&big, true)
+            .unwrap_err();
+        assert!(e.contains("larger than 256 MiB"), "{e}");
+    }
+}

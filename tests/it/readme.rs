@@ -105,13 +105,12 @@ async fn every_readme_example_runs() {
 /// A watch runs until Ctrl-C: it must print the list, then end with exit 0 on SIGINT.
 async fn watch_until_first_line(command: &str, args: Vec<String>) {
     use std::io::BufRead;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let command = command.to_string();
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        let home = tempfile::tempdir().unwrap();
+        let mut child = crate::support::bin(home.path())
             .args(&args)
-            .env_remove("KUBECONFIG")
-            .env("NO_COLOR", "1")
             .env(namzu_clock::NOW_ENV, namzu_sim::TEST_START)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

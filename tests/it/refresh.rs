@@ -672,3 +672,70 @@ async fn the_demo_has_a_workspace_that_refreshes_and_one_refused_for_a_renamed_d
     let flint = t.sim.get(&SANDBOXES, "agents", "namzu-ws-flint").unwrap();
     assert_eq!(flint["spec"]["operatingMode"], "Suspended");
 }
+
+/// Issue 27: a refresh of a workspace with no stored epoch carries none: the tool says so and
+/// audits `epochCarried: null`, not "keeps holder epoch 0".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unfenced_refresh_says_and_audits_no_holder_epoch() {
+    let t = start_with(&refresh_scenario(""), |c| c.namespace = "ns".into()).await;
+    let o = run_audited(&t, &["resume", "desk", "--refresh-template"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let said = format!("{}{}", out(&o), err(&o));
+    assert!(
+        said.contains("no holder epoch (unfenced, as the library refreshes)"),
+        "{said}"
+    );
+    assert!(!said.contains("holder epoch 0"), "{said}");
+    let entries = audit_entries(&t);
+    let applied: Vec<&Value> = entries.iter().filter(|e| e["outcome"] == "applied").collect();
+    assert_eq!(applied.len(), 1, "{entries:?}");
+    assert!(applied[0]["epochCarried"].is_null(), "{entries:?}");
+    assert!(applied[0].get("epochCarried").is_some(), "{entries:?}");
+}
+
+#[tokio::test]
+async fn a_refresh_without_a_stored_epoch_sends_the_librarys_unfenced_body() {
+    let t = start_with(&refresh_scenario(""), |c| c.namespace = "ns".into()).await;
+    let template = t.sim.get(&namzu_sim::resources::TEMPLATES, "ns", "ws").unwrap();
+    let o = namzu(&t, &["resume", "desk", "--refresh-template"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let sent = patches(&t);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        sent[0].body.clone().unwrap(),
+        json!([
+            {"op": "test", "path": "/spec/operatingMode", "value": "Suspended"},
+            {"op": "add", "path": "/metadata/annotations/sandbox.namzu.ai~1operating-mode-changed-at", "value": AT},
+            {"op": "add", "path": "/metadata/annotations/sandbox.namzu.ai~1pod-template-hash", "value": H2},
+            {"op": "add", "path": "/spec/podTemplate", "value": template["spec"]["podTemplate"]},
+            {"op": "add", "path": "/spec/operatingMode", "value": "Running"},
+        ])
+    );
+    let after = t.sim.get(&SANDBOXES, "ns", "namzu-ws-desk").unwrap();
+    assert!(
+        after["metadata"]["annotations"]
+            .get("sandbox.namzu.ai/holder-epoch")
+            .is_none()
+    );
+    // a stored epoch is still carried and tested
+    let t = start_with(&refresh_scenario(", epoch: \"3\""), |c| c.namespace = "ns".into()).await;
+    let o = namzu(&t, &["resume", "desk", "--refresh-template"]).await;
+    assert!(o.status.success(), "{}", err(&o));
+    let body = patches(&t)[0].body.clone().unwrap();
+    assert_eq!(
+        body[0],
+        json!({"op": "test", "path": "/metadata/annotations/sandbox.namzu.ai~1holder-epoch", "value": "3"})
+    );
+    assert_eq!(
+        body[2],
+        json!({"op": "add", "path": "/metadata/annotations/sandbox.namzu.ai~1holder-epoch", "value": "3"})
+    );
+}
+
+/// A suspended `desk` created from V1 (hash H1) in `ns`, its template now V2; `rest` adds to
+/// its scenario entry.
+pub(crate) fn refresh_scenario(rest: &str) -> String {
+    format!(
+        "namespaces: [ns]\nobjects:\n  - apiVersion: extensions.agents.x-k8s.io/v1beta1\n    kind: SandboxTemplate\n    metadata: {{name: ws, namespace: ns}}\n    spec: {{podTemplate: {V2}, volumeClaimTemplates: [{{metadata: {{name: workspace-disk}}, spec: {{accessModes: [ReadWriteOnce], volumeMode: Block}}}}]}}\nworkspaces:\n  - {{namespace: ns, id: desk, podTemplate: {V1}, mode: Suspended, hash: \"{H1}\"{rest}}}\n"
+    )
+}

@@ -761,14 +761,7 @@ async fn knobs_reproduce_field_trouble() {
     t.sim.advance(Duration::seconds(5));
     assert!(t.sim.get(&PODS, ns, name).is_none());
 
-    t.sim.set_knobs(
-        ns,
-        name,
-        Knobs {
-            stuck_terminating: true,
-            ..Default::default()
-        },
-    );
+    stuck_terminating(&t, ns, name);
     resume(&t);
     t.sim.advance(Duration::seconds(5));
     suspend(&t);

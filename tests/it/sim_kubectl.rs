@@ -9,6 +9,11 @@ async fn kubectl(t: &TestSim, args: &[&str]) -> Option<Output> {
     crate::support::kubectl_on(t, "the kubectl fidelity test", args).await
 }
 
+/// `kubectl get` of the Sandboxes in `agents` with `-o output`.
+async fn sandboxes_as(t: &TestSim, output: &str) -> Option<Output> {
+    kubectl(t, &["get", "sandboxes.agents.x-k8s.io", "-n", "agents", "-o", output]).await
+}
+
 const DELETE: &[&str] = &[
     "delete",
     "sandboxes.agents.x-k8s.io",
@@ -155,11 +160,11 @@ async fn kubectl_pages_tables_and_creates_with_validation() {
 async fn jsonpath_templates_print_what_kubectl_prints() {
     use namzu_engine::present::jsonpath::Template;
     let t = start_demo().await;
-    let Some(out) = kubectl(&t, &["get", "sandboxes.agents.x-k8s.io", "-n", "agents", "-o", "json"]).await else {
+    let Some(out) = sandboxes_as(&t, "json").await else {
         return;
     };
     let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for template in [
+    let templates = [
         "{.kind}",
         "{@.kind}",
         "{.items[*].metadata.name}",
@@ -176,44 +181,24 @@ async fn jsonpath_templates_print_what_kubectl_prints() {
         "{.items[0].spec.volumeClaimTemplates}",
         "names: {.items[0].metadata.name} and {.items[1].metadata.name}",
         "{.items[*].metadata.nope}",
-    ] {
-        let out = kubectl(
-            &t,
-            &[
-                "get",
-                "sandboxes.agents.x-k8s.io",
-                "-n",
-                "agents",
-                "-o",
-                &format!("jsonpath={template}"),
-            ],
-        )
+    ];
+    // one kubectl run renders them all, each after a line of its own: the literal text between
+    // templates is printed as it stands
+    const SEP: &str = "\n---8<---\n";
+    let all = sandboxes_as(&t, &format!("jsonpath={}", templates.join(SEP)))
         .await
         .unwrap();
-        assert!(
-            out.status.success(),
-            "{template}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(all.status.success(), "{}", String::from_utf8_lossy(&all.stderr));
+    let all = String::from_utf8_lossy(&all.stdout).into_owned();
+    let theirs: Vec<&str> = all.split(SEP).collect();
+    assert_eq!(theirs.len(), templates.len(), "{all}");
+    for (template, theirs) in templates.iter().zip(theirs) {
         let ours = Template::parse(template).unwrap().render(&list, true).unwrap();
         assert_eq!(ours, theirs, "{template}");
     }
     // custom columns, a missing field included
     let spec = "NAME:.metadata.name,MODE:{.spec.operatingMode},NOTHING:.spec.nope,TEMPLATE:.spec.podTemplate.metadata.labels.sandbox\\.namzu\\.ai/template";
-    let out = kubectl(
-        &t,
-        &[
-            "get",
-            "sandboxes.agents.x-k8s.io",
-            "-n",
-            "agents",
-            "-o",
-            &format!("custom-columns={spec}"),
-        ],
-    )
-    .await
-    .unwrap();
+    let out = sandboxes_as(&t, &format!("custom-columns={spec}")).await.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let printer = kubectl_namzu::cli::output::parse_printer(&format!("custom-columns={spec}")).unwrap();
     let items = list["items"].as_array().unwrap().clone();

@@ -80,11 +80,9 @@ async fn demo_serve_takes_a_latency() {
 
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("demo.kubeconfig");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let mut child = bin(&dir.path().join("home"))
         .args(["demo", "--serve", "--latency", "200ms", "--kubeconfig-out"])
         .arg(&kc)
-        .env_remove("KUBECONFIG")
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()

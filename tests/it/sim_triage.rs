@@ -11,7 +11,7 @@ use kube::api::{Api, ListParams, LogParams};
 use namzu_sim::auth::{Rule, User};
 use namzu_sim::resources::{CLAIMS, EVENTS, PODS, SANDBOXES};
 use serde_json::{Value, json};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -413,15 +413,8 @@ async fn kubectl_reads_logs_like_from_a_real_cluster() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("kubectl runs");
-    let stdout = child.stdout.take().expect("stdout");
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let reader = forward_lines(&mut child, move |line| tx.send(line).is_ok());
     for want in ["one", "two", "three"] {
         assert_eq!(rx.recv().await.as_deref(), Some(want));
     }

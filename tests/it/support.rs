@@ -17,7 +17,8 @@ use namzu_tui::app::ContextOptions;
 use namzu_tui::io::{Cluster, Io};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 pub(crate) struct TestSim {
     pub sim: Sim,
@@ -82,6 +83,38 @@ pub(crate) async fn client_from(path: &Path, retry: bool) -> Client {
 }
 
 impl TestSim {
+    /// The home [`bin`] gives the binary for this sim: one for all of a test's runs.
+    pub(crate) fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// The real binary ([`bin`]) on this sim's clock, its audit log in the sim's temp dir; the
+    /// test names the kubeconfig.
+    pub(crate) fn bin(&self) -> Command {
+        let mut command = bin(&self.home());
+        command.envs([now_env(self), audit_env(self)]);
+        command
+    }
+
+    /// The binary on this sim as a shell command line (for tmux): isolated ([`bin_line`]), its
+    /// audit log in the sim's temp dir, `extra` set, `--kubeconfig` the sim's; arguments follow.
+    pub(crate) fn line(&self, extra: &[(String, String)]) -> String {
+        let mut env = vec![audit_env(self)];
+        env.extend_from_slice(extra);
+        format!(
+            "{} --kubeconfig {}",
+            bin_line(&self.home(), &env),
+            self.sim.kubeconfig().display()
+        )
+    }
+
+    /// A rules file of `yaml` in the sim's temp dir, as `KUBECTL_NAMZU_CONFIG` names it.
+    pub(crate) fn rules_env(&self, yaml: &str) -> (String, String) {
+        let rules = self.dir.path().join("rules.yaml");
+        std::fs::write(&rules, yaml).expect("rules file");
+        ("KUBECTL_NAMZU_CONFIG".into(), rules.display().to_string())
+    }
+
     /// A client without kube's automatic retries, so injected statuses are seen as sent.
     pub(crate) async fn client(&self) -> Client {
         client_from(self.sim.kubeconfig(), false).await
@@ -124,7 +157,15 @@ pub(crate) fn status_code(e: &kube::Error) -> Option<u16> {
 pub(crate) async fn namzu(t: &TestSim, args: &[&str]) -> std::process::Output {
     let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
     full.extend(args.iter().map(|s| s.to_string()));
-    namzu_env(full, vec![now_env(t), audit_env(t)]).await
+    namzu_env(full, sim_env(t)).await
+}
+
+/// The environment of a run on `t`: its home (one for all of a test's runs), its clock, its
+/// audit log.
+pub(crate) fn sim_env(t: &TestSim) -> Vec<(String, String)> {
+    let mut env = isolated_env(&t.home());
+    env.extend([now_env(t), audit_env(t)]);
+    env
 }
 
 /// The binary's clock pinned to the sim's: both read the same instant, whatever the day.
@@ -132,28 +173,247 @@ pub(crate) fn now_env(t: &TestSim) -> (String, String) {
     (NOW_ENV.into(), t.sim.now().to_rfc3339())
 }
 
-/// Run the real binary with exactly these arguments and extra environment; its clock reads
-/// [`TEST_START`] (where every test sim's clock starts) unless `env` says otherwise.
+/// Run the real binary with exactly these arguments and extra environment, isolated ([`bin`]) in a
+/// home of its own; its clock reads [`TEST_START`] (where every test sim's clock starts) unless
+/// `env` says otherwise.
 pub(crate) async fn namzu_env(args: Vec<String>, env: Vec<(String, String)>) -> std::process::Output {
     tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        let home = tempfile::tempdir().expect("tempdir");
+        bin(home.path())
             .args(&args)
-            .env_remove("KUBECONFIG")
-            // the machine's own safety rules must not reach a test
-            .env_remove("KUBECTL_NAMZU_CONFIG")
-            .env(
-                "XDG_CONFIG_HOME",
-                std::env::temp_dir().join("kubectl-namzu-tests-without-config"),
-            )
-            .env("NO_COLOR", "1")
             .env(NOW_ENV, TEST_START)
             .envs(env)
-            .stdin(std::process::Stdio::null())
             .output()
             .expect("run kubectl-namzu")
     })
     .await
     .expect("join")
+}
+
+/// The binary under test.
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_kubectl-namzu");
+
+/// What the binary would take from the environment of the user who runs the tests: their
+/// kubeconfig, rules file, audit log, read-only switch, pinned clock, an in-cluster service
+/// account. None of it reaches a test's run.
+const USERS_OWN: &[&str] = &[
+    "KUBECONFIG",
+    "KUBECTL_NAMZU_CONFIG",
+    "KUBECTL_NAMZU_AUDIT_LOG",
+    "KUBECTL_NAMZU_READ_ONLY",
+    NOW_ENV,
+    "KUBERNETES_SERVICE_HOST",
+    "KUBERNETES_SERVICE_PORT",
+];
+
+/// The environment of an isolated run under `home`: HOME (so `~/.kube/config` is not the
+/// user's), the XDG config dir (no rules file) and state dir (audit log and tombstones), no colour.
+pub(crate) fn isolated_env(home: &Path) -> Vec<(String, String)> {
+    let at = |sub: &str| home.join(sub).display().to_string();
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        ("XDG_CONFIG_HOME".into(), at(".config")),
+        ("XDG_STATE_HOME".into(), at(".local/state")),
+        ("XDG_CACHE_HOME".into(), at(".cache")),
+        ("NO_COLOR".into(), "1".into()),
+    ]
+}
+
+/// The real binary, isolated from the user who runs the tests: `home` (a directory of the
+/// test's own) is its HOME and holds its XDG config and state dirs, none of the user's
+/// kubeconfig, rules file, audit log or state is inherited ([`USERS_OWN`]), no colour, stdin
+/// empty. The one way a test starts the binary; a test adds the kubeconfig and clock it means.
+pub(crate) fn bin(home: &Path) -> Command {
+    let mut command = Command::new(BIN);
+    isolate(&mut command, home);
+    command
+}
+
+/// [`bin`]'s isolation for a command that runs the binary (a shell, strace).
+pub(crate) fn isolate<'c>(command: &'c mut Command, home: &Path) -> &'c mut Command {
+    for name in USERS_OWN {
+        command.env_remove(name);
+    }
+    command.envs(isolated_env(home)).stdin(std::process::Stdio::null())
+}
+
+/// [`bin`] as a shell command line (for tmux, which runs a line of shell): `env -u … K=V …
+/// /path/to/kubectl-namzu`, with `extra` set after the isolation; arguments follow.
+pub(crate) fn bin_line(home: &Path, extra: &[(String, String)]) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut line = String::from("env");
+    for name in USERS_OWN {
+        line.push_str(&format!(" -u {name}"));
+    }
+    for (k, v) in isolated_env(home).iter().chain(extra) {
+        line.push_str(&format!(" {k}={}", quote(v)));
+    }
+    line.push_str(&format!(" {}", quote(BIN)));
+    line
+}
+
+/// How often a wait looks again (unless it says otherwise).
+const LOOK: Duration = Duration::from_millis(10);
+
+/// When a wait gives up.
+struct Deadline(std::time::Instant);
+
+impl Deadline {
+    fn after(bound: Duration) -> Deadline {
+        Deadline(std::time::Instant::now() + bound)
+    }
+
+    fn passed(&self) -> bool {
+        std::time::Instant::now() >= self.0
+    }
+}
+
+/// Look (every 10 ms, bounded by `within`) until `look` gives a value; the test fails with what
+/// the last look saw (its `Err`). The one wait on a condition: no fixed delays.
+pub(crate) fn wait_for<T>(within: Duration, look: impl FnMut() -> Result<T, String>) -> T {
+    wait_for_every(LOOK, within, look)
+}
+
+/// [`wait_for`], looking every `every` (a look that is itself a process, say).
+pub(crate) fn wait_for_every<T>(every: Duration, within: Duration, mut look: impl FnMut() -> Result<T, String>) -> T {
+    let deadline = Deadline::after(within);
+    loop {
+        match look() {
+            Ok(value) => return value,
+            Err(seen) => assert!(!deadline.passed(), "not within {within:?}: {seen}"),
+        }
+        std::thread::sleep(every);
+    }
+}
+
+/// Wait, bounded by `within`, until `done` holds; the test fails naming `what` if it never does.
+pub(crate) fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
+    wait_for(within, || if done() { Ok(()) } else { Err(what.to_string()) })
+}
+
+/// Whether `done` holds within `bound` (looked at every 10 ms): for a test whose result is
+/// whether something happened in time.
+pub(crate) fn holds_within(bound: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Deadline::after(bound);
+    let mut held = done();
+    while !held && !deadline.passed() {
+        std::thread::sleep(LOOK);
+        held = done();
+    }
+    held
+}
+
+/// [`wait_until`] on the runtime: it yields between looks.
+pub(crate) async fn until(what: &str, within: Duration, done: impl FnMut() -> bool) {
+    assert!(happens_within(within, done).await, "not within {within:?}: {what}");
+}
+
+/// [`holds_within`] on the runtime: whether `done` holds within `bound`, yielding between looks.
+pub(crate) async fn happens_within(bound: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Deadline::after(bound);
+    loop {
+        if done() {
+            return true;
+        } else if deadline.passed() {
+            return false;
+        }
+        tokio::time::sleep(LOOK).await;
+    }
+}
+
+/// A runtime, what `start` starts on it and a tmux server of the test's own (`session`); `None`,
+/// saying so, where tmux is not installed (under `CI=true` that fails: [`tool_missing`]).
+pub(crate) fn in_tmux<T>(
+    what: &str,
+    session: &'static str,
+    start: impl std::future::Future<Output = T>,
+) -> Option<(tokio::runtime::Runtime, T, Tmux)> {
+    if tool_missing("tmux", what) {
+        return None;
+    }
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let started = runtime.block_on(start);
+    Some((runtime, started, Tmux::new(session)))
+}
+
+/// A tmux server of the test's own (its socket named for the session, this process and a count),
+/// killed when dropped.
+pub(crate) struct Tmux {
+    pub(crate) socket: String,
+    pub(crate) session: &'static str,
+}
+
+impl Tmux {
+    /// How often the screen is looked at: each look is a `tmux capture-pane` process.
+    const EVERY: Duration = Duration::from_millis(100);
+
+    /// A server of its own (however many a test or the suite starts) with one `session`.
+    pub(crate) fn new(session: &'static str) -> Tmux {
+        static SERVERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Tmux {
+            socket: format!("namzu-{session}-{}-{n}", std::process::id()),
+            session,
+        }
+    }
+
+    pub(crate) fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub(crate) fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", self.session])
+    }
+
+    /// Each key (or word) sent as its own `send-keys`.
+    pub(crate) fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            self.cmd(&["send-keys", "-t", self.session, k]);
+        }
+    }
+
+    /// A session of `width`×`height` running `script`.
+    pub(crate) fn start(&self, width: u16, height: u16, script: &str) {
+        let (w, h) = (width.to_string(), height.to_string());
+        self.cmd(&["new-session", "-d", "-s", self.session, "-x", &w, "-y", &h, script]);
+    }
+
+    /// Wait (bounded) until the screen no longer shows `text` (a pane closed, say: the key after
+    /// an Escape must not be sent before, or the two read as Alt-key).
+    pub(crate) fn expect_gone(&self, text: &str) -> String {
+        wait_for_every(Tmux::EVERY, Duration::from_secs(20), || {
+            let screen = self.screen();
+            if screen.contains(text) {
+                Err(format!("screen still showed {text:?}:\n{screen}"))
+            } else {
+                Ok(screen)
+            }
+        })
+    }
+
+    /// Wait (bounded) until the screen shows `text`; the screen on failure.
+    pub(crate) fn expect(&self, text: &str) -> String {
+        wait_for_every(Tmux::EVERY, Duration::from_secs(20), || {
+            let screen = self.screen();
+            if screen.contains(text) {
+                Ok(screen)
+            } else {
+                Err(format!("screen never showed {text:?}:\n{screen}"))
+            }
+        })
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
+    }
 }
 
 pub(crate) fn out(o: &std::process::Output) -> String {
@@ -169,11 +429,9 @@ pub(crate) async fn start_demo() -> TestSim {
     start_with(namzu_sim::scenario::DEMO, |c| c.namespace = "agents".into()).await
 }
 
-/// Run with the audit log in the sim's temp dir, on the sim's clock.
+/// Run with the audit log in the sim's temp dir, on the sim's clock (as [`namzu`] does).
 pub(crate) async fn run_audited(t: &TestSim, args: &[&str]) -> std::process::Output {
-    let mut full = vec!["--kubeconfig".to_string(), t.sim.kubeconfig().display().to_string()];
-    full.extend(args.iter().map(|s| s.to_string()));
-    namzu_env(full, vec![audit_env(t), now_env(t)]).await
+    namzu(t, args).await
 }
 
 /// The ids (without `namzu-ws-`) of the Sandboxes in `ns` whose spec says Running, as stored.
@@ -189,10 +447,7 @@ pub(crate) fn running_ids(t: &TestSim, ns: &str) -> Vec<String> {
 
 /// `KUBECTL_NAMZU_AUDIT_LOG` in the sim's temp dir.
 pub(crate) fn audit_env(t: &TestSim) -> (String, String) {
-    (
-        "KUBECTL_NAMZU_AUDIT_LOG".into(),
-        t.dir.path().join("audit.jsonl").display().to_string(),
-    )
+    ("KUBECTL_NAMZU_AUDIT_LOG".into(), audit_path(t).display().to_string())
 }
 
 /// The vectors computed with @namzu/sandbox's own code, copied into `tests/vectors/`.
@@ -211,7 +466,8 @@ pub(crate) fn vector_cases(file: &str) -> Vec<Value> {
 pub(crate) fn run_bin(args: &[&str], stdin: Option<&str>) -> Output {
     use std::io::Write;
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut child = bin(home.path())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -359,4 +615,131 @@ pub(crate) async fn kubectl_on(t: &TestSim, what: &str, args: &[&str]) -> Option
         .expect("join")
         .expect("kubectl runs");
     Some(out)
+}
+
+/// The writes the sim was sent (PATCHes and DELETEs), each as `METHOD path`.
+pub(crate) fn sent(t: &TestSim) -> Vec<String> {
+    t.sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "PATCH" || r.method == "DELETE")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
+/// The exit code (-1 for a signal).
+pub(crate) fn code(o: &std::process::Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// The binary's arguments against the sim (its kubeconfig, namespace `agents`).
+pub(crate) fn agents_args(t: &TestSim, rest: &[&str]) -> Vec<String> {
+    let mut full = vec![
+        "--kubeconfig".to_string(),
+        t.sim.kubeconfig().display().to_string(),
+        "-n".into(),
+        "agents".into(),
+    ];
+    full.extend(rest.iter().map(|s| s.to_string()));
+    full
+}
+
+/// Run the binary; a run still going after `limit` is killed and the test fails (a watchdog
+/// for a read that would never end, not a race to win).
+pub(crate) async fn bounded(t: &TestSim, rest: &[&str], limit: Duration) -> std::process::Output {
+    let child = t
+        .bin()
+        .args(agents_args(t, rest))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let waited = tokio::task::spawn_blocking(move || child.wait_with_output());
+    match tokio::time::timeout(limit, waited).await {
+        Ok(done) => done.expect("join").expect("output"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("kubectl-namzu {rest:?} still running after {limit:?}");
+        }
+    }
+}
+
+/// The binary with its stdout on a terminal (a pty from `script`): what the terminal is sent.
+pub(crate) fn on_a_terminal(t: &TestSim, rest: &[&str]) -> Option<String> {
+    if tool_missing("script", "a terminal's logs") {
+        return None;
+    }
+    let quoted: Vec<String> = agents_args(t, rest).into_iter().map(|a| format!("'{a}'")).collect();
+    let line = format!("{} {}", bin_line(&t.home(), &[now_env(t)]), quoted.join(" "));
+    let o = Command::new("script")
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    assert!(o.status.success(), "{}", err(&o));
+    Some(out(&o).replace("\r\n", "\n"))
+}
+
+/// The entries of the audit log at `path` (none if there is no log).
+pub(crate) fn audit_log_entries(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("audit line is JSON"))
+        .collect()
+}
+
+/// The audit log of `t`'s runs ([`audit_env`]).
+pub(crate) fn audit_path(t: &TestSim) -> PathBuf {
+    t.dir.path().join("audit.jsonl")
+}
+
+/// The entries of `t`'s audit log.
+pub(crate) fn audit_entries(t: &TestSim) -> Vec<Value> {
+    audit_log_entries(&audit_path(t))
+}
+
+/// The pod of Sandbox `ns/name` never finishes terminating (a stuck kubelet): a suspend's wait
+/// stays open.
+pub(crate) fn stuck_terminating(t: &TestSim, ns: &str, name: &str) {
+    t.sim.set_knobs(
+        ns,
+        name,
+        namzu_sim::controller::Knobs {
+            stuck_terminating: true,
+            ..Default::default()
+        },
+    );
+}
+
+/// Each line `child` prints on stdout (piped), as it comes, handed to `send` on a thread of its
+/// own until `send` says no more (or stdout closes); the thread, to join.
+pub(crate) fn forward_lines(
+    child: &mut std::process::Child,
+    mut send: impl FnMut(String) -> bool + Send + 'static,
+) -> std::thread::JoinHandle<()> {
+    use std::io::BufRead;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if !send(line) {
+                break;
+            }
+        }
+    })
+}
+
+/// The lines `child` prints on stdout, as they come.
+pub(crate) fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    forward_lines(child, move |line| tx.send(line).is_ok());
+    lines
+}
+
+/// [`stdout_lines`] for a test on the runtime.
+pub(crate) fn stdout_lines_async(child: &mut std::process::Child) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    let (tx, lines) = tokio::sync::mpsc::unbounded_channel();
+    forward_lines(child, move |line| tx.send(line).is_ok());
+    lines
 }

@@ -4,9 +4,9 @@
 //! timeline, the start-up waterfall, this machine's writes in it).
 
 use crate::support::*;
+use namzu_sim::faults::{Fault, FaultAction};
 use namzu_sim::resources::{PODS, SANDBOXES};
 use serde_json::Value;
-use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -149,28 +149,16 @@ struct Following {
 
 impl Following {
     fn start(t: &TestSim, args: &[&str]) -> Following {
-        let (now, audit) = (now_env(t), audit_env(t));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-namzu"))
+        let mut child = t
+            .bin()
             .arg("--kubeconfig")
             .arg(t.sim.kubeconfig())
             .args(args)
-            .env_remove("KUBECONFIG")
-            .env(now.0, now.1)
-            .env(audit.0, audit.1)
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stdout_lines(&mut child);
         Following { child, lines }
     }
 
@@ -428,4 +416,127 @@ async fn exec_refuses_a_pod_on_its_way_out() {
         err(&o)
     );
     assert!(t.sim.requests().iter().all(|r| !r.path.ends_with("/exec")));
+}
+
+/// L4: `logs` without `-f` is one request and is bounded as one: a body that never ends stops
+/// at `--request-timeout`, after the lines that came, with one line and exit 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_without_follow_stop_at_the_request_timeout_on_a_body_that_never_ends() {
+    let t = start().await;
+    t.sim.add_fault(Fault::new(
+        Some("GET"),
+        "/pods/namzu-ws-awake/log",
+        FaultAction::Endless {
+            head: "first line\nsecond line\n".into(),
+            drip: "x".into(),
+        },
+    ));
+    let o = bounded(
+        &t,
+        &["logs", "awake", "--request-timeout", "1s"],
+        Duration::from_secs(60),
+    )
+    .await;
+    assert_eq!(code(&o), 1, "stdout: {}\nstderr: {}", out(&o), err(&o));
+    assert!(out(&o).starts_with("first line\nsecond line\n"), "{}", out(&o));
+    let stderr = err(&o);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("timed out after 1s") && stderr.contains("pods/log namzu-ws-awake"),
+        "{stderr}"
+    );
+    // the one request, not retried
+    let reads = t
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/log"))
+        .count();
+    assert_eq!(reads, 1);
+}
+
+/// A line of `n` bytes with multi-byte characters across every 64 KiB boundary.
+fn long_line(n: usize) -> String {
+    let mut s = String::from("start ");
+    while s.len() < n {
+        s.push_str("€ab");
+    }
+    s.push_str(" end");
+    s
+}
+
+/// L6: into a pipe a line over 64 KiB passes whole, as the container wrote it (as the README
+/// says piped lines do), with `--timestamps` too; the lines around it are untouched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piped_logs_pass_a_line_over_64_kib_whole() {
+    let t = start().await;
+    let long = long_line(200 * 1024);
+    for line in ["before", &long, "after"] {
+        t.sim.append_log("agents", "namzu-ws-awake", "agent", line);
+    }
+    let o = namzu(&t, &["-n", "agents", "logs", "awake"]).await;
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let text = out(&o);
+    assert!(!text.contains("line cut"), "not cut");
+    assert!(
+        text.ends_with(&format!("before\n{long}\nafter\n")),
+        "{} bytes",
+        text.len()
+    );
+    let o = namzu(&t, &["-n", "agents", "logs", "awake", "--timestamps", "--tail", "2"]).await;
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{} bytes", text.len());
+    assert_eq!(lines[0].split_once(' ').map(|(_, l)| l), Some(long.as_str()));
+    assert!(lines[1].ends_with(" after"));
+}
+
+/// L6: a piped follow passes a long line whole too: its first part carries the time the follow
+/// asks for (stripped), its other parts none; the line after it is a line of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_piped_follow_passes_a_line_over_64_kib_whole() {
+    let t = start().await;
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", "before");
+    let mut child = t
+        .bin()
+        .args(agents_args(&t, &["logs", "awake", "-f"]))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = stdout_lines(&mut child);
+    let next = || lines.recv_timeout(Duration::from_secs(20)).expect("a line in time");
+    // (the container's own first lines come before)
+    while next() != "before" {}
+    let long = long_line(150 * 1024);
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", &long);
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", "after");
+    let got = next();
+    assert!(
+        got == long,
+        "{} bytes, starting {:?}",
+        got.len(),
+        &got[..40.min(got.len())]
+    );
+    assert_eq!(next(), "after");
+    let status = interrupt(child).await;
+    assert_eq!(status.code(), Some(0));
+}
+
+/// L6: on a terminal the same line is still cut at 64 KiB, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_on_a_terminal_still_cut_a_line_over_64_kib() {
+    let t = start().await;
+    let long = long_line(100 * 1024);
+    t.sim.append_log("agents", "namzu-ws-awake", "agent", &long);
+    let Some(screen) = tokio::task::block_in_place(|| on_a_terminal(&t, &["logs", "awake", "--tail", "1"])) else {
+        return;
+    };
+    let line = screen.lines().next().unwrap_or_default();
+    assert!(
+        line.ends_with(" … [line cut at 64 KiB]"),
+        "{}",
+        &line[line.len().saturating_sub(80)..]
+    );
+    assert!(line.len() < 66 * 1024, "{}", line.len());
 }

@@ -2,87 +2,21 @@
 //! and the terminal is restored; a fleet of clusters in one view. Skipped, saying so, where tmux
 //! is not installed.
 
+use crate::support::*;
+use namzu_sim::faults::Fault;
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-pub(crate) struct Tmux {
-    pub(crate) socket: String,
-    pub(crate) session: &'static str,
-}
-
-impl Tmux {
-    pub(crate) fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .expect("tmux runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    pub(crate) fn screen(&self) -> String {
-        self.cmd(&["capture-pane", "-p", "-t", self.session])
-    }
-
-    pub(crate) fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            self.cmd(&["send-keys", "-t", self.session, k]);
-        }
-    }
-
-    /// A session of `width`×`height` running `script`.
-    pub(crate) fn start(&self, width: u16, height: u16, script: &str) {
-        let (w, h) = (width.to_string(), height.to_string());
-        self.cmd(&["new-session", "-d", "-s", self.session, "-x", &w, "-y", &h, script]);
-    }
-
-    /// Wait (bounded) until the screen shows `text`; the screen on failure.
-    pub(crate) fn expect(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let s = self.screen();
-            if s.contains(text) {
-                return s;
-            }
-            assert!(Instant::now() < deadline, "screen never showed {text:?}:\n{s}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-/// tmux is not installed: the test says it is skipped, and which — except under `CI=true`,
-/// where a test that asserts nothing would pass: there it fails.
-pub(crate) fn no_tmux(what: &str) -> bool {
-    let missing = Command::new("tmux").arg("-V").output().is_err();
-    assert!(
-        !(missing && std::env::var("CI").as_deref() == Ok("true")),
-        "CI=true: tmux must be installed for the {what} test"
-    );
-    if missing {
-        eprintln!("SKIPPED: tmux is not installed; the {what} test did not run");
-    }
-    missing
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["-L", &self.socket, "kill-server"]).output();
-    }
-}
+use std::time::Duration;
 
 #[test]
 fn demo_in_a_real_terminal() {
-    if no_tmux("terminal end-to-end") {
+    if tool_missing("tmux", "terminal end-to-end") {
         return;
     }
-    let t = Tmux {
-        socket: format!("namzu-e2e-{}", std::process::id()),
-        session: "demo",
-    };
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    let t = Tmux::new("demo");
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin_line(home.path(), &[]);
     // one cluster: the demo as it was before fleets
-    let script = format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120");
+    let script = format!("{bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120");
     t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
     t.expect("41 workspaces");
     t.keys(&["/", "alpha", "Enter"]);
@@ -126,17 +60,15 @@ fn demo_in_a_real_terminal() {
 /// screen off, the cursor shown, the line discipline cooked (echo, icanon, isig).
 #[test]
 fn signals_restore_the_terminal() {
-    if no_tmux("terminal signal") {
+    if tool_missing("tmux", "terminal signal") {
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin_line(home.path(), &[]);
     for signal in ["TERM", "HUP", "INT"] {
-        let t = Tmux {
-            socket: format!("namzu-sig-{signal}-{}", std::process::id()),
-            session: "demo",
-        };
+        let t = Tmux::new("demo");
         // the demo's fleet of three, each context under the demo's safety rules
-        let script = format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; stty -a; sleep 120");
+        let script = format!("{bin} demo; echo NAMZU-EXITED; stty -a; sleep 120");
         t.cmd(&["new-session", "-d", "-s", t.session, "-x", "160", "-y", "45", &script]);
         t.expect("3 contexts");
         let fleet = t.expect("staging [STG]");
@@ -183,38 +115,15 @@ fn signals_restore_the_terminal() {
     }
 }
 
-/// A runtime, the demo sim on it and a tmux server of the test's own; `None`, saying so, where
-/// tmux is not installed.
-fn demo_sim_in_tmux(
-    what: &str,
-    session: &'static str,
-) -> Option<(tokio::runtime::Runtime, crate::support::TestSim, Tmux)> {
-    if no_tmux(what) {
-        return None;
-    }
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let t = runtime.block_on(crate::support::start_demo());
-    let tmux = Tmux {
-        socket: format!("namzu-{session}-{}", std::process::id()),
-        session,
-    };
-    Some((runtime, t, tmux))
-}
-
 /// `delete` on a terminal asks for the id; the delete then sent is of the object and epoch that
 /// were shown: a host that takes the workspace over while the user types is fenced out.
 #[test]
 fn a_typed_delete_is_bound_to_what_was_shown() {
     use namzu_sim::resources::SANDBOXES;
-    let Some((_runtime, t, tmux)) = demo_sim_in_tmux("typed-delete", "del") else {
+    let Some((_runtime, t, tmux)) = in_tmux("typed-delete", "del", start_demo()) else {
         return;
     };
-    let script = format!(
-        "NO_COLOR=1 KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} -n agents delete alpha; echo EXIT=$?; sleep 60",
-        t.dir.path().join("audit.jsonl").display(),
-        env!("CARGO_BIN_EXE_kubectl-namzu"),
-        t.sim.kubeconfig().display()
-    );
+    let script = format!("{} -n agents delete alpha; echo EXIT=$?; sleep 60", t.line(&[]));
     tmux.start(200, 20, &script);
     let prompt = tmux.expect("Type the workspace id (alpha)");
     assert!(prompt.contains("holder epoch 7"), "{prompt}");
@@ -240,12 +149,12 @@ fn a_typed_delete_is_bound_to_what_was_shown() {
 #[test]
 fn the_live_tui_follows_changes_and_outages() {
     use namzu_sim::resources::SANDBOXES;
-    let Some((runtime, mut t, tmux)) = demo_sim_in_tmux("live TUI", "live") else {
+    let Some((runtime, mut t, tmux)) = in_tmux("live TUI", "live", start_demo()) else {
         return;
     };
     let script = format!(
-        "NO_COLOR=1 {} --kubeconfig {} -n research; sleep 60",
-        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        "{} --kubeconfig {} -n research; sleep 60",
+        bin_line(&t.home(), &[]),
         t.sim.kubeconfig().display()
     );
     tmux.start(200, 20, &script);
@@ -275,7 +184,7 @@ fn the_live_tui_follows_changes_and_outages() {
 /// while the other's rows stay.
 #[test]
 fn a_fleet_in_a_real_terminal() {
-    if no_tmux("fleet TUI") {
+    if tool_missing("tmux", "fleet TUI") {
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -285,15 +194,19 @@ fn a_fleet_in_a_real_terminal() {
     namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &east.sim), ("west", &west.sim)]).unwrap();
     let rules = dir.join("config.yaml");
     std::fs::write(&rules, "contexts:\n  - {context: east, label: PROD, colour: red}\n").unwrap();
-    let tmux = Tmux {
-        socket: format!("namzu-fleet-{}", std::process::id()),
-        session: "fleet",
-    };
+    let tmux = Tmux::new("fleet");
     let script = format!(
-        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --all-contexts -A; sleep 60",
-        rules.display(),
-        dir.join("audit.jsonl").display(),
-        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        "{} --kubeconfig {} --all-contexts -A; sleep 60",
+        bin_line(
+            &dir.join("home"),
+            &[
+                ("KUBECTL_NAMZU_CONFIG".into(), rules.display().to_string()),
+                (
+                    "KUBECTL_NAMZU_AUDIT_LOG".into(),
+                    dir.join("audit.jsonl").display().to_string()
+                ),
+            ]
+        ),
         kubeconfig.display()
     );
     tmux.start(160, 30, &script);
@@ -316,15 +229,10 @@ fn a_fleet_in_a_real_terminal() {
     tmux.expect("keeps holder epoch 2");
     tmux.keys(&["Tab", "Enter"]);
     let patches = |t: &crate::support::TestSim| t.sim.requests().into_iter().filter(|r| r.method == "PATCH").count();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while patches(&west) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "west never got its PATCH:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::wait_for(Duration::from_secs(20), || match patches(&west) {
+        0 => Err(format!("west never got its PATCH:\n{}", tmux.screen())),
+        _ => Ok(()),
+    });
     assert_eq!(patches(&east), 0, "nothing sent to east");
     tmux.expect("west/awake: suspended");
     // every context again; east goes away: its status says so, the rows stay
@@ -349,7 +257,7 @@ fn a_fleet_in_a_real_terminal() {
 /// are never sent back to back: each waits for the screen the one before it makes.
 #[test]
 fn triage_in_a_real_terminal() {
-    if no_tmux("triage") {
+    if tool_missing("tmux", "triage") {
         return;
     }
     let kubectl = Command::new("kubectl").args(["version", "--client"]).output().is_ok();
@@ -357,15 +265,13 @@ fn triage_in_a_real_terminal() {
         kubectl || std::env::var("CI").as_deref() != Ok("true"),
         "CI=true: kubectl must be on PATH for the shell (s)"
     );
-    let t = Tmux {
-        socket: format!("namzu-triage-{}", std::process::id()),
-        session: "triage",
-    };
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    let t = Tmux::new("triage");
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin_line(home.path(), &[]);
     t.start(
         160,
         45,
-        &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+        &format!("{bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
     t.expect("41 workspaces");
     t.keys(&["/", "hotel", "Enter"]);
@@ -447,13 +353,12 @@ fn shown_ids(screen: &str) -> Vec<String> {
 /// a fuzzy name; an unbound key says so; the help stops at its end.
 #[test]
 fn find_and_move_like_k9s() {
-    let Some((runtime, t, tmux)) = demo_sim_in_tmux("k9s find", "find") else {
+    let Some((runtime, t, tmux)) = in_tmux("k9s find", "find", start_demo()) else {
         return;
     };
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     let script = format!(
-        "NO_COLOR=1 KUBECTL_NAMZU_NOW={} {bin} --kubeconfig {} -n agents; echo NAMZU-EXITED; sleep 60",
-        t.sim.now().to_rfc3339(),
+        "{} --kubeconfig {} -n agents; echo NAMZU-EXITED; sleep 60",
+        bin_line(&t.home(), &[crate::support::now_env(&t)]),
         t.sim.kubeconfig().display()
     );
     tmux.start(100, 40, &script);
@@ -535,15 +440,13 @@ fn find_and_move_like_k9s() {
 /// help; a typed confirmation confirms with Enter once the id is typed, and cancelling says so.
 #[test]
 fn the_fleet_at_80_columns_and_a_typed_confirmation() {
-    if no_tmux("k9s fleet") {
+    if tool_missing("tmux", "k9s fleet") {
         return;
     }
-    let t = Tmux {
-        socket: format!("namzu-narrow-{}", std::process::id()),
-        session: "narrow",
-    };
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
-    t.start(80, 24, &format!("NO_COLOR=1 {bin} demo; echo NAMZU-EXITED; sleep 120"));
+    let t = Tmux::new("narrow");
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin_line(home.path(), &[]);
+    t.start(80, 24, &format!("{bin} demo; echo NAMZU-EXITED; sleep 120"));
     t.expect("3 contexts");
     let fleet = t.expect("79 workspaces");
     let header = fleet.lines().find(|l| l.contains("WORKSPACE")).unwrap_or_default();
@@ -603,7 +506,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
 /// opens another; a name the kubeconfig lacks is one line.
 #[test]
 fn a_single_context_session_switches_context() {
-    if no_tmux("context switch") {
+    if tool_missing("tmux", "context switch") {
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -617,15 +520,19 @@ fn a_single_context_session_switches_context() {
         "contexts:\n  - {context: west, label: WESTPROD, colour: red, readOnly: true, confirm: typed}\n",
     )
     .unwrap();
-    let tmux = Tmux {
-        socket: format!("namzu-switch-{}", std::process::id()),
-        session: "switch",
-    };
+    let tmux = Tmux::new("switch");
     let script = format!(
-        "NO_COLOR=1 KUBECTL_NAMZU_CONFIG={} KUBECTL_NAMZU_AUDIT_LOG={} {} --kubeconfig {} --context east --write --confirm default tui -A; sleep 60",
-        rules.display(),
-        dir.join("audit.jsonl").display(),
-        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        "{} --kubeconfig {} --context east --write --confirm default tui -A; sleep 60",
+        bin_line(
+            &dir.join("home"),
+            &[
+                ("KUBECTL_NAMZU_CONFIG".into(), rules.display().to_string()),
+                (
+                    "KUBECTL_NAMZU_AUDIT_LOG".into(),
+                    dir.join("audit.jsonl").display().to_string()
+                ),
+            ]
+        ),
         kubeconfig.display()
     );
     tmux.start(160, 30, &script);
@@ -662,7 +569,7 @@ fn a_single_context_session_switches_context() {
 /// not a blank terminal until it times out (the hardening issue's fleet finding).
 #[test]
 fn a_fleet_opens_without_waiting_for_its_slowest_context() {
-    if no_tmux("slow context") {
+    if tool_missing("tmux", "slow context") {
         return;
     }
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -675,14 +582,11 @@ fn a_fleet_opens_without_waiting_for_its_slowest_context() {
     let dir = fast.dir.path();
     let kubeconfig = dir.join("fleet.kubeconfig");
     namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("fast", &fast.sim), ("slow", &slow.sim)]).unwrap();
-    let tmux = Tmux {
-        socket: format!("namzu-slow-{}", std::process::id()),
-        session: "slow",
-    };
+    let tmux = Tmux::new("slow");
     // the request timeout is far longer than the test waits: the UI must not wait for it
     let script = format!(
-        "NO_COLOR=1 {} --kubeconfig {} --request-timeout 5m tui --all-contexts -A; sleep 60",
-        env!("CARGO_BIN_EXE_kubectl-namzu"),
+        "{} --kubeconfig {} --request-timeout 5m tui --all-contexts -A; sleep 60",
+        bin_line(&dir.join("home"), &[]),
         kubeconfig.display()
     );
     tmux.start(160, 30, &script);
@@ -693,26 +597,31 @@ fn a_fleet_opens_without_waiting_for_its_slowest_context() {
     );
 }
 
+/// The one-cluster demo in a terminal of `width`×`height`, its list on screen; the binary's
+/// home (its config and state) is the returned directory's.
+fn one_cluster_demo(width: u16, height: u16, session: &'static str) -> (Tmux, tempfile::TempDir) {
+    let t = Tmux::new(session);
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin_line(home.path(), &[]);
+    t.start(
+        width,
+        height,
+        &format!("{bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+    );
+    t.expect("workspaces");
+    (t, home)
+}
+
 /// The log pane searches and filters as less does, at 80×24 and 120×35: `/` highlights and goes to
 /// the newest match (`n` down, `N` up), `&` shows only the lines holding a text, `t` puts the
 /// server's timestamp before each line. Each key waits for the screen the one before it makes.
 #[test]
 fn log_search_filter_and_timestamps_like_less() {
-    if no_tmux("log search") {
+    if tool_missing("tmux", "log search") {
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     for (width, height) in [(80u16, 24u16), (120, 35)] {
-        let t = Tmux {
-            socket: format!("namzu-logsearch-{width}-{}", std::process::id()),
-            session: "logsearch",
-        };
-        t.start(
-            width,
-            height,
-            &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
-        );
-        t.expect("workspaces");
+        let (t, _home) = one_cluster_demo(width, height, "logsearch");
         // juliet's drain: two lines name its session s-81f2, two say it is draining
         t.keys(&["/", "juliet", "Enter"]);
         t.expect("filter: juliet (1 of");
@@ -762,21 +671,11 @@ fn log_search_filter_and_timestamps_like_less() {
 /// `kubectl namzu history` on a terminal.
 #[test]
 fn a_history_reads_at_80_and_120_columns() {
-    if no_tmux("history at 80 columns") {
+    if tool_missing("tmux", "history at 80 columns") {
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
     for (width, height) in [(80u16, 24u16), (120, 35)] {
-        let t = Tmux {
-            socket: format!("namzu-history-{width}-{}", std::process::id()),
-            session: "history",
-        };
-        t.start(
-            width,
-            height,
-            &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
-        );
-        t.expect("workspaces");
+        let (t, _home) = one_cluster_demo(width, height, "history");
         t.keys(&["/", "hotel", "Enter"]);
         t.expect("filter: hotel (1 of");
         t.keys(&["h"]);
@@ -794,4 +693,44 @@ fn a_history_reads_at_80_and_120_columns() {
         t.keys(&["q"]);
         t.expect("NAMZU-EXITED");
     }
+}
+
+/// Issue 26: the TUI's quit waits for a write in flight; a second `q` abandons it — exit 1 with
+/// the CLI's wording, its intent left in the audit log as "outcome unknown".
+#[test]
+fn a_second_q_in_the_tui_abandons_a_hung_write_with_its_outcome_unknown() {
+    use namzu_sim::faults::FaultAction;
+    let Some((runtime, t, tmux)) = in_tmux("the TUI's second-q test", "second-q", start_demo()) else {
+        return;
+    };
+    t.sim
+        .add_fault(Fault::new(Some("PATCH"), "namzu-ws-alpha", FaultAction::Hang));
+    let script = format!("{} -n agents tui; echo EXIT=$?; sleep 60", t.line(&[]));
+    tmux.start(200, 40, &script);
+    tmux.expect("/ filter");
+    tmux.keys(&["/", "alpha", "Enter"]);
+    tmux.expect("filter: alpha");
+    // the row and the list's own keys first: an S before the row is there selects nothing
+    tmux.expect("alpha      Running");
+    tmux.expect("S suspend");
+    tmux.keys(&["S"]);
+    // consequences first; `v` shows the epoch the write carries (its fresh read has come)
+    tmux.expect("v: show the epoch");
+    tmux.keys(&["v"]);
+    tmux.expect("keeps holder epoch 7");
+    tmux.keys(&["Tab", "Enter"]);
+    wait_until("the PATCH came", std::time::Duration::from_secs(20), || {
+        t.sim.requests().iter().any(|r| r.method == "PATCH")
+    });
+    tmux.keys(&["q"]);
+    tmux.expect("waiting for 1 write(s) in flight");
+    tmux.keys(&["q"]);
+    let done = tmux.expect("EXIT=");
+    assert!(done.contains("EXIT=1"), "{done}");
+    assert!(
+        done.contains("quit twice: the writes in flight were abandoned"),
+        "{done}"
+    );
+    let o = runtime.block_on(run_audited(&t, &["audit"]));
+    assert!(out(&o).contains("outcome unknown"), "{}", out(&o));
 }

@@ -4,7 +4,6 @@
 
 use crate::support::*;
 use kube::api::{Patch, PatchParams};
-use namzu_sim::controller::Knobs;
 use serde_json::{Value, json};
 
 fn items(o: &std::process::Output) -> Vec<Value> {
@@ -191,14 +190,7 @@ async fn an_expired_workspace_under_delete_is_not_reaped() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pod_terminating_past_its_grace_period_and_a_margin_is_stuck() {
     let t = start().await;
-    t.sim.set_knobs(
-        "agents",
-        "namzu-ws-awake",
-        Knobs {
-            stuck_terminating: true,
-            ..Default::default()
-        },
-    );
+    stuck_terminating(&t, "agents", "namzu-ws-awake");
     let o = run_audited(&t, &["suspend", "awake", "-n", "agents"]).await;
     assert!(o.status.success(), "{}", err(&o));
     let awake = || async {
@@ -229,20 +221,18 @@ async fn a_pod_terminating_past_its_grace_period_and_a_margin_is_stuck() {
 /// deletion's finalizers, an expiry's policy.
 #[test]
 fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
-    use crate::tui_tmux::{Tmux, no_tmux};
-    if no_tmux("verdicts detail") {
+    use crate::support::{Tmux, bin_line, tool_missing};
+    if tool_missing("tmux", "verdicts detail") {
         return;
     }
-    let t = Tmux {
-        socket: format!("namzu-verdicts-{}", std::process::id()),
-        session: "verdicts",
-    };
-    let bin = env!("CARGO_BIN_EXE_kubectl-namzu");
+    let t = Tmux::new("verdicts");
+    let home = tempfile::tempdir().unwrap();
+    let bin = bin_line(home.path(), &[]);
     // tall enough for the whole detail pane, the diagnosis at its end
     t.start(
         200,
         70,
-        &format!("NO_COLOR=1 {bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
+        &format!("{bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
     t.expect("41 workspaces");
     let open = |id: &str| {
@@ -251,9 +241,10 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         t.keys(&["Enter"]);
         t.expect(&format!("Name:            namzu-ws-{id}"))
     };
+    // (Escape then a key at once reads as Alt-key: the pane closed first)
     let close = || {
         t.keys(&["Escape"]);
-        t.expect("1 of 41");
+        t.expect_gone("Name:            namzu-ws-");
         t.keys(&["Escape"]);
         t.expect("41 workspaces");
     };
@@ -278,7 +269,9 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         "{papa}"
     );
     assert!(papa.contains("shutdownPolicy Retain"), "{papa}");
-    t.keys(&["Escape", "q"]);
+    t.keys(&["Escape"]);
+    t.expect_gone("Name:            namzu-ws-papa");
+    t.keys(&["q"]);
     t.expect("NAMZU-EXITED");
 }
 

@@ -1,6 +1,5 @@
-//! Safety, round 4 (the front-ends' part): `-o name` pipes that cannot reach another
-//! workspace, the shell's parked UI bounded, the leaks clean-up holding on 429, and the words
-//! of refusals.
+//! Refusals, through the real binary on the demo: `-o name` (which drops the namespace and the
+//! context) refused under `-A` or across contexts, and the words of refusals saying what happened.
 
 use crate::support::*;
 

@@ -56,6 +56,19 @@ fn view(sbx: &Value, pods: &[Value], pvcs: &[Value]) -> Workspace {
     })
 }
 
+/// The Sandbox as derived by a user who may read neither pods nor claims.
+fn without_pod_access(sbx: &Value) -> Workspace {
+    derive(&Inputs {
+        sandbox: sbx,
+        pods: Observed::Forbidden,
+        pvcs: Observed::Forbidden,
+        policies: PolicyRead::NotServed,
+        template: TemplateRead::NotFound,
+        flags: &OverlayFlags::default(),
+        now: now(),
+    })
+}
+
 fn ready(status: &str, reason: &str) -> Value {
     cond("Ready", status, reason, "msg")
 }
@@ -366,15 +379,7 @@ fn running_means_ready_for_the_current_generation_with_a_live_pod() {
         State::Running
     );
     // pods that may not be read: Ready for the current generation is all that can be told
-    let w = derive(&Inputs {
-        sandbox: &running,
-        pods: Observed::Forbidden,
-        pvcs: Observed::Forbidden,
-        policies: PolicyRead::NotServed,
-        template: TemplateRead::NotFound,
-        flags: &OverlayFlags::default(),
-        now: now(),
-    });
+    let w = without_pod_access(&running);
     assert_eq!((w.state, w.ready), (State::Running, None));
 }
 
@@ -483,15 +488,7 @@ fn pod_terminating_reads_as_suspending() {
             "{mode}"
         );
         // pods unreadable: the reason alone says it
-        let w = derive(&Inputs {
-            sandbox: &s,
-            pods: Observed::Forbidden,
-            pvcs: Observed::Forbidden,
-            policies: PolicyRead::NotServed,
-            template: TemplateRead::NotFound,
-            flags: &OverlayFlags::default(),
-            now: now(),
-        });
+        let w = without_pod_access(&s);
         assert_eq!(w.state, State::Suspending, "{mode}");
     }
 }
