@@ -229,7 +229,7 @@ async fn json_by_name(
     }
     read.sort_by(|a, b| (a.1).1.cmp(&(b.1).1));
     let mut buffer = String::with_capacity(OUTPUT_CHUNK);
-    buffer.push('[');
+    buffer.push_str(output::LIST_HEAD);
     let mut empty = true;
     for (_, (_, _, items)) in read {
         for text in items.texts() {
@@ -242,24 +242,9 @@ async fn json_by_name(
             }
         }
     }
-    buffer.push_str(if empty { "]\n" } else { "\n]\n" });
+    buffer.push_str(output::list_tail(empty));
     output::write_stdout(&buffer);
     fleet.finish()
-}
-
-/// One item of a pretty JSON array as `output::write_json_array` prints it: its lines indented
-/// by two spaces, without the separator.
-fn indented(item: &Value) -> String {
-    let pretty = output::pretty_json(item);
-    let mut out = String::with_capacity(pretty.len() + pretty.len() / 16);
-    for (i, line) in pretty.lines().enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str("  ");
-        out.push_str(line);
-    }
-    out
 }
 
 /// Array items waiting for their turn to print, packed (`cluster::pack`: a fraction of their
@@ -283,12 +268,12 @@ impl JsonItems {
         self.items.extend(order.into_iter().filter_map(|i| tail[i].take()));
     }
 
-    /// Each item's text as `output::write_json_array` prints it, without the separator.
+    /// Each item's text as `output::write_json_list` prints it, without the separator.
     fn texts(self) -> impl Iterator<Item = String> {
         let JsonItems { pack, items } = self;
         items
             .into_iter()
-            .map(move |p| indented(&pack.unpack(&p).unwrap_or_default()))
+            .map(move |p| output::list_item(&pack.unpack(&p).unwrap_or_default()))
     }
 }
 
@@ -372,7 +357,7 @@ fn print(
     if format == Format::Json {
         // printed as it is built: thousands of workspaces never sit in memory twice
         let mut buffer = String::with_capacity(OUTPUT_CHUNK);
-        output::write_json_array(workspaces.iter().map(schema::workspace), |piece| {
+        output::write_json_list(workspaces.iter().map(schema::workspace), |piece| {
             buffer.push_str(piece);
             if buffer.len() >= OUTPUT_CHUNK {
                 output::write_stdout(&buffer);
@@ -675,10 +660,10 @@ pub(crate) fn render(
     now: DateTime<Utc>,
 ) -> String {
     match format {
-        Format::Json => output::json_array(workspaces.iter().map(schema::workspace)),
+        Format::Json => output::json_list(workspaces.iter().map(schema::workspace)),
         Format::Yaml => {
             let items: Vec<Value> = workspaces.iter().map(schema::workspace).collect();
-            output::structured(&Value::Array(items), format)
+            output::structured(&output::kubectl_list(items), format)
         }
         Format::Name => workspaces
             .iter()

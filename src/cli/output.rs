@@ -199,35 +199,61 @@ pub(crate) fn table(headers: &[&str], rows: &[Vec<(String, Tone)>], no_headers: 
     out
 }
 
-/// A pretty JSON array, newline-terminated, byte for byte what `structured` prints for the same
-/// array, built one item at a time (a list of thousands never exists as one JSON tree).
-pub(crate) fn json_array(items: impl Iterator<Item = Value>) -> String {
-    let mut out = String::new();
-    write_json_array(items, |text| out.push_str(text));
+/// A list as kubectl prints one (`{"apiVersion": "v1", "items": […], "kind": "List", …}`), the
+/// items as given: what `list -o json|yaml` prints, so `jq '.items[]'` reads it as kubectl's.
+pub(crate) fn kubectl_list(items: Vec<Value>) -> Value {
+    serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
+}
+
+/// What a pretty [`kubectl_list`] prints before its first item.
+pub(crate) const LIST_HEAD: &str = "{\n  \"apiVersion\": \"v1\",\n  \"items\": [";
+
+/// What a pretty [`kubectl_list`] prints after its last item (`empty`: it had none).
+pub(crate) fn list_tail(empty: bool) -> &'static str {
+    if empty {
+        "],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
+    } else {
+        "\n  ],\n  \"kind\": \"List\",\n  \"metadata\": {\n    \"resourceVersion\": \"\"\n  }\n}\n"
+    }
+}
+
+/// One item of a pretty [`kubectl_list`] as it stands in it: its lines indented by four spaces,
+/// without the separator.
+pub(crate) fn list_item(item: &Value) -> String {
+    let pretty = pretty_json(item);
+    let mut out = String::with_capacity(pretty.len() + pretty.len() / 8);
+    for (i, line) in pretty.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
     out
 }
 
-/// The same array handed to `sink` piece by piece: each item is serialised and let go before
+/// A pretty [`kubectl_list`] of `items`, newline-terminated, byte for byte what `structured`
+/// prints for it, built one item at a time (a list of thousands never exists as one JSON tree).
+pub(crate) fn json_list(items: impl Iterator<Item = Value>) -> String {
+    let mut out = String::new();
+    write_json_list(items, |text| out.push_str(text));
+    out
+}
+
+/// The same list handed to `sink` piece by piece: each item is serialised and let go before
 /// the next is built, so printing thousands never holds the whole text.
-pub(crate) fn write_json_array(items: impl Iterator<Item = Value>, mut sink: impl FnMut(&str)) {
-    sink("[");
+pub(crate) fn write_json_list(items: impl Iterator<Item = Value>, mut sink: impl FnMut(&str)) {
+    sink(LIST_HEAD);
     let mut empty = true;
     let mut piece = String::new();
     for item in items {
         piece.clear();
         piece.push_str(if empty { "\n" } else { ",\n" });
         empty = false;
-        let pretty = pretty_json(&item);
-        for (i, line) in pretty.lines().enumerate() {
-            if i > 0 {
-                piece.push('\n');
-            }
-            piece.push_str("  ");
-            piece.push_str(line);
-        }
+        piece.push_str(&list_item(&item));
         sink(&piece);
     }
-    sink(if empty { "]\n" } else { "\n]\n" });
+    sink(list_tail(empty));
 }
 
 /// JSON (pretty) or YAML of a value, newline-terminated.
@@ -248,15 +274,15 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_json_array_one_item_at_a_time_is_the_whole_array_pretty() {
+    fn a_json_list_one_item_at_a_time_is_the_whole_list_pretty() {
         for items in [
             vec![],
             vec![json!({"a": 1})],
             vec![json!({"a": [1, {"b": "x\ny"}], "c": {}}), json!([]), json!("s")],
         ] {
             assert_eq!(
-                json_array(items.clone().into_iter()),
-                structured(&Value::Array(items), Format::Json)
+                json_list(items.clone().into_iter()),
+                structured(&kubectl_list(items), Format::Json)
             );
         }
     }
