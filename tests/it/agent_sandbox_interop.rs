@@ -59,10 +59,8 @@ async fn the_controller_lags_after_a_write_and_list_meets_the_earlier_generation
         .clone();
     assert_eq!(ready["status"], "True");
     assert!(ready["observedGeneration"].as_i64().unwrap() < generation);
-    let o = namzu(&t, &["-n", "agents", "list", "-o", "json"]).await;
-    assert!(o.status.success(), "{}", err(&o));
-    let rows: Value = serde_json::from_str(&out(&o)).unwrap();
-    let row = rows.as_array().unwrap().iter().find(|r| r["id"] == "awake").unwrap();
+    let rows = listed(&namzu(&t, &["-n", "agents", "list", "-o", "json"]).await);
+    let row = rows.iter().find(|r| r["id"] == "awake").unwrap();
     assert_eq!(row["state"], "Suspending", "{row}");
     // a wait meets the window too: not confirmed while the pod stands
     let o = namzu(&t, &["-n", "agents", "suspend", "awake", "--wait", "--timeout", "1s"]).await;

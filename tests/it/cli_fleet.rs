@@ -95,11 +95,11 @@ impl Fleet {
 }
 
 fn json(o: &std::process::Output) -> Vec<Value> {
-    serde_json::from_slice::<Value>(&o.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", out(o)))
-        .as_array()
-        .unwrap()
-        .clone()
+    // list's rows (kubectl's List, whatever the exit code: a context left out fails it) or
+    // another verb's array (a write's reports, capacity's rows)
+    let v = serde_json::from_slice::<Value>(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", out(o)));
+    let rows = if v["kind"] == "List" { &v["items"] } else { &v };
+    rows.as_array().unwrap_or_else(|| panic!("rows: {v}")).clone()
 }
 
 /// (context, id) of each listed workspace.

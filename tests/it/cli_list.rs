@@ -8,12 +8,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 
 fn json(o: &std::process::Output) -> Vec<Value> {
-    assert!(o.status.success(), "{}", err(o));
-    serde_json::from_str::<Value>(&out(o))
-        .expect("JSON on stdout")
-        .as_array()
-        .expect("an array")
-        .clone()
+    listed(o)
 }
 
 fn field(items: &[Value], pointer: &str) -> BTreeSet<String> {
@@ -175,7 +170,10 @@ async fn formats_and_headers() {
 
     let yaml = out(&namzu(&t, &["list", "-n", "research", "-o", "yaml"]).await);
     let parsed: Value = serde_saphyr::from_str(&yaml).unwrap();
-    assert_eq!(parsed.as_array().unwrap().len(), 6);
+    assert_eq!(
+        (&parsed["kind"], parsed["items"].as_array().map(Vec::len)),
+        (&Value::from("List"), Some(6))
+    );
 
     let items = json(&namzu(&t, &["list", "-A", "-o", "json"]).await);
     let sierra = items.iter().find(|i| i["id"] == "sierra").unwrap();

@@ -285,8 +285,7 @@ async fn he15_to_he18_fenced_delete() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn he19_to_he21_reads_and_bad_epochs() {
     let t = sim_with("Running", r#"epoch: "5","#).await;
-    let o = run_audited(&t, &["list", "-o", "json"]).await;
-    let items: Value = serde_json::from_str(&out(&o)).unwrap();
+    let items = listed(&run_audited(&t, &["list", "-o", "json"]).await);
     assert_eq!(items[0]["holderEpoch"]["value"], 5);
     assert!(writes(&t).is_empty());
     // 20: 1.5 and -1 are refused before any request
@@ -307,7 +306,7 @@ async fn he19_to_he21_reads_and_bad_epochs() {
         err(&o)
     );
     assert!(writes(&t).is_empty());
-    let items: Value = serde_json::from_str(&out(&run_audited(&t, &["list", "-o", "json"]).await)).unwrap();
+    let items = listed(&run_audited(&t, &["list", "-o", "json"]).await);
     assert_eq!(
         items[0]["holderEpoch"],
         json!({"value":null,"readable":false,"raw":"latest"})
@@ -655,8 +654,7 @@ async fn a_suspend_and_a_resume_leave_unknown_library_annotations_byte_identical
     let before = library(&t);
     assert_eq!(before.len(), 3);
     // list carries them, as stored
-    let o = run_audited(&t, &["list", "-o", "json"]).await;
-    let items: Value = serde_json::from_str(&out(&o)).unwrap();
+    let items = listed(&run_audited(&t, &["list", "-o", "json"]).await);
     assert_eq!(
         items[0]["namzuAnnotations"]["sandbox.namzu.ai/allocation"],
         "{\"cpu\": 2,  \"host\": \"h-7\"}\n"

@@ -26,12 +26,7 @@ async fn sim() -> TestSim {
 }
 
 fn list_json(o: &std::process::Output) -> Vec<Value> {
-    assert!(o.status.success(), "{}", err(o));
-    serde_json::from_str::<Value>(&out(o))
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .clone()
+    listed(o)
 }
 
 fn item<'a>(items: &'a [Value], id: &str) -> &'a Value {

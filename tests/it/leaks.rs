@@ -337,7 +337,7 @@ async fn leaks_delete_honours_read_only_max_bulk_and_typed_confirmation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resources_equal_a_hand_computation_on_the_demo() {
     let t = start_demo().await;
-    let items: Vec<Value> = serde_json::from_str(&out(&namzu(&t, &["list", "-A", "-o", "json"]).await)).unwrap();
+    let items = listed(&namzu(&t, &["list", "-A", "-o", "json"]).await);
     let w = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
     // coder-v2: one container, requests 250m / 1Gi, limits 2 / 4Gi; one 10Gi disk
     assert_eq!(
@@ -397,8 +397,7 @@ async fn resources_equal_a_hand_computation_on_the_demo() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bulk_dry_run_says_what_it_would_free() {
     let t = start_demo().await;
-    let items: Vec<Value> =
-        serde_json::from_str(&out(&namzu(&t, &["list", "-n", "research", "-o", "json"]).await)).unwrap();
+    let items = listed(&namzu(&t, &["list", "-n", "research", "-o", "json"]).await);
     let running = items.iter().filter(|i| i["mode"] == "Running").count();
     assert!(running > 1, "{items:#?}");
     t.sim.clear_requests();
@@ -426,12 +425,7 @@ async fn a_bulk_dry_run_says_what_it_would_free() {
     );
     let o = namzu(&t, &["suspend", "-n", "agents", "--state", "Running", "--dry-run"]).await;
     let last = out(&o).lines().last().unwrap_or_default().to_string();
-    let agents: Vec<Value> = serde_json::from_str(&out(&namzu(
-        &t,
-        &["list", "-n", "agents", "--state", "Running", "-o", "json"],
-    )
-    .await))
-    .unwrap();
+    let agents = listed(&namzu(&t, &["list", "-n", "agents", "--state", "Running", "-o", "json"]).await);
     let mcpu: usize = agents
         .iter()
         .filter(|i| i["mode"] == "Running" && i["resources"]["requests"]["cpu"] == "250m")

@@ -9,12 +9,7 @@ use serde_json::Value;
 use std::process::Output;
 
 fn items(o: &Output) -> Vec<Value> {
-    assert!(o.status.success(), "{}", err(o));
-    serde_json::from_str::<Value>(&out(o))
-        .expect("JSON on stdout")
-        .as_array()
-        .expect("an array")
-        .clone()
+    listed(o)
 }
 
 /// Run kubectl (installed here, as for `sim_kubectl.rs`) with these words on a kubeconfig.

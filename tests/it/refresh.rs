@@ -101,8 +101,8 @@ async fn drift_of(t: &TestSim, id: &str, flags: &[&str]) -> String {
     let mut args = vec!["list", "-o", "json"];
     args.extend_from_slice(flags);
     let o = namzu(t, &args).await;
-    let rows: Value = serde_json::from_str(&out(&o)).expect("list -o json");
-    let row = rows.as_array().unwrap().iter().find(|r| r["id"] == id).expect("listed");
+    let rows = listed(&o);
+    let row = rows.iter().find(|r| r["id"] == id).expect("listed");
     row["drift"]["state"].as_str().unwrap().to_string()
 }
 

@@ -53,7 +53,11 @@ async fn get_takes_ids_in_order_and_one_id_with_o_yaml_is_the_object() {
     let one = json(&namzu(&t, &["get", "namzu-ws-alpha", "-o", "json"]).await);
     assert_eq!(one["id"], "alpha");
     let several = json(&namzu(&t, &["get", "alpha", "bravo", "-o", "json"]).await);
-    assert_eq!(several.as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        several["items"].as_array().map(Vec::len),
+        Some(2),
+        "kubectl's List: {several}"
+    );
     // the rows found are printed; each id without a workspace is named, exit 4
     let o = namzu(&t, &["get", "alpha", "nobody"]).await;
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
@@ -368,13 +372,10 @@ async fn no_kubeconfig_is_one_line_naming_the_file_and_doctor_diagnoses_it() {
 async fn running_for_and_mode_changed_before_select_what_they_say() {
     let t = start_demo().await;
     let now = t.sim.now();
-    let all = json(&namzu(&t, &["list", "-A", "-o", "json"]).await);
-    let all = all.as_array().expect("an array");
+    let all = listed(&namzu(&t, &["list", "-A", "-o", "json"]).await);
     let since = |w: &Value| at(w["operatingModeChangedAt"].as_str()).or_else(|| at(w["createdAt"].as_str()));
     let ids = |o: &Output| -> Vec<String> {
-        json(o)
-            .as_array()
-            .expect("an array")
+        listed(o)
             .iter()
             .map(|w| w["id"].as_str().unwrap_or_default().to_string())
             .collect()

@@ -253,9 +253,7 @@ async fn resources_come_from_the_admitted_pod_and_capacity_holds_what_nodes_hold
     t.sim.modify(&SANDBOXES, "truth", "namzu-ws-limited", |s| {
         s["spec"]["podTemplate"]["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": "8"}});
     });
-    let o = namzu(&t, &["list", "-n", "truth", "-o", "json"]).await;
-    assert!(o.status.success(), "{}", err(&o));
-    let items: Vec<Value> = serde_json::from_str(&out(&o)).unwrap();
+    let items = listed(&namzu(&t, &["list", "-n", "truth", "-o", "json"]).await);
     let w = |id: &str| items.iter().find(|i| i["id"] == id).unwrap()["resources"].clone();
     let limited = w("limited");
     assert_eq!(limited["source"], "pod");
@@ -306,7 +304,7 @@ async fn resources_come_from_the_admitted_pod_and_capacity_holds_what_nodes_hold
         })
         .sum();
     assert_eq!(mcpu, 3000, "{}", out(&o));
-    let items: Vec<Value> = serde_json::from_str(&out(&namzu(&t, &["list", "-n", "cap", "-o", "json"]).await)).unwrap();
+    let items = listed(&namzu(&t, &["list", "-n", "cap", "-o", "json"]).await);
     for i in &items {
         assert_eq!(i["resources"]["source"], "pod", "{}", i["id"]);
     }

@@ -286,6 +286,19 @@ pub(crate) fn wait_for_every<T>(every: Duration, within: Duration, mut look: imp
     }
 }
 
+/// The rows `list`/`get -o json` printed, asserting the command succeeded and that it printed
+/// kubectl's List (`{"apiVersion": "v1", "items": […], "kind": "List", …}`): its items.
+pub(crate) fn listed(o: &std::process::Output) -> Vec<Value> {
+    assert!(o.status.success(), "{}", err(o));
+    let list: Value = serde_json::from_str(&out(o)).unwrap_or_else(|e| panic!("{e}: {}\n{}", out(o), err(o)));
+    assert_eq!(
+        (&list["apiVersion"], &list["kind"]),
+        (&Value::from("v1"), &Value::from("List")),
+        "{list}"
+    );
+    list["items"].as_array().expect("a List's items").clone()
+}
+
 /// Wait, bounded by `within`, until `done` holds; the test fails naming `what` if it never does.
 pub(crate) fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
     wait_for(within, || if done() { Ok(()) } else { Err(what.to_string()) })

@@ -325,11 +325,8 @@ fn triage_in_a_real_terminal() {
 
 /// The ids a `list -o json` printed.
 fn listed_ids(out: &std::process::Output) -> Vec<String> {
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("list -o json");
-    let mut ids: Vec<String> = v
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut ids: Vec<String> = listed(out)
+        .iter()
         .filter_map(|i| i["id"].as_str().map(str::to_string))
         .collect();
     ids.sort();

@@ -7,12 +7,7 @@ use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 fn items(o: &std::process::Output) -> Vec<Value> {
-    assert!(o.status.success(), "{}", err(o));
-    serde_json::from_str::<Value>(&out(o))
-        .expect("JSON on stdout")
-        .as_array()
-        .expect("an array")
-        .clone()
+    listed(o)
 }
 
 fn one<'a>(items: &'a [Value], id: &str) -> &'a Value {
