@@ -141,6 +141,22 @@ impl Args {
         }
     }
 
+    /// The flags make sense together (`--tail` is -1 or a count).
+    pub(crate) fn check(&self) -> Result<(), Failure> {
+        if self.tail < -1 {
+            return Err(Failure::usage(format!(
+                "--tail {}: give -1 (all) or a count",
+                self.tail
+            )));
+        }
+        Ok(())
+    }
+
+    /// Several logs are asked for (ids, a selection, every container): `logs_many` reads them.
+    pub(crate) fn many(&self) -> bool {
+        self.ids.len() != 1 || self.selecting() || self.all_containers
+    }
+
     /// A selection was given (`-l`, `--state`, `--diagnosis`, `--problems`, …).
     pub(crate) fn selecting(&self) -> bool {
         self.selection.selector.is_some() || self.selection.filter() != namzu_domain::select::Filter::default()
@@ -148,20 +164,11 @@ impl Args {
 }
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    if args.tail < -1 {
-        return Err(Failure::usage(format!(
-            "--tail {}: give -1 (all) or a count",
-            args.tail
-        )));
-    }
-    // one workspace's one container: its log as it is, no prefix (kubectl logs' habit)
-    let [id] = args.ids.as_slice() else {
-        return super::logs_many::run(globals, args).await;
+    args.check()?;
+    // one workspace's one container (`Args::many` is false): its log as it is, no prefix
+    let Some(id) = args.ids.first().cloned() else {
+        return Err(Failure::usage("name the workspace"));
     };
-    if args.selecting() || args.all_containers {
-        return super::logs_many::run(globals, args).await;
-    }
-    let id = id.clone();
     globals.one_namespace_for_names()?;
     globals.one_context("logs")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;

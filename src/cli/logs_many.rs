@@ -29,6 +29,7 @@ struct Stream {
 const COLOURS: [&str; 6] = ["36", "33", "32", "35", "34", "31"];
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
+    args.check()?;
     globals.one_context("logs")?;
     if !args.ids.is_empty() && args.selecting() {
         return Err(Failure::usage(

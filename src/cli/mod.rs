@@ -171,6 +171,8 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::List(args) => list::run(&cli.globals, args).await,
         Command::Inspect(args) => inspect::run(&cli.globals, args).await,
         Command::Drift(args) => drift::run(&cli.globals, args).await,
+        // one workspace's one container as kubectl logs reads it; several, or a selection, at once
+        Command::Logs(args) if args.many() => logs_many::run(&cli.globals, args).await,
         Command::Logs(args) => logs::run(&cli.globals, args).await,
         Command::Exec(args) => exec::run(&cli.globals, args).await,
         Command::History(args) => history::run(&cli.globals, args).await,
