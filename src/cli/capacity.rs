@@ -73,7 +73,7 @@ async fn extension_objects(
 }
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let all_namespaces = globals.all_namespaces;
     let read = fleet
         .each::<_, Failure, _>(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })

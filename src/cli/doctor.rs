@@ -29,7 +29,7 @@ pub(crate) async fn run(globals: &Globals) -> Result<(), Failure> {
         );
         return Err(Failure::error("no usable kubeconfig: nothing else can be checked"));
     }
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let several_contexts = fleet.several_contexts;
     let reports = fleet
         .each::<_, Failure, _>(|member| async move { Ok(check(member.conn).await) })

@@ -98,7 +98,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             ));
         }
     }
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let several_namespaces = fleet
         .members
         .iter()

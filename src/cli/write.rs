@@ -375,7 +375,7 @@ async fn run(
         globals.overlay_flags(&extra.overlays),
         globals.all_namespaces,
     )?;
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let request = Request {
         verb,
         epoch: match (common.epoch, common.take_over) {

@@ -8,6 +8,7 @@ use super::egress::delete_command;
 use super::keys::HOLDER_EPOCH;
 use super::naming::is_path_safe_name;
 use super::patch::Mode;
+use super::shell::word;
 use super::workspace::{Observed, Workspace};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -385,19 +386,6 @@ fn with_context(w: &Workspace, command: String) -> String {
 
 fn join(words: &[&str]) -> String {
     words.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")
-}
-
-/// One shell word: as is when it needs no quoting, else single-quoted.
-pub(crate) fn word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,7 @@
 use super::auth::authenticate;
 use super::faults::{FaultAction, Gate};
 use super::record::Recorded;
-use super::resources::Resource;
-use super::status::{self, ApiError};
+use super::status;
 use super::wire::{Body, Req, full, query_pairs};
 use super::{Shared, SimState, exec};
 use http_body_util::BodyExt;
@@ -17,23 +16,12 @@ use std::sync::Arc;
 
 mod admission;
 mod list;
+pub(super) mod reply;
 mod router;
 mod write;
 
-use list::Page;
-use router::serve;
-
-pub(super) fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
-    let mut response = encoded_response(code, serde_json::to_vec(body).expect("json"));
-    if let Some(s) = retry_after {
-        response.headers_mut().insert("retry-after", http::HeaderValue::from(s));
-    }
-    response
-}
-
-pub(super) fn error_response(e: &ApiError) -> Response<Body> {
-    json_response(e.code, &e.body, e.retry_after)
-}
+use reply::{authorize_sub, encoded_response, error_response};
+use router::{Reply, serve};
 
 /// Serve one request; `Err` closes the connection with no answer (an injected reset).
 pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
@@ -214,14 +202,6 @@ fn endless(head: String, drip: String) -> Response<Body> {
     response
 }
 
-/// What [`serve`] made under the server's lock.
-enum Reply {
-    /// The answer itself.
-    Now(Response<Body>),
-    /// A LIST's page, encoded once the lock is released.
-    Page(Page),
-}
-
 /// Serve a request, the server's lock held for the store's work only, so requests on other
 /// connections are served meanwhile: a write (its test-and-set, its new resourceVersion) and its
 /// record under one hold, so the record's order is the order writes were applied; a LIST's page
@@ -316,42 +296,4 @@ pub(super) fn exec_upgrade(
     rec.status = response.status().as_u16();
     st.record.push(rec);
     response
-}
-
-/// A subresource (`pods/log`, `pods/exec`) authorized as RBAC does: the rule must name
-/// `resource/subresource` (or `*`, or `*/subresource`).
-pub(super) fn authorize_sub(
-    req: &Req,
-    group: &str,
-    resource: &str,
-    sub: &str,
-    verb: &str,
-    ns: Option<&str>,
-    name: &str,
-) -> Result<(), ApiError> {
-    let full = format!("{resource}/{sub}");
-    match &req.user {
-        Some(u) if !u.can(verb, group, &full, ns) => Err(status::forbidden_resource(
-            &u.name, verb, group, resource, &full, ns, name,
-        )),
-        _ => Ok(()),
-    }
-}
-
-pub(super) fn authorize(req: &Req, r: &Resource, verb: &str, ns: Option<&str>, name: &str) -> Result<(), ApiError> {
-    match &req.user {
-        Some(u) if !u.can(verb, r.group, r.plural, ns) => Err(status::forbidden(&u.name, verb, r, ns, name)),
-        _ => Ok(()),
-    }
-}
-
-pub(super) type Answer = Result<(u16, Value), ApiError>;
-
-pub(super) fn encoded_response(code: u16, body: Vec<u8>) -> Response<Body> {
-    Response::builder()
-        .status(code)
-        .header("content-type", "application/json")
-        .header("cache-control", "no-cache, private")
-        .body(full(body))
-        .expect("response")
 }

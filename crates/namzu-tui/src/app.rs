@@ -9,6 +9,7 @@ mod leaks;
 mod switch;
 #[cfg(test)]
 mod tests;
+mod triage;
 
 use command_line::*;
 pub use confirm::*;
@@ -19,6 +20,7 @@ pub(crate) use leaks::*;
 use switch::*;
 
 use super::action::{Action, Effect};
+pub use crate::context_options::ContextOptions;
 use crate::keys::{self, Command, Context};
 use chrono::{DateTime, Utc};
 use namzu_domain::columns::Column;
@@ -100,17 +102,6 @@ enum PopupReply {
 
 /// How long a status line stays.
 pub(crate) const STATUS_FOR: chrono::TimeDelta = chrono::TimeDelta::seconds(8);
-
-/// A context the UI is given: where it is, its safety rules, and why it could not be opened.
-#[derive(Debug, Clone, Default)]
-pub struct ContextOptions {
-    pub name: String,
-    pub server: String,
-    /// Its own namespace (`-n`, else the context's): where it is read until one is chosen.
-    pub namespace: String,
-    pub rules: ContextRules,
-    pub open_error: Option<String>,
-}
 
 /// Where the UI starts.
 #[derive(Debug, Clone)]
@@ -629,7 +620,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::History { .. }
         | Action::ShellReady { .. }
         | Action::Saved(_)
-        | Action::ShellEnded(_) => super::triage::apply(app, action),
+        | Action::ShellEnded(_) => triage::apply(app, action),
         Action::ContextOpened { context, result } => on_context_opened(app, context, result),
         Action::Leaks { context, scope, result } => {
             leaks::answered(app, &context, &scope, result);

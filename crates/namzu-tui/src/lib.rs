@@ -3,15 +3,16 @@
 
 pub mod action;
 pub mod app;
+mod context_options;
 pub mod io;
 pub mod keys;
 pub mod log_view;
 pub mod logs;
-pub mod triage;
 pub mod view;
 
 use action::{Action, Effect};
-use app::{App, AppOptions, ContextOptions, update};
+use app::{App, AppOptions, update};
+use context_options::ContextOptions;
 use io::{Cluster, Io};
 use namzu_clock::Clock;
 use namzu_domain::safety::ContextRules;

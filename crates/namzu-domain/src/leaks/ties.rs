@@ -6,7 +6,7 @@ use super::{Leak, LeakKind, Reads, created, disk_sandboxes, resource_version};
 // (the library's default per-sandbox key; a host that chose another gets its policies judged in
 // use, never deleted)
 use crate::keys::{CLAIM_UID, PER_SANDBOX_LABEL, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
-use crate::naming::id_of;
+use crate::naming::{id_of, name_hash};
 use crate::object::{name, owner_refs, uid};
 use crate::resources::{capacity, requested_storage};
 use chrono::{DateTime, Utc};
@@ -119,17 +119,6 @@ impl<'a> Existing<'a> {
             ),
         }
     }
-}
-
-/// agent-sandbox's `NameHash`: FNV-1a 32 of a Sandbox's name, 8 lowercase hex digits — the value
-/// of the `sandbox-name-hash` label the controller re-adopts an unowned disk by.
-pub fn name_hash(sandbox: &str) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in sandbox.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("{h:08x}")
 }
 
 fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {

@@ -5,14 +5,22 @@ use super::super::clock::k8s_time;
 use super::super::resources::{NAMESPACES, Resource, Target, parse_path};
 use super::super::status;
 use super::super::store::meta;
-use super::super::wire::{Req, full};
+use super::super::wire::{Body, Req, full};
 use super::super::{SimState, discovery, events, logs, pod_admission, table, watch};
 use super::admission::{admit_custom, validate};
 use super::list::Page;
+use super::reply::{Answer, authorize, authorize_sub, error_response, json_response};
 use super::write::{delete, dry_run, patch, status_subresource, update};
-use super::{Answer, Reply, authorize, authorize_sub, error_response, json_response};
 use hyper::Response;
 use serde_json::{Value, json};
+
+/// What [`serve`] made under the server's lock.
+pub(super) enum Reply {
+    /// The answer itself.
+    Now(Response<Body>),
+    /// A LIST's page, encoded once the lock is released.
+    Page(Page),
+}
 
 /// The Sandbox a write was to, if it was to one: the controller then looks at that one only.
 pub(super) fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, String)> {

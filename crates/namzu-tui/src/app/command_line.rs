@@ -91,7 +91,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         }
         "help" | "?" => on_list_command(app, Command::Help),
         "logs" | "log" => on_list_command(app, Command::Logs),
-        "shell" | "sh" => crate::triage::on_shell_line(app, rest),
+        "shell" | "sh" => super::triage::on_shell_line(app, rest),
         "history" => on_list_command(app, Command::History),
         "detail" | "describe" => on_list_command(app, Command::Detail),
         "yaml" | "edit" => on_list_command(app, Command::Yaml),

@@ -50,7 +50,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return on_command_key(app, command, key);
     }
     if matches!(context, Context::Logs | Context::LogSearch) {
-        return crate::triage::on_pane_key(app, command, key);
+        return super::triage::on_pane_key(app, command, key);
     }
     if matches!(app.popups.last(), Some(Popup::Leaks(_))) {
         return super::leaks::on_leaks_key(app, command, key);
@@ -282,7 +282,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::RefreshTemplate => return app.open_confirm(Verb::Resume, true),
         Command::Delete => return app.open_confirm(Verb::Delete, false),
         Command::Quit => app.quit = true,
-        Command::Logs | Command::Shell | Command::History => return crate::triage::on_list_command(app, command),
+        Command::Logs | Command::Shell | Command::History => return super::triage::on_list_command(app, command),
         Command::Close
         | Command::SwitchFocus
         | Command::Choose
