@@ -220,7 +220,24 @@ pub(super) fn judge_disk_in(pvc: &Value, r: &Reads<'_>, e: &Existing<'_>) -> Opt
     ));
     let size = capacity(pvc).or_else(|| requested_storage(pvc));
     let ns = r.namespace;
-    let (kind, reason, next, deletable) = if let Some(tie) = checks.iter().find(|c| c.in_use) {
+    let verdict = disk_verdict(pvc, ns, sandbox, owners, &checks, detached);
+    Some(Leak {
+        size,
+        ..judged(pvc, ns, verdict, checks)
+    })
+}
+
+/// What a disk is, from its checks: in use (a tie found), detached (re-adopted if its Sandbox
+/// comes back), or left behind.
+fn disk_verdict(
+    pvc: &Value,
+    ns: &str,
+    sandbox: &str,
+    owners: &[Value],
+    checks: &[Check],
+    detached: bool,
+) -> (LeakKind, String, String, bool) {
+    if let Some(tie) = checks.iter().find(|c| c.in_use) {
         (
             LeakKind::DiskInUse,
             format!("looks left behind, but in use: {}", tie.found),
@@ -254,11 +271,7 @@ pub(super) fn judge_disk_in(pvc: &Value, r: &Reads<'_>, e: &Existing<'_>) -> Opt
             name(pvc)
         );
         (LeakKind::Disk, reason, next, true)
-    };
-    Some(Leak {
-        size,
-        ..judged(pvc, ns, (kind, reason, next, deletable), checks)
-    })
+    }
 }
 
 /// A disk or policy judged: the object's identity and age, the verdict, the checks made.
