@@ -53,14 +53,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let body = if raw_body.is_empty() {
-        None
-    } else {
-        Some(
-            serde_json::from_slice(&raw_body)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw_body).into_owned())),
-        )
-    };
+    let body = parsed_body(&raw_body);
     // a round trip: the answer (a watch's head) comes this much later, on the runtime's timer
     let latency = shared.latency();
     if !latency.is_zero() {
@@ -78,21 +71,11 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         bytes: 0,
     };
 
-    let user = {
-        let st = shared.lock();
-        match authenticate(
-            &st.users,
-            Some(&authorization).filter(|a| !a.is_empty()).map(String::as_str),
-        ) {
-            Ok(u) => u.cloned(),
-            Err(_) => {
-                drop(st);
-                let e = status::unauthorized();
-                rec.status = e.code;
-                shared.lock().record.push(rec);
-                return Ok(error_response(&e));
-            }
-        }
+    let Some(user) = authenticated(&shared, &authorization) else {
+        let e = status::unauthorized();
+        rec.status = e.code;
+        shared.lock().record.push(rec);
+        return Ok(error_response(&e));
     };
     rec.user = user.as_ref().map_or("admin".to_string(), |u| u.name.clone());
 
@@ -101,56 +84,14 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         st.faults.iter_mut().find_map(|f| f.fire(&method, &path))
     };
     let lost = fault == Some(FaultAction::Lost);
-    let mut hold = None;
-    let mut continue_with = None;
-    match fault {
-        Some(FaultAction::ContinueTokens(token)) => continue_with = Some(token.concat()),
-        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
-        Some(FaultAction::Lost) => {}
-        Some(FaultAction::Hold(gate)) => hold = Some(gate),
-        Some(FaultAction::Hang) => {
-            shared.lock().record.push(rec);
-            return std::future::pending().await;
-        }
-        Some(FaultAction::Reset) => {
-            shared.lock().record.push(rec);
-            return Err(std::io::Error::other("injected connection reset"));
-        }
-        Some(FaultAction::Mutate(m)) => {
-            let now = shared.clock.now();
-            shared.lock().mutate(&path, &m, now);
-        }
-        Some(FaultAction::Raw { code, body }) => {
-            rec.status = code;
-            shared.lock().record.push(rec);
-            let answer = Response::builder()
-                .status(code)
-                .header("content-type", "application/json")
-                .body(full(body.into_bytes()))
-                .expect("response");
-            return Ok(answer);
-        }
-        Some(FaultAction::Endless { head, drip }) => {
-            rec.status = 200;
-            shared.lock().record.push(rec);
-            return Ok(endless(head, drip));
-        }
-        Some(FaultAction::Status {
-            code,
-            reason,
-            message,
-            retry_after,
-        }) => {
-            // the Retry-After header, and the Status's details.retryAfterSeconds, as the API server sends both
-            let details = retry_after.map_or(json!({}), |s| json!({"retryAfterSeconds": s}));
-            let mut e = status::status(code, &reason, &message, details);
-            e.retry_after = retry_after;
-            rec.status = code;
-            shared.lock().record.push(rec);
-            return Ok(error_response(&e));
-        }
-        None => {}
-    }
+    let Injected {
+        rec,
+        mut hold,
+        continue_with,
+    } = match inject(&shared, fault, &path, rec).await {
+        Ok(injected) => injected,
+        Err(answer) => return answer,
+    };
 
     let mut query = query_pairs(&raw_query);
     // a list that never ends is served from its first page, whatever token came back
@@ -181,6 +122,99 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         return Err(std::io::Error::other("injected: the answer was lost"));
     }
     Ok(response)
+}
+
+/// A request's body: JSON when it parses, else its text; `None` when empty.
+fn parsed_body(raw_body: &[u8]) -> Option<Value> {
+    if raw_body.is_empty() {
+        return None;
+    }
+    Some(
+        serde_json::from_slice(raw_body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(raw_body).into_owned())),
+    )
+}
+
+/// Who the bearer token says the caller is (`Some(None)`: no users configured, or no token);
+/// `None` when the token is refused.
+fn authenticated(shared: &Shared, authorization: &str) -> Option<Option<super::auth::User>> {
+    let st = shared.lock();
+    authenticate(&st.users, Some(authorization).filter(|a| !a.is_empty()))
+        .ok()
+        .map(|u| u.cloned())
+}
+
+/// What an injected fault leaves of a request still to be served: its record, a gate to hold
+/// the answer at, a continue token to serve pages under.
+struct Injected {
+    rec: Recorded,
+    hold: Option<Gate>,
+    continue_with: Option<String>,
+}
+
+/// The fault that fired on this request, done: `Err` is the answer it makes instead (or the
+/// connection it resets), the request recorded.
+async fn inject(
+    shared: &Arc<Shared>,
+    fault: Option<FaultAction>,
+    path: &str,
+    mut rec: Recorded,
+) -> Result<Injected, Result<Response<Body>, std::io::Error>> {
+    let mut hold = None;
+    let mut continue_with = None;
+    match fault {
+        Some(FaultAction::ContinueTokens(token)) => continue_with = Some(token.concat()),
+        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
+        Some(FaultAction::Lost) => {}
+        Some(FaultAction::Hold(gate)) => hold = Some(gate),
+        Some(FaultAction::Hang) => {
+            shared.lock().record.push(rec);
+            return Err(std::future::pending().await);
+        }
+        Some(FaultAction::Reset) => {
+            shared.lock().record.push(rec);
+            return Err(Err(std::io::Error::other("injected connection reset")));
+        }
+        Some(FaultAction::Mutate(m)) => {
+            let now = shared.clock.now();
+            shared.lock().mutate(path, &m, now);
+        }
+        Some(FaultAction::Raw { code, body }) => {
+            rec.status = code;
+            shared.lock().record.push(rec);
+            let answer = Response::builder()
+                .status(code)
+                .header("content-type", "application/json")
+                .body(full(body.into_bytes()))
+                .expect("response");
+            return Err(Ok(answer));
+        }
+        Some(FaultAction::Endless { head, drip }) => {
+            rec.status = 200;
+            shared.lock().record.push(rec);
+            return Err(Ok(endless(head, drip)));
+        }
+        Some(FaultAction::Status {
+            code,
+            reason,
+            message,
+            retry_after,
+        }) => {
+            // the Retry-After header, and the Status's details.retryAfterSeconds, as the API server sends both
+            let details = retry_after.map_or(json!({}), |s| json!({"retryAfterSeconds": s}));
+            let mut e = status::status(code, &reason, &message, details);
+            e.retry_after = retry_after;
+            rec.status = code;
+            shared.lock().record.push(rec);
+            return Err(Ok(error_response(&e)));
+        }
+        None => {}
+    }
+    Ok(Injected {
+        rec,
+        hold,
+        continue_with,
+    })
 }
 
 /// A 200 whose body is `head`, then `drip` every 20 ms, never ending.
