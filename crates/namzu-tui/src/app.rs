@@ -572,14 +572,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Tick(now) => {
-            app.now = now;
-            // a status line expires (a bulk action's progress stays while it runs)
-            if app.status != app.status_seen.0 {
-                app.status_seen = (app.status.clone(), now);
-            } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
-                app.status.clear();
-                app.status_seen.0.clear();
-            }
+            on_tick(app, now);
             Vec::new()
         }
         Action::Live {
@@ -639,6 +632,22 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Action::Preview { .. }
+        | Action::Done { .. }
+        | Action::NotStarted { .. }
+        | Action::Sent(_)
+        | Action::WaitProgress { .. }
+        | Action::Waited { .. } => {
+            on_write_answer(app, action);
+            Vec::new()
+        }
+    }
+}
+
+/// A write's answers: its preview, its end (done or not started), the audit's entries, the wait
+/// after it.
+fn on_write_answer(app: &mut App, action: Action) {
+    match action {
         Action::Preview {
             key,
             take_over,
@@ -650,12 +659,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             {
                 c.previews.insert(key, outcome);
             }
-            Vec::new()
         }
         Action::Done { key, verb, outcome } => {
             let note = note_for(verb, &key, &outcome);
             row_done(app, key, note);
-            Vec::new()
         }
         Action::NotStarted { key, why } => {
             let note = RowNote {
@@ -663,11 +670,9 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 ok: false,
             };
             row_done(app, key, note);
-            Vec::new()
         }
         Action::Sent(entries) => {
             app.sent = entries;
-            Vec::new()
         }
         Action::WaitProgress { key, message } => {
             app.notes.insert(
@@ -677,7 +682,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                     ok: true,
                 },
             );
-            Vec::new()
         }
         Action::Waited { key, verb, waited } => {
             let note = RowNote {
@@ -690,8 +694,20 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             app.notes.insert(key, note);
             // the watches bring what the write changed
-            Vec::new()
         }
+        // `update` hands only a write's answers here
+        _ => {}
+    }
+}
+
+/// Time passes: a status line expires (a bulk action's progress stays while it runs).
+fn on_tick(app: &mut App, now: DateTime<Utc>) {
+    app.now = now;
+    if app.status != app.status_seen.0 {
+        app.status_seen = (app.status.clone(), now);
+    } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
+        app.status.clear();
+        app.status_seen.0.clear();
     }
 }
 
