@@ -5,7 +5,7 @@ use super::super::keys::{CHANGED_AT, HOLDER_EPOCH};
 use super::super::object::{annotation, at, str_at};
 use super::super::patch::Mode;
 use super::super::writers::{self, Writer};
-use super::{Entry, Source, object_words, time};
+use super::entry::{Entry, Source, object_words, time};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 use super::super::keys::CHANGED_AT;
 use super::super::object::{annotation, at, name, str_at, uid};
 use super::super::patch::Mode;
-use super::{FIRST_REQUESTED_AT, Inputs, first_time, rfc3339, time};
+use super::entry::{FIRST_REQUESTED_AT, Inputs, first_time, rfc3339, time};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
