@@ -163,6 +163,15 @@ pub fn name_hash(name: &str) -> String {
     format!("{h:08x}")
 }
 
+/// The Sandbox's conditions as the controller writes them now: at the generation it observed
+/// (one behind under the `stale_status` knob).
+fn conditions_at(sbx: &Value, knobs: &Knobs, now: DateTime<Utc>) -> impl Fn(&str, &str, &str, &str) -> Value {
+    let generation = sbx.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+    let observed = if knobs.stale_status { generation - 1 } else { generation };
+    let now_s = k8s_time(now);
+    move |t: &str, st: &str, r: &str, m: &str| condition(t, st, r, m, observed, &now_s)
+}
+
 fn condition(type_: &str, status: &str, reason: &str, message: &str, generation: i64, now: &str) -> Value {
     json!({"type":type_,"status":status,"reason":reason,"message":message,
         "observedGeneration":generation,"lastTransitionTime":now})
@@ -284,7 +293,6 @@ impl Controller {
     }
 
     /// A suspended Sandbox: its pod terminated, then gone; its conditions say how far.
-    #[allow(clippy::too_many_arguments)]
     fn suspending(
         &mut self,
         store: &mut Store,
@@ -293,10 +301,10 @@ impl Controller {
         knobs: &Knobs,
         now: DateTime<Utc>,
         settle: bool,
-        cond: &dyn Fn(&str, &str, &str, &str) -> Value,
     ) -> Vec<Value> {
         let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
         let now_s = k8s_time(now);
+        let cond = conditions_at(sbx, knobs, now);
         match pod {
             Some(p) if !owns(sbx, &p) => {
                 vec![
@@ -323,7 +331,7 @@ impl Controller {
                         cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
                     ]
                 } else {
-                    suspended_conditions(cond)
+                    suspended_conditions(&cond)
                 }
             }
             // a settled scenario's draining pod: it ran, and the suspend has begun
@@ -336,13 +344,12 @@ impl Controller {
                     cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
                 ]
             }
-            None => suspended_conditions(cond),
+            None => suspended_conditions(&cond),
         }
     }
 
     /// A running Sandbox: its pod made (again when it ended or drained) and moved along; the
     /// conditions and the status fields that follow from it.
-    #[allow(clippy::too_many_arguments)]
     fn running(
         &mut self,
         store: &mut Store,
@@ -351,10 +358,10 @@ impl Controller {
         knobs: &Knobs,
         now: DateTime<Utc>,
         settle: bool,
-        cond: &dyn Fn(&str, &str, &str, &str) -> Value,
     ) -> (Vec<Value>, Value) {
         let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
         let now_s = k8s_time(now);
+        let cond = conditions_at(sbx, knobs, now);
         let pod = match pod {
             Some(p) if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
                 Some(self.keep_terminating(store, p, knobs, now))
@@ -379,7 +386,7 @@ impl Controller {
         }
         .expect("a pod exists or was created");
         let pod = self.progress_pod(store, sbx, pod, knobs, now);
-        let mut conds = running_conditions(&pod, cond);
+        let mut conds = running_conditions(&pod, &cond);
         let mut extra = json!({});
         if s(&pod, "/status/phase") == "Running" {
             // the CRD's podIPs are strings (a pod's are `{ip}` objects)
@@ -410,9 +417,7 @@ impl Controller {
             s(&sbx, "/metadata/name").to_string(),
         );
         let now_s = k8s_time(now);
-        let generation = sbx.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
-        let observed = if knobs.stale_status { generation - 1 } else { generation };
-        let cond = |t: &str, st: &str, r: &str, m: &str| condition(t, st, r, m, observed, &now_s);
+        let cond = conditions_at(&sbx, &knobs, now);
         self.ensure_pvcs(store, &sbx, &knobs, &now_s);
 
         let shutdown = sbx
@@ -442,7 +447,7 @@ impl Controller {
         let mut extra = json!({});
         let mut conds;
         if suspended {
-            conds = self.suspending(store, &sbx, pod, &knobs, now, settle, &cond);
+            conds = self.suspending(store, &sbx, pod, &knobs, now, settle);
         } else if knobs.pod_lost || knobs.ready_reason.as_deref().is_some_and(|r| r != "PodTerminating") {
             // no pod: deleted under a Ready=True not yet updated, or the controller is blocked
             if pod.is_some() {
@@ -453,7 +458,7 @@ impl Controller {
                 cond("Suspended", "False", "NotSuspended", "Sandbox is not suspended"),
             ];
         } else {
-            (conds, extra) = self.running(store, &sbx, pod, &knobs, now, settle, &cond);
+            (conds, extra) = self.running(store, &sbx, pod, &knobs, now, settle);
         }
         if let Some(reason) = &knobs.ready_reason {
             let message = knobs.ready_message.clone().unwrap_or_default();
