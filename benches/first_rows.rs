@@ -18,6 +18,8 @@
 
 // a bench prints its figures and stops at the first thing that is not as set up
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+// a bench is one scenario read top to bottom: its setup and measures stay in one function
+#![allow(clippy::too_many_lines)]
 
 #[path = "support/shape.rs"]
 mod shape;

@@ -10,6 +10,8 @@
 //! orphaned (default 50); `NAMZU_BENCH_RUNS` the runs per figure (default 5).
 
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::unwrap_used)]
+// a bench is one scenario read top to bottom: its setup and measures stay in one function
+#![allow(clippy::too_many_lines)]
 
 #[path = "support/shape.rs"]
 mod shape;

@@ -73,7 +73,7 @@ async fn extension_objects(
 }
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let all_namespaces = globals.all_namespaces;
     let read = fleet
         .each::<_, Failure, _>(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
@@ -221,6 +221,43 @@ fn structured(n: &NamespaceCapacity, now: chrono::DateTime<chrono::Utc>) -> Valu
     out
 }
 
+/// A pool's health cells: its update strategy, its stale members, its last progress event.
+fn health_cells(h: Option<&PoolHealth>, now: chrono::DateTime<chrono::Utc>) -> [(String, Tone); 3] {
+    [
+        (h.map_or("-".into(), |h| h.strategy.clone()), Tone::Plain),
+        (
+            h.map_or("?".into(), |h| match h.reference {
+                Some(_) => format!("{}/{}", h.stale.len(), h.members),
+                None if h.members == 0 => "-".into(),
+                None => "?".into(),
+            }),
+            if h.is_some_and(|h| !h.stale.is_empty()) {
+                Tone::Busy
+            } else {
+                Tone::Plain
+            },
+        ),
+        (
+            h.map_or("?".into(), |h| match &h.progress {
+                Some(e) => format!(
+                    "{} {} ago",
+                    e.reason,
+                    e.at.map_or("?".into(), |t| namzu_domain::age::human_duration(
+                        (now - t).num_seconds().max(0)
+                    ))
+                ),
+                None if h.events_read => "none held".into(),
+                None => "unknown".into(),
+            }),
+            if h.and_then(|h| h.progress.as_ref()).is_some_and(|e| e.not_progressing()) {
+                Tone::Bad
+            } else {
+                Tone::Plain
+            },
+        ),
+    ]
+}
+
 fn text(rows: &[NamespaceCapacity], several_contexts: bool, now: chrono::DateTime<chrono::Utc>) -> String {
     // across contexts each row starts with its context
     let lead = |n: &NamespaceCapacity| -> Vec<(String, Tone)> {
@@ -243,40 +280,7 @@ fn text(rows: &[NamespaceCapacity], several_contexts: bool, now: chrono::DateTim
                     (format!("{}/{}", p.ready, p.desired), short),
                     (p.claims.to_string(), Tone::Plain),
                 ]);
-                let h = n.health.get(&p.name);
-                row.extend([
-                    (h.map_or("-".into(), |h| h.strategy.clone()), Tone::Plain),
-                    (
-                        h.map_or("?".into(), |h| match h.reference {
-                            Some(_) => format!("{}/{}", h.stale.len(), h.members),
-                            None if h.members == 0 => "-".into(),
-                            None => "?".into(),
-                        }),
-                        if h.is_some_and(|h| !h.stale.is_empty()) {
-                            Tone::Busy
-                        } else {
-                            Tone::Plain
-                        },
-                    ),
-                    (
-                        h.map_or("?".into(), |h| match &h.progress {
-                            Some(e) => format!(
-                                "{} {} ago",
-                                e.reason,
-                                e.at.map_or("?".into(), |t| namzu_domain::age::human_duration(
-                                    (now - t).num_seconds().max(0)
-                                ))
-                            ),
-                            None if h.events_read => "none held".into(),
-                            None => "unknown".into(),
-                        }),
-                        if h.and_then(|h| h.progress.as_ref()).is_some_and(|e| e.not_progressing()) {
-                            Tone::Bad
-                        } else {
-                            Tone::Plain
-                        },
-                    ),
-                ]);
+                row.extend(health_cells(n.health.get(&p.name), now));
                 row
             })
         })

@@ -6,9 +6,8 @@
 //! definitions; `-n` the cluster's namespaces; `--context` the kubeconfig's contexts), both as the
 //! next word and as `--flag=VALUE`; and workspace ids after every verb that takes one.
 
-use super::Cli;
 use super::globals::Globals;
-use clap::{Arg, Command, CommandFactory};
+use clap::{Arg, Command};
 use namzu_domain::diagnosis::DiagnosisKind;
 use namzu_domain::drift::DriftState;
 use namzu_domain::select::SortKey;
@@ -61,12 +60,13 @@ enum Want {
     Nothing,
 }
 
-pub(crate) async fn run(globals: &Globals, args: Vec<String>) {
+/// `root` is the command line's definition (`Cli::command()`): the caller hands it down, so this
+/// module never names the parent's type.
+pub(crate) async fn run(mut root: Command, globals: &Globals, args: Vec<String>) {
     let (done, partial) = match args.split_last() {
         Some((last, rest)) => (rest.to_vec(), last.clone()),
         None => (Vec::new(), String::new()),
     };
-    let mut root = Cli::command();
     root.build();
     let (verb, pending, given) = walk(&root, &done);
     // the cluster flags among the words typed pick where ids, namespaces and contexts come from

@@ -79,6 +79,24 @@ pub(crate) fn load(globals: &Globals) -> Result<SafetyConfig, Failure> {
     Ok(rules)
 }
 
+/// The contexts the flags ask for, with the safety rules file loaded (`ops::fleet` opens them).
+/// It lives here, beside `load`, so the flags (`globals`) never reach up into the rules file.
+pub(crate) fn fleet_request(
+    globals: &Globals,
+    interactive_exec: bool,
+) -> Result<namzu_engine::ops::fleet::Request, Failure> {
+    Ok(namzu_engine::ops::fleet::Request {
+        contexts: globals.context.clone(),
+        all_contexts: globals.all_contexts,
+        write: globals.write,
+        cluster: globals.cluster.clone(),
+        user: globals.user.clone(),
+        connect: globals.connect_options(interactive_exec),
+        rules: load(globals)?,
+        overrides: globals.overrides(),
+    })
+}
+
 pub(crate) fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let ConfigCommand::View { output: format } = args.command;
     let rules = load(globals)?;

@@ -29,7 +29,7 @@ pub(crate) async fn run(globals: &Globals) -> Result<(), Failure> {
         );
         return Err(Failure::error("no usable kubeconfig: nothing else can be checked"));
     }
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let several_contexts = fleet.several_contexts;
     let reports = fleet
         .each::<_, Failure, _>(|member| async move { Ok(check(member.conn).await) })
@@ -86,10 +86,8 @@ async fn check(conn: Connection) -> Checked {
     Checked { text: out, end }
 }
 
-async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
-    let mut todo: Vec<String> = Vec::new();
-    let conn = conn.clone();
-    let ns = conn.namespace.clone();
+/// The server answers /version as a Kubernetes API server does; else nothing else is checked.
+async fn check_server(conn: &Connection, out: &mut String) -> Result<(), String> {
     match conn.version().await {
         // `{}` parses (every field defaults): an answer without a version is not one
         Ok(v) if v.git_version.trim().is_empty() => {
@@ -124,39 +122,16 @@ async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
             return Err(format!("{what}: nothing else can be checked"));
         }
     }
-    let served = |e: ClusterError| e.to_string();
-    let (core, ext) = (
-        conn.served_versions("agents.x-k8s.io").await.map_err(served)?,
-        conn.served_versions("extensions.agents.x-k8s.io")
-            .await
-            .map_err(served)?,
-    );
-    if core.iter().any(|v| v == "v1beta1") {
-        say!(out, "✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
-    } else if core.is_empty() {
-        say!(out, "✗ agent-sandbox agents.x-k8s.io is not served");
-        todo.push("install agent-sandbox v0.5.0 or later (the Sandbox CRD, agents.x-k8s.io/v1beta1)".into());
-    } else {
-        say!(
-            out,
-            "✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)",
-            core.join(", ")
-        );
-        todo.push("upgrade agent-sandbox to v0.5.0 or later (v1beta1)".into());
-    }
-    if ext.iter().any(|v| v == "v1beta1") {
-        say!(out, "✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
-    } else {
-        say!(
-            out,
-            "! extensions    extensions.agents.x-k8s.io v1beta1 is not served: drift and capacity cannot read templates, pools or claims"
-        );
-    }
+    Ok(())
+}
+
+/// What the user may do in the namespace, per verb of this tool (optional ones said as such).
+async fn check_permissions(conn: &Connection, ns: &str, out: &mut String, todo: &mut Vec<String>) {
     say!(out, "Permissions in namespace {ns}:");
     for (verb, needs) in VERBS {
         let (mut missing, mut unknown) = (Vec::new(), Vec::new());
         for n in needs {
-            match access::can(&conn, n.verb, n.group, n.resource, Some(&ns)).await {
+            match access::can(conn, n.verb, n.group, n.resource, Some(ns)).await {
                 Ok(true) => {}
                 Ok(false) => missing.push(format!("{} {}", n.verb, qualified(n.group, n.resource))),
                 Err(e) => unknown.push(format!("{} {} ({e})", n.verb, qualified(n.group, n.resource))),
@@ -198,6 +173,42 @@ async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
             ));
         }
     }
+}
+
+async fn checks(conn: &Connection, out: &mut String) -> Result<(), String> {
+    let mut todo: Vec<String> = Vec::new();
+    let conn = conn.clone();
+    let ns = conn.namespace.clone();
+    check_server(&conn, out).await?;
+    let served = |e: ClusterError| e.to_string();
+    let (core, ext) = (
+        conn.served_versions("agents.x-k8s.io").await.map_err(served)?,
+        conn.served_versions("extensions.agents.x-k8s.io")
+            .await
+            .map_err(served)?,
+    );
+    if core.iter().any(|v| v == "v1beta1") {
+        say!(out, "✓ agent-sandbox agents.x-k8s.io {}", core.join(", "));
+    } else if core.is_empty() {
+        say!(out, "✗ agent-sandbox agents.x-k8s.io is not served");
+        todo.push("install agent-sandbox v0.5.0 or later (the Sandbox CRD, agents.x-k8s.io/v1beta1)".into());
+    } else {
+        say!(
+            out,
+            "✗ agent-sandbox agents.x-k8s.io {} (v1beta1 needed)",
+            core.join(", ")
+        );
+        todo.push("upgrade agent-sandbox to v0.5.0 or later (v1beta1)".into());
+    }
+    if ext.iter().any(|v| v == "v1beta1") {
+        say!(out, "✓ extensions    extensions.agents.x-k8s.io {}", ext.join(", "));
+    } else {
+        say!(
+            out,
+            "! extensions    extensions.agents.x-k8s.io v1beta1 is not served: drift and capacity cannot read templates, pools or claims"
+        );
+    }
+    check_permissions(&conn, &ns, out, &mut todo).await;
     // templates are counted by GET, as the inventory reads them (hosts often may not list them)
     match resources::list(&conn, &SANDBOXES, Some(&ns), None).await {
         Ok(all) => {

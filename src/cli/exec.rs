@@ -60,7 +60,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         )));
     }
     // a command in a pod is a write for the context's safety rules (`ops::write::rules`)
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let read_only_flag = fleet.read_only_flag();
     let Some(Member { conn, rules }) = fleet.members.into_iter().next() else {
         return Err(Failure::error("no context was opened".to_string()));

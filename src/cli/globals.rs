@@ -169,23 +169,6 @@ impl Globals {
         }
     }
 
-    /// The contexts the flags ask for, with the safety rules file loaded (`ops::fleet` opens them).
-    pub(crate) fn fleet_request(
-        &self,
-        interactive_exec: bool,
-    ) -> Result<namzu_engine::ops::fleet::Request, crate::cli::exit::Failure> {
-        Ok(namzu_engine::ops::fleet::Request {
-            contexts: self.context.clone(),
-            all_contexts: self.all_contexts,
-            write: self.write,
-            cluster: self.cluster.clone(),
-            user: self.user.clone(),
-            connect: self.connect_options(interactive_exec),
-            rules: crate::cli::config::load(self)?,
-            overrides: self.overrides(),
-        })
-    }
-
     /// What the flags say over the config file's rules.
     pub(crate) fn overrides(&self) -> Overrides {
         Overrides {

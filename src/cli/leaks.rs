@@ -181,7 +181,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             "--dry-run, --yes and --include-detached go with --delete or --quarantine",
         ));
     }
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     if writes {
         namzu_engine::ops::leaks::admit(&fleet)?;
     }

@@ -11,7 +11,7 @@ use namzu_domain::columns::{Column, cell, columns};
 use namzu_domain::drift::DriftState;
 use namzu_domain::naming::{WorkspaceId, WorkspaceKey};
 use namzu_domain::safety::Badge;
-use namzu_domain::select::{SortKey, sort};
+use namzu_domain::select::{Filter, SortKey, sort};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
 use namzu_engine::cluster::inventory::{self, Query};
@@ -98,7 +98,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             ));
         }
     }
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let several_namespaces = fleet
         .members
         .iter()
@@ -379,7 +379,6 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
-    use namzu_domain::mirror::RowChange;
     use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
     use namzu_engine::ops::follow::{self, Followed, Target, Turn, Turns};
     let targets = fleet.members.iter().map(|member| Target {
@@ -392,12 +391,7 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
     tokio::pin!(termination);
     let filter = args.selection.filter();
     let shape = Shape::of(args, globals, fleet);
-    // the last row printed per workspace: a change that leaves it the same prints nothing
-    let mut shown: BTreeMap<WorkspaceKey, Workspace> = BTreeMap::new();
-    // the contexts whose first list is in: their changes print from then on
-    let mut synced: std::collections::BTreeSet<Option<String>> = Default::default();
-    // the workspaces the filter selects, as last printed
-    let mut selected: std::collections::BTreeSet<WorkspaceKey> = Default::default();
+    let mut seen = Seen::default();
     let mut header_due = !args.no_headers;
     let mut turns = Turns::default();
     // one line on stderr, after its context's name across several
@@ -435,110 +429,17 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
             // nothing prints before a context's first full state, which derives these again
             LiveEvent::Provisional(_) => {}
             LiveEvent::Synced { .. } => {
-                if synced.insert(context.clone()) {
-                    let mut rows: Vec<Workspace> = shown
-                        .iter()
-                        .filter(|(k, w)| k.context == context && filter.matches(w, now))
-                        .map(|(_, w)| w.clone())
-                        .collect();
-                    sort(&mut rows, args.sort_by, false);
-                    selected.extend(
-                        rows.iter()
-                            .map(|w| WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id)),
-                    );
-                    if !args.watch_only {
-                        lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
-                    }
+                let rows = seen.synced(&context, &filter, args.sort_by, now);
+                if !args.watch_only {
+                    lines.extend(rows.into_iter().map(|w| ("ADDED", w)));
                 }
             }
-            LiveEvent::Rows(changes) => {
-                for change in changes {
-                    match change {
-                        RowChange::Upsert(w) => {
-                            let w = *w;
-                            let key = WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id);
-                            if shown.get(&key) == Some(&w) {
-                                continue;
-                            }
-                            shown.insert(key.clone(), w.clone());
-                            if !synced.contains(&context) {
-                                continue;
-                            }
-                            // as a watch with a selector: a row entering the selection is ADDED,
-                            // one leaving it DELETED
-                            match (filter.matches(&w, now), selected.contains(&key)) {
-                                (true, true) => lines.push(("MODIFIED", w)),
-                                (true, false) => {
-                                    selected.insert(key);
-                                    lines.push(("ADDED", w));
-                                }
-                                (false, true) => {
-                                    selected.remove(&key);
-                                    lines.push(("DELETED", w));
-                                }
-                                (false, false) => {}
-                            }
-                        }
-                        RowChange::Remove(key) => {
-                            let key = WorkspaceKey {
-                                context: context.clone(),
-                                ..key
-                            };
-                            if let Some(w) = shown.remove(&key)
-                                && selected.remove(&key)
-                            {
-                                lines.push(("DELETED", w));
-                            }
-                        }
-                    }
-                }
-            }
+            LiveEvent::Rows(changes) => seen.rows_changed(&context, changes, &filter, now, &mut lines),
         }
         if lines.is_empty() {
             continue;
         }
-        let text = match &args.output {
-            Printer::Plain(Format::Json) => lines
-                .iter()
-                .map(|(kind, w)| {
-                    let object = schema::workspace(w);
-                    let value = if args.output_watch_events {
-                        serde_json::json!({"type": kind, "object": object})
-                    } else {
-                        object
-                    };
-                    format!("{}\n", output::compact_json(&value))
-                })
-                .collect(),
-            Printer::Plain(table @ (Format::Table | Format::Wide)) => {
-                let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
-                let text = render(&rows, *table, &shape, !header_due, now);
-                header_due = false;
-                text
-            }
-            Printer::Plain(other) => {
-                let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
-                let text = render(&rows, *other, &shape, true, now);
-                if *other == Format::Yaml {
-                    format!("---\n{text}")
-                } else {
-                    text
-                }
-            }
-            template => {
-                let mut text = String::new();
-                for (_, w) in lines {
-                    let items = vec![schema::workspace(&w)];
-                    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
-                    text.push_str(
-                        &template
-                            .render_template(&list, &items, true, args.allow_missing_template_keys)
-                            .map_err(Failure::error)?,
-                    );
-                }
-                text
-            }
-        };
+        let text = watch_text(args, &shape, lines, &mut header_due, now)?;
         output::write_stdout(&text);
         if output::stdout_closed() {
             return fleet.finish();
@@ -547,6 +448,148 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
             return Err(Failure::error(why));
         }
     }
+}
+
+/// What `list -w` has seen, per workspace.
+#[derive(Default)]
+struct Seen {
+    /// The last row printed per workspace: a change that leaves it the same prints nothing.
+    shown: BTreeMap<WorkspaceKey, Workspace>,
+    /// The contexts whose first list is in: their changes print from then on.
+    synced: std::collections::BTreeSet<Option<String>>,
+    /// The workspaces the filter selects, as last printed.
+    selected: std::collections::BTreeSet<WorkspaceKey>,
+}
+
+impl Seen {
+    /// A context's first full state: its rows the filter selects, sorted (once per context).
+    fn synced(
+        &mut self,
+        context: &Option<String>,
+        filter: &Filter,
+        sort_by: SortKey,
+        now: DateTime<Utc>,
+    ) -> Vec<Workspace> {
+        if !self.synced.insert(context.clone()) {
+            return Vec::new();
+        }
+        let mut rows: Vec<Workspace> = self
+            .shown
+            .iter()
+            .filter(|(k, w)| k.context == *context && filter.matches(w, now))
+            .map(|(_, w)| w.clone())
+            .collect();
+        sort(&mut rows, sort_by, false);
+        self.selected.extend(
+            rows.iter()
+                .map(|w| WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id)),
+        );
+        rows
+    }
+
+    /// Rows changed in a context: the lines they print, as a watch with a selector would.
+    fn rows_changed(
+        &mut self,
+        context: &Option<String>,
+        changes: Vec<namzu_domain::mirror::RowChange>,
+        filter: &Filter,
+        now: DateTime<Utc>,
+        lines: &mut Vec<(&'static str, Workspace)>,
+    ) {
+        use namzu_domain::mirror::RowChange;
+        for change in changes {
+            match change {
+                RowChange::Upsert(w) => {
+                    let w = *w;
+                    let key = WorkspaceKey::new(context.as_deref(), &w.namespace, &w.id);
+                    if self.shown.get(&key) == Some(&w) {
+                        continue;
+                    }
+                    self.shown.insert(key.clone(), w.clone());
+                    if !self.synced.contains(context) {
+                        continue;
+                    }
+                    // as a watch with a selector: a row entering the selection is ADDED,
+                    // one leaving it DELETED
+                    match (filter.matches(&w, now), self.selected.contains(&key)) {
+                        (true, true) => lines.push(("MODIFIED", w)),
+                        (true, false) => {
+                            self.selected.insert(key);
+                            lines.push(("ADDED", w));
+                        }
+                        (false, true) => {
+                            self.selected.remove(&key);
+                            lines.push(("DELETED", w));
+                        }
+                        (false, false) => {}
+                    }
+                }
+                RowChange::Remove(key) => {
+                    let key = WorkspaceKey {
+                        context: context.clone(),
+                        ..key
+                    };
+                    if let Some(w) = self.shown.remove(&key)
+                        && self.selected.remove(&key)
+                    {
+                        lines.push(("DELETED", w));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The text of one turn's lines in the format asked for (a table's header once).
+fn watch_text(
+    args: &Args,
+    shape: &Shape,
+    lines: Vec<(&'static str, Workspace)>,
+    header_due: &mut bool,
+    now: DateTime<Utc>,
+) -> Result<String, Failure> {
+    Ok(match &args.output {
+        Printer::Plain(Format::Json) => lines
+            .iter()
+            .map(|(kind, w)| {
+                let object = schema::workspace(w);
+                let value = if args.output_watch_events {
+                    serde_json::json!({"type": kind, "object": object})
+                } else {
+                    object
+                };
+                format!("{}\n", output::compact_json(&value))
+            })
+            .collect(),
+        Printer::Plain(table @ (Format::Table | Format::Wide)) => {
+            let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
+            let text = render(&rows, *table, shape, !*header_due, now);
+            *header_due = false;
+            text
+        }
+        Printer::Plain(other) => {
+            let rows: Vec<Workspace> = lines.into_iter().map(|(_, w)| w).collect();
+            let text = render(&rows, *other, shape, true, now);
+            if *other == Format::Yaml {
+                format!("---\n{text}")
+            } else {
+                text
+            }
+        }
+        template => {
+            let mut text = String::new();
+            for (_, w) in lines {
+                let items = vec![schema::workspace(&w)];
+                let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
+                text.push_str(
+                    &template
+                        .render_template(&list, &items, true, args.allow_missing_template_keys)
+                        .map_err(Failure::error)?,
+                );
+            }
+            text
+        }
+    })
 }
 
 fn tone(w: &Workspace, c: Column) -> Tone {

@@ -195,7 +195,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
             Ok(())
         }
         Command::Complete { args } => {
-            complete::run(&cli.globals, args).await;
+            complete::run(Cli::command(), &cli.globals, args).await;
             Ok(())
         }
         Command::Version => {

@@ -75,7 +75,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     globals.one_namespace_for_names()?;
     globals.one_context("restore")?;
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let Some(member) = fleet.members.first() else {
         return Err(Failure::error("no context was opened"));
     };

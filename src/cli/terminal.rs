@@ -9,7 +9,7 @@ use namzu_engine::ops::fleet::Fleet;
 /// The terminal UI over the flags' contexts (one, `--context a,b`, or `--all-contexts`).
 pub(crate) async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(), Failure> {
     // exec credential plugins must not prompt inside the alternate screen
-    let request = globals.fleet_request(false)?;
+    let request = crate::cli::config::fleet_request(globals, false)?;
     let fleet = Fleet::open(request.clone()).await?;
     // a single-context session may open the kubeconfig's other contexts (`ops::fleet` says how)
     let own = fleet

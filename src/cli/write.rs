@@ -375,22 +375,8 @@ async fn run(
         globals.overlay_flags(&extra.overlays),
         globals.all_namespaces,
     )?;
-    let fleet = Fleet::open(globals.fleet_request(true)?).await?;
-    let request = Request {
-        verb,
-        epoch: match (common.epoch, common.take_over) {
-            (Some(e), _) => EpochChoice::Explicit(e),
-            (None, true) => EpochChoice::TakeOver,
-            (None, false) => EpochChoice::Stored,
-        },
-        take_over: common.take_over,
-        dry_run: common.dry_run == DryRun::Client,
-        server_dry_run: common.dry_run == DryRun::Server,
-        yes: common.yes,
-        parallel: usize::from(common.parallel),
-        wait: wait_args.filter(|w| w.wait).map(|w| w.timeout),
-        refresh: extra.refresh,
-    };
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
+    let request = request_of(verb, common, wait_args, extra.refresh);
     let human = common.output == ReportFormat::Table;
     let mut front = Terminal {
         verb,
@@ -475,6 +461,32 @@ async fn run(
             stop.reason(),
         )));
     }
+    verdict_of(&fleet, &ran, verb, total, common.dry_run.any())
+}
+
+/// The write the flags ask for.
+fn request_of(verb: Verb, common: &Common, wait_args: Option<&WaitArgs>, refresh: Option<refresh::Ask>) -> Request {
+    Request {
+        verb,
+        epoch: match (common.epoch, common.take_over) {
+            (Some(e), _) => EpochChoice::Explicit(e),
+            (None, true) => EpochChoice::TakeOver,
+            (None, false) => EpochChoice::Stored,
+        },
+        take_over: common.take_over,
+        dry_run: common.dry_run == DryRun::Client,
+        server_dry_run: common.dry_run == DryRun::Server,
+        yes: common.yes,
+        parallel: usize::from(common.parallel),
+        wait: wait_args.filter(|w| w.wait).map(|w| w.timeout),
+        refresh,
+    }
+}
+
+/// How the command ends after its writes: 0, or the failures' own code when they share one
+/// (1 otherwise), with one line saying what was not done.
+fn verdict_of(fleet: &Fleet, ran: &ops::write::Ran, verb: Verb, total: usize, dry_run: bool) -> Result<(), Failure> {
+    let reports = &ran.reports;
     let failed = ran.failed();
     // a typed id that did not match: that workspace was not done as asked
     if failed.is_empty() && ran.cancelled > 0 {
@@ -510,7 +522,7 @@ async fn run(
         not_done: failed.len() - unconfirmed,
         unconfirmed,
         left_out,
-        dry_run: common.dry_run.any(),
+        dry_run,
     };
     Err(Failure {
         code,

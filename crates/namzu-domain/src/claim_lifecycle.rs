@@ -148,8 +148,8 @@ impl Lifecycle {
         );
         let next = format!(
             "keep it, or move spec.lifecycle.shutdownTime forward to use it again; kubectl delete sandboxclaims.extensions.agents.x-k8s.io {} -n {} deletes it with its Sandbox and disks",
-            super::next_step::word(&self.claim),
-            super::next_step::word(&self.namespace)
+            super::shell::word(&self.claim),
+            super::shell::word(&self.namespace)
         );
         Some((what, next))
     }

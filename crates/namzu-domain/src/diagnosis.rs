@@ -4,7 +4,6 @@
 use super::age::human_duration;
 use super::egress::{Egress, delete_command};
 use super::identity::Claim;
-use super::leaks::STUCK_AFTER_MINUTES;
 use super::object::{at, condition, condition_parts, generation, str_at};
 use super::patch::Mode;
 use super::pod::{self, PodView};
@@ -368,6 +367,10 @@ pub(crate) fn finalizers(sandbox: &Value) -> Vec<&str> {
         .map(|f| f.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default()
 }
+
+/// How long a deletion, an unanswered claim or a short warm pool may last before it is stuck (a
+/// diagnosis here, a leak for `leaks`).
+pub(crate) const STUCK_AFTER_MINUTES: i64 = 10;
 
 /// A Sandbox whose deletion was asked for more than [`STUCK_AFTER_MINUTES`] ago and that
 /// finalizers still hold (`leaks` lists it as `stuck-deleting` by the same rule).

@@ -30,6 +30,7 @@ pub mod resources;
 pub mod retry;
 pub mod safety;
 pub mod select;
+mod shell;
 pub mod state;
 pub mod template_policies;
 pub mod timefmt;

@@ -253,6 +253,17 @@ pub fn is_workspace(sandbox: &Value) -> bool {
     name.starts_with(SANDBOX_PREFIX) && template_label(sandbox).is_some()
 }
 
+/// agent-sandbox's `NameHash`: FNV-1a 32 of a Sandbox's name, 8 lowercase hex digits — the value
+/// of the `sandbox-name-hash` label the controller re-adopts an unowned disk by.
+pub fn name_hash(sandbox: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in sandbox.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

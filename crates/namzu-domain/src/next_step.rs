@@ -8,6 +8,7 @@ use super::egress::delete_command;
 use super::keys::HOLDER_EPOCH;
 use super::naming::is_path_safe_name;
 use super::patch::Mode;
+use super::shell::word;
 use super::workspace::{Observed, Workspace};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,96 +69,13 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
             None,
         ),
         DiagnosisKind::ImagePull => image_pull(w, d),
-        DiagnosisKind::CrashLoop => {
-            let container = d.container.as_deref();
-            let mut args = Vec::new();
-            if let Some(c) = container {
-                args.extend(["-c", c]);
-            }
-            args.push("--previous");
-            step(
-                format!(
-                    "Container {} keeps crashing and restarting: read the output of its last run, which says why it exited.",
-                    container.unwrap_or("?")
-                ),
-                Some(namzu(w, "logs", &args)),
-                Some('l'),
-            )
-        }
-        DiagnosisKind::DiskMissing => {
-            let pvc = d.object.as_deref().unwrap_or("?");
-            step(
-                format!(
-                    "PersistentVolumeClaim {pvc} does not exist: the controller creates it from the Sandbox's volumeClaimTemplates, so its events say why it has not (a deleted disk's data is gone)."
-                ),
-                Some(kubectl(w, &["describe", "sandbox", &w.sandbox_name])),
-                None,
-            )
-        }
-        DiagnosisKind::DiskPending => {
-            let pvc = d.object.as_deref().unwrap_or("?");
-            step(
-                format!(
-                    "PersistentVolumeClaim {pvc} is {}, not Bound: its events say what the provisioner is waiting for (a storage class, a volume, a zone).",
-                    d.reason
-                ),
-                Some(kubectl(w, &["describe", "pvc", pvc])),
-                None,
-            )
-        }
-        DiagnosisKind::ForeignPod => {
-            let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
-            step(
-                format!(
-                    "Pod {pod} stands under the Sandbox's name but is not this Sandbox's: the controller neither adopts nor deletes it. Find who made it (Controlled By) before removing it."
-                ),
-                Some(kubectl(w, &["describe", "pod", pod])),
-                None,
-            )
-        }
-        DiagnosisKind::StuckTerminating => {
-            let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
-            let node = match &w.pod {
-                Observed::Known(Some(p)) => p.node.clone(),
-                _ => None,
-            };
-            step(
-                format!(
-                    "Pod {pod} is past its grace period and still terminating: check its finalizers and node {} first. Warning: a forced delete does not wait for the kubelet; on a live node the containers may keep running and the disk stay attached.",
-                    node.as_deref().unwrap_or("?")
-                ),
-                Some(kubectl(w, &["delete", "pod", pod, "--grace-period=0", "--force"])),
-                None,
-            )
-        }
-        DiagnosisKind::SuspendUnconfirmed => {
-            let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
-            step(
-                format!(
-                    "The mode is Suspended and pod {pod} is still there: the controller deletes it, within its grace period. Wait for it; if it stays, the Sandbox's and the pod's events say what holds it."
-                ),
-                Some(kubectl(w, &["describe", "pod", pod])),
-                None,
-            )
-        }
-        DiagnosisKind::PodTerminated => match d.object.as_deref() {
-            Some(pod) => step(
-                format!(
-                    "Pod {pod} ended ({}) and agent-sandbox does not recreate it: read why it ended, then suspend and resume the workspace for a new pod (its disk is kept).",
-                    d.reason
-                ),
-                Some(namzu(w, "logs", &[])),
-                Some('l'),
-            ),
-            None => step(
-                format!(
-                    "The pod ended ({}) and agent-sandbox does not recreate it: suspend and resume the workspace for a new pod (its disk is kept).",
-                    d.reason
-                ),
-                Some(format!("{} && {}", namzu(w, "suspend", &["--wait"]), namzu(w, "resume", &[]))),
-                Some('S'),
-            ),
-        },
+        DiagnosisKind::CrashLoop => crash_loop(w, d),
+        DiagnosisKind::DiskMissing => disk_missing(w, d),
+        DiagnosisKind::DiskPending => disk_pending(w, d),
+        DiagnosisKind::ForeignPod => foreign_pod(w, d),
+        DiagnosisKind::StuckTerminating => stuck_terminating(w, d),
+        DiagnosisKind::SuspendUnconfirmed => suspend_unconfirmed(w, d),
+        DiagnosisKind::PodTerminated => pod_terminated(w, d),
         DiagnosisKind::ControllerError | DiagnosisKind::ControllerReason => step(
             format!(
                 "The controller reports {}: {} Its events and the workspace's timeline say since when and what it tried; the Sandbox's own conditions are in `{}`.",
@@ -184,6 +102,116 @@ pub fn next_step(w: &Workspace) -> Option<NextStep> {
         DiagnosisKind::UnreadableEpoch => unreadable_epoch(w),
     };
     Some(fenced_first(w, step))
+}
+
+/// A container that keeps crashing: its last run's output says why.
+fn crash_loop(w: &Workspace, d: &Diagnosis) -> NextStep {
+    let container = d.container.as_deref();
+    let mut args = Vec::new();
+    if let Some(c) = container {
+        args.extend(["-c", c]);
+    }
+    args.push("--previous");
+    step(
+        format!(
+            "Container {} keeps crashing and restarting: read the output of its last run, which says why it exited.",
+            container.unwrap_or("?")
+        ),
+        Some(namzu(w, "logs", &args)),
+        Some('l'),
+    )
+}
+
+/// The disk the controller has not created.
+fn disk_missing(w: &Workspace, d: &Diagnosis) -> NextStep {
+    let pvc = d.object.as_deref().unwrap_or("?");
+    step(
+        format!(
+            "PersistentVolumeClaim {pvc} does not exist: the controller creates it from the Sandbox's volumeClaimTemplates, so its events say why it has not (a deleted disk's data is gone)."
+        ),
+        Some(kubectl(w, &["describe", "sandbox", &w.sandbox_name])),
+        None,
+    )
+}
+
+/// A disk not Bound yet.
+fn disk_pending(w: &Workspace, d: &Diagnosis) -> NextStep {
+    let pvc = d.object.as_deref().unwrap_or("?");
+    step(
+        format!(
+            "PersistentVolumeClaim {pvc} is {}, not Bound: its events say what the provisioner is waiting for (a storage class, a volume, a zone).",
+            d.reason
+        ),
+        Some(kubectl(w, &["describe", "pvc", pvc])),
+        None,
+    )
+}
+
+/// A pod under the Sandbox's name that is not its own.
+fn foreign_pod(w: &Workspace, d: &Diagnosis) -> NextStep {
+    let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
+    step(
+        format!(
+            "Pod {pod} stands under the Sandbox's name but is not this Sandbox's: the controller neither adopts nor deletes it. Find who made it (Controlled By) before removing it."
+        ),
+        Some(kubectl(w, &["describe", "pod", pod])),
+        None,
+    )
+}
+
+/// A pod past its grace period.
+fn stuck_terminating(w: &Workspace, d: &Diagnosis) -> NextStep {
+    let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
+    let node = match &w.pod {
+        Observed::Known(Some(p)) => p.node.clone(),
+        _ => None,
+    };
+    step(
+        format!(
+            "Pod {pod} is past its grace period and still terminating: check its finalizers and node {} first. Warning: a forced delete does not wait for the kubelet; on a live node the containers may keep running and the disk stay attached.",
+            node.as_deref().unwrap_or("?")
+        ),
+        Some(kubectl(w, &["delete", "pod", pod, "--grace-period=0", "--force"])),
+        None,
+    )
+}
+
+/// A suspend whose pod is still there.
+fn suspend_unconfirmed(w: &Workspace, d: &Diagnosis) -> NextStep {
+    let pod = d.object.as_deref().unwrap_or(&w.sandbox_name);
+    step(
+        format!(
+            "The mode is Suspended and pod {pod} is still there: the controller deletes it, within its grace period. Wait for it; if it stays, the Sandbox's and the pod's events say what holds it."
+        ),
+        Some(kubectl(w, &["describe", "pod", pod])),
+        None,
+    )
+}
+
+/// A pod that ended and is not recreated.
+fn pod_terminated(w: &Workspace, d: &Diagnosis) -> NextStep {
+    match d.object.as_deref() {
+        Some(pod) => step(
+            format!(
+                "Pod {pod} ended ({}) and agent-sandbox does not recreate it: read why it ended, then suspend and resume the workspace for a new pod (its disk is kept).",
+                d.reason
+            ),
+            Some(namzu(w, "logs", &[])),
+            Some('l'),
+        ),
+        None => step(
+            format!(
+                "The pod ended ({}) and agent-sandbox does not recreate it: suspend and resume the workspace for a new pod (its disk is kept).",
+                d.reason
+            ),
+            Some(format!(
+                "{} && {}",
+                namzu(w, "suspend", &["--wait"]),
+                namzu(w, "resume", &[])
+            )),
+            Some('S'),
+        ),
+    }
 }
 
 fn step(text: String, command: Option<String>, key: Option<char>) -> NextStep {
@@ -385,19 +413,6 @@ fn with_context(w: &Workspace, command: String) -> String {
 
 fn join(words: &[&str]) -> String {
     words.iter().map(|w| word(w)).collect::<Vec<_>>().join(" ")
-}
-
-/// One shell word: as is when it needs no quoting, else single-quoted.
-pub(crate) fn word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

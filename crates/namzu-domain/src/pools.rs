@@ -12,7 +12,7 @@
 
 use super::age::human_duration;
 use super::keys::{POOL_TEMPLATE_HASH, WARM_POOL_SANDBOX};
-use super::leaks::name_hash;
+use super::naming::name_hash;
 use super::object::{name, owner_refs, uid};
 use chrono::{DateTime, Utc};
 use serde_json::Value;

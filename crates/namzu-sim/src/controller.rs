@@ -163,6 +163,15 @@ pub fn name_hash(name: &str) -> String {
     format!("{h:08x}")
 }
 
+/// The Sandbox's conditions as the controller writes them now: at the generation it observed
+/// (one behind under the `stale_status` knob).
+fn conditions_at(sbx: &Value, knobs: &Knobs, now: DateTime<Utc>) -> impl Fn(&str, &str, &str, &str) -> Value {
+    let generation = sbx.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+    let observed = if knobs.stale_status { generation - 1 } else { generation };
+    let now_s = k8s_time(now);
+    move |t: &str, st: &str, r: &str, m: &str| condition(t, st, r, m, observed, &now_s)
+}
+
 fn condition(type_: &str, status: &str, reason: &str, message: &str, generation: i64, now: &str) -> Value {
     json!({"type":type_,"status":status,"reason":reason,"message":message,
         "observedGeneration":generation,"lastTransitionTime":now})
@@ -283,6 +292,124 @@ impl Controller {
         self.current = None;
     }
 
+    /// A suspended Sandbox: its pod terminated, then gone; its conditions say how far.
+    fn suspending(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        pod: Option<Value>,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+        settle: bool,
+    ) -> Vec<Value> {
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let now_s = k8s_time(now);
+        let cond = conditions_at(sbx, knobs, now);
+        match pod {
+            Some(p) if !owns(sbx, &p) => {
+                vec![
+                    cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
+                    cond(
+                        "Suspended",
+                        "False",
+                        "PodNotOwned",
+                        &format!("Pod {name} exists but is not owned by this Sandbox"),
+                    ),
+                ]
+            }
+            Some(p) => {
+                let uid = s(&p, "/metadata/uid").to_string();
+                if p.pointer("/metadata/deletionTimestamp").is_none() {
+                    self.start_termination(store, sbx, p, knobs, now, settle);
+                } else if self.drained(&uid, now, knobs) {
+                    self.delete_pod(store, ns, name, &now_s);
+                }
+                let still_there = store.get(&PODS, ns, name).is_some();
+                if still_there {
+                    vec![
+                        cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
+                        cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
+                    ]
+                } else {
+                    suspended_conditions(&cond)
+                }
+            }
+            // a settled scenario's draining pod: it ran, and the suspend has begun
+            None if settle && (knobs.stuck_terminating || knobs.grace_ms.is_some()) => {
+                let p = self.create_pod(store, sbx, knobs, now, true);
+                let p = self.progress_pod(store, sbx, p, knobs, now);
+                self.start_termination(store, sbx, p, knobs, now, true);
+                vec![
+                    cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
+                    cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
+                ]
+            }
+            None => suspended_conditions(&cond),
+        }
+    }
+
+    /// A running Sandbox: its pod made (again when it ended or drained) and moved along; the
+    /// conditions and the status fields that follow from it.
+    fn running(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        pod: Option<Value>,
+        knobs: &Knobs,
+        now: DateTime<Utc>,
+        settle: bool,
+    ) -> (Vec<Value>, Value) {
+        let (ns, name) = (s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"));
+        let now_s = k8s_time(now);
+        let cond = conditions_at(sbx, knobs, now);
+        let pod = match pod {
+            Some(p) if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
+                Some(self.keep_terminating(store, p, knobs, now))
+            }
+            None if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
+                let p = self.create_pod(store, sbx, knobs, now, settle);
+                let p = self.progress_pod(store, sbx, p, knobs, now);
+                Some(self.keep_terminating(store, p, knobs, now))
+            }
+            Some(p) if s(&p, "/status/phase") == "Failed" || s(&p, "/status/phase") == "Succeeded" => Some(p),
+            Some(p) if p.pointer("/metadata/deletionTimestamp").is_some() => {
+                let uid = s(&p, "/metadata/uid");
+                if self.drained(uid, now, knobs) {
+                    self.delete_pod(store, ns, name, &now_s);
+                    Some(self.create_pod(store, sbx, knobs, now, settle))
+                } else {
+                    Some(p)
+                }
+            }
+            Some(p) => Some(p),
+            None => Some(self.create_pod(store, sbx, knobs, now, settle)),
+        }
+        .expect("a pod exists or was created");
+        let pod = self.progress_pod(store, sbx, pod, knobs, now);
+        let mut conds = running_conditions(&pod, &cond);
+        let mut extra = json!({});
+        if s(&pod, "/status/phase") == "Running" {
+            // the CRD's podIPs are strings (a pod's are `{ip}` objects)
+            let ips: Vec<Value> = pod
+                .pointer("/status/podIPs")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(|p| p.get("ip").cloned()).collect())
+                .unwrap_or_default();
+            extra = json!({"podIPs": ips,
+                "nodeName": s(&pod, "/spec/nodeName")});
+        }
+        if let Some(ps) = pod.pointer("/status/conditions").and_then(Value::as_array)
+            && let Some(c) = ps.iter().find(|c| c["type"] == "PodScheduled")
+        {
+            // the CRD's reason has minLength 1 (a scheduled pod's condition has none)
+            let reason = Some(s(c, "/reason"))
+                .filter(|r| !r.is_empty())
+                .unwrap_or("PodScheduled");
+            conds.push(cond("PodScheduled", s(c, "/status"), reason, s(c, "/message")));
+        }
+        (conds, extra)
+    }
+
     fn reconcile_one(&mut self, store: &mut Store, sbx: Value, now: DateTime<Utc>, settle: bool) {
         let knobs = self.knobs_for(&sbx);
         let (ns, name) = (
@@ -290,9 +417,7 @@ impl Controller {
             s(&sbx, "/metadata/name").to_string(),
         );
         let now_s = k8s_time(now);
-        let generation = sbx.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
-        let observed = if knobs.stale_status { generation - 1 } else { generation };
-        let cond = |t: &str, st: &str, r: &str, m: &str| condition(t, st, r, m, observed, &now_s);
+        let cond = conditions_at(&sbx, &knobs, now);
         self.ensure_pvcs(store, &sbx, &knobs, &now_s);
 
         let shutdown = sbx
@@ -322,47 +447,7 @@ impl Controller {
         let mut extra = json!({});
         let mut conds;
         if suspended {
-            match pod {
-                Some(p) if !owns(&sbx, &p) => {
-                    conds = vec![
-                        cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
-                        cond(
-                            "Suspended",
-                            "False",
-                            "PodNotOwned",
-                            &format!("Pod {name} exists but is not owned by this Sandbox"),
-                        ),
-                    ];
-                }
-                Some(p) => {
-                    let uid = s(&p, "/metadata/uid").to_string();
-                    if p.pointer("/metadata/deletionTimestamp").is_none() {
-                        self.start_termination(store, &sbx, p, &knobs, now, settle);
-                    } else if self.drained(&uid, now, &knobs) {
-                        self.delete_pod(store, &ns, &name, &now_s);
-                    }
-                    let still_there = store.get(&PODS, &ns, &name).is_some();
-                    conds = if still_there {
-                        vec![
-                            cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
-                            cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
-                        ]
-                    } else {
-                        suspended_conditions(&cond)
-                    };
-                }
-                // a settled scenario's draining pod: it ran, and the suspend has begun
-                None if settle && (knobs.stuck_terminating || knobs.grace_ms.is_some()) => {
-                    let p = self.create_pod(store, &sbx, &knobs, now, true);
-                    let p = self.progress_pod(store, &sbx, p, &knobs, now);
-                    self.start_termination(store, &sbx, p, &knobs, now, true);
-                    conds = vec![
-                        cond("Ready", "False", "SandboxSuspended", "Sandbox is suspending"),
-                        cond("Suspended", "False", "PodTerminating", "Pod is terminating"),
-                    ];
-                }
-                None => conds = suspended_conditions(&cond),
-            }
+            conds = self.suspending(store, &sbx, pod, &knobs, now, settle);
         } else if knobs.pod_lost || knobs.ready_reason.as_deref().is_some_and(|r| r != "PodTerminating") {
             // no pod: deleted under a Ready=True not yet updated, or the controller is blocked
             if pod.is_some() {
@@ -373,50 +458,7 @@ impl Controller {
                 cond("Suspended", "False", "NotSuspended", "Sandbox is not suspended"),
             ];
         } else {
-            let pod = match pod {
-                Some(p) if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
-                    Some(self.keep_terminating(store, p, &knobs, now))
-                }
-                None if knobs.ready_reason.as_deref() == Some("PodTerminating") => {
-                    let p = self.create_pod(store, &sbx, &knobs, now, settle);
-                    let p = self.progress_pod(store, &sbx, p, &knobs, now);
-                    Some(self.keep_terminating(store, p, &knobs, now))
-                }
-                Some(p) if s(&p, "/status/phase") == "Failed" || s(&p, "/status/phase") == "Succeeded" => Some(p),
-                Some(p) if p.pointer("/metadata/deletionTimestamp").is_some() => {
-                    let uid = s(&p, "/metadata/uid");
-                    if self.drained(uid, now, &knobs) {
-                        self.delete_pod(store, &ns, &name, &now_s);
-                        Some(self.create_pod(store, &sbx, &knobs, now, settle))
-                    } else {
-                        Some(p)
-                    }
-                }
-                Some(p) => Some(p),
-                None => Some(self.create_pod(store, &sbx, &knobs, now, settle)),
-            }
-            .expect("a pod exists or was created");
-            let pod = self.progress_pod(store, &sbx, pod, &knobs, now);
-            conds = running_conditions(&pod, &cond);
-            if s(&pod, "/status/phase") == "Running" {
-                // the CRD's podIPs are strings (a pod's are `{ip}` objects)
-                let ips: Vec<Value> = pod
-                    .pointer("/status/podIPs")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(|p| p.get("ip").cloned()).collect())
-                    .unwrap_or_default();
-                extra = json!({"podIPs": ips,
-                    "nodeName": s(&pod, "/spec/nodeName")});
-            }
-            if let Some(ps) = pod.pointer("/status/conditions").and_then(Value::as_array)
-                && let Some(c) = ps.iter().find(|c| c["type"] == "PodScheduled")
-            {
-                // the CRD's reason has minLength 1 (a scheduled pod's condition has none)
-                let reason = Some(s(c, "/reason"))
-                    .filter(|r| !r.is_empty())
-                    .unwrap_or("PodScheduled");
-                conds.push(cond("PodScheduled", s(c, "/status"), reason, s(c, "/message")));
-            }
+            (conds, extra) = self.running(store, &sbx, pod, &knobs, now, settle);
         }
         if let Some(reason) = &knobs.ready_reason {
             let message = knobs.ready_message.clone().unwrap_or_default();

@@ -7,7 +7,7 @@
 //! helpers that record a core/v1 Event the way a recorder does.
 
 use super::SimState;
-use super::http::{authorize, error_response, json_response};
+use super::http::reply::{authorize, error_response, json_response};
 use super::resources::{EVENTS, EVENTS_V1};
 use super::selector::Selector;
 use super::status;

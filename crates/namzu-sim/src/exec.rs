@@ -518,68 +518,9 @@ impl Shell {
                     fail(format!("sh: 1: cd: can't cd to {}\n", args[0]), 2)
                 }
             }
-            "ls" => {
-                let targets: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-                let targets = if targets.is_empty() { vec![&self.cwd] } else { targets };
-                let mut out = Output::default();
-                for t in targets {
-                    let path = self.resolve(t);
-                    if self.files.contains_key(&path) {
-                        out.stdout.push_str(&format!("{t}\n"));
-                    } else if let Some(names) = self.list_dir(&path) {
-                        for n in names.iter().filter(|n| {
-                            !n.starts_with('.') || args.iter().any(|a| a.starts_with('-') && a.contains('a'))
-                        }) {
-                            out.stdout.push_str(&format!("{n}\n"));
-                        }
-                    } else if matches!(path.as_str(), "/bin" | "/home" | "/root" | "/tmp" | "/usr" | "/var") {
-                    } else {
-                        out.stderr
-                            .push_str(&format!("ls: cannot access '{t}': No such file or directory\n"));
-                        out.code = 2;
-                    }
-                }
-                out
-            }
-            "cat" => {
-                let mut out = Output::default();
-                for f in args {
-                    let path = self.resolve(f);
-                    match self.files.get(&path) {
-                        Some(text) => out.stdout.push_str(text),
-                        None if self.list_dir(&path).is_some() => {
-                            out.stderr.push_str(&format!("cat: {f}: Is a directory\n"));
-                            out.code = 1;
-                        }
-                        None => {
-                            out.stderr.push_str(&format!("cat: {f}: No such file or directory\n"));
-                            out.code = 1;
-                        }
-                    }
-                }
-                out
-            }
-            "exit" => {
-                let code = match args.first() {
-                    None => 0,
-                    Some(n) => match n.parse::<i32>() {
-                        Ok(n) => n & 0xff,
-                        Err(_) => {
-                            return Output {
-                                stderr: format!("sh: 1: exit: Illegal number: {n}\n"),
-                                code: 2,
-                                exited: true,
-                                ..Output::default()
-                            };
-                        }
-                    },
-                };
-                Output {
-                    code,
-                    exited: true,
-                    ..Output::default()
-                }
-            }
+            "ls" => self.ls(args),
+            "cat" => self.cat(args),
+            "exit" => self.exit(args),
             "sh" | "bash" => match self.interactive(argv) {
                 Some(Some(script)) => {
                     let mut out = self.run_script(&script);
@@ -589,6 +530,75 @@ impl Shell {
                 _ => Output::default(),
             },
             other => fail(format!("sh: {other}: not found\n"), 127),
+        }
+    }
+
+    /// `ls [-a] [PATH…]`: a file's name, a directory's entries.
+    fn ls(&self, args: &[String]) -> Output {
+        let targets: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+        let targets = if targets.is_empty() { vec![&self.cwd] } else { targets };
+        let mut out = Output::default();
+        for t in targets {
+            let path = self.resolve(t);
+            if self.files.contains_key(&path) {
+                out.stdout.push_str(&format!("{t}\n"));
+            } else if let Some(names) = self.list_dir(&path) {
+                for n in names
+                    .iter()
+                    .filter(|n| !n.starts_with('.') || args.iter().any(|a| a.starts_with('-') && a.contains('a')))
+                {
+                    out.stdout.push_str(&format!("{n}\n"));
+                }
+            } else if matches!(path.as_str(), "/bin" | "/home" | "/root" | "/tmp" | "/usr" | "/var") {
+            } else {
+                out.stderr
+                    .push_str(&format!("ls: cannot access '{t}': No such file or directory\n"));
+                out.code = 2;
+            }
+        }
+        out
+    }
+
+    /// `cat FILE…`: each file's text.
+    fn cat(&self, args: &[String]) -> Output {
+        let mut out = Output::default();
+        for f in args {
+            let path = self.resolve(f);
+            match self.files.get(&path) {
+                Some(text) => out.stdout.push_str(text),
+                None if self.list_dir(&path).is_some() => {
+                    out.stderr.push_str(&format!("cat: {f}: Is a directory\n"));
+                    out.code = 1;
+                }
+                None => {
+                    out.stderr.push_str(&format!("cat: {f}: No such file or directory\n"));
+                    out.code = 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// `exit [N]`: the shell ends with N (its low byte).
+    fn exit(&self, args: &[String]) -> Output {
+        let code = match args.first() {
+            None => 0,
+            Some(n) => match n.parse::<i32>() {
+                Ok(n) => n & 0xff,
+                Err(_) => {
+                    return Output {
+                        stderr: format!("sh: 1: exit: Illegal number: {n}\n"),
+                        code: 2,
+                        exited: true,
+                        ..Output::default()
+                    };
+                }
+            },
+        };
+        Output {
+            code,
+            exited: true,
+            ..Output::default()
         }
     }
 

@@ -5,8 +5,7 @@
 use super::auth::authenticate;
 use super::faults::{FaultAction, Gate};
 use super::record::Recorded;
-use super::resources::Resource;
-use super::status::{self, ApiError};
+use super::status;
 use super::wire::{Body, Req, full, query_pairs};
 use super::{Shared, SimState, exec};
 use http_body_util::BodyExt;
@@ -17,23 +16,12 @@ use std::sync::Arc;
 
 mod admission;
 mod list;
+pub(super) mod reply;
 mod router;
 mod write;
 
-use list::Page;
-use router::serve;
-
-pub(super) fn json_response(code: u16, body: &Value, retry_after: Option<u32>) -> Response<Body> {
-    let mut response = encoded_response(code, serde_json::to_vec(body).expect("json"));
-    if let Some(s) = retry_after {
-        response.headers_mut().insert("retry-after", http::HeaderValue::from(s));
-    }
-    response
-}
-
-pub(super) fn error_response(e: &ApiError) -> Response<Body> {
-    json_response(e.code, &e.body, e.retry_after)
-}
+use reply::{authorize_sub, encoded_response, error_response};
+use router::{Reply, serve};
 
 /// Serve one request; `Err` closes the connection with no answer (an injected reset).
 pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> Result<Response<Body>, std::io::Error> {
@@ -65,14 +53,7 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         .await
         .map(|b| b.to_bytes())
         .unwrap_or_default();
-    let body = if raw_body.is_empty() {
-        None
-    } else {
-        Some(
-            serde_json::from_slice(&raw_body)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&raw_body).into_owned())),
-        )
-    };
+    let body = parsed_body(&raw_body);
     // a round trip: the answer (a watch's head) comes this much later, on the runtime's timer
     let latency = shared.latency();
     if !latency.is_zero() {
@@ -90,21 +71,11 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         bytes: 0,
     };
 
-    let user = {
-        let st = shared.lock();
-        match authenticate(
-            &st.users,
-            Some(&authorization).filter(|a| !a.is_empty()).map(String::as_str),
-        ) {
-            Ok(u) => u.cloned(),
-            Err(_) => {
-                drop(st);
-                let e = status::unauthorized();
-                rec.status = e.code;
-                shared.lock().record.push(rec);
-                return Ok(error_response(&e));
-            }
-        }
+    let Some(user) = authenticated(&shared, &authorization) else {
+        let e = status::unauthorized();
+        rec.status = e.code;
+        shared.lock().record.push(rec);
+        return Ok(error_response(&e));
     };
     rec.user = user.as_ref().map_or("admin".to_string(), |u| u.name.clone());
 
@@ -113,56 +84,14 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         st.faults.iter_mut().find_map(|f| f.fire(&method, &path))
     };
     let lost = fault == Some(FaultAction::Lost);
-    let mut hold = None;
-    let mut continue_with = None;
-    match fault {
-        Some(FaultAction::ContinueTokens(token)) => continue_with = Some(token.concat()),
-        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
-        Some(FaultAction::Lost) => {}
-        Some(FaultAction::Hold(gate)) => hold = Some(gate),
-        Some(FaultAction::Hang) => {
-            shared.lock().record.push(rec);
-            return std::future::pending().await;
-        }
-        Some(FaultAction::Reset) => {
-            shared.lock().record.push(rec);
-            return Err(std::io::Error::other("injected connection reset"));
-        }
-        Some(FaultAction::Mutate(m)) => {
-            let now = shared.clock.now();
-            shared.lock().mutate(&path, &m, now);
-        }
-        Some(FaultAction::Raw { code, body }) => {
-            rec.status = code;
-            shared.lock().record.push(rec);
-            let answer = Response::builder()
-                .status(code)
-                .header("content-type", "application/json")
-                .body(full(body.into_bytes()))
-                .expect("response");
-            return Ok(answer);
-        }
-        Some(FaultAction::Endless { head, drip }) => {
-            rec.status = 200;
-            shared.lock().record.push(rec);
-            return Ok(endless(head, drip));
-        }
-        Some(FaultAction::Status {
-            code,
-            reason,
-            message,
-            retry_after,
-        }) => {
-            // the Retry-After header, and the Status's details.retryAfterSeconds, as the API server sends both
-            let details = retry_after.map_or(json!({}), |s| json!({"retryAfterSeconds": s}));
-            let mut e = status::status(code, &reason, &message, details);
-            e.retry_after = retry_after;
-            rec.status = code;
-            shared.lock().record.push(rec);
-            return Ok(error_response(&e));
-        }
-        None => {}
-    }
+    let Injected {
+        rec,
+        mut hold,
+        continue_with,
+    } = match inject(&shared, fault, &path, rec).await {
+        Ok(injected) => injected,
+        Err(answer) => return answer,
+    };
 
     let mut query = query_pairs(&raw_query);
     // a list that never ends is served from its first page, whatever token came back
@@ -195,6 +124,99 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
     Ok(response)
 }
 
+/// A request's body: JSON when it parses, else its text; `None` when empty.
+fn parsed_body(raw_body: &[u8]) -> Option<Value> {
+    if raw_body.is_empty() {
+        return None;
+    }
+    Some(
+        serde_json::from_slice(raw_body)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(raw_body).into_owned())),
+    )
+}
+
+/// Who the bearer token says the caller is (`Some(None)`: no users configured, or no token);
+/// `None` when the token is refused.
+fn authenticated(shared: &Shared, authorization: &str) -> Option<Option<super::auth::User>> {
+    let st = shared.lock();
+    authenticate(&st.users, Some(authorization).filter(|a| !a.is_empty()))
+        .ok()
+        .map(|u| u.cloned())
+}
+
+/// What an injected fault leaves of a request still to be served: its record, a gate to hold
+/// the answer at, a continue token to serve pages under.
+struct Injected {
+    rec: Recorded,
+    hold: Option<Gate>,
+    continue_with: Option<String>,
+}
+
+/// The fault that fired on this request, done: `Err` is the answer it makes instead (or the
+/// connection it resets), the request recorded.
+async fn inject(
+    shared: &Arc<Shared>,
+    fault: Option<FaultAction>,
+    path: &str,
+    mut rec: Recorded,
+) -> Result<Injected, Result<Response<Body>, std::io::Error>> {
+    let mut hold = None;
+    let mut continue_with = None;
+    match fault {
+        Some(FaultAction::ContinueTokens(token)) => continue_with = Some(token.concat()),
+        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
+        Some(FaultAction::Lost) => {}
+        Some(FaultAction::Hold(gate)) => hold = Some(gate),
+        Some(FaultAction::Hang) => {
+            shared.lock().record.push(rec);
+            return Err(std::future::pending().await);
+        }
+        Some(FaultAction::Reset) => {
+            shared.lock().record.push(rec);
+            return Err(Err(std::io::Error::other("injected connection reset")));
+        }
+        Some(FaultAction::Mutate(m)) => {
+            let now = shared.clock.now();
+            shared.lock().mutate(path, &m, now);
+        }
+        Some(FaultAction::Raw { code, body }) => {
+            rec.status = code;
+            shared.lock().record.push(rec);
+            let answer = Response::builder()
+                .status(code)
+                .header("content-type", "application/json")
+                .body(full(body.into_bytes()))
+                .expect("response");
+            return Err(Ok(answer));
+        }
+        Some(FaultAction::Endless { head, drip }) => {
+            rec.status = 200;
+            shared.lock().record.push(rec);
+            return Err(Ok(endless(head, drip)));
+        }
+        Some(FaultAction::Status {
+            code,
+            reason,
+            message,
+            retry_after,
+        }) => {
+            // the Retry-After header, and the Status's details.retryAfterSeconds, as the API server sends both
+            let details = retry_after.map_or(json!({}), |s| json!({"retryAfterSeconds": s}));
+            let mut e = status::status(code, &reason, &message, details);
+            e.retry_after = retry_after;
+            rec.status = code;
+            shared.lock().record.push(rec);
+            return Err(Ok(error_response(&e)));
+        }
+        None => {}
+    }
+    Ok(Injected {
+        rec,
+        hold,
+        continue_with,
+    })
+}
+
 /// A 200 whose body is `head`, then `drip` every 20 ms, never ending.
 fn endless(head: String, drip: String) -> Response<Body> {
     use http_body_util::StreamBody;
@@ -212,14 +234,6 @@ fn endless(head: String, drip: String) -> Response<Body> {
         .headers_mut()
         .insert("content-type", http::HeaderValue::from_static("text/plain"));
     response
-}
-
-/// What [`serve`] made under the server's lock.
-enum Reply {
-    /// The answer itself.
-    Now(Response<Body>),
-    /// A LIST's page, encoded once the lock is released.
-    Page(Page),
 }
 
 /// Serve a request, the server's lock held for the store's work only, so requests on other
@@ -316,42 +330,4 @@ pub(super) fn exec_upgrade(
     rec.status = response.status().as_u16();
     st.record.push(rec);
     response
-}
-
-/// A subresource (`pods/log`, `pods/exec`) authorized as RBAC does: the rule must name
-/// `resource/subresource` (or `*`, or `*/subresource`).
-pub(super) fn authorize_sub(
-    req: &Req,
-    group: &str,
-    resource: &str,
-    sub: &str,
-    verb: &str,
-    ns: Option<&str>,
-    name: &str,
-) -> Result<(), ApiError> {
-    let full = format!("{resource}/{sub}");
-    match &req.user {
-        Some(u) if !u.can(verb, group, &full, ns) => Err(status::forbidden_resource(
-            &u.name, verb, group, resource, &full, ns, name,
-        )),
-        _ => Ok(()),
-    }
-}
-
-pub(super) fn authorize(req: &Req, r: &Resource, verb: &str, ns: Option<&str>, name: &str) -> Result<(), ApiError> {
-    match &req.user {
-        Some(u) if !u.can(verb, r.group, r.plural, ns) => Err(status::forbidden(&u.name, verb, r, ns, name)),
-        _ => Ok(()),
-    }
-}
-
-pub(super) type Answer = Result<(u16, Value), ApiError>;
-
-pub(super) fn encoded_response(code: u16, body: Vec<u8>) -> Response<Body> {
-    Response::builder()
-        .status(code)
-        .header("content-type", "application/json")
-        .header("cache-control", "no-cache, private")
-        .body(full(body))
-        .expect("response")
 }

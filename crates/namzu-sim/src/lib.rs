@@ -684,6 +684,74 @@ impl Sim {
     }
 }
 
+/// The namespaces the scenario names or its objects live in, created; the ones its
+/// background objects are spread over returned.
+fn create_namespaces(
+    store: &mut Store,
+    scenario: &Scenario,
+    background: &scenario::Background,
+    now_s: &str,
+) -> Result<Vec<String>, String> {
+    let mut namespaces: Vec<String> = scenario.namespaces.clone();
+    namespaces.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
+    namespaces.extend(
+        scenario
+            .objects
+            .iter()
+            .filter_map(|o| o.pointer("/metadata/namespace")?.as_str().map(str::to_string)),
+    );
+    namespaces.push("default".into());
+    let mut spread: Vec<String> = background.own_namespaces();
+    spread.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
+    spread.dedup();
+    namespaces.extend(background.own_namespaces());
+    for ns in namespaces {
+        if store.get(&NAMESPACES, "", &ns).is_none() {
+            store
+                .create(
+                    &NAMESPACES,
+                    json!({"metadata":{"name":ns},"status":{"phase":"Active"}}),
+                    now_s,
+                )
+                .map_err(|e| e.body.to_string())?;
+        }
+    }
+    Ok(spread)
+}
+
+/// What the scenario gives in full stays as given: a warm pool's status; a Bound claim's volume.
+fn keep_given(st: &mut SimState, scenario: &Scenario, now_s: &str) {
+    // a warm pool whose status the scenario gives stays as given; others the pool controller runs
+    for obj in scenario
+        .objects
+        .iter()
+        .filter(|o| o["kind"] == "SandboxWarmPool" && o.get("status").is_some())
+    {
+        let ns = store::meta(obj, "namespace");
+        let ns = if ns.is_empty() { "default" } else { ns };
+        st.controller
+            .frozen_pools
+            .insert(knob_key(ns, store::meta(obj, "name")));
+    }
+    // a Bound claim given in full has its volume: the one it names, else one provisioned
+    // (reclaim policy from its knobs, `reclaimPolicy`, Delete by default)
+    for obj in scenario.objects.iter().filter(|o| o["kind"] == "PersistentVolumeClaim") {
+        let (ns, name) = (store::meta(obj, "namespace"), store::meta(obj, "name"));
+        let ns = if ns.is_empty() { "default" } else { ns };
+        let policy = st
+            .controller
+            .knobs
+            .get(&knob_key(ns, name))
+            .and_then(|k| k.reclaim_policy.clone())
+            .unwrap_or_else(|| "Delete".into());
+        if let Some(pvc) = st.store.get(&resources::PVCS, ns, name).cloned()
+            && pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound")
+        {
+            volumes::settle_claim(&mut st.store, pvc, &policy, now_s);
+        }
+    }
+}
+
 fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     let now = shared.clock.now();
     let now_s = clock::k8s_time(now);
@@ -700,31 +768,8 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
             shared.set_latency(latency);
         }
     }
-    let mut namespaces: Vec<String> = scenario.namespaces.clone();
-    namespaces.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
-    namespaces.extend(
-        scenario
-            .objects
-            .iter()
-            .filter_map(|o| o.pointer("/metadata/namespace")?.as_str().map(str::to_string)),
-    );
-    namespaces.push("default".into());
     let background = scenario.background.clone().unwrap_or_default();
-    let mut spread: Vec<String> = background.own_namespaces();
-    spread.extend(scenario.workspaces.iter().map(|w| w.namespace.clone()));
-    spread.dedup();
-    namespaces.extend(background.own_namespaces());
-    for ns in namespaces {
-        if st.store.get(&NAMESPACES, "", &ns).is_none() {
-            st.store
-                .create(
-                    &NAMESPACES,
-                    json!({"metadata":{"name":ns},"status":{"phase":"Active"}}),
-                    &now_s,
-                )
-                .map_err(|e| e.body.to_string())?;
-        }
-    }
+    let spread = create_namespaces(&mut st.store, scenario, &background, &now_s)?;
     let served = resources::CORE
         .iter()
         .chain(&[SANDBOXES, resources::CILIUM_POLICIES])
@@ -782,35 +827,7 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     for (key, knobs) in scenario.all_knobs() {
         st.controller.knobs.insert(key, knobs);
     }
-    // a warm pool whose status the scenario gives stays as given; others the pool controller runs
-    for obj in scenario
-        .objects
-        .iter()
-        .filter(|o| o["kind"] == "SandboxWarmPool" && o.get("status").is_some())
-    {
-        let ns = store::meta(obj, "namespace");
-        let ns = if ns.is_empty() { "default" } else { ns };
-        st.controller
-            .frozen_pools
-            .insert(knob_key(ns, store::meta(obj, "name")));
-    }
-    // a Bound claim given in full has its volume: the one it names, else one provisioned
-    // (reclaim policy from its knobs, `reclaimPolicy`, Delete by default)
-    for obj in scenario.objects.iter().filter(|o| o["kind"] == "PersistentVolumeClaim") {
-        let (ns, name) = (store::meta(obj, "namespace"), store::meta(obj, "name"));
-        let ns = if ns.is_empty() { "default" } else { ns };
-        let policy = st
-            .controller
-            .knobs
-            .get(&knob_key(ns, name))
-            .and_then(|k| k.reclaim_policy.clone())
-            .unwrap_or_else(|| "Delete".into());
-        if let Some(pvc) = st.store.get(&resources::PVCS, ns, name).cloned()
-            && pvc.pointer("/status/phase").and_then(Value::as_str) == Some("Bound")
-        {
-            volumes::settle_claim(&mut st.store, pvc, &policy, &now_s);
-        }
-    }
+    keep_given(&mut st, scenario, &now_s);
     let SimState { store, controller, .. } = &mut *st;
     // settle twice: pods are created, then move to their steady state
     controller.reconcile(store, now, true);

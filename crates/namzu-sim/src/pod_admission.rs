@@ -5,12 +5,16 @@
 //! `overhead.podFixed`), and `status.qosClass` as the API server computes it at creation. Every pod the sim stores passes here: the controller's, one created
 //! through the API (dry runs too), one a scenario gives.
 
-use super::resources::RUNTIME_CLASSES;
-use super::store::Store;
 use serde_json::Value;
 
+/// The RuntimeClasses a pod may name, by name: the store answers (a trait, so admission never
+/// reaches back into the store that calls it).
+pub(crate) trait RuntimeClasses {
+    fn runtime_class(&self, name: &str) -> Option<&Value>;
+}
+
 /// Default and admit `pod` as kube-apiserver would.
-pub(crate) fn admit(store: &Store, pod: &mut Value) {
+pub(crate) fn admit(store: &impl RuntimeClasses, pod: &mut Value) {
     defaults(store, pod);
     let qos = qos_class(pod.get("spec").unwrap_or(&Value::Null));
     if !pod.get("status").is_some_and(Value::is_object) {
@@ -19,7 +23,7 @@ pub(crate) fn admit(store: &Store, pod: &mut Value) {
     pod["status"]["qosClass"] = Value::from(qos);
 }
 
-fn defaults(store: &Store, pod: &mut Value) {
+fn defaults(store: &impl RuntimeClasses, pod: &mut Value) {
     let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -44,7 +48,7 @@ fn defaults(store: &Store, pod: &mut Value) {
     // and a scenario's are not (the sim's scenarios name classes they do not define, and its
     // controller has no answer to a refusal)
     let overhead = store
-        .get(&RUNTIME_CLASSES, "", class)
+        .runtime_class(class)
         .and_then(|rc| rc.pointer("/overhead/podFixed"))
         .filter(|o| o.as_object().is_some_and(|o| !o.is_empty()))
         .cloned();
@@ -98,9 +102,9 @@ pub(crate) fn qos_class(spec: &Value) -> &'static str {
 
 /// Why the RuntimeClass admission controller refuses a pod created through the API: the
 /// RuntimeClass it names does not exist.
-pub(crate) fn refusal(store: &Store, pod: &Value) -> Option<String> {
+pub(crate) fn refusal(store: &impl RuntimeClasses, pod: &Value) -> Option<String> {
     let class = pod.pointer("/spec/runtimeClassName").and_then(Value::as_str)?;
-    if class.is_empty() || store.get(&RUNTIME_CLASSES, "", class).is_some() {
+    if class.is_empty() || store.runtime_class(class).is_some() {
         return None;
     }
     Some(format!("pod rejected: RuntimeClass {class:?} not found"))
@@ -126,6 +130,7 @@ fn requests_from_limits(resources: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
     use serde_json::json;
 
     #[test]

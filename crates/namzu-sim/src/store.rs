@@ -2,7 +2,8 @@
 //! resourceVersion counter, uids, the watch history and garbage collection by ownerReferences.
 
 use super::clock::Clock;
-use super::resources::{EVENTS, Resource};
+use super::pod_admission::{self, RuntimeClasses};
+use super::resources::{EVENTS, RUNTIME_CLASSES, Resource};
 use super::status::{self, ApiError};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -369,7 +370,7 @@ impl Store {
             meta["generation"] = json!(1);
         }
         if r.group.is_empty() && r.plural == "pods" {
-            super::pod_admission::admit(self, &mut obj);
+            pod_admission::admit(self, &mut obj);
         }
         Ok((key, obj))
     }
@@ -563,5 +564,10 @@ pub(crate) fn sort_keys(v: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(sort_keys),
         _ => {}
+    }
+}
+impl RuntimeClasses for Store {
+    fn runtime_class(&self, name: &str) -> Option<&Value> {
+        self.get(&RUNTIME_CLASSES, "", name)
     }
 }

@@ -69,41 +69,10 @@ pub(crate) fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, re
         .map(Duration::from_secs)
         .unwrap_or(Duration::from_secs(1800));
     let bookmarks = matches!(req.param("allowWatchBookmarks"), Some("true" | "1"));
-    // before 1.27 the parameters do not exist: a server ignores them (a plain watch)
-    let knows_watch_list = st.server_minor >= 27;
-    let initial_events = match req.param("sendInitialEvents").filter(|_| knows_watch_list) {
-        Some("true" | "1") => true,
-        None | Some("false" | "0") => false,
-        Some(other) => return invalid(&format!("sendInitialEvents: Invalid value: \"{other}\"")),
+    let initial_events = match initial_events(st, req, bookmarks) {
+        Ok(initial) => initial,
+        Err(refused) => return *refused,
     };
-    // the API server's own validation of a streaming list (KEP-3157)
-    match (
-        initial_events,
-        req.param("resourceVersionMatch").filter(|_| knows_watch_list),
-    ) {
-        (true, _) if !st.watch_list => {
-            return invalid(
-                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
-            );
-        }
-        (true, Some("NotOlderThan")) if bookmarks => {}
-        (true, Some("NotOlderThan")) => {
-            return invalid(
-                "allowWatchBookmarks: Required value: allowWatchBookmarks must be true when sendInitialEvents is set",
-            );
-        }
-        (true, _) => {
-            return invalid(
-                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            );
-        }
-        (false, Some(_)) => {
-            return invalid(
-                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-            );
-        }
-        (false, None) => {}
-    }
 
     // taken under the lock, encoded by the stream's own task
     let mut first: Vec<Pending> = Vec::new();
@@ -162,6 +131,51 @@ pub(crate) fn start(st: &mut SimState, r: &Resource, namespace: Option<&str>, re
         .header("transfer-encoding", "chunked")
         .body(StreamBody::new(body).boxed_unsync())
         .expect("response")
+}
+
+/// Whether the watch starts with the initial events (a streaming list, KEP-3157), its
+/// parameters validated as the API server does; `Err` is the refusal.
+fn initial_events(st: &SimState, req: &Req, bookmarks: bool) -> Result<bool, Box<Response<Body>>> {
+    // before 1.27 the parameters do not exist: a server ignores them (a plain watch)
+    let knows_watch_list = st.server_minor >= 27;
+    let initial_events = match req.param("sendInitialEvents").filter(|_| knows_watch_list) {
+        Some("true" | "1") => true,
+        None | Some("false" | "0") => false,
+        Some(other) => {
+            return Err(Box::new(invalid(&format!(
+                "sendInitialEvents: Invalid value: \"{other}\""
+            ))));
+        }
+    };
+    // the API server's own validation of a streaming list (KEP-3157)
+    match (
+        initial_events,
+        req.param("resourceVersionMatch").filter(|_| knows_watch_list),
+    ) {
+        (true, _) if !st.watch_list => {
+            return Err(Box::new(invalid(
+                "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            )));
+        }
+        (true, Some("NotOlderThan")) if bookmarks => {}
+        (true, Some("NotOlderThan")) => {
+            return Err(Box::new(invalid(
+                "allowWatchBookmarks: Required value: allowWatchBookmarks must be true when sendInitialEvents is set",
+            )));
+        }
+        (true, _) => {
+            return Err(Box::new(invalid(
+                "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )));
+        }
+        (false, Some(_)) => {
+            return Err(Box::new(invalid(
+                "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            )));
+        }
+        (false, None) => {}
+    }
+    Ok(initial_events)
 }
 
 fn invalid(message: &str) -> Response<Body> {

@@ -109,7 +109,7 @@ pub enum Action {
     /// Another context was opened (`:ctx NAME` in a single-context session), or why not.
     ContextOpened {
         context: String,
-        result: Result<super::app::ContextOptions, String>,
+        result: Result<crate::context_options::ContextOptions, String>,
     },
     /// A context's leaks in `scope` (for the leaks view), and what it could not read.
     Leaks {

@@ -9,6 +9,7 @@ mod leaks;
 mod switch;
 #[cfg(test)]
 mod tests;
+mod triage;
 
 use command_line::*;
 pub use confirm::*;
@@ -19,6 +20,7 @@ pub(crate) use leaks::*;
 use switch::*;
 
 use super::action::{Action, Effect};
+pub use crate::context_options::ContextOptions;
 use crate::keys::{self, Command, Context};
 use chrono::{DateTime, Utc};
 use namzu_domain::columns::Column;
@@ -101,17 +103,6 @@ enum PopupReply {
 
 /// How long a status line stays.
 pub(crate) const STATUS_FOR: chrono::TimeDelta = chrono::TimeDelta::seconds(8);
-
-/// A context the UI is given: where it is, its safety rules, and why it could not be opened.
-#[derive(Debug, Clone, Default)]
-pub struct ContextOptions {
-    pub name: String,
-    pub server: String,
-    /// Its own namespace (`-n`, else the context's): where it is read until one is chosen.
-    pub namespace: String,
-    pub rules: ContextRules,
-    pub open_error: Option<String>,
-}
 
 /// Where the UI starts.
 #[derive(Debug, Clone)]
@@ -598,14 +589,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::Tick(now) => {
-            app.now = now;
-            // a status line expires (a bulk action's progress stays while it runs)
-            if app.status != app.status_seen.0 {
-                app.status_seen = (app.status.clone(), now);
-            } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
-                app.status.clear();
-                app.status_seen.0.clear();
-            }
+            on_tick(app, now);
             Vec::new()
         }
         Action::Live {
@@ -646,7 +630,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::History { .. }
         | Action::ShellReady { .. }
         | Action::Saved(_)
-        | Action::ShellEnded(_) => super::triage::apply(app, action),
+        | Action::ShellEnded(_) => triage::apply(app, action),
         Action::ContextOpened { context, result } => on_context_opened(app, context, result),
         Action::Leaks { context, scope, result } => {
             leaks::answered(app, &context, &scope, result);
@@ -665,6 +649,22 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Action::Preview { .. }
+        | Action::Done { .. }
+        | Action::NotStarted { .. }
+        | Action::Sent(_)
+        | Action::WaitProgress { .. }
+        | Action::Waited { .. } => {
+            on_write_answer(app, action);
+            Vec::new()
+        }
+    }
+}
+
+/// A write's answers: its preview, its end (done or not started), the audit's entries, the wait
+/// after it.
+fn on_write_answer(app: &mut App, action: Action) {
+    match action {
         Action::Preview {
             key,
             take_over,
@@ -676,12 +676,10 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             {
                 c.previews.insert(key, outcome);
             }
-            Vec::new()
         }
         Action::Done { key, verb, outcome } => {
             let note = note_for(verb, &key, &outcome);
             row_done(app, key, note);
-            Vec::new()
         }
         Action::NotStarted { key, why } => {
             let note = RowNote {
@@ -689,11 +687,9 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                 ok: false,
             };
             row_done(app, key, note);
-            Vec::new()
         }
         Action::Sent(entries) => {
             app.sent = entries;
-            Vec::new()
         }
         Action::WaitProgress { key, message } => {
             app.notes.insert(
@@ -703,7 +699,6 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
                     ok: true,
                 },
             );
-            Vec::new()
         }
         Action::Waited { key, verb, waited } => {
             let note = RowNote {
@@ -716,8 +711,20 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             }
             app.notes.insert(key, note);
             // the watches bring what the write changed
-            Vec::new()
         }
+        // `update` hands only a write's answers here
+        _ => {}
+    }
+}
+
+/// Time passes: a status line expires (a bulk action's progress stays while it runs).
+fn on_tick(app: &mut App, now: DateTime<Utc>) {
+    app.now = now;
+    if app.status != app.status_seen.0 {
+        app.status_seen = (app.status.clone(), now);
+    } else if !app.status.is_empty() && app.bulk.is_none() && now - app.status_seen.1 > STATUS_FOR {
+        app.status.clear();
+        app.status_seen.0.clear();
     }
 }
 

@@ -2,7 +2,7 @@
 //! reports back as actions. The UI never awaits these.
 
 use super::action::{Action, Effect};
-use super::app::ContextOptions;
+use super::context_options::ContextOptions;
 use namzu_clock::Clock;
 use namzu_domain::drift::OverlayFlags;
 use namzu_domain::naming::WorkspaceId;
@@ -174,65 +174,8 @@ impl Cluster {
                 context,
                 scope,
                 generation,
-            } => {
-                // effects run in any order: only a later Follow replaces an earlier one
-                let newer = self.following.send_if_modified(|g| {
-                    let newer = generation > *g;
-                    if newer {
-                        *g = generation;
-                    }
-                    newer
-                });
-                if !newer {
-                    return;
-                }
-                let mut replaced = self.following.subscribe();
-                let target = Target {
-                    context: Some(context.clone()),
-                    conn: self.conn.clone(),
-                    scope: scope.clone(),
-                };
-                let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
-                loop {
-                    tokio::select! {
-                        _ = replaced.wait_for(|g| *g != generation) => break,
-                        followed = following.next() => match followed {
-                            Some(Followed { event, .. }) => {
-                                let action = Action::Live {
-                                    context: context.clone(),
-                                    scope: scope.clone(),
-                                    generation,
-                                    event,
-                                };
-                                if out.send(action).is_err() {
-                                    break;
-                                }
-                            }
-                            None => break,
-                        },
-                    }
-                }
-            }
-            Effect::CheckAccess { context, scope } => {
-                let ns = match &scope {
-                    Scope::Namespace(n) => Some(n.as_str()),
-                    Scope::All => None,
-                };
-                let (patch, delete, listed) = tokio::join!(
-                    access::can(&self.conn, "patch", "agents.x-k8s.io", "sandboxes", ns),
-                    access::can(&self.conn, "delete", "agents.x-k8s.io", "sandboxes", ns),
-                    resources::list(&self.conn, &resources::NAMESPACES, None, None),
-                );
-                // a user who may not list namespaces switches among those the inventory saw
-                let namespaces = listed.unwrap_or_default().iter().map(|n| name(n).to_string()).collect();
-                send(Action::Access {
-                    context,
-                    scope,
-                    patch: patch.ok(),
-                    delete: delete.ok(),
-                    namespaces,
-                });
-            }
+            } => self.follow_live(io, context, scope, generation, &out).await,
+            Effect::CheckAccess { context, scope } => send(self.check_access(context, scope).await),
             Effect::Detail(key) => send(Action::Detail {
                 result: self.detail(io, &key).await,
                 key,
@@ -246,35 +189,7 @@ impl Cluster {
                 container,
                 previous,
                 stream,
-            } => {
-                // effects run in any order: a stream already stopped, or older than the one
-                // running, never starts (the pane it was for is gone or moved on)
-                let task = {
-                    let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
-                    if stream <= current.stopped || stream < current.stream {
-                        return;
-                    }
-                    let task = tokio::spawn(stream_logs(
-                        self.conn.clone(),
-                        key,
-                        container,
-                        previous,
-                        stream,
-                        out.clone(),
-                    ));
-                    if let Some(old) = current.handle.replace(task.abort_handle()) {
-                        old.abort();
-                    }
-                    current.stream = stream;
-                    task
-                };
-                // a panic in the stream is the UI's to report, as any effect's
-                if let Err(e) = task.await
-                    && e.is_panic()
-                {
-                    std::panic::resume_unwind(e.into_panic());
-                }
-            }
+            } => self.start_logs(io, key, container, previous, stream, &out).await,
             Effect::StopLogs { stream, .. } => {
                 let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
                 current.stopped = current.stopped.max(stream);
@@ -331,6 +246,115 @@ impl Cluster {
                 wait,
                 ..
             } => self.write_rows(io, writes, take_over, wait, &out).await,
+        }
+    }
+
+    /// Follow the context live until a newer Follow replaces this one or the UI stops listening.
+    async fn follow_live(
+        &self,
+        io: &Io,
+        context: String,
+        scope: Scope,
+        generation: u64,
+        out: &UnboundedSender<Action>,
+    ) {
+        // effects run in any order: only a later Follow replaces an earlier one
+        let newer = self.following.send_if_modified(|g| {
+            let newer = generation > *g;
+            if newer {
+                *g = generation;
+            }
+            newer
+        });
+        if !newer {
+            return;
+        }
+        let mut replaced = self.following.subscribe();
+        let target = Target {
+            context: Some(context.clone()),
+            conn: self.conn.clone(),
+            scope: scope.clone(),
+        };
+        let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
+        loop {
+            tokio::select! {
+                _ = replaced.wait_for(|g| *g != generation) => break,
+                followed = following.next() => match followed {
+                    Some(Followed { event, .. }) => {
+                        let action = Action::Live {
+                            context: context.clone(),
+                            scope: scope.clone(),
+                            generation,
+                            event,
+                        };
+                        if out.send(action).is_err() {
+                            break;
+                        }
+                    }
+                    None => break,
+                },
+            }
+        }
+    }
+
+    /// What the user may do in the scope (patch, delete) and the namespaces to switch among.
+    async fn check_access(&self, context: String, scope: Scope) -> Action {
+        let ns = match &scope {
+            Scope::Namespace(n) => Some(n.as_str()),
+            Scope::All => None,
+        };
+        let (patch, delete, listed) = tokio::join!(
+            access::can(&self.conn, "patch", "agents.x-k8s.io", "sandboxes", ns),
+            access::can(&self.conn, "delete", "agents.x-k8s.io", "sandboxes", ns),
+            resources::list(&self.conn, &resources::NAMESPACES, None, None),
+        );
+        // a user who may not list namespaces switches among those the inventory saw
+        let namespaces = listed.unwrap_or_default().iter().map(|n| name(n).to_string()).collect();
+        Action::Access {
+            context,
+            scope,
+            patch: patch.ok(),
+            delete: delete.ok(),
+            namespaces,
+        }
+    }
+
+    /// Stream one container's log into the pane `stream`, stopping the stream it replaces.
+    async fn start_logs(
+        &self,
+        io: &Io,
+        key: WorkspaceKey,
+        container: Option<String>,
+        previous: bool,
+        stream: u64,
+        out: &UnboundedSender<Action>,
+    ) {
+        // effects run in any order: a stream already stopped, or older than the one
+        // running, never starts (the pane it was for is gone or moved on)
+        let task = {
+            let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
+            if stream <= current.stopped || stream < current.stream {
+                return;
+            }
+            let task = tokio::spawn(stream_logs(
+                self.conn.clone(),
+                key,
+                container,
+                previous,
+                stream,
+                out.clone(),
+            ));
+            if let Some(old) = current.handle.replace(task.abort_handle()) {
+                old.abort();
+            }
+            current.stream = stream;
+            task
+        };
+        // a panic in the stream is the UI's to report, as any effect's
+        if let Err(e) = task.await
+            && e.is_panic()
+        {
+            std::panic::resume_unwind(e.into_panic());
         }
     }
 

@@ -3,15 +3,16 @@
 
 pub mod action;
 pub mod app;
+mod context_options;
 pub mod io;
 pub mod keys;
 pub mod log_view;
 pub mod logs;
-pub mod triage;
 pub mod view;
 
 use action::{Action, Effect};
-use app::{App, AppOptions, ContextOptions, update};
+use app::{App, AppOptions, update};
+use context_options::ContextOptions;
 use io::{Cluster, Io};
 use namzu_clock::Clock;
 use namzu_domain::safety::ContextRules;
@@ -83,6 +84,74 @@ pub fn stdout_columns() -> Option<usize> {
         .filter(|c| *c > 0)
 }
 
+/// Read the terminal's keys on a thread of their own (crossterm's read blocks), forwarding key
+/// presses and resizes; parked while `keys` is paused (a shell has the terminal).
+fn read_keys(keys: KeyThread, keys_tx: UnboundedSender<Action>, key_clock: Clock) {
+    std::thread::spawn(move || {
+        loop {
+            if keys.paused.load(Ordering::SeqCst) {
+                keys.parked.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            keys.parked.store(false, Ordering::SeqCst);
+            match event::poll(Duration::from_millis(50)) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(_) => break,
+            }
+            let Ok(ev) = event::read() else { break };
+            let action = match ev {
+                Event::Key(k) if k.kind == KeyEventKind::Press => Action::Key(k),
+                Event::Resize(..) => Action::Tick(key_clock.now()),
+                _ => continue,
+            };
+            if keys_tx.send(action).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// Why the UI does not open: no context answered.
+fn none_reached(contexts: &[ContextOptions]) -> TuiError {
+    let why: Vec<String> = contexts
+        .iter()
+        .map(|c| format!("{}: {}", c.name, c.open_error.as_deref().unwrap_or("-")))
+        .collect();
+    TuiError(format!("no context could be reached ({})", why.join("; ")))
+}
+
+/// The UI's I/O over the contexts opened.
+fn new_io(
+    clusters: Vec<Cluster>,
+    switch: Option<io::Switch>,
+    policy: WritePolicy,
+    clock: Clock,
+    refresh: Duration,
+) -> Io {
+    let flags = namzu_domain::drift::OverlayFlags {
+        per_sandbox_label_key: policy.per_sandbox_label_key.clone(),
+        ..Default::default()
+    };
+    Io {
+        clusters,
+        added: Default::default(),
+        switch,
+        policy,
+        clock,
+        flags,
+        wait_timeout: io::WAIT,
+        writes_in_flight: Default::default(),
+        closed: Default::default(),
+        log_task: Default::default(),
+        live: namzu_engine::cluster::live::LiveOptions {
+            poll_every: refresh,
+            ..Default::default()
+        },
+    }
+}
+
 /// Open the TUI and run it until the user quits.
 pub async fn run(options: Options) -> Result<(), TuiError> {
     let Options {
@@ -134,11 +203,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     }));
     // nothing to show and nothing to act on: one line in the normal terminal, as with one context
     if opened.is_empty() {
-        let why: Vec<String> = contexts
-            .iter()
-            .map(|c| format!("{}: {}", c.name, c.open_error.as_deref().unwrap_or("-")))
-            .collect();
-        return Err(TuiError(format!("no context could be reached ({})", why.join("; "))));
+        return Err(none_reached(&contexts));
     }
     let mut app = App::new(AppOptions {
         contexts,
@@ -149,61 +214,16 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         now: clock.now(),
     });
     app.kube_contexts = switch.as_ref().map(|s| s.contexts.clone()).unwrap_or_default();
-    let flags = namzu_domain::drift::OverlayFlags {
-        per_sandbox_label_key: policy.per_sandbox_label_key.clone(),
-        ..Default::default()
-    };
-    let io = Arc::new(Io {
-        clusters: opened,
-        added: Default::default(),
-        switch,
-        policy,
-        clock,
-        flags,
-        wait_timeout: io::WAIT,
-        writes_in_flight: Default::default(),
-        closed: Default::default(),
-        log_task: Default::default(),
-        live: namzu_engine::cluster::live::LiveOptions {
-            poll_every: refresh,
-            ..Default::default()
-        },
-    });
+    let io = Arc::new(new_io(opened, switch, policy, clock, refresh));
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };
 
     let (actions_tx, actions_rx) = unbounded_channel();
-    let keys_tx = actions_tx.clone();
-    let key_clock = io.clock.clone();
     // crossterm's read blocks: a thread of its own, forwarding key presses only; it parks while
     // a shell has the terminal (it would steal the shell's keys)
     let keys = KeyThread::default();
-    let thread_keys = keys.clone();
-    std::thread::spawn(move || {
-        loop {
-            if thread_keys.paused.load(Ordering::SeqCst) {
-                thread_keys.parked.store(true, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-            thread_keys.parked.store(false, Ordering::SeqCst);
-            match event::poll(Duration::from_millis(50)) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(_) => break,
-            }
-            let Ok(ev) = event::read() else { break };
-            let action = match ev {
-                Event::Key(k) if k.kind == KeyEventKind::Press => Action::Key(k),
-                Event::Resize(..) => Action::Tick(key_clock.now()),
-                _ => continue,
-            };
-            if keys_tx.send(action).is_err() {
-                break;
-            }
-        }
-    });
+    read_keys(keys.clone(), actions_tx.clone(), io.clock.clone());
     // what the layers below would print on stderr (-v's request lines, a warning) would be
     // drawn over the UI: it goes to a file of this session, named at the end if it holds anything
     let diagnostics = Diagnostics::open();

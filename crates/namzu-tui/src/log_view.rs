@@ -40,33 +40,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str,
             _ => fg(Color::Green),
         },
     )];
-    // what the user just did comes first, so a narrow pane still shows it; counts come last
-    let mut facts = Vec::new();
-    match pane.prompt {
-        Some(Prompt::Search) => facts.push(format!("search: {}▏", pane.typed)),
-        Some(Prompt::Filter) => facts.push(format!("filter: {}▏", pane.typed)),
-        None if !pane.note.is_empty() => facts.push(pane.note.clone()),
-        None => {}
-    }
-    if !pane.filter.is_empty() {
-        facts.push(format!("filter {:?}: {} lines", pane.filter, pane.filter_hits));
-    }
-    if pane.timestamps {
-        facts.push("timestamps".into());
-    }
-    if !pane.source.is_empty() {
-        facts.push(pane.source.clone());
-    }
-    facts.push(format!("{} lines", pane.lines().len()));
-    facts.push(if pane.follow {
-        "following".into()
-    } else {
-        format!("{} below", pane.offset)
-    });
-    facts.push(if pane.wrap { "wrap on".into() } else { "wrap off".into() });
-    if pane.evicted > 0 {
-        facts.push(format!("{} older dropped (keeps {RING_LINES})", pane.evicted));
-    }
+    let facts = facts(pane);
     status.push(Span::raw(format!(" · {}", facts.join(" · "))));
     let mut rows: Vec<Line> = vec![cut_line(status, text_width)];
     let height = inner.height as usize - 1;
@@ -117,6 +91,38 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str,
     shown.reverse();
     rows.extend(shown);
     frame.render_widget(Paragraph::new(rows), inner);
+}
+
+/// What the pane's status line says after the stream's state: what the user just did first, so
+/// a narrow pane still shows it; counts last.
+fn facts(pane: &LogPane) -> Vec<String> {
+    let mut facts = Vec::new();
+    match pane.prompt {
+        Some(Prompt::Search) => facts.push(format!("search: {}▏", pane.typed)),
+        Some(Prompt::Filter) => facts.push(format!("filter: {}▏", pane.typed)),
+        None if !pane.note.is_empty() => facts.push(pane.note.clone()),
+        None => {}
+    }
+    if !pane.filter.is_empty() {
+        facts.push(format!("filter {:?}: {} lines", pane.filter, pane.filter_hits));
+    }
+    if pane.timestamps {
+        facts.push("timestamps".into());
+    }
+    if !pane.source.is_empty() {
+        facts.push(pane.source.clone());
+    }
+    facts.push(format!("{} lines", pane.lines().len()));
+    facts.push(if pane.follow {
+        "following".into()
+    } else {
+        format!("{} below", pane.offset)
+    });
+    facts.push(if pane.wrap { "wrap on".into() } else { "wrap off".into() });
+    if pane.evicted > 0 {
+        facts.push(format!("{} older dropped (keeps {RING_LINES})", pane.evicted));
+    }
+    facts
 }
 
 /// A line cut into pieces of `max` columns (a log line need not have spaces).

@@ -22,6 +22,7 @@
 //! claims and pools are the extensions' to settle.
 
 use super::age::human_duration;
+use super::diagnosis::STUCK_AFTER_MINUTES;
 use super::naming::{SANDBOX_PREFIX, id_of, is_workspace};
 use super::object::{condition, condition_parts, name, owner_refs, uid};
 use super::resources::Milli;
@@ -31,12 +32,10 @@ use std::collections::BTreeSet;
 
 mod ties;
 pub use ties::{
-    Check, QUARANTINE_TIES, QUARANTINED_AT, Quarantine, judge_disk, judge_policy, name_hash, quarantine_of,
-    ties_fingerprint,
+    Check, QUARANTINE_TIES, QUARANTINED_AT, Quarantine, judge_disk, judge_policy, quarantine_of, ties_fingerprint,
 };
-
-/// How long a deletion, an unanswered claim or a short warm pool may last before it is a leak.
-pub const STUCK_AFTER_MINUTES: i64 = 10;
+// the hash is agent-sandbox's naming rule; leak checks name it from here too
+pub use crate::naming::name_hash;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum LeakKind {
@@ -141,7 +140,7 @@ impl Leak {
         match context {
             Some(c) => self.next.replace(
                 "kubectl namzu ",
-                &format!("kubectl namzu --context {} ", super::next_step::word(c)),
+                &format!("kubectl namzu --context {} ", crate::shell::word(c)),
             ),
             None => self.next.clone(),
         }
@@ -217,20 +216,6 @@ fn older_than(since: Option<DateTime<Utc>>, now: DateTime<Utc>, minutes: i64) ->
 pub fn find(r: &Reads<'_>) -> Vec<Leak> {
     let names: BTreeSet<&str> = r.sandboxes.iter().map(name).collect();
     let mut out = Vec::new();
-    let leak = |kind, obj: &Value, reason: String, since, size, next: String, deletable| Leak {
-        kind,
-        namespace: r.namespace.to_string(),
-        name: name(obj).to_string(),
-        uid: uid(obj).map(str::to_string),
-        resource_version: resource_version(obj),
-        reason,
-        since,
-        size,
-        next,
-        deletable,
-        checks: Vec::new(),
-        quarantine: None,
-    };
     // what exists, gathered once: every disk and policy is judged against it
     let existing = ties::Existing::of(r);
     for pvc in r.pvcs {
@@ -243,165 +228,206 @@ pub fn find(r: &Reads<'_>) -> Vec<Leak> {
             out.push(found);
         }
     }
-    for sbx in r.sandboxes {
-        let deleting = time(sbx, "/metadata/deletionTimestamp");
-        let finalizers: Vec<&str> = sbx
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .map(|f| f.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if deleting.is_some() {
-            if !finalizers.is_empty() && older_than(deleting, r.now, STUCK_AFTER_MINUTES) {
-                let reason = format!(
-                    "deleting for {}, held by finalizer{} {}",
-                    human_duration((r.now - deleting.unwrap_or(r.now)).num_seconds().max(0)),
-                    if finalizers.len() == 1 { "" } else { "s" },
-                    finalizers.join(", ")
-                );
-                let next = format!(
-                    "find the controller that owns {} and why it does not finish; remove the finalizer only once its clean-up is known done (kubectl edit sandbox {} -n {})",
-                    finalizers.join(", "),
-                    name(sbx),
-                    r.namespace
-                );
-                out.push(leak(LeakKind::StuckSandbox, sbx, reason, deleting, None, next, false));
-            }
-            continue;
-        }
-        if !is_workspace(sbx) {
-            continue;
-        }
-        let expired_reason = condition(sbx, "Ready")
-            .map(condition_parts)
-            .is_some_and(|(_, reason, _)| reason == "SandboxExpired");
-        let shutdown = time(sbx, "/spec/shutdownTime").filter(|t| *t <= r.now);
-        if expired_reason || shutdown.is_some() {
-            let since = shutdown.or_else(|| {
-                condition(sbx, "Ready").and_then(|c| {
-                    c.get("lastTransitionTime")
-                        .and_then(Value::as_str)
-                        .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-                        .map(|t| t.with_timezone(&Utc))
-                })
-            });
-            let id = id_of(name(sbx)).unwrap_or(name(sbx));
-            let ago = since.map_or(String::new(), |s| {
-                format!(" {} ago", human_duration((r.now - s).num_seconds().max(0)))
-            });
-            // agent-sandbox deletes an expired Sandbox only under `shutdownPolicy: Delete`; under
-            // Retain (its default) the Sandbox and its disks are kept on purpose
-            let policy = sbx.pointer("/spec/shutdownPolicy").and_then(Value::as_str);
-            if policy.is_none_or(|p| p == "Retain") {
-                let reason = format!(
-                    "expired{ago}, retained by policy (shutdownPolicy {}): its pod is gone, its disks kept on purpose",
-                    policy.unwrap_or("Retain, the default")
-                );
-                let next = format!(
-                    "nothing to clean up: kept on purpose; kubectl namzu inspect -n {} {id} shows what it holds",
-                    r.namespace
-                );
-                out.push(leak(LeakKind::Retained, sbx, reason, since, None, next, false));
-                continue;
-            }
-            let reason =
-                format!("expired{ago} under shutdownPolicy Delete and not reaped; its pod is gone, its disks stay");
-            let next = format!(
-                "find why the controller did not delete it (kubectl namzu history -n {} {id}); kubectl namzu delete -n {} {id} deletes the workspace and its disks",
-                r.namespace, r.namespace
-            );
-            out.push(leak(LeakKind::Expired, sbx, reason, since, None, next, false));
-        }
-    }
-    for claim in r.claims.unwrap_or(&[]) {
-        let answered = r.sandboxes.iter().any(|s| {
-            owner_refs(s).iter().any(|o| {
-                o.get("kind").and_then(Value::as_str) == Some("SandboxClaim")
-                    && o.get("name").and_then(Value::as_str) == Some(name(claim))
-            })
-        }) || claim
-            .pointer("/status/sandbox/name")
-            .or_else(|| claim.pointer("/status/sandbox/Name"))
-            .and_then(Value::as_str)
-            .is_some_and(|n| names.contains(n));
-        if answered || !older_than(created(claim), r.now, STUCK_AFTER_MINUTES) {
-            continue;
-        }
-        let pool = claim.pointer("/spec/warmPoolRef/name").and_then(Value::as_str);
-        let reason = match pool {
-            Some(p) => format!("no Sandbox answers it (warm pool {p})"),
-            None => "no Sandbox answers it".into(),
-        };
-        let next = format!(
-            "kubectl describe sandboxclaim {} -n {}; delete it if its Sandbox is not coming",
-            name(claim),
-            r.namespace
-        );
-        out.push(leak(LeakKind::Claim, claim, reason, created(claim), None, next, false));
-    }
+    out.extend(r.sandboxes.iter().filter_map(|sbx| sandbox_leak(r, sbx)));
+    out.extend(
+        r.claims
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|claim| claim_leak(r, &names, claim)),
+    );
     for pool in r.pools.unwrap_or(&[]) {
-        let int = |p: &str| pool.pointer(p).and_then(Value::as_i64).unwrap_or(0);
-        let (ready, desired) = (int("/status/readyReplicas"), int("/spec/replicas"));
-        let health = super::pools::health(pool, r.sandboxes, r.pool_events, r.now);
-        let describe = format!(
-            "kubectl describe sandboxwarmpool {} -n {} (the pool's sandboxes and their events)",
-            name(pool),
-            r.namespace
-        );
-        let check = |check: &'static str, found: String| Check {
-            check,
-            found,
-            in_use: false,
-        };
-        let not_progressing = health.progress.as_ref().filter(|p| p.not_progressing());
-        let short = ready < desired && older_than(created(pool), r.now, STUCK_AFTER_MINUTES);
-        if not_progressing.is_some() || short {
-            let reason = match not_progressing {
-                Some(p) => format!("{}; {ready}/{desired} ready", p.describe(r.now)),
-                None => format!("{ready}/{desired} ready"),
-            };
-            let since = not_progressing.and_then(|p| p.at).or(created(pool));
-            let mut found = leak(LeakKind::WarmPool, pool, reason, since, None, describe.clone(), false);
-            found.checks = vec![
-                check("status", format!("readyReplicas {ready}, spec.replicas {desired}")),
-                check("events", health.progress_shown(r.now)),
-                check("strategy", health.strategy_shown()),
-            ];
-            out.push(found);
-        }
-        if !health.stale.is_empty() {
-            let reason = format!(
-                "{} of {} members run an older template ({}): {}",
-                health.stale.len(),
-                health.members,
-                health.stale_evidence,
-                health.stale.join(", ")
-            );
-            let next = if health.strategy == "Recreate" {
-                format!("the controller replaces them (updateStrategy Recreate); if they stay, {describe}")
-            } else {
-                format!(
-                    "nothing to delete: under updateStrategy {} a claim can still adopt one; they go as the pool replenishes (Recreate replaces them at once)",
-                    health.strategy_shown()
-                )
-            };
-            // stale at least since a member was made from the newer template
-            let since = health.reference.as_ref().and_then(|(newest, _)| {
-                r.sandboxes
-                    .iter()
-                    .find(|s| name(s) == newest.as_str())
-                    .and_then(created)
-            });
-            let mut found = leak(LeakKind::StalePool, pool, reason, since, None, next, false);
-            found.checks = vec![
-                check("members", health.stale.join(", ")),
-                check("hash", health.stale_evidence.clone()),
-                check("strategy", health.strategy_shown()),
-            ];
-            out.push(found);
-        }
+        pool_leaks(r, pool, &mut out);
     }
     out.sort_by(|a, b| (a.kind, &a.name).cmp(&(b.kind, &b.name)));
     out
+}
+
+/// A leak `find` reports of `obj` (none of these is deleted by `leaks`: no size, not deletable).
+fn leak(
+    r: &Reads<'_>,
+    kind: LeakKind,
+    obj: &Value,
+    reason: String,
+    since: Option<DateTime<Utc>>,
+    next: String,
+) -> Leak {
+    Leak {
+        kind,
+        namespace: r.namespace.to_string(),
+        name: name(obj).to_string(),
+        uid: uid(obj).map(str::to_string),
+        resource_version: resource_version(obj),
+        reason,
+        since,
+        size: None,
+        next,
+        deletable: false,
+        checks: Vec::new(),
+        quarantine: None,
+    }
+}
+
+/// A Sandbox stuck in deletion, or expired (retained on purpose, or not reaped).
+fn sandbox_leak(r: &Reads<'_>, sbx: &Value) -> Option<Leak> {
+    let deleting = time(sbx, "/metadata/deletionTimestamp");
+    let finalizers: Vec<&str> = sbx
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|f| f.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if deleting.is_some() {
+        if !finalizers.is_empty() && older_than(deleting, r.now, STUCK_AFTER_MINUTES) {
+            let reason = format!(
+                "deleting for {}, held by finalizer{} {}",
+                human_duration((r.now - deleting.unwrap_or(r.now)).num_seconds().max(0)),
+                if finalizers.len() == 1 { "" } else { "s" },
+                finalizers.join(", ")
+            );
+            let next = format!(
+                "find the controller that owns {} and why it does not finish; remove the finalizer only once its clean-up is known done (kubectl edit sandbox {} -n {})",
+                finalizers.join(", "),
+                name(sbx),
+                r.namespace
+            );
+            return Some(leak(r, LeakKind::StuckSandbox, sbx, reason, deleting, next));
+        }
+        return None;
+    }
+    if !is_workspace(sbx) {
+        return None;
+    }
+    let expired_reason = condition(sbx, "Ready")
+        .map(condition_parts)
+        .is_some_and(|(_, reason, _)| reason == "SandboxExpired");
+    let shutdown = time(sbx, "/spec/shutdownTime").filter(|t| *t <= r.now);
+    if expired_reason || shutdown.is_some() {
+        let since = shutdown.or_else(|| {
+            condition(sbx, "Ready").and_then(|c| {
+                c.get("lastTransitionTime")
+                    .and_then(Value::as_str)
+                    .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+                    .map(|t| t.with_timezone(&Utc))
+            })
+        });
+        let id = id_of(name(sbx)).unwrap_or(name(sbx));
+        let ago = since.map_or(String::new(), |s| {
+            format!(" {} ago", human_duration((r.now - s).num_seconds().max(0)))
+        });
+        // agent-sandbox deletes an expired Sandbox only under `shutdownPolicy: Delete`; under
+        // Retain (its default) the Sandbox and its disks are kept on purpose
+        let policy = sbx.pointer("/spec/shutdownPolicy").and_then(Value::as_str);
+        if policy.is_none_or(|p| p == "Retain") {
+            let reason = format!(
+                "expired{ago}, retained by policy (shutdownPolicy {}): its pod is gone, its disks kept on purpose",
+                policy.unwrap_or("Retain, the default")
+            );
+            let next = format!(
+                "nothing to clean up: kept on purpose; kubectl namzu inspect -n {} {id} shows what it holds",
+                r.namespace
+            );
+            return Some(leak(r, LeakKind::Retained, sbx, reason, since, next));
+        }
+        let reason =
+            format!("expired{ago} under shutdownPolicy Delete and not reaped; its pod is gone, its disks stay");
+        let next = format!(
+            "find why the controller did not delete it (kubectl namzu history -n {} {id}); kubectl namzu delete -n {} {id} deletes the workspace and its disks",
+            r.namespace, r.namespace
+        );
+        return Some(leak(r, LeakKind::Expired, sbx, reason, since, next));
+    }
+    None
+}
+
+/// A claim no Sandbox answers, older than [`STUCK_AFTER_MINUTES`].
+fn claim_leak(r: &Reads<'_>, names: &BTreeSet<&str>, claim: &Value) -> Option<Leak> {
+    let answered = r.sandboxes.iter().any(|s| {
+        owner_refs(s).iter().any(|o| {
+            o.get("kind").and_then(Value::as_str) == Some("SandboxClaim")
+                && o.get("name").and_then(Value::as_str) == Some(name(claim))
+        })
+    }) || claim
+        .pointer("/status/sandbox/name")
+        .or_else(|| claim.pointer("/status/sandbox/Name"))
+        .and_then(Value::as_str)
+        .is_some_and(|n| names.contains(n));
+    if answered || !older_than(created(claim), r.now, STUCK_AFTER_MINUTES) {
+        return None;
+    }
+    let pool = claim.pointer("/spec/warmPoolRef/name").and_then(Value::as_str);
+    let reason = match pool {
+        Some(p) => format!("no Sandbox answers it (warm pool {p})"),
+        None => "no Sandbox answers it".into(),
+    };
+    let next = format!(
+        "kubectl describe sandboxclaim {} -n {}; delete it if its Sandbox is not coming",
+        name(claim),
+        r.namespace
+    );
+    Some(leak(r, LeakKind::Claim, claim, reason, created(claim), next))
+}
+
+/// A warm pool short of ready (or not progressing), and one whose members run an older template.
+fn pool_leaks(r: &Reads<'_>, pool: &Value, out: &mut Vec<Leak>) {
+    let int = |p: &str| pool.pointer(p).and_then(Value::as_i64).unwrap_or(0);
+    let (ready, desired) = (int("/status/readyReplicas"), int("/spec/replicas"));
+    let health = super::pools::health(pool, r.sandboxes, r.pool_events, r.now);
+    let describe = format!(
+        "kubectl describe sandboxwarmpool {} -n {} (the pool's sandboxes and their events)",
+        name(pool),
+        r.namespace
+    );
+    let check = |check: &'static str, found: String| Check {
+        check,
+        found,
+        in_use: false,
+    };
+    let not_progressing = health.progress.as_ref().filter(|p| p.not_progressing());
+    let short = ready < desired && older_than(created(pool), r.now, STUCK_AFTER_MINUTES);
+    if not_progressing.is_some() || short {
+        let reason = match not_progressing {
+            Some(p) => format!("{}; {ready}/{desired} ready", p.describe(r.now)),
+            None => format!("{ready}/{desired} ready"),
+        };
+        let since = not_progressing.and_then(|p| p.at).or(created(pool));
+        let mut found = leak(r, LeakKind::WarmPool, pool, reason, since, describe.clone());
+        found.checks = vec![
+            check("status", format!("readyReplicas {ready}, spec.replicas {desired}")),
+            check("events", health.progress_shown(r.now)),
+            check("strategy", health.strategy_shown()),
+        ];
+        out.push(found);
+    }
+    if !health.stale.is_empty() {
+        let reason = format!(
+            "{} of {} members run an older template ({}): {}",
+            health.stale.len(),
+            health.members,
+            health.stale_evidence,
+            health.stale.join(", ")
+        );
+        let next = if health.strategy == "Recreate" {
+            format!("the controller replaces them (updateStrategy Recreate); if they stay, {describe}")
+        } else {
+            format!(
+                "nothing to delete: under updateStrategy {} a claim can still adopt one; they go as the pool replenishes (Recreate replaces them at once)",
+                health.strategy_shown()
+            )
+        };
+        // stale at least since a member was made from the newer template
+        let since = health.reference.as_ref().and_then(|(newest, _)| {
+            r.sandboxes
+                .iter()
+                .find(|s| name(s) == newest.as_str())
+                .and_then(created)
+        });
+        let mut found = leak(r, LeakKind::StalePool, pool, reason, since, next);
+        found.checks = vec![
+            check("members", health.stale.join(", ")),
+            check("hash", health.stale_evidence.clone()),
+            check("strategy", health.strategy_shown()),
+        ];
+        out.push(found);
+    }
 }
 
 #[cfg(test)]

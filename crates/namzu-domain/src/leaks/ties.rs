@@ -6,7 +6,7 @@ use super::{Leak, LeakKind, Reads, created, disk_sandboxes, resource_version};
 // (the library's default per-sandbox key; a host that chose another gets its policies judged in
 // use, never deleted)
 use crate::keys::{CLAIM_UID, PER_SANDBOX_LABEL, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
-use crate::naming::id_of;
+use crate::naming::{id_of, name_hash};
 use crate::object::{name, owner_refs, uid};
 use crate::resources::{capacity, requested_storage};
 use chrono::{DateTime, Utc};
@@ -121,17 +121,6 @@ impl<'a> Existing<'a> {
     }
 }
 
-/// agent-sandbox's `NameHash`: FNV-1a 32 of a Sandbox's name, 8 lowercase hex digits — the value
-/// of the `sandbox-name-hash` label the controller re-adopts an unowned disk by.
-pub fn name_hash(sandbox: &str) -> String {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in sandbox.bytes() {
-        h ^= u32::from(b);
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("{h:08x}")
-}
-
 fn label<'v>(obj: &'v Value, key: &str) -> Option<&'v str> {
     obj.pointer("/metadata/labels")
         .and_then(|l| l.get(key))
@@ -231,7 +220,24 @@ pub(super) fn judge_disk_in(pvc: &Value, r: &Reads<'_>, e: &Existing<'_>) -> Opt
     ));
     let size = capacity(pvc).or_else(|| requested_storage(pvc));
     let ns = r.namespace;
-    let (kind, reason, next, deletable) = if let Some(tie) = checks.iter().find(|c| c.in_use) {
+    let verdict = disk_verdict(pvc, ns, sandbox, owners, &checks, detached);
+    Some(Leak {
+        size,
+        ..judged(pvc, ns, verdict, checks)
+    })
+}
+
+/// What a disk is, from its checks: in use (a tie found), detached (re-adopted if its Sandbox
+/// comes back), or left behind.
+fn disk_verdict(
+    pvc: &Value,
+    ns: &str,
+    sandbox: &str,
+    owners: &[Value],
+    checks: &[Check],
+    detached: bool,
+) -> (LeakKind, String, String, bool) {
+    if let Some(tie) = checks.iter().find(|c| c.in_use) {
         (
             LeakKind::DiskInUse,
             format!("looks left behind, but in use: {}", tie.found),
@@ -265,11 +271,7 @@ pub(super) fn judge_disk_in(pvc: &Value, r: &Reads<'_>, e: &Existing<'_>) -> Opt
             name(pvc)
         );
         (LeakKind::Disk, reason, next, true)
-    };
-    Some(Leak {
-        size,
-        ..judged(pvc, ns, (kind, reason, next, deletable), checks)
-    })
+    }
 }
 
 /// A disk or policy judged: the object's identity and age, the verdict, the checks made.

@@ -5,7 +5,7 @@ use super::super::keys::{CHANGED_AT, HOLDER_EPOCH};
 use super::super::object::{annotation, at, str_at};
 use super::super::patch::Mode;
 use super::super::writers::{self, Writer};
-use super::{Entry, Source, object_words, time};
+use super::entry::{Entry, Source, object_words, time};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -83,6 +83,35 @@ pub fn mode_unstamped(sandbox: &Value, stamp: DateTime<Utc>) -> bool {
     held_at(Some(&mode), stamp) == Some(false) && stamper.as_deref() != Some(mode.manager.as_str())
 }
 
+/// The words of the stamped mode change: the mode and holder epoch then (each when known) and
+/// who stamped it.
+fn stamped_text(mode: Option<&str>, epoch_then: Option<&str>, ours: bool, stamp_w: Option<&Writer>) -> String {
+    let by = if ours {
+        "stamped by this machine's write".to_string()
+    } else {
+        // the owner of the stamp wrote the stamp there is (a write of it moves it)
+        match stamp_w {
+            Some(w) => format!("stamped by {}", w.who()),
+            None => "its writer not recorded".to_string(),
+        }
+    };
+    let epoch = match epoch_then {
+        Some("none") => "no holder epoch".to_string(),
+        Some(e) => format!("holder epoch {e}"),
+        None => "holder epoch unknown".to_string(),
+    };
+    let known = mode.is_some() && epoch_then.is_some();
+    format!(
+        "mode changed to {} ({epoch}; {by}{})",
+        mode.unwrap_or("unknown"),
+        if known {
+            ""
+        } else {
+            "; written again since: what it was then is not recorded"
+        }
+    )
+}
+
 /// The mode changes of the Sandbox, each with what was true at its time: the stamp the
 /// annotations record with the mode and epoch it set — from this machine's write of that very
 /// stamp, else from managedFields when nothing wrote the field since (else "unknown", never
@@ -115,36 +144,13 @@ pub(super) fn mode_entries(out: &mut Vec<Entry>, sandbox: &Value, audit: &[Value
                 .is_some_and(|l| l <= t + chrono::Duration::seconds(STAMP_SKEW_SECONDS))
                 .then(|| "none".to_string()),
         });
-        let by = if ours.is_some() {
-            "stamped by this machine's write".to_string()
-        } else {
-            // the owner of the stamp wrote the stamp there is (a write of it moves it)
-            match &stamp_w {
-                Some(w) => format!("stamped by {}", w.who()),
-                None => "its writer not recorded".to_string(),
-            }
-        };
-        let epoch = match epoch_then.as_deref() {
-            Some("none") => "no holder epoch".to_string(),
-            Some(e) => format!("holder epoch {e}"),
-            None => "holder epoch unknown".to_string(),
-        };
-        let known = mode.is_some() && epoch_then.is_some();
         out.push(Entry {
             time: t,
             source: Source::Annotation,
             object: object.clone(),
             warning: false,
             reason: String::new(),
-            text: format!(
-                "mode changed to {} ({epoch}; {by}{})",
-                mode.as_deref().unwrap_or("unknown"),
-                if known {
-                    ""
-                } else {
-                    "; written again since: what it was then is not recorded"
-                }
-            ),
+            text: stamped_text(mode.as_deref(), epoch_then.as_deref(), ours.is_some(), stamp_w.as_ref()),
         });
     }
     let created = time(str_at(sandbox, &["metadata", "creationTimestamp"]));

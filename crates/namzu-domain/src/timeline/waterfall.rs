@@ -4,7 +4,7 @@
 use super::super::keys::CHANGED_AT;
 use super::super::object::{annotation, at, name, str_at, uid};
 use super::super::patch::Mode;
-use super::{FIRST_REQUESTED_AT, Inputs, first_time, rfc3339, time};
+use super::entry::{FIRST_REQUESTED_AT, Inputs, first_time, rfc3339, time};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -68,15 +68,10 @@ const PULL_WAITING: [&str; 4] = [
     "InvalidImageName",
 ];
 
-/// The start-up waterfall of the current pod: from what started it — the request (the claim's
-/// `client-first-requested-at`), the resume (the mode-changed-at stamp, a Running one) or the
-/// Sandbox's creation, the latest of these at or before the pod's creation and no more than
-/// [`ORIGIN_WINDOW_SECONDS`] before it; else the pod's creation — to pod created → scheduled →
-/// image pulled → started → Ready. A step not reached yet is the open leg, timed to `now`.
-/// `None` without a pod.
-pub fn waterfall(inputs: &Inputs<'_>, now: DateTime<Utc>) -> Option<Waterfall> {
-    let pod = inputs.pod?;
-    let created = time(str_at(pod, &["metadata", "creationTimestamp"]))?;
+/// What started the pod (see [`waterfall`]) and when: the latest of the request, the resume and
+/// the Sandbox's creation at or before the pod's creation and within the window; else the pod's
+/// creation.
+fn origin(inputs: &Inputs<'_>, created: DateTime<Utc>) -> (&'static str, DateTime<Utc>) {
     let running = Mode::of_sandbox(inputs.sandbox) == Mode::Running;
     let candidates = [
         (
@@ -92,14 +87,51 @@ pub fn waterfall(inputs: &Inputs<'_>, now: DateTime<Utc>) -> Option<Waterfall> {
             time(str_at(inputs.sandbox, &["metadata", "creationTimestamp"])),
         ),
     ];
-    let (from, start) = candidates
+    candidates
         .iter()
         .filter_map(|(w, t)| {
             t.filter(|t| *t <= created && (created - *t).num_seconds() <= ORIGIN_WINDOW_SECONDS)
                 .map(|t| (*w, t))
         })
         .max_by_key(|(_, t)| *t)
-        .unwrap_or(("pod created", created));
+        .unwrap_or(("pod created", created))
+}
+
+/// The legs of the steps reached, each from the one before (from `start`), and the steps pending.
+fn legs_of(steps: &[(&str, Option<DateTime<Utc>>)], start: DateTime<Utc>, pulling: bool) -> (Vec<Leg>, Vec<String>) {
+    let mut legs = Vec::new();
+    let mut pending = Vec::new();
+    let mut last = start;
+    for &(step, at) in steps {
+        match at {
+            // a step stamped before the one before it (clock skew between writers) costs nothing
+            Some(t) => {
+                let t = t.max(last);
+                legs.push(Leg {
+                    to: step.to_string(),
+                    at: t,
+                    seconds: (t - last).num_seconds(),
+                });
+                last = t;
+            }
+            // an image already on the node is not pulled: no step, unless a pull is under way
+            None if step == "image pulled" && !pulling => {}
+            None => pending.push(step.to_string()),
+        }
+    }
+    (legs, pending)
+}
+
+/// The start-up waterfall of the current pod: from what started it — the request (the claim's
+/// `client-first-requested-at`), the resume (the mode-changed-at stamp, a Running one) or the
+/// Sandbox's creation, the latest of these at or before the pod's creation and no more than
+/// [`ORIGIN_WINDOW_SECONDS`] before it; else the pod's creation — to pod created → scheduled →
+/// image pulled → started → Ready. A step not reached yet is the open leg, timed to `now`.
+/// `None` without a pod.
+pub fn waterfall(inputs: &Inputs<'_>, now: DateTime<Utc>) -> Option<Waterfall> {
+    let pod = inputs.pod?;
+    let created = time(str_at(pod, &["metadata", "creationTimestamp"]))?;
+    let (from, start) = origin(inputs, created);
     let condition_true = |type_: &str| {
         super::super::object::condition(pod, type_)
             .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"))
@@ -152,26 +184,7 @@ pub fn waterfall(inputs: &Inputs<'_>, now: DateTime<Utc>) -> Option<Waterfall> {
         ("started", started),
         ("ready", condition_true("Ready")),
     ];
-    let mut legs = Vec::new();
-    let mut pending = Vec::new();
-    let mut last = start;
-    for (step, at) in steps {
-        match at {
-            // a step stamped before the one before it (clock skew between writers) costs nothing
-            Some(t) => {
-                let t = t.max(last);
-                legs.push(Leg {
-                    to: step.to_string(),
-                    at: t,
-                    seconds: (t - last).num_seconds(),
-                });
-                last = t;
-            }
-            // an image already on the node is not pulled: no step, unless a pull is under way
-            None if step == "image pulled" && !pulling => {}
-            None => pending.push(step.to_string()),
-        }
-    }
+    let (legs, pending) = legs_of(&steps, start, pulling);
     // a pod that has ended is not starting: nothing is under way
     let ended = matches!(str_at(pod, &["status", "phase"]), Some("Failed" | "Succeeded"))
         || str_at(pod, &["metadata", "deletionTimestamp"]).is_some();

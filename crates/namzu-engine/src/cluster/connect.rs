@@ -215,6 +215,51 @@ pub struct Connection {
     pub simulated: std::sync::Arc<tokio::sync::OnceCell<bool>>,
 }
 
+/// The context to open, checked against the kubeconfig as kubectl checks it, and whether
+/// `--cluster`/`--user` override the context's own (its name and rules then do not describe
+/// what the connection reaches).
+fn context_of(kubeconfig: &Kubeconfig, opts: &ConnectOptions) -> Result<(String, bool), ClusterError> {
+    let context = opts
+        .context
+        .clone()
+        .or_else(|| kubeconfig.current_context.clone())
+        .ok_or_else(|| ClusterError::Config("no current-context is set; pass --context".into()))?;
+    if !kubeconfig.contexts.iter().any(|c| c.name == context) {
+        return Err(ClusterError::Config(format!("context \"{context}\" not found")));
+    }
+    // kube would fall back to no cluster or no credentials at all; kubectl refuses
+    if let Some(user) = opts
+        .user
+        .as_ref()
+        .filter(|u| !kubeconfig.auth_infos.iter().any(|a| &a.name == *u))
+    {
+        return Err(ClusterError::Config(format!("auth info \"{user}\" does not exist")));
+    }
+    if let Some(cluster) = opts
+        .cluster
+        .as_ref()
+        .filter(|c| !kubeconfig.clusters.iter().any(|k| &k.name == *c))
+    {
+        return Err(ClusterError::Config(format!("cluster \"{cluster}\" does not exist")));
+    }
+    // `--cluster`/`--user` naming another cluster or user than the context's own: the
+    // connection reaches something the context's name (and its rules) does not describe
+    let own = kubeconfig
+        .contexts
+        .iter()
+        .find(|c| c.name == context)
+        .and_then(|c| c.context.as_ref());
+    let overridden = opts
+        .cluster
+        .as_ref()
+        .is_some_and(|c| own.is_none_or(|o| &o.cluster != c))
+        || opts
+            .user
+            .as_ref()
+            .is_some_and(|u| own.is_none_or(|o| o.user.as_ref() != Some(u)));
+    Ok((context, overridden))
+}
+
 impl Connection {
     pub async fn open(opts: &ConnectOptions) -> Result<Connection, ClusterError> {
         Connection::open_with(load_kubeconfig(opts)?, opts).await
@@ -227,44 +272,7 @@ impl Connection {
             Some(c) => c.clone(),
             None => Clock::from_env().map_err(ClusterError::Config)?,
         };
-        let context = opts
-            .context
-            .clone()
-            .or_else(|| kubeconfig.current_context.clone())
-            .ok_or_else(|| ClusterError::Config("no current-context is set; pass --context".into()))?;
-        if !kubeconfig.contexts.iter().any(|c| c.name == context) {
-            return Err(ClusterError::Config(format!("context \"{context}\" not found")));
-        }
-        // kube would fall back to no cluster or no credentials at all; kubectl refuses
-        if let Some(user) = opts
-            .user
-            .as_ref()
-            .filter(|u| !kubeconfig.auth_infos.iter().any(|a| &a.name == *u))
-        {
-            return Err(ClusterError::Config(format!("auth info \"{user}\" does not exist")));
-        }
-        if let Some(cluster) = opts
-            .cluster
-            .as_ref()
-            .filter(|c| !kubeconfig.clusters.iter().any(|k| &k.name == *c))
-        {
-            return Err(ClusterError::Config(format!("cluster \"{cluster}\" does not exist")));
-        }
-        // `--cluster`/`--user` naming another cluster or user than the context's own: the
-        // connection reaches something the context's name (and its rules) does not describe
-        let own = kubeconfig
-            .contexts
-            .iter()
-            .find(|c| c.name == context)
-            .and_then(|c| c.context.as_ref());
-        let overridden = opts
-            .cluster
-            .as_ref()
-            .is_some_and(|c| own.is_none_or(|o| &o.cluster != c))
-            || opts
-                .user
-                .as_ref()
-                .is_some_and(|u| own.is_none_or(|o| o.user.as_ref() != Some(u)));
+        let (context, overridden) = context_of(&kubeconfig, opts)?;
         let rules = match &opts.safety {
             Some(safety) => safety.0.for_connection(&context, overridden, &safety.1),
             None => ContextRules::default(),

@@ -476,6 +476,190 @@ pub trait LogSink {
     }
 }
 
+/// Lines on their way to the sink: batched, and a long line's parts handed out as they come.
+struct Batcher {
+    batch: Vec<String>,
+    bytes: usize,
+    /// A long line handed out in parts: whether its first part was shown (a follow's replay
+    /// after a reconnect skips it whole), and whether its end is still to come.
+    shown_part: bool,
+    open_part: bool,
+}
+
+impl Default for Batcher {
+    fn default() -> Self {
+        Batcher {
+            batch: Vec::new(),
+            bytes: 0,
+            shown_part: true,
+            open_part: false,
+        }
+    }
+}
+
+impl Batcher {
+    /// Hand over what has come; `false` when the sink wants no more.
+    fn flush(&mut self, sink: &mut impl LogSink) -> bool {
+        self.bytes = 0;
+        sink.lines(std::mem::take(&mut self.batch))
+    }
+
+    /// One piece read (`shown`: what of it is shown; `more`: a part whose line goes on);
+    /// `false` when the sink wants no more.
+    fn take(&mut self, shown: Option<String>, more: bool, sink: &mut impl LogSink) -> bool {
+        if more {
+            // the lines before it first, then the part, unbatched
+            (self.shown_part, self.open_part) = (shown.is_some(), true);
+            if !self.flush(sink) {
+                return false;
+            }
+            return shown.is_none_or(|text| sink.part(text));
+        }
+        self.open_part = false;
+        self.bytes += shown.as_ref().map_or(0, String::len);
+        self.batch.extend(shown);
+        // a batch is handed over at 4,096 lines or 1 MiB, whichever comes first
+        if self.batch.len() >= BATCH_LINES || self.bytes >= BATCH_BYTES {
+            return self.flush(sink);
+        }
+        true
+    }
+
+    /// The stream ended: what is left goes; `false` when the sink wants no more.
+    fn finish(mut self, sink: &mut impl LogSink) -> bool {
+        // a long line whose end never came is ended here, so what follows starts a line
+        if self.open_part && self.shown_part {
+            self.batch.push(String::new());
+        }
+        self.batch.is_empty() || sink.lines(self.batch)
+    }
+}
+
+/// After a followed stream ended: wait for the container's next instance (or for it to run
+/// again) and return the pod then; `Err` inside is how the log ends instead (the pod deleted,
+/// replaced or finished, the container done for good).
+async fn next_instance(
+    conn: &Connection,
+    ns: &str,
+    pod_name: &str,
+    pod_uid: &str,
+    container: &str,
+    before: &(i64, String),
+    sink: &mut impl LogSink,
+) -> Result<Result<Value, LogEnd>, ClusterError> {
+    use namzu_domain::object::uid;
+    use namzu_domain::triage::instance;
+    let mut said_waiting = false;
+    loop {
+        let now = match resources::get(conn, &PODS, ns, pod_name).await {
+            Ok(None) | Err(ClusterError::Api { code: 410, .. }) => {
+                return Ok(Err(LogEnd::PodDeleted {
+                    pod: pod_name.to_string(),
+                }));
+            }
+            Ok(Some(p)) if uid(&p) != Some(pod_uid) => {
+                return Ok(Err(LogEnd::Replaced {
+                    new: uid(&p).unwrap_or("?").to_string(),
+                    old: pod_uid.to_string(),
+                    pod: pod_name.to_string(),
+                }));
+            }
+            Ok(Some(p)) => p,
+            Err(e) => return Err(e),
+        };
+        let phase = namzu_domain::pod::phase(&now).to_string();
+        if instance(&now, container) != *before || running(&now, container) {
+            return Ok(Ok(now));
+        }
+        if matches!(phase.as_str(), "Succeeded" | "Failed") {
+            return Ok(Err(LogEnd::PodFinished {
+                pod: pod_name.to_string(),
+                phase,
+            }));
+        }
+        // an instance that ended for good (an init container done, a restart policy that
+        // does not restart it) has no next start to wait for
+        if !namzu_domain::triage::will_restart(&now, container) {
+            return Ok(Err(LogEnd::ContainerFinished {
+                container: container.to_string(),
+                state: namzu_domain::triage::state_words(&now, container),
+            }));
+        }
+        // not running (a crash loop's back-off): its next instance is followed when it starts
+        if !said_waiting {
+            sink.note(LogNote::Waiting {
+                container: container.to_string(),
+                state: namzu_domain::triage::state_words(&now, container),
+            });
+            said_waiting = true;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
+/// How a followed log goes on: a new instance from its start, the same one from the last line
+/// shown (after a pause, so a server that ends every stream at once is not asked in a loop).
+async fn reopen_from(
+    ask: &mut LogAsk,
+    resume: &mut namzu_domain::triage::Resume,
+    restarted: bool,
+    now: &Value,
+    broke: Option<String>,
+    sink: &mut impl LogSink,
+) {
+    if restarted {
+        let after = namzu_domain::triage::instance(now, &ask.container);
+        sink.note(LogNote::Restarted {
+            container: ask.container.clone(),
+            restart: after.0,
+        });
+        // the new instance's log from its start
+        (ask.since_seconds, ask.since_time, ask.tail_lines) = (None, None, None);
+        resume.restarted();
+    } else {
+        sink.note(LogNote::Reconnecting {
+            why: broke.unwrap_or_else(|| "the server ended the stream".into()),
+        });
+        // on from the last line shown (none shown yet: as first asked)
+        if let Some(since) = resume.since() {
+            (ask.since_seconds, ask.tail_lines, ask.since_time) = (None, None, Some(since));
+            resume.reconnected();
+        }
+        // a server that ends every stream at once is not asked again in a tight loop
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+}
+
+/// How a stream that ended ends the read: a timeout is an error; without `follow` the read is
+/// over (an error when it broke off); with it, `Ok` with why it broke, to be opened again.
+fn stream_ended(
+    broke: Option<Broke>,
+    follow: bool,
+    ns: &str,
+    pod_name: &str,
+) -> Result<Option<String>, Result<LogEnd, ClusterError>> {
+    let broke = match broke {
+        Some(Broke::TimedOut(after)) => {
+            return Err(Err(ClusterError::Timeout {
+                op: Box::new(log_call(ns, pod_name)),
+                after,
+            }));
+        }
+        Some(Broke::Failed(why)) => Some(why),
+        None => None,
+    };
+    if !follow {
+        // a read that broke off is not a log read to its end
+        return Err(match broke {
+            Some(why) => Err(ClusterError::Other(format!(
+                "the log of pod {pod_name} broke off before its end: {why}"
+            ))),
+            None => Ok(LogEnd::Done),
+        });
+    }
+    Ok(broke)
+}
+
 /// Read a container's log into `sink`; with `ask.follow`, across restarts of the container until
 /// the pod is deleted, finishes or is replaced. A stream the server ends (or that breaks) is
 /// opened again after the last line read (each line's time is asked for, and stripped unless
@@ -527,11 +711,7 @@ pub async fn read_log(
         } else {
             LogLines::new(body)
         };
-        let mut batch = Vec::new();
-        let mut batch_bytes = 0usize;
-        // a long line handed out in parts: whether its first part was shown (a follow's replay
-        // after a reconnect skips it whole), and whether its end is still to come
-        let (mut shown_part, mut open_part) = (true, false);
+        let mut b = Batcher::default();
         let broke = loop {
             if let Some((at, after)) = deadline
                 && tokio::time::Instant::now() >= at
@@ -539,7 +719,7 @@ pub async fn read_log(
                 break Some(Broke::TimedOut(after));
             }
             // every line that has arrived goes in one batch: a burst costs one hand-over
-            let next = if batch.is_empty() {
+            let next = if b.batch.is_empty() {
                 match deadline {
                     Some((at, after)) => match tokio::time::timeout_at(at, lines.next_piece()).await {
                         Ok(next) => Ok(next),
@@ -553,41 +733,19 @@ pub async fn read_log(
             match next {
                 Ok(Ok(Some(piece))) => {
                     let shown = if piece.goes_on {
-                        shown_part.then_some(piece.text)
+                        b.shown_part.then_some(piece.text)
                     } else if ask.follow {
                         resume.line(&piece.text, keep_stamps)
                     } else {
                         Some(piece.text)
                     };
-                    if piece.more {
-                        // the lines before it first, then the part, unbatched
-                        (shown_part, open_part) = (shown.is_some(), true);
-                        batch_bytes = 0;
-                        if !sink.lines(std::mem::take(&mut batch)) {
-                            return Ok(LogEnd::Done);
-                        }
-                        if let Some(text) = shown
-                            && !sink.part(text)
-                        {
-                            return Ok(LogEnd::Done);
-                        }
-                        continue;
-                    }
-                    open_part = false;
-                    batch_bytes += shown.as_ref().map_or(0, String::len);
-                    batch.extend(shown);
-                    // a batch is handed over at 4,096 lines or 1 MiB, whichever comes first
-                    if batch.len() >= BATCH_LINES || batch_bytes >= BATCH_BYTES {
-                        batch_bytes = 0;
-                        if !sink.lines(std::mem::take(&mut batch)) {
-                            return Ok(LogEnd::Done);
-                        }
+                    if !b.take(shown, piece.more, sink) {
+                        return Ok(LogEnd::Done);
                     }
                 }
                 // nothing more has arrived yet: hand over what has
                 Err(_) => {
-                    batch_bytes = 0;
-                    if !sink.lines(std::mem::take(&mut batch)) {
+                    if !b.flush(sink) {
                         return Ok(LogEnd::Done);
                     }
                 }
@@ -595,93 +753,20 @@ pub async fn read_log(
                 Ok(Err(e)) => break Some(Broke::Failed(e.to_string())),
             }
         };
-        // a long line whose end never came is ended here, so what follows starts a line
-        if open_part && shown_part {
-            batch.push(String::new());
-        }
-        if !batch.is_empty() && !sink.lines(batch) {
+        if !b.finish(sink) {
             return Ok(LogEnd::Done);
         }
-        let broke = match broke {
-            Some(Broke::TimedOut(after)) => {
-                return Err(ClusterError::Timeout {
-                    op: Box::new(log_call(&ns, &pod_name)),
-                    after,
-                });
-            }
-            Some(Broke::Failed(why)) => Some(why),
-            None => None,
+        let broke = match stream_ended(broke, ask.follow, &ns, &pod_name) {
+            Ok(broke) => broke,
+            Err(end) => return end,
         };
-        if !ask.follow {
-            // a read that broke off is not a log read to its end
-            return match broke {
-                Some(why) => Err(ClusterError::Other(format!(
-                    "the log of pod {pod_name} broke off before its end: {why}"
-                ))),
-                None => Ok(LogEnd::Done),
-            };
-        }
         let before = instance(&pod, &ask.container);
-        let mut said_waiting = false;
-        let now = loop {
-            let now = match resources::get(conn, &PODS, &ns, &pod_name).await {
-                Ok(None) | Err(ClusterError::Api { code: 410, .. }) => return Ok(LogEnd::PodDeleted { pod: pod_name }),
-                Ok(Some(p)) if uid(&p) != Some(pod_uid.as_str()) => {
-                    return Ok(LogEnd::Replaced {
-                        new: uid(&p).unwrap_or("?").to_string(),
-                        old: pod_uid,
-                        pod: pod_name,
-                    });
-                }
-                Ok(Some(p)) => p,
-                Err(e) => return Err(e),
-            };
-            let phase = namzu_domain::pod::phase(&now).to_string();
-            if instance(&now, &ask.container) != before || running(&now, &ask.container) {
-                break now;
-            }
-            if matches!(phase.as_str(), "Succeeded" | "Failed") {
-                return Ok(LogEnd::PodFinished { pod: pod_name, phase });
-            }
-            // an instance that ended for good (an init container done, a restart policy that
-            // does not restart it) has no next start to wait for
-            if !namzu_domain::triage::will_restart(&now, &ask.container) {
-                return Ok(LogEnd::ContainerFinished {
-                    container: ask.container.clone(),
-                    state: namzu_domain::triage::state_words(&now, &ask.container),
-                });
-            }
-            // not running (a crash loop's back-off): its next instance is followed when it starts
-            if !said_waiting {
-                sink.note(LogNote::Waiting {
-                    container: ask.container.clone(),
-                    state: namzu_domain::triage::state_words(&now, &ask.container),
-                });
-                said_waiting = true;
-            }
-            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let now = match next_instance(conn, &ns, &pod_name, &pod_uid, &ask.container, &before, sink).await? {
+            Ok(now) => now,
+            Err(end) => return Ok(end),
         };
-        let after = instance(&now, &ask.container);
-        if after != before {
-            sink.note(LogNote::Restarted {
-                container: ask.container.clone(),
-                restart: after.0,
-            });
-            // the new instance's log from its start
-            (ask.since_seconds, ask.since_time, ask.tail_lines) = (None, None, None);
-            resume.restarted();
-        } else {
-            sink.note(LogNote::Reconnecting {
-                why: broke.unwrap_or_else(|| "the server ended the stream".into()),
-            });
-            // on from the last line shown (none shown yet: as first asked)
-            if let Some(since) = resume.since() {
-                (ask.since_seconds, ask.tail_lines, ask.since_time) = (None, None, Some(since));
-                resume.reconnected();
-            }
-            // a server that ends every stream at once is not asked again in a tight loop
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        }
+        let restarted = before != instance(&now, &ask.container);
+        reopen_from(&mut ask, &mut resume, restarted, &now, broke, sink).await;
         pod = now;
     }
 }

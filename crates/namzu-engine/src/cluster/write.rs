@@ -528,7 +528,8 @@ async fn gate(conn: &Connection, policy: &WritePolicy, namespace: &str, dry_run:
     Ok(())
 }
 
-/// Perform one fenced write, start to finish.
+/// Perform one fenced write, start to finish: the gate, the read that vets the target, what a
+/// refresh or a resume needs read first, then the sends until one settles.
 pub(crate) async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) -> Outcome {
     if let Err(stop) = gate(conn, policy, &plan.namespace, plan.dry_run).await {
         return match stop {
@@ -546,209 +547,294 @@ pub(crate) async fn write(conn: &Connection, policy: &WritePolicy, plan: &Plan) 
         id: write_id(conn),
         unsent: false,
     };
-    let mut current = match attempt.read().await {
-        Ok(Some(o)) => o,
-        Ok(None) => return Outcome::absent(plan.verb),
-        Err(e) => return Outcome::Failed(e),
+    let current = match attempt.vetted_read().await {
+        Ok(current) => current,
+        Err(stop) => return *stop,
     };
-    // a re-read that finds another uid under the name is a different workspace, never written
-    attempt.identity = attempt.identity.or_else(|| uid(&current).map(str::to_string));
-    if let Some(refused) = attempt.replaced(&current) {
-        return refused;
+    let prepared = match attempt.prepare(&current).await {
+        Ok(prepared) => prepared,
+        Err(stop) => return *stop,
+    };
+    attempt.send_until_settled(current, &prepared).await
+}
+
+/// What a write reads once before its first send: a refresh's ask and template, and whether a
+/// resume wakes into the workspace's own per-sandbox egress grant.
+struct Prepared {
+    ask: Option<refresh::Ask>,
+    template: Option<TemplateFetch>,
+    per_sandbox_egress: bool,
+}
+
+/// One send's request and what it carries, kept for the outcome it ends in.
+struct Sent {
+    request: Request,
+    epoch: EpochUse,
+    change: Change,
+    refreshed: Option<Box<Refresh>>,
+}
+
+/// After a send that failed: settled (an outcome), or read again and to be sent again.
+enum Next {
+    Settled(Outcome),
+    Resend(Value),
+}
+
+impl Attempt<'_> {
+    /// The first read, vetted: the object is there, is the one asked for (its uid), is a
+    /// workspace, and is not a claim's to delete.
+    async fn vetted_read(&mut self) -> Result<Value, Box<Outcome>> {
+        let plan = self.plan;
+        let current = match self.read().await {
+            Ok(Some(o)) => o,
+            Ok(None) => return Err(Box::new(Outcome::absent(plan.verb))),
+            Err(e) => return Err(Box::new(Outcome::Failed(e))),
+        };
+        // a re-read that finds another uid under the name is a different workspace, never written
+        self.identity = self.identity.take().or_else(|| uid(&current).map(str::to_string));
+        if let Some(refused) = self.replaced(&current) {
+            return Err(Box::new(refused));
+        }
+        // a Sandbox under the prefix without the library's template label is not a workspace:
+        // listed nowhere, written never
+        if !is_workspace(&current) {
+            self.record(None, None, None, "refused");
+            return Err(Box::new(Outcome::Refused {
+                message: format!(
+                    "{} is not a workspace (no {TEMPLATE_LABEL} label on its pod template): not written",
+                    plan.id.sandbox_name()
+                ),
+            }));
+        }
+        if plan.verb == Verb::Delete
+            && let Some(claim) = claim_owner(&current)
+        {
+            return Err(Box::new(Outcome::ClaimOwned { claim: claim.into() }));
+        }
+        Ok(current)
     }
-    // a Sandbox under the prefix without the library's template label is not a workspace:
-    // listed nowhere, written never
-    if !is_workspace(&current) {
-        attempt.record(None, None, None, "refused");
-        return Outcome::Refused {
-            message: format!(
-                "{} is not a workspace (no {TEMPLATE_LABEL} label on its pod template): not written",
-                plan.id.sandbox_name()
+
+    /// What is read once before the first send; a refresh or a resume refused here sends nothing.
+    async fn prepare(&self, current: &Value) -> Result<Prepared, Box<Outcome>> {
+        let plan = self.plan;
+        // a refresh (docs/interop.md §14): the host's per-sandbox label key unless the caller named one
+        let ask = plan.refresh.clone().map(|mut ask| {
+            if ask.flags.per_sandbox_label_key.is_none() {
+                ask.flags.per_sandbox_label_key = self.policy.per_sandbox_label_key.clone();
+            }
+            ask
+        });
+        // a refresh of a Running workspace (or one fenced out) is refused before anything else is read
+        if let Some(ask) = &ask
+            && let Err(refused) = refresh::admit(current, plan.epoch, &ask.flags)
+        {
+            return Err(self.refused(refused));
+        }
+        // a resume must not wake the workspace into a per-sandbox egress grant that is not its own:
+        // checked against the uid the cluster reports now, before anything is sent
+        let per_sandbox_egress = match plan.verb {
+            Verb::Resume => self.egress_check(current).await?,
+            _ => false,
+        };
+        // the template a refresh writes is read once; retries rebuild the body from it
+        let template = match &ask {
+            Some(_) => Some(
+                super::detail::template_of(self.conn, &plan.namespace, current)
+                    .await
+                    .map_err(|e| Box::new(Outcome::Failed(e)))?,
             ),
+            None => None,
         };
-    }
-    if plan.verb == Verb::Delete
-        && let Some(claim) = claim_owner(&current)
-    {
-        return Outcome::ClaimOwned { claim: claim.into() };
-    }
-    // a refresh (docs/interop.md §14): the host's per-sandbox label key unless the caller named one
-    let ask = plan.refresh.clone().map(|mut ask| {
-        if ask.flags.per_sandbox_label_key.is_none() {
-            ask.flags.per_sandbox_label_key = policy.per_sandbox_label_key.clone();
-        }
-        ask
-    });
-    // a refresh of a Running workspace (or one fenced out) is refused before anything else is read
-    if let Some(ask) = &ask
-        && let Err(refused) = refresh::admit(&current, plan.epoch, &ask.flags)
-    {
-        return *attempt.refused(refused);
-    }
-    // a resume must not wake the workspace into a per-sandbox egress grant that is not its own:
-    // checked against the uid the cluster reports now, before anything is sent
-    let per_sandbox_egress = match plan.verb {
-        Verb::Resume => match attempt.egress_check(&current).await {
-            Ok(on) => on,
-            Err(stop) => return *stop,
-        },
-        _ => false,
-    };
-    // the template a refresh writes is read once; retries rebuild the body from it
-    let template = match &ask {
-        Some(_) => match super::detail::template_of(conn, &plan.namespace, &current).await {
-            Ok(t) => Some(t),
-            Err(e) => return Outcome::Failed(e),
-        },
-        None => None,
-    };
-    let mut choice = plan.epoch;
-    loop {
-        let decided = match (&ask, &template) {
-            (Some(ask), Some(template)) => attempt
-                .decide_refresh(&current, template, ask, choice)
-                .map(|(d, r)| (d, Some(Box::new(r)))),
-            _ => attempt.decide(&current, choice).map(|d| (d, None)),
-        };
-        let (Decision { epoch, body }, refreshed) = match decided {
-            Ok(d) => d,
-            Err(outcome) => return *outcome,
-        };
-        // retries carry the epoch resolved from the first read
-        choice = EpochChoice::Explicit(epoch.carried);
-        let (request, change) = (request_for(plan, &body), body.change());
-        // what a dry run answers, read here (client) or sent and admitted (server)
-        let dry_run = |request, epoch, refresh| Outcome::DryRun {
-            request,
-            epoch,
-            change,
-            mode: Mode::of_sandbox(&current),
-            uid: uid(&current).map(str::to_string),
+        Ok(Prepared {
+            ask,
+            template,
             per_sandbox_egress,
-            refresh,
-        };
-        if plan.dry_run {
-            return dry_run(request, epoch, refreshed);
+        })
+    }
+
+    /// Decide, send, and after a failed send read again, until the write settles.
+    async fn send_until_settled(&mut self, mut current: Value, p: &Prepared) -> Outcome {
+        let plan = self.plan;
+        let mut choice = plan.epoch;
+        loop {
+            let decided = match (&p.ask, &p.template) {
+                (Some(ask), Some(template)) => self
+                    .decide_refresh(&current, template, ask, choice)
+                    .map(|(d, r)| (d, Some(Box::new(r)))),
+                _ => self.decide(&current, choice).map(|d| (d, None)),
+            };
+            let (Decision { epoch, body }, refreshed) = match decided {
+                Ok(d) => d,
+                Err(outcome) => return *outcome,
+            };
+            // retries carry the epoch resolved from the first read
+            choice = EpochChoice::Explicit(epoch.carried);
+            let sent = Sent {
+                request: request_for(plan, &body),
+                change: body.change(),
+                epoch,
+                refreshed,
+            };
+            // what a dry run answers, read here (client) or sent and admitted (server)
+            let dry_run = |sent: Sent| Outcome::DryRun {
+                request: sent.request,
+                epoch: sent.epoch,
+                change: sent.change,
+                mode: Mode::of_sandbox(&current),
+                uid: uid(&current).map(str::to_string),
+                per_sandbox_egress: p.per_sandbox_egress,
+                refresh: sent.refreshed,
+            };
+            if plan.dry_run {
+                return dry_run(sent);
+            }
+            let error = match self.send(&sent.epoch, &sent.request).await {
+                // the server admitted and validated it, and changed nothing
+                Ok(_) if plan.server_dry_run => {
+                    self.record(Some(&sent.epoch), Some(&sent.request), Some(200), "dry-run");
+                    return dry_run(sent);
+                }
+                Ok(answer) => {
+                    self.record(Some(&sent.epoch), Some(&sent.request), Some(200), "applied");
+                    let object = (plan.verb != Verb::Delete).then_some(answer);
+                    return self.applied(sent, object, p.per_sandbox_egress);
+                }
+                // (the log cannot take the outcome either: the refusal is the command's to say)
+                Err(e) if self.unsent => return Outcome::Failed(e),
+                Err(e) => e,
+            };
+            match self
+                .after_failed_send(error, sent, &current, p.per_sandbox_egress)
+                .await
+            {
+                Next::Settled(outcome) => return outcome,
+                Next::Resend(after) => current = after,
+            }
         }
-        let error = match attempt.send(&epoch, &request).await {
-            // the server admitted and validated it, and changed nothing
-            Ok(_) if plan.server_dry_run => {
-                attempt.record(Some(&epoch), Some(&request), Some(200), "dry-run");
-                return dry_run(request, epoch, refreshed);
-            }
-            Ok(answer) => {
-                attempt.record(Some(&epoch), Some(&request), Some(200), "applied");
-                let object = (plan.verb != Verb::Delete).then_some(answer);
-                return Outcome::Applied {
-                    request,
-                    epoch,
-                    change,
-                    sends: attempt.sends,
-                    object,
-                    per_sandbox_egress,
-                    refresh: refreshed,
-                };
-            }
-            // (the log cannot take the outcome either: the refusal is the command's to say)
-            Err(e) if attempt.unsent => return Outcome::Failed(e),
-            Err(e) => e,
-        };
+    }
+
+    fn applied(&self, sent: Sent, object: Option<Value>, per_sandbox_egress: bool) -> Outcome {
+        Outcome::Applied {
+            request: sent.request,
+            epoch: sent.epoch,
+            change: sent.change,
+            sends: self.sends,
+            object,
+            per_sandbox_egress,
+            refresh: sent.refreshed,
+        }
+    }
+
+    /// A send failed: its status decides at once, or the object is read again and what moved
+    /// since the read `before` decides.
+    async fn after_failed_send(
+        &self,
+        error: ClusterError,
+        sent: Sent,
+        before: &Value,
+        per_sandbox_egress: bool,
+    ) -> Next {
         let status = status_of(&error);
         let unanswered = matches!(error, ClusterError::Timeout { .. } | ClusterError::Unreachable { .. });
-        let record = |word: &str| attempt.record(Some(&epoch), Some(&request), status, word);
-        match retry::on_status(plan.verb, status, unanswered) {
+        let record = |word: &str| self.record(Some(&sent.epoch), Some(&sent.request), status, word);
+        match retry::on_status(self.plan.verb, status, unanswered) {
             OnStatus::AlreadyGone => {
                 record("already-gone");
-                return Outcome::AlreadyGone;
+                return Next::Settled(Outcome::AlreadyGone);
             }
             OnStatus::Failed => {
                 record("failed");
-                return Outcome::Failed(error);
+                return Next::Settled(Outcome::Failed(error));
             }
             OnStatus::Reread => {}
         }
-        let after = match attempt.read().await {
+        let after = match self.read().await {
             Ok(after) => after,
-            Err(e) => return Outcome::Failed(e),
+            Err(e) => return Next::Settled(Outcome::Failed(e)),
         };
         let facts = Reread {
-            verb: plan.verb,
+            verb: self.plan.verb,
             status,
             unanswered,
-            sends: attempt.sends,
-            identity: attempt.identity.as_deref(),
-            before: &current,
+            sends: self.sends,
+            identity: self.identity.as_deref(),
+            before,
             after: after.as_ref(),
-            carried: epoch.carried,
+            carried: sent.epoch.carried,
         };
-        let verdict = match &refreshed {
+        let verdict = match &sent.refreshed {
             Some(r) => retry::on_refresh_reread(facts, &r.hash),
             None => retry::on_reread(facts),
         };
-        match verdict {
+        self.settle(verdict, after, error, sent, per_sandbox_egress)
+    }
+
+    /// What the re-read's verdict makes of the write (each recorded in the audit log).
+    fn settle(
+        &self,
+        verdict: OnReread,
+        after: Option<Value>,
+        error: ClusterError,
+        sent: Sent,
+        per_sandbox_egress: bool,
+    ) -> Next {
+        let record = |word: &str| self.record(Some(&sent.epoch), Some(&sent.request), status_of(&error), word);
+        Next::Settled(match verdict {
             OnReread::AlreadyGone => {
                 record("already-gone");
-                return Outcome::AlreadyGone;
+                Outcome::AlreadyGone
             }
             OnReread::NotFound => {
                 record("not-found");
-                return Outcome::NotFound;
+                Outcome::NotFound
             }
             OnReread::Replaced => {
                 let after = after.expect("a replaced object was read");
-                return attempt.replaced(&after).expect("another uid");
+                self.replaced(&after).expect("another uid")
             }
             OnReread::Landed => {
                 record("applied");
-                return Outcome::Applied {
-                    request,
-                    epoch,
-                    change,
-                    sends: attempt.sends,
-                    object: after,
-                    per_sandbox_egress,
-                    refresh: refreshed,
-                };
+                self.applied(sent, after, per_sandbox_egress)
             }
             OnReread::NotApplied => {
                 record("not-applied");
-                return Outcome::NotApplied {
-                    request,
+                Outcome::NotApplied {
+                    request: sent.request,
                     message:
                         "the API server did not apply the JSON patch and nothing moved since the read: not retried"
                             .into(),
-                };
+                }
             }
             OnReread::Raced => {
                 record("not-applied");
                 // only a refresh's re-read, which read an object, answers Raced
-                let (Some(after), Some(refreshed)) = (after, refreshed) else {
-                    return Outcome::Failed(error);
+                let (Some(after), Some(refreshed)) = (after, sent.refreshed) else {
+                    return Next::Settled(Outcome::Failed(error));
                 };
-                return Outcome::Raced {
-                    request,
+                Outcome::Raced {
+                    request: sent.request,
                     mismatches: refresh::mismatches(&after, &refreshed.overlays),
                     template: refreshed.template,
-                };
+                }
             }
             OnReread::Conflict => {
                 record("conflict");
-                return Outcome::Conflict {
+                Outcome::Conflict {
                     message: format!(
                         "the Sandbox kept changing: {} sends were refused; nothing applied",
-                        attempt.sends
+                        self.sends
                     ),
-                };
+                }
             }
             OnReread::Unanswered => {
                 record("failed");
-                return Outcome::Failed(error);
+                Outcome::Failed(error)
             }
             OnReread::Resend => {
                 record("retry");
-                current = after.expect("a moved object was read");
+                return Next::Resend(after.expect("a moved object was read"));
             }
-        }
+        })
     }
 }
 

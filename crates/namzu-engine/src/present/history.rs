@@ -54,85 +54,77 @@ pub fn render(history: &History, width: Option<usize>) -> Vec<String> {
 
 /// The timeline rows under their headings, fitted to `width`.
 fn table(entries: &[Entry], now: DateTime<Utc>, width: Option<usize>) -> Vec<String> {
-    let widest = |f: &dyn Fn(&Entry) -> usize, min: usize, max: usize| {
-        entries.iter().map(f).max().unwrap_or(min).clamp(min, max)
-    };
-    let object_width = widest(&|e| super::layout::width(&e.object), 6, OBJECT_WIDTH);
-    // unlimited (a pipe): REASON as wide as it always was, its longer reasons not cut
-    let reason_width = match width {
-        Some(_) => widest(&|e| super::layout::width(&reason(e)), 6, REASON_WIDTH),
-        None => REASON_WIDTH,
-    };
-    // in the order dropped when the width is short: TIME (AGE stays), SOURCE, OBJECT, TYPE
-    let mut columns: Vec<(u8, Column)> = vec![
-        (
-            1,
-            Column {
-                heading: "TIME",
-                width: 20,
-                cell: |e, _| stamp(e.time),
-            },
-        ),
-        (
-            5,
-            Column {
-                heading: "AGE",
-                width: 6,
-                cell: |e, now| age(e.time, now),
-            },
-        ),
-        (
-            2,
-            Column {
-                heading: "SOURCE",
-                width: 10,
-                cell: |e, _| e.source.as_str().to_string(),
-            },
-        ),
-        (
-            3,
-            Column {
-                heading: "OBJECT",
-                width: object_width,
-                cell: |e, _| safe(&e.object),
-            },
-        ),
-        (
-            4,
-            Column {
-                heading: "TYPE",
-                width: 7,
-                cell: |e, _| if e.warning { "Warning" } else { "Normal" }.into(),
-            },
-        ),
-        (
-            5,
-            Column {
-                heading: "REASON",
-                width: reason_width,
-                cell: |e, _| reason(e),
-            },
-        ),
-    ];
-    let fixed = |columns: &[(u8, Column)]| columns.iter().map(|(_, c)| c.width + 2).sum::<usize>();
-    if let Some(width) = width {
-        for drop in 1..=4 {
-            if fixed(&columns) + MESSAGE_MIN <= width {
-                break;
+    let table = Table::fitted(entries, width);
+    let headings = table.columns.iter().map(|c| c.heading.to_string()).collect();
+    let mut out = vec![format!("{}MESSAGE", table.row(headings))];
+    for e in entries {
+        out.extend(table.entry(e, now));
+    }
+    out
+}
+
+/// The columns kept for a width, and where the message goes.
+struct Table {
+    columns: Vec<Column>,
+    /// The width asked for (`None`: a pipe's, unlimited).
+    width: Option<usize>,
+    /// TYPE is among the columns (else a Warning's reason is marked `!`).
+    typed: bool,
+    /// The column the message starts at.
+    message_at: usize,
+}
+
+impl Table {
+    /// Every column that fits beside a readable message, dropped by priority: TIME (AGE stays),
+    /// SOURCE, OBJECT, then TYPE.
+    fn fitted(entries: &[Entry], width: Option<usize>) -> Table {
+        let widest = |f: &dyn Fn(&Entry) -> usize, min: usize, max: usize| {
+            entries.iter().map(f).max().unwrap_or(min).clamp(min, max)
+        };
+        let object_width = widest(&|e| super::layout::width(&e.object), 6, OBJECT_WIDTH);
+        // unlimited (a pipe): REASON as wide as it always was, its longer reasons not cut
+        let reason_width = match width {
+            Some(_) => widest(&|e| super::layout::width(&reason(e)), 6, REASON_WIDTH),
+            None => REASON_WIDTH,
+        };
+        let column = |heading, width, cell| Column { heading, width, cell };
+        // each with the round it is dropped in when the width is short (5: never)
+        let mut columns: Vec<(u8, Column)> = vec![
+            (1, column("TIME", 20, |e, _| stamp(e.time))),
+            (5, column("AGE", 6, |e, now| age(e.time, now))),
+            (2, column("SOURCE", 10, |e, _| e.source.as_str().to_string())),
+            (3, column("OBJECT", object_width, |e, _| safe(&e.object))),
+            (
+                4,
+                column("TYPE", 7, |e, _| if e.warning { "Warning" } else { "Normal" }.into()),
+            ),
+            (5, column("REASON", reason_width, |e, _| reason(e))),
+        ];
+        let fixed = |columns: &[(u8, Column)]| columns.iter().map(|(_, c)| c.width + 2).sum::<usize>();
+        if let Some(width) = width {
+            for drop in 1..=4 {
+                if fixed(&columns) + MESSAGE_MIN <= width {
+                    break;
+                }
+                columns.retain(|(round, _)| *round != drop);
             }
-            columns.retain(|(priority, _)| *priority != drop);
+        }
+        let message_at = fixed(&columns);
+        let columns: Vec<Column> = columns.into_iter().map(|(_, c)| c).collect();
+        Table {
+            typed: columns.iter().any(|c| c.heading == "TYPE"),
+            columns,
+            width,
+            message_at,
         }
     }
-    let typed = columns.iter().any(|(_, c)| c.heading == "TYPE");
-    let message_at = fixed(&columns);
-    // the message beside the columns where it has room, else on lines of its own under its row
-    let message_width = width.map(|w| w.saturating_sub(message_at));
-    let beside = message_width.is_none_or(|m| m >= MESSAGE_MIN.min(20));
-    // a cell is cut to its column where the width is limited (OBJECT always), else padded
-    let row = |cells: Vec<String>| -> String {
+
+    /// The cells as one row: each cut to its column where the width is limited (OBJECT always),
+    /// else padded.
+    fn row(&self, cells: Vec<String>) -> String {
         let mut line = String::new();
-        for ((_, c), text) in columns.iter().zip(cells) {
-            let text = if width.is_some() || c.heading == "OBJECT" {
+        for (c, text) in self.columns.iter().zip(cells) {
+            let text = if self.width.is_some() || c.heading == "OBJECT" {
                 super::layout::cut(&text, c.width)
             } else {
                 text
@@ -142,49 +134,42 @@ fn table(entries: &[Entry], now: DateTime<Utc>, width: Option<usize>) -> Vec<Str
             line.push_str(&" ".repeat(c.width.saturating_sub(used) + 2));
         }
         line
-    };
-    let mut out = vec![format!(
-        "{}MESSAGE",
-        row(columns.iter().map(|(_, c)| c.heading.to_string()).collect())
-    )];
-    for e in entries {
-        let cells = columns
+    }
+
+    /// One entry's lines: its row and its message, beside the columns where it has room (wrapped
+    /// under itself), else on lines of its own under the row.
+    fn entry(&self, e: &Entry, now: DateTime<Utc>) -> Vec<String> {
+        let cells = self
+            .columns
             .iter()
-            .map(|(_, c)| {
+            .map(|c| {
                 let text = (c.cell)(e, now);
                 // without TYPE, a Warning says so in front of its reason
-                if !typed && c.heading == "REASON" && e.warning {
+                if !self.typed && c.heading == "REASON" && e.warning {
                     format!("!{text}")
                 } else {
                     text
                 }
             })
             .collect();
-        let head = row(cells);
+        let head = self.row(cells);
         let message = safe(&e.text);
-        match message_width {
-            Some(m) if beside => {
-                let mut parts = super::layout::wrap(&message, m).into_iter();
-                out.push(
-                    format!("{head}{}", parts.next().unwrap_or_default())
-                        .trim_end()
-                        .to_string(),
-                );
-                out.extend(parts.map(|p| format!("{}{}", " ".repeat(message_at), p.trim_start())));
-            }
-            Some(_) => {
-                out.push(head.trim_end().to_string());
-                let w = width.unwrap_or(80).saturating_sub(4);
-                out.extend(
-                    super::layout::wrap(&message, w)
-                        .into_iter()
-                        .map(|p| format!("    {}", p.trim_start())),
-                );
-            }
-            None => out.push(format!("{head}{message}")),
+        let Some(width) = self.width else {
+            return vec![format!("{head}{message}")];
+        };
+        let room = width.saturating_sub(self.message_at);
+        if room >= MESSAGE_MIN.min(20) {
+            let mut parts = super::layout::wrap(&message, room).into_iter();
+            let first = format!("{head}{}", parts.next().unwrap_or_default());
+            let mut out = vec![first.trim_end().to_string()];
+            out.extend(parts.map(|p| format!("{}{}", " ".repeat(self.message_at), p.trim_start())));
+            return out;
         }
+        let mut out = vec![head.trim_end().to_string()];
+        let wrapped = super::layout::wrap(&message, width.saturating_sub(4));
+        out.extend(wrapped.into_iter().map(|p| format!("    {}", p.trim_start())));
+        out
     }
-    out
 }
 
 /// An entry's reason, `-` where it has none.

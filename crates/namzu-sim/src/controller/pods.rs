@@ -126,6 +126,195 @@ impl Controller {
     }
 }
 
+/// One event about a pod: reason, message, type, reporter, when.
+type PodEvent = (&'static str, String, &'static str, Reporter, String);
+
+/// A pod condition as the kubelet writes it; an empty reason or message is left out.
+fn pod_condition(type_: &str, status: &str, reason: &str, message: &str, when: &str) -> Value {
+    let mut c = json!({"type":type_,"status":status,"lastTransitionTime":when,"lastProbeTime":null});
+    if !reason.is_empty() {
+        c["reason"] = json!(reason);
+    }
+    if !message.is_empty() {
+        c["message"] = json!(message);
+    }
+    c
+}
+
+const NODE: &str = "sim-node-1";
+
+/// What one pod's start-up is made of, read once: the start-up waterfall is
+/// created → scheduled → pulled → started → ready.
+struct StartUp {
+    uid: String,
+    name: String,
+    ns: String,
+    image: String,
+    containers: Vec<String>,
+    started: DateTime<Utc>,
+    pulled: DateTime<Utc>,
+    ready_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    now_s: String,
+    /// The container started when the pod became ready, and stays started.
+    started_at: String,
+    /// The class the API server gave the pod at creation stays.
+    qos: Value,
+}
+
+impl StartUp {
+    fn base(&self, phase: &str) -> Value {
+        json!({"phase":phase,"qosClass":self.qos})
+    }
+
+    fn not_ready(&self, reason: &str, when: &str) -> Vec<Value> {
+        let msg = format!("containers with unready status: [{}]", self.containers.join(" "));
+        let started = k8s_time(self.started);
+        vec![
+            pod_condition("PodReadyToStartContainers", "True", "", "", when),
+            pod_condition("Initialized", "True", "", "", &started),
+            pod_condition("Ready", "False", reason, &msg, when),
+            pod_condition("ContainersReady", "False", reason, &msg, when),
+            pod_condition("PodScheduled", "True", "", "", &started),
+        ]
+    }
+
+    fn scheduled(&self, next: &mut Value) {
+        next["spec"]["nodeName"] = json!(NODE);
+        next["status"]["hostIP"] = json!("10.0.0.11");
+        next["status"]["hostIPs"] = json!([{"ip":"10.0.0.11"}]);
+        next["status"]["startTime"] = json!(k8s_time(self.started));
+    }
+
+    /// Each container's status in `state`, with its restarts so far.
+    fn container_statuses(
+        &self,
+        restarts: &HashMap<(String, String), Restarts>,
+        state: &dyn Fn(&str) -> Value,
+        ready: bool,
+        crashing: bool,
+    ) -> Value {
+        let (uid, image) = (&self.uid, &self.image);
+        json!(self.containers.iter().map(|c| {
+            let r = restarts.get(&(uid.clone(), c.to_string())).cloned();
+            let mut state = state(c);
+            if let (Some(r), Some(run)) = (&r, state.get_mut("running")) {
+                run["startedAt"] = json!(r.started_at);
+            }
+            let mut st = json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(image).repeat(8)),
+                "ready":ready,"restartCount":r.as_ref().map_or(0, |r| r.count),"started":ready,"state":state,
+                "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last}))});
+            if !crashing || ready {
+                st["containerID"] = json!(format!("containerd://{}", container_id(uid, c, r.as_ref().map_or(0, |r| r.count))));
+            }
+            st
+        }).collect::<Vec<_>>())
+    }
+
+    /// Scheduled and pulling: the events every pod the scheduler can place gets.
+    fn placed_events(&self, events: &mut Vec<PodEvent>) {
+        let (ns, name, image, at) = (&self.ns, &self.name, &self.image, k8s_time(self.started));
+        events.push((
+            "Scheduled",
+            format!("Successfully assigned {ns}/{name} to {NODE}"),
+            "Normal",
+            SCHEDULER,
+            at.clone(),
+        ));
+        events.push(("Pulling", format!("Pulling image \"{image}\""), "Normal", KUBELET, at));
+    }
+
+    /// The image cannot be pulled: the pod waits in back-off.
+    fn image_pull_failed(
+        &self,
+        reason: &str,
+        restarts: &HashMap<(String, String), Restarts>,
+        next: &mut Value,
+        events: &mut Vec<PodEvent>,
+    ) {
+        let (image, started) = (&self.image, k8s_time(self.started));
+        let msg = format!("Back-off pulling image \"{image}\"");
+        self.scheduled(next);
+        next["status"] = json!({"phase":"Pending","qosClass":self.qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+            "podIP":"","startTime":started,"conditions":self.not_ready("ContainersNotReady", &started),
+            "containerStatuses": self.container_statuses(restarts, &|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
+        let fail_at = k8s_time((self.started + Duration::seconds(2)).min(self.now));
+        events.push((
+            "Failed",
+            format!("Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"),
+            "Warning", KUBELET, fail_at.clone()));
+        events.push((
+            "Failed",
+            "Error: ErrImagePull".to_string(),
+            "Warning",
+            KUBELET,
+            fail_at.clone(),
+        ));
+        events.push((
+            "BackOff",
+            format!("Back-off pulling image \"{image}\""),
+            "Normal",
+            KUBELET,
+            fail_at.clone(),
+        ));
+        events.push(("Failed", format!("Error: {reason}"), "Warning", KUBELET, fail_at));
+        if let Some(o) = next["status"].as_object_mut() {
+            o.remove("podIP");
+        }
+    }
+
+    /// Placed, its containers still being created.
+    fn creating(&self, restarts: &HashMap<(String, String), Restarts>, next: &mut Value) {
+        self.scheduled(next);
+        let st = next["status"].clone();
+        next["status"] = self.base("Pending");
+        for k in ["hostIP", "hostIPs", "startTime"] {
+            next["status"][k] = st[k].clone();
+        }
+        next["status"]["conditions"] = json!(self.not_ready("ContainersNotReady", &k8s_time(self.started)));
+        next["status"]["containerStatuses"] = self.container_statuses(
+            restarts,
+            &|_| json!({"waiting":{"reason":"ContainerCreating"}}),
+            false,
+            true,
+        );
+    }
+
+    /// Pulled, then each container created and started.
+    fn pulled_events(&self, events: &mut Vec<PodEvent>) {
+        let (image, at) = (&self.image, k8s_time(self.pulled));
+        let pull = self.pulled - self.started;
+        events.push((
+            "Pulled",
+            format!(
+                "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {} bytes.",
+                go_duration(pull),
+                go_duration(pull),
+                image_size(image)
+            ),
+            "Normal",
+            KUBELET,
+            at.clone(),
+        ));
+        for c in &self.containers {
+            events.push((
+                "Created",
+                format!("Created container: {c}"),
+                "Normal",
+                KUBELET,
+                at.clone(),
+            ));
+            events.push((
+                "Started",
+                format!("Started container {c}"),
+                "Normal",
+                KUBELET,
+                at.clone(),
+            ));
+        }
+    }
+}
+
 impl Controller {
     /// Move a live pod along: scheduling, image pull, start, readiness — or the knob's trouble.
     pub(super) fn progress_pod(
@@ -141,255 +330,35 @@ impl Controller {
         {
             return pod;
         }
-        let now_s = k8s_time(now);
-        let uid = s(&pod, "/metadata/uid").to_string();
-        let name = s(&pod, "/metadata/name").to_string();
-        let ready_delay = knobs
-            .ready_delay_ms
-            .map(|ms| Duration::milliseconds(ms as i64))
-            .unwrap_or(self.timing.ready_delay);
-        let started = *self.started.entry(uid.clone()).or_insert(now);
-        let due = now >= started + ready_delay;
-        // the container started when the pod became ready, and stays started
-        let started_at = pod
-            .pointer("/status/containerStatuses/0/state/running/startedAt")
-            .and_then(Value::as_str)
-            .map_or_else(|| k8s_time(started + ready_delay * 3 / 5), str::to_string);
+        let p = self.start_up(&pod, knobs, now);
+        let due = now >= p.ready_at;
         if !due {
-            self.due(started + ready_delay);
+            self.due(p.ready_at);
         }
-        let containers: Vec<String> = pod
-            .pointer("/spec/containers")
-            .and_then(Value::as_array)
-            .map(|cs| cs.iter().map(|c| s(c, "/name").to_string()).collect())
-            .unwrap_or_default();
-        let image = pod
-            .pointer("/spec/containers/0/image")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let at = |t: DateTime<Utc>| k8s_time(t);
-        // the start-up waterfall: created → scheduled → pulled → started → ready
-        let pulled = started + ready_delay * 3 / 5;
-        let ready_at = started + ready_delay;
-        let pc = |t: &str, st: &str, r: &str, m: &str, when: &str| {
-            let mut c = json!({"type":t,"status":st,"lastTransitionTime":when,"lastProbeTime":null});
-            if !r.is_empty() {
-                c["reason"] = json!(r);
-            }
-            if !m.is_empty() {
-                c["message"] = json!(m);
-            }
-            c
-        };
         let mut next = pod.clone();
-        let node = "sim-node-1";
-        let pod_json = pod.clone();
-        let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
-        let cstatus = |state: &dyn Fn(&str) -> Value, ready: bool, crashing: bool| -> Value {
-            json!(containers.iter().map(|c| {
-                let r = restarts(c);
-                let mut state = state(c);
-                if let (Some(r), Some(run)) = (&r, state.get_mut("running")) {
-                    run["startedAt"] = json!(r.started_at);
-                }
-                let mut st = json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(&image).repeat(8)),
-                    "ready":ready,"restartCount":r.as_ref().map_or(0, |r| r.count),"started":ready,"state":state,
-                    "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last}))});
-                if !crashing || ready {
-                    st["containerID"] = json!(format!("containerd://{}", container_id(&uid, c, r.as_ref().map_or(0, |r| r.count))));
-                }
-                st
-            }).collect::<Vec<_>>())
-        };
-        let scheduled = |next: &mut Value| {
-            next["spec"]["nodeName"] = json!(node);
-            next["status"]["hostIP"] = json!("10.0.0.11");
-            next["status"]["hostIPs"] = json!([{"ip":"10.0.0.11"}]);
-            next["status"]["startTime"] = json!(at(started));
-        };
-        // the class the API server gave the pod at creation stays
-        let qos = pod.pointer("/status/qosClass").cloned().unwrap_or(json!("BestEffort"));
-        let base = |phase: &str| json!({"phase":phase,"qosClass":qos});
-        let not_ready = |reason: &str, when: &str| {
-            let msg = format!("containers with unready status: [{}]", containers.join(" "));
-            vec![
-                pc("PodReadyToStartContainers", "True", "", "", when),
-                pc("Initialized", "True", "", "", &at(started)),
-                pc("Ready", "False", reason, &msg, when),
-                pc("ContainersReady", "False", reason, &msg, when),
-                pc("PodScheduled", "True", "", "", &at(started)),
-            ]
-        };
-        let mut pod_events: Vec<(&str, String, &str, Reporter, String)> = Vec::new();
-        let ns = s(&pod_json, "/metadata/namespace").to_string();
+        let mut pod_events: Vec<PodEvent> = Vec::new();
         if knobs.unschedulable.is_none() && !knobs.pvc_pending && !knobs.disk_missing {
-            pod_events.push((
-                "Scheduled",
-                format!("Successfully assigned {ns}/{name} to {node}"),
-                "Normal",
-                SCHEDULER,
-                at(started),
-            ));
-            pod_events.push((
-                "Pulling",
-                format!("Pulling image \"{image}\""),
-                "Normal",
-                KUBELET,
-                at(started),
-            ));
+            p.placed_events(&mut pod_events);
         }
         if let Some(msg) = &knobs.unschedulable {
-            next["status"] = base("Pending");
-            next["status"]["conditions"] = json!([pc("PodScheduled", "False", "Unschedulable", msg, &now_s)]);
-            pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, now_s.clone()));
+            next["status"] = p.base("Pending");
+            next["status"]["conditions"] =
+                json!([pod_condition("PodScheduled", "False", "Unschedulable", msg, &p.now_s)]);
+            pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, p.now_s.clone()));
         } else if knobs.pvc_pending || knobs.disk_missing {
             // waiting for its disks: the PVC's own events say why
-            next["status"] = base("Pending");
+            next["status"] = p.base("Pending");
         } else if let Some(reason) = &knobs.image_pull {
-            let msg = format!("Back-off pulling image \"{image}\"");
-            scheduled(&mut next);
-            next["status"] = json!({"phase":"Pending","qosClass":qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
-                "podIP":"","startTime":at(started),"conditions":not_ready("ContainersNotReady", &at(started)),
-                "containerStatuses": cstatus(&|_| json!({"waiting":{"reason":reason,"message":msg}}), false, true)});
-            let fail_at = at((started + Duration::seconds(2)).min(now));
-            pod_events.push((
-                "Failed",
-                format!("Failed to pull image \"{image}\": rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"),
-                "Warning", KUBELET, fail_at.clone()));
-            pod_events.push((
-                "Failed",
-                "Error: ErrImagePull".to_string(),
-                "Warning",
-                KUBELET,
-                fail_at.clone(),
-            ));
-            pod_events.push((
-                "BackOff",
-                format!("Back-off pulling image \"{image}\""),
-                "Normal",
-                KUBELET,
-                fail_at.clone(),
-            ));
-            pod_events.push(("Failed", format!("Error: {reason}"), "Warning", KUBELET, fail_at));
-            if let Some(o) = next["status"].as_object_mut() {
-                o.remove("podIP");
-            }
+            p.image_pull_failed(reason, &self.restarts, &mut next, &mut pod_events);
         } else if !due {
-            scheduled(&mut next);
-            let st = next["status"].clone();
-            next["status"] = base("Pending");
-            for k in ["hostIP", "hostIPs", "startTime"] {
-                next["status"][k] = st[k].clone();
-            }
-            next["status"]["conditions"] = json!(not_ready("ContainersNotReady", &at(started)));
-            next["status"]["containerStatuses"] =
-                cstatus(&|_| json!({"waiting":{"reason":"ContainerCreating"}}), false, true);
+            p.creating(&self.restarts, &mut next);
         } else {
-            let pull = pulled - started;
-            pod_events.push((
-                "Pulled",
-                format!(
-                    "Successfully pulled image \"{image}\" in {} ({} including waiting). Image size: {} bytes.",
-                    go_duration(pull),
-                    go_duration(pull),
-                    image_size(&image)
-                ),
-                "Normal",
-                KUBELET,
-                at(pulled),
-            ));
-            for c in &containers {
-                pod_events.push((
-                    "Created",
-                    format!("Created container: {c}"),
-                    "Normal",
-                    KUBELET,
-                    at(pulled),
-                ));
-                pod_events.push((
-                    "Started",
-                    format!("Started container {c}"),
-                    "Normal",
-                    KUBELET,
-                    at(pulled),
-                ));
-            }
-            let h = u32::from_str_radix(&name_hash(&uid), 16).unwrap_or(0);
-            let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
-            scheduled(&mut next);
-            let mut st = json!({"qosClass":qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
-                "podIP":ip,"podIPs":[{"ip":ip}],"startTime":at(started)});
-            if knobs.pod_failed {
-                st["phase"] = json!("Failed");
-                st["reason"] = json!("Error");
-                st["message"] = json!("container agent exited with code 137 (OOMKilled)");
-                st["conditions"] = json!(not_ready("PodFailed", &now_s));
-                st["containerStatuses"] = cstatus(
-                    &|_| {
-                        json!({"terminated":{"reason":"OOMKilled","exitCode":137,
-                    "startedAt":at(pulled),"finishedAt":now_s}})
-                    },
-                    false,
-                    false,
-                );
-                self.announce(
-                    store,
-                    sbx,
-                    "PodFailed",
-                    "Pod failed: container agent OOMKilled",
-                    "Warning",
-                    &now_s,
-                );
-                self.seed_logs(&pod_json, &containers, &image, pulled, Some(now));
-            } else if knobs.crash_loop {
-                st["phase"] = json!("Running");
-                st["conditions"] = json!(not_ready("ContainersNotReady", &at(started)));
-                // a crash loop that has been going on: restarts, and the last run's fatal end
-                for c in &containers {
-                    self.restarts.entry((uid.clone(), c.clone())).or_insert_with(|| Restarts {
-                        count: 7,
-                        last: json!({"exitCode":1,"reason":"Error","startedAt":at(now - Duration::seconds(80)),
-                            "finishedAt":at(now - Duration::seconds(74)),"containerID":format!("containerd://{}", container_id(&uid, c, 6))}),
-                        started_at: at(now - Duration::seconds(80)),
-                    });
-                }
-                let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
-                st["containerStatuses"] = json!(containers.iter().map(|c| {
-                    let r = restarts(c);
-                    json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(&image).repeat(8)),
-                        "ready":false,"started":false,"restartCount":r.as_ref().map_or(0, |r| r.count),
-                        "state":{"waiting":{"reason":"CrashLoopBackOff","message":format!("back-off 5m0s restarting failed container={c} pod={name}_{ns}({uid})")}},
-                        "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last})),
-                        "containerID": format!("containerd://{}", container_id(&uid, c, r.as_ref().map_or(0, |r| r.count)))})
-                }).collect::<Vec<_>>());
-                for c in &containers {
-                    pod_events.push((
-                        "BackOff",
-                        format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})"),
-                        "Warning",
-                        KUBELET,
-                        now_s.clone(),
-                    ));
-                }
-                self.seed_crash_logs(&pod_json, &containers, &image);
-            } else {
-                st["phase"] = json!("Running");
-                st["conditions"] = json!([
-                    pc("PodReadyToStartContainers", "True", "", "", &at(pulled)),
-                    pc("Initialized", "True", "", "", &at(started)),
-                    pc("Ready", "True", "", "", &at(ready_at)),
-                    pc("ContainersReady", "True", "", "", &at(ready_at)),
-                    pc("PodScheduled", "True", "", "", &at(started)),
-                ]);
-                st["containerStatuses"] =
-                    cstatus(&|_| json!({"running":{"startedAt":started_at.clone()}}), true, false);
-                self.seed_logs(&pod_json, &containers, &image, pulled, None);
-            }
-            next["status"] = st;
+            p.pulled_events(&mut pod_events);
+            p.scheduled(&mut next);
+            next["status"] = self.started_status(store, sbx, &pod, &p, knobs, &mut pod_events);
         }
         for (reason, message, type_, by, when) in pod_events {
-            self.record(store, &pod_json, reason, &message, type_, by, &when);
+            self.record(store, &pod, reason, &message, type_, by, &when);
         }
         // keep transition times of unchanged pod conditions
         keep_transition_times(
@@ -400,6 +369,137 @@ impl Controller {
                 .unwrap_or(&mut []),
         );
         if next != pod { store.update(&PODS, next) } else { pod }
+    }
+
+    /// The start-up facts of `pod`; the first sight of it starts its clock.
+    fn start_up(&mut self, pod: &Value, knobs: &Knobs, now: DateTime<Utc>) -> StartUp {
+        let uid = s(pod, "/metadata/uid").to_string();
+        let ready_delay = knobs
+            .ready_delay_ms
+            .map(|ms| Duration::milliseconds(ms as i64))
+            .unwrap_or(self.timing.ready_delay);
+        let started = *self.started.entry(uid.clone()).or_insert(now);
+        let started_at = pod
+            .pointer("/status/containerStatuses/0/state/running/startedAt")
+            .and_then(Value::as_str)
+            .map_or_else(|| k8s_time(started + ready_delay * 3 / 5), str::to_string);
+        StartUp {
+            name: s(pod, "/metadata/name").to_string(),
+            ns: s(pod, "/metadata/namespace").to_string(),
+            image: pod
+                .pointer("/spec/containers/0/image")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            containers: pod
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map(|cs| cs.iter().map(|c| s(c, "/name").to_string()).collect())
+                .unwrap_or_default(),
+            uid,
+            started,
+            pulled: started + ready_delay * 3 / 5,
+            ready_at: started + ready_delay,
+            now,
+            now_s: k8s_time(now),
+            started_at,
+            qos: pod.pointer("/status/qosClass").cloned().unwrap_or(json!("BestEffort")),
+        }
+    }
+
+    /// The status of a pod whose containers started: failed, crash-looping, or running and ready.
+    fn started_status(
+        &mut self,
+        store: &mut Store,
+        sbx: &Value,
+        pod: &Value,
+        p: &StartUp,
+        knobs: &Knobs,
+        pod_events: &mut Vec<PodEvent>,
+    ) -> Value {
+        let h = u32::from_str_radix(&name_hash(&p.uid), 16).unwrap_or(0);
+        let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
+        let mut st = json!({"qosClass":p.qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
+            "podIP":ip,"podIPs":[{"ip":ip}],"startTime":k8s_time(p.started)});
+        if knobs.pod_failed {
+            let now_s = &p.now_s;
+            st["phase"] = json!("Failed");
+            st["reason"] = json!("Error");
+            st["message"] = json!("container agent exited with code 137 (OOMKilled)");
+            st["conditions"] = json!(p.not_ready("PodFailed", now_s));
+            st["containerStatuses"] = p.container_statuses(
+                &self.restarts,
+                &|_| {
+                    json!({"terminated":{"reason":"OOMKilled","exitCode":137,
+                    "startedAt":k8s_time(p.pulled),"finishedAt":now_s}})
+                },
+                false,
+                false,
+            );
+            self.announce(
+                store,
+                sbx,
+                "PodFailed",
+                "Pod failed: container agent OOMKilled",
+                "Warning",
+                now_s,
+            );
+            self.seed_logs(pod, &p.containers, &p.image, p.pulled, Some(p.now));
+        } else if knobs.crash_loop {
+            self.crash_loop_status(pod, p, &mut st, pod_events);
+        } else {
+            let (pulled, started, ready_at) = (k8s_time(p.pulled), k8s_time(p.started), k8s_time(p.ready_at));
+            st["phase"] = json!("Running");
+            st["conditions"] = json!([
+                pod_condition("PodReadyToStartContainers", "True", "", "", &pulled),
+                pod_condition("Initialized", "True", "", "", &started),
+                pod_condition("Ready", "True", "", "", &ready_at),
+                pod_condition("ContainersReady", "True", "", "", &ready_at),
+                pod_condition("PodScheduled", "True", "", "", &started),
+            ]);
+            st["containerStatuses"] = p.container_statuses(
+                &self.restarts,
+                &|_| json!({"running":{"startedAt":p.started_at.clone()}}),
+                true,
+                false,
+            );
+            self.seed_logs(pod, &p.containers, &p.image, p.pulled, None);
+        }
+        st
+    }
+
+    /// A crash loop that has been going on: restarts, and the last run's fatal end.
+    fn crash_loop_status(&mut self, pod: &Value, p: &StartUp, st: &mut Value, pod_events: &mut Vec<PodEvent>) {
+        let (uid, name, ns, image, now) = (&p.uid, &p.name, &p.ns, &p.image, p.now);
+        st["phase"] = json!("Running");
+        st["conditions"] = json!(p.not_ready("ContainersNotReady", &k8s_time(p.started)));
+        for c in &p.containers {
+            self.restarts.entry((uid.clone(), c.clone())).or_insert_with(|| Restarts {
+                count: 7,
+                last: json!({"exitCode":1,"reason":"Error","startedAt":k8s_time(now - Duration::seconds(80)),
+                    "finishedAt":k8s_time(now - Duration::seconds(74)),"containerID":format!("containerd://{}", container_id(uid, c, 6))}),
+                started_at: k8s_time(now - Duration::seconds(80)),
+            });
+        }
+        let restarts = |c: &str| self.restarts.get(&(uid.clone(), c.to_string())).cloned();
+        st["containerStatuses"] = json!(p.containers.iter().map(|c| {
+            let r = restarts(c);
+            json!({"name":c,"image":image,"imageID":format!("{image}@sha256:{}", name_hash(image).repeat(8)),
+                "ready":false,"started":false,"restartCount":r.as_ref().map_or(0, |r| r.count),
+                "state":{"waiting":{"reason":"CrashLoopBackOff","message":format!("back-off 5m0s restarting failed container={c} pod={name}_{ns}({uid})")}},
+                "lastState": r.as_ref().map_or(json!({}), |r| json!({"terminated": r.last})),
+                "containerID": format!("containerd://{}", container_id(uid, c, r.as_ref().map_or(0, |r| r.count)))})
+        }).collect::<Vec<_>>());
+        for c in &p.containers {
+            pod_events.push((
+                "BackOff",
+                format!("Back-off restarting failed container {c} in pod {name}_{ns}({uid})"),
+                "Warning",
+                KUBELET,
+                p.now_s.clone(),
+            ));
+        }
+        self.seed_crash_logs(pod, &p.containers, image);
     }
 }
 

@@ -152,11 +152,26 @@ impl Controller {
         if next["status"] != pool["status"] {
             store.update(&WARM_POOLS, next);
         }
+        self.say_progress(store, pool, &members, (ready_count, replicas), now);
+    }
+
+    /// Progress, said as the pool's events: members unschedulable for long → not progressing;
+    /// all Ready again → progressing (each said once per change).
+    fn say_progress(
+        &mut self,
+        store: &mut Store,
+        pool: &Value,
+        members: &[Value],
+        (ready_count, replicas): (usize, usize),
+        now: DateTime<Utc>,
+    ) {
+        let (ns, name) = (s(pool, "/metadata/namespace"), s(pool, "/metadata/name"));
+        let now_s = k8s_time(now);
         // progress: members unschedulable for long → not progressing; all Ready again → progressing
         let after = Duration::minutes(NOT_PROGRESSING_AFTER_MINUTES);
         let mut stuck = 0;
-        for m in &members {
-            if !unschedulable(store.get(&PODS, &ns, s(m, "/metadata/name"))) {
+        for m in members {
+            if !unschedulable(store.get(&PODS, ns, s(m, "/metadata/name"))) {
                 continue;
             }
             match parse_time(s(m, "/metadata/creationTimestamp")).map(|t| t + after) {
@@ -189,7 +204,7 @@ impl Controller {
         self.event_seq += 1;
         let event = format!("{name}.{:016x}", self.event_seq);
         let pool_now = store
-            .get(&WARM_POOLS, &ns, &name)
+            .get(&WARM_POOLS, ns, name)
             .cloned()
             .unwrap_or_else(|| pool.clone());
         let _ = store.create(

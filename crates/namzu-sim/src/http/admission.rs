@@ -48,9 +48,8 @@ pub(super) fn invalid(r: &Resource, name: &str, field_message: &str) -> ApiError
     )
 }
 
-/// The schema rules the real server enforces that matter here.
-pub(super) fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
-    let name = meta(obj, "name");
+/// Labels and annotations: qualified names, label values, maps of strings.
+fn validate_metadata(r: &Resource, name: &str, obj: &Value) -> Result<(), ApiError> {
     if let Some(m) = obj.pointer("/metadata/labels").and_then(Value::as_object) {
         for (k, v) in m {
             if let Some(why) = qualified_name_error(k) {
@@ -94,7 +93,11 @@ pub(super) fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result
             }
         }
     }
-    // the extensions' enums and minimums (crds: sandboxclaims, sandboxwarmpools, sandboxtemplates)
+    Ok(())
+}
+
+/// The extensions' enums, as their CRDs list them.
+fn validate_enums(r: &Resource, name: &str, obj: &Value) -> Result<(), ApiError> {
     let enums: &[(&str, &str, &[&str])] = match r.plural {
         "sandboxclaims" => &[(
             "/spec/lifecycle/shutdownPolicy",
@@ -140,6 +143,15 @@ pub(super) fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result
             ));
         }
     }
+    Ok(())
+}
+
+/// The schema rules the real server enforces that matter here.
+pub(super) fn validate(r: &Resource, obj: &Value, old: Option<&Value>) -> Result<(), ApiError> {
+    let name = meta(obj, "name");
+    validate_metadata(r, name, obj)?;
+    // the extensions' enums and minimums (crds: sandboxclaims, sandboxwarmpools, sandboxtemplates)
+    validate_enums(r, name, obj)?;
     if r.plural == "sandboxclaims" && obj.pointer("/spec/warmPoolRef/name").is_none_or(|n| !n.is_string()) {
         return Err(invalid(r, name, "spec.warmPoolRef: Required value"));
     }

@@ -5,14 +5,23 @@ use super::super::clock::k8s_time;
 use super::super::resources::{NAMESPACES, Resource, Target, parse_path};
 use super::super::status;
 use super::super::store::meta;
-use super::super::wire::{Req, full};
+use super::super::wire::{Body, Req, full};
 use super::super::{SimState, discovery, events, logs, pod_admission, table, watch};
 use super::admission::{admit_custom, validate};
 use super::list::Page;
+use super::reply::{Answer, authorize, authorize_sub, error_response, json_response};
 use super::write::{delete, dry_run, patch, status_subresource, update};
-use super::{Answer, Reply, authorize, authorize_sub, error_response, json_response};
 use hyper::Response;
 use serde_json::{Value, json};
+use std::ops::ControlFlow;
+
+/// What [`serve`] made under the server's lock.
+pub(super) enum Reply {
+    /// The answer itself.
+    Now(Response<Body>),
+    /// A LIST's page, encoded once the lock is released.
+    Page(Page),
+}
 
 /// The Sandbox a write was to, if it was to one: the controller then looks at that one only.
 pub(super) fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, String)> {
@@ -101,17 +110,7 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
                 namespace.as_deref(),
                 name.as_deref(),
             ) {
-                if req.method != "GET" {
-                    return Reply::Now(error_response(&status::method_not_allowed()));
-                }
-                return Reply::Now(
-                    match authorize_sub(req, "", "pods", "log", "get", Some(ns), name)
-                        .and_then(|()| logs::serve(st, req, ns, name, now))
-                    {
-                        Ok(response) => response,
-                        Err(e) => error_response(&e),
-                    },
-                );
+                return serve_log(st, req, ns, name, now);
             }
             if r.group == events::GROUP && r.plural == "events" && subresource.is_none() {
                 return Reply::Now(events::serve(st, req, namespace.as_deref(), name.as_deref(), now));
@@ -121,29 +120,17 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
             {
                 status_subresource(st, req, &r, namespace.as_deref().unwrap_or(""), name)
             } else {
-                if subresource.is_some()
-                    || (r.namespaced && namespace.is_none() && name.is_some())
-                    || (!r.namespaced && namespace.is_some())
-                {
-                    return Reply::Now(error_response(&status::path_not_found(&req.path)));
+                match collection(
+                    st,
+                    req,
+                    &r,
+                    (namespace.as_deref(), name.as_deref()),
+                    subresource.is_some(),
+                    now,
+                ) {
+                    ControlFlow::Continue(answer) => answer,
+                    ControlFlow::Break(reply) => return reply,
                 }
-                if req.method == "GET" && name.is_none() && matches!(req.param("watch"), Some("1" | "true")) {
-                    return Reply::Now(match authorize(req, &r, "watch", namespace.as_deref(), "") {
-                        Err(e) => error_response(&e),
-                        Ok(()) => watch::start(st, &r, namespace.as_deref(), req),
-                    });
-                }
-                // a list's page is taken here (shared objects, no copy) and encoded after the
-                // lock is released: a large LIST does not hold up other requests
-                if req.method == "GET" && name.is_none() {
-                    return match authorize(req, &r, "list", namespace.as_deref(), "")
-                        .and_then(|()| Page::take(st, req, &r, namespace.as_deref(), now))
-                    {
-                        Ok(page) => Reply::Page(page),
-                        Err(e) => Reply::Now(error_response(&e)),
-                    };
-                }
-                objects(st, req, &r, namespace.as_deref(), name.as_deref(), now)
             }
         }
         (_, Some(_)) => Err(status::method_not_allowed()),
@@ -157,6 +144,54 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
         Ok((code, body)) => json_response(code, &body, None),
         Err(e) => error_response(&e),
     })
+}
+
+/// `pods/log`: a GET, authorized on the subresource, then served.
+fn serve_log(st: &mut SimState, req: &Req, ns: &str, name: &str, now: chrono::DateTime<chrono::Utc>) -> Reply {
+    if req.method != "GET" {
+        return Reply::Now(error_response(&status::method_not_allowed()));
+    }
+    Reply::Now(
+        match authorize_sub(req, "", "pods", "log", "get", Some(ns), name)
+            .and_then(|()| logs::serve(st, req, ns, name, now))
+        {
+            Ok(response) => response,
+            Err(e) => error_response(&e),
+        },
+    )
+}
+
+/// A resource's objects (no subresource): a watch, a LIST's page (`Break`: the reply made here),
+/// else the object verbs' answer.
+fn collection(
+    st: &mut SimState,
+    req: &Req,
+    r: &Resource,
+    (namespace, name): (Option<&str>, Option<&str>),
+    subresource: bool,
+    now: chrono::DateTime<chrono::Utc>,
+) -> ControlFlow<Reply, Answer> {
+    if subresource || (r.namespaced && namespace.is_none() && name.is_some()) || (!r.namespaced && namespace.is_some())
+    {
+        return ControlFlow::Break(Reply::Now(error_response(&status::path_not_found(&req.path))));
+    }
+    if req.method == "GET" && name.is_none() && matches!(req.param("watch"), Some("1" | "true")) {
+        return ControlFlow::Break(Reply::Now(match authorize(req, r, "watch", namespace, "") {
+            Err(e) => error_response(&e),
+            Ok(()) => watch::start(st, r, namespace, req),
+        }));
+    }
+    // a list's page is taken here (shared objects, no copy) and encoded after the
+    // lock is released: a large LIST does not hold up other requests
+    if req.method == "GET" && name.is_none() {
+        return ControlFlow::Break(
+            match authorize(req, r, "list", namespace, "").and_then(|()| Page::take(st, req, r, namespace, now)) {
+                Ok(page) => Reply::Page(page),
+                Err(e) => Reply::Now(error_response(&e)),
+            },
+        );
+    }
+    ControlFlow::Continue(objects(st, req, r, namespace, name, now))
 }
 
 pub(super) fn access_review(req: &Req) -> (u16, Value) {

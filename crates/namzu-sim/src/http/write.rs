@@ -8,7 +8,7 @@ use super::super::status::{self, ApiError};
 use super::super::store::meta;
 use super::super::wire::Req;
 use super::admission::{admit_custom, invalid, keep_immutable, status_errors, validate};
-use super::{Answer, authorize_sub};
+use super::reply::{Answer, authorize_sub};
 use serde_json::{Value, json};
 
 /// `?dryRun=All`: answer as if written, write nothing.

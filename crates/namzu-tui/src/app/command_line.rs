@@ -79,10 +79,6 @@ pub(super) fn on_command_key(app: &mut App, command: Option<Command>, key: KeyEv
 pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
     let (first, rest) = text.split_once(' ').map_or((text, ""), |(a, b)| (a, b.trim()));
     let first = first.strip_prefix(':').unwrap_or(first);
-    let pick = |app: &App, what: &str, rest: &str| -> Option<String> {
-        let choices = completions(app, what);
-        best(rest, &choices).cloned()
-    };
     match first {
         "" => Vec::new(),
         "q" | "q!" | "quit" => {
@@ -91,7 +87,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         }
         "help" | "?" => on_list_command(app, Command::Help),
         "logs" | "log" => on_list_command(app, Command::Logs),
-        "shell" | "sh" => crate::triage::on_shell_line(app, rest),
+        "shell" | "sh" => super::triage::on_shell_line(app, rest),
         "history" => on_list_command(app, Command::History),
         "detail" | "describe" => on_list_command(app, Command::Detail),
         "yaml" | "edit" => on_list_command(app, Command::Yaml),
@@ -118,66 +114,8 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
                 app.switch_scope(Scope::All)
             }
         }
-        "ns" | "namespace" if rest.is_empty() => {
-            app.status = format!("namespaces: {}", app.inventory.namespaces.join("  "));
-            Vec::new()
-        }
-        "ns" | "namespace" => match pick(app, "ns", rest) {
-            Some(all) if all == "all" => app.switch_scope(Scope::All),
-            Some(ns) => {
-                app.home_namespace = ns.clone();
-                app.own_namespaces = false;
-                app.switch_scope(Scope::Namespace(ns))
-            }
-            // a namespace not listed (RBAC may hide the list): asked for by its exact name
-            None if validate_namespace(rest).is_ok() => {
-                app.home_namespace = rest.to_string();
-                app.own_namespaces = false;
-                app.switch_scope(Scope::Namespace(rest.to_string()))
-            }
-            None => {
-                app.status = format!("no namespace {rest:?}");
-                Vec::new()
-            }
-        },
-        "ctx" | "context" if !app.several_contexts && !app.kube_contexts.is_empty() => {
-            if rest.is_empty() {
-                return on_list_command(app, Command::Contexts);
-            }
-            match pick(app, "ctx", rest) {
-                Some(name) => pick_context(app, Some(name)),
-                None => {
-                    app.status = format!("no context {rest:?} in the kubeconfig");
-                    Vec::new()
-                }
-            }
-        }
-        "ctx" | "context" if !app.several_contexts => {
-            let here = app.contexts.first().map(|c| c.name.clone()).unwrap_or_default();
-            app.status = if rest.is_empty() || rest == here {
-                format!("context {here}: the only one in this session")
-            } else {
-                format!(
-                    "this session reads context {here} only: open {rest} with --context {rest} (or several with --context {here},{rest})"
-                )
-            };
-            Vec::new()
-        }
-        "ctx" | "context" => {
-            let chosen = if rest.is_empty() { None } else { pick(app, "ctx", rest) };
-            match chosen {
-                None if rest.is_empty() => on_list_command(app, Command::Contexts),
-                None => {
-                    app.status = format!("no context {rest:?} in this session");
-                    Vec::new()
-                }
-                Some(name) => {
-                    let context = (name != "all").then_some(name);
-                    show_context(app, context);
-                    Vec::new()
-                }
-            }
-        }
+        "ns" | "namespace" => namespace_command(app, rest),
+        "ctx" | "context" => context_command(app, rest),
         "sort" => {
             match SORTS.iter().find(|(n, _, _)| *n == rest).or_else(|| {
                 let names: Vec<String> = SORTS.iter().map(|(n, _, _)| n.to_string()).collect();
@@ -190,6 +128,79 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         }
         other => {
             app.status = format!("no command {other:?} · Tab completes · ? for help");
+            Vec::new()
+        }
+    }
+}
+
+/// The best of the completions of `what` for `rest`.
+fn pick(app: &App, what: &str, rest: &str) -> Option<String> {
+    let choices = completions(app, what);
+    best(rest, &choices).cloned()
+}
+
+/// `ns [NAME]`: the namespaces known, or switch to one (`all`: every namespace).
+fn namespace_command(app: &mut App, rest: &str) -> Vec<Effect> {
+    if rest.is_empty() {
+        app.status = format!("namespaces: {}", app.inventory.namespaces.join("  "));
+        return Vec::new();
+    }
+    match pick(app, "ns", rest) {
+        Some(all) if all == "all" => app.switch_scope(Scope::All),
+        Some(ns) => {
+            app.home_namespace = ns.clone();
+            app.own_namespaces = false;
+            app.switch_scope(Scope::Namespace(ns))
+        }
+        // a namespace not listed (RBAC may hide the list): asked for by its exact name
+        None if validate_namespace(rest).is_ok() => {
+            app.home_namespace = rest.to_string();
+            app.own_namespaces = false;
+            app.switch_scope(Scope::Namespace(rest.to_string()))
+        }
+        None => {
+            app.status = format!("no namespace {rest:?}");
+            Vec::new()
+        }
+    }
+}
+
+/// `ctx [NAME]`: switch the kubeconfig's context (one open), or show one context's rows
+/// (several open).
+fn context_command(app: &mut App, rest: &str) -> Vec<Effect> {
+    if !app.several_contexts && !app.kube_contexts.is_empty() {
+        if rest.is_empty() {
+            return on_list_command(app, Command::Contexts);
+        }
+        return match pick(app, "ctx", rest) {
+            Some(name) => pick_context(app, Some(name)),
+            None => {
+                app.status = format!("no context {rest:?} in the kubeconfig");
+                Vec::new()
+            }
+        };
+    }
+    if !app.several_contexts {
+        let here = app.contexts.first().map(|c| c.name.clone()).unwrap_or_default();
+        app.status = if rest.is_empty() || rest == here {
+            format!("context {here}: the only one in this session")
+        } else {
+            format!(
+                "this session reads context {here} only: open {rest} with --context {rest} (or several with --context {here},{rest})"
+            )
+        };
+        return Vec::new();
+    }
+    let chosen = if rest.is_empty() { None } else { pick(app, "ctx", rest) };
+    match chosen {
+        None if rest.is_empty() => on_list_command(app, Command::Contexts),
+        None => {
+            app.status = format!("no context {rest:?} in this session");
+            Vec::new()
+        }
+        Some(name) => {
+            let context = (name != "all").then_some(name);
+            show_context(app, context);
             Vec::new()
         }
     }

@@ -50,7 +50,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return on_command_key(app, command, key);
     }
     if matches!(context, Context::Logs | Context::LogSearch) {
-        return crate::triage::on_pane_key(app, command, key);
+        return super::triage::on_pane_key(app, command, key);
     }
     if matches!(app.popups.last(), Some(Popup::Leaks(_))) {
         return super::leaks::on_leaks_key(app, command, key);
@@ -235,41 +235,11 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             };
             return app.switch_scope(scope);
         }
-        Command::NextNamespace => {
-            let namespaces = &app.inventory.namespaces;
-            let current = match &app.scope {
-                Scope::Namespace(ns) => namespaces.iter().position(|n| n == ns),
-                Scope::All => None,
-            };
-            let next = current.map_or(0, |i| (i + 1) % namespaces.len());
-            let ns = namespaces[next].clone();
-            app.home_namespace = ns.clone();
-            // a namespace picked is read in every context
-            app.own_namespaces = false;
-            return app.switch_scope(Scope::Namespace(ns));
-        }
+        Command::NextNamespace => return next_namespace(app),
         Command::Refresh => return app.reload(),
-        Command::Detail => {
-            if let Some(k) = app.selected_key() {
-                app.popups.push(Popup::Detail {
-                    key: k.clone(),
-                    text: None,
-                    scroll: 0,
-                });
-                return vec![Effect::Detail(k)];
-            }
-        }
+        Command::Detail => return open_object(app, false),
         // the whole Sandbox, read when asked for: the inventory keeps only what it derives from
-        Command::Yaml => {
-            if let Some(k) = app.selected_key() {
-                app.popups.push(Popup::Yaml {
-                    key: k.clone(),
-                    text: None,
-                    scroll: 0,
-                });
-                return vec![Effect::Yaml(k)];
-            }
-        }
+        Command::Yaml => return open_object(app, true),
         Command::Sent => app.popups.push(Popup::Sent { scroll: 0 }),
         Command::Copy => return copy_row(app),
         Command::Contexts if !app.several_contexts && app.kube_contexts.is_empty() => {
@@ -282,7 +252,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::RefreshTemplate => return app.open_confirm(Verb::Resume, true),
         Command::Delete => return app.open_confirm(Verb::Delete, false),
         Command::Quit => app.quit = true,
-        Command::Logs | Command::Shell | Command::History => return crate::triage::on_list_command(app, command),
+        Command::Logs | Command::Shell | Command::History => return super::triage::on_list_command(app, command),
         Command::Close
         | Command::SwitchFocus
         | Command::Choose
@@ -300,6 +270,43 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         | Command::Save => {}
     }
     Vec::new()
+}
+
+/// The next namespace the inventory knows, read in every context.
+fn next_namespace(app: &mut App) -> Vec<Effect> {
+    let namespaces = &app.inventory.namespaces;
+    let current = match &app.scope {
+        Scope::Namespace(ns) => namespaces.iter().position(|n| n == ns),
+        Scope::All => None,
+    };
+    let next = current.map_or(0, |i| (i + 1) % namespaces.len());
+    let ns = namespaces[next].clone();
+    app.home_namespace = ns.clone();
+    // a namespace picked is read in every context
+    app.own_namespaces = false;
+    app.switch_scope(Scope::Namespace(ns))
+}
+
+/// The selected row's detail (or its whole Sandbox as YAML), read when asked for.
+fn open_object(app: &mut App, yaml: bool) -> Vec<Effect> {
+    let Some(key) = app.selected_key() else {
+        return Vec::new();
+    };
+    if yaml {
+        app.popups.push(Popup::Yaml {
+            key: key.clone(),
+            text: None,
+            scroll: 0,
+        });
+        vec![Effect::Yaml(key)]
+    } else {
+        app.popups.push(Popup::Detail {
+            key: key.clone(),
+            text: None,
+            scroll: 0,
+        });
+        vec![Effect::Detail(key)]
+    }
 }
 
 /// A key on the popup on top.

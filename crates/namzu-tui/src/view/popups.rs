@@ -52,6 +52,97 @@ pub(super) fn render_lines(frame: &mut Frame, app: &App, title: String, lines: V
     frame.render_widget(p, area);
 }
 
+/// What this session sent, by time; writes of one instant (a batch sends several at once, in
+/// any order) by workspace, so the same session always reads the same.
+fn render_sent(frame: &mut Frame, app: &App, scroll: u16) {
+    let mut lines = Vec::new();
+    if app.sent.is_empty() {
+        lines.push("Nothing sent in this session.".to_string());
+    }
+    // by time; writes of one instant (a batch sends several at once, in any order) by
+    // workspace, so the same session always reads the same
+    let field = |e: &serde_json::Value, k: &str| e.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
+    let mut sent: Vec<&serde_json::Value> = app.sent.iter().collect();
+    sent.sort_by_key(|e| ["time", "context", "namespace", "workspace"].map(|k| field(e, k)));
+    for e in sent {
+        let s = |k: &str| {
+            e.get(k)
+                .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
+        };
+        // across contexts each write names the one it was sent to
+        let context = if app.several_contexts {
+            format!("{}:", s("context"))
+        } else {
+            String::new()
+        };
+        lines.push(format!(
+            "{}  {} {context}{}/{}  epoch {}  → {} {}",
+            s("time"),
+            s("verb"),
+            s("namespace"),
+            s("workspace"),
+            s("epochCarried"),
+            s("status"),
+            s("outcome")
+        ));
+        if let Some(r) = e.get("request").filter(|r| !r.is_null()) {
+            lines.push(format!(
+                "    {} {}",
+                r["method"].as_str().unwrap_or(""),
+                r["path"].as_str().unwrap_or("")
+            ));
+            lines.push(format!("    {}", spaced_json(&r["body"])));
+        }
+    }
+    render_text_popup(
+        frame,
+        app,
+        " what was sent (this session) ".into(),
+        &lines.join("\n"),
+        scroll,
+    );
+}
+
+/// The sort picker: each column, the current one marked with its direction.
+fn render_sort(frame: &mut Frame, app: &App, selected: usize) {
+    let lines: Vec<Line> = SORTS
+        .iter()
+        .enumerate()
+        .map(|(i, (name, key, column))| {
+            let on = *key == app.view.sort;
+            let mark = match (on, app.view.reverse) {
+                (true, false) => "▲ ",
+                (true, true) => "▼ ",
+                _ => "  ",
+            };
+            let what = match key {
+                namzu_domain::select::SortKey::Diagnosis => {
+                    "worst first: crash loops, image pulls, … then drift".to_string()
+                }
+                namzu_domain::select::SortKey::Name => "context, namespace, id".to_string(),
+                _ => column.header().to_string(),
+            };
+            let l = Line::from(format!("{mark}{name:<13}{what}"));
+            if i == selected {
+                l.style(Style::default().add_modifier(Modifier::REVERSED))
+            } else {
+                l
+            }
+        })
+        .collect();
+    let plain: Vec<String> = lines
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect();
+    let title = " sort by (Enter; the same again reverses) ";
+    let area = popup_area(frame.area(), &plain, title, 0);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        area,
+    );
+}
+
 pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: Theme) {
     match top {
         Popup::Detail { key, text, scroll } => {
@@ -82,95 +173,10 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             let text = crate::keys::help(popup_text_width(frame.area()), app.several_contexts, picker);
             render_text_popup(frame, app, " keys ".into(), &text, *scroll);
         }
-        Popup::Sent { scroll } => {
-            let mut lines = Vec::new();
-            if app.sent.is_empty() {
-                lines.push("Nothing sent in this session.".to_string());
-            }
-            // by time; writes of one instant (a batch sends several at once, in any order) by
-            // workspace, so the same session always reads the same
-            let field =
-                |e: &serde_json::Value, k: &str| e.get(k).and_then(serde_json::Value::as_str).unwrap_or("").to_string();
-            let mut sent: Vec<&serde_json::Value> = app.sent.iter().collect();
-            sent.sort_by_key(|e| ["time", "context", "namespace", "workspace"].map(|k| field(e, k)));
-            for e in sent {
-                let s = |k: &str| {
-                    e.get(k)
-                        .map_or("-".into(), |v| v.as_str().map_or(v.to_string(), str::to_string))
-                };
-                // across contexts each write names the one it was sent to
-                let context = if app.several_contexts {
-                    format!("{}:", s("context"))
-                } else {
-                    String::new()
-                };
-                lines.push(format!(
-                    "{}  {} {context}{}/{}  epoch {}  → {} {}",
-                    s("time"),
-                    s("verb"),
-                    s("namespace"),
-                    s("workspace"),
-                    s("epochCarried"),
-                    s("status"),
-                    s("outcome")
-                ));
-                if let Some(r) = e.get("request").filter(|r| !r.is_null()) {
-                    lines.push(format!(
-                        "    {} {}",
-                        r["method"].as_str().unwrap_or(""),
-                        r["path"].as_str().unwrap_or("")
-                    ));
-                    lines.push(format!("    {}", spaced_json(&r["body"])));
-                }
-            }
-            render_text_popup(
-                frame,
-                app,
-                " what was sent (this session) ".into(),
-                &lines.join("\n"),
-                *scroll,
-            );
-        }
+        Popup::Sent { scroll } => render_sent(frame, app, *scroll),
         Popup::Confirm(c) => render_confirm(frame, app, c, theme),
         Popup::Contexts { choices, selected } => render_picker(frame, app, choices, *selected, theme),
-        Popup::Sort { selected } => {
-            let lines: Vec<Line> = SORTS
-                .iter()
-                .enumerate()
-                .map(|(i, (name, key, column))| {
-                    let on = *key == app.view.sort;
-                    let mark = match (on, app.view.reverse) {
-                        (true, false) => "▲ ",
-                        (true, true) => "▼ ",
-                        _ => "  ",
-                    };
-                    let what = match key {
-                        namzu_domain::select::SortKey::Diagnosis => {
-                            "worst first: crash loops, image pulls, … then drift".to_string()
-                        }
-                        namzu_domain::select::SortKey::Name => "context, namespace, id".to_string(),
-                        _ => column.header().to_string(),
-                    };
-                    let l = Line::from(format!("{mark}{name:<13}{what}"));
-                    if i == *selected {
-                        l.style(Style::default().add_modifier(Modifier::REVERSED))
-                    } else {
-                        l
-                    }
-                })
-                .collect();
-            let plain: Vec<String> = lines
-                .iter()
-                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
-                .collect();
-            let title = " sort by (Enter; the same again reverses) ";
-            let area = popup_area(frame.area(), &plain, title, 0);
-            frame.render_widget(Clear, area);
-            frame.render_widget(
-                Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
-                area,
-            );
-        }
+        Popup::Sort { selected } => render_sort(frame, app, *selected),
         Popup::Leaks(view) => {
             let title = leaks_title(app, view);
             render_text_popup(frame, app, title, &leaks_text(app, view), view.scroll);

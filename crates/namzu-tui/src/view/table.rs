@@ -86,22 +86,11 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
         0
     };
     let window = &rows_visible[start.min(rows_visible.len())..(start + height).min(rows_visible.len())];
-    let mut header: Vec<Cell> = vec![Cell::from(" ")];
-    // the sorted column says so, and which way
     let (sort_name, sorted) = sort_name(app.view.sort);
     let arrow = if app.view.reverse { "▼" } else { "▲" };
-    header.extend(cols.iter().map(|c| {
-        if *c == sorted {
-            Cell::from(format!("{}{arrow}", c.header()))
-        } else {
-            Cell::from(c.header())
-        }
-    }));
     // RESULT takes room only once an action has a result to show
     let results = area.width >= 110 && !app.notes.is_empty();
-    if results {
-        header.push(Cell::from("RESULT"));
-    }
+    let header = header_cells(&cols, sorted, arrow, results);
     // as wide as the longest id on screen (a Min column would take the room RESULT needs)
     // room for WORKSPACE's sort mark when it is the sorted column
     let id_min = if sorted == Column::Workspace { 10 } else { 9 };
@@ -178,6 +167,36 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
             Row::new(cells).style(row_style)
         })
         .collect();
+    let mut title = table_title(app, rows_visible.len());
+    title.push_str(&format!("· sort: {sort_name} {arrow} "));
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
+        .block(Block::default().borders(Borders::TOP).title(title))
+        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
+        .column_spacing(1);
+    let mut state =
+        TableState::default().with_selected(app.view.selected.checked_sub(start).filter(|_| !window.is_empty()));
+    frame.render_stateful_widget(table, area, &mut state);
+}
+
+/// The header: the sorted column says so, and which way; RESULT when there are results.
+fn header_cells(cols: &[Column], sorted: Column, arrow: &str, results: bool) -> Vec<Cell<'static>> {
+    let mut header: Vec<Cell> = vec![Cell::from(" ")];
+    header.extend(cols.iter().map(|c| {
+        if *c == sorted {
+            Cell::from(format!("{}{arrow}", c.header()))
+        } else {
+            Cell::from(c.header())
+        }
+    }));
+    if results {
+        header.push(Cell::from("RESULT"));
+    }
+    header
+}
+
+/// The table's title: how many rows show of how many, and the filter as it is typed.
+fn table_title(app: &App, shown: usize) -> String {
     // with a context picked, the rows in view are that context's
     let (in_view, of_context) = match &app.view.context {
         Some(c) => (
@@ -188,28 +207,17 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
     };
     let problems = if app.view.problems { " · problems only" } else { "" };
     let bad = app.query().err().map_or(String::new(), |e| format!(" — {e}"));
-    let mut title = match (app.view.filter_editing, app.view.filter.is_empty()) {
+    match (app.view.filter_editing, app.view.filter.is_empty()) {
         (true, _) => format!(" filter: {}█{bad} ", app.view.filter),
         (false, false) => format!(
             " filter: {} ({} of {}{of_context}){problems}{bad} ",
-            app.view.filter,
-            rows_visible.len(),
-            in_view
+            app.view.filter, shown, in_view
         ),
         (false, true) if app.view.problems => {
-            format!(" {} of {in_view} workspaces{of_context}{problems} ", rows_visible.len())
+            format!(" {} of {in_view} workspaces{of_context}{problems} ", shown)
         }
         (false, true) => format!(" {in_view} workspaces{of_context} "),
-    };
-    title.push_str(&format!("· sort: {sort_name} {arrow} "));
-    let table = Table::new(rows, widths)
-        .header(Row::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
-        .block(Block::default().borders(Borders::TOP).title(title))
-        .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
-        .column_spacing(1);
-    let mut state =
-        TableState::default().with_selected(app.view.selected.checked_sub(start).filter(|_| !window.is_empty()));
-    frame.render_stateful_widget(table, area, &mut state);
+    }
 }
 
 /// The width of a column whose width does not depend on the rows.

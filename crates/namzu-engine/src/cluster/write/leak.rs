@@ -146,24 +146,8 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
         Ok(None) => return LeakOutcome::AlreadyGone,
         Err(e) => return LeakOutcome::Failed(e),
     };
-    if uid(&current) != Some(plan.uid.as_str()) {
-        return refuse(format!(
-            "{} {} was replaced (uid {} is now {}): not the object reported; nothing sent",
-            kind.kind,
-            plan.name,
-            plan.uid,
-            uid(&current).unwrap_or("-")
-        ));
-    }
-    let rv = current.pointer("/metadata/resourceVersion").and_then(Value::as_str);
-    if rv != Some(plan.resource_version.as_str()) {
-        return refuse(format!(
-            "{} {} changed since it was reported (resourceVersion {} is now {}): run leaks again; nothing sent",
-            kind.kind,
-            plan.name,
-            plan.resource_version,
-            rv.unwrap_or("-")
-        ));
+    if let Err(why) = unchanged(plan, &current) {
+        return refuse(why);
     }
     // every tie that could make it still needed, read again now and judged by the listing's own
     // rule: owners of any kind, claims, pools, the Sandbox of its name, labels, pods mounting it
@@ -188,33 +172,9 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
         Err(why) => return refuse(format!("{why}; nothing sent")),
     };
     let stone = undo.stone.as_deref();
-    // a 429 holds the batch and the DELETE is resent, as every write's is (`throttle.rs`)
-    let mut throttled = 0;
-    let answer = loop {
-        if !policy.throttle.wait().await {
-            drop_stone(stone);
-            undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
-            return LeakOutcome::Failed(ClusterError::Other(
-                "interrupted while the API server held writes back (429): not sent".into(),
-            ));
-        }
-        // write-ahead: the intent is in the log before the request leaves
-        if let Err(why) = policy
-            .audit
-            .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())
-        {
-            drop_stone(stone);
-            undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
-            return LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent")));
-        }
-        match send_leak_delete(conn, plan, &request).await {
-            Err(e) => {
-                if let Err(e) = throttle::resend_after(e, &mut throttled, &policy.throttle) {
-                    break Err(e);
-                }
-            }
-            answer => break answer,
-        }
+    let answer = match send_throttled(conn, policy, plan, &request, &undo, &entry).await {
+        Ok(answer) => answer,
+        Err(stop) => return stop,
     };
     // a DELETE the server answered and refused deleted nothing: nothing is left for an undo; one
     // whose answer never came may have landed — the tombstone and the kept volume stay
@@ -229,13 +189,7 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
             // a server dry run deleted nothing: the audit says so, as the Sandbox path's does
             let recorded = if plan.server_dry_run { "dry-run" } else { "applied" };
             policy.audit.record(entry(Some(200), recorded), conn.clock.now());
-            let kept = match (&undo.retained, stone) {
-                (Some((pv, previous)), _) => Some(format!(
-                    "its volume {pv} is kept (reclaim policy Retain, was {previous}; it stays Released until restore re-binds it or it is deleted by hand)"
-                )),
-                (None, Some(_)) => Some("a tombstone is kept: kubectl namzu restore undoes it".into()),
-                (None, None) => None,
-            };
+            let kept = kept_words(&undo);
             LeakOutcome::Deleted { request, kept }
         }
         Err(e) => {
@@ -260,6 +214,81 @@ pub async fn delete_leak(conn: &Connection, policy: &WritePolicy, plan: &LeakPla
                 }
             }
         }
+    }
+}
+
+/// The object read now is the one reported: the same uid and resourceVersion.
+fn unchanged(plan: &LeakPlan, current: &Value) -> Result<(), String> {
+    if uid(current) != Some(plan.uid.as_str()) {
+        return Err(format!(
+            "{} {} was replaced (uid {} is now {}): not the object reported; nothing sent",
+            plan.target.kind().kind,
+            plan.name,
+            plan.uid,
+            uid(current).unwrap_or("-")
+        ));
+    }
+    let rv = current.pointer("/metadata/resourceVersion").and_then(Value::as_str);
+    if rv != Some(plan.resource_version.as_str()) {
+        return Err(format!(
+            "{} {} changed since it was reported (resourceVersion {} is now {}): run leaks again; nothing sent",
+            plan.target.kind().kind,
+            plan.name,
+            plan.resource_version,
+            rv.unwrap_or("-")
+        ));
+    }
+    Ok(())
+}
+
+/// Send the DELETE, its intent logged first; a 429 holds it and it is resent, as every write's
+/// is (`throttle.rs`). `Err` is the outcome when it could not be sent (the undo put back).
+async fn send_throttled(
+    conn: &Connection,
+    policy: &WritePolicy,
+    plan: &LeakPlan,
+    request: &Request,
+    undo: &Undo,
+    entry: &(dyn Fn(Option<u16>, &str) -> Value + Sync),
+) -> Result<Result<Value, ClusterError>, LeakOutcome> {
+    let mut throttled = 0;
+    let stone = undo.stone.as_deref();
+    loop {
+        if !policy.throttle.wait().await {
+            drop_stone(stone);
+            undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
+            return Err(LeakOutcome::Failed(ClusterError::Other(
+                "interrupted while the API server held writes back (429): not sent".into(),
+            )));
+        }
+        // write-ahead: the intent is in the log before the request leaves
+        if let Err(why) = policy
+            .audit
+            .intend(entry(None, crate::cluster::audit::INTENT), conn.clock.now())
+        {
+            drop_stone(stone);
+            undo_retain(conn, policy, plan, undo.retained.as_ref()).await;
+            return Err(LeakOutcome::Failed(ClusterError::Other(format!("{why}; nothing sent"))));
+        }
+        match send_leak_delete(conn, plan, request).await {
+            Err(e) => {
+                if let Err(e) = throttle::resend_after(e, &mut throttled, &policy.throttle) {
+                    break Ok(Err(e));
+                }
+            }
+            answer => break Ok(answer),
+        }
+    }
+}
+
+/// What a deleted object left for an undo, in words.
+fn kept_words(undo: &Undo) -> Option<String> {
+    match (&undo.retained, &undo.stone) {
+        (Some((pv, previous)), _) => Some(format!(
+            "its volume {pv} is kept (reclaim policy Retain, was {previous}; it stays Released until restore re-binds it or it is deleted by hand)"
+        )),
+        (None, Some(_)) => Some("a tombstone is kept: kubectl namzu restore undoes it".into()),
+        (None, None) => None,
     }
 }
 

@@ -95,18 +95,8 @@ pub async fn restore(conn: &Connection, policy: &WritePolicy, stone: &Value) -> 
             message: format!("the tombstone names {name:?}, which is not a name"),
         };
     }
-    match resources::get(conn, kind, &namespace, &name).await {
-        Ok(Some(now)) => {
-            return RestoreOutcome::Refused {
-                message: format!(
-                    "{} {name} exists now (uid {}): not restored over it; nothing sent",
-                    kind.kind,
-                    uid(&now).unwrap_or("-")
-                ),
-            };
-        }
-        Ok(None) => {}
-        Err(e) => return RestoreOutcome::Failed(e),
+    if let Err(stop) = absent(conn, kind, &namespace, &name).await {
+        return stop;
     }
     let id = write_id(conn);
     let entry = |what: &str, request: &Request, status: Option<u16>, outcome: &str| {
@@ -121,48 +111,12 @@ pub async fn restore(conn: &Connection, policy: &WritePolicy, stone: &Value) -> 
         .pointer("/volume/name")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let mut keep_volume = false;
-    let mut lost = stone
-        .pointer("/volume/why")
-        .and_then(Value::as_str)
-        .map_or("its volume was not kept".to_string(), str::to_string);
-    if target == LeakTarget::Disk
-        && retained
-        && let Some(pv) = volume.as_deref()
-    {
-        match release_volume(
-            conn,
-            pv,
-            &old_uid,
-            &|r, s, o| {
-                policy.audit.record(entry(pv, r, s, o), conn.clock.now());
-            },
-            &|r| {
-                policy
-                    .audit
-                    .intend(entry(pv, r, None, crate::cluster::audit::INTENT), conn.clock.now())
-            },
-        )
-        .await
-        {
-            Ok(()) => keep_volume = true,
-            Err(why) => lost = why,
-        }
-    }
-    let object = stone.get("object").cloned().unwrap_or(Value::Null);
-    let mut body = recreated(&object, keep_volume);
-    // the object re-created is the one named and checked above, whatever the kept copy says
-    body["metadata"]["name"] = json!(name);
-    body["metadata"]["namespace"] = json!(namespace);
-    body["apiVersion"] = json!(kind.api_resource().api_version);
-    body["kind"] = json!(kind.kind);
-    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(&namespace));
-    let request = Request {
-        method: "POST",
-        path: url.clone(),
-        content_type: "application/json",
-        body: body.clone(),
+    let (keep_volume, lost) = match (target, volume.as_deref()) {
+        (LeakTarget::Disk, Some(pv)) if retained => rebind_volume(conn, policy, stone, pv, &old_uid, &entry).await,
+        _ => (false, lost_why(stone)),
     };
+    let request = create_request(stone, kind, &name, &namespace, keep_volume);
+    let (url, body) = (request.path.clone(), request.body.clone());
     if let Err(why) = policy.audit.intend(
         entry(&name, &request, None, crate::cluster::audit::INTENT),
         conn.clock.now(),
@@ -191,42 +145,7 @@ pub async fn restore(conn: &Connection, policy: &WritePolicy, stone: &Value) -> 
                 stone.pointer("/volume/reclaimPolicyBefore").and_then(Value::as_str),
             ) && before != "Retain"
             {
-                let body = json!([
-                    {"op": "test", "path": "/spec/persistentVolumeReclaimPolicy", "value": "Retain"},
-                    {"op": "test", "path": "/spec/claimRef/name", "value": name},
-                    {"op": "replace", "path": "/spec/persistentVolumeReclaimPolicy", "value": before},
-                ]);
-                let url = format!("/api/v1/persistentvolumes/{pv}");
-                let request = Request {
-                    method: "PATCH",
-                    path: url.clone(),
-                    content_type: "application/json-patch+json",
-                    body: body.clone(),
-                };
-                if policy
-                    .audit
-                    .intend(
-                        entry(pv, &request, None, crate::cluster::audit::INTENT),
-                        conn.clock.now(),
-                    )
-                    .is_ok()
-                {
-                    let op = ApiCall::new("patch", &crate::cluster::kinds::PERSISTENT_VOLUMES, None, pv);
-                    let patch = http::Request::patch(&url)
-                        .header("content-type", "application/json-patch+json")
-                        .body(serde_json::to_vec(&body).unwrap_or_default());
-                    let answer = match patch {
-                        Ok(p) => conn.bounded(&op, conn.client.request::<Value>(p)).await,
-                        Err(e) => Err(ClusterError::Other(e.to_string())),
-                    };
-                    let (status, outcome) = match &answer {
-                        Ok(_) => (Some(200), "applied"),
-                        Err(e) => (status_of(e), "failed"),
-                    };
-                    policy
-                        .audit
-                        .record(entry(pv, &request, status, outcome), conn.clock.now());
-                }
+                put_back_reclaim(conn, policy, pv, &name, before, &entry).await;
             }
             RestoreOutcome::Restored {
                 uid: uid(&created).map(str::to_string),
@@ -248,6 +167,140 @@ pub async fn restore(conn: &Connection, policy: &WritePolicy, stone: &Value) -> 
                 _ => RestoreOutcome::Failed(e),
             }
         }
+    }
+}
+
+/// The POST that re-creates the kept object, under the name and namespace checked (whatever
+/// the kept copy says).
+fn create_request(
+    stone: &Value,
+    kind: &crate::cluster::kinds::ApiKind,
+    name: &str,
+    namespace: &str,
+    keep_volume: bool,
+) -> Request {
+    let object = stone.get("object").cloned().unwrap_or(Value::Null);
+    let mut body = recreated(&object, keep_volume);
+    // the object re-created is the one named and checked above, whatever the kept copy says
+    body["metadata"]["name"] = json!(name);
+    body["metadata"]["namespace"] = json!(namespace);
+    body["apiVersion"] = json!(kind.api_resource().api_version);
+    body["kind"] = json!(kind.kind);
+    let url = <DynamicObject as kube::Resource>::url_path(&kind.api_resource(), Some(namespace));
+    Request {
+        method: "POST",
+        path: url,
+        content_type: "application/json",
+        body,
+    }
+}
+
+/// An audit entry of a restore: of what, the request, its status, the outcome.
+type Entry<'a> = dyn Fn(&str, &Request, Option<u16>, &str) -> Value + Sync + 'a;
+
+/// Nothing stands under the name now: a restore never writes over an object.
+async fn absent(
+    conn: &Connection,
+    kind: &crate::cluster::kinds::ApiKind,
+    namespace: &str,
+    name: &str,
+) -> Result<(), RestoreOutcome> {
+    match resources::get(conn, kind, namespace, name).await {
+        Ok(Some(now)) => Err(RestoreOutcome::Refused {
+            message: format!(
+                "{} {name} exists now (uid {}): not restored over it; nothing sent",
+                kind.kind,
+                uid(&now).unwrap_or("-")
+            ),
+        }),
+        Ok(None) => Ok(()),
+        Err(e) => Err(RestoreOutcome::Failed(e)),
+    }
+}
+
+/// Why a restored disk comes back empty when its volume is not re-bound, as the tombstone says.
+fn lost_why(stone: &Value) -> String {
+    stone
+        .pointer("/volume/why")
+        .and_then(Value::as_str)
+        .map_or("its volume was not kept".to_string(), str::to_string)
+}
+
+/// A disk's kept volume released for the re-created claim to bind: whether it will be, and else
+/// why the disk comes back empty.
+async fn rebind_volume(
+    conn: &Connection,
+    policy: &WritePolicy,
+    stone: &Value,
+    pv: &str,
+    old_uid: &str,
+    entry: &Entry<'_>,
+) -> (bool, String) {
+    match release_volume(
+        conn,
+        pv,
+        old_uid,
+        &|r, s, o| {
+            policy.audit.record(entry(pv, r, s, o), conn.clock.now());
+        },
+        &|r| {
+            policy
+                .audit
+                .intend(entry(pv, r, None, crate::cluster::audit::INTENT), conn.clock.now())
+        },
+    )
+    .await
+    {
+        Ok(()) => (true, lost_why(stone)),
+        Err(why) => (false, why),
+    }
+}
+
+/// The volume's reclaim policy put back as it was before the delete kept it, by a patch
+/// conditional on it still being `Retain` and this claim's, audited.
+async fn put_back_reclaim(
+    conn: &Connection,
+    policy: &WritePolicy,
+    pv: &str,
+    name: &str,
+    before: &str,
+    entry: &Entry<'_>,
+) {
+    let body = json!([
+        {"op": "test", "path": "/spec/persistentVolumeReclaimPolicy", "value": "Retain"},
+        {"op": "test", "path": "/spec/claimRef/name", "value": name},
+        {"op": "replace", "path": "/spec/persistentVolumeReclaimPolicy", "value": before},
+    ]);
+    let url = format!("/api/v1/persistentvolumes/{pv}");
+    let request = Request {
+        method: "PATCH",
+        path: url.clone(),
+        content_type: "application/json-patch+json",
+        body: body.clone(),
+    };
+    if policy
+        .audit
+        .intend(
+            entry(pv, &request, None, crate::cluster::audit::INTENT),
+            conn.clock.now(),
+        )
+        .is_ok()
+    {
+        let op = ApiCall::new("patch", &crate::cluster::kinds::PERSISTENT_VOLUMES, None, pv);
+        let patch = http::Request::patch(&url)
+            .header("content-type", "application/json-patch+json")
+            .body(serde_json::to_vec(&body).unwrap_or_default());
+        let answer = match patch {
+            Ok(p) => conn.bounded(&op, conn.client.request::<Value>(p)).await,
+            Err(e) => Err(ClusterError::Other(e.to_string())),
+        };
+        let (status, outcome) = match &answer {
+            Ok(_) => (Some(200), "applied"),
+            Err(e) => (status_of(e), "failed"),
+        };
+        policy
+            .audit
+            .record(entry(pv, &request, status, outcome), conn.clock.now());
     }
 }
 

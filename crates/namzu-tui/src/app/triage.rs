@@ -3,10 +3,10 @@
 //! `tui/logs.rs`, the I/O `tui/io.rs` (through the same cluster functions as `kubectl namzu logs`,
 //! `exec` and `history`).
 
-use super::action::{Action, Effect};
-use super::app::{App, Popup};
-use super::logs::{self, Line, LogPane, LogState};
+use super::{App, Popup};
+use crate::action::{Action, Effect};
 use crate::keys::Command;
+use crate::logs::{self, Line, LogPane, LogState};
 use namzu_domain::naming::WorkspaceKey;
 use namzu_engine::ops::write::rules::{self, ExecGate};
 use ratatui::crossterm::event::KeyEvent;
