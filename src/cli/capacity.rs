@@ -5,12 +5,12 @@
 use super::exit::Failure;
 use super::globals::{Globals, scope};
 use super::output::{self, ReportFormat, Tone};
+use namzu_domain::annotations::WARM_POOL_SANDBOX;
 use namzu_domain::capacity::{Held, PoolCapacity, hold, pools};
-use namzu_domain::keys::WARM_POOL_SANDBOX;
 use namzu_domain::object::namespace;
 use namzu_domain::pools::PoolHealth;
 use namzu_domain::pools::health;
-use namzu_domain::resources::{Unit, format_quantity, human, list_json};
+use namzu_domain::quantities::{Unit, format_quantity, human, list_json};
 use namzu_domain::state::State;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::error::ClusterError;
@@ -344,10 +344,10 @@ fn text(rows: &[NamespaceCapacity], several_contexts: bool, now: chrono::DateTim
 /// What a namespace's workspaces hold, said short: the running pods' CPU and memory requests,
 /// then the disks, Suspended ones' apart ("2.5 CPU, 4Gi mem; disks 120Gi, 40Gi of it Suspended").
 fn holds(held: &BTreeMap<State, Held>) -> String {
-    let mut requests = namzu_domain::resources::List::new();
+    let mut requests = namzu_domain::quantities::List::new();
     let mut disks = 0;
     for h in held.values() {
-        namzu_domain::resources::add(&mut requests, &h.requests);
+        namzu_domain::quantities::add(&mut requests, &h.requests);
         disks += h.disks;
     }
     let suspended = held.get(&State::Suspended).map_or(0, |h| h.disks);

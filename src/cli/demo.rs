@@ -249,7 +249,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
 
 #[cfg(test)]
 mod tests {
-    use namzu_domain::safety::{Colour, Confirm, SafetyConfig};
+    use namzu_domain::safety::{Colour, ConfirmRule, SafetyConfig};
 
     /// The demo's rules parse, and give the fleet's production contexts a red PROD badge and
     /// typed confirmations, staging a badge only.
@@ -261,10 +261,10 @@ mod tests {
             let r = rules.for_context(prod, &flags);
             let badge = r.badge.unwrap();
             assert_eq!((badge.label.as_str(), badge.colour), ("PROD", Some(Colour::Red)));
-            assert_eq!((r.confirm, r.read_only), (Confirm::Typed, false));
+            assert_eq!((r.confirm, r.read_only), (ConfirmRule::Typed, false));
         }
         let staging = rules.for_context("staging", &flags);
-        assert_eq!(staging.confirm, Confirm::Default);
+        assert_eq!(staging.confirm, ConfirmRule::Default);
         assert_eq!(staging.badge.unwrap().label, "STG");
     }
 }

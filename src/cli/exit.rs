@@ -51,7 +51,7 @@ pub(crate) async fn absent(
 pub(crate) fn not_a_workspace(sandbox_name: &str, namespace: &str) -> String {
     format!(
         "Sandbox {sandbox_name} in namespace {namespace} exists but is not a workspace (no {} label on its pod template)",
-        namzu_domain::keys::TEMPLATE_LABEL
+        namzu_domain::annotations::TEMPLATE_LABEL
     )
 }
 

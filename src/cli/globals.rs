@@ -1,7 +1,7 @@
 //! kubectl's global flags, parsed by the plugin itself (kubectl passes them through untouched).
 
 use namzu_domain::naming::validate_namespace;
-use namzu_domain::safety::{Confirm, Overrides};
+use namzu_domain::safety::{ConfirmRule, Overrides};
 use namzu_domain::select::parse_duration;
 use namzu_engine::cluster::connect::ConnectOptions;
 use namzu_engine::cluster::inventory::Scope;
@@ -57,7 +57,7 @@ pub struct Globals {
     /// typed: every write asks for the workspace id typed, suspend and resume too; default: only
     /// delete does (overrides the config file's confirm).
     #[arg(long, global = true, value_parser = parse_confirm, value_name = "typed|default")]
-    pub confirm: Option<Confirm>,
+    pub confirm: Option<ConfirmRule>,
     /// The per-context safety rules file (default $KUBECTL_NAMZU_CONFIG, else
     /// $XDG_CONFIG_HOME/kubectl-namzu/config.yaml).
     #[arg(long, global = true, value_name = "PATH")]
@@ -111,10 +111,10 @@ fn parse_context(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
-fn parse_confirm(text: &str) -> Result<Confirm, String> {
+fn parse_confirm(text: &str) -> Result<ConfirmRule, String> {
     match text {
-        "typed" => Ok(Confirm::Typed),
-        "default" => Ok(Confirm::Default),
+        "typed" => Ok(ConfirmRule::Typed),
+        "default" => Ok(ConfirmRule::Default),
         _ => Err(format!("{text:?}: typed or default")),
     }
 }

@@ -11,7 +11,7 @@ use super::output::{self, Format, Tone};
 use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use namzu_domain::leaks::{Leak, LeakKind};
-use namzu_domain::resources::{Unit, format_quantity, human};
+use namzu_domain::quantities::{Unit, format_quantity, human};
 use namzu_engine::ops::fleet::{Fleet, Member};
 use namzu_engine::ops::leaks::{Front, LeaksError, Question, Report, Request};
 use namzu_engine::present;

@@ -380,8 +380,8 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// with exit 0 (1 when a context failed on the way).
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
     use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
-    use namzu_engine::ops::follow::{self, Followed, Target, Turn, Turns};
-    let targets = fleet.members.iter().map(|member| Target {
+    use namzu_engine::ops::follow::{self, FollowContext, Followed, Turn, Turns};
+    let targets = fleet.members.iter().map(|member| FollowContext {
         context: fleet.row_context(member),
         conn: member.conn.clone(),
         scope: scope(globals.all_namespaces, &member.conn.namespace),

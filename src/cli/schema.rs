@@ -67,8 +67,8 @@ pub(crate) fn workspace(w: &Workspace) -> Value {
         "holderEpoch": epoch,
         "template": w.template,
         // agent-sandbox v1.0.3's own words on how it started and whether a pool holds it
-        "launchType": w.labels.get(namzu_domain::keys::LAUNCH_TYPE),
-        "warmPoolMember": w.labels.contains_key(namzu_domain::keys::WARM_POOL_SANDBOX),
+        "launchType": w.labels.get(namzu_domain::annotations::LAUNCH_TYPE),
+        "warmPoolMember": w.labels.contains_key(namzu_domain::annotations::WARM_POOL_SANDBOX),
         "drift": {
             "state": w.drift.state.as_str(),
             "stored": w.drift.stored,

@@ -2,8 +2,8 @@
 //! the demo fleet's clusters each have workspaces of their own, served under a context each.
 
 use crate::support::{SMALL, bin, err, out, run_bin, stdout_lines, tool_missing};
+use namzu_domain::annotations::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
 use namzu_domain::canonical::pod_template_hash;
-use namzu_domain::keys::{PER_SANDBOX_LABEL, POD_TEMPLATE_HASH};
 use namzu_domain::naming::{id_of, is_workspace};
 use namzu_sim::resources::SANDBOXES;
 use namzu_sim::scenario::Scenario;

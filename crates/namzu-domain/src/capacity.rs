@@ -42,9 +42,9 @@ pub fn pools(pools: &[Value], claims: &[Value]) -> Vec<PoolCapacity> {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Held {
     pub workspaces: usize,
-    pub requests: super::resources::List,
-    pub limits: super::resources::List,
-    pub disks: super::resources::Milli,
+    pub requests: super::quantities::List,
+    pub limits: super::quantities::List,
+    pub disks: super::quantities::Milli,
 }
 
 /// Whether the workspace's pod holds its requests on a node: bound to one (an unscheduled
@@ -58,8 +58,8 @@ pub(crate) fn pod_holds(w: &super::workspace::Workspace) -> bool {
 pub fn hold(held: &mut Held, w: &super::workspace::Workspace) {
     held.workspaces += 1;
     if pod_holds(w) {
-        super::resources::add(&mut held.requests, &w.resources.requests);
-        super::resources::add(&mut held.limits, &w.resources.limits);
+        super::quantities::add(&mut held.requests, &w.resources.requests);
+        super::quantities::add(&mut held.limits, &w.resources.limits);
     }
     held.disks += w.resources.disk_total();
 }

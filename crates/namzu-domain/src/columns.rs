@@ -3,7 +3,7 @@
 
 use super::age::age;
 use super::drift::DriftState;
-use super::resources::{Unit, human};
+use super::quantities::{Unit, human};
 use super::timefmt;
 use super::workspace::{Observed, Workspace};
 use chrono::{DateTime, Utc};

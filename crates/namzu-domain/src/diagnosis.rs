@@ -538,7 +538,7 @@ fn unreadable_epoch(sandbox: &Value) -> Option<Diagnosis> {
         "HolderEpochUnreadable",
         &format!(
             "the {} annotation reads {raw:?}, which is not a decimal integer: every fenced write (suspend, resume, delete) is refused until it is repaired",
-            super::keys::HOLDER_EPOCH
+            super::annotations::HOLDER_EPOCH
         ),
     ))
 }

@@ -1,8 +1,8 @@
 //! Template drift (docs/interop.md §6, §7): the library's overlay (`sandboxPodTemplate`), the hash it
 //! stamps, and how a Sandbox's stored hash compares with its template's current one.
 
+use super::annotations::{EGRESS_PROFILE_LABEL, PER_SANDBOX_LABEL, POD_TEMPLATE_HASH, TEMPLATE_LABEL};
 use super::canonical::pod_template_hash;
-use super::keys::{EGRESS_PROFILE_LABEL, PER_SANDBOX_LABEL, POD_TEMPLATE_HASH, TEMPLATE_LABEL};
 use super::object::{annotation, at, str_at};
 use serde::Serialize;
 use serde_json::{Map, Value};

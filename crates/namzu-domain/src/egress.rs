@@ -3,8 +3,8 @@
 //! CiliumNetworkPolicies select it — the one its Sandbox owns, and any left by an earlier
 //! workspace of the same name (foreign), which a resume must not wake into.
 
+use super::annotations::PER_SANDBOX_POLICY_PREFIX;
 use super::drift::OverlayFlags;
-use super::keys::PER_SANDBOX_POLICY_PREFIX;
 use super::naming::is_path_safe_name;
 use super::object::{name, owner_refs, str_at, uid};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! The holder-epoch fence (docs/interop.md §3): reading, the allow rule, argument validation, take-over.
 
-use super::keys::HOLDER_EPOCH;
+use super::annotations::HOLDER_EPOCH;
 use serde_json::Value;
 
 /// 2^53 − 1: the largest epoch JavaScript can carry exactly.

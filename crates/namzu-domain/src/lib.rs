@@ -2,6 +2,7 @@
 //! Nothing here does I/O or async; objects come in as `serde_json::Value` exactly as the API served them.
 
 pub mod age;
+pub mod annotations;
 pub mod canonical;
 pub mod capacity;
 pub mod claim_lifecycle;
@@ -14,7 +15,6 @@ pub mod epoch;
 pub mod fence;
 pub mod filter;
 pub mod identity;
-pub mod keys;
 pub mod leaks;
 pub mod mirror;
 pub mod naming;
@@ -24,9 +24,9 @@ pub mod patch;
 pub mod pod;
 pub mod pools;
 pub mod projection;
+pub mod quantities;
 pub mod rbac;
 pub mod refresh;
-pub mod resources;
 pub mod retry;
 pub mod safety;
 pub mod select;

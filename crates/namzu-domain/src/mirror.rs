@@ -7,9 +7,9 @@
 //! names it in the legacy pod-name annotation) and the Sandboxes whose `status.selector` it
 //! matches; a PVC the Sandboxes whose claim names it; a template the Sandboxes labelled with it.
 
+use super::annotations::SANDBOX_NAME_HASH;
 use super::drift::{OverlayFlags, TemplateFetch};
 use super::egress::{PolicyIndex, PolicyRead, selected_sandboxes};
-use super::keys::SANDBOX_NAME_HASH;
 use super::naming::{WorkspaceKey, id_of, is_workspace, template_label};
 use super::object::{name, namespace, str_at};
 use super::pod::{Index, pod_expected, pod_name, pvc_names};

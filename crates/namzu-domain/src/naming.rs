@@ -1,6 +1,6 @@
 //! Workspace naming (docs/interop.md §1): `namzu-ws-<id>`, ids refused — never sanitised.
 
-use super::keys::TEMPLATE_LABEL;
+use super::annotations::TEMPLATE_LABEL;
 use super::object::non_empty;
 use serde_json::Value;
 

@@ -2,10 +2,10 @@
 //! command where there is one (with the workspace's own id, namespace and, in a fleet, context),
 //! and the TUI key that does it. Pure: everything comes from the derived [`Workspace`].
 
+use super::annotations::HOLDER_EPOCH;
 use super::diagnosis::{Diagnosis, DiagnosisKind};
 use super::drift::DriftState;
 use super::egress::delete_command;
-use super::keys::HOLDER_EPOCH;
 use super::naming::is_path_safe_name;
 use super::patch::Mode;
 use super::shell::word;

@@ -1,8 +1,8 @@
 //! The one RFC 6902 body builder (`buildHolderEpochPatch`, docs/interop.md §4).
 //! Tests first, then mutations in a fixed order; a write with nothing to condition it on is refused.
 
+use super::annotations::{CHANGED_AT, HOLDER_EPOCH, POD_TEMPLATE_HASH};
 use super::epoch::Reading;
-use super::keys::{CHANGED_AT, HOLDER_EPOCH, POD_TEMPLATE_HASH};
 use serde::Serialize;
 use serde_json::{Map, Value};
 

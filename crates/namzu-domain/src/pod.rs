@@ -1,7 +1,7 @@
 //! Pod facts the library relies on (docs/interop.md §8): live, stopped, terminating; and finding
 //! the pod and disks of a Sandbox in a namespace-wide list.
 
-use super::keys::POD_NAME_ANNOTATION;
+use super::annotations::POD_NAME_ANNOTATION;
 use super::object::{annotation, at, name, owner_refs, str_at};
 use serde_json::Value;
 use std::collections::HashMap;

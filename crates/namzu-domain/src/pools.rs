@@ -11,7 +11,7 @@
 //! names the member it compared against.
 
 use super::age::human_duration;
-use super::keys::{POOL_TEMPLATE_HASH, WARM_POOL_SANDBOX};
+use super::annotations::{POOL_TEMPLATE_HASH, WARM_POOL_SANDBOX};
 use super::naming::name_hash;
 use super::object::{name, owner_refs, uid};
 use chrono::{DateTime, Utc};

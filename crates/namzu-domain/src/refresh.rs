@@ -5,11 +5,11 @@
 //! flags pin them; otherwise only the overlays that reproduce the stored hash are used, and a
 //! refresh that would have to guess is refused.
 
+use super::annotations::TEMPLATE_LABEL;
 use super::diff::Change;
 use super::drift::{self, OverlayFlags, Overlays, TemplateRead};
 use super::epoch::Reading;
 use super::fence::{self, Change as Body, Decision, EpochChoice, EpochUse, Hold, WriteBody};
-use super::keys::TEMPLATE_LABEL;
 use super::naming::template_label;
 use super::object::{at, str_at};
 use super::patch::{self, Mode};
@@ -501,8 +501,8 @@ fn uses(o: &Overlays, flags: &OverlayFlags, inferred: Source) -> Vec<OverlayUse>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::annotations::{HOLDER_EPOCH, POD_TEMPLATE_HASH};
     use crate::canonical::pod_template_hash;
-    use crate::keys::{HOLDER_EPOCH, POD_TEMPLATE_HASH};
     use crate::patch::to_json;
 
     fn template(image: &str, runtime: Option<&str>) -> Value {

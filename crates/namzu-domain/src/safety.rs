@@ -11,7 +11,7 @@ use serde::Deserialize;
 /// How a write is confirmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Confirm {
+pub enum ConfirmRule {
     /// As without rules: delete asks for the typed id, suspend and resume do not.
     #[default]
     Default,
@@ -19,11 +19,11 @@ pub enum Confirm {
     Typed,
 }
 
-impl Confirm {
+impl ConfirmRule {
     pub fn as_str(self) -> &'static str {
         match self {
-            Confirm::Default => "default",
-            Confirm::Typed => "typed",
+            ConfirmRule::Default => "default",
+            ConfirmRule::Typed => "typed",
         }
     }
 }
@@ -65,7 +65,7 @@ pub struct Rule {
     /// A context name, or a glob (`*` any run of characters, `?` one).
     pub context: String,
     pub read_only: Option<bool>,
-    pub confirm: Option<Confirm>,
+    pub confirm: Option<ConfirmRule>,
     pub max_bulk: Option<u32>,
     pub label: Option<String>,
     #[serde(alias = "color")]
@@ -165,7 +165,7 @@ impl SafetyConfig {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Overrides {
     pub read_only: Option<bool>,
-    pub confirm: Option<Confirm>,
+    pub confirm: Option<ConfirmRule>,
     pub max_bulk: Option<u32>,
     /// Where the flags may loosen the file's rules; they tighten every context.
     pub loosens: Loosens,
@@ -207,9 +207,11 @@ impl Overrides {
         }
         // (a loosening is asked only where it would loosen: `loosen` names what it drops)
         match self.confirm {
-            Some(Confirm::Typed) => out.confirm = Confirm::Typed,
-            Some(Confirm::Default) if out.confirm == Confirm::Typed && loosen("--confirm default".into(), out) => {
-                out.confirm = Confirm::Default;
+            Some(ConfirmRule::Typed) => out.confirm = ConfirmRule::Typed,
+            Some(ConfirmRule::Default)
+                if out.confirm == ConfirmRule::Typed && loosen("--confirm default".into(), out) =>
+            {
+                out.confirm = ConfirmRule::Default;
             }
             _ => {}
         }
@@ -228,7 +230,7 @@ impl Overrides {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ContextRules {
     pub read_only: bool,
-    pub confirm: Confirm,
+    pub confirm: ConfirmRule,
     /// The most workspaces one bulk write may select in this context.
     pub max_bulk: Option<u32>,
     /// How old a detached disk must be before it may be deleted (days).
@@ -287,12 +289,12 @@ impl ContextRules {
     /// `ops::write::rules::{asks_typed, asks_typed_when}` (which add `--yes`, dry runs and
     /// read-only).
     pub fn asks_typed_when(&self, destroys_data: bool) -> bool {
-        destroys_data || self.confirm == Confirm::Typed
+        destroys_data || self.confirm == ConfirmRule::Typed
     }
 
     /// Whether it is this context's `confirm: typed` rule (not the verb) that asks.
     pub fn typed_by_rule(&self) -> bool {
-        self.confirm == Confirm::Typed
+        self.confirm == ConfirmRule::Typed
     }
 
     /// Why a write of `selected` objects (`noun`: a workspace, a leaked object) in `context` may
@@ -367,12 +369,12 @@ contexts:
         let eu = c.for_context("prod-eu-west", &Overrides::default());
         assert_eq!(
             (eu.read_only, eu.confirm, eu.max_bulk),
-            (false, Confirm::Typed, Some(20))
+            (false, ConfirmRule::Typed, Some(20))
         );
         assert_eq!(eu.badge.unwrap().colour, Some(Colour::Red));
         let audit = c.for_context("prod-eu-audit", &Overrides::default());
         assert!(audit.read_only);
-        assert_eq!(audit.confirm, Confirm::Typed, "the glob's confirm still holds");
+        assert_eq!(audit.confirm, ConfirmRule::Typed, "the glob's confirm still holds");
         assert_eq!(
             audit.badge,
             Some(Badge {
@@ -410,14 +412,14 @@ contexts:
         let c = SafetyConfig::parse(FILE).unwrap();
         let flags = Overrides {
             read_only: Some(false),
-            confirm: Some(Confirm::Default),
+            confirm: Some(ConfirmRule::Default),
             max_bulk: Some(500),
             loosens: Loosens::TheContextOpened,
         };
         let audit = c.for_context("prod-eu-audit", &flags);
         assert_eq!(
             (audit.read_only, audit.confirm, audit.max_bulk),
-            (false, Confirm::Default, Some(500))
+            (false, ConfirmRule::Default, Some(500))
         );
     }
 
@@ -426,7 +428,7 @@ contexts:
         let c = SafetyConfig::parse(FILE).unwrap();
         let loose = Overrides {
             read_only: Some(false),
-            confirm: Some(Confirm::Default),
+            confirm: Some(ConfirmRule::Default),
             max_bulk: Some(500),
             loosens: Loosens::Only("staging".into()),
         };
@@ -446,12 +448,15 @@ contexts:
         // tightening applies everywhere, and names nothing dropped
         let tight = Overrides {
             read_only: Some(true),
-            confirm: Some(Confirm::Typed),
+            confirm: Some(ConfirmRule::Typed),
             max_bulk: Some(1),
             loosens: Loosens::Nowhere,
         };
         let r = c.for_context("dev", &tight);
-        assert_eq!((r.read_only, r.confirm, r.max_bulk), (true, Confirm::Typed, Some(1)));
+        assert_eq!(
+            (r.read_only, r.confirm, r.max_bulk),
+            (true, ConfirmRule::Typed, Some(1))
+        );
         assert!(r.dropped.is_empty());
         // a larger --max-bulk than the file's is a loosening; a smaller one is not
         let prod = c.for_context("prod-eu-west", &Overrides::default());

@@ -373,7 +373,7 @@ fn non_empty_or<'a>(s: &'a str, or: &'a str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::{CHANGED_AT, HOLDER_EPOCH};
+    use crate::annotations::{CHANGED_AT, HOLDER_EPOCH};
     use crate::timefmt;
     use serde_json::json;
 

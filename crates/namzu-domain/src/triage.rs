@@ -60,7 +60,7 @@ impl Unavailable {
             ),
             Unavailable::NotAWorkspace { sandbox } => format!(
                 "{sandbox} is not a workspace (no {} label on its pod template)",
-                super::keys::TEMPLATE_LABEL
+                super::annotations::TEMPLATE_LABEL
             ),
             Unavailable::NotCreated { id } => format!(
                 "workspace {id} has no pod yet (it is being created, or cannot be: see kubectl namzu inspect {id})"

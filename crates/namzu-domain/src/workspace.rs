@@ -1,12 +1,12 @@
 //! One workspace as the inventory shows it: everything the CLI and the TUI render, derived in one
 //! pure function from the Sandbox, its pod, its PVCs and its template.
 
+use super::annotations::{CHANGED_AT, NAMZU_PREFIX};
 use super::diagnosis::{self, Diagnosis, Evidence};
 use super::drift::{self, Drift, OverlayFlags, TemplateRead};
 use super::egress::{Egress, PolicyIndex, PolicyRead};
 use super::epoch::Reading;
 use super::identity::{self, Claim, Identity, Owner};
-use super::keys::{CHANGED_AT, NAMZU_PREFIX};
 use super::naming::{id_of, template_label};
 use super::object::{annotation, name, namespace, non_empty, uid};
 use super::patch::Mode;
@@ -128,8 +128,8 @@ pub struct Workspace {
     /// refresh would run. `None` when the template was not read.
     pub template_images: Option<std::collections::BTreeMap<String, String>>,
     /// What it asks for and holds: its own pod's requests and limits as admitted (else its pod
-    /// template's) summed as the scheduler sums them, and its disks (`domain/resources.rs`).
-    pub resources: super::resources::Resources,
+    /// template's) summed as the scheduler sums them, and its disks (`domain/quantities.rs`).
+    pub resources: super::quantities::Resources,
 }
 
 /// Container name → image of a SandboxTemplate's pod template.
@@ -192,7 +192,7 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
         .and_then(PodView::present)
         .filter(|p| uid(sbx).is_some_and(|u| pod::owned_by(p, u)));
     let resources =
-        super::resources::of_workspace(sbx, own_pod, |claim| inputs.pvcs.known().and_then(|p| p.named(claim)));
+        super::quantities::of_workspace(sbx, own_pod, |claim| inputs.pvcs.known().and_then(|p| p.named(claim)));
     Workspace {
         resources,
         ready: state::ready(sbx, mode, pod_view.as_ref()),

@@ -61,7 +61,7 @@ fn defaults(store: &impl RuntimeClasses, pod: &mut Value) {
 /// memory request or limit anywhere is `BestEffort`; every container limiting both, with the
 /// summed requests equal to the summed limits, is `Guaranteed`; anything else `Burstable`.
 pub(crate) fn qos_class(spec: &Value) -> &'static str {
-    use namzu_domain::resources::parse_quantity;
+    use namzu_domain::quantities::parse_quantity;
     use std::collections::BTreeMap;
     let (mut requests, mut limits) = (BTreeMap::new(), BTreeMap::new());
     let mut guaranteed = true;

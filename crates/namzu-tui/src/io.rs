@@ -18,7 +18,7 @@ use namzu_engine::cluster::live::LiveOptions;
 use namzu_engine::cluster::resources;
 use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
 use namzu_engine::cluster::write::{Outcome, Plan, WritePolicy};
-use namzu_engine::ops::follow::{self, Followed, Target};
+use namzu_engine::ops::follow::{self, FollowContext, Followed};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -270,7 +270,7 @@ impl Cluster {
             return;
         }
         let mut replaced = self.following.subscribe();
-        let target = Target {
+        let target = FollowContext {
             context: Some(context.clone()),
             conn: self.conn.clone(),
             scope: scope.clone(),

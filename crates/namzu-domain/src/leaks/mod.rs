@@ -25,7 +25,7 @@ use super::age::human_duration;
 use super::diagnosis::STUCK_AFTER_MINUTES;
 use super::naming::{SANDBOX_PREFIX, id_of, is_workspace};
 use super::object::{condition, condition_parts, name, owner_refs, uid};
-use super::resources::Milli;
+use super::quantities::Milli;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -433,7 +433,7 @@ fn pool_leaks(r: &Reads<'_>, pool: &Value, out: &mut Vec<Leak>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::SANDBOX_NAME_HASH;
+    use crate::annotations::SANDBOX_NAME_HASH;
     use chrono::TimeZone;
     use serde_json::json;
 
@@ -496,7 +496,7 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|l| l.name.as_str()).collect();
         assert_eq!(names, ["disk-namzu-ws-gone", "disk-namzu-ws-orphan"]);
         assert!(found[0].reason.contains("u-gone"), "{}", found[0].reason);
-        assert_eq!(found[0].size, crate::resources::parse_quantity("20Gi"));
+        assert_eq!(found[0].size, crate::quantities::parse_quantity("20Gi"));
         assert_eq!(found[0].resource_version.as_deref(), Some("7"));
         assert!(found.iter().all(|l| l.deletable));
     }

@@ -5,10 +5,10 @@
 use super::{Leak, LeakKind, Reads, created, disk_sandboxes, resource_version};
 // (the library's default per-sandbox key; a host that chose another gets its policies judged in
 // use, never deleted)
-use crate::keys::{CLAIM_UID, PER_SANDBOX_LABEL, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
+use crate::annotations::{CLAIM_UID, PER_SANDBOX_LABEL, PER_SANDBOX_POLICY_PREFIX, SANDBOX_NAME_HASH};
 use crate::naming::{id_of, name_hash};
 use crate::object::{name, owner_refs, uid};
-use crate::resources::{capacity, requested_storage};
+use crate::quantities::{capacity, requested_storage};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! A history's mode changes, each with what was true at its time (`timeline`'s part from the
 //! annotations, the audit log's request bodies and managedFields).
 
-use super::super::keys::{CHANGED_AT, HOLDER_EPOCH};
+use super::super::annotations::{CHANGED_AT, HOLDER_EPOCH};
 use super::super::object::{annotation, at, str_at};
 use super::super::patch::Mode;
 use super::super::writers::{self, Writer};

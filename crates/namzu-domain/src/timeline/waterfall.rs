@@ -1,7 +1,7 @@
 //! The start-up waterfall of a workspace's current pod: where its start-up time went, and the leg
 //! under way.
 
-use super::super::keys::CHANGED_AT;
+use super::super::annotations::CHANGED_AT;
 use super::super::object::{annotation, at, name, str_at, uid};
 use super::super::patch::Mode;
 use super::entry::{FIRST_REQUESTED_AT, Inputs, first_time, rfc3339, time};

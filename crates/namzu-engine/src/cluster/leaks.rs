@@ -26,7 +26,7 @@ use super::error::ClusterError;
 use super::kinds::{ApiKind, CILIUM_POLICIES, CLAIMS, NAMESPACES, PVCS, SANDBOXES, WARM_POOLS};
 use super::resources;
 use chrono::{DateTime, Utc};
-use namzu_domain::keys::SANDBOX_NAME_HASH;
+use namzu_domain::annotations::SANDBOX_NAME_HASH;
 use namzu_domain::leaks::{self, Leak, LeakKind, Reads};
 use namzu_domain::object::namespace;
 use namzu_domain::projection::Keep::{self, All, Each, Fields};

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 /// One context to follow.
-pub struct Target {
+pub struct FollowContext {
     /// What its rows and reports are named after (`None`: a single context, unnamed).
     pub context: Option<String>,
     pub conn: Connection,
@@ -34,7 +34,7 @@ pub struct Following {
 
 /// Follow every target at once, each with the same query, overlays and tuning.
 pub fn follow(
-    targets: impl IntoIterator<Item = Target>,
+    targets: impl IntoIterator<Item = FollowContext>,
     query: &Query,
     flags: &OverlayFlags,
     options: &LiveOptions,

@@ -5,10 +5,10 @@ use super::describe::{changes, overlays, when};
 use crate::cluster::detail::{Detail, event_time};
 use chrono::{DateTime, Utc};
 use namzu_domain::age::age;
+use namzu_domain::annotations::{KNOWN_ANNOTATIONS, POD_NAME_ANNOTATION};
 use namzu_domain::columns::{epoch_text, restarts_text};
 use namzu_domain::drift::{DriftState, TemplateRead, field_changes};
 use namzu_domain::egress::{PolicyRead, delete_command};
-use namzu_domain::keys::{KNOWN_ANNOTATIONS, POD_NAME_ANNOTATION};
 use namzu_domain::next_step::next_step;
 use namzu_domain::object::{claim_owner, condition_parts, generation, owner_refs, str_at};
 use namzu_domain::timefmt;
@@ -103,7 +103,8 @@ fn mode_writer(s: &mut String, sandbox: &Value, now: DateTime<Utc>) {
             timefmt::js_iso(t),
             age(t, now)
         ));
-        let stamp = namzu_domain::object::annotation(sandbox, namzu_domain::keys::CHANGED_AT).and_then(timefmt::parse);
+        let stamp =
+            namzu_domain::object::annotation(sandbox, namzu_domain::annotations::CHANGED_AT).and_then(timefmt::parse);
         if stamp.is_some_and(|c| namzu_domain::timeline::mode_unstamped(sandbox, c)) {
             text.push_str("; after the mode-changed-at stamp: a change the annotations do not record");
         }
@@ -211,9 +212,9 @@ fn epoch_and_drift(s: &mut String, w: &Workspace) {
     line(s, "Template", w.template.as_deref().unwrap_or("-"));
     let launch = w
         .labels
-        .get(namzu_domain::keys::LAUNCH_TYPE)
+        .get(namzu_domain::annotations::LAUNCH_TYPE)
         .map_or("-", String::as_str);
-    let pooled = if w.labels.contains_key(namzu_domain::keys::WARM_POOL_SANDBOX) {
+    let pooled = if w.labels.contains_key(namzu_domain::annotations::WARM_POOL_SANDBOX) {
         " (an unclaimed warm-pool member)"
     } else {
         ""

@@ -5,7 +5,7 @@
 
 use super::*;
 use namzu_domain::leaks::{Leak, LeakKind};
-use namzu_domain::resources::{Unit, human};
+use namzu_domain::quantities::{Unit, human};
 
 /// One context's answer: its leaks and the warnings of what it could not read, or why nothing.
 pub(crate) type LeaksAnswer = Result<(Vec<Leak>, Vec<String>), String>;

@@ -263,5 +263,5 @@ fn bulk_what_if(app: &App, c: &Confirm) -> String {
             Some(_) => {}
         }
     }
-    namzu_domain::resources::what_if_of(c.verb, read)
+    namzu_domain::quantities::what_if_of(c.verb, read)
 }

@@ -20,9 +20,9 @@ use super::pack::{Pack, Packed};
 use super::resources::{self, ListItems, NAMESPACES, PODS, PVCS, SANDBOXES, TEMPLATES};
 use chrono::{DateTime, Utc};
 use futures::future::join_all;
+use namzu_domain::annotations::SANDBOX_NAME_HASH;
 use namzu_domain::drift::{OverlayFlags, TemplateRead};
 use namzu_domain::egress::{PolicyIndex, PolicyRead};
-use namzu_domain::keys::SANDBOX_NAME_HASH;
 use namzu_domain::naming::{is_workspace, template_label};
 use namzu_domain::object::namespace;
 use namzu_domain::pod::{Index, pod_expected};
@@ -215,7 +215,7 @@ fn per_sandbox_key(query: &Query) -> &str {
     query
         .per_sandbox_label_key
         .as_deref()
-        .unwrap_or(namzu_domain::keys::PER_SANDBOX_LABEL)
+        .unwrap_or(namzu_domain::annotations::PER_SANDBOX_LABEL)
 }
 
 /// Where a Sandbox LIST's workspaces go.

@@ -288,7 +288,11 @@ impl<F: Front> Batch<'_, F> {
     }
 
     /// Ask for the typed id of the Sandbox as read now; anything else cancels that workspace.
-    async fn confirm(&self, target: &super::Target, key: &WorkspaceKey<WorkspaceId>) -> Result<Confirmed, WriteError> {
+    async fn confirm(
+        &self,
+        target: &super::WriteContext,
+        key: &WorkspaceKey<WorkspaceId>,
+    ) -> Result<Confirmed, WriteError> {
         let conn = &target.member.conn;
         let current = match resources::get(conn, &SANDBOXES, &key.namespace, &key.id.sandbox_name()).await {
             Ok(current) => current,

@@ -232,7 +232,7 @@ impl Selecting {
 }
 
 /// One context of a bulk write: where its writes go and under which rules.
-pub struct Target {
+pub struct WriteContext {
     pub member: Member,
     pub policy: WritePolicy,
     /// Each write asks for the typed id first.
@@ -255,7 +255,7 @@ pub struct Selected {
 /// workspaces selected there, in the selection's order. Only [`prepare`] and [`confirmed`] make
 /// one, so nothing reaches [`run`] unchecked.
 pub struct Checked {
-    pub contexts: Vec<Target>,
+    pub contexts: Vec<WriteContext>,
     pub targets: Vec<Selected>,
 }
 
@@ -352,7 +352,7 @@ pub async fn prepare(
             key,
             bound: None,
         }));
-        checked.contexts.push(Target {
+        checked.contexts.push(WriteContext {
             confirming: asks(&member),
             label: fleet.row_context(&member),
             policy: rules::policy(base, &member.rules),
@@ -399,7 +399,7 @@ pub fn confirmed(
                 bound: Some(plan),
             })
             .collect(),
-        contexts: vec![Target {
+        contexts: vec![WriteContext {
             policy: WritePolicy {
                 read_only: policy.read_only || member.rules.read_only,
                 ..policy.clone()
@@ -567,7 +567,7 @@ impl Report {
 /// pod are read once more (dry runs only).
 pub async fn what_if(checked: &Checked, reports: &[Report], verb: Verb) -> String {
     use crate::cluster::resources::PODS;
-    use namzu_domain::{object::uid, pod::owned_by, resources};
+    use namzu_domain::{object::uid, pod::owned_by, quantities};
     let reads = reports.iter().filter_map(|r| {
         let Outcome::DryRun { mode, .. } = &r.outcome else {
             return None;
@@ -586,10 +586,10 @@ pub async fn what_if(checked: &Checked, reports: &[Report], verb: Verb) -> Strin
                 .ok()
                 .flatten()
                 .filter(|p| uid(&sandbox).is_some_and(|u| owned_by(p, u)));
-            let read = resources::of_workspace(&sandbox, pod.as_ref(), |_| None);
+            let read = quantities::of_workspace(&sandbox, pod.as_ref(), |_| None);
             Some((*mode, read))
         })
     });
     let read: Vec<_> = futures::future::join_all(reads).await.into_iter().flatten().collect();
-    resources::what_if_of(verb, read.iter().map(|(mode, r)| (*mode, r)))
+    quantities::what_if_of(verb, read.iter().map(|(mode, r)| (*mode, r)))
 }

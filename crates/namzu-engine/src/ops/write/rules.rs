@@ -201,7 +201,7 @@ mod tests {
     use crate::cluster::write::Request;
     use namzu_domain::fence::{Change, EpochUse};
     use namzu_domain::patch::Mode;
-    use namzu_domain::safety::Confirm;
+    use namzu_domain::safety::ConfirmRule;
     use serde_json::json;
 
     fn shown(carried: u64, uid: &str) -> Outcome {
@@ -238,7 +238,7 @@ mod tests {
         };
         assert!(matches!(exec_gate(&read_only, "prod", false, true), ExecGate::Refused(w) if w.contains("prod-*")));
         let typed = ContextRules {
-            confirm: Confirm::Typed,
+            confirm: ConfirmRule::Typed,
             ..Default::default()
         };
         assert_eq!(exec_gate(&typed, "prod", false, false), ExecGate::AskTyped);
@@ -281,7 +281,7 @@ mod tests {
     fn who_asks_typed() {
         let plain = ContextRules::default();
         let typed = ContextRules {
-            confirm: Confirm::Typed,
+            confirm: ConfirmRule::Typed,
             ..Default::default()
         };
         assert!(asks_typed(Some(&plain), Verb::Delete, false, false));
