@@ -26,6 +26,7 @@ mod lows;
 mod next_steps;
 mod one_door;
 mod pools_claims;
+mod port_forward;
 mod properties;
 mod race;
 mod readme;

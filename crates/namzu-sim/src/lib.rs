@@ -13,6 +13,7 @@ mod http;
 mod kubeconfig;
 pub mod logs;
 pub mod pod_admission;
+pub mod portforward;
 pub mod record;
 pub mod resources;
 pub mod scenario;

@@ -164,6 +164,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         writes_in_flight: Default::default(),
         closed: Default::default(),
         log_task: Default::default(),
+        forwards: Default::default(),
         live: namzu_engine::cluster::live::LiveOptions {
             poll_every: refresh,
             ..Default::default()
