@@ -49,7 +49,7 @@ pub(crate) fn parse_ports(spec: &str) -> Result<(u16, u16), String> {
             .map_err(|_| format!("{what} port {s:?} is not a port number (0-65535)"))
     };
     let (local, remote) = match spec.split_once(':') {
-        Some((l, r)) if l.is_empty() => (0, port(r, "remote")?),
+        Some(("", r)) => (0, port(r, "remote")?),
         Some((l, r)) => (port(l, "local")?, port(r, "remote")?),
         None => {
             let p = port(spec, "remote")?;
