@@ -122,6 +122,15 @@ fn pod_uid(t: &TestSim) -> String {
     pod["metadata"]["uid"].as_str().unwrap().to_string()
 }
 
+/// The forwards the sim opened (its 101 answers on `pods/portforward`).
+fn forwards(t: &TestSim) -> usize {
+    t.sim
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/portforward") && r.status == 101)
+        .count()
+}
+
 fn set_mode(t: &TestSim, mode: &str) {
     t.sim.modify(&SANDBOXES, "agents", "namzu-ws-alpha", |o| {
         o["spec"]["operatingMode"] = serde_json::json!(mode)
@@ -235,4 +244,86 @@ async fn what_cannot_be_forwarded_is_refused_in_one_line() {
     let o = run_audited(&t, &["port-forward", "zulu-none", "8080"]).await;
     assert_eq!(code(&o), 4, "{}", err(&o));
     assert!(!t.sim.requests().iter().any(|r| r.path.ends_with("/portforward")));
+}
+
+/// A pod under the workspace's name that the Sandbox does not own, appearing while the forward
+/// runs: a new connection is closed, the refusal said; it never reaches that pod.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_pod_under_the_name_is_refused_while_forwarding() {
+    let t = quick_demo().await;
+    let f = Forwarding::start(&t, &["alpha", ":8080"]);
+    let own = pod_uid(&t);
+    assert_eq!(ask(f.port).await, format!("pod namzu-ws-alpha uid {own}\n"));
+    // the pod under the name now owned by something else (a ReplicaSet took the name over)
+    t.sim.modify(&PODS, "agents", "namzu-ws-alpha", |p| {
+        p["metadata"]["ownerReferences"] = serde_json::json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "name": "impostor", "uid": "rs-1", "controller": true}]);
+    });
+    let before = forwards(&t);
+    assert_eq!(ask(f.port).await, "", "the connection is closed");
+    f.wait_said("pod namzu-ws-alpha is not this workspace's: it is owned by ReplicaSet")
+        .await;
+    assert!(f.said().contains("the connection is closed"), "{}", f.said());
+    assert_eq!(forwards(&t), before, "no forward was opened to the impostor");
+    let status = interrupt(f.child).await;
+    assert_eq!(status.code(), Some(0));
+}
+
+/// `pods/portforward` is authorized as `pods/exec` is: a user without it is refused with the
+/// API server's 403, one with `get` and `create` on it is forwarded (kube-rs's own client).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sim_authorizes_pods_portforward_as_it_does_exec() {
+    use k8s_openapi::api::core::v1::Pod;
+    use namzu_sim::auth::{Rule, User};
+    let reader = vec![Rule::new(
+        &["get", "list", "watch"],
+        &["*"],
+        &["pods", "sandboxes"],
+        &["agents"],
+    )];
+    let mut forwarder = reader.clone();
+    forwarder.push(Rule::new(&["get", "create"], &[""], &["pods/portforward"], &["agents"]));
+    let users = vec![
+        User::admin("admin", "admin-token"),
+        User::with_rules("reader", "reader-token", reader),
+        User::with_rules("forwarder", "forwarder-token", forwarder),
+    ];
+    let t = start_with(namzu_sim::scenario::DEMO, |c| {
+        c.users = users;
+        c.namespace = "agents".into();
+        c.timing.grace = chrono::Duration::zero();
+        c.timing.ready_delay = chrono::Duration::zero();
+    })
+    .await;
+    let client_of = async |token: &str| {
+        let path = t.dir.path().join(token);
+        t.sim.write_kubeconfig_for(&path, Some(token), "agents").unwrap();
+        client_from(&path, false).await
+    };
+    let pods: kube::Api<Pod> = kube::Api::namespaced(client_of("reader-token").await, "agents");
+    let refused = pods
+        .portforward("namzu-ws-alpha", &[8080])
+        .await
+        .err()
+        .expect("refused");
+    assert_eq!(status_code(&refused), Some(403), "{refused}");
+    assert!(refused.to_string().contains("pods/portforward"), "{refused}");
+
+    let pods: kube::Api<Pod> = kube::Api::namespaced(client_of("forwarder-token").await, "agents");
+    let mut pf = pods.portforward("namzu-ws-alpha", &[8080]).await.expect("forwarded");
+    let mut stream = pf.take_stream(8080).unwrap();
+    stream.write_all(b"hello\n").await.unwrap();
+    let mut line = String::new();
+    BufReader::new(&mut stream).read_line(&mut line).await.unwrap();
+    assert_eq!(line, format!("pod namzu-ws-alpha uid {}\n", pod_uid(&t)));
+    pf.abort();
+    // a port nothing listens on: the kubelet's words on the error channel
+    let mut pf = pods.portforward("namzu-ws-alpha", &[9999]).await.expect("upgraded");
+    let error = pf.take_error(9999).unwrap();
+    let said = tokio::time::timeout(DEADLINE, error).await.expect("said in time");
+    assert!(
+        said.as_deref()
+            .is_some_and(|s| s.contains("connect: connection refused")),
+        "{said:?}"
+    );
 }
