@@ -241,6 +241,15 @@ async fn what_cannot_be_forwarded_is_refused_in_one_line() {
         assert_eq!(code(&o), 2, "{bad}: {}", err(&o));
         assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
     }
+    // a local port already taken: one line, exit 1
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let spec = format!("{}:8080", taken.local_addr().unwrap().port());
+    let o = run_audited(&t, &["port-forward", "alpha", &spec]).await;
+    assert_eq!(code(&o), 1, "{}", err(&o));
+    assert!(err(&o).starts_with("error: cannot listen on 127.0.0.1:"), "{}", err(&o));
+    assert_eq!(err(&o).lines().count(), 1, "{}", err(&o));
+    let o = run_audited(&t, &["port-forward", "alpha", "8080", "--address", "no-such-address"]).await;
+    assert_eq!(code(&o), 2, "{}", err(&o));
     let o = run_audited(&t, &["port-forward", "zulu-none", "8080"]).await;
     assert_eq!(code(&o), 4, "{}", err(&o));
     assert!(!t.sim.requests().iter().any(|r| r.path.ends_with("/portforward")));

@@ -204,6 +204,7 @@ async fn connection(mut socket: TcpStream, f: &Forward, say: &Say) {
                 }
             }
             Resolved::Refused(u) => {
+                // never forwarded there: the local connection closes
                 say(printable(&format!("{}: the connection is closed", u.message())));
                 return;
             }
@@ -215,6 +216,17 @@ async fn connection(mut socket: TcpStream, f: &Forward, say: &Say) {
                 return;
             }
         }
+    }
+}
+
+/// The longest message from a pod's error channel said whole.
+const MAX_MESSAGE: usize = 1024;
+
+/// A server's message cut to [`MAX_MESSAGE`] characters (and said so).
+fn bounded(message: &str) -> String {
+    match message.char_indices().nth(MAX_MESSAGE) {
+        Some((at, _)) => format!("{}… (cut at {MAX_MESSAGE} characters)", &message[..at]),
+        None => message.trim_end().to_string(),
     }
 }
 
@@ -247,9 +259,22 @@ async fn carry(socket: &mut TcpStream, stream: portforward::PortStream, f: &Forw
     // is said even when its end is seen at the same time
     tokio::select! {
         biased;
-        message = error => say(printable(&format!("pod {pod} port {}: {message}", f.remote))),
+        message = error => say(printable(&format!("pod {pod} port {}: {}", f.remote, bounded(&message)))),
         () = down => {}
         () = up => {}
     }
     forwarder.abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounded;
+
+    #[test]
+    fn a_servers_message_is_bounded() {
+        assert_eq!(bounded("refused \n"), "refused");
+        let long = "x".repeat(5000);
+        let cut = bounded(&long);
+        assert!(cut.len() < 1100 && cut.ends_with("(cut at 1024 characters)"), "{cut}");
+    }
 }
