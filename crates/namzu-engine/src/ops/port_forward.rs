@@ -157,13 +157,18 @@ pub async fn serve(listener: TcpListener, forward: Arc<Forward>, say: Say) {
     }
 }
 
-/// Whether the local client hung up (while a connection waits for a pod).
+/// Whether the local client hung up, looked at for [`POLL`] (while a connection waits for a pod).
 async fn hung_up(socket: &TcpStream) -> bool {
     let mut b = [0u8; 1];
-    matches!(
-        tokio::time::timeout(POLL, socket.peek(&mut b)).await,
-        Ok(Ok(0) | Err(_))
-    )
+    match tokio::time::timeout(POLL, socket.peek(&mut b)).await {
+        Ok(Ok(0) | Err(_)) => true,
+        // bytes already sent wait for the pod: the peek sees them at once, so the wait is here
+        Ok(Ok(_)) => {
+            tokio::time::sleep(POLL).await;
+            false
+        }
+        Err(_) => false,
+    }
 }
 
 /// One local connection: wait for the workspace's own pod, then carry the bytes both ways.
