@@ -336,3 +336,37 @@ async fn the_sim_authorizes_pods_portforward_as_it_does_exec() {
         "{said:?}"
     );
 }
+
+/// kubectl ≥ 1.30 forwards over SPDY tunnelled in a WebSocket (`SPDY/3.1+portforward.k8s.io`),
+/// then falls back to SPDY: the sim speaks neither, and says so in the Status kubectl prints
+/// (its ports are named inside SPDY streams, so no "at least 1 port" misleads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_port_forward_is_told_the_sim_speaks_no_spdy() {
+    if tool_missing("kubectl", "kubectl_port_forward_is_told_the_sim_speaks_no_spdy") {
+        return;
+    }
+    let t = quick_demo().await;
+    let (kubeconfig, cache) = (t.sim.kubeconfig().to_path_buf(), t.dir.path().join("kube-cache"));
+    let o = tokio::task::spawn_blocking(move || {
+        Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(kubeconfig)
+            .args(["port-forward", "pod/namzu-ws-alpha", ":8080"])
+            .env("KUBECACHEDIR", cache)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kubectl runs")
+    })
+    .await
+    .unwrap();
+    assert!(!o.status.success());
+    assert!(err(&o).contains("not SPDY, tunnelled or not"), "{}", err(&o));
+    let tried: Vec<(String, u16)> = t
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/pods/namzu-ws-alpha/portforward"))
+        .map(|r| (r.method.clone(), r.status))
+        .collect();
+    assert!(tried.iter().all(|(_, s)| *s == 400), "{tried:?}");
+}

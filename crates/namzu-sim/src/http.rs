@@ -344,16 +344,19 @@ pub(super) fn portforward_upgrade(
     let answer = verbs
         .iter()
         .try_for_each(|verb| authorize_sub(req, "", "pods", "portforward", verb, Some(&ns), &name))
-        .and_then(|()| portforward::prepare(&st, &ns, &name, &req.query))
-        .and_then(|forward| {
-            let Some((on, key, protocols)) = websocket else {
-                return Err(status::bad_request("Upgrade request required"));
+        .and_then(|()| {
+            // the protocol first: kubectl's SPDY (tunnelled in WebSocket, or its POST fallback)
+            // names its ports inside SPDY streams, so a missing `ports` is not its problem
+            let spdy = || {
+                status::bad_request(
+                    "unable to upgrade connection: the simulated server forwards ports over WebSocket (v4.channel.k8s.io, as kube-rs speaks it) only, not SPDY, tunnelled or not",
+                )
             };
-            let protocol = portforward::choose_protocol(protocols).ok_or_else(|| {
-                status::bad_request(&format!(
-                    "unable to upgrade: unsupported subprotocols {protocols:?}: the simulated server forwards ports over v4.channel.k8s.io only (no SPDY, tunnelled or not)"
-                ))
-            })?;
+            let Some((on, key, protocols)) = websocket else {
+                return Err(spdy());
+            };
+            let protocol = portforward::choose_protocol(protocols).ok_or_else(spdy)?;
+            let forward = portforward::prepare(&st, &ns, &name, &req.query)?;
             portforward::upgrade(Arc::clone(shared), forward, key, protocol, on)
         });
     let response = answer.unwrap_or_else(|e| error_response(&e));
