@@ -17,7 +17,7 @@ use namzu_engine::cluster::inventory::{self, Query};
 use namzu_engine::cluster::resources::{self, NAMESPACES};
 
 /// Verbs (and aliases) whose positional arguments are workspace ids.
-pub(crate) const TAKES_IDS: [&str; 14] = [
+pub(crate) const TAKES_IDS: [&str; 15] = [
     "inspect",
     "describe",
     "drift",
@@ -28,6 +28,7 @@ pub(crate) const TAKES_IDS: [&str; 14] = [
     "reconcile",
     "logs",
     "exec",
+    "port-forward",
     "history",
     "list",
     "get",

@@ -138,11 +138,13 @@ async fn check_permissions(conn: &Connection, ns: &str, out: &mut String, todo: 
             }
         }
         // without watch the TUI and `list -w` still work, re-listing instead; without pods/log or
-        // pods/exec everything but `logs`/`exec` (and the TUI's l, s) does
+        // pods/exec or pods/portforward everything but `logs`/`exec`/`port-forward` (and the TUI's l,
+        // s) does
         let instead = match verb {
             "watch" => Some("the TUI and `list -w` re-list every 2s instead"),
             "logs" => Some("`logs` and the TUI's l are unavailable (the server's refusal says so)"),
             "exec" => Some("`exec` and the TUI's s are unavailable (the server's refusal says so)"),
+            "port-forward" => Some("`port-forward` is unavailable (the server's refusal says so)"),
             _ => None,
         };
         let optional = instead.is_some();

@@ -21,6 +21,7 @@ pub(crate) mod logs;
 mod logs_many;
 pub mod output;
 pub(crate) mod overlay;
+pub(crate) mod port_forward;
 pub(crate) mod rbac;
 pub(crate) mod reconcile;
 pub(crate) mod restore;
@@ -57,6 +58,9 @@ pub enum Command {
     Logs(logs::Args),
     /// Run a command (or a shell) in a workspace's own pod, through kubectl exec.
     Exec(exec::Args),
+    /// Forward a local port to a workspace's own pod, following it across restarts, pod
+    /// replacement and suspend/resume.
+    PortForward(port_forward::Args),
     /// One timeline of a workspace: events, mode changes, pod transitions, this machine's writes,
     /// and where its start-up time went.
     History(history::Args),
@@ -175,6 +179,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Logs(args) if args.many() => logs_many::run(&cli.globals, args).await,
         Command::Logs(args) => logs::run(&cli.globals, args).await,
         Command::Exec(args) => exec::run(&cli.globals, args).await,
+        Command::PortForward(args) => port_forward::run(&cli.globals, args).await,
         Command::History(args) => history::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
         Command::Leaks(args) => leaks::run(&cli.globals, args).await,

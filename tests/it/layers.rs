@@ -96,6 +96,8 @@ const ALLOWED: [(&str, &[&str]); 6] = [
             "serde_json",
             "serde-saphyr",
             "json-patch",
+            // with its `ws` feature: `pods/portforward` over WebSocket (cluster/portforward.rs)
+            // is kube-rs's own `Api::<Pod>::portforward`, no WebSocket crate of the engine's
             "kube",
             "k8s-openapi",
             "tokio",

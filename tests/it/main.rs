@@ -32,6 +32,7 @@ mod one_door;
 mod output_safety;
 mod paged_reads;
 mod pools_claims;
+mod port_forward;
 mod properties;
 mod readme;
 mod realserver;

@@ -88,6 +88,14 @@ async fn every_readme_example_runs() {
             }
             args.push(w.to_string());
         }
+        if args.iter().any(|a| a == "port-forward") {
+            // a free local port: the README's may be taken on the machine running the tests
+            if let Some(last) = args.last_mut().filter(|l| !l.contains(':')) {
+                *last = format!(":{last}");
+            }
+            watch_until_first_line(&command, args).await;
+            continue;
+        }
         if args.iter().any(|a| a == "-w" || a == "--watch") {
             watch_until_first_line(&command, args).await;
             continue;
@@ -102,7 +110,8 @@ async fn every_readme_example_runs() {
     }
 }
 
-/// A watch runs until Ctrl-C: it must print the list, then end with exit 0 on SIGINT.
+/// A watch (or a port-forward) runs until Ctrl-C: it must print its first line (the list, the
+/// address listened on), then end with exit 0 on SIGINT.
 async fn watch_until_first_line(command: &str, args: Vec<String>) {
     use std::io::BufRead;
     use std::process::Stdio;

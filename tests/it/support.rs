@@ -558,6 +558,7 @@ pub(crate) fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions
         writes_in_flight: Default::default(),
         closed: Default::default(),
         log_task: Default::default(),
+        forwards: Default::default(),
         live,
     }
 }

@@ -910,3 +910,81 @@ async fn y_copies_the_rows_command_with_its_context() {
         h.app.status
     );
 }
+
+/// `f` forwards a free local port to the row's own pod in the background: the status line says
+/// where it listens and which pod answers; a connection there is answered by the workspace's
+/// pod; the forward stops when the TUI quits (its I/O goes). Read-only refuses it, as `s`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn f_forwards_a_port_to_the_rows_own_pod_until_the_tui_quits() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut ro = harness(quick_demo().await, false, true).await;
+    ro.filter("alpha").await;
+    ro.keys(&[KeyCode::Char('f')]).await;
+    assert!(
+        ro.app
+            .status
+            .starts_with("port-forward is disabled: read-only mode (--read-only"),
+        "{}",
+        ro.app.status
+    );
+
+    let mut h = harness(quick_demo().await, false, false).await;
+    h.filter("alpha").await;
+    let effects = update(
+        &mut h.app,
+        Action::Key(KeyEvent::new(KeyCode::Char('f'), KeyModifiers::NONE)),
+    );
+    assert!(
+        matches!(effects.as_slice(), [Effect::Forward(k)] if k.id == "alpha"),
+        "{effects:?}"
+    );
+    let (tx, mut rx) = unbounded_channel();
+    for e in effects {
+        h.io.perform(e, tx.clone()).await;
+    }
+    let mut news = async || match tokio::time::timeout(Duration::from_secs(20), rx.recv()).await {
+        Ok(Some(Action::Forwarding(line))) => line,
+        other => panic!("no news of the forward: {other:?}"),
+    };
+    let first = news().await;
+    update(&mut h.app, Action::Forwarding(first.clone()));
+    assert!(
+        h.app.status.starts_with("alpha: forwarding 127.0.0.1:"),
+        "{}",
+        h.app.status
+    );
+    let local = first
+        .strip_prefix("alpha: forwarding ")
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .to_string();
+    let mut s = tokio::net::TcpStream::connect(&local).await.unwrap();
+    s.write_all(b"who\n").await.unwrap();
+    let mut line = String::new();
+    tokio::io::BufReader::new(&mut s).read_line(&mut line).await.unwrap();
+    let pod =
+        h.t.sim
+            .get(&namzu_sim::resources::PODS, "agents", "namzu-ws-alpha")
+            .unwrap();
+    let uid = pod["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(line, format!("pod namzu-ws-alpha uid {uid}\n"));
+    let target = news().await;
+    assert!(
+        target.starts_with(&format!(
+            "alpha: forwarding {local} → pod namzu-ws-alpha (uid {uid}) port 8080"
+        )),
+        "{target}"
+    );
+    // the UI quits: its I/O goes, and the forward with it
+    drop(s);
+    let Harness { io, .. } = h;
+    drop(io);
+    let start = std::time::Instant::now();
+    while tokio::net::TcpStream::connect(&local).await.is_ok() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the forward outlived the TUI"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

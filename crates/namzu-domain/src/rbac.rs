@@ -34,7 +34,7 @@ pub(crate) const EXTENSIONS: &str = "extensions.agents.x-k8s.io";
 pub(crate) const CILIUM: &str = "cilium.io";
 
 /// Per tool verb, what it needs; the first entry is the one it cannot work without.
-pub const VERBS: [(&str, &[Need]); 15] = [
+pub const VERBS: [(&str, &[Need]); 16] = [
     (
         "list",
         &[
@@ -145,6 +145,17 @@ pub const VERBS: [(&str, &[Need]); 15] = [
         &[
             need("", "pods/exec", "create"),
             need("", "pods/exec", "get"),
+            need(SANDBOXES, "sandboxes", "get"),
+            need("", "pods", "get"),
+        ],
+    ),
+    (
+        // `port-forward`: the WebSocket upgrade is a GET (`get` before 1.35, `create` too from
+        // 1.35), each connection re-reads the workspace's own pod
+        "port-forward",
+        &[
+            need("", "pods/portforward", "create"),
+            need("", "pods/portforward", "get"),
             need(SANDBOXES, "sandboxes", "get"),
             need("", "pods", "get"),
         ],

@@ -7,7 +7,7 @@ use super::faults::{FaultAction, Gate};
 use super::record::Recorded;
 use super::status;
 use super::wire::{Body, Req, full, query_pairs};
-use super::{Shared, SimState, exec};
+use super::{Shared, SimState, exec, portforward};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -46,7 +46,9 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
     let websocket = header("upgrade").eq_ignore_ascii_case("websocket");
     let (ws_key, ws_protocols) = (header("sec-websocket-key"), header("sec-websocket-protocol"));
     let exec_path = exec::exec_target(&path).is_some();
-    let upgrade = (websocket && exec_path).then(|| (hyper::upgrade::on(&mut req), ws_key, ws_protocols));
+    let forward_path = portforward::portforward_target(&path).is_some();
+    let upgrade =
+        (websocket && (exec_path || forward_path)).then(|| (hyper::upgrade::on(&mut req), ws_key, ws_protocols));
     let raw_body = req
         .into_body()
         .collect()
@@ -110,6 +112,10 @@ pub(crate) async fn handle(shared: Arc<Shared>, mut req: Request<Incoming>) -> R
         user_agent,
     };
     let response = match upgrade {
+        Some((on, key, protocols)) if forward_path => {
+            portforward_upgrade(&shared, &req, rec, Some((on, &key, &protocols)))
+        }
+        None if forward_path => portforward_upgrade(&shared, &req, rec, None),
         Some((on, key, protocols)) => exec_upgrade(&shared, &req, rec, Some((on, &key, &protocols))),
         // SPDY (a client's fallback) is not spoken: the same checks, then "upgrade required"
         None if exec_path => exec_upgrade(&shared, &req, rec, None),
@@ -325,6 +331,47 @@ pub(super) fn exec_upgrade(
                 ))
             })?;
             Ok(exec::upgrade(session, key, protocol, on))
+        });
+    let response = answer.unwrap_or_else(|e| error_response(&e));
+    rec.status = response.status().as_u16();
+    st.record.push(rec);
+    response
+}
+
+/// `pods/portforward` over WebSocket: authorized as exec is (`get` for the upgrade's GET before
+/// 1.35, `create` too from 1.35, `create` for a POST), then the pod checked, then the 101.
+pub(super) fn portforward_upgrade(
+    shared: &Arc<Shared>,
+    req: &Req,
+    mut rec: Recorded,
+    websocket: Option<(hyper::upgrade::OnUpgrade, &str, &str)>,
+) -> Response<Body> {
+    let now = shared.clock.now();
+    let mut st = shared.lock();
+    st.tick(now);
+    let (ns, name) = portforward::portforward_target(&req.path).unwrap_or_default();
+    let verbs: &[&str] = match (req.method.as_str(), st.server_minor >= 35) {
+        ("GET", false) => &["get"],
+        ("GET", true) => &["get", "create"],
+        _ => &["create"],
+    };
+    let answer = verbs
+        .iter()
+        .try_for_each(|verb| authorize_sub(req, "", "pods", "portforward", verb, Some(&ns), &name))
+        .and_then(|()| {
+            // the protocol first: kubectl's SPDY (tunnelled in WebSocket, or its POST fallback)
+            // names its ports inside SPDY streams, so a missing `ports` is not its problem
+            let spdy = || {
+                status::bad_request(
+                    "unable to upgrade connection: the simulated server forwards ports over WebSocket (v4.channel.k8s.io, as kube-rs speaks it) only, not SPDY, tunnelled or not",
+                )
+            };
+            let Some((on, key, protocols)) = websocket else {
+                return Err(spdy());
+            };
+            let protocol = portforward::choose_protocol(protocols).ok_or_else(spdy)?;
+            let forward = portforward::prepare(&st, &ns, &name, &req.query)?;
+            portforward::upgrade(Arc::clone(shared), forward, key, protocol, on)
         });
     let response = answer.unwrap_or_else(|e| error_response(&e));
     rec.status = response.status().as_u16();

@@ -57,3 +57,19 @@ pub(super) fn write_kubeconfig(path: &Path, contexts: &[Access<'_>]) -> std::io:
     file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
     std::io::Write::write_all(&mut file, text.as_bytes())
 }
+
+/// One kubeconfig for several sims (a fleet): a cluster, a user and a context per member,
+/// named after it; the first is the current context. Each reaches its sim as the sim's own
+/// kubeconfig does (its token, its namespace).
+pub fn write_fleet_kubeconfig(path: &Path, members: &[(&str, &super::Sim)]) -> std::io::Result<()> {
+    let contexts: Vec<Access<'_>> = members
+        .iter()
+        .map(|(context, sim)| Access {
+            context,
+            addr: sim.addr,
+            token: sim.token.as_deref(),
+            namespace: &sim.namespace,
+        })
+        .collect();
+    write_kubeconfig(path, &contexts)
+}

@@ -13,6 +13,7 @@ mod http;
 mod kubeconfig;
 pub mod logs;
 pub mod pod_admission;
+pub mod portforward;
 pub mod record;
 pub mod resources;
 pub mod scenario;
@@ -33,6 +34,7 @@ use faults::Fault;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
+pub use kubeconfig::write_fleet_kubeconfig;
 use kubeconfig::{Access, write_kubeconfig};
 use record::Recorded;
 use resources::{CLAIMS, NAMESPACES, Resource, SANDBOXES};
@@ -881,20 +883,4 @@ async fn tick(shared: Arc<Shared>) {
         let now = shared.clock.now();
         shared.lock().tick(now);
     }
-}
-
-/// One kubeconfig for several sims (a fleet): a cluster, a user and a context per member,
-/// named after it; the first is the current context. Each reaches its sim as the sim's own
-/// kubeconfig does (its token, its namespace).
-pub fn write_fleet_kubeconfig(path: &Path, members: &[(&str, &Sim)]) -> std::io::Result<()> {
-    let contexts: Vec<Access<'_>> = members
-        .iter()
-        .map(|(context, sim)| Access {
-            context,
-            addr: sim.addr,
-            token: sim.token.as_deref(),
-            namespace: &sim.namespace,
-        })
-        .collect();
-    write_kubeconfig(path, &contexts)
 }

@@ -9,6 +9,9 @@ use namzu_engine::cluster::write::{Outcome, Plan};
 use ratatui::crossterm::event::KeyEvent;
 use serde_json::Value;
 
+/// The port the TUI's `f` forwards: where the workspace's server listens (the sim's listener).
+pub(crate) const FORWARD_PORT: u16 = 8080;
+
 /// The only way state changes: `update(app, action)`.
 #[derive(Debug)]
 pub enum Action {
@@ -106,6 +109,8 @@ pub enum Action {
     Saved(Result<String, String>),
     /// The shell ended: what the status line says of it.
     ShellEnded(String),
+    /// A forward's news (where it listens, each new target, a wait): for the status line.
+    Forwarding(String),
     /// Another context was opened (`:ctx NAME` in a single-context session), or why not.
     ContextOpened {
         context: String,
@@ -175,6 +180,9 @@ pub enum Effect {
     History(WorkspaceKey),
     /// Find the row's own pod and container for a shell (answered as `Action::ShellReady`).
     Shell(WorkspaceKey),
+    /// Forward a free local port to the row's own pod's [`FORWARD_PORT`] until the UI quits
+    /// (news answered as `Action::Forwarding`).
+    Forward(WorkspaceKey),
     /// Open context `context` of the kubeconfig in place of `replacing` (whose watches stop);
     /// answered as `Action::ContextOpened`.
     OpenContext {
@@ -222,6 +230,7 @@ impl Effect {
             | Effect::StopLogs { key, .. }
             | Effect::History(key)
             | Effect::Shell(key)
+            | Effect::Forward(key)
             | Effect::Save { key, .. } => key.context_name(),
             Effect::Writes { context, .. } => context,
         }

@@ -630,7 +630,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::History { .. }
         | Action::ShellReady { .. }
         | Action::Saved(_)
-        | Action::ShellEnded(_) => triage::apply(app, action),
+        | Action::ShellEnded(_)
+        | Action::Forwarding(_) => triage::apply(app, action),
         Action::ContextOpened { context, result } => on_context_opened(app, context, result),
         Action::Leaks { context, scope, result } => {
             leaks::answered(app, &context, &scope, result);

@@ -74,6 +74,20 @@ pub struct Io {
     pub live: LiveOptions,
     /// The log pane's stream: one at a time, stopped when the pane closes or another opens.
     pub log_task: std::sync::Mutex<LogTask>,
+    /// The forwards started with `f`: each stops when the UI quits (this is dropped).
+    pub forwards: Forwards,
+}
+
+/// Forwards running in the background, stopped when dropped.
+#[derive(Debug, Default)]
+pub struct Forwards(std::sync::Mutex<Vec<tokio::task::AbortHandle>>);
+
+impl Drop for Forwards {
+    fn drop(&mut self) {
+        for task in self.0.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            task.abort();
+        }
+    }
 }
 
 impl Io {
@@ -207,6 +221,7 @@ impl Cluster {
                 result: self.shell(&key).await,
                 key,
             }),
+            Effect::Forward(key) => self.forward(io, key, out.clone()).await,
             // answered by the Io itself
             Effect::OpenContext { .. } | Effect::Copy(_) => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
@@ -550,6 +565,50 @@ impl Cluster {
             lines.push("kubectl namzu restore undoes it".into());
         }
         Ok(lines.join("; "))
+    }
+
+    /// `f`: a free local port forwarded to the row's own pod through the CLI's use case
+    /// (`ops::port_forward`), its news on the status line, until the UI quits.
+    async fn forward(&self, io: &Io, key: WorkspaceKey, out: UnboundedSender<Action>) {
+        use namzu_engine::ops::port_forward::{self, Forward, Say};
+        let who = key.who(io.clusters.len() > 1);
+        let id = match WorkspaceId::parse(&key.id) {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = out.send(Action::Forwarding(format!("{who}: {e}")));
+                return;
+            }
+        };
+        let listener = match port_forward::listen("127.0.0.1", 0).await {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = out.send(Action::Forwarding(format!("{who}: {e}")));
+                return;
+            }
+        };
+        let local = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let port = super::action::FORWARD_PORT;
+        let forward = Arc::new(Forward::new(
+            self.conn.clone(),
+            key.namespace.clone(),
+            id,
+            port,
+            local.clone(),
+        ));
+        let news = out.clone();
+        let (prefix, say_who) = (who.clone(), who.clone());
+        let say: Say = Arc::new(move |line: String| {
+            let _ = news.send(Action::Forwarding(format!("{prefix}: {line}")));
+        });
+        let task = tokio::spawn(port_forward::serve(listener, forward, say));
+        io.forwards
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(task.abort_handle());
+        let _ = out.send(Action::Forwarding(format!(
+            "{say_who}: forwarding {local} → port {port} of its own pod (follows it across restarts and suspend/resume; stops when the TUI quits)"
+        )));
     }
 
     async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {

@@ -49,6 +49,8 @@ pub(crate) enum Command {
     Logs,
     /// A shell in the row's own pod (the UI steps aside while it runs).
     Shell,
+    /// Forward a free local port to the row's own pod (port-forward), in the background.
+    Forward,
     /// The row's history: one timeline and the start-up waterfall.
     History,
     /// In the log pane: keep the newest line in view, or stop.
@@ -242,6 +244,13 @@ const LIST: &[Binding] = &[
         does: "a shell in the row's own pod (kubectl exec -it … -- sh); exit comes back to the same row",
         hint: "s shell",
         footer_order: 14,
+    },
+    Binding {
+        keys: &[(Char('f'), Forward)],
+        label: "f",
+        does: "forward a free local port to port 8080 of the row's own pod, following it across restarts and suspend/resume (as port-forward); the status line says where it listens; stopped when the TUI quits",
+        hint: "",
+        footer_order: 99,
     },
     Binding {
         keys: &[(Char('h'), History)],
@@ -755,6 +764,7 @@ mod tests {
     fn every_context_dispatches_its_own_keys() {
         assert_eq!(command_for(Context::List, key(KeyCode::Char('S'))), Some(Suspend));
         assert_eq!(command_for(Context::List, key(KeyCode::Char('s'))), Some(Shell));
+        assert_eq!(command_for(Context::List, key(KeyCode::Char('f'))), Some(Forward));
         assert_eq!(command_for(Context::List, key(KeyCode::Char('x'))), None);
         assert_eq!(
             command_for(Context::List, KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)),

@@ -145,6 +145,7 @@ fn new_io(
         writes_in_flight: Default::default(),
         closed: Default::default(),
         log_task: Default::default(),
+        forwards: Default::default(),
         live: namzu_engine::cluster::live::LiveOptions {
             poll_every: refresh,
             ..Default::default()

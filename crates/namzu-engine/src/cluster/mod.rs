@@ -13,6 +13,7 @@ pub mod observe;
 pub mod pack;
 pub mod policies;
 pub mod pools;
+pub mod portforward;
 pub mod resources;
 pub mod tombstone;
 pub mod triage;

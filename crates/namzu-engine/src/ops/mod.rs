@@ -10,6 +10,8 @@
 //! - [`write`]: a bulk `suspend`/`resume`/`delete`: select the targets in every context, check
 //!   every context's rules before anything is sent, bind each write to what was confirmed, batch
 //!   it with stop and throttle, and report one verdict per workspace.
+//! - [`port_forward`]: a local port that follows its workspace's own pod across restarts,
+//!   replacement and suspend/resume.
 //! - [`follow`]: follow a set of contexts live, their reports merged into one stream (`list -w`
 //!   and the TUI render what it yields).
 //!
@@ -19,4 +21,5 @@
 pub mod fleet;
 pub mod follow;
 pub mod leaks;
+pub mod port_forward;
 pub mod write;

@@ -252,7 +252,9 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::RefreshTemplate => return app.open_confirm(Verb::Resume, true),
         Command::Delete => return app.open_confirm(Verb::Delete, false),
         Command::Quit => app.quit = true,
-        Command::Logs | Command::Shell | Command::History => return super::triage::on_list_command(app, command),
+        Command::Logs | Command::Shell | Command::History | Command::Forward => {
+            return super::triage::on_list_command(app, command);
+        }
         Command::Close
         | Command::SwitchFocus
         | Command::Choose

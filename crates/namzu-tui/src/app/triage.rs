@@ -34,6 +34,7 @@ pub(crate) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             vec![Effect::History(key)]
         }
         Command::Shell => shell(app, key, None),
+        Command::Forward => forward(app, key),
         _ => Vec::new(),
     }
 }
@@ -74,6 +75,36 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
                 context.name, key.id
             );
             app.view.command = Some("shell ".into());
+            Vec::new()
+        }
+    }
+}
+
+/// A forward to `key`'s pod, under its context's rules as a shell is (`port_forward_gate`):
+/// refused where the context is read-only; where it asks for typed ids, the CLI's
+/// `port-forward` asks (the TUI has no typed prompt for it).
+fn forward(app: &mut App, key: WorkspaceKey) -> Vec<Effect> {
+    let who = key.who(app.several_contexts);
+    let Some(context) = app.context_view(key.context_name()).or(app.contexts.first()) else {
+        return Vec::new();
+    };
+    match rules::port_forward_gate(&context.rules, &context.name, app.read_only_flag, false) {
+        ExecGate::Go => {
+            app.status = format!("forwarding a local port to {who}…");
+            vec![Effect::Forward(key)]
+        }
+        ExecGate::Refused(why) => {
+            app.status = format!("port-forward is disabled: {why}");
+            Vec::new()
+        }
+        ExecGate::AskTyped => {
+            app.status = format!(
+                "context {} asks for the id typed (confirm: typed): run kubectl namzu port-forward {} {} --context {}",
+                context.name,
+                key.id,
+                crate::action::FORWARD_PORT,
+                context.name
+            );
             Vec::new()
         }
     }
@@ -155,6 +186,7 @@ pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
             Err(why) => app.status = format!("{}: {why}", key.who(app.several_contexts)),
         },
         Action::ShellEnded(ended) => app.status = ended,
+        Action::Forwarding(news) => app.status = news,
         Action::Saved(result) => {
             app.status = match result {
                 Ok(path) => format!("saved the log to {path}"),

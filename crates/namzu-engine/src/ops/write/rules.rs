@@ -131,6 +131,17 @@ pub fn exec_gate(rules: &ContextRules, context: &str, read_only_flag: bool, conf
     }
 }
 
+/// Whether a port may be forwarded into a workspace's pod: a forwarded port reaches whatever the
+/// pod serves, so the rules treat it as they treat a command there ([`exec_gate`]).
+pub fn port_forward_gate(rules: &ContextRules, context: &str, read_only_flag: bool, confirmed: bool) -> ExecGate {
+    if let Some(why) = read_only(rules, context, read_only_flag) {
+        return ExecGate::Refused(format!(
+            "{why}: a forwarded port reaches into a workspace's pod as a command there does, so no port is forwarded"
+        ));
+    }
+    exec_gate(rules, context, false, confirmed)
+}
+
 /// The read-only plan a confirmation shows (what the write would do, as read now); `None` for a
 /// row whose id cannot name a Sandbox (listed, never written).
 pub fn preview(
@@ -243,6 +254,11 @@ mod tests {
         };
         assert_eq!(exec_gate(&typed, "prod", false, false), ExecGate::AskTyped);
         assert_eq!(exec_gate(&typed, "prod", false, true), ExecGate::Go);
+        assert!(
+            matches!(port_forward_gate(&read_only, "prod", false, true), ExecGate::Refused(w) if w.contains("no port is forwarded"))
+        );
+        assert_eq!(port_forward_gate(&typed, "prod", false, false), ExecGate::AskTyped);
+        assert_eq!(port_forward_gate(&open, "dev", false, false), ExecGate::Go);
     }
 
     #[test]
