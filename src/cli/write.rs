@@ -397,7 +397,7 @@ async fn run(
     }
     // what the write costs, said once before a bulk write (a single one says it on success)
     let note = present::report::cost_note(verb, common.yes).filter(|_| human && !common.dry_run.any());
-    if let Some(note) = note.filter(|_| total > 1) {
+    if let Some(note) = note.as_ref().filter(|_| total > 1) {
         namzu_engine::errln!("{note}");
     }
     let confirming = checked.confirming();

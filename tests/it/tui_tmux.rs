@@ -474,7 +474,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     t.expect("Suspended  7");
     // a cancelled confirmation says so
     t.keys(&["R"]);
-    t.expect("Resuming starts the pod again");
+    t.expect("Resuming starts a pod again");
     t.keys(&["Escape"]);
     t.expect("cancelled");
     // three of staging's running rows (no typing there): the header counts the marks, the

@@ -20,11 +20,7 @@ pub(crate) fn question(
         Some(b) => format!(" (context {context} [{b}])"),
         None => format!(" (context {context})"),
     };
-    let cost = match verb {
-        Verb::Delete => "Deleting it destroys its pod, its agent sessions and its disks (PVCs).",
-        Verb::Suspend => "Suspending it deletes its pod and ends its agent sessions; its disks are kept.",
-        Verb::Resume => "Resuming it starts a pod on its disks.",
-    };
+    let cost = cost(verb);
     format!(
         "{name} in {namespace}{whose} is {} (holder epoch {epoch}). {cost}",
         mode.as_str()
@@ -41,14 +37,29 @@ pub fn cancelled(key: &str) -> String {
     format!("{key}: cancelled (the id typed did not match): nothing sent")
 }
 
-/// What a write costs, said once before a bulk write (a single one says it on success); `yes`:
-/// a delete's typed confirmation was skipped (it says the cost itself).
-pub fn cost_note(verb: Verb, yes: bool) -> Option<&'static str> {
+/// What a write costs, in one sentence: the typed question, the TUI's confirmation and the note
+/// before a bulk write all say this one.
+pub fn cost(verb: Verb) -> &'static str {
     match verb {
         Verb::Suspend => {
-            Some("note: a suspend ends the agent sessions, terminals and detached commands inside the workspace")
+            "Suspending stops the pod: its agent sessions, terminals and detached commands end; its disks are kept."
         }
-        Verb::Delete if yes => Some("note: delete destroys each workspace's pod, agent sessions and disks"),
+        Verb::Delete => {
+            "Deleting destroys the Sandbox, its pod, its agent sessions and its disks (PVCs); it cannot be undone."
+        }
+        Verb::Resume => "Resuming starts a pod again on the disks it kept.",
+    }
+}
+
+/// What a refresh (`resume --refresh-template`, the TUI's `F`) costs, in one sentence.
+pub const REFRESH_COST: &str = "Refreshing resumes the workspace (it wakes up) onto its SandboxTemplate as it is now: the pod template changes as the field diff below shows.";
+
+/// What a write costs, said once before a bulk write (a single one says it on success); `yes`:
+/// a delete's typed confirmation was skipped (it says the cost itself).
+pub fn cost_note(verb: Verb, yes: bool) -> Option<String> {
+    match verb {
+        Verb::Suspend => Some(format!("note: {}", cost(verb))),
+        Verb::Delete if yes => Some(format!("note: {}", cost(verb))),
         _ => None,
     }
 }

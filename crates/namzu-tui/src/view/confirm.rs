@@ -70,22 +70,15 @@ pub(super) fn render_confirm(frame: &mut Frame, app: &App, c: &Confirm, theme: T
 fn say_consequences(said: &mut Said, app: &App, c: &Confirm, action: &str, theme: Theme) {
     let n = c.targets.len();
     // the consequences first, in plain words
+    // the cost as every front-end says it (`present::report::cost`), and the key that undoes it
+    let cost = namzu_engine::present::report::cost(c.verb);
     let (consequence, colour) = match (c.verb, c.refresh) {
-        (Verb::Suspend, _) => (
-            "Suspending stops the pod: running sessions end; the disk is kept, and R resumes it.",
-            Color::Yellow,
-        ),
-        (Verb::Delete, _) => (
-            "Deleting destroys the Sandbox, its pod, its agent sessions and its disks (PVCs). It cannot be undone.",
-            Color::Red,
-        ),
-        (Verb::Resume, true) => (
-            "Refreshing resumes the workspace (it wakes up) onto its SandboxTemplate as it is now: the pod template changes as the field diff below shows.",
-            Color::Yellow,
-        ),
-        (Verb::Resume, false) => ("Resuming starts the pod again on the disk it kept.", Color::Green),
+        (Verb::Suspend, _) => (format!("{cost} R resumes it."), Color::Yellow),
+        (Verb::Delete, _) => (cost.to_string(), Color::Red),
+        (Verb::Resume, true) => (namzu_engine::present::report::REFRESH_COST.to_string(), Color::Yellow),
+        (Verb::Resume, false) => (cost.to_string(), Color::Green),
     };
-    said.say(consequence.into(), theme.fg(colour).add_modifier(Modifier::BOLD));
+    said.say(consequence, theme.fg(colour).add_modifier(Modifier::BOLD));
     // a plain resume of a drifted row: the way to take the template along
     let drifted: Vec<&str> = c
         .targets
