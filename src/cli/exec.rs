@@ -60,35 +60,15 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         )));
     }
     // a command in a pod is a write for the context's safety rules (`ops::write::rules`)
-    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
-    let read_only_flag = fleet.read_only_flag();
-    let Some(Member { conn, rules }) = fleet.members.into_iter().next() else {
-        return Err(Failure::error("no context was opened".to_string()));
+    let question = format!("Run {} in workspace {}", printable(&args.command.join(" ")), args.id);
+    let asked = Asked {
+        id: &args.id,
+        yes: args.yes,
+        question: &question,
+        verb: "run it",
+        refused: "not confirmed: nothing run",
     };
-    match rules::exec_gate(&rules, &conn.context, read_only_flag, args.yes) {
-        ExecGate::Go => {}
-        ExecGate::Refused(why) => return Err(Failure::error(why)),
-        ExecGate::AskTyped if !std::io::stdin().is_terminal() => {
-            return Err(Failure::usage(format!(
-                "context \"{}\" asks for typed ids (confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)",
-                printable(&conn.context)
-            )));
-        }
-        ExecGate::AskTyped => {
-            let question = format!(
-                "Run {} in workspace {} of context \"{}\" (its rules ask for the id typed)?",
-                printable(&args.command.join(" ")),
-                args.id,
-                printable(&conn.context)
-            );
-            let typed = input::typed_answer(&question, &format!("Type {} to run it: ", args.id), args.id.as_str())
-                .await
-                .map_err(Failure::error)?;
-            if !typed {
-                return Err(Failure::error("not confirmed: nothing run".to_string()));
-            }
-        }
-    }
+    let conn = gated(globals, rules::exec_gate, &asked).await?;
     let (pod, container) = target(&conn, &args.id, args.container.as_deref(), Purpose::Exec).await?;
     let argv = kubectl_exec_args(
         &conn.kubectl_flags,
@@ -153,4 +133,57 @@ fn spawn_kubectl(argv: &[String]) -> Result<std::process::Child, Failure> {
             _ => format!("cannot run kubectl: {e}"),
         })
     })
+}
+
+/// What a command into a pod asks before it runs: its words, and what a refusal says.
+pub(crate) struct Asked<'a> {
+    pub(crate) id: &'a WorkspaceId,
+    /// `--yes`: the typed id answered up front.
+    pub(crate) yes: bool,
+    /// What it does, in words (`Run ls in workspace alpha`).
+    pub(crate) question: &'a str,
+    /// The prompt's verb (`run it`, `forward`).
+    pub(crate) verb: &'a str,
+    /// What a wrong id says.
+    pub(crate) refused: &'a str,
+}
+
+/// The one context's connection once its rules let a command into a pod go (`exec`,
+/// `port-forward`): read-only refuses, `confirm: typed` asks for the id (or `--yes`), one
+/// that cannot ask is refused.
+pub(crate) async fn gated(
+    globals: &Globals,
+    gate: fn(&namzu_domain::safety::ContextRules, &str, bool, bool) -> ExecGate,
+    asked: &Asked<'_>,
+) -> Result<namzu_engine::cluster::connect::Connection, Failure> {
+    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
+    let read_only_flag = fleet.read_only_flag();
+    let Some(Member { conn, rules }) = fleet.members.into_iter().next() else {
+        return Err(Failure::error("no context was opened".to_string()));
+    };
+    match gate(&rules, &conn.context, read_only_flag, asked.yes) {
+        ExecGate::Go => {}
+        ExecGate::Refused(why) => return Err(Failure::error(why)),
+        ExecGate::AskTyped if !std::io::stdin().is_terminal() => {
+            return Err(Failure::usage(format!(
+                "context \"{}\" asks for typed ids (confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)",
+                printable(&conn.context)
+            )));
+        }
+        ExecGate::AskTyped => {
+            let question = format!(
+                "{} of context \"{}\" (its rules ask for the id typed)?",
+                asked.question,
+                printable(&conn.context)
+            );
+            let prompt = format!("Type {} to {}: ", asked.id, asked.verb);
+            let typed = input::typed_answer(&question, &prompt, asked.id.as_str())
+                .await
+                .map_err(Failure::error)?;
+            if !typed {
+                return Err(Failure::error(asked.refused.to_string()));
+            }
+        }
+    }
+    Ok(conn)
 }

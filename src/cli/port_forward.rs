@@ -8,13 +8,11 @@
 
 use super::exit::{self, Failure};
 use super::globals::Globals;
-use super::input;
 use namzu_domain::naming::WorkspaceId;
 use namzu_engine::console::printable;
-use namzu_engine::ops::fleet::{Fleet, Member};
+
 use namzu_engine::ops::port_forward::{self, Forward, Resolved};
-use namzu_engine::ops::write::rules::{self, ExecGate};
-use std::io::IsTerminal;
+use namzu_engine::ops::write::rules;
 use std::sync::Arc;
 
 #[derive(Debug, clap::Args)]
@@ -73,34 +71,15 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             printable(&args.address)
         )));
     }
-    let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
-    let read_only_flag = fleet.read_only_flag();
-    let Some(Member { conn, rules }) = fleet.members.into_iter().next() else {
-        return Err(Failure::error("no context was opened".to_string()));
+    let question = format!("Forward port {remote} of workspace {}", args.id);
+    let asked = super::exec::Asked {
+        id: &args.id,
+        yes: args.yes,
+        question: &question,
+        verb: "forward",
+        refused: "not confirmed: nothing forwarded",
     };
-    match rules::port_forward_gate(&rules, &conn.context, read_only_flag, args.yes) {
-        ExecGate::Go => {}
-        ExecGate::Refused(why) => return Err(Failure::error(why)),
-        ExecGate::AskTyped if !std::io::stdin().is_terminal() => {
-            return Err(Failure::usage(format!(
-                "context \"{}\" asks for typed ids (confirm: typed): pass --yes (stdin is not a terminal, so it cannot ask)",
-                printable(&conn.context)
-            )));
-        }
-        ExecGate::AskTyped => {
-            let question = format!(
-                "Forward port {remote} of workspace {} in context \"{}\" (its rules ask for the id typed)?",
-                args.id,
-                printable(&conn.context)
-            );
-            let typed = input::typed_answer(&question, &format!("Type {} to forward: ", args.id), args.id.as_str())
-                .await
-                .map_err(Failure::error)?;
-            if !typed {
-                return Err(Failure::error("not confirmed: nothing forwarded".to_string()));
-            }
-        }
-    }
+    let conn = super::exec::gated(globals, rules::port_forward_gate, &asked).await?;
     // what can never be forwarded is refused before anything listens
     match port_forward::resolve(&conn, &conn.namespace, &args.id).await? {
         Resolved::Absent => return Err(exit::absent(&conn, &args.id).await),

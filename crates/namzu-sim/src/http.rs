@@ -298,6 +298,27 @@ fn record(st: &mut SimState, mut rec: Recorded, response: &Response<Body>) {
     st.record.push(rec);
 }
 
+/// A pod's WebSocket subresource (`exec`, `portforward`) authorized as the API server does: the
+/// upgrade is a GET, which servers before 1.35 (without
+/// `AuthorizePodWebsocketUpgradeCreatePermission`) authorize with `get` alone; from 1.35 `create`
+/// is needed too, as it always is for a POST.
+fn authorize_upgrade(
+    req: &Req,
+    sub: &str,
+    ns: &str,
+    name: &str,
+    server_minor: u32,
+) -> Result<(), crate::status::ApiError> {
+    let verbs: &[&str] = match (req.method.as_str(), server_minor >= 35) {
+        ("GET", false) => &["get"],
+        ("GET", true) => &["get", "create"],
+        _ => &["create"],
+    };
+    verbs
+        .iter()
+        .try_for_each(|verb| authorize_sub(req, "", "pods", sub, verb, Some(ns), name))
+}
+
 /// `pods/exec` over WebSocket: authorized as the API server does, then the pod and container
 /// checked, then the 101 and the session. The upgrade is a GET, which servers before 1.35
 /// (without `AuthorizePodWebsocketUpgradeCreatePermission`) authorize with `get` on `pods/exec`
@@ -312,14 +333,7 @@ pub(super) fn exec_upgrade(
     let mut st = shared.lock();
     st.tick(now);
     let (ns, name) = exec::exec_target(&req.path).unwrap_or_default();
-    let verbs: &[&str] = match (req.method.as_str(), st.server_minor >= 35) {
-        ("GET", false) => &["get"],
-        ("GET", true) => &["get", "create"],
-        _ => &["create"],
-    };
-    let answer = verbs
-        .iter()
-        .try_for_each(|verb| authorize_sub(req, "", "pods", "exec", verb, Some(&ns), &name))
+    let answer = authorize_upgrade(req, "exec", &ns, &name, st.server_minor)
         .and_then(|()| exec::prepare(&st, &ns, &name, &req.query))
         .and_then(|session| {
             let Some((on, key, protocols)) = websocket else {
@@ -350,15 +364,7 @@ pub(super) fn portforward_upgrade(
     let mut st = shared.lock();
     st.tick(now);
     let (ns, name) = portforward::portforward_target(&req.path).unwrap_or_default();
-    let verbs: &[&str] = match (req.method.as_str(), st.server_minor >= 35) {
-        ("GET", false) => &["get"],
-        ("GET", true) => &["get", "create"],
-        _ => &["create"],
-    };
-    let answer = verbs
-        .iter()
-        .try_for_each(|verb| authorize_sub(req, "", "pods", "portforward", verb, Some(&ns), &name))
-        .and_then(|()| {
+    let answer = authorize_upgrade(req, "portforward", &ns, &name, st.server_minor).and_then(|()| {
             // the protocol first: kubectl's SPDY (tunnelled in WebSocket, or its POST fallback)
             // names its ports inside SPDY streams, so a missing `ports` is not its problem
             let spdy = || {
