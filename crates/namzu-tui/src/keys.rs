@@ -19,6 +19,8 @@ pub(crate) enum Command {
     NextSort,
     ReverseSort,
     AllNamespaces,
+    /// Every namespace, whatever is shown now (`0`, k9s's reflex).
+    EveryNamespace,
     NextNamespace,
     Refresh,
     Detail,
@@ -197,9 +199,13 @@ const LIST: &[Binding] = &[
         footer_order: 5,
     },
     Binding {
-        keys: &[(Char('a'), AllNamespaces), (Char('n'), NextNamespace)],
-        label: "a / n",
-        does: "all namespaces on/off / next namespace (:ns NAME picks one by a fuzzy name)",
+        keys: &[
+            (Char('a'), AllNamespaces),
+            (Char('0'), EveryNamespace),
+            (Char('n'), NextNamespace),
+        ],
+        label: "a / 0 / n",
+        does: "all namespaces on/off / all namespaces (as k9s's 0) / next namespace (:ns NAME picks one by a fuzzy name)",
         hint: "a all ns · n next ns",
         footer_order: 13,
     },

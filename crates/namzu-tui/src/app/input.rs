@@ -235,6 +235,10 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
             };
             return app.switch_scope(scope);
         }
+        Command::EveryNamespace if app.scope == Scope::All => {
+            app.status = "every namespace is shown already (a: back to one)".into();
+        }
+        Command::EveryNamespace => return app.switch_scope(Scope::All),
         Command::NextNamespace => return next_namespace(app),
         Command::Refresh => return app.reload(),
         Command::Detail => return open_object(app, false),

@@ -489,3 +489,24 @@ fn provisional_rows_add_the_new_and_leave_the_known_until_the_full_state() {
     live(&mut app, LiveEvent::Synced { namespaces: Vec::new() });
     assert_eq!(mode(&app, "alpha").as_deref(), Some("Suspended"));
 }
+
+#[test]
+fn zero_shows_every_namespace_as_k9s_does_and_says_when_it_already_does() {
+    let mut app = app(false);
+    assert_eq!(app.scope, Scope::Namespace("ns".into()));
+    press(&mut app, KeyCode::Char('0'));
+    assert_eq!(app.scope, Scope::All);
+    press(&mut app, KeyCode::Char('0'));
+    assert_eq!(app.scope, Scope::All, "0 never toggles back");
+    assert!(
+        app.status.contains("every namespace is shown already"),
+        "{}",
+        app.status
+    );
+    press(&mut app, KeyCode::Char('a'));
+    assert_eq!(
+        app.scope,
+        Scope::Namespace("ns".into()),
+        "a toggles back to the home namespace"
+    );
+}
