@@ -170,7 +170,7 @@ pub enum Refused {
 /// on Suspended → Running). The epoch the refresh carries.
 pub fn admit(sandbox: &Value, choice: EpochChoice, flags: &OverlayFlags) -> Result<EpochUse, Refused> {
     let epoch = fence::admit(sandbox, choice).map_err(Refused::Fence)?;
-    if Mode::of_sandbox(sandbox) != Mode::Suspended {
+    if !refreshes(Mode::of_sandbox(sandbox)) {
         let asked = Overlays {
             runtime_class_name: flags.runtime_class_name.clone(),
             profile: flags.profile.clone(),
@@ -182,6 +182,12 @@ pub fn admit(sandbox: &Value, choice: EpochChoice, flags: &OverlayFlags) -> Resu
         }));
     }
     Ok(epoch)
+}
+
+/// Whether a workspace in `mode` may be refreshed: only a Suspended one (its pod is gone, so
+/// the template can change under no running pod).
+pub fn refreshes(mode: Mode) -> bool {
+    mode == Mode::Suspended
 }
 
 /// The `runtimeClassName` and egress profile `wanted` configures that `sandbox`'s pod template

@@ -522,6 +522,14 @@ impl App {
         self.read_all(true)
     }
 
+    /// Some target's row is in a mode a refresh takes (`domain::refresh::refreshes`).
+    fn any_refreshable(&self, targets: &[WorkspaceKey]) -> bool {
+        self.inventory
+            .rows()
+            .iter()
+            .any(|w| namzu_domain::refresh::refreshes(w.mode) && targets.contains(&key_of(w)))
+    }
+
     fn open_confirm(&mut self, verb: Verb, refresh: bool) -> Vec<Effect> {
         let targets: Vec<WorkspaceKey> = if self.view.marks.is_empty() {
             self.selected_key().into_iter().collect()
@@ -535,6 +543,11 @@ impl App {
         }
         if targets.is_empty() {
             self.status = "no workspace selected".into();
+            return Vec::new();
+        }
+        // a refresh of rows that are all running would only be refused after the typing
+        if refresh && !self.any_refreshable(&targets) {
+            self.status = "F refreshes a Suspended workspace onto its template: suspend it first (S, then F)".into();
             return Vec::new();
         }
         let mut typed_rule: Vec<String> = Vec::new();

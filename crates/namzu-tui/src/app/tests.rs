@@ -510,3 +510,12 @@ fn zero_shows_every_namespace_as_k9s_does_and_says_when_it_already_does() {
         "a toggles back to the home namespace"
     );
 }
+
+#[test]
+fn f_on_a_running_row_says_suspend_first_and_opens_nothing() {
+    let mut app = app(false);
+    // alpha is Running: a refresh would be refused after the typing
+    assert!(press(&mut app, KeyCode::Char('F')).is_empty());
+    assert!(app.popups.is_empty());
+    assert!(app.status.contains("S, then F"), "{}", app.status);
+}
