@@ -401,8 +401,8 @@ const CONFIRM_TYPED: &[Binding] = &[
     Binding {
         keys: &[],
         label: "letters",
-        does: "type the workspace id",
-        hint: "type the id",
+        does: "type what the dialog asks for: the workspace id, or the verb and count for several (suspend 3)",
+        hint: "type what it asks",
         footer_order: 0,
     },
     SWITCH,
