@@ -181,8 +181,8 @@ const LIST: &[Binding] = &[
         keys: &[(Char('u'), Resources)],
         label: "u",
         does: "show or hide the CPU, MEM and DISK columns (requests and disks each workspace holds, as list -o wide)",
-        hint: "",
-        footer_order: 99,
+        hint: "u usage",
+        footer_order: 18,
     },
     Binding {
         keys: &[(Char('o'), NextSort), (Char('O'), ReverseSort)],
@@ -288,8 +288,8 @@ const LIST: &[Binding] = &[
         keys: &[(Char('F'), RefreshTemplate)],
         label: "F",
         does: "resume onto the SandboxTemplate as it is now (drifted Suspended rows): the pod template refreshed",
-        hint: "",
-        footer_order: 99,
+        hint: "F refresh",
+        footer_order: 17,
     },
     Binding {
         keys: &[(Char('c'), Contexts)],
