@@ -253,12 +253,21 @@ where
     };
     let status = serde_json::to_vec(&exit_status(&session.command, code)).unwrap_or_default();
     let _ = tx.send(frame(ERROR, &status)).await;
+    close_normally(&mut tx, &mut rx).await;
+}
+
+/// End a WebSocket session as the API server does: a normal close frame, then the client's
+/// close answer let arrive (at most 5 s) before the connection goes. Exec's and port-forward's.
+pub(crate) async fn close_normally<S, R>(tx: &mut S, rx: &mut R)
+where
+    S: futures::Sink<Message> + Unpin,
+    R: futures::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>> + Unpin,
+{
     let normal = CloseFrame {
         code: CloseCode::Normal,
         reason: "".into(),
     };
     let _ = tx.send(Message::Close(Some(normal))).await;
-    // let the client's close answer arrive before the connection goes
     let wait = async {
         while let Some(Ok(m)) = rx.next().await {
             if m.is_close() {

@@ -25,8 +25,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role};
+use tokio_tungstenite::tungstenite::protocol::Role;
 
 /// The port every simulated workspace pod listens on.
 pub const LISTEN_PORT: u16 = 8080;
@@ -305,19 +304,7 @@ where
         let _ = tx.send(Message::Close(None)).await;
         return;
     }
-    let normal = CloseFrame {
-        code: CloseCode::Normal,
-        reason: "".into(),
-    };
-    let _ = tx.send(Message::Close(Some(normal))).await;
-    let wait = async {
-        while let Some(Ok(m)) = rx.next().await {
-            if m.is_close() {
-                break;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wait).await;
+    crate::exec::close_normally(&mut tx, &mut rx).await;
 }
 
 #[cfg(test)]
