@@ -15,6 +15,7 @@ use crate::ops::fleet::{ContextError, Fleet, FleetError, Member};
 use crate::ops::write::batch::{Interrupt, Stop};
 use crate::ops::write::rules::{self, Refusal};
 use crate::present;
+use futures::StreamExt;
 use futures::future::BoxFuture;
 use namzu_domain::leaks::{Leak, LeakKind};
 
@@ -486,6 +487,51 @@ impl Ran {
     }
 }
 
+/// Why the deletes stopped, once they did: read as each delete's turn comes (shared by the
+/// engine's stop check and the loop, across awaits, so a lock rather than a cell).
+#[derive(Default)]
+struct Stopped(std::sync::Mutex<Option<Stop>>);
+
+impl Stopped {
+    fn get(&self) -> Option<Stop> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn set(&self, why: Option<Stop>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = why;
+    }
+}
+
+/// A context's typed count, asked: whether its deletes go on (a wrong count cancels them, said
+/// to the front-end; an interrupt while asking is a stop).
+async fn confirmed<F: Front>(
+    batch: &Batch,
+    interrupt: &Interrupt,
+    front: &F,
+    stopped: &Stopped,
+) -> Result<bool, LeaksError> {
+    let question = Question {
+        context: batch.label.clone().or_else(|| Some(batch.member.conn.context.clone())),
+        badge: batch.member.rules.badge.as_ref().map(|b| b.label.clone()),
+        objects: batch.plans.len(),
+        disks: batch.plans.iter().filter(|p| p.target == LeakTarget::Disk).count(),
+        named: batch.plans.iter().map(present::leaks::named).collect(),
+    };
+    match interrupt.unless(front.ask_typed(&question)).await {
+        None => {
+            stopped.set(Some(Stop::Interrupted));
+            Ok(true)
+        }
+        Some(answer) => {
+            let typed = answer.map_err(LeaksError::Confirmation)?;
+            if !typed {
+                front.cancelled(&batch.member.conn.context);
+            }
+            Ok(typed)
+        }
+    }
+}
+
 /// Send the checked deletes, context by context: each context's typed confirmation first (where
 /// it asks), then each DELETE through the one write path under that context's policy, one after
 /// the other.
@@ -494,13 +540,17 @@ pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksErro
         checked.batches.iter().map(|b| b.policy.throttle.clone()).collect(),
         F::interrupted_twice,
     );
-    // checked as each delete's turn comes: a stop lets the delete in flight finish, starts none
+    // checked as each delete's turn comes: a stop lets the delete in flight finish, starts none;
+    // once one came, every context's deletes after it are not started
+    let stopped = Stopped::default();
     let stop = |policy: &WritePolicy| {
-        front
-            .output_closed()
-            .then_some(Stop::OutputClosed)
-            .or(interrupt.raised().then_some(Stop::Interrupted))
-            .or(policy.audit.failure().map(|_| Stop::AuditFailed))
+        stopped.get().or_else(|| {
+            front
+                .output_closed()
+                .then_some(Stop::OutputClosed)
+                .or(interrupt.raised().then_some(Stop::Interrupted))
+                .or(policy.audit.failure().map(|_| Stop::AuditFailed))
+        })
     };
     let mut ran = Ran {
         reports: Vec::new(),
@@ -510,53 +560,51 @@ pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksErro
     };
     let mut done = 0usize;
     for batch in checked.batches {
-        let named = |plan: &LeakPlan| match &batch.label {
+        stopped.set(stop(&batch.policy));
+        if stopped.get().is_none() && batch.confirming && !confirmed(&batch, &interrupt, front, &stopped).await? {
+            continue;
+        }
+        let (member, policy, label) = (&batch.member, &batch.policy, &batch.label);
+        let named = |plan: &LeakPlan| match label {
             Some(c) => format!("{c}:{}/{}", plan.namespace, plan.name),
             None => format!("{}/{}", plan.namespace, plan.name),
         };
-        ran.stopped = ran.stopped.or_else(|| stop(&batch.policy));
-        if ran.stopped.is_none() && batch.confirming {
-            let question = Question {
-                context: batch.label.clone().or_else(|| Some(batch.member.conn.context.clone())),
-                badge: batch.member.rules.badge.as_ref().map(|b| b.label.clone()),
-                objects: batch.plans.len(),
-                disks: batch.plans.iter().filter(|p| p.target == LeakTarget::Disk).count(),
-                named: batch.plans.iter().map(present::leaks::named).collect(),
-            };
-            match interrupt.unless(front.ask_typed(&question)).await {
-                None => ran.stopped = Some(Stop::Interrupted),
-                Some(answer) => {
-                    if !answer.map_err(LeaksError::Confirmation)? {
-                        front.cancelled(&batch.member.conn.context);
-                        continue;
-                    }
+        let (mut deleted, mut pending) = (Vec::new(), Vec::new());
+        // the one batch engine, one DELETE at a time
+        let turn_stop = || {
+            let why = stop(policy);
+            stopped.set(why);
+            why
+        };
+        let delete = |plan: LeakPlan| async move {
+            let outcome = write::delete_leak(&member.conn, policy, &plan).await;
+            (plan, outcome)
+        };
+        let mut turns = super::write::batch::in_order(batch.plans, 1, &turn_stop, &delete);
+        while let Some(turn) = turns.next().await {
+            match turn {
+                super::write::batch::Turn::Ran((plan, outcome)) => {
+                    done += 1;
+                    deleted.push(format!("{}/{}", plan.namespace, plan.name));
+                    let report = Report {
+                        context: label.clone(),
+                        plan,
+                        outcome,
+                    };
+                    front.step(&report, done, ran.total);
+                    ran.reports.push(report);
+                }
+                super::write::batch::Turn::NotStarted(_, plan) => {
+                    ran.not_started.push(named(&plan));
+                    pending.push(format!("{}/{}", plan.namespace, plan.name));
                 }
             }
         }
-        let (mut deleted, mut pending) = (Vec::new(), Vec::new());
-        for plan in batch.plans {
-            ran.stopped = ran.stopped.or_else(|| stop(&batch.policy));
-            if ran.stopped.is_some() {
-                ran.not_started.push(named(&plan));
-                pending.push(format!("{}/{}", plan.namespace, plan.name));
-                continue;
-            }
-            let outcome = write::delete_leak(&batch.member.conn, &batch.policy, &plan).await;
-            done += 1;
-            deleted.push(format!("{}/{}", plan.namespace, plan.name));
-            let report = Report {
-                context: batch.label.clone(),
-                plan,
-                outcome,
-            };
-            front.step(&report, done, ran.total);
-            ran.reports.push(report);
-        }
         // each context's audit log names what was done and not started there
-        if let Some(why) = ran.stopped.filter(|_| !pending.is_empty()) {
+        if let Some(why) = stopped.get().filter(|_| !pending.is_empty()) {
             write::record_stop(
-                &batch.member.conn,
-                &batch.policy,
+                &member.conn,
+                policy,
                 write::DELETE_LEAK_VERB,
                 why.reason(),
                 &deleted,
@@ -564,6 +612,7 @@ pub async fn run<F: Front>(checked: Checked, front: &F) -> Result<Ran, LeaksErro
             );
         }
     }
+    ran.stopped = stopped.get();
     Ok(ran)
 }
 

@@ -156,6 +156,37 @@ impl Ran {
     }
 }
 
+/// What became of one item of a batch: it ran, or a stop came before its turn.
+pub(crate) enum Turn<T, R> {
+    Ran(R),
+    NotStarted(Stop, T),
+}
+
+/// The one batch engine of every bulk act (workspace writes, leak deletes): the items started in
+/// order, at most `parallel` at once, each checked against `stop` as its turn comes — a stop lets
+/// those in flight finish and starts none after them — and yielded in the items' order, whatever
+/// order they finish in.
+pub(crate) fn in_order<'a, T, R, Fut>(
+    items: impl IntoIterator<Item = T> + 'a,
+    parallel: usize,
+    stop: &'a (impl Fn() -> Option<Stop> + 'a),
+    run: &'a (impl Fn(T) -> Fut + 'a),
+) -> impl futures::Stream<Item = Turn<T, R>> + 'a
+where
+    T: 'a,
+    R: 'a,
+    Fut: std::future::Future<Output = R> + 'a,
+{
+    futures::stream::iter(items)
+        .map(move |item| async move {
+            match stop() {
+                Some(why) => Turn::NotStarted(why, item),
+                None => Turn::Ran(run(item).await),
+            }
+        })
+        .buffered(parallel.max(1))
+}
+
 /// Ctrl-C (or SIGTERM) during a write: the write in flight finishes, none starts after it, and
 /// a write held back by the server's 429 is not sent.
 #[derive(Clone)]
@@ -251,13 +282,15 @@ pub async fn run<F: Front>(checked: &Checked, request: &Request, front: &F) -> R
         interrupt,
         front,
     };
-    let mut steps = futures::stream::iter(checked.targets.iter().cloned())
-        .map(|selected| batch.one(selected))
-        .buffered(parallel);
+    let (stop, one) = (|| batch.stop(), |selected| batch.one(selected));
+    let mut turns = in_order(checked.targets.iter().cloned(), parallel, &stop, &one);
     let mut ran = Ran::default();
     // results in the selection's order, whatever order the writes finish in
-    while let Some(step) = steps.next().await {
-        let step = step?;
+    while let Some(turn) = turns.next().await {
+        let step = match turn {
+            Turn::Ran(step) => step?,
+            Turn::NotStarted(why, selected) => Step::NotStarted(why, selected.context, selected.key),
+        };
         front.step(&step);
         match step {
             Step::Done(report) => ran.reports.push(*report),
@@ -331,10 +364,8 @@ impl<F: Front> Batch<'_, F> {
             key,
             bound,
         } = selected;
+        // (a stop before its turn was checked by the engine, `in_order`)
         let target = &self.checked.contexts[index];
-        if let Some(stop) = self.stop() {
-            return Ok(Step::NotStarted(stop, index, key));
-        }
         let (conn, verb, request) = (&target.member.conn, self.request.verb, self.request);
         // confirmed and bound by the front-end (the TUI's popup): sent as bound
         if let Some(plan) = bound {
