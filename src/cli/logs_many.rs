@@ -45,16 +45,16 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         namzu_engine::errln!("no workspace matches the selection");
         return Ok(());
     }
+    // each workspace is one log at least: a selection over the cap is refused before any pod is read
+    if chosen.len() > args.max_log_requests {
+        return Err(too_many(chosen.len(), args.max_log_requests));
+    }
     let (streams, mut failed) = streams(&conn, &args, &chosen, globals.all_namespaces).await;
     if args.selecting() {
         failed = 0;
     }
     if streams.len() > args.max_log_requests {
-        return Err(Failure::usage(format!(
-            "{} logs to follow, more than --max-log-requests {}: narrow the selection, or raise it",
-            streams.len(),
-            args.max_log_requests
-        )));
+        return Err(too_many(streams.len(), args.max_log_requests));
     }
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let colour = terminal && output::colour_enabled();
@@ -103,6 +103,13 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             message: format!("{n} of the logs asked for could not be read (each said why above)"),
         }),
     }
+}
+
+/// More logs asked for than `--max-log-requests` allows: the one line, exit 2.
+fn too_many(asked: usize, max: usize) -> Failure {
+    Failure::usage(format!(
+        "{asked} logs to follow, more than --max-log-requests {max}: narrow the selection, or raise it"
+    ))
 }
 
 /// The workspaces to read: the ids given (in this namespace), or the selection's matches.

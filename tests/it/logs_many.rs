@@ -56,6 +56,24 @@ async fn a_selection_reads_every_match() {
     assert_eq!(both.status.code(), Some(2), "{}", err(&both));
     let neither = namzu(&t, &["-n", "agents", "logs"]).await;
     assert_eq!(neither.status.code(), Some(2), "{}", err(&neither));
+    // a selection over the cap is refused before any workspace's pod or log is read (the
+    // inventory's own reads by name are the selection's)
+    t.sim.clear_requests();
+    let capped = namzu(&t, &["-n", "agents", "logs", "--problems", "--max-log-requests", "1"]).await;
+    assert_eq!(capped.status.code(), Some(2), "{}", err(&capped));
+    assert!(
+        err(&capped).contains("more than --max-log-requests 1"),
+        "{}",
+        err(&capped)
+    );
+    assert!(
+        !t.sim
+            .requests()
+            .iter()
+            .any(|r| r.path.contains("/sandboxes/namzu-ws-") || r.path.ends_with("/log")),
+        "no workspace read for its log: {:?}",
+        t.sim.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
