@@ -77,16 +77,7 @@ pub(crate) fn prepare(st: &SimState, ns: &str, name: &str, query: &[(String, Str
     if command.is_empty() {
         return Err(status::bad_request("you must specify at least 1 command"));
     }
-    if pod
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .is_empty()
-    {
-        return Err(status::bad_request(&format!(
-            "pod {name} does not have a host assigned"
-        )));
-    }
+    on_a_node(pod, name)?;
     let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
     if matches!(phase, "Succeeded" | "Failed") {
         return Err(status::bad_request("unable to upgrade connection: pod does not exist"));
@@ -670,6 +661,18 @@ fn words(command: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// A pod's stream (exec, port-forward) needs a node to reach: as the API server says it when the
+/// pod has none yet.
+pub(crate) fn on_a_node(pod: &Value, name: &str) -> Result<(), ApiError> {
+    let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or("");
+    if node.is_empty() {
+        return Err(status::bad_request(&format!(
+            "pod {name} does not have a host assigned"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

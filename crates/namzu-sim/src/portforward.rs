@@ -117,16 +117,7 @@ pub(crate) fn prepare(st: &SimState, ns: &str, name: &str, query: &[(String, Str
         .store
         .get(&PODS, ns, name)
         .ok_or_else(|| status::not_found(&PODS, name))?;
-    if pod
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .is_empty()
-    {
-        return Err(status::bad_request(&format!(
-            "pod {name} does not have a host assigned"
-        )));
-    }
+    crate::exec::on_a_node(pod, name)?;
     let phase = pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("");
     if phase != "Running" {
         return Err(status::bad_request(&format!(
