@@ -220,13 +220,7 @@ fn demo_serve_clusters_gives_each_context_its_own_workspaces() {
     kubectl_lists_the_contexts(&kc);
     let pid = served.child.id();
     served.interrupt();
-    let scratch = format!("kubectl-namzu-demo-{pid}-");
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&scratch))
-        .map(|e| e.path())
-        .collect();
+    let left = scratch_of(pid);
     assert!(left.is_empty(), "the sims' own kubeconfigs are removed: {left:?}");
     assert!(kc.exists(), "the kubeconfig asked for stays");
 }
@@ -252,13 +246,18 @@ fn kubectl_lists_the_contexts(kc: &Path) {
     assert_eq!(contexts, FLEET);
 }
 
-/// The demo's own scratch kubeconfigs in the temp directory.
+/// The demo's own scratch files in the temp directory: `kubectl-namzu-demo-<pid>` then `.` or
+/// `-`, so that pid 452 never claims what a demo of pid 4521 (one killed, say) left there.
 fn scratch_of(pid: u32) -> Vec<std::path::PathBuf> {
     let prefix = format!("kubectl-namzu-demo-{pid}");
     std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix(&prefix)
+                .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
+        })
         .map(|e| e.path())
         .collect()
 }
