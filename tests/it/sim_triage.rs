@@ -87,10 +87,11 @@ async fn kubectl_with(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> 
 }
 
 /// A `kubectl exec` that must answer as `expected` says, tried at most three times: kubectl's
-/// WebSocket exec can end with the exit status but without (all of) the output frames the sim
-/// sent before it, in order — kubernetes/kubernetes#124571, "kubectl exec truncates stdout
-/// without reporting error"; seen here rarely, under a loaded suite. A sim that answers wrongly
-/// answers wrongly three times, and the last answer fails the test.
+/// WebSocket exec drops a frame that arrives before it has made that frame's stream (client-go's
+/// "Unknown stream id 1, discarding message"), so it can end with the exit status but without
+/// the output the sim sent before it. The sim starts a command after a runtime's moment
+/// (`EXEC_START` in the sim's exec.rs), which makes that rare; a loaded machine can still lose
+/// the race. A sim that answers wrongly answers wrongly three times, and the last answer fails.
 async fn exec_until(
     kubeconfig: &Path,
     args: &[&str],

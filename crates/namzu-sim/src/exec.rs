@@ -118,6 +118,10 @@ pub(crate) fn prepare(st: &SimState, ns: &str, name: &str, query: &[(String, Str
     })
 }
 
+/// How long the sim's runtime takes to start an exec'd command (a real one takes milliseconds to
+/// tens of them): client-go makes its stdout and stderr streams in that time.
+const EXEC_START: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// The 101 answer; the session runs once hyper hands over the connection.
 pub(crate) fn upgrade(session: Session, key: &str, protocol: &'static str, on: OnUpgrade) -> Response<Body> {
     let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
@@ -127,6 +131,10 @@ pub(crate) fn upgrade(session: Session, key: &str, protocol: &'static str, on: O
             return;
         };
         let ws = WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None).await;
+        // a container runtime takes a moment to start the command; without it, the first frames can
+        // reach a client before it has made its streams, and client-go's WebSocket executor drops
+        // a frame for a stream it does not know yet ("Unknown stream id 1, discarding message")
+        tokio::time::sleep(EXEC_START).await;
         run(ws, session, v5).await;
     });
     Response::builder()
