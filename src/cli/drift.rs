@@ -14,7 +14,7 @@ use namzu_domain::template_policies::{Policy, Refusal, policies, refusals};
 use namzu_domain::workspace::Workspace;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::detail;
-use namzu_engine::cluster::inventory::{self, Query};
+use namzu_engine::ops::inventory::{self, Query};
 use namzu_engine::present::describe;
 use serde_json::{Value, json};
 
@@ -112,14 +112,20 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         None => {
             // one namespace derived and let go at a time, as `list -A` does
             let mut reports = Vec::new();
-            let warnings = inventory::read_each(&conn, &globals.scope(&conn.namespace), &Query::default(), &mut |ns| {
-                reports.extend(
-                    ns.entries(&flags, now)
-                        .into_iter()
-                        .filter(|e| e.workspace.drift.state == DriftState::Drifted)
-                        .map(|e| report(e.workspace, e.sandbox, e.template, None, None)),
-                );
-            })
+            let warnings = inventory::read_each(
+                &inventory::Source::Live,
+                &conn,
+                &globals.scope(&conn.namespace),
+                &Query::default(),
+                &mut |ns| {
+                    reports.extend(
+                        ns.entries(&flags, now)
+                            .into_iter()
+                            .filter(|e| e.workspace.drift.state == DriftState::Drifted)
+                            .map(|e| report(e.workspace, e.sandbox, e.template, None, None)),
+                    );
+                },
+            )
             .await?;
             for w in &warnings {
                 namzu_engine::errln!("{}", output::printable(w));

@@ -4,7 +4,7 @@ use namzu_domain::naming::validate_namespace;
 use namzu_domain::safety::{ConfirmRule, Overrides};
 use namzu_domain::select::parse_duration;
 use namzu_engine::cluster::connect::ConnectOptions;
-use namzu_engine::cluster::inventory::Scope;
+use namzu_engine::ops::inventory::Scope;
 use std::path::PathBuf;
 use std::time::Duration;
 

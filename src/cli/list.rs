@@ -14,9 +14,9 @@ use namzu_domain::safety::Badge;
 use namzu_domain::select::{Filter, SortKey, sort};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
-use namzu_engine::cluster::inventory::{self, Query};
 use namzu_engine::cluster::pack::{Pack, Packed};
 use namzu_engine::ops::fleet::Fleet;
+use namzu_engine::ops::inventory::{self, Query};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -141,7 +141,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
                 let scope = scope(all_namespaces, &conn.namespace);
                 let context = several_contexts.then(|| conn.context.clone());
                 let mut rows = Vec::new();
-                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                let warnings = inventory::read_packed(&inventory::Source::Live, conn, &scope, &query, &mut |packed| {
                     packed.derive(&flags, now, |mut w| {
                         if filter.matches(&w, now) {
                             w.context = context.clone();
@@ -204,7 +204,7 @@ async fn json_by_name(
                 let scope = scope(all_namespaces, &conn.namespace);
                 let context = several_contexts.then(|| conn.context.clone());
                 let mut items = JsonItems::default();
-                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                let warnings = inventory::read_packed(&inventory::Source::Live, conn, &scope, &query, &mut |packed| {
                     // this namespace's items, packed as they derive, then in id order
                     let start = items.items.len();
                     let mut ids: Vec<String> = Vec::new();

@@ -5,6 +5,7 @@
 //!
 //! - [`fleet`]: open the contexts asked for (each with the safety rules decided as it opens), run
 //!   a piece of work in each, and finish (one context's failure is a warning across several).
+//! - [`inventory`]: the one inventory read, from the cluster or (`--at`) a recording.
 //! - [`leaks`]: `leaks --delete`: read what every context left behind, check every context's
 //!   rules, ask each context's typed count, send each DELETE through the one write path.
 //! - [`write`]: a bulk `suspend`/`resume`/`delete`: select the targets in every context, check
@@ -20,6 +21,7 @@
 
 pub mod fleet;
 pub mod follow;
+pub mod inventory;
 pub mod leaks;
 pub mod port_forward;
 pub mod write;
