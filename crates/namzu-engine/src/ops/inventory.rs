@@ -21,7 +21,11 @@ pub enum Source {
     /// The cluster, now.
     #[default]
     Live,
+    /// The flight recorder's store at an instant (`--at`): what the watches had recorded by then.
+    At(At),
 }
+
+pub use super::replay::At;
 
 /// Read `scope` from `source`, each namespace handed to `each` still packed, in ascending
 /// namespace order. Returns the read's warnings (one line each, for stderr or a status line).
@@ -34,6 +38,7 @@ pub async fn read_packed(
 ) -> Result<Vec<String>, ClusterError> {
     match source {
         Source::Live => inventory::read_packed(conn, scope, query, each).await,
+        Source::At(at) => super::replay::read(at, conn, scope, query, each),
     }
 }
 

@@ -11,6 +11,7 @@
 //! - [`write`]: a bulk `suspend`/`resume`/`delete`: select the targets in every context, check
 //!   every context's rules before anything is sent, bind each write to what was confirmed, batch
 //!   it with stop and throttle, and report one verdict per workspace.
+//! - [`record`]: the flight recorder: follow the fleet with its recording on until stopped.
 //! - [`port_forward`]: a local port that follows its workspace's own pod across restarts,
 //!   replacement and suspend/resume.
 //! - [`follow`]: follow a set of contexts live, their reports merged into one stream (`list -w`
@@ -24,4 +25,6 @@ pub mod follow;
 pub mod inventory;
 pub mod leaks;
 pub mod port_forward;
+pub mod record;
+mod replay;
 pub mod write;

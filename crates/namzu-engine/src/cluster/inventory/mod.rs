@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 mod packed;
 pub use packed::PackedNamespace;
+pub(crate) use packed::Recorded;
 use packed::{Objects, PackedSandbox, Sandboxes, by_namespace};
 
 pub use namzu_domain::drift::TemplateFetch;

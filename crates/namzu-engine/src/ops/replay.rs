@@ -1,0 +1,236 @@
+//! `--at`: a read answered from the flight recorder's store (issue 43) — the objects the
+//! watches had recorded by an instant, grouped by namespace as an inventory pass would have
+//! read them, and a line saying the instant and how complete the recording is around it.
+
+use crate::cluster::connect::Connection;
+use crate::cluster::error::ClusterError;
+use crate::cluster::inventory::{PackedNamespace, Query, Recorded, Scope};
+use crate::cluster::live::{READABLE, kind_name};
+use chrono::{DateTime, SecondsFormat, Utc};
+use namzu_domain::drift::TemplateFetch;
+use namzu_domain::egress::PolicyRead;
+use namzu_domain::mirror::Kind;
+use namzu_domain::workspace::Observed;
+use namzu_recorder::{Key, ReplayError, Span, Store};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// A read of a recording at an instant.
+#[derive(Debug, Clone)]
+pub struct At {
+    /// The recordings' directory (a store per context under it).
+    pub root: PathBuf,
+    pub instant: DateTime<Utc>,
+}
+
+fn stamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn span_text(s: &Span) -> String {
+    match s.to {
+        Some(to) => format!("{} to {}", stamp(s.from), stamp(to)),
+        None => format!("{} on (still recording)", stamp(s.from)),
+    }
+}
+
+/// The line that says which instant a replay answers and how complete the recording is there.
+fn coverage(context: &str, at: DateTime<Utc>, span: &Span, before: Option<&Span>) -> String {
+    let gap = match before.and_then(|b| b.to) {
+        Some(end) => format!("; not recorded from {} to {}", stamp(end), stamp(span.from)),
+        None => "; nothing recorded before".to_string(),
+    };
+    let scope = if span.scope == "-A" {
+        "every namespace".to_string()
+    } else {
+        format!("namespace {}", span.scope)
+    };
+    format!(
+        "replay at {} (context \"{context}\", {scope}): recorded from {}{gap}",
+        stamp(at),
+        span_text(span)
+    )
+}
+
+/// Why an instant cannot be answered, in one line.
+fn not_recorded(store: &Store, context: &str, e: ReplayError) -> ClusterError {
+    match e {
+        ReplayError::Empty => ClusterError::NotRecorded(format!(
+            "nothing is recorded for context \"{context}\" in {} (run `kubectl namzu record`)",
+            store.dir.display()
+        )),
+        ReplayError::Outside { at, spans } => ClusterError::NotRecorded(format!(
+            "{} is not in the recording of context \"{context}\": it holds {}",
+            stamp(at),
+            spans.iter().map(span_text).collect::<Vec<_>>().join(", ")
+        )),
+        ReplayError::Io(e) => ClusterError::Other(format!("reading the recording in {}: {e}", store.dir.display())),
+    }
+}
+
+/// The recorded inventory of `scope` at `at.instant`, each namespace handed to `each` in name
+/// order; the first warning is the coverage line.
+pub(crate) fn read(
+    at: &At,
+    conn: &Connection,
+    scope: &Scope,
+    query: &Query,
+    each: &mut (impl FnMut(PackedNamespace) + Send),
+) -> Result<Vec<String>, ClusterError> {
+    let store = Store::open(&at.root, &conn.context);
+    let replayed = store
+        .replay(at.instant)
+        .map_err(|e| not_recorded(&store, &conn.context, e))?;
+    let mut warnings = vec![coverage(
+        &conn.context,
+        at.instant,
+        &replayed.span,
+        replayed.before.as_ref(),
+    )];
+    if let Scope::Namespace(ns) = scope
+        && replayed.span.scope != "-A"
+        && replayed.span.scope != *ns
+    {
+        return Err(ClusterError::NotRecorded(format!(
+            "the recording of context \"{}\" at {} holds namespace {}, not {ns}",
+            conn.context,
+            stamp(at.instant),
+            replayed.span.scope
+        )));
+    }
+    let selector = match &query.selector {
+        Some(s) => Some(Selector::parse(s)?),
+        None => None,
+    };
+    for (ns, objects) in by_namespace(replayed.state, scope) {
+        let mut objects = recorded(objects);
+        if let Some(sel) = &selector {
+            objects.sandboxes.retain(|s| sel.matches(s));
+        }
+        if objects.sandboxes.is_empty() {
+            continue;
+        }
+        each(PackedNamespace::of_objects(&ns, objects, query));
+    }
+    if replayed.span.scope != "-A" && *scope == Scope::All {
+        warnings.push(format!(
+            "warning: the recording at that instant holds namespace {} only",
+            replayed.span.scope
+        ));
+    }
+    Ok(warnings)
+}
+
+/// The recorded objects of `scope`, by namespace in name order (cluster-scoped ones under "").
+fn by_namespace(state: BTreeMap<Key, Value>, scope: &Scope) -> BTreeMap<String, Vec<(Key, Value)>> {
+    let mut out: BTreeMap<String, Vec<(Key, Value)>> = BTreeMap::new();
+    for (key, value) in state {
+        if let Scope::Namespace(ns) = scope
+            && key.ns != *ns
+            && !key.ns.is_empty()
+        {
+            continue;
+        }
+        out.entry(key.ns.clone()).or_default().push((key, value));
+    }
+    // what is recorded as unreadable cluster-wide holds in every namespace
+    let global = out.remove("").unwrap_or_default();
+    for list in out.values_mut() {
+        list.extend(global.iter().cloned());
+    }
+    out
+}
+
+/// One namespace's recorded objects as an inventory pass reads them.
+fn recorded(objects: Vec<(Key, Value)>) -> Recorded {
+    let mut out = Recorded {
+        sandboxes: Vec::new(),
+        pods: Observed::Known(Vec::new()),
+        pvcs: Observed::Known(Vec::new()),
+        templates: BTreeMap::new(),
+        policies: PolicyRead::Known(Vec::new()),
+    };
+    for (key, value) in objects {
+        let push = |o: &mut Observed<Vec<Value>>| {
+            if let Observed::Known(v) = o {
+                v.push(value.clone());
+            }
+        };
+        match key.kind.as_str() {
+            k if k == kind_name(Kind::Sandboxes) && namzu_domain::naming::is_workspace(&value) => {
+                out.sandboxes.push(value);
+            }
+            k if k == kind_name(Kind::Pods) => push(&mut out.pods),
+            k if k == kind_name(Kind::Pvcs) => push(&mut out.pvcs),
+            k if k == kind_name(Kind::Templates) => {
+                out.templates.insert(key.name, TemplateFetch::Found(value));
+            }
+            k if k == kind_name(Kind::Policies) => {
+                if let PolicyRead::Known(v) = &mut out.policies {
+                    v.push(value);
+                }
+            }
+            READABLE => {
+                let what = value.get("readable").and_then(Value::as_str).unwrap_or("");
+                match (key.name.as_str(), what) {
+                    (n, _) if n == kind_name(Kind::Pods) => out.pods = Observed::Forbidden,
+                    (n, _) if n == kind_name(Kind::Pvcs) => out.pvcs = Observed::Forbidden,
+                    (n, "NotServed") if n == kind_name(Kind::Policies) => out.policies = PolicyRead::NotServed,
+                    (n, _) if n == kind_name(Kind::Policies) => out.policies = PolicyRead::Forbidden,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    // a template the Sandboxes name that the recording never saw was not there
+    let names: Vec<String> = out
+        .sandboxes
+        .iter()
+        .filter_map(|s| namzu_domain::naming::template_label(s).map(str::to_string))
+        .collect();
+    for name in names {
+        out.templates.entry(name).or_insert(TemplateFetch::NotFound);
+    }
+    out
+}
+
+/// A label selector of equality terms (`k=v`, `k==v`, `k!=v`, `k`, `!k`, comma-joined), as the
+/// API server reads `-l`; a set term (`in`, `notin`) is refused with `--at`.
+struct Selector(Vec<(String, Option<String>, bool)>);
+
+impl Selector {
+    fn parse(text: &str) -> Result<Selector, ClusterError> {
+        let mut terms = Vec::new();
+        for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            if term.contains('(') {
+                return Err(ClusterError::Other(format!(
+                    "-l {text:?} with --at: only equality terms (k=v, k!=v, k, !k) are read from a recording"
+                )));
+            }
+            let parsed = if let Some((k, v)) = term.split_once("!=") {
+                (k.trim().to_string(), Some(v.trim().to_string()), false)
+            } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                (k.trim().to_string(), Some(v.trim().to_string()), true)
+            } else if let Some(k) = term.strip_prefix('!') {
+                (k.trim().to_string(), None, false)
+            } else {
+                (term.to_string(), None, true)
+            };
+            terms.push(parsed);
+        }
+        Ok(Selector(terms))
+    }
+
+    fn matches(&self, obj: &Value) -> bool {
+        let labels = namzu_domain::object::at(obj, &["metadata", "labels"]);
+        self.0.iter().all(|(k, v, eq)| {
+            let got = labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+            match v {
+                Some(v) => (got == Some(v.as_str())) == *eq,
+                None => got.is_some() == *eq,
+            }
+        })
+    }
+}

@@ -1,0 +1,252 @@
+//! The flight recorder (issue 43), process-level: the real binary records the simulated cluster
+//! while the test changes it, on the sim's manual clock (`KUBECTL_NAMZU_NOW=@FILE`, the file
+//! rewritten at each step), and `--at` answers what the live read printed at those instants.
+
+use crate::support::*;
+use namzu_clock::NOW_ENV;
+use namzu_sim::resources::{PODS, SANDBOXES};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+const WITHIN: Duration = Duration::from_secs(30);
+
+fn clock_file(t: &TestSim) -> PathBuf {
+    t.dir.path().join("now")
+}
+
+/// The binary's clock moves to the sim's.
+fn tick(t: &TestSim) {
+    std::fs::write(clock_file(t), t.sim.now().to_rfc3339()).unwrap();
+}
+
+fn store(t: &TestSim) -> PathBuf {
+    t.dir.path().join("recordings")
+}
+
+/// The binary on this sim, on the sim's clock, its recordings in the test's directory.
+fn namzu_cmd(t: &TestSim, args: &[&str]) -> Command {
+    let mut c = bin(&t.home());
+    c.env(NOW_ENV, format!("@{}", clock_file(t).display()))
+        .envs([audit_env(t)])
+        .arg("--kubeconfig")
+        .arg(t.sim.kubeconfig())
+        .arg("--recording")
+        .arg(store(t))
+        .args(args);
+    c
+}
+
+fn run(t: &TestSim, args: &[&str]) -> Output {
+    namzu_cmd(t, args).output().unwrap()
+}
+
+struct Recorder {
+    child: Child,
+    stderr: Receiver<String>,
+}
+
+impl Recorder {
+    fn start(t: &TestSim) -> Recorder {
+        let mut child = namzu_cmd(t, &["record", "-A"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Recorder { child, stderr: lines }
+    }
+
+    /// Wait for a stderr line containing `text`; the lines before it.
+    fn said(&self, text: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        wait_until(&format!("the recorder says {text:?}"), WITHIN, || {
+            while let Ok(line) = self.stderr.try_recv() {
+                let found = line.contains(text);
+                seen.push(line);
+                if found {
+                    return true;
+                }
+            }
+            false
+        });
+        seen
+    }
+
+    fn stop(mut self) -> std::process::ExitStatus {
+        sigint(&self.child);
+        self.child.wait().unwrap()
+    }
+}
+
+fn at_now(t: &TestSim) -> String {
+    t.sim.now().to_rfc3339()
+}
+
+/// Wait until the recording holds what the cluster shows now; what `list -A -o json` printed.
+fn recorded_now(t: &TestSim) -> String {
+    let mut live = String::new();
+    wait_until("the recording caught up with the cluster", WITHIN, || {
+        live = out(&run(t, &["list", "-A", "-o", "json"]));
+        let replay = run(t, &["list", "-A", "-o", "json", "--at", &at_now(t)]);
+        replay.status.success() && out(&replay) == live
+    });
+    live
+}
+
+/// One step of a day: the clock moves, a workspace changes.
+fn change(t: &TestSim, step: usize) {
+    // the binary's clock first: what the sim does as its clock moves is recorded at the new time
+    let by = chrono::Duration::minutes(17);
+    std::fs::write(clock_file(t), (t.sim.now() + by).to_rfc3339()).unwrap();
+    t.sim.advance(by);
+    t.sim.modify(&SANDBOXES, "agents", "namzu-ws-awake", |o| {
+        o["metadata"]["annotations"]["example.com/step"] = step.to_string().into();
+    });
+    if step == 2 {
+        // the controller replaces the pod (its uid shows in the rows)
+        let before = t.sim.get(&PODS, "agents", "namzu-ws-awake").unwrap()["metadata"]["uid"].clone();
+        t.sim.delete(&PODS, "agents", "namzu-ws-awake");
+        wait_until("the controller replaced the pod", WITHIN, || {
+            t.sim
+                .get(&PODS, "agents", "namzu-ws-awake")
+                .is_some_and(|p| p["metadata"]["uid"] != before)
+        });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn list_at_an_instant_prints_what_list_printed_then() {
+    let t = start().await;
+    tick(&t);
+    let before = at_now(&t);
+    t.sim.advance(chrono::Duration::minutes(1));
+    tick(&t);
+    let recorder = Recorder::start(&t);
+    recorder.said("recording into");
+    let mut seen = vec![(at_now(&t), recorded_now(&t))];
+    for step in 0..4 {
+        change(&t, step);
+        seen.push((at_now(&t), recorded_now(&t)));
+    }
+    let distinct: std::collections::BTreeSet<&String> = seen.iter().map(|(_, s)| s).collect();
+    assert!(distinct.len() >= 3, "the steps changed what list prints");
+    for (at, printed) in &seen {
+        let replay = run(&t, &["list", "-A", "-o", "json", "--at", at]);
+        assert_eq!(code(&replay), 0, "{}", err(&replay));
+        assert_eq!(&out(&replay), printed, "list --at {at}");
+        assert!(
+            err(&replay).contains(&format!("replay at {}", &at[..19])),
+            "{}",
+            err(&replay)
+        );
+        assert!(err(&replay).contains("still recording"), "{}", err(&replay));
+    }
+    // relative, and the table
+    let table = run(&t, &["list", "-A", "--at", "-17m"]);
+    assert_eq!(code(&table), 0, "{}", err(&table));
+    assert!(out(&table).contains("awake"), "{}", out(&table));
+    // before the recording: one line, exit 8
+    let outside = run(&t, &["list", "-A", "--at", &before]);
+    assert_eq!(code(&outside), 8, "{}", err(&outside));
+    assert!(out(&outside).is_empty());
+    assert_eq!(err(&outside).trim().lines().count(), 1, "{}", err(&outside));
+    assert!(err(&outside).contains("is not in the recording"), "{}", err(&outside));
+    // Ctrl-C ends the session cleanly: exit 0, and the recording says where it ends
+    assert!(recorder.stop().success());
+    let (last, printed) = seen.last().unwrap();
+    let replay = run(&t, &["list", "-A", "-o", "json", "--at", last]);
+    assert_eq!(&out(&replay), printed);
+    assert!(!err(&replay).contains("still recording"), "{}", err(&replay));
+}
+
+/// The newest segment file of the recording.
+fn newest_segment(t: &TestSim) -> PathBuf {
+    let mut segments: Vec<PathBuf> = walk(&store(t))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "seg"))
+        .collect();
+    segments.sort();
+    segments.pop().expect("a segment")
+}
+
+fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_recorder_killed_mid_write_leaves_a_readable_store() {
+    let t = start().await;
+    tick(&t);
+    let mut recorder = Recorder::start(&t);
+    recorder.said("recording into");
+    change(&t, 0);
+    let printed = recorded_now(&t);
+    let at = at_now(&t);
+    recorder.child.kill().unwrap();
+    recorder.child.wait().unwrap();
+    // a torn frame and garbage after the last whole one
+    let segment = newest_segment(&t);
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes.extend_from_slice(&[200, 1, 0, 0, 7, 7, 7, 7]);
+    bytes.extend_from_slice(b"{\"r\":\"put\",\"at\":\"2026");
+    std::fs::write(&segment, &bytes).unwrap();
+    let replay = run(&t, &["list", "-A", "-o", "json", "--at", &at]);
+    assert_eq!(code(&replay), 0, "{}", err(&replay));
+    assert_eq!(out(&replay), printed);
+    // the next recorder cuts the tail and goes on after a gap the replay names
+    change(&t, 1);
+    let recorder = Recorder::start(&t);
+    let said = recorder.said("recording into");
+    assert!(
+        said.iter().any(|l| l.contains("cut a torn tail of 29 bytes")),
+        "{said:?}"
+    );
+    let printed = recorded_now(&t);
+    let replay = run(&t, &["list", "-A", "-o", "json", "--at", &at_now(&t)]);
+    assert_eq!(out(&replay), printed);
+    assert!(err(&replay).contains("not recorded from"), "{}", err(&replay));
+    assert!(recorder.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_recorders_on_one_store_take_turns_and_never_corrupt_it() {
+    let t = start().await;
+    tick(&t);
+    let first = Recorder::start(&t);
+    first.said("recording into");
+    let second = Recorder::start(&t);
+    second.said("standing by");
+    change(&t, 0);
+    let (at_first, printed_first) = (at_now(&t), recorded_now(&t));
+    // the first ends: the standby takes over with a keyframe of its own
+    assert!(first.stop().success());
+    second.said("recording into");
+    change(&t, 1);
+    let (at_second, printed_second) = (at_now(&t), recorded_now(&t));
+    assert!(second.stop().success());
+    for (at, printed) in [(&at_first, &printed_first), (&at_second, &printed_second)] {
+        let replay = run(&t, &["list", "-A", "-o", "json", "--at", at]);
+        assert_eq!(code(&replay), 0, "{}", err(&replay));
+        assert_eq!(&out(&replay), printed, "--at {at}");
+    }
+}
