@@ -49,7 +49,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_context("history")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
-    let Some(read) = triage::read_history(&conn, &ns, &args.id, &globals.audit()).await? else {
+    let Some(mut read) = triage::read_history(&conn, &ns, &args.id, &globals.audit()).await? else {
         return Err(Failure {
             code: exit::NOT_FOUND,
             message: format!("workspace {} not found in namespace {ns}", args.id),
@@ -60,6 +60,13 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             code: exit::NOT_FOUND,
             message: exit::not_a_workspace(&args.id.sandbox_name(), &ns),
         });
+    }
+    // Events past the hour the cluster keeps them, from the flight recorder's recording
+    if let Ok(root) = globals.recording_root()
+        && let Err(e) = namzu_engine::ops::replay::merge_recorded_events(&mut read, &root, &conn.context, &ns)
+    {
+        read.warnings
+            .push(format!("the recording in {} could not be read: {e}", root.display()));
     }
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {

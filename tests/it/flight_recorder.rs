@@ -250,3 +250,74 @@ async fn two_recorders_on_one_store_take_turns_and_never_corrupt_it() {
         assert_eq!(&out(&replay), printed, "--at {at}");
     }
 }
+
+/// The entries of `history awake -o json` from `source`.
+fn history_entries(t: &TestSim, recording: Option<&std::path::Path>, source: &str) -> Vec<serde_json::Value> {
+    let mut cmd = namzu_cmd(t, &["history", "awake", "-n", "agents", "-o", "json"]);
+    if let Some(dir) = recording {
+        // a later --recording wins
+        cmd.arg("--recording").arg(dir);
+    }
+    let o = cmd.output().unwrap();
+    assert_eq!(code(&o), 0, "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["source"] == source)
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn history_keeps_the_events_the_cluster_dropped_after_its_hour() {
+    let t = start().await;
+    tick(&t);
+    let recorder = Recorder::start(&t);
+    recorder.said("recording into");
+    // the pod replaced: the controller's Events about it
+    change(&t, 2);
+    let replaced = namzu_domain::timefmt::js_iso(t.sim.now());
+    // a minute on, the new pod has started
+    std::fs::write(
+        clock_file(&t),
+        (t.sim.now() + chrono::Duration::minutes(1)).to_rfc3339(),
+    )
+    .unwrap();
+    t.sim.advance(chrono::Duration::minutes(1));
+    let mut live = Vec::new();
+    wait_until("the replacement's Events are served", WITHIN, || {
+        live = history_entries(&t, None, "event");
+        live.iter()
+            .any(|e| e["reason"] == "Started" && e["time"].as_str().is_some_and(|at| at >= replaced.as_str()))
+    });
+    recorded_now(&t);
+    // two hours on the cluster has dropped them; the recording has not
+    std::fs::write(clock_file(&t), (t.sim.now() + chrono::Duration::hours(2)).to_rfc3339()).unwrap();
+    t.sim.advance(chrono::Duration::hours(2));
+    let empty = t.dir.path().join("empty");
+    wait_until("the cluster dropped its Events", WITHIN, || {
+        history_entries(&t, Some(&empty), "event").len() < live.len()
+    });
+    let recorded = history_entries(&t, None, "recorded");
+    let said = |entries: &[serde_json::Value]| -> Vec<(String, String, String)> {
+        entries
+            .iter()
+            .map(|e| (e["time"].to_string(), e["reason"].to_string(), e["text"].to_string()))
+            .collect()
+    };
+    let still = history_entries(&t, None, "event");
+    let mut merged = said(&recorded);
+    merged.extend(said(&still));
+    merged.sort();
+    let missing: Vec<_> = said(&live).into_iter().filter(|e| !merged.contains(e)).collect();
+    assert!(
+        missing.is_empty(),
+        "every Event served before is in the history again: {missing:?}"
+    );
+    assert!(!recorded.is_empty());
+    // the replaced pod's Events too, which the live history no longer tied to the workspace
+    assert!(merged.len() > live.len(), "{merged:?}");
+    assert!(recorder.stop().success());
+}

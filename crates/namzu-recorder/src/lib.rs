@@ -15,5 +15,10 @@ pub use replay::{ReplayError, Replayed, Span};
 pub use store::{Head, LockError, Segment, Store};
 pub use writer::{Limits, Writer};
 
+/// Apply a recorded change (a JSON merge patch) to an object's previous recorded state.
+pub fn apply_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    patch::apply(target, patch);
+}
+
 #[cfg(test)]
 mod tests;

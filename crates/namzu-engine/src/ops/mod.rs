@@ -26,5 +26,5 @@ pub mod inventory;
 pub mod leaks;
 pub mod port_forward;
 pub mod record;
-mod replay;
+pub mod replay;
 pub mod write;

@@ -234,3 +234,72 @@ impl Selector {
         })
     }
 }
+
+/// `history ID`: add the Events the recording holds about the workspace's objects (its Sandbox,
+/// pods, disks, claim) that the cluster no longer serves — Kubernetes keeps an Event an hour —
+/// each marked [`namzu_domain::timeline::RECORDED`]. How many were added; nothing when nothing
+/// is recorded for the context.
+pub fn merge_recorded_events(
+    read: &mut crate::cluster::triage::HistoryRead,
+    root: &std::path::Path,
+    context: &str,
+    namespace: &str,
+) -> std::io::Result<usize> {
+    let name = |o: &Value| namzu_domain::object::name(o).to_string();
+    let sandbox = name(&read.sandbox);
+    let mut names: Vec<String> = vec![sandbox.clone()];
+    names.extend(read.pod.iter().map(name));
+    names.extend(read.pvcs.iter().map(name));
+    names.extend(read.claim.iter().map(name));
+    let about = |e: &Value| {
+        let regarding = e.get("involvedObject").or_else(|| e.get("regarding"));
+        regarding
+            .and_then(|r| r.get("name"))
+            .and_then(Value::as_str)
+            .is_some_and(|n| names.iter().any(|m| m == n) || n.ends_with(&format!("-{sandbox}")))
+    };
+    let served: std::collections::BTreeSet<String> = read
+        .events
+        .iter()
+        .filter_map(|e| namzu_domain::object::str_at(e, &["metadata", "uid"]).map(str::to_string))
+        .collect();
+    let mut added = 0;
+    for mut e in events(&Store::open(root, context))?.into_values() {
+        let uid = namzu_domain::object::str_at(&e, &["metadata", "uid"]).unwrap_or("");
+        if namzu_domain::object::namespace(&e) != namespace || served.contains(uid) || !about(&e) {
+            continue;
+        }
+        if let Some(o) = e.as_object_mut() {
+            o.insert(namzu_domain::timeline::RECORDED.to_string(), Value::Bool(true));
+        }
+        read.events.push(e);
+        added += 1;
+    }
+    Ok(added)
+}
+
+/// Every Event the store holds, each in its latest recorded version.
+fn events(store: &Store) -> std::io::Result<BTreeMap<Key, Value>> {
+    use namzu_recorder::Record;
+    const EVENT: &str = "Event";
+    let mut out: BTreeMap<Key, Value> = BTreeMap::new();
+    store.scan(|record| match record {
+        Record::Keyframe { objects, .. } => {
+            for o in objects.into_iter().filter(|o| o.kind == EVENT) {
+                out.insert(Key::of(EVENT, &o.obj), o.obj);
+            }
+        }
+        Record::Put { kind, obj, .. } if kind == EVENT => {
+            out.insert(Key::of(EVENT, &obj), obj);
+        }
+        Record::Patch {
+            kind, ns, name, patch, ..
+        } if kind == EVENT => {
+            if let Some(target) = out.get_mut(&Key { kind, ns, name }) {
+                namzu_recorder::apply_patch(target, &patch);
+            }
+        }
+        _ => {}
+    })?;
+    Ok(out)
+}
