@@ -24,6 +24,10 @@ pub struct Args {
     /// Output format: table (the timeline), json or yaml.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: ReportFormat,
+    /// The history as the flight recorder's recording could tell it at TIME (RFC 3339, or
+    /// relative: -2h, -30m).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub at: Option<String>,
 }
 
 /// The timeline and waterfall of what was read.
@@ -49,7 +53,18 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_context("history")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
-    let Some(mut read) = triage::read_history(&conn, &ns, &args.id, &globals.audit()).await? else {
+    let (source, now) = super::at::source(globals, args.at.as_deref(), conn.clock.now())?;
+    let read = match &source {
+        namzu_engine::ops::inventory::Source::At(at) => {
+            let (read, coverage) = namzu_engine::ops::replay::history_at(at, &conn.context, &ns, &args.id)?;
+            namzu_engine::errln!("{}", output::printable(&coverage));
+            read
+        }
+        namzu_engine::ops::inventory::Source::Live => {
+            triage::read_history(&conn, &ns, &args.id, &globals.audit()).await?
+        }
+    };
+    let Some(mut read) = read else {
         return Err(Failure {
             code: exit::NOT_FOUND,
             message: format!("workspace {} not found in namespace {ns}", args.id),
@@ -62,7 +77,8 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         });
     }
     // Events past the hour the cluster keeps them, from the flight recorder's recording
-    if let Ok(root) = globals.recording_root()
+    if args.at.is_none()
+        && let Ok(root) = globals.recording_root()
         && let Err(e) = namzu_engine::ops::replay::merge_recorded_events(&mut read, &root, &conn.context, &ns)
     {
         read.warnings
@@ -70,12 +86,11 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     }
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => {
-            let value = structured(&args.id, &ns, &read, conn.clock.now());
+            let value = structured(&args.id, &ns, &read, now);
             namzu_engine::out!("{}", output::structured(&value, args.output.format()));
         }
         ReportFormat::Table => {
             let inputs = read.inputs();
-            let now = conn.clock.now();
             let history = namzu_engine::present::history::History {
                 entries: timeline::timeline(&inputs),
                 waterfall: timeline::waterfall(&inputs, now),

@@ -139,6 +139,29 @@ async fn list_at_an_instant_prints_what_list_printed_then() {
         change(&t, step);
         seen.push((at_now(&t), recorded_now(&t)));
     }
+    // inspect at an instant, as inspect printed it then
+    // (but who set the mode: the recording keeps no managedFields)
+    let inspected = |o: &Output| {
+        let mut v: serde_json::Value = serde_json::from_str(&out(o)).unwrap();
+        v["modeSetBy"] = serde_json::Value::Null;
+        v
+    };
+    let inspect_now = inspected(&run(&t, &["inspect", "awake", "-n", "agents", "-o", "json"]));
+    let inspect_at = run(
+        &t,
+        &["inspect", "awake", "-n", "agents", "-o", "json", "--at", &at_now(&t)],
+    );
+    assert_eq!(code(&inspect_at), 0, "{}", err(&inspect_at));
+    assert_eq!(inspected(&inspect_at), inspect_now);
+    let drift_now = run(&t, &["drift", "-A", "-o", "json"]);
+    let drift_at = run(&t, &["drift", "-A", "-o", "json", "--at", &at_now(&t)]);
+    assert_eq!((code(&drift_at), out(&drift_at)), (0, out(&drift_now)), "{}", err(&drift_at));
+    let history_at = run(
+        &t,
+        &["history", "awake", "-n", "agents", "-o", "json", "--at", &seen[0].0],
+    );
+    assert_eq!(code(&history_at), 0, "{}", err(&history_at));
+    assert!(err(&history_at).contains("replay at"), "{}", err(&history_at));
     let distinct: std::collections::BTreeSet<&String> = seen.iter().map(|(_, s)| s).collect();
     assert!(distinct.len() >= 3, "the steps changed what list prints");
     for (at, printed) in &seen {

@@ -71,6 +71,8 @@ pub const SANDBOX: Keep = Fields(&[
                     ("reason", All),
                     ("message", All),
                     ("observedGeneration", All),
+                    // when it turned: what `inspect` shows, and what a recording replays
+                    ("lastTransitionTime", All),
                 ])),
             ),
             ("selector", All),

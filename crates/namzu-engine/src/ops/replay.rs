@@ -303,3 +303,141 @@ fn events(store: &Store) -> std::io::Result<BTreeMap<Key, Value>> {
     })?;
     Ok(out)
 }
+
+/// One workspace's objects as the recording held them at an instant, and the coverage line.
+pub struct WorkspaceAt {
+    pub detail: Option<crate::cluster::detail::Detail>,
+    pub coverage: String,
+}
+
+/// The state at `at.instant` for `context`, or the one line why not.
+fn replayed(at: &At, context: &str) -> Result<(namzu_recorder::Replayed, String), ClusterError> {
+    let store = Store::open(&at.root, context);
+    let replayed = store.replay(at.instant).map_err(|e| not_recorded(&store, context, e))?;
+    let line = coverage(context, at.instant, &replayed.span, replayed.before.as_ref());
+    Ok((replayed, line))
+}
+
+fn get<'a>(state: &'a BTreeMap<Key, Value>, kind: &str, ns: &str, name: &str) -> Option<&'a Value> {
+    state.get(&Key {
+        kind: kind.to_string(),
+        ns: ns.to_string(),
+        name: name.to_string(),
+    })
+}
+
+fn of_kind<'a>(state: &'a BTreeMap<Key, Value>, kind: &'a str, ns: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    state
+        .iter()
+        .filter(move |(k, _)| k.kind == kind && k.ns == ns)
+        .map(|(_, v)| v)
+}
+
+/// `inspect ID --at TIME`: what `inspect` would have read then, from the recording.
+pub fn detail_at(
+    at: &At,
+    context: &str,
+    namespace: &str,
+    id: &namzu_domain::naming::WorkspaceId,
+) -> Result<WorkspaceAt, ClusterError> {
+    use namzu_domain::object::str_at;
+    let (replayed, coverage) = replayed(at, context)?;
+    let state = &replayed.state;
+    let name = id.sandbox_name();
+    let Some(sandbox) = get(state, kind_name(Kind::Sandboxes), namespace, &name).cloned() else {
+        return Ok(WorkspaceAt { detail: None, coverage });
+    };
+    let objects = recorded(
+        state
+            .iter()
+            .filter(|(k, _)| k.ns == namespace || k.ns.is_empty())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    );
+    let selector = str_at(&sandbox, &["status", "selector"]).and_then(|s| s.split_once('='));
+    let own_pod = |p: &&Value| {
+        namzu_domain::object::name(p) == name
+            || selector.is_some_and(|(k, v)| str_at(p, &["metadata", "labels", k]) == Some(v))
+    };
+    let pods = objects.pods.map(|v| v.iter().filter(own_pod).cloned().collect());
+    let wanted = namzu_domain::pod::pvc_names(&sandbox);
+    let pvcs = objects.pvcs.map(|v| {
+        v.iter()
+            .filter(|p| wanted.iter().any(|w| w == namzu_domain::object::name(p)))
+            .cloned()
+            .collect()
+    });
+    let template = namzu_domain::naming::template_label(&sandbox)
+        .and_then(|t| objects.templates.get(t).cloned())
+        .unwrap_or(TemplateFetch::NotFound);
+    let mut events: Vec<Value> = of_kind(state, "Event", namespace)
+        .filter(|e| str_at(e, &["involvedObject", "name"]) == Some(name.as_str()))
+        .cloned()
+        .collect();
+    events.sort_by_key(|e| crate::cluster::detail::event_time(e).map(str::to_string));
+    let claim = namzu_domain::object::claim_owner(&sandbox)
+        .and_then(|c| get(state, "SandboxClaim", namespace, c))
+        .map(|c| Observed::Known(c.clone()));
+    let detail = crate::cluster::detail::Detail {
+        sandbox,
+        pods,
+        pvcs,
+        template,
+        events: Observed::Known(events),
+        policies: objects.policies,
+        claim,
+    };
+    Ok(WorkspaceAt {
+        detail: Some(detail),
+        coverage,
+    })
+}
+
+/// `history ID --at TIME`: the history as it could be told then, from the recording: the
+/// workspace's objects at the instant, every recorded Event about them up to it, and this
+/// machine's recorded audit entries for it up to it. `None`: no such workspace then.
+pub fn history_at(
+    at: &At,
+    context: &str,
+    namespace: &str,
+    id: &namzu_domain::naming::WorkspaceId,
+) -> Result<(Option<crate::cluster::triage::HistoryRead>, String), ClusterError> {
+    let WorkspaceAt { detail, coverage } = detail_at(at, context, namespace, id)?;
+    let Some(d) = detail else {
+        return Ok((None, coverage));
+    };
+    let mut read = crate::cluster::triage::HistoryRead {
+        pod: d.pods.known().and_then(|p| p.first().cloned()),
+        pvcs: d.pvcs.known().cloned().unwrap_or_default(),
+        claim: d.claim.and_then(|c| c.known().cloned()),
+        sandbox: d.sandbox,
+        ..Default::default()
+    };
+    let store = Store::open(&at.root, context);
+    let io = |e: std::io::Error| ClusterError::Other(format!("reading the recording in {}: {e}", store.dir.display()));
+    merge_recorded_events(&mut read, &at.root, context, namespace).map_err(io)?;
+    let instant = at.instant;
+    read.events.retain(|e| {
+        crate::cluster::detail::event_time(e)
+            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+            .is_none_or(|t| t <= instant)
+    });
+    let name = id.sandbox_name();
+    store
+        .scan(|record| {
+            if let namzu_recorder::Record::Audit { at, entry } = record
+                && at <= instant
+                && entry.get("namespace").and_then(Value::as_str) == Some(namespace)
+                && ["workspace", "id", "sandbox"].iter().any(|k| {
+                    entry
+                        .get(*k)
+                        .and_then(Value::as_str)
+                        .is_some_and(|v| v == id.as_str() || v == name)
+                })
+            {
+                read.audit.push(entry);
+            }
+        })
+        .map_err(io)?;
+    Ok((Some(read), coverage))
+}
