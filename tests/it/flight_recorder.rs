@@ -155,7 +155,12 @@ async fn list_at_an_instant_prints_what_list_printed_then() {
     assert_eq!(inspected(&inspect_at), inspect_now);
     let drift_now = run(&t, &["drift", "-A", "-o", "json"]);
     let drift_at = run(&t, &["drift", "-A", "-o", "json", "--at", &at_now(&t)]);
-    assert_eq!((code(&drift_at), out(&drift_at)), (0, out(&drift_now)), "{}", err(&drift_at));
+    assert_eq!(
+        (code(&drift_at), out(&drift_at)),
+        (0, out(&drift_now)),
+        "{}",
+        err(&drift_at)
+    );
     let history_at = run(
         &t,
         &["history", "awake", "-n", "agents", "-o", "json", "--at", &seen[0].0],
@@ -185,6 +190,34 @@ async fn list_at_an_instant_prints_what_list_printed_then() {
     assert!(out(&outside).is_empty());
     assert_eq!(err(&outside).trim().lines().count(), 1, "{}", err(&outside));
     assert!(err(&outside).contains("is not in the recording"), "{}", err(&outside));
+    // what changed between the first and the last instant, in words, with who wrote it
+    let between = run(
+        &t,
+        &[
+            "history",
+            "awake",
+            "-n",
+            "agents",
+            "-o",
+            "json",
+            "--between",
+            &seen[0].0,
+            &seen[4].0,
+        ],
+    );
+    assert_eq!(code(&between), 0, "{}", err(&between));
+    let changes: serde_json::Value = serde_json::from_str(&out(&between)).unwrap();
+    let changes = changes["changes"].as_array().unwrap().clone();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["what"].as_str().unwrap().contains("pod namzu-ws-awake")),
+        "{changes:?}"
+    );
+    assert!(
+        changes.iter().all(|c| c["who"].is_string() && c["time"].is_string()),
+        "{changes:?}"
+    );
     // Ctrl-C ends the session cleanly: exit 0, and the recording says where it ends
     assert!(recorder.stop().success());
     let (last, printed) = seen.last().unwrap();

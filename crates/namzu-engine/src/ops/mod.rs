@@ -20,6 +20,7 @@
 //! What it may import: `cluster/`, `domain/`, `present/`, `clock.rs`, `signals.rs`, `console.rs`.
 //! Never `cli/` or `tui/`: a front-end plugs in through the small traits defined here.
 
+pub mod explain;
 pub mod fleet;
 pub mod follow;
 pub mod inventory;

@@ -36,7 +36,7 @@ fn span_text(s: &Span) -> String {
 }
 
 /// The line that says which instant a replay answers and how complete the recording is there.
-fn coverage(context: &str, at: DateTime<Utc>, span: &Span, before: Option<&Span>) -> String {
+pub(super) fn coverage(context: &str, at: DateTime<Utc>, span: &Span, before: Option<&Span>) -> String {
     let gap = match before.and_then(|b| b.to) {
         Some(end) => format!("; not recorded from {} to {}", stamp(end), stamp(span.from)),
         None => "; nothing recorded before".to_string(),
@@ -54,7 +54,7 @@ fn coverage(context: &str, at: DateTime<Utc>, span: &Span, before: Option<&Span>
 }
 
 /// Why an instant cannot be answered, in one line.
-fn not_recorded(store: &Store, context: &str, e: ReplayError) -> ClusterError {
+pub(super) fn not_recorded(store: &Store, context: &str, e: ReplayError) -> ClusterError {
     match e {
         ReplayError::Empty => ClusterError::NotRecorded(format!(
             "nothing is recorded for context \"{context}\" in {} (run `kubectl namzu record`)",
@@ -143,7 +143,7 @@ fn by_namespace(state: BTreeMap<Key, Value>, scope: &Scope) -> BTreeMap<String, 
 }
 
 /// One namespace's recorded objects as an inventory pass reads them.
-fn recorded(objects: Vec<(Key, Value)>) -> Recorded {
+pub(super) fn recorded(objects: Vec<(Key, Value)>) -> Recorded {
     let mut out = Recorded {
         sandboxes: Vec::new(),
         pods: Observed::Known(Vec::new()),

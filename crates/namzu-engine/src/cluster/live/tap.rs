@@ -123,8 +123,11 @@ impl Tap {
     }
 
     fn put(&mut self, kind: &str, mut obj: Value) {
-        if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.remove("managedFields");
+        // of managedFields only who wrote and when (`history --between`): never the field sets
+        if let Some(entries) = obj.pointer_mut("/metadata/managedFields").and_then(Value::as_array_mut) {
+            for e in entries.iter_mut().filter_map(Value::as_object_mut) {
+                e.retain(|k, _| matches!(k.as_str(), "manager" | "operation" | "time"));
+            }
         }
         let now = self.now();
         match self.writer.as_mut() {
