@@ -89,6 +89,16 @@ impl Recorder {
     }
 }
 
+impl Drop for Recorder {
+    /// A test that fails leaves no recorder running.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn at_now(t: &TestSim) -> String {
     t.sim.now().to_rfc3339()
 }
@@ -376,4 +386,26 @@ async fn history_keeps_the_events_the_cluster_dropped_after_its_hour() {
     // the replaced pod's Events too, which the live history no longer tied to the workspace
     assert!(merged.len() > live.len(), "{merged:?}");
     assert!(recorder.stop().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn list_watch_records_what_it_watches() {
+    let t = start().await;
+    tick(&t);
+    let mut watch = namzu_cmd(&t, &["list", "-A", "-w", "-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = stdout_lines(&mut watch);
+    lines.recv_timeout(WITHIN).expect("the list comes first");
+    change(&t, 0);
+    // no `record` runs: list -w's own watches fill the recording
+    let printed = recorded_now(&t);
+    let at = at_now(&t);
+    sigint(&watch);
+    assert!(watch.wait().unwrap().success());
+    drop(lines);
+    let replay = run(&t, &["list", "-A", "-o", "json", "--at", &at]);
+    assert_eq!(out(&replay), printed);
 }
