@@ -14,9 +14,9 @@ use namzu_domain::quantities::{Unit, format_quantity, human, list_json};
 use namzu_domain::state::State;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::error::ClusterError;
-use namzu_engine::cluster::inventory::{self, Query, Scope};
 use namzu_engine::cluster::resources::{self, CLAIMS, SANDBOXES, WARM_POOLS};
 use namzu_engine::ops::fleet::Fleet;
+use namzu_engine::ops::inventory::{self, Query, Scope};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -124,15 +124,21 @@ async fn one_context(
     // each namespace counted as it is read, one Sandbox unpacked at a time
     let now = conn.clock.now();
     let mut covered: Vec<String> = Vec::new();
-    let inventory_warnings = inventory::read_packed(conn, &scope, &Query::default(), &mut |packed| {
-        covered.push(packed.namespace.clone());
-        let row = entry(&mut rows, &packed.namespace);
-        row.pending = packed.pending_pods();
-        packed.derive(&Default::default(), now, |w| {
-            *row.states.entry(w.state).or_default() += 1;
-            hold(row.held.entry(w.state).or_default(), &w);
-        });
-    })
+    let inventory_warnings = inventory::read_packed(
+        &inventory::Source::Live,
+        conn,
+        &scope,
+        &Query::default(),
+        &mut |packed| {
+            covered.push(packed.namespace.clone());
+            let row = entry(&mut rows, &packed.namespace);
+            row.pending = packed.pending_pods();
+            packed.derive(&Default::default(), now, |w| {
+                *row.states.entry(w.state).or_default() += 1;
+                hold(row.held.entry(w.state).or_default(), &w);
+            });
+        },
+    )
     .await?;
     let (mut pool_warnings, mut claim_warnings) = (Vec::new(), Vec::new());
     let (pool_objs, claim_objs) = tokio::join!(

@@ -13,8 +13,8 @@ use namzu_domain::drift::DriftState;
 use namzu_domain::select::SortKey;
 use namzu_domain::state::State;
 use namzu_engine::cluster::connect::{Connection, load_kubeconfig};
-use namzu_engine::cluster::inventory::{self, Query};
 use namzu_engine::cluster::resources::{self, NAMESPACES};
+use namzu_engine::ops::inventory::{self, Query};
 
 /// Verbs (and aliases) whose positional arguments are workspace ids.
 pub(crate) const TAKES_IDS: [&str; 15] = [
@@ -275,7 +275,14 @@ async fn namespaces(globals: &Globals) -> Vec<String> {
             .iter()
             .map(|n| namzu_domain::object::name(n).to_string())
             .collect(),
-        Err(_) => match inventory::read(&conn, &inventory::Scope::All, &Query::default()).await {
+        Err(_) => match inventory::read(
+            &inventory::Source::Live,
+            &conn,
+            &inventory::Scope::All,
+            &Query::default(),
+        )
+        .await
+        {
             Ok(inv) => inv
                 .workspaces(&Default::default(), conn.clock.now())
                 .into_iter()
@@ -295,7 +302,7 @@ async fn workspace_ids(globals: &Globals) -> Vec<String> {
         return Vec::new();
     };
     let scope = globals.scope(&conn.namespace);
-    match inventory::read(&conn, &scope, &Query::default()).await {
+    match inventory::read(&inventory::Source::Live, &conn, &scope, &Query::default()).await {
         Ok(inv) => inv
             .workspaces(&Default::default(), conn.clock.now())
             .into_iter()

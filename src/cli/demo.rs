@@ -224,6 +224,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
         write: false,
         audit_log: Some(audit.to_path_buf()),
         no_audit: false,
+        recording: None,
         chunk_size: namzu_engine::cluster::connect::DEFAULT_CHUNK_SIZE,
         per_sandbox_label_key: None,
     };
@@ -241,6 +242,7 @@ async fn show(fleet: &mut Fleet, read_only: bool, audit: &std::path::Path) -> Re
         watch: false,
         watch_only: false,
         output_watch_events: false,
+        at: None,
         selection: Default::default(),
         overlays: Default::default(),
     };

@@ -14,7 +14,7 @@ use namzu_domain::template_policies::{Policy, Refusal, policies, refusals};
 use namzu_domain::workspace::Workspace;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::detail;
-use namzu_engine::cluster::inventory::{self, Query};
+use namzu_engine::ops::inventory::{self, Query};
 use namzu_engine::present::describe;
 use serde_json::{Value, json};
 
@@ -27,6 +27,26 @@ pub struct Args {
     pub output: Format,
     #[command(flatten)]
     pub overlays: OverlayArgs,
+    /// Answer from the flight recorder's recording at TIME (RFC 3339, or relative: -2h, -30m).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub at: Option<String>,
+}
+
+/// One workspace's objects, from the cluster or (`--at`) the recording; `None`: not there.
+async fn detail_from(
+    source: &inventory::Source,
+    conn: &Connection,
+    ns: &str,
+    id: &WorkspaceId,
+) -> Result<Option<namzu_engine::cluster::detail::Detail>, Failure> {
+    match source {
+        inventory::Source::At(at) => {
+            let found = namzu_engine::ops::replay::detail_at(at, &conn.context, ns, id)?;
+            namzu_engine::errln!("{}", output::printable(&found.coverage));
+            Ok(found.detail)
+        }
+        inventory::Source::Live => Ok(detail::read(conn, ns, id).await?),
+    }
 }
 
 /// One workspace's drift report.
@@ -85,12 +105,12 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         return Err(refusal);
     }
     let conn = Connection::open(&globals.connect_options(true)).await?;
-    let now = conn.clock.now();
+    let (source, now) = super::at::source(globals, args.at.as_deref(), conn.clock.now())?;
     let flags = globals.overlay_flags(&args.overlays);
     let reports = match &args.id {
         Some(id) => {
             let ns = conn.namespace.clone();
-            let Some(d) = detail::read(&conn, &ns, id).await? else {
+            let Some(d) = detail_from(&source, &conn, &ns, id).await? else {
                 return Err(super::exit::absent(&conn, id).await);
             };
             if !namzu_domain::naming::is_workspace(&d.sandbox) {
@@ -112,14 +132,20 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
         None => {
             // one namespace derived and let go at a time, as `list -A` does
             let mut reports = Vec::new();
-            let warnings = inventory::read_each(&conn, &globals.scope(&conn.namespace), &Query::default(), &mut |ns| {
-                reports.extend(
-                    ns.entries(&flags, now)
-                        .into_iter()
-                        .filter(|e| e.workspace.drift.state == DriftState::Drifted)
-                        .map(|e| report(e.workspace, e.sandbox, e.template, None, None)),
-                );
-            })
+            let warnings = inventory::read_each(
+                &inventory::Source::Live,
+                &conn,
+                &globals.scope(&conn.namespace),
+                &Query::default(),
+                &mut |ns| {
+                    reports.extend(
+                        ns.entries(&flags, now)
+                            .into_iter()
+                            .filter(|e| e.workspace.drift.state == DriftState::Drifted)
+                            .map(|e| report(e.workspace, e.sandbox, e.template, None, None)),
+                    );
+                },
+            )
             .await?;
             for w in &warnings {
                 namzu_engine::errln!("{}", output::printable(w));

@@ -20,6 +20,8 @@ pub(crate) const REPLACED: i32 = 6;
 /// `logs`, `exec`: the workspace has no pod or container to read or run in (suspended, its pod
 /// not created yet, the container never started, no previous instance).
 pub(crate) const UNAVAILABLE: i32 = 7;
+/// `--at`: the recording does not hold that instant (nothing recorded then, or nothing at all).
+pub(crate) const NOT_RECORDED: i32 = 8;
 
 pub(crate) const HELP: &str = "Exit codes: 0 success, 1 error (the cluster unreachable or refusing, no kubeconfig, …), \
 2 usage (bad flag, argument or workspace id), \
@@ -27,7 +29,8 @@ pub(crate) const HELP: &str = "Exit codes: 0 success, 1 error (the cluster unrea
 Sandbox that is not a workspace) or changed concurrently (not applied), 4 workspace not found, by every verb that \
 names one (reconcile: absent), 5 wait timed out (the write landed; the \
 transition is unconfirmed), 6 replaced (reconcile: a different Sandbox or volume claim stands there; --wait: the Sandbox was replaced while waiting), 7 unavailable (logs, exec: no pod or \
-container to read or run in: the workspace is suspended, its pod not created yet, the container never started).";
+container to read or run in: the workspace is suspended, its pod not created yet, the container never started), \
+8 not recorded (--at: the recording does not hold that instant).";
 
 /// No workspace `id` in the connection's namespace: absent, or a Sandbox that is not a
 /// workspace (said exactly so). Exit 4 either way.
@@ -88,7 +91,13 @@ impl Failure {
 
 impl From<ClusterError> for Failure {
     fn from(e: ClusterError) -> Self {
-        Failure::error(e.to_string())
+        match e {
+            ClusterError::NotRecorded(message) => Failure {
+                code: NOT_RECORDED,
+                message,
+            },
+            e => Failure::error(e.to_string()),
+        }
     }
 }
 

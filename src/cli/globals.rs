@@ -4,7 +4,7 @@ use namzu_domain::naming::validate_namespace;
 use namzu_domain::safety::{ConfirmRule, Overrides};
 use namzu_domain::select::parse_duration;
 use namzu_engine::cluster::connect::ConnectOptions;
-use namzu_engine::cluster::inventory::Scope;
+use namzu_engine::ops::inventory::Scope;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -65,6 +65,10 @@ pub struct Globals {
     /// Audit log path (default $KUBECTL_NAMZU_AUDIT_LOG, else $XDG_STATE_HOME/kubectl-namzu/audit.jsonl).
     #[arg(long, global = true, value_name = "PATH")]
     pub audit_log: Option<PathBuf>,
+    /// The flight recorder's directory (a store per context under it; default `recordings/`
+    /// beside the audit log): where `record` writes and `--at` reads.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub recording: Option<PathBuf>,
     /// Send writes without recording them in the audit log (by default a write that cannot be
     /// recorded is not sent).
     #[arg(long, global = true)]
@@ -217,6 +221,23 @@ impl Globals {
             session: None,
             failure: Default::default(),
         }
+    }
+
+    /// The recordings' directory: `--recording`, else `recordings/` beside the audit log.
+    pub(crate) fn recording_root(&self) -> Result<PathBuf, crate::cli::exit::Failure> {
+        if let Some(dir) = &self.recording {
+            return Ok(dir.clone());
+        }
+        let log = self
+            .audit_log
+            .clone()
+            .or_else(namzu_engine::cluster::audit::default_path)
+            .ok_or_else(|| {
+                crate::cli::exit::Failure::error(
+                    "no state directory for the recording (set XDG_STATE_HOME or HOME, or pass --recording DIR)",
+                )
+            })?;
+        Ok(log.parent().unwrap_or(std::path::Path::new(".")).join("recordings"))
     }
 
     /// A verb that reads one workspace reads it in one context: several are refused, not

@@ -27,6 +27,9 @@ pub struct Args {
     pub allow_missing_template_keys: bool,
     #[command(flatten)]
     pub overlays: OverlayArgs,
+    /// Answer from the flight recorder's recording at TIME (RFC 3339, or relative: -2h, -30m).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub at: Option<String>,
 }
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
@@ -34,7 +37,28 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     globals.one_context("inspect")?;
     let conn = Connection::open(&globals.connect_options(true)).await?;
     let ns = conn.namespace.clone();
-    let Some(d) = detail::read(&conn, &ns, &args.id).await? else {
+    let (source, now) = super::at::source(globals, args.at.as_deref(), conn.clock.now())?;
+    let read = match &source {
+        namzu_engine::ops::inventory::Source::At(at) => {
+            let found = namzu_engine::ops::replay::detail_at(at, &conn.context, &ns, &args.id)?;
+            namzu_engine::errln!("{}", output::printable(&found.coverage));
+            match found.detail {
+                Some(d) => Some(d),
+                None => {
+                    return Err(Failure {
+                        code: super::exit::NOT_FOUND,
+                        message: format!(
+                            "workspace {} was not in namespace {ns} at {}",
+                            args.id,
+                            now.to_rfc3339()
+                        ),
+                    });
+                }
+            }
+        }
+        namzu_engine::ops::inventory::Source::Live => detail::read(&conn, &ns, &args.id).await?,
+    };
+    let Some(d) = read else {
         return Err(super::exit::absent(&conn, &args.id).await);
     };
     if !namzu_domain::naming::is_workspace(&d.sandbox) {
@@ -43,7 +67,6 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             message: super::exit::not_a_workspace(&args.id.sandbox_name(), &ns),
         });
     }
-    let now = conn.clock.now();
     let mut w = d.workspace(&globals.overlay_flags(&args.overlays), now);
     // a context named on the command line is named in the next step's command too: pasted
     // under another current context, it would act on another cluster

@@ -14,9 +14,9 @@ use namzu_domain::safety::Badge;
 use namzu_domain::select::{Filter, SortKey, sort};
 use namzu_domain::state::State;
 use namzu_domain::workspace::Workspace;
-use namzu_engine::cluster::inventory::{self, Query};
 use namzu_engine::cluster::pack::{Pack, Packed};
 use namzu_engine::ops::fleet::Fleet;
+use namzu_engine::ops::inventory::{self, Query};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -68,6 +68,10 @@ pub struct Args {
     /// With a watch: each change as {"type": ADDED|MODIFIED|DELETED, "object": …}.
     #[arg(long)]
     pub output_watch_events: bool,
+    /// Answer from the flight recorder's recording at TIME (RFC 3339, or relative: -2h, -30m):
+    /// the list as it was then; stderr says the instant and what the recording holds around it.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true, conflicts_with_all = ["watch", "watch_only"])]
+    pub at: Option<String>,
     #[command(flatten)]
     pub selection: SelectionArgs,
     #[command(flatten)]
@@ -124,24 +128,24 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if args.watch || args.watch_only {
         return watch(globals, &args, &fleet, query).await;
     }
-    let now = fleet.clock.now();
+    let (source, now) = super::at::source(globals, args.at.as_deref(), fleet.clock.now())?;
     let (filter, flags) = (args.selection.filter(), globals.overlay_flags(&args.overlays));
     let several_contexts = fleet.several_contexts;
     let all_namespaces = globals.all_namespaces;
     if args.ids.is_empty() && args.sort_by == SortKey::Name && matches!(args.output, Printer::Plain(Format::Json)) {
-        return json_by_name(&fleet, all_namespaces, &query, &filter, &flags, now).await;
+        return json_by_name(&fleet, all_namespaces, (&source, &query), &filter, &flags, now).await;
     }
     // each context read and derived on its own task, one Sandbox unpacked at a time: the output
     // is built from the rows
     let read = fleet
         .each::<_, Failure, _>(|member| {
-            let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
+            let (query, filter, flags, source) = (query.clone(), filter.clone(), flags.clone(), source.clone());
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
                 let context = several_contexts.then(|| conn.context.clone());
                 let mut rows = Vec::new();
-                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                let warnings = inventory::read_packed(&source, conn, &scope, &query, &mut |packed| {
                     packed.derive(&flags, now, |mut w| {
                         if filter.matches(&w, now) {
                             w.context = context.clone();
@@ -190,7 +194,7 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
 async fn json_by_name(
     fleet: &Fleet,
     all_namespaces: bool,
-    query: &Query,
+    (source, query): (&inventory::Source, &Query),
     filter: &namzu_domain::select::Filter,
     flags: &namzu_domain::drift::OverlayFlags,
     now: DateTime<Utc>,
@@ -198,13 +202,13 @@ async fn json_by_name(
     let several_contexts = fleet.several_contexts;
     let mut read = fleet
         .each::<_, Failure, _>(|member| {
-            let (query, filter, flags) = (query.clone(), filter.clone(), flags.clone());
+            let (query, filter, flags, source) = (query.clone(), filter.clone(), flags.clone(), source.clone());
             async move {
                 let conn = &member.conn;
                 let scope = scope(all_namespaces, &conn.namespace);
                 let context = several_contexts.then(|| conn.context.clone());
                 let mut items = JsonItems::default();
-                let warnings = inventory::read_packed(conn, &scope, &query, &mut |packed| {
+                let warnings = inventory::read_packed(&source, conn, &scope, &query, &mut |packed| {
                     // this namespace's items, packed as they derive, then in id order
                     let start = items.items.len();
                     let mut ids: Vec<String> = Vec::new();
@@ -378,6 +382,13 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// `list -w`: the table (unless `--watch-only`), then one line per change, from the live
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
+/// The rules file's recording bounds (the file was read once already: it parses).
+fn fleet_rules(globals: &Globals) -> namzu_domain::safety::RecordingBounds {
+    crate::cli::config::load(globals)
+        .map(|r| r.recording)
+        .unwrap_or_default()
+}
+
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
     use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
     use namzu_engine::ops::follow::{self, FollowContext, Followed, Turn, Turns};
@@ -386,7 +397,22 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
         conn: member.conn.clone(),
         scope: scope(globals.all_namespaces, &member.conn.namespace),
     });
-    let mut events = follow::follow(targets, &query, &args.overlays.flags(), &LiveOptions::default());
+    // what the watches see goes into the recording too, at no extra request, unless a
+    // recorder already holds the context's store
+    let options = LiveOptions {
+        record: globals
+            .recording_root()
+            .ok()
+            .map(|root| namzu_engine::cluster::live::RecordTo {
+                root,
+                limits: namzu_engine::ops::record::limits(&fleet_rules(globals)),
+                standby: false,
+                everything: false,
+                audit: None,
+            }),
+        ..LiveOptions::default()
+    };
+    let mut events = follow::follow(targets, &query, &args.overlays.flags(), &options);
     let termination = namzu_engine::signals::Termination::listen().received();
     tokio::pin!(termination);
     let filter = args.selection.filter();

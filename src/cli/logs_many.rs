@@ -14,8 +14,8 @@ use super::output;
 use namzu_domain::naming::WorkspaceId;
 use namzu_domain::triage::{Purpose, command_target};
 use namzu_engine::cluster::connect::Connection;
-use namzu_engine::cluster::inventory::{self, Query};
 use namzu_engine::cluster::triage::{self, LogEnd, LogNote, LogSink};
+use namzu_engine::ops::inventory::{self, Query};
 
 /// One log to read: the workspace, its pod as read, the container, and the line prefix.
 struct Stream {
@@ -139,7 +139,10 @@ async fn chosen(globals: &Globals, args: &Args, conn: &Connection) -> Result<Vec
         ..Default::default()
     };
     let scope = globals.scope(&conn.namespace);
-    let (warnings, chosen) = inventory::select(conn, &scope, &query, &flags, now, &|w| filter.matches(w, now)).await?;
+    let (warnings, chosen) = inventory::select(&inventory::Source::Live, conn, &scope, &query, &flags, now, &|w| {
+        filter.matches(w, now)
+    })
+    .await?;
     for w in warnings {
         namzu_engine::errln!("warning: {}", output::printable(&w));
     }

@@ -1,5 +1,6 @@
 //! Command-line surface: clap definitions and one file per verb. Verbs render and dispatch only.
 
+pub(crate) mod at;
 pub(crate) mod audit;
 pub(crate) mod capacity;
 pub(crate) mod complete;
@@ -24,6 +25,7 @@ pub(crate) mod overlay;
 pub(crate) mod port_forward;
 pub(crate) mod rbac;
 pub(crate) mod reconcile;
+pub(crate) mod record;
 pub(crate) mod restore;
 pub(crate) mod schema;
 pub(crate) mod selection;
@@ -84,6 +86,8 @@ pub enum Command {
     /// Delete workspaces and their disks, with a resourceVersion precondition.
     #[command(after_help = examples::DELETE)]
     Delete(write::DeleteArgs),
+    /// The flight recorder: record what the watches see until stopped; `--at TIME` reads it back.
+    Record(record::Args),
     /// The per-context safety rules (`config view`: the rules in force for each context).
     #[command(after_help = examples::CONFIG)]
     Config(config::Args),
@@ -189,6 +193,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::Resume(args) => write::resume(&cli.globals, args).await,
         Command::Delete(args) => write::delete(&cli.globals, args).await,
         Command::Audit(args) => audit::run(&cli.globals, args),
+        Command::Record(_) => record::run(&cli.globals).await,
         Command::Config(args) => config::run(&cli.globals, args),
         Command::TemplateHash(args) => template_hash::run(args),
         Command::Demo(args) => demo::run(&cli.globals, args).await,

@@ -56,7 +56,8 @@ async fn select_yields_the_selected_ids_one_namespace_at_a_time() {
         .map(|w| (w.namespace, w.id))
         .collect();
     assert!(running.len() > 1);
-    let (warnings, targets) = inventory::select(
+    let (warnings, targets) = namzu_engine::ops::inventory::select(
+        &namzu_engine::ops::inventory::Source::Live,
         &conn,
         &Scope::All,
         &Query::default(),
@@ -87,7 +88,8 @@ async fn select_skips_a_sandbox_without_a_valid_id_with_a_warning() {
         .await
         .unwrap();
     let conn = connect(&t, t.sim.kubeconfig(), None, Duration::from_secs(5)).await;
-    let (warnings, targets) = inventory::select(
+    let (warnings, targets) = namzu_engine::ops::inventory::select(
+        &namzu_engine::ops::inventory::Source::Live,
         &conn,
         &Scope::Namespace("a".into()),
         &Query::default(),

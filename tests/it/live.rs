@@ -29,6 +29,7 @@ fn quick() -> LiveOptions {
         poll_every: Duration::from_millis(200),
         probe_every: Duration::from_millis(200),
         watch_seconds: 290,
+        ..Default::default()
     }
 }
 

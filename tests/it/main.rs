@@ -19,6 +19,7 @@ mod context_rules;
 mod demo_scenario;
 mod egress;
 mod fence;
+mod flight_recorder;
 mod history_truth;
 mod hostile;
 mod inventory_packed;

@@ -200,3 +200,26 @@ async fn bound_writes_go_through_the_one_batch_as_they_were_bound() {
         "bravo was not written"
     );
 }
+
+/// Every inventory read of the command line (`list`, `capacity`, `drift`, completion, a `logs`
+/// selection) goes through `ops::inventory`, where its source — the cluster or a recording at an
+/// instant — is decided once: `src/cli/` never names the cluster's inventory pass.
+#[test]
+fn the_command_line_reads_the_inventory_only_through_ops() {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&cli).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if line.contains("cluster::inventory") {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "cli/ reads the inventory around ops:\n{}",
+        found.join("\n")
+    );
+}

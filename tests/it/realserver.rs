@@ -569,6 +569,7 @@ async fn after_an_apiserver_restart_the_tui_is_live_again_at_once_without_a_410_
         poll_every: Duration::from_millis(200),
         probe_every: Duration::from_millis(200),
         watch_seconds: 290,
+        ..Default::default()
     };
     let io = Arc::new(tui_io(vec![(conn, policy(true, Default::default()))], options));
     let (tx, actions) = unbounded_channel();

@@ -19,6 +19,10 @@ pub enum Clock {
     Manual(Arc<Mutex<DateTime<Utc>>>),
     /// One instant, from `$KUBECTL_NAMZU_NOW`: it never moves.
     Pinned(DateTime<Utc>),
+    /// `$KUBECTL_NAMZU_NOW=@FILE`: the instant written in FILE, read at each use — a pinned clock
+    /// that a test moves (the simulated cluster's manual clock, written there), for a process
+    /// that runs while the test changes the cluster (`record`). Unreadable: the Unix epoch.
+    File(Arc<std::path::PathBuf>),
 }
 
 impl Clock {
@@ -29,6 +33,7 @@ impl Clock {
     /// The system clock, or one pinned at `$KUBECTL_NAMZU_NOW` when that is set.
     pub fn from_env() -> Result<Clock, String> {
         match std::env::var(NOW_ENV) {
+            Ok(text) if text.trim().starts_with('@') => Ok(Clock::File(Arc::new(text.trim()[1..].into()))),
             Ok(text) if !text.trim().is_empty() => DateTime::parse_from_rfc3339(text.trim())
                 .map(|t| Clock::Pinned(t.with_timezone(&Utc)))
                 .map_err(|e| format!("{NOW_ENV}={text:?} is not an RFC 3339 time: {e}")),
@@ -43,12 +48,16 @@ impl Clock {
             Clock::System => Utc::now(),
             Clock::Manual(t) => *t.lock().unwrap_or_else(|p| p.into_inner()),
             Clock::Pinned(t) => *t,
+            Clock::File(path) => std::fs::read_to_string(path.as_ref())
+                .ok()
+                .and_then(|text| DateTime::parse_from_rfc3339(text.trim()).ok())
+                .map_or(DateTime::UNIX_EPOCH, |t| t.with_timezone(&Utc)),
         }
     }
 
     /// Pinned by `$KUBECTL_NAMZU_NOW`: a test hook, under which writes reach only the sim.
     pub fn pinned(&self) -> bool {
-        matches!(self, Clock::Pinned(_))
+        matches!(self, Clock::Pinned(_) | Clock::File(_))
     }
 
     /// Move a manual clock forward; the system and a pinned clock cannot be moved.

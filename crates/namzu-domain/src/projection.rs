@@ -18,7 +18,9 @@ pub enum Keep {
 
 use Keep::{All, AllBut, Each, Fields};
 
-const META: Keep = Fields(&[
+/// A Sandbox's metadata (without the last-applied configuration), and of managedFields who wrote and when (a recording's
+/// `history --between` names the writer of each change), never the field sets.
+const SANDBOX_META: Keep = Fields(&[
     ("name", All),
     ("namespace", All),
     ("uid", All),
@@ -34,15 +36,19 @@ const META: Keep = Fields(&[
         AllBut(&["kubectl.kubernetes.io/last-applied-configuration"]),
     ),
     ("ownerReferences", All),
+    (
+        "managedFields",
+        Each(&Fields(&[("manager", All), ("operation", All), ("time", All)])),
+    ),
 ]);
 
 /// A Sandbox: its mode, shutdown, disks' names and the pod template (hashed whole); of status
-/// what state, readiness and the pod's selector read; metadata without managedFields. (A view
+/// what state, readiness and the pod's selector read; of managedFields who and when only. (A view
 /// of the whole object — the TUI's YAML — reads it anew.)
 pub const SANDBOX: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
-    ("metadata", META),
+    ("metadata", SANDBOX_META),
     (
         "spec",
         Fields(&[
@@ -71,6 +77,8 @@ pub const SANDBOX: Keep = Fields(&[
                     ("reason", All),
                     ("message", All),
                     ("observedGeneration", All),
+                    // when it turned: what `inspect` shows, and what a recording replays
+                    ("lastTransitionTime", All),
                 ])),
             ),
             ("selector", All),

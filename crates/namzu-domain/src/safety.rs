@@ -84,9 +84,23 @@ pub struct Rule {
 pub struct SafetyConfig {
     #[serde(default)]
     pub contexts: Vec<Rule>,
+    /// The flight recorder's bounds (`recording: {retentionDays, maxMB}`, issue 43).
+    #[serde(default)]
+    pub recording: RecordingBounds,
     /// The file the rules were read from (set by whoever read it; not a field of the file).
     #[serde(skip)]
     pub file: Option<String>,
+}
+
+/// How long and how large a context's recording may grow: segments older than `retentionDays`
+/// (default 7) and, past `maxMB` (default 500, 10^6 bytes), the oldest are dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingBounds {
+    #[serde(rename = "retentionDays")]
+    pub retention_days: Option<u32>,
+    #[serde(rename = "maxMB")]
+    pub max_mb: Option<u64>,
 }
 
 /// The longest badge label: it sits in a table column and a header.
@@ -99,6 +113,9 @@ impl SafetyConfig {
             return Ok(SafetyConfig::default());
         }
         let config: SafetyConfig = serde_saphyr::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        if config.recording.retention_days == Some(0) || config.recording.max_mb == Some(0) {
+            return Err("recording.retentionDays and recording.maxMB must be at least 1".to_string());
+        }
         for (i, rule) in config.contexts.iter().enumerate() {
             let at = format!("contexts[{i}]");
             if rule.context.is_empty() {

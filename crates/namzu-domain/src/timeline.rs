@@ -280,6 +280,9 @@ fn container_entry(object: &str, time: DateTime<Utc>, warning: bool, reason: &st
 }
 
 /// An Event of either API as an entry.
+/// The field the flight recorder's merge puts on an Event the cluster no longer serves.
+pub const RECORDED: &str = "namzuRecorded";
+
 fn event_entry(e: &Value) -> Option<Entry> {
     let core = e.get("involvedObject").is_some();
     let regarding = if core {
@@ -309,9 +312,10 @@ fn event_entry(e: &Value) -> Option<Entry> {
         short_kind(kind),
         regarding.and_then(|r| str_at(r, &["name"])).unwrap_or("?")
     );
+    let recorded = e.get(RECORDED).and_then(Value::as_bool) == Some(true);
     Some(Entry {
         time: t,
-        source: Source::Event,
+        source: if recorded { Source::Recorded } else { Source::Event },
         object,
         warning: e.get("type").and_then(Value::as_str) == Some("Warning"),
         reason: e.get("reason").and_then(Value::as_str).unwrap_or("").to_string(),

@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod clock;
 pub mod controller;
+pub mod day;
 pub mod discovery;
 pub mod events;
 pub mod exec;

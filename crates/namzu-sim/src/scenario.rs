@@ -128,6 +128,21 @@ pub struct Scenario {
     /// The API server the sim poses as: `server: {version: "1.20", gcDelay: 2s}`.
     #[serde(default)]
     pub server: Option<ServerSpec>,
+    /// A scripted day's churn: `day: {churn: 1}` — changes per workspace per hour that
+    /// [`crate::Sim::step_day`] makes as it moves the clock (issue 43's recorder benchmark).
+    #[serde(default)]
+    pub day: Option<Day>,
+}
+
+/// The knob of a scripted day.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Day {
+    /// Changes per workspace per hour (a mode flipped, its stamp and holder epoch moved).
+    pub churn: f64,
+    /// Which workspaces change, reproducibly.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// What a scenario sets of the server itself: its Kubernetes version (`"1.20"`: `/version`, and

@@ -24,6 +24,9 @@ pub enum Source {
     Managed,
     /// A Kubernetes Event.
     Event,
+    /// A Kubernetes Event the cluster no longer keeps (Events live an hour), from the flight
+    /// recorder's recording (its object carries `namzuRecorded: true`).
+    Recorded,
     /// This machine's audit log.
     Audit,
 }
@@ -35,6 +38,7 @@ impl Source {
             Source::Annotation => "annotation",
             Source::Managed => "managed",
             Source::Event => "event",
+            Source::Recorded => "recorded",
             Source::Audit => "audit",
         }
     }

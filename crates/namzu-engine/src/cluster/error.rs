@@ -79,6 +79,8 @@ pub enum ClusterError {
         after: Duration,
     },
     Other(String),
+    /// `--at`: the recording does not hold the instant asked for (one line saying what it holds).
+    NotRecorded(String),
 }
 
 impl fmt::Display for ClusterError {
@@ -118,7 +120,7 @@ impl fmt::Display for ClusterError {
             ClusterError::Timeout { op, after } => {
                 write!(f, "request timed out after {}s: {op}", after.as_secs_f64())
             }
-            ClusterError::Other(m) => write!(f, "{m}"),
+            ClusterError::Other(m) | ClusterError::NotRecorded(m) => write!(f, "{m}"),
         }
     }
 }

@@ -44,13 +44,21 @@ pub fn follow(
         .into_iter()
         .map(|target| {
             let (tx, query, flags, options) = (tx.clone(), query.clone(), flags.clone(), options.clone());
-            AbortOnDrop(tokio::spawn(async move {
+            AbortOnDrop(Some(tokio::spawn(async move {
                 let (member_tx, mut member_events) = unbounded_channel();
                 let follow = live::follow(target.conn, target.scope, query, flags, options, member_tx);
                 // the follow ends when nobody reads it any more (its channel closed) or when it
                 // cannot go on; the forwarding ends with it
                 let forward = async move {
-                    while let Some(event) = member_events.recv().await {
+                    loop {
+                        let event = tokio::select! {
+                            // nobody reads any more (`Following::finish`): the follow ends too
+                            _ = tx.closed() => break,
+                            e = member_events.recv() => match e {
+                                Some(e) => e,
+                                None => break,
+                            },
+                        };
                         let event = named(event, &target.context);
                         let followed = Followed {
                             context: target.context.clone(),
@@ -62,7 +70,7 @@ pub fn follow(
                     }
                 };
                 tokio::join!(follow, forward);
-            }))
+            })))
         })
         .collect();
     Following { events, _tasks: tasks }
@@ -72,6 +80,18 @@ impl Following {
     /// The next report of any context; `None` once every follow has ended.
     pub async fn next(&mut self) -> Option<Followed> {
         self.events.recv().await
+    }
+
+    /// Stop every follow and wait until each has ended (a recording's session is closed with
+    /// its stop record), where dropping would cut them short.
+    pub async fn finish(self) {
+        let Following { events, mut _tasks } = self;
+        drop(events);
+        for task in &mut _tasks {
+            if let Some(handle) = task.0.take() {
+                let _ = handle.await;
+            }
+        }
     }
 }
 
@@ -125,10 +145,12 @@ impl Turns {
 }
 
 /// A task that stops when its handle is dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+struct AbortOnDrop(Option<tokio::task::JoinHandle<()>>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(handle) = &self.0 {
+            handle.abort();
+        }
     }
 }

@@ -32,7 +32,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 mod packed;
-pub(crate) use packed::PackedNamespace;
+pub use packed::PackedNamespace;
+pub(crate) use packed::Recorded;
 use packed::{Objects, PackedSandbox, Sandboxes, by_namespace};
 
 pub use namzu_domain::drift::TemplateFetch;
@@ -180,34 +181,6 @@ pub async fn read_packed(
     let forbidden: Vec<&str> = forbidden.iter().map(String::as_str).collect();
     warnings.extend(super::policies::warning(&forbidden, not_served));
     Ok(warnings)
-}
-
-/// The workspaces a selection picks in `scope`, as (namespace, id), in namespace then list
-/// order: derived one namespace (and one Sandbox) at a time, never a whole pass at once. A
-/// Sandbox named `namzu-ws-<not an id>` is listed, never written: it is skipped with a warning
-/// after the read's own.
-pub async fn select(
-    conn: &Connection,
-    scope: &Scope,
-    query: &Query,
-    flags: &OverlayFlags,
-    now: DateTime<Utc>,
-    keep: &(impl Fn(&Workspace) -> bool + Sync),
-) -> Result<(Vec<String>, Vec<(String, namzu_domain::naming::WorkspaceId)>), ClusterError> {
-    let (mut targets, mut skipped) = (Vec::new(), Vec::new());
-    let mut warnings = read_packed(conn, scope, query, &mut |packed| {
-        packed.derive(flags, now, |w| {
-            if keep(&w) {
-                match namzu_domain::naming::WorkspaceId::parse(&w.id) {
-                    Ok(id) => targets.push((w.namespace, id)),
-                    Err(e) => skipped.push(format!("skipped: {e}")),
-                }
-            }
-        })
-    })
-    .await?;
-    warnings.extend(skipped);
-    Ok((warnings, targets))
 }
 
 /// The per-sandbox egress label key the query names, else the library's.

@@ -279,6 +279,15 @@ impl<'a> Lookup<'a> {
     }
 }
 
+/// One namespace's objects as a recording held them at an instant.
+pub(crate) struct Recorded {
+    pub(crate) sandboxes: Vec<Value>,
+    pub(crate) pods: Observed<Vec<Value>>,
+    pub(crate) pvcs: Observed<Vec<Value>>,
+    pub(crate) templates: BTreeMap<String, TemplateFetch>,
+    pub(crate) policies: PolicyRead<Vec<Value>>,
+}
+
 /// One namespace's objects as read, held packed until each Sandbox's turn.
 #[derive(Debug)]
 pub struct PackedNamespace {
@@ -292,6 +301,33 @@ pub struct PackedNamespace {
 }
 
 impl PackedNamespace {
+    /// A namespace's objects as a recording held them (issue 43): packed as a pass packs what it
+    /// lists, so the replayed rows derive exactly as live ones.
+    pub(crate) fn of_objects(namespace: &str, objects: Recorded, query: &Query) -> PackedNamespace {
+        let mut sandboxes = sandboxes_for(query);
+        for s in objects.sandboxes {
+            sandboxes.push(s);
+        }
+        let fill = |kind: &resources::ApiKind, list: Observed<Vec<Value>>| {
+            list.map(|items| {
+                let mut out = objects_of(kind);
+                for o in items {
+                    out.push(o.clone());
+                }
+                out
+            })
+        };
+        PackedNamespace {
+            namespace: namespace.to_string(),
+            sandbox_pack: sandboxes.pack,
+            sandboxes: sandboxes.items,
+            pods: fill(&PODS, objects.pods),
+            pvcs: fill(&PVCS, objects.pvcs),
+            templates: objects.templates,
+            policies: objects.policies,
+        }
+    }
+
     /// Its pods in phase Pending; `None` when pods may not be listed.
     pub fn pending_pods(&self) -> Option<usize> {
         self.pods.known().map(Objects::pending)

@@ -227,6 +227,7 @@ impl Follower {
                 self.touched
                     .extend(self.mirror.template_read(&key.namespace, &key.name, fetch));
             }
+            Feed::Extra(_) => {}
         }
         true
     }

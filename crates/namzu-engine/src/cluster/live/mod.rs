@@ -31,7 +31,11 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
 
 mod follower;
+mod tap;
 mod watcher;
+
+pub use tap::RecordTo;
+pub(crate) use tap::{READABLE, kind_name};
 
 use follower::{Follower, Spawn};
 
@@ -111,6 +115,8 @@ pub struct LiveOptions {
     pub probe_every: Duration,
     /// `timeoutSeconds` of each watch request: the server ends it, the client watches again.
     pub watch_seconds: u32,
+    /// Record what the watches see (issue 43): `record`, `list -w` and the TUI.
+    pub record: Option<RecordTo>,
 }
 
 impl Default for LiveOptions {
@@ -119,6 +125,7 @@ impl Default for LiveOptions {
             poll_every: Duration::from_secs(2),
             probe_every: PROBE_EVERY,
             watch_seconds: 290,
+            record: None,
         }
     }
 }
@@ -149,6 +156,8 @@ enum Feed {
         key: ObjectKey,
         fetch: TemplateFetch,
     },
+    /// For the recording only: a kind the inventory does not hold, an audit entry.
+    Extra(tap::Extra),
 }
 
 /// Why every watch must start over: the probe failed at `since`.
@@ -178,7 +187,7 @@ pub(crate) async fn follow(
             return;
         }
     };
-    let (feed, mut feeds) = unbounded_channel();
+    let (feed, feeds) = unbounded_channel();
     let (cut_tx, cut_rx) = watch::channel(Cut {
         generation: 0,
         since: conn.clock.now(),
@@ -194,6 +203,12 @@ pub(crate) async fn follow(
         streaming,
         options: options.clone(),
     };
+    let mut tap = options.record.clone().map(|to| {
+        if to.everything {
+            start_extra(&conn, &scope, &to, &spawn.feed);
+        }
+        tap::Tap::new(&conn, &scope, to)
+    });
     let mut state = Follower::new(conn.clone(), scope.clone(), Mirror::new(flags), spawn, out);
     if !streams.iter().any(|s| s.kind == Kind::Pods) {
         for kind in [Kind::Pods, Kind::Pvcs, Kind::Templates, Kind::Policies] {
@@ -203,6 +218,38 @@ pub(crate) async fn follow(
     for name in streams {
         state.start(name);
     }
+    run(&conn, &mut state, feeds, &mut tap, &options, (cut_tx, wake_tx)).await;
+    if let Some(tap) = &mut tap {
+        tap.finish();
+        for w in tap.warnings.drain(..) {
+            let _ = state.out.send(LiveEvent::Warning(w));
+        }
+    }
+}
+
+/// `record`'s watches beyond the inventory's, and its tail of the audit log.
+fn start_extra(conn: &Connection, scope: &Scope, to: &RecordTo, feed: &UnboundedSender<Feed>) {
+    let namespace = match scope {
+        Scope::All => None,
+        Scope::Namespace(ns) => Some(ns.clone()),
+    };
+    for kind in tap::EXTRA_KINDS {
+        tokio::spawn(tap::watch_extra(conn.clone(), kind, namespace.clone(), feed.clone()));
+    }
+    if let Some(audit) = &to.audit {
+        tokio::spawn(tap::tail_audit(audit.clone(), conn.context.clone(), feed.clone()));
+    }
+}
+
+/// The follow's loop, until nobody reads it or it cannot go on.
+async fn run(
+    conn: &Connection,
+    state: &mut Follower,
+    mut feeds: tokio::sync::mpsc::UnboundedReceiver<Feed>,
+    tap: &mut Option<tap::Tap>,
+    options: &LiveOptions,
+    (cut_tx, wake_tx): (watch::Sender<Cut>, watch::Sender<u64>),
+) {
     let mut buffer = Vec::new();
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     let mut probes = tokio::time::interval(options.probe_every);
@@ -220,17 +267,34 @@ pub(crate) async fn follow(
                     return;
                 }
                 for f in buffer.drain(..) {
+                    if let Some(tap) = tap.as_mut() {
+                        tap.take(&f);
+                    }
                     if !state.take(f) {
                         return;
                     }
                 }
                 state.flush();
+                if let Some(tap) = tap.as_mut() {
+                    if state.synced {
+                        tap.synced();
+                    }
+                    for w in tap.warnings.drain(..) {
+                        let _ = state.out.send(LiveEvent::Warning(w));
+                    }
+                }
             }
             _ = ticks.tick() => {
                 let timed = state.mirror.timed();
                 if state.synced && !timed.is_empty() {
                     let rows = state.mirror.rows(&timed, conn.clock.now());
                     let _ = state.out.send(LiveEvent::Rows(rows));
+                }
+                if let Some(tap) = tap.as_mut() {
+                    tap.tick();
+                    for w in tap.warnings.drain(..) {
+                        let _ = state.out.send(LiveEvent::Warning(w));
+                    }
                 }
             }
             _ = probes.tick() => {

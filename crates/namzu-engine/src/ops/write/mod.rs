@@ -10,7 +10,7 @@ pub mod rules;
 
 use crate::cluster::connect::Connection;
 use crate::cluster::error::ClusterError;
-use crate::cluster::inventory::{self, Query, Scope};
+use crate::cluster::inventory::{Query, Scope};
 use crate::cluster::resources::SANDBOXES;
 use crate::cluster::verdict::Verdict;
 use crate::cluster::wait::Waited;
@@ -214,7 +214,8 @@ impl Selecting {
         };
         let now = conn.clock.now();
         // derived one namespace at a time, as `list -A` does: the pass is never held whole
-        let (warnings, chosen) = inventory::select(
+        let (warnings, chosen) = crate::ops::inventory::select(
+            &crate::ops::inventory::Source::Live,
             &conn,
             &scope,
             &Query {

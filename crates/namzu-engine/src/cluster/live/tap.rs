@@ -1,0 +1,474 @@
+//! The flight recorder's tap on a live follow (issue 43, docs/recorder.md): every change the
+//! watches report goes into the context's store as it comes, at no extra request. Until every
+//! watch has its first state the tap only gathers it; then a session starts with that state as
+//! its keyframe. One recorder holds a store at a time (its lock): another follow of the same
+//! context either waits as a standby and takes over when the holder ends (`record`), or records
+//! nothing meanwhile (`list -w`, the TUI). `record` also watches claims, warm pools and the
+//! workspaces' Events, and tails this machine's audit log.
+
+use super::Feed;
+use crate::cluster::connect::Connection;
+use crate::cluster::error::ClusterError;
+use crate::cluster::inventory::Scope;
+use crate::cluster::resources::{self, ApiKind, Watched};
+use chrono::{DateTime, Duration, Utc};
+use namzu_domain::drift::TemplateFetch;
+use namzu_domain::mirror::{Kind, ObjectKey};
+use namzu_recorder::{Key, Limits, LockError, Store, Writer};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::PathBuf;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Where and how a follow records.
+#[derive(Debug, Clone)]
+pub struct RecordTo {
+    /// The recordings' directory (a store per context under it).
+    pub root: PathBuf,
+    pub limits: Limits,
+    /// Wait for the recorder holding the context's store to end, then take over (`record`);
+    /// else record nothing while another does.
+    pub standby: bool,
+    /// Watch claims, warm pools and the workspaces' Events too, and this machine's audit log
+    /// (`record`); else only what the inventory watches anyway.
+    pub everything: bool,
+    /// This machine's audit log.
+    pub audit: Option<PathBuf>,
+}
+
+/// A change from a watch the inventory does not hold, or from the audit log.
+#[derive(Debug)]
+pub(super) enum Extra {
+    Reset {
+        kind: &'static str,
+        namespace: Option<String>,
+        objects: Vec<Value>,
+    },
+    Applied(&'static str, Value),
+    Deleted(&'static str, Value),
+    Audit(Value),
+}
+
+/// What the recording calls each kind the inventory watches.
+pub(crate) fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Sandboxes => "Sandbox",
+        Kind::Pods => "Pod",
+        Kind::Pvcs => "PersistentVolumeClaim",
+        Kind::Templates => "SandboxTemplate",
+        Kind::Policies => "CiliumNetworkPolicy",
+    }
+}
+
+/// The pseudo-kind that records a kind as not served or not readable (`name` = the kind).
+pub(crate) const READABLE: &str = "Readable";
+
+/// A beat at least this often while nothing changes: a recorder killed without a word leaves a
+/// recording complete up to its last beat.
+const BEAT_EVERY: i64 = 10;
+
+pub(super) struct Tap {
+    store: Store,
+    to: RecordTo,
+    conn: Connection,
+    scope: String,
+    session: String,
+    /// Gathered until the session starts.
+    state: BTreeMap<Key, Value>,
+    ready: bool,
+    writer: Option<Writer>,
+    /// The standby's lock, once the holder let go.
+    standby: Option<std::sync::mpsc::Receiver<std::io::Result<File>>>,
+    /// Stopped recording (a disk error): said once.
+    failed: bool,
+    pub(super) warnings: Vec<String>,
+}
+
+impl Tap {
+    pub(super) fn new(conn: &Connection, scope: &Scope, to: RecordTo) -> Tap {
+        let store = Store::open(&to.root, &conn.context);
+        let now = conn.clock.now();
+        Tap {
+            store,
+            scope: match scope {
+                Scope::All => "-A".to_string(),
+                Scope::Namespace(ns) => ns.clone(),
+            },
+            session: format!("{}-{}", std::process::id(), now.timestamp_millis()),
+            to,
+            conn: conn.clone(),
+            state: BTreeMap::new(),
+            ready: false,
+            writer: None,
+            standby: None,
+            failed: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.conn.clock.now()
+    }
+
+    fn io(&mut self, r: std::io::Result<()>) {
+        if let Err(e) = r {
+            self.writer = None;
+            self.failed = true;
+            self.warnings.push(format!(
+                "warning: the recording in {} stopped: {e}",
+                self.store.dir.display()
+            ));
+        }
+    }
+
+    fn put(&mut self, kind: &str, mut obj: Value) {
+        // of managedFields only who wrote and when (`history --between`): never the field sets
+        if let Some(entries) = obj.pointer_mut("/metadata/managedFields").and_then(Value::as_array_mut) {
+            for e in entries.iter_mut().filter_map(Value::as_object_mut) {
+                e.retain(|k, _| matches!(k.as_str(), "manager" | "operation" | "time"));
+            }
+        }
+        let now = self.now();
+        match self.writer.as_mut() {
+            Some(w) => {
+                let r = w.put(now, kind, obj);
+                self.io(r);
+            }
+            None => {
+                self.state.insert(Key::of(kind, &obj), obj);
+            }
+        }
+    }
+
+    fn delete(&mut self, key: Key) {
+        let now = self.now();
+        match self.writer.as_mut() {
+            Some(w) => {
+                let r = w.delete(now, &key);
+                self.io(r);
+            }
+            None => {
+                self.state.remove(&key);
+            }
+        }
+    }
+
+    /// The kind's objects in `namespace` (all with `None`) are those `keep` says.
+    fn only(&mut self, kind: &str, namespace: Option<&str>, keep: &dyn Fn(&Key) -> bool) {
+        let now = self.now();
+        match self.writer.as_mut() {
+            Some(w) => {
+                let r = w.only(now, kind, namespace, keep);
+                self.io(r);
+            }
+            None => self
+                .state
+                .retain(|k, _| !(k.kind == kind && namespace.is_none_or(|ns| k.ns == ns) && !keep(k))),
+        }
+    }
+
+    fn readable(&mut self, kind: Kind, namespace: Option<&str>, what: &str) {
+        let obj = serde_json::json!({
+            "metadata": {"name": kind_name(kind), "namespace": namespace.unwrap_or("")},
+            "readable": what,
+        });
+        self.put(READABLE, obj);
+    }
+
+    /// Record one report of the watches (before `state.take` applies it to the mirror).
+    pub(super) fn take(&mut self, f: &Feed) {
+        if self.failed {
+            return;
+        }
+        match f {
+            Feed::Reset(s, objects) => {
+                let kind = kind_name(s.kind);
+                for o in objects {
+                    self.put(kind, o.clone());
+                }
+                let keys: std::collections::BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
+                self.only(kind, s.namespace.as_deref(), &|k| {
+                    keys.contains(&ObjectKey::new(&k.ns, &k.name))
+                });
+            }
+            Feed::Listed(s, keys) => {
+                self.only(kind_name(s.kind), s.namespace.as_deref(), &|k| {
+                    keys.contains(&ObjectKey::new(&k.ns, &k.name))
+                });
+            }
+            Feed::Applied(s, o) => self.put(kind_name(s.kind), o.clone()),
+            Feed::Deleted(s, o) => self.delete(Key::of(kind_name(s.kind), o)),
+            Feed::Forbidden(s, _) => self.readable(s.kind, s.namespace.as_deref(), "Forbidden"),
+            Feed::NotServed(s) => self.readable(s.kind, s.namespace.as_deref(), "NotServed"),
+            Feed::ByName {
+                kind,
+                key,
+                found: Some(found),
+            } => match found {
+                Some(o) => self.put(kind_name(*kind), o.clone()),
+                None => self.delete(Key {
+                    kind: kind_name(*kind).to_string(),
+                    ns: key.namespace.clone(),
+                    name: key.name.clone(),
+                }),
+            },
+            Feed::Template { key, fetch } => match fetch {
+                TemplateFetch::Found(o) => self.put(kind_name(Kind::Templates), o.clone()),
+                TemplateFetch::NotFound => self.delete(Key {
+                    kind: kind_name(Kind::Templates).to_string(),
+                    ns: key.namespace.clone(),
+                    name: key.name.clone(),
+                }),
+                TemplateFetch::Unreadable => {}
+            },
+            Feed::Extra(extra) => self.extra(extra),
+            _ => {}
+        }
+    }
+
+    fn extra(&mut self, extra: &Extra) {
+        match extra {
+            Extra::Reset {
+                kind,
+                namespace,
+                objects,
+            } => {
+                for o in objects {
+                    self.put(kind, o.clone());
+                }
+                let keys: std::collections::BTreeSet<Key> = objects.iter().map(|o| Key::of(kind, o)).collect();
+                self.only(kind, namespace.as_deref(), &|k| keys.contains(k));
+            }
+            Extra::Applied(kind, o) => self.put(kind, o.clone()),
+            Extra::Deleted(kind, o) => self.delete(Key::of(kind, o)),
+            Extra::Audit(entry) => {
+                let now = self.now();
+                if let Some(w) = self.writer.as_mut() {
+                    let r = w.audit(now, entry.clone());
+                    self.io(r);
+                }
+            }
+        }
+    }
+
+    /// Every watch has its first state: the session starts (or waits for the store's holder).
+    pub(super) fn synced(&mut self) {
+        if self.ready || self.failed {
+            return;
+        }
+        self.ready = true;
+        match self.store.lock(false) {
+            Ok(lock) => self.begin(lock),
+            Err(LockError::Busy) if self.to.standby => {
+                self.warnings.push(format!(
+                    "another recorder is recording context \"{}\" into {}: standing by until it ends",
+                    self.conn.context,
+                    self.store.dir.display()
+                ));
+                let (tx, rx) = std::sync::mpsc::channel();
+                let store = self.store.clone();
+                std::thread::spawn(move || {
+                    let _ = tx.send(store.lock(true).map_err(|e| match e {
+                        LockError::Io(e) => e,
+                        LockError::Busy => std::io::Error::other("busy"),
+                    }));
+                });
+                self.standby = Some(rx);
+            }
+            // `list -w` and the TUI leave the recording to the recorder that holds it
+            Err(LockError::Busy) => self.failed = true,
+            Err(LockError::Io(e)) => self.io(Err(e)),
+        }
+    }
+
+    fn begin(&mut self, lock: File) {
+        let state = std::mem::take(&mut self.state);
+        let now = self.now();
+        match Writer::begin(
+            &self.store,
+            lock,
+            self.to.limits,
+            &self.session,
+            &self.scope,
+            now,
+            state,
+        ) {
+            Ok(w) => {
+                if w.repaired > 0 {
+                    self.warnings.push(format!(
+                        "note: cut a torn tail of {} bytes off the recording in {} (a recorder stopped mid-write)",
+                        w.repaired,
+                        self.store.dir.display()
+                    ));
+                }
+                self.writer = Some(w);
+                if self.to.everything {
+                    self.warnings
+                        .push(format!("recording into {}", self.store.dir.display()));
+                }
+            }
+            Err(e) => self.io(Err(e)),
+        }
+    }
+
+    /// Once a second: a standby whose lock came takes over; a quiet recording beats.
+    pub(super) fn tick(&mut self) {
+        if let Some(rx) = &self.standby {
+            match rx.try_recv() {
+                Ok(Ok(lock)) => {
+                    self.standby = None;
+                    self.begin(lock);
+                }
+                Ok(Err(e)) => {
+                    self.standby = None;
+                    self.io(Err(e));
+                }
+                Err(_) => {}
+            }
+        }
+        let now = self.now();
+        if let Some(w) = self.writer.as_mut()
+            && now - w.last_at() >= Duration::seconds(BEAT_EVERY)
+        {
+            let r = w.beat(now);
+            self.io(r);
+        }
+    }
+
+    /// The follow ended: the session's stop record.
+    pub(super) fn finish(&mut self) {
+        let now = self.now();
+        if let Some(w) = self.writer.take() {
+            let r = w.stop(now);
+            self.io(r);
+        }
+    }
+}
+
+/// The kinds `record` watches beyond the inventory's.
+pub(super) const EXTRA_KINDS: [(&ApiKind, &str); 3] = [
+    (&crate::cluster::kinds::CLAIMS, "SandboxClaim"),
+    (&crate::cluster::kinds::WARM_POOLS, "SandboxWarmPool"),
+    (&crate::cluster::kinds::EVENTS, "Event"),
+];
+
+/// Only the workspaces' Events are kept (about a Sandbox, its pod, its disks or its claim).
+fn wanted(kind: &str, o: &Value) -> bool {
+    kind != "Event"
+        || namzu_domain::object::str_at(o, &["involvedObject", "name"]).is_some_and(|n| n.contains("namzu-ws-"))
+}
+
+/// Watch `kind` in `namespace` (all with `None`) for the recording: a LIST, then a watch from
+/// its resourceVersion, again from the newest on the server's timeout, a LIST again on 410 or
+/// an error (after a pause). A kind not served or not readable is left alone with one line.
+pub(super) async fn watch_extra(
+    conn: Connection,
+    (kind, name): (&'static ApiKind, &'static str),
+    namespace: Option<String>,
+    feed: UnboundedSender<Feed>,
+) {
+    use futures::StreamExt;
+    let mut version: Option<String> = None;
+    let ns = namespace.as_deref();
+    loop {
+        let from = match version.clone() {
+            Some(v) => v,
+            None => match resources::list_versioned(&conn, kind, ns, None).await {
+                Ok((items, v)) => {
+                    let objects = items.into_iter().filter(|o| wanted(name, o)).collect();
+                    let reset = Extra::Reset {
+                        kind: name,
+                        namespace: namespace.clone(),
+                        objects,
+                    };
+                    if feed.send(Feed::Extra(reset)).is_err() {
+                        return;
+                    }
+                    v
+                }
+                Err(e) if e.is_not_found() || e.is_forbidden() => {
+                    let _ = feed.send(Feed::Warning(format!("note: not recording {}: {e}", kind.plural)));
+                    return;
+                }
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                    continue;
+                }
+            },
+        };
+        let stream = match resources::watch(&conn, kind, ns, None, &from, false, 290).await {
+            Ok(s) => s,
+            Err(e) => {
+                version = None;
+                if !matches!(e, ClusterError::Api { code: 410, .. }) {
+                    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                }
+                continue;
+            }
+        };
+        futures::pin_mut!(stream);
+        while let Some(item) = stream.next().await {
+            let extra = match item {
+                Ok(Watched::Applied(o, v)) => {
+                    version = Some(v);
+                    Extra::Applied(name, o)
+                }
+                Ok(Watched::Deleted(o, v)) => {
+                    version = Some(v);
+                    Extra::Deleted(name, o)
+                }
+                Ok(Watched::Bookmark { resource_version, .. }) => {
+                    version = Some(resource_version);
+                    continue;
+                }
+                Err(_) => {
+                    version = None;
+                    break;
+                }
+            };
+            let keep = match &extra {
+                Extra::Applied(k, o) | Extra::Deleted(k, o) => wanted(k, o),
+                _ => true,
+            };
+            if keep && feed.send(Feed::Extra(extra)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Tail this machine's audit log: each entry appended for `context` goes to the recording.
+pub(super) async fn tail_audit(path: PathBuf, context: String, feed: UnboundedSender<Feed>) {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut offset = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut ticks = tokio::time::interval(std::time::Duration::from_millis(500));
+    loop {
+        ticks.tick().await;
+        if feed.is_closed() {
+            return;
+        }
+        let Ok(mut file) = File::open(&path) else { continue };
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < offset {
+            offset = 0;
+        }
+        let mut new = Vec::new();
+        if file.seek(SeekFrom::Start(offset)).is_err() || file.read_to_end(&mut new).is_err() {
+            continue;
+        }
+        // whole lines only: a line being written waits for its newline
+        let Some(end) = new.iter().rposition(|b| *b == b'\n') else {
+            continue;
+        };
+        for line in new[..end].split(|b| *b == b'\n') {
+            let Ok(entry) = serde_json::from_slice::<Value>(line) else {
+                continue;
+            };
+            if entry.get("context").and_then(Value::as_str) == Some(context.as_str()) {
+                let _ = feed.send(Feed::Extra(Extra::Audit(entry)));
+            }
+        }
+        offset += end as u64 + 1;
+    }
+}

@@ -1,0 +1,193 @@
+//! Reading a store back: the sessions it holds (from, to, and the gaps between), the state at an
+//! instant (the keyframe at or before it and the changes up to it), and every record in order.
+
+use crate::frame::End;
+use crate::patch;
+use crate::record::{Key, Record, at_of};
+use crate::store::{Head, Store, read_segment};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io;
+
+/// A stretch of time the store holds completely: one recorder session (or what retention left
+/// of it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    pub from: DateTime<Utc>,
+    /// `None`: a recorder is writing it now.
+    pub to: Option<DateTime<Utc>>,
+    /// What it records: `-A`, or a namespace.
+    pub scope: String,
+    /// It ended without its stop record (a recorder killed, a machine gone): complete up to its
+    /// last record.
+    pub cut_short: bool,
+}
+
+impl Span {
+    pub fn holds(&self, at: DateTime<Utc>) -> bool {
+        self.from <= at && self.to.is_none_or(|to| at <= to)
+    }
+}
+
+/// The state at an instant.
+#[derive(Debug)]
+pub struct Replayed {
+    pub at: DateTime<Utc>,
+    pub state: BTreeMap<Key, Value>,
+    /// The span the instant is in, and the one before it (the gap is between them).
+    pub span: Span,
+    pub before: Option<Span>,
+}
+
+#[derive(Debug)]
+pub enum ReplayError {
+    /// Nothing is recorded for this context in this store.
+    Empty,
+    /// The instant is in no span.
+    Outside {
+        at: DateTime<Utc>,
+        spans: Vec<Span>,
+    },
+    Io(io::Error),
+}
+
+impl From<io::Error> for ReplayError {
+    fn from(e: io::Error) -> Self {
+        ReplayError::Io(e)
+    }
+}
+
+impl Store {
+    /// The spans the store holds, oldest first.
+    pub fn spans(&self) -> io::Result<Vec<Span>> {
+        let heads = self.heads()?;
+        let live = self.recording_now();
+        let mut spans: Vec<Span> = Vec::new();
+        let mut i = 0;
+        while i < heads.len() {
+            let first = &heads[i];
+            let mut last = i;
+            while last + 1 < heads.len() && heads[last + 1].session == first.session && !heads[last + 1].fresh {
+                last += 1;
+            }
+            let newest = last + 1 == heads.len();
+            let (end, stopped) = end_of(&heads[last])?;
+            spans.push(Span {
+                from: first.at,
+                to: if newest && live && !stopped { None } else { Some(end) },
+                scope: first.scope.clone(),
+                cut_short: !(stopped || newest && live),
+            });
+            i = last + 1;
+        }
+        Ok(spans)
+    }
+
+    /// The recorded state at `at`.
+    pub fn replay(&self, at: DateTime<Utc>) -> Result<Replayed, ReplayError> {
+        let spans = self.spans()?;
+        if spans.is_empty() {
+            return Err(ReplayError::Empty);
+        }
+        let Some(n) = spans.iter().position(|s| s.holds(at)) else {
+            return Err(ReplayError::Outside { at, spans });
+        };
+        let span = spans[n].clone();
+        let heads = self.heads()?;
+        // the newest segment of the span starting at or before `at` whose keyframe is whole
+        let candidates = heads.iter().rev().filter(|h| h.at <= at && h.at >= span.from);
+        for head in candidates {
+            if let Some(state) = state_at(head, at)? {
+                return Ok(Replayed {
+                    at,
+                    state,
+                    span,
+                    before: n.checked_sub(1).map(|p| spans[p].clone()),
+                });
+            }
+        }
+        Err(ReplayError::Outside { at, spans })
+    }
+
+    /// Every record the store holds, oldest first (a segment's torn tail left out).
+    pub fn scan(&self, mut each: impl FnMut(Record)) -> io::Result<()> {
+        for segment in self.segments()? {
+            let read = read_segment(&segment.path, |payload| {
+                if let Ok(r) = serde_json::from_slice(payload) {
+                    each(r);
+                }
+                true
+            });
+            match read {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The time of a segment's last whole record, and whether that was its session's stop.
+fn end_of(head: &Head) -> io::Result<(DateTime<Utc>, bool)> {
+    let (mut end, mut stopped) = (head.at, false);
+    let read = read_segment(&head.segment.path, |payload| {
+        if let Some(t) = at_of(payload) {
+            end = end.max(t);
+        }
+        stopped = payload.starts_with(br#"{"r":"stop""#);
+        true
+    });
+    match read {
+        Ok(_) => Ok((end, stopped)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((end, stopped)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The state at `at` from the segment `head` starts; `None` when its keyframe is torn.
+fn state_at(head: &Head, at: DateTime<Utc>) -> io::Result<Option<BTreeMap<Key, Value>>> {
+    let mut state: Option<BTreeMap<Key, Value>> = None;
+    let mut n = 0usize;
+    let read = read_segment(&head.segment.path, |payload| {
+        n += 1;
+        if n == 1 {
+            return true;
+        }
+        if at_of(payload).is_some_and(|t| t > at) {
+            return false;
+        }
+        let Ok(record) = serde_json::from_slice::<Record>(payload) else {
+            return true;
+        };
+        match (record, &mut state) {
+            (Record::Keyframe { objects, .. }, None) => {
+                state = Some(objects.into_iter().map(|o| (Key::of(&o.kind, &o.obj), o.obj)).collect());
+            }
+            (_, None) => return false,
+            (Record::Put { kind, obj, .. }, Some(s)) => {
+                s.insert(Key::of(&kind, &obj), obj);
+            }
+            (
+                Record::Patch {
+                    kind, ns, name, patch, ..
+                },
+                Some(s),
+            ) => {
+                let target = s.entry(Key { kind, ns, name }).or_insert(Value::Null);
+                patch::apply(target, &patch);
+            }
+            (Record::Delete { kind, ns, name, .. }, Some(s)) => {
+                s.remove(&Key { kind, ns, name });
+            }
+            _ => {}
+        }
+        true
+    });
+    match read {
+        Ok(End::Clean | End::Torn { .. }) => Ok(state),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}

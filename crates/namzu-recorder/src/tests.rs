@@ -1,0 +1,149 @@
+use super::*;
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::io::Write;
+
+fn t(minutes: i64) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-05-01T10:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+        + Duration::minutes(minutes)
+}
+
+fn sandbox(name: &str, replicas: u64) -> Value {
+    json!({"kind": "Sandbox", "metadata": {"name": name, "namespace": "agents", "resourceVersion": format!("{replicas}")}, "spec": {"replicas": replicas}})
+}
+
+fn names(state: &BTreeMap<Key, Value>) -> Vec<String> {
+    state
+        .iter()
+        .map(|(k, v)| format!("{}={}", k.name, v["spec"]["replicas"]))
+        .collect()
+}
+
+fn begin(store: &Store, at: DateTime<Utc>, limits: Limits) -> Writer {
+    let lock = store.lock(false).unwrap();
+    Writer::begin(store, lock, limits, "s", "-A", at, BTreeMap::new()).unwrap()
+}
+
+#[test]
+fn the_state_at_any_recorded_instant_is_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), "ctx/one");
+    let mut w = begin(&store, t(0), Limits::default());
+    w.put(t(1), "Sandbox", sandbox("a", 1)).unwrap();
+    w.put(t(2), "Sandbox", sandbox("b", 1)).unwrap();
+    w.put(t(3), "Sandbox", sandbox("a", 0)).unwrap();
+    // the same object again (a re-list) writes nothing
+    let before = store.segments().unwrap()[0].bytes;
+    w.put(t(3), "Sandbox", sandbox("a", 0)).unwrap();
+    assert_eq!(store.segments().unwrap()[0].bytes, before);
+    w.delete(t(4), &Key::of("Sandbox", &sandbox("b", 1))).unwrap();
+    w.stop(t(5)).unwrap();
+    let at = |m| names(&store.replay(t(m)).unwrap().state);
+    assert_eq!(at(0), Vec::<String>::new());
+    assert_eq!(at(1), ["a=1"]);
+    assert_eq!(at(2), ["a=1", "b=1"]);
+    assert_eq!(at(3), ["a=0", "b=1"]);
+    assert_eq!(at(5), ["a=0"]);
+    let spans = store.spans().unwrap();
+    assert_eq!(spans.len(), 1);
+    assert_eq!(
+        (spans[0].from, spans[0].to, spans[0].cut_short),
+        (t(0), Some(t(5)), false)
+    );
+    assert!(matches!(store.replay(t(6)), Err(ReplayError::Outside { .. })));
+    assert!(matches!(store.replay(t(-1)), Err(ReplayError::Outside { .. })));
+    assert!(matches!(
+        Store::open(dir.path(), "other").replay(t(1)),
+        Err(ReplayError::Empty)
+    ));
+}
+
+#[test]
+fn a_torn_tail_is_never_fatal_and_is_cut_when_a_recorder_opens_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), "c");
+    let mut w = begin(&store, t(0), Limits::default());
+    w.put(t(1), "Sandbox", sandbox("a", 1)).unwrap();
+    w.put(t(2), "Sandbox", sandbox("a", 0)).unwrap();
+    drop(w);
+    // a recorder killed mid-write: half a frame, then garbage
+    let path = store.segments().unwrap()[0].path.clone();
+    let whole = std::fs::metadata(&path).unwrap().len();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(&[40, 0, 0, 0, 1, 2, 3, 4, b'{', b'"']).unwrap();
+    f.write_all(b"garbage garbage").unwrap();
+    drop(f);
+    let spans = store.spans().unwrap();
+    assert_eq!((spans[0].to, spans[0].cut_short), (Some(t(2)), true));
+    assert_eq!(names(&store.replay(t(2)).unwrap().state), ["a=0"]);
+    // the next recorder cuts the tail, and starts its own session after the gap
+    let w = begin(&store, t(10), Limits::default());
+    assert_eq!(w.repaired, std::fs::metadata(&path).unwrap().len().abs_diff(whole + 25));
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), whole);
+    w.stop(t(11)).unwrap();
+    let spans = store.spans().unwrap();
+    assert_eq!(spans.len(), 2);
+    let r = store.replay(t(10)).unwrap();
+    assert_eq!(r.before.unwrap().to, Some(t(2)));
+    assert!(matches!(store.replay(t(5)), Err(ReplayError::Outside { .. })));
+}
+
+#[test]
+fn one_recorder_at_a_time_holds_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), "c");
+    let w = begin(&store, t(0), Limits::default());
+    assert!(store.recording_now());
+    assert!(matches!(store.lock(false), Err(LockError::Busy)));
+    assert_eq!(store.spans().unwrap()[0].to, None);
+    w.stop(t(1)).unwrap();
+    assert!(!store.recording_now());
+    assert!(store.lock(false).is_ok());
+}
+
+#[test]
+fn segments_compact_with_a_keyframe_and_old_ones_are_dropped_by_age_and_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), "c");
+    let limits = Limits {
+        retention_days: 1,
+        max_mb: 8,
+    };
+    let mut w = begin(&store, t(0), limits);
+    let pad = "x".repeat(2000);
+    // ~2 KB per change: past 1 MB of changes a segment is compacted
+    for i in 0..3000u64 {
+        let mut s = sandbox(&format!("w{}", i % 50), i);
+        s["spec"]["pad"] = json!(format!("{pad}{i}"));
+        w.put(t(i as i64), "Sandbox", s).unwrap();
+    }
+    let segments = store.segments().unwrap();
+    assert!(segments.len() >= 4, "{segments:?}");
+    let total: u64 = segments.iter().map(|s| s.bytes).sum();
+    assert!(total <= 8_000_000 + 2_000_000, "{total}");
+    // every instant still held replays to the objects' latest versions up to it
+    let r = store.replay(t(2999)).unwrap();
+    assert_eq!(r.state.len(), 50);
+    assert_eq!(
+        r.state[&Key::of("Sandbox", &sandbox("w49", 0))]["spec"]["replicas"],
+        2999
+    );
+    // three days on, a day's retention keeps only the newest segments
+    w.put(t(3 * 24 * 60), "Sandbox", sandbox("late", 1)).unwrap();
+    w.beat(t(3 * 24 * 60)).unwrap();
+    drop(w);
+    let spans = store.spans().unwrap();
+    // every segment that ended before the horizon (a day before the late change) is gone: the
+    // oldest one left ends (where the next begins) after it
+    let horizon = t(2 * 24 * 60);
+    let heads = store.heads().unwrap();
+    assert!(
+        heads.len() >= 2 && heads[1].at > horizon && heads[0].at <= horizon,
+        "{spans:?}"
+    );
+    assert_eq!(spans[0].to, Some(t(3 * 24 * 60)));
+    assert!(matches!(store.replay(t(1)), Err(ReplayError::Outside { .. })));
+}

@@ -1,0 +1,273 @@
+//! The one writer of a context's store (it holds the store's lock): a session starts a new
+//! segment with a keyframe of everything it was handed, then appends each change as it comes.
+//! A segment whose changes outgrow its keyframe (or the per-segment cap) is compacted: a new
+//! segment starts with a keyframe of the state then, so a replay reads at most about twice a
+//! keyframe. Retention and the size cap drop whole segments, oldest first, never the current one.
+
+use crate::frame::{self, MAGIC};
+use crate::patch;
+use crate::record::{Key, Object, Record};
+use crate::store::{self, Store};
+use chrono::{DateTime, Duration, Utc};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+
+/// The rules file's `recording:` bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Segments whose last record is older than this many days are dropped.
+    pub retention_days: u32,
+    /// The store's size cap in MB (10^6 bytes): the oldest segments go first.
+    pub max_mb: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            retention_days: 7,
+            max_mb: 500,
+        }
+    }
+}
+
+impl Limits {
+    fn cap_bytes(&self) -> u64 {
+        self.max_mb.saturating_mul(1_000_000)
+    }
+
+    /// The most one segment may hold: an eighth of the cap (so dropping one frees little), at
+    /// least 1 MB.
+    fn segment_bytes(&self) -> u64 {
+        (self.cap_bytes() / 8).max(1_000_000)
+    }
+}
+
+/// A recording session.
+pub struct Writer {
+    store: Store,
+    /// Held for the writer's life: no other recorder appends meanwhile.
+    _lock: File,
+    limits: Limits,
+    session: String,
+    scope: String,
+    file: File,
+    seq: u64,
+    /// This segment's bytes, and its head and keyframe's.
+    bytes: u64,
+    key_bytes: u64,
+    state: BTreeMap<Key, Value>,
+    last_at: DateTime<Utc>,
+    /// Bytes cut off a torn tail when the store was opened.
+    pub repaired: u64,
+}
+
+impl Writer {
+    /// Start a session at `at` holding `lock` (from [`Store::lock`]): a torn tail left by a
+    /// killed recorder is cut, a new segment starts with `state` as its keyframe, and retention
+    /// is applied.
+    pub fn begin(
+        store: &Store,
+        lock: File,
+        limits: Limits,
+        session: &str,
+        scope: &str,
+        at: DateTime<Utc>,
+        state: BTreeMap<Key, Value>,
+    ) -> io::Result<Writer> {
+        let segments = store.segments()?;
+        let mut repaired = 0;
+        if let Some(last) = segments.last() {
+            repaired = store::repair(&last.path)?;
+        }
+        let seq = segments.last().map_or(1, |s| s.seq + 1);
+        let mut w = Writer {
+            store: store.clone(),
+            _lock: lock,
+            limits,
+            session: session.to_string(),
+            scope: scope.to_string(),
+            file: new_segment(store, seq)?,
+            seq,
+            bytes: MAGIC.len() as u64,
+            key_bytes: 0,
+            state,
+            last_at: at,
+            repaired,
+        };
+        w.keyframe(at, true)?;
+        w.retain(at)?;
+        Ok(w)
+    }
+
+    /// The state as recorded so far.
+    pub fn state(&self) -> &BTreeMap<Key, Value> {
+        &self.state
+    }
+
+    fn append(&mut self, record: &Record) -> io::Result<()> {
+        let payload = serde_json::to_vec(record).map_err(io::Error::other)?;
+        let framed = frame::encode(&payload);
+        self.file.write_all(&framed)?;
+        self.bytes += framed.len() as u64;
+        self.last_at = self.last_at.max(record.at());
+        Ok(())
+    }
+
+    fn keyframe(&mut self, at: DateTime<Utc>, fresh: bool) -> io::Result<()> {
+        let head = Record::Head {
+            at,
+            session: self.session.clone(),
+            fresh,
+            scope: self.scope.clone(),
+        };
+        self.append(&head)?;
+        let objects = self
+            .state
+            .iter()
+            .map(|(k, v)| Object {
+                kind: k.kind.clone(),
+                obj: v.clone(),
+            })
+            .collect();
+        self.append(&Record::Keyframe { at, objects })?;
+        self.file.sync_data()?;
+        self.key_bytes = self.bytes;
+        Ok(())
+    }
+
+    /// `obj` of `kind` as a watch saw it at `at`; nothing is written when it is what the
+    /// recording already holds (a re-list).
+    pub fn put(&mut self, at: DateTime<Utc>, kind: &str, obj: Value) -> io::Result<()> {
+        let key = Key::of(kind, &obj);
+        let record = match self.state.get(&key) {
+            Some(prev) if *prev == obj => return Ok(()),
+            Some(prev) => match patch::diff(prev, &obj) {
+                Some(patch) => Record::Patch {
+                    at,
+                    kind: key.kind.clone(),
+                    ns: key.ns.clone(),
+                    name: key.name.clone(),
+                    patch,
+                },
+                None => Record::Put {
+                    at,
+                    kind: kind.to_string(),
+                    obj: obj.clone(),
+                },
+            },
+            None => Record::Put {
+                at,
+                kind: kind.to_string(),
+                obj: obj.clone(),
+            },
+        };
+        self.append(&record)?;
+        self.state.insert(key, obj);
+        self.maybe_compact(at)
+    }
+
+    /// The object went away.
+    pub fn delete(&mut self, at: DateTime<Utc>, key: &Key) -> io::Result<()> {
+        if self.state.remove(key).is_none() {
+            return Ok(());
+        }
+        self.append(&Record::Delete {
+            at,
+            kind: key.kind.clone(),
+            ns: key.ns.clone(),
+            name: key.name.clone(),
+        })?;
+        self.maybe_compact(at)
+    }
+
+    /// A kind's objects in `namespace` (every namespace with `None`) are exactly `keys` now (a
+    /// list or a streaming list's end): the others went away.
+    pub fn only(
+        &mut self,
+        at: DateTime<Utc>,
+        kind: &str,
+        namespace: Option<&str>,
+        keep: &dyn Fn(&Key) -> bool,
+    ) -> io::Result<()> {
+        let gone: Vec<Key> = self
+            .state
+            .keys()
+            .filter(|k| k.kind == kind && namespace.is_none_or(|ns| k.ns == ns) && !keep(k))
+            .cloned()
+            .collect();
+        for key in gone {
+            self.delete(at, &key)?;
+        }
+        Ok(())
+    }
+
+    /// One of this machine's audit entries.
+    pub fn audit(&mut self, at: DateTime<Utc>, entry: Value) -> io::Result<()> {
+        self.append(&Record::Audit { at, entry })
+    }
+
+    /// Nothing changed up to `at`; retention is applied.
+    pub fn beat(&mut self, at: DateTime<Utc>) -> io::Result<()> {
+        self.append(&Record::Beat { at })?;
+        self.file.sync_data()?;
+        self.retain(at)
+    }
+
+    /// End the session cleanly.
+    pub fn stop(mut self, at: DateTime<Utc>) -> io::Result<()> {
+        self.append(&Record::Stop { at })?;
+        self.file.sync_data()
+    }
+
+    /// When the last record was written.
+    pub fn last_at(&self) -> DateTime<Utc> {
+        self.last_at
+    }
+
+    fn maybe_compact(&mut self, at: DateTime<Utc>) -> io::Result<()> {
+        let changes = self.bytes - self.key_bytes;
+        if changes <= self.key_bytes.max(1_000_000) && self.bytes <= self.limits.segment_bytes() {
+            return Ok(());
+        }
+        self.file.sync_data()?;
+        self.seq += 1;
+        self.file = new_segment(&self.store, self.seq)?;
+        self.bytes = MAGIC.len() as u64;
+        self.keyframe(at, false)?;
+        self.retain(at)
+    }
+
+    /// Drop whole old segments: those ended more than the retention ago, then the oldest while
+    /// the store is over its cap. The current segment is never dropped.
+    fn retain(&mut self, now: DateTime<Utc>) -> io::Result<()> {
+        let heads = self.store.heads()?;
+        let horizon = now - Duration::days(i64::from(self.limits.retention_days));
+        let mut total: u64 = heads.iter().map(|h| h.segment.bytes).sum();
+        for (i, head) in heads.iter().enumerate() {
+            if head.segment.seq >= self.seq {
+                break;
+            }
+            // a segment ends where the next begins
+            let ended = heads.get(i + 1).map_or(now, |next| next.at);
+            if ended < horizon || total > self.limits.cap_bytes() {
+                match std::fs::remove_file(&head.segment.path) {
+                    Ok(()) => total = total.saturating_sub(head.segment.bytes),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn new_segment(store: &Store, seq: u64) -> io::Result<File> {
+    let mut file = OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .open(store.segment_path(seq))?;
+    file.write_all(MAGIC)?;
+    Ok(file)
+}
