@@ -310,11 +310,14 @@ fn start_of(claim: &Value, inputs: &Inputs<'_>, pools_by_name: &BTreeMap<(&str, 
         ),
     ];
     let ready_now = true_since(sbx, "Ready").is_some();
-    match ends.iter().find(|(t, _)| t.is_some_and(|t| t >= requested)) {
+    // conditions and Events carry whole seconds, the request may carry milliseconds: an end in
+    // the request's own second is at it
+    let floor = requested - Duration::milliseconds(999);
+    match ends.iter().find(|(t, _)| t.is_some_and(|t| t >= floor)) {
         Some((Some(t), until)) => {
             start.ready = Some(*t);
             start.until = Some(*until);
-            start.latency_ms = Some((*t - requested).num_milliseconds());
+            start.latency_ms = Some((*t - requested).num_milliseconds().max(0));
         }
         _ if ready_now => {
             start.unknown = Some(
@@ -336,7 +339,7 @@ fn resume_of(sbx: &Value, inputs: &Inputs<'_>) -> Option<Start> {
     if created(sbx).is_some_and(|c| stamp <= c + Duration::seconds(5)) || stamp < inputs.now - inputs.since {
         return None;
     }
-    let ready = true_since(sbx, "Ready").filter(|t| *t >= stamp);
+    let ready = true_since(sbx, "Ready").filter(|t| *t >= stamp - Duration::milliseconds(999));
     let template = non_empty(sbx, &["spec", "podTemplate", "metadata", "labels", TEMPLATE_LABEL]).unwrap_or("unknown");
     Some(Start {
         namespace: namespace(sbx).to_string(),
@@ -349,7 +352,7 @@ fn resume_of(sbx: &Value, inputs: &Inputs<'_>) -> Option<Start> {
         from: From::ModeChanged,
         ready,
         until: ready.map(|_| Until::SandboxReady),
-        latency_ms: ready.map(|t| (t - stamp).num_milliseconds()),
+        latency_ms: ready.map(|t| (t - stamp).num_milliseconds().max(0)),
         pending_ms: ready.is_none().then(|| (inputs.now - stamp).num_milliseconds().max(0)),
         unknown: None,
     })

@@ -128,6 +128,9 @@ pub struct Scenario {
     /// The API server the sim poses as: `server: {version: "1.20", gcDelay: 2s}`.
     #[serde(default)]
     pub server: Option<ServerSpec>,
+    /// Claims arriving on warm pools over the last stretch of time (`sim/pulse.rs`).
+    #[serde(default)]
+    pub pulse: Vec<super::pulse::PulseSpec>,
 }
 
 /// What a scenario sets of the server itself: its Kubernetes version (`"1.20"`: `/version`, and
@@ -274,6 +277,9 @@ impl Scenario {
             server.minor()?;
             server.gc_delay()?;
             server.latency()?;
+        }
+        for p in &scenario.pulse {
+            p.check()?;
         }
         Ok(scenario)
     }

@@ -5,8 +5,9 @@
 //!    Sandbox or the claim between the request and Ready.
 //! 2. **a pod leg out of line** — the start-up waterfall's legs (`timeline::waterfall`, the same
 //!    legs `history` shows) of the Sandbox's pod, each counted only for the time after the
-//!    request; a leg is out of line when it took at least twice the group's median of that leg
-//!    and [`MIN_EXCESS_MS`] more. The one furthest out names the cause: `scheduled` →
+//!    request; a leg is out of line when it took at least 1.5 times the group's median of that
+//!    leg (over the legs wholly after their request; 0 when no other start had it) and
+//!    [`MIN_EXCESS_MS`] more. The one furthest out names the cause: `scheduled` →
 //!    **unschedulable**, `image pulled` → **image-pull**, `started` / `ready` → **slow-readiness**.
 //! 3. **the claim's own path** — `launch-type: cold` → **pool-empty** (the pool had no member to
 //!    adopt); `warm` and the adopted member carries another template hash than the pool's newest
@@ -81,8 +82,9 @@ pub struct Blame {
     pub evidence: Vec<String>,
 }
 
-/// A leg of the pod's start-up counted from the request: its step, and the time after it.
-type Legs = Vec<(String, i64)>;
+/// A leg of the pod's start-up counted from the request: its step, the time after the request,
+/// and whether the whole leg was after it (a leg under way at the request is counted in part).
+type Legs = Vec<(String, i64, bool)>;
 
 /// The Events of each object, by (kind, name).
 struct Index {
@@ -164,17 +166,19 @@ fn legs(s: &Start, seen: &Seen<'_>, index: &Index) -> Legs {
     let Some(w) = w else { return out };
     let mut last = s.requested;
     if let Some(c) = created(pod).filter(|c| *c > s.requested) {
-        out.push(("pod created".to_string(), (c - s.requested).num_milliseconds()));
+        out.push(("pod created".to_string(), (c - s.requested).num_milliseconds(), true));
         last = c;
     }
+    let mut prev = created(pod).unwrap_or(last);
     for leg in &w.legs {
         if leg.to == "pod created" {
             continue;
         }
         if leg.at > last {
-            out.push((leg.to.clone(), (leg.at - last).num_milliseconds()));
+            out.push((leg.to.clone(), (leg.at - last).num_milliseconds(), prev >= s.requested));
             last = leg.at;
         }
+        prev = prev.max(leg.at);
     }
     out
 }
@@ -194,7 +198,11 @@ pub(super) fn slow(starts: &[&Start], p95: Option<i64>, inputs: &Inputs<'_>) -> 
     for step in ["pod created", "scheduled", "image pulled", "started", "ready"] {
         let of: Vec<i64> = all_legs
             .iter()
-            .flat_map(|l| l.iter().filter(|(s, _)| s == step).map(|(_, ms)| *ms))
+            .flat_map(|l| {
+                l.iter()
+                    .filter(|(s, _, whole)| s == step && *whole)
+                    .map(|(_, ms, _)| *ms)
+            })
             .collect();
         if let Some(m) = median(of) {
             medians.insert(step.to_string(), m);
@@ -218,7 +226,7 @@ fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, inputs: &In
         cause,
         evidence,
     };
-    let leg_words: Vec<String> = legs.iter().map(|(to, ms)| format!("{to} +{}", secs(*ms))).collect();
+    let leg_words: Vec<String> = legs.iter().map(|(to, ms, _)| format!("{to} +{}", secs(*ms))).collect();
     let legs_line = if leg_words.is_empty() {
         "no pod start-up after the request".to_string()
     } else {
@@ -229,10 +237,16 @@ fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, inputs: &In
     }
     let out_of_line = legs
         .iter()
-        .filter(|(to, _)| to != "pod created")
-        .filter_map(|(to, ms)| {
-            let m = *medians.get(to)?;
-            (*ms >= 2 * m && *ms - m >= MIN_EXCESS_MS).then_some((to, *ms, m))
+        .filter(|(to, _, _)| to != "pod created")
+        .filter_map(|(to, ms, whole)| {
+            // a whole leg no other start had (a pod scheduled at once, say) is out of line from
+            // zero; a leg under way at the request is judged against a median only
+            let m = match medians.get(to) {
+                Some(m) => *m,
+                None if *whole => 0,
+                None => return None,
+            };
+            (2 * *ms >= 3 * m && *ms - m >= MIN_EXCESS_MS).then_some((to, *ms, m))
         })
         .max_by_key(|(_, ms, m)| ms - m);
     if let Some((to, ms, m)) = out_of_line {
