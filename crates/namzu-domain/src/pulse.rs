@@ -266,6 +266,11 @@ pub(crate) fn about(e: &Value, kind: &str, object: &Value) -> bool {
         }
 }
 
+/// When a claim's start began: its `client-first-requested-at`, else its creation.
+pub fn requested(claim: &Value) -> Option<DateTime<Utc>> {
+    time(annotation(claim, FIRST_REQUESTED_AT)).or_else(|| created(claim))
+}
+
 /// One claim as a start.
 fn start_of(claim: &Value, inputs: &Inputs<'_>, pools_by_name: &BTreeMap<(&str, &str), &Value>) -> Start {
     let ns = namespace(claim);

@@ -177,14 +177,14 @@ pub fn play(
     let start = now - every * spec.claims as i32;
     // the pool as it was before the first claim: full and Ready
     controller.replenish(store, &spec.namespace, &spec.pool, start - Duration::minutes(10));
-    controller.reconcile_due(store, start - Duration::minutes(5));
+    advance(controller, store, start - Duration::minutes(5));
     let plan = spec.plan();
     let mut seq = 0usize;
     let mut i = 0usize;
     while i < spec.claims {
         let t = start + every * i as i32;
         let cause = plan[i];
-        controller.reconcile_due(store, t - Duration::seconds(1));
+        advance(controller, store, t - Duration::seconds(1));
         // a drain: claims take every member (a second earlier for a hold)
         if let Some(c) = cause.filter(|c| *c != "stale-member") {
             let at = if c == "replenish-hold" {
@@ -197,12 +197,6 @@ pub fn play(
                 arrive(controller, store, spec, &mut seq, at, None)?;
                 i += 1;
             }
-        }
-        if cause == Some("stale-member")
-            && let Some(mut m) = members(store, &spec.namespace, &spec.pool).into_iter().next()
-        {
-            m["metadata"]["labels"]["agents.x-k8s.io/sandbox-pod-template-hash"] = json!("0ld7e3a1");
-            store.update(&SANDBOXES, m);
         }
         let spread = 0.5 + (seq % 11) as f64 / 10.0;
         let slow = ms(Duration::milliseconds(
@@ -227,11 +221,31 @@ pub fn play(
             }),
             _ => Some(base.clone()),
         };
+        if cause == Some("stale-member") {
+            advance(controller, store, t);
+            // the member it will take was made from an older template
+            if let Some(mut m) = members(store, &spec.namespace, &spec.pool).into_iter().next() {
+                m["metadata"]["labels"]["agents.x-k8s.io/sandbox-pod-template-hash"] = json!("0ld7e3a1");
+                store.update(&SANDBOXES, m);
+            }
+        }
         arrive(controller, store, spec, &mut seq, t, knobs)?;
         i += 1;
     }
-    controller.reconcile_due(store, now);
+    advance(controller, store, now);
     Ok(())
+}
+
+/// Run every pass that falls due up to `t`, each at its own time (as the live sim's clock would).
+fn advance(controller: &mut Controller, store: &mut Store, t: DateTime<Utc>) {
+    // a bound, should a pass keep scheduling itself at its own instant
+    for _ in 0..100_000 {
+        match controller.next_due() {
+            Some(d) if d <= t => controller.reconcile_due(store, d),
+            _ => break,
+        }
+    }
+    controller.reconcile_due(store, t);
 }
 
 /// One claim arrives at `t` (its pass and what has fallen due before it run first).
@@ -243,7 +257,7 @@ fn arrive(
     t: DateTime<Utc>,
     knobs: Option<Knobs>,
 ) -> Result<(), String> {
-    controller.reconcile_due(store, t);
+    advance(controller, store, t);
     *seq += 1;
     let name = format!("{}-claim-{:05}", spec.pool, seq);
     controller

@@ -6,7 +6,8 @@
 //! 2. **a pod leg out of line** — the start-up waterfall's legs (`timeline::waterfall`, the same
 //!    legs `history` shows) of the Sandbox's pod, each counted only for the time after the
 //!    request; a leg is out of line when it took at least 1.5 times the group's median of that
-//!    leg (over the legs wholly after their request; 0 when no other start had it) and
+//!    leg among the group's other starts (over legs wholly after their request; 0 when no other
+//!    start had it) and
 //!    [`MIN_EXCESS_MS`] more. The one furthest out names the cause: `scheduled` →
 //!    **unschedulable**, `image pulled` → **image-pull**, `started` / `ready` → **slow-readiness**.
 //! 3. **the claim's own path** — `launch-type: cold` → **pool-empty** (the pool had no member to
@@ -175,7 +176,9 @@ fn legs(s: &Start, seen: &Seen<'_>, index: &Index) -> Legs {
             continue;
         }
         if leg.at > last {
-            out.push((leg.to.clone(), (leg.at - last).num_milliseconds(), prev >= s.requested));
+            // whole-second stamps: a leg begun in the request's second began with it
+            let whole = prev > s.requested - chrono::Duration::milliseconds(1000);
+            out.push((leg.to.clone(), (leg.at - last).num_milliseconds(), whole));
             last = leg.at;
         }
         prev = prev.max(leg.at);
@@ -194,25 +197,32 @@ pub(super) fn slow(starts: &[&Start], p95: Option<i64>, inputs: &Inputs<'_>) -> 
     let empty: [Value; 0] = [];
     let index = Index::new(inputs.events.unwrap_or(&empty));
     let all_legs: Vec<Legs> = starts.iter().map(|s| legs(s, &seen(s, inputs), &index)).collect();
-    let mut medians: HashMap<String, i64> = HashMap::new();
-    for step in ["pod created", "scheduled", "image pulled", "started", "ready"] {
-        let of: Vec<i64> = all_legs
-            .iter()
-            .flat_map(|l| {
-                l.iter()
-                    .filter(|(s, _, whole)| s == step && *whole)
-                    .map(|(_, ms, _)| *ms)
-            })
-            .collect();
-        if let Some(m) = median(of) {
-            medians.insert(step.to_string(), m);
+    // each slow start is held against the others' legs (its own would be its own median)
+    let medians_without = |k: usize| -> HashMap<String, i64> {
+        let mut medians = HashMap::new();
+        for step in ["pod created", "scheduled", "image pulled", "started", "ready"] {
+            let of: Vec<i64> = all_legs
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != k)
+                .flat_map(|(_, l)| {
+                    l.iter()
+                        .filter(|(s, _, whole)| s == step && *whole)
+                        .map(|(_, ms, _)| *ms)
+                })
+                .collect();
+            if let Some(m) = median(of) {
+                medians.insert(step.to_string(), m);
+            }
         }
-    }
+        medians
+    };
     starts
         .iter()
         .zip(&all_legs)
-        .filter(|(s, _)| s.latency_ms.is_some_and(|l| l > p95))
-        .map(|(s, legs)| blame_one(s, legs, &medians, inputs, &index))
+        .enumerate()
+        .filter(|(_, (s, _))| s.latency_ms.is_some_and(|l| l > p95))
+        .map(|(k, (s, legs))| blame_one(s, legs, &medians_without(k), inputs, &index))
         .collect()
 }
 
@@ -374,7 +384,11 @@ fn claim_path(s: &Start, seen: &Seen<'_>, inputs: &Inputs<'_>) -> (Cause, Vec<St
             .collect();
         pools::health(p, &in_ns, None, inputs.now).reference
     });
-    let pod_after = seen.pod.and_then(created).filter(|c| *c > s.requested);
+    // made at or after the request (a creation stamp of whole seconds: in its second too)
+    let pod_after = seen
+        .pod
+        .and_then(created)
+        .filter(|c| *c > s.requested - chrono::Duration::milliseconds(1000));
     if let (Some((newest, hash)), Some(own), Some(pod_at)) = (&reference, label(sbx, POOL_TEMPLATE_HASH), pod_after)
         && own != hash
     {

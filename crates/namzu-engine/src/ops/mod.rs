@@ -12,6 +12,8 @@
 //!   it with stop and throttle, and report one verdict per workspace.
 //! - [`port_forward`]: a local port that follows its workspace's own pod across restarts,
 //!   replacement and suspend/resume.
+//! - [`pulse`]: the fleet's pulse — claims per minute, warm-hit %, start latencies and the
+//!   blame of each slow start — from one bounded read per context.
 //! - [`follow`]: follow a set of contexts live, their reports merged into one stream (`list -w`
 //!   and the TUI render what it yields).
 //!
@@ -22,4 +24,5 @@ pub mod fleet;
 pub mod follow;
 pub mod leaks;
 pub mod port_forward;
+pub mod pulse;
 pub mod write;
