@@ -9,7 +9,8 @@
 //! **A stale member** (its `sandbox-pod-template-hash` not the template's) is adopted under
 //! `OnReplenish` as v1.0.3 does; the sim then rolls its pod template forward to the template's
 //! (the pod is made again — what a platform that refuses stale code pays), so the start costs a
-//! pod start-up. Under `Recreate` the pool has replaced stale members before any claim.
+//! pod start-up. Under `Recreate` the pool has replaced stale members before any claim. A claim
+//! on a pool whose status the scenario gives (a frozen pool) is left as given, unanswered.
 
 use super::super::resources::{TEMPLATES, WARM_POOLS};
 use super::pools::{POOL_TEMPLATE_HASH, WARM_POOL_SANDBOX, template_hash};
@@ -74,6 +75,10 @@ impl Controller {
         let pool = store
             .get(&WARM_POOLS, &ns, s(claim, "/spec/warmPoolRef/name"))
             .cloned()?;
+        // a pool whose status the scenario gave is left as given, and so are its claims
+        if self.frozen_pools.contains(&knob_key(&ns, s(&pool, "/metadata/name"))) {
+            return None;
+        }
         let template = store
             .get(&TEMPLATES, &ns, s(&pool, "/spec/sandboxTemplateRef/name"))
             .cloned()?;
