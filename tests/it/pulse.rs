@@ -175,3 +175,31 @@ async fn a_bad_window_is_refused() {
     assert!(o.status.success(), "{}", err(&o));
     assert!(out(&o).contains("No claims, warm pools or resumes"), "{}", out(&o));
 }
+
+/// The demo's staging namespace has a pool per cause: `pulse` shows each cause once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_shows_a_pulse_with_each_cause() {
+    let t = start_demo().await;
+    let p = json_of(&namzu(&t, &["pulse", "-n", "staging", "-o", "json"]).await);
+    let mut told: Vec<String> = p[0]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| g["slow"].as_array().unwrap().iter())
+        .map(|b| b["cause"].as_str().unwrap().to_string())
+        .collect();
+    told.sort();
+    assert_eq!(
+        told,
+        [
+            "controller-error",
+            "image-pull",
+            "pool-empty",
+            "replenish-hold",
+            "slow-readiness",
+            "stale-member",
+            "unschedulable"
+        ],
+        "{p}"
+    );
+}

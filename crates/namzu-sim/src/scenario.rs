@@ -327,6 +327,7 @@ impl Scenario {
         out.namespaces.retain(|ns| kept(ns));
         out.objects
             .retain(|o| kept(o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("")));
+        out.pulse.retain(|p| kept(&p.namespace));
         out.workspaces = self
             .workspaces
             .iter()
