@@ -27,7 +27,7 @@ use super::timeline::FIRST_REQUESTED_AT;
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 mod blame;
 pub use blame::{Blame, Cause};
@@ -225,18 +225,79 @@ pub(crate) fn label<'a>(obj: &'a Value, key: &str) -> Option<&'a str> {
     obj.get("metadata")?.get("labels")?.get(key)?.as_str()
 }
 
-/// The Sandbox a claim owns (by the claim's uid in its owner references, else its name).
-fn claimed<'a>(claim: &Value, sandboxes: &'a [Value]) -> Option<&'a Value> {
-    let (claim_uid, claim_name) = (uid(claim), name(claim));
-    sandboxes.iter().filter(|s| namespace(s) == namespace(claim)).find(|s| {
-        owner_refs(s).iter().any(|o| {
-            str_at(o, &["kind"]) == Some("SandboxClaim")
-                && match (str_at(o, &["uid"]), claim_uid) {
-                    (Some(a), Some(b)) => a == b,
-                    _ => str_at(o, &["name"]) == Some(claim_name),
+/// The objects of one context by namespace and name, read once: what each start needs is looked
+/// up, never searched for.
+pub(super) struct Lookup<'a> {
+    /// Claimed Sandboxes by `ns/claim-uid`, and by `ns/claim-name` (for a reference without uid).
+    by_claim_uid: HashMap<String, &'a Value>,
+    by_claim_name: HashMap<String, &'a Value>,
+    pub(super) sandboxes: HashMap<String, &'a Value>,
+    pub(super) pods: HashMap<String, &'a Value>,
+    pub(super) claims: HashMap<String, &'a Value>,
+    /// Each pool's newest member's name and hash (`ns/pool`): what a stale member is told against.
+    pub(super) references: HashMap<String, Option<(String, String)>>,
+    /// The Events, by the object they are about.
+    pub(super) events: blame::Index,
+}
+
+pub(super) fn key(ns: &str, name: &str) -> String {
+    format!("{ns}/{name}")
+}
+
+impl<'a> Lookup<'a> {
+    fn new(inputs: &Inputs<'a>) -> Lookup<'a> {
+        let by_name = |list: &'a [Value]| -> HashMap<String, &'a Value> {
+            list.iter().map(|o| (key(namespace(o), name(o)), o)).collect()
+        };
+        let (mut by_claim_uid, mut by_claim_name) = (HashMap::new(), HashMap::new());
+        for s in inputs.sandboxes {
+            for o in owner_refs(s)
+                .iter()
+                .filter(|o| str_at(o, &["kind"]) == Some("SandboxClaim"))
+            {
+                if let Some(u) = non_empty(o, &["uid"]) {
+                    by_claim_uid.entry(key(namespace(s), u)).or_insert(s);
                 }
-        })
-    })
+                if let Some(n) = str_at(o, &["name"]) {
+                    by_claim_name.entry(key(namespace(s), n)).or_insert(s);
+                }
+            }
+        }
+        let references = inputs
+            .pools
+            .iter()
+            .map(|p| {
+                let members: Vec<Value> = inputs
+                    .sandboxes
+                    .iter()
+                    .filter(|s| namespace(s) == namespace(p) && pools::is_member(p, s))
+                    .cloned()
+                    .collect();
+                (
+                    key(namespace(p), name(p)),
+                    pools::health(p, &members, None, inputs.now).reference,
+                )
+            })
+            .collect();
+        let empty: [Value; 0] = [];
+        Lookup {
+            by_claim_uid,
+            by_claim_name,
+            sandboxes: by_name(inputs.sandboxes),
+            pods: by_name(inputs.pods),
+            claims: by_name(inputs.claims),
+            references,
+            events: blame::Index::new(inputs.events.unwrap_or(&empty)),
+        }
+    }
+
+    /// The Sandbox a claim owns (by the claim's uid in its owner references, else its name).
+    fn claimed(&self, claim: &Value) -> Option<&'a Value> {
+        match uid(claim) {
+            Some(u) => self.by_claim_uid.get(&key(namespace(claim), u)).copied(),
+            None => self.by_claim_name.get(&key(namespace(claim), name(claim))).copied(),
+        }
+    }
 }
 
 /// The time an Event about `object` with `reason` was first seen.
@@ -272,7 +333,12 @@ pub fn requested(claim: &Value) -> Option<DateTime<Utc>> {
 }
 
 /// One claim as a start.
-fn start_of(claim: &Value, inputs: &Inputs<'_>, pools_by_name: &BTreeMap<(&str, &str), &Value>) -> Start {
+fn start_of(
+    claim: &Value,
+    inputs: &Inputs<'_>,
+    lookup: &Lookup<'_>,
+    pools_by_name: &BTreeMap<(&str, &str), &Value>,
+) -> Start {
     let ns = namespace(claim);
     let pool = str_at(claim, &["spec", "warmPoolRef", "name"]).unwrap_or("-");
     let template = pools_by_name
@@ -284,7 +350,7 @@ fn start_of(claim: &Value, inputs: &Inputs<'_>, pools_by_name: &BTreeMap<(&str, 
         Some(t) => (t, From::FirstRequested),
         None => (created(claim).unwrap_or(inputs.now), From::ClaimCreated),
     };
-    let sandbox = claimed(claim, inputs.sandboxes);
+    let sandbox = lookup.claimed(claim);
     let mut start = Start {
         namespace: ns.to_string(),
         claim: Some(name(claim).to_string()),
@@ -308,9 +374,14 @@ fn start_of(claim: &Value, inputs: &Inputs<'_>, pools_by_name: &BTreeMap<(&str, 
         (true_since(sbx, "Ready"), Until::SandboxReady),
         (true_since(claim, "Ready"), Until::ClaimReady),
         (
-            inputs
-                .events
-                .and_then(|e| event_of(e, "SandboxClaim", claim, "SandboxAdopted")),
+            inputs.events.and_then(|_| {
+                event_of(
+                    lookup.events.of("SandboxClaim", name(claim)),
+                    "SandboxClaim",
+                    claim,
+                    "SandboxAdopted",
+                )
+            }),
             Until::Adopted,
         ),
     ];
@@ -366,12 +437,13 @@ fn resume_of(sbx: &Value, inputs: &Inputs<'_>) -> Option<Start> {
 /// The pulse of one context's objects.
 pub fn pulse(inputs: &Inputs<'_>) -> Pulse {
     let since = inputs.now - inputs.since;
+    let lookup = Lookup::new(inputs);
     let pools_by_name: BTreeMap<(&str, &str), &Value> =
         inputs.pools.iter().map(|p| ((namespace(p), name(p)), p)).collect();
     let mut starts: Vec<Start> = inputs
         .claims
         .iter()
-        .map(|c| start_of(c, inputs, &pools_by_name))
+        .map(|c| start_of(c, inputs, &lookup, &pools_by_name))
         .filter(|s| s.requested >= since)
         .collect();
     let resumes: Vec<Start> = inputs
@@ -408,8 +480,8 @@ pub fn pulse(inputs: &Inputs<'_>) -> Pulse {
         let (warm, cold) = (count("warm"), count("cold"));
         let per_minute = claims.len() as f64 / minutes;
         let pool_obj = pools_by_name.get(&(ns.as_str(), pool.as_str())).copied();
-        let depth = pool_obj.map(|p| depth(p, inputs, per_minute, since, minutes));
-        let slow = blame::slow(&claims, claim_to_ready.p95_ms, inputs);
+        let depth = pool_obj.map(|p| depth(p, inputs, &lookup, per_minute, since, minutes));
+        let slow = blame::slow(&claims, claim_to_ready.p95_ms, &lookup);
         groups.push(Group {
             claims: claims.len(),
             claims_per_minute: round2(per_minute),
@@ -455,11 +527,18 @@ fn round2(x: f64) -> f64 {
 }
 
 /// A pool's depth against the claim rate, its refill and its stale members.
-fn depth(pool: &Value, inputs: &Inputs<'_>, per_minute: f64, since: DateTime<Utc>, minutes: f64) -> Depth {
+fn depth(
+    pool: &Value,
+    inputs: &Inputs<'_>,
+    lookup: &Lookup<'_>,
+    per_minute: f64,
+    since: DateTime<Utc>,
+    minutes: f64,
+) -> Depth {
     let in_ns: Vec<Value> = inputs
         .sandboxes
         .iter()
-        .filter(|s| namespace(s) == namespace(pool))
+        .filter(|s| namespace(s) == namespace(pool) && pools::is_member(pool, s))
         .cloned()
         .collect();
     let health = pools::health(pool, &in_ns, inputs.events, inputs.now);
@@ -475,7 +554,7 @@ fn depth(pool: &Value, inputs: &Inputs<'_>, per_minute: f64, since: DateTime<Utc
         .iter()
         .filter(|c| namespace(c) == namespace(pool))
         .filter(|c| str_at(c, &["spec", "warmPoolRef", "name"]) == Some(name(pool)))
-        .filter_map(|c| claimed(c, inputs.sandboxes))
+        .filter_map(|c| lookup.claimed(c))
         .filter(|s| label(s, LAUNCH_TYPE) == Some("warm"));
     let made = members
         .iter()

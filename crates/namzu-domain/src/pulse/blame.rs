@@ -18,10 +18,9 @@
 //! 4. else **unknown**, naming the slowest leg.
 
 use super::super::annotations::POOL_TEMPLATE_HASH;
-use super::super::object::{name, namespace, str_at};
-use super::super::pools;
+use super::super::object::{name, str_at};
 use super::super::timeline::{self, Regarding, waterfall};
-use super::{Inputs, Start, about, created, label};
+use super::{Lookup, Start, about, created, key, label};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
@@ -88,12 +87,12 @@ pub struct Blame {
 type Legs = Vec<(String, i64, bool)>;
 
 /// The Events of each object, by (kind, name).
-struct Index {
+pub(crate) struct Index {
     by: HashMap<(String, String), Vec<Value>>,
 }
 
 impl Index {
-    fn new(events: &[Value]) -> Index {
+    pub(super) fn new(events: &[Value]) -> Index {
         let mut by: HashMap<(String, String), Vec<Value>> = HashMap::new();
         for e in events {
             let Some(r) = e.get("involvedObject").or_else(|| e.get("regarding")) else {
@@ -106,7 +105,7 @@ impl Index {
         Index { by }
     }
 
-    fn of(&self, kind: &str, n: &str) -> &[Value] {
+    pub(super) fn of(&self, kind: &str, n: &str) -> &[Value] {
         self.by
             .get(&(kind.to_string(), n.to_string()))
             .map_or(&[], Vec::as_slice)
@@ -133,16 +132,13 @@ struct Seen<'a> {
     claim: Option<&'a Value>,
 }
 
-fn seen<'a>(s: &Start, inputs: &Inputs<'a>) -> Seen<'a> {
-    fn find<'v>(list: &'v [Value], n: Option<&str>, ns: &str) -> Option<&'v Value> {
-        let n = n?;
-        list.iter().find(|o| name(o) == n && namespace(o) == ns)
-    }
-    let (n, ns) = (s.sandbox.as_deref(), s.namespace.as_str());
+fn seen<'a>(s: &Start, lookup: &Lookup<'a>) -> Seen<'a> {
+    let find =
+        |map: &HashMap<String, &'a Value>, n: Option<&str>| n.and_then(|n| map.get(&key(&s.namespace, n)).copied());
     Seen {
-        sandbox: find(inputs.sandboxes, n, ns),
-        pod: find(inputs.pods, n, ns),
-        claim: find(inputs.claims, s.claim.as_deref(), ns),
+        sandbox: find(&lookup.sandboxes, s.sandbox.as_deref()),
+        pod: find(&lookup.pods, s.sandbox.as_deref()),
+        claim: find(&lookup.claims, s.claim.as_deref()),
     }
 }
 
@@ -192,11 +188,10 @@ fn median(mut v: Vec<i64>) -> Option<i64> {
 }
 
 /// The starts of one group above `p95`, each blamed.
-pub(super) fn slow(starts: &[&Start], p95: Option<i64>, inputs: &Inputs<'_>) -> Vec<Blame> {
+pub(super) fn slow(starts: &[&Start], p95: Option<i64>, lookup: &Lookup<'_>) -> Vec<Blame> {
     let Some(p95) = p95 else { return Vec::new() };
-    let empty: [Value; 0] = [];
-    let index = Index::new(inputs.events.unwrap_or(&empty));
-    let all_legs: Vec<Legs> = starts.iter().map(|s| legs(s, &seen(s, inputs), &index)).collect();
+    let index = &lookup.events;
+    let all_legs: Vec<Legs> = starts.iter().map(|s| legs(s, &seen(s, lookup), index)).collect();
     // each slow start is held against the others' legs (its own would be its own median)
     let medians_without = |k: usize| -> HashMap<String, i64> {
         let mut medians = HashMap::new();
@@ -222,12 +217,13 @@ pub(super) fn slow(starts: &[&Start], p95: Option<i64>, inputs: &Inputs<'_>) -> 
         .zip(&all_legs)
         .enumerate()
         .filter(|(_, (s, _))| s.latency_ms.is_some_and(|l| l > p95))
-        .map(|(k, (s, legs))| blame_one(s, legs, &medians_without(k), inputs, &index))
+        .map(|(k, (s, legs))| blame_one(s, legs, &medians_without(k), lookup))
         .collect()
 }
 
-fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, inputs: &Inputs<'_>, index: &Index) -> Blame {
-    let seen = seen(s, inputs);
+fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, lookup: &Lookup<'_>) -> Blame {
+    let seen = seen(s, lookup);
+    let index = &lookup.events;
     let latency_ms = s.latency_ms.unwrap_or(0);
     let blame = |cause, evidence| Blame {
         claim: s.claim.clone(),
@@ -274,7 +270,7 @@ fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, inputs: &In
         evidence.push(legs_line);
         return blame(cause, evidence);
     }
-    let (cause, mut evidence) = claim_path(s, &seen, inputs);
+    let (cause, mut evidence) = claim_path(s, &seen, lookup);
     evidence.push(legs_line);
     blame(cause, evidence)
 }
@@ -339,7 +335,7 @@ fn regarding_is(r: &Regarding, e: &Value) -> bool {
 }
 
 /// The claim's own path: cold, a stale member, a member not ready yet.
-fn claim_path(s: &Start, seen: &Seen<'_>, inputs: &Inputs<'_>) -> (Cause, Vec<String>) {
+fn claim_path(s: &Start, seen: &Seen<'_>, lookup: &Lookup<'_>) -> (Cause, Vec<String>) {
     let Some(sbx) = seen.sandbox else {
         return (Cause::Unknown, vec!["no Sandbox of the claim found".into()]);
     };
@@ -371,19 +367,7 @@ fn claim_path(s: &Start, seen: &Seen<'_>, inputs: &Inputs<'_>) -> (Cause, Vec<St
             );
         }
     }
-    let pool = inputs
-        .pools
-        .iter()
-        .find(|p| name(p) == s.pool && namespace(p) == s.namespace);
-    let reference = pool.and_then(|p| {
-        let in_ns: Vec<Value> = inputs
-            .sandboxes
-            .iter()
-            .filter(|m| namespace(m) == s.namespace)
-            .cloned()
-            .collect();
-        pools::health(p, &in_ns, None, inputs.now).reference
-    });
+    let reference = lookup.references.get(&key(&s.namespace, &s.pool)).cloned().flatten();
     // made at or after the request (a creation stamp of whole seconds: in its second too)
     let pod_after = seen
         .pod
