@@ -203,3 +203,47 @@ async fn the_demo_shows_a_pulse_with_each_cause() {
         "{p}"
     );
 }
+
+/// Across contexts: one object per context, each named, each with its own groups; the table
+/// leads each row with its context.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_contexts_give_one_pulse_per_context() {
+    let a = start_with(&scenario(), |c| c.namespace = "team".into()).await;
+    let b = start_with(&scenario(), |c| c.namespace = "team".into()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("fleet.kubeconfig");
+    namzu_sim::write_fleet_kubeconfig(&kubeconfig, &[("east", &a.sim), ("west", &b.sim)]).unwrap();
+    let kc = kubeconfig.display().to_string();
+    let args = |extra: &[&str]| {
+        let mut v: Vec<String> = ["--kubeconfig", kc.as_str(), "pulse", "-A", "--all-contexts"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let o = namzu_env(args(&["-o", "json"]), vec![now_env(&a)]).await;
+    let p = json_of(&o);
+    let contexts: Vec<&str> = p
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["context"].as_str().unwrap())
+        .collect();
+    assert_eq!(contexts, ["east", "west"]);
+    for c in p.as_array().unwrap() {
+        assert_eq!(
+            c["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|g| !g["slow"].as_array().unwrap().is_empty())
+                .count(),
+            7,
+            "{c}"
+        );
+    }
+    let text = out(&namzu_env(args(&[]), vec![now_env(&a)]).await);
+    assert!(text.starts_with("CONTEXT"), "{text}");
+    assert!(text.contains("slow start east/team/"), "{text}");
+}
