@@ -25,7 +25,7 @@ fn env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn scenario(starts: usize, per_cause: usize) -> String {
+fn scenario(starts: usize, per_cause: usize, ready: &str, jitter: usize, slow_by: &str) -> String {
     format!(
         "namespaces: [team]
 objects:
@@ -38,7 +38,7 @@ objects:
     metadata: {{name: coder-pool, namespace: team}}
     spec: {{replicas: 6, sandboxTemplateRef: {{name: coder}}}}
 pulse:
-  - {{namespace: team, pool: coder-pool, claims: {starts}, every: 3s, readyDelay: 6s, slowBy: 20s,
+  - {{namespace: team, pool: coder-pool, claims: {starts}, every: 3s, readyDelay: {ready}, jitter: {jitter}, slowBy: {slow_by},
       causes: {{pool-empty: {per_cause}, stale-member: {per_cause}, image-pull: {per_cause}, unschedulable: {per_cause}, controller-error: {per_cause}}}}}
 "
     )
@@ -56,6 +56,11 @@ fn nearest_rank(sorted: &[i64], p: usize) -> i64 {
 fn main() {
     let starts = env("NAMZU_BENCH_STARTS", 1000);
     let per_cause = env("NAMZU_BENCH_PER_CAUSE", 15);
+    // a cold start of 20 s ± 20 % (a pool's members as long, without the spread); an injected
+    // cause adds 15 s ± 50 %
+    let ready = std::env::var("NAMZU_BENCH_READY").unwrap_or_else(|_| "20s".into());
+    let jitter = env("NAMZU_BENCH_JITTER", 20);
+    let slow_by = std::env::var("NAMZU_BENCH_SLOW_BY").unwrap_or_else(|_| "15s".into());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
@@ -63,7 +68,8 @@ fn main() {
     config.strict = false;
     config.namespace = "team".into();
     let now = config.manual_clock.unwrap();
-    let scenario = Scenario::parse(&scenario(starts, per_cause), now).expect("the bench scenario parses");
+    let scenario = Scenario::parse(&scenario(starts, per_cause, &ready, jitter, &slow_by), now)
+        .expect("the bench scenario parses");
     let load = Instant::now();
     let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
     let load = load.elapsed();

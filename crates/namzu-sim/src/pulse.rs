@@ -12,6 +12,7 @@
 //!     readyDelay: 20s           # how long a pod takes to become Ready (members and cold ones)
 //!     causes: {pool-empty: 12, stale-member: 12, image-pull: 12, unschedulable: 12, controller-error: 12}
 //!     slowBy: 15s               # what an injected knob adds (spread ±50% claim by claim)
+//!     jitter: 20                # a cold pod's start-up varies ±20% claim by claim (default 0)
 //! ```
 //!
 //! How each cause is brought about: `pool-empty` — claims take every member at once just before
@@ -47,6 +48,10 @@ pub struct PulseSpec {
     pub causes: BTreeMap<String, usize>,
     #[serde(default)]
     pub slow_by: Option<String>,
+    /// A cold Sandbox's start-up varies by up to this many percent either way, claim by claim
+    /// (default 0: every pod the same).
+    #[serde(default)]
+    pub jitter: u8,
 }
 
 /// The causes a pulse can inject.
@@ -202,6 +207,18 @@ pub fn play(
         let slow = ms(Duration::milliseconds(
             (slow_by.num_milliseconds() as f64 * spread) as i64,
         ));
+        // this claim's own start-up, should it be made cold
+        let base = match (ready_delay, spec.jitter) {
+            (Some(d), j) if j > 0 => {
+                let j = i64::from(j.min(90));
+                let step = (seq as i64 * 37) % (2 * j + 1) - j;
+                Knobs {
+                    ready_delay_ms: ms(d + d * step as i32 / 100),
+                    ..base.clone()
+                }
+            }
+            _ => base.clone(),
+        };
         let knobs = match cause {
             Some("image-pull") => Some(Knobs {
                 pull_delay_ms: slow,

@@ -171,11 +171,15 @@ fn legs(s: &Start, seen: &Seen<'_>, index: &Index) -> Legs {
         if leg.to == "pod created" {
             continue;
         }
+        // whole-second stamps: a leg begun in the request's second began with it
+        let whole = prev > s.requested - chrono::Duration::milliseconds(1000);
         if leg.at > last {
-            // whole-second stamps: a leg begun in the request's second began with it
-            let whole = prev > s.requested - chrono::Duration::milliseconds(1000);
             out.push((leg.to.clone(), (leg.at - last).num_milliseconds(), whole));
             last = leg.at;
+        } else if whole {
+            // a step that took no time (a pod scheduled at once) is a leg of 0: the median of
+            // a leg is over every start whose pod started after its request
+            out.push((leg.to.clone(), 0, true));
         }
         prev = prev.max(leg.at);
     }
@@ -232,7 +236,11 @@ fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, lookup: &Lo
         cause,
         evidence,
     };
-    let leg_words: Vec<String> = legs.iter().map(|(to, ms, _)| format!("{to} +{}", secs(*ms))).collect();
+    let leg_words: Vec<String> = legs
+        .iter()
+        .filter(|(_, ms, _)| *ms > 0)
+        .map(|(to, ms, _)| format!("{to} +{}", secs(*ms)))
+        .collect();
     let legs_line = if leg_words.is_empty() {
         "no pod start-up after the request".to_string()
     } else {
