@@ -36,7 +36,7 @@ objects:
   - apiVersion: extensions.agents.x-k8s.io/v1beta1
     kind: SandboxWarmPool
     metadata: {{name: coder-pool, namespace: team}}
-    spec: {{replicas: 6, sandboxTemplateRef: {{name: coder}}}}
+    spec: {{replicas: 10, sandboxTemplateRef: {{name: coder}}}}
 pulse:
   - {{namespace: team, pool: coder-pool, claims: {starts}, every: 3s, readyDelay: {ready}, jitter: {jitter}, slowBy: {slow_by},
       causes: {{pool-empty: {per_cause}, stale-member: {per_cause}, image-pull: {per_cause}, unschedulable: {per_cause}, controller-error: {per_cause}}}}}
@@ -127,7 +127,7 @@ fn main() {
     }
     let accuracy = 100.0 * right as f64 / slow.len().max(1) as f64;
     println!(
-        "pulse bench: {starts} starts, {per_cause} per injected cause; sim load {load:.2?}, `pulse -n team -o json` {wall:.2?}"
+        "pulse bench: {starts} starts, {per_cause} per injected cause, cold start {ready} ± {jitter}%, a cause adds {slow_by} ± 50%; sim load {load:.2?}, `pulse -n team -o json` {wall:.2?}"
     );
     println!("truth by cause (every start): {by_cause:?}");
     println!(

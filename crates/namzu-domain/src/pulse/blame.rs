@@ -5,7 +5,7 @@
 //!    Sandbox or the claim between the request and Ready.
 //! 2. **a pod leg out of line** — the start-up waterfall's legs (`timeline::waterfall`, the same
 //!    legs `history` shows) of the Sandbox's pod, each counted only for the time after the
-//!    request; a leg is out of line when it took at least 1.5 times the group's median of that
+//!    request; a leg is out of line when it took at least 1.25 times the group's median of that
 //!    leg among the group's other starts (over legs wholly after their request; 0 when no other
 //!    start had it) and
 //!    [`MIN_EXCESS_MS`] more. The one furthest out names the cause: `scheduled` →
@@ -260,7 +260,7 @@ fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, lookup: &Lo
                 None if *whole => 0,
                 None => return None,
             };
-            (2 * *ms >= 3 * m && *ms - m >= MIN_EXCESS_MS).then_some((to, *ms, m))
+            (4 * *ms >= 5 * m && *ms - m >= MIN_EXCESS_MS).then_some((to, *ms, m))
         })
         .max_by_key(|(_, ms, m)| ms - m);
     if let Some((to, ms, m)) = out_of_line {
