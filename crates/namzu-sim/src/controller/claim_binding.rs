@@ -127,18 +127,7 @@ impl Controller {
                 name
             }
             None => {
-                let k = self.knobs.get(&knob_key(&ns, &claim_name)).cloned().unwrap_or_default();
-                truth = if k.error_for_ms.is_some() {
-                    "controller-error"
-                } else if k.schedule_delay_ms.is_some() {
-                    "unschedulable"
-                } else if k.pull_delay_ms.is_some() {
-                    "image-pull"
-                } else if k.readiness_delay_ms.is_some() {
-                    "slow-readiness"
-                } else {
-                    "pool-empty"
-                };
+                truth = cold_truth(&self.knobs.get(&knob_key(&ns, &claim_name)).cloned().unwrap_or_default());
                 let mut spec =
                     json!({"podTemplate": template.pointer("/spec/podTemplate").cloned().unwrap_or(json!({}))});
                 if let Some(v) = template.pointer("/spec/volumeClaimTemplates") {
@@ -233,6 +222,21 @@ impl Controller {
         }
         next["status"]["sandbox"] = json!({"name": s(sbx, "/metadata/name")});
         store.update(&CLAIMS, next);
+    }
+}
+
+/// What slowed a cold start, by the knob it was given (else the pool was empty).
+fn cold_truth(k: &Knobs) -> &'static str {
+    if k.error_for_ms.is_some() {
+        "controller-error"
+    } else if k.schedule_delay_ms.is_some() {
+        "unschedulable"
+    } else if k.pull_delay_ms.is_some() {
+        "image-pull"
+    } else if k.readiness_delay_ms.is_some() {
+        "slow-readiness"
+    } else {
+        "pool-empty"
     }
 }
 
