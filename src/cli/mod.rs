@@ -23,6 +23,7 @@ mod logs_many;
 pub mod output;
 pub(crate) mod overlay;
 pub(crate) mod port_forward;
+pub(crate) mod pulse;
 pub(crate) mod rbac;
 pub(crate) mod reconcile;
 pub(crate) mod record;
@@ -69,6 +70,9 @@ pub enum Command {
     /// Warm-pool capacity, pending pods and workspace counts by state.
     #[command(after_help = examples::CAPACITY)]
     Capacity(capacity::Args),
+    /// How fast workspaces start: claims per minute, warm-hit %, claim and resume → Ready
+    /// p50/p95/p99, pool depth against demand, and the cause of every start above p95.
+    Pulse(pulse::Args),
     /// What the fleet left behind (orphaned disks and policies, stuck and expired Sandboxes, …);
     /// --delete deletes the disks and policies, fenced by uid and resourceVersion.
     Leaks(leaks::Args),
@@ -186,6 +190,7 @@ pub async fn run(cli: Cli, name: &str) -> Result<(), exit::Failure> {
         Command::PortForward(args) => port_forward::run(&cli.globals, args).await,
         Command::History(args) => history::run(&cli.globals, args).await,
         Command::Capacity(args) => capacity::run(&cli.globals, args).await,
+        Command::Pulse(args) => pulse::run(&cli.globals, args).await,
         Command::Leaks(args) => leaks::run(&cli.globals, args).await,
         Command::Restore(args) => restore::run(&cli.globals, args).await,
         Command::Reconcile(args) => reconcile::run(&cli.globals, args).await,

@@ -23,8 +23,14 @@ async fn demo_scenario_loads_with_consistent_hashes() {
     let all = sim.list(&SANDBOXES, None);
     let workspaces: Vec<_> = all.iter().filter(|s| is_workspace(s)).collect();
     assert!(workspaces.len() >= 20, "{}", workspaces.len());
+    // the pulse's pools (`pulse-<cause>`): 7 × 20 claimed Sandboxes and 7 × 2 members
+    let pulse = all
+        .iter()
+        .filter(|s| s["metadata"]["name"].as_str().is_some_and(|n| n.starts_with("pulse-")))
+        .count();
+    assert_eq!(pulse, 154);
     assert_eq!(
-        all.len() - workspaces.len(),
+        all.len() - workspaces.len() - pulse,
         8,
         "three Sandboxes that are not workspaces, and the five members of staging's warm pools"
     );

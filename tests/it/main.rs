@@ -35,6 +35,7 @@ mod paged_reads;
 mod pools_claims;
 mod port_forward;
 mod properties;
+mod pulse;
 mod readme;
 mod realserver;
 mod refresh;

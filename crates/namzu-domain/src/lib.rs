@@ -24,6 +24,7 @@ pub mod patch;
 pub mod pod;
 pub mod pools;
 pub mod projection;
+pub mod pulse;
 pub mod quantities;
 pub mod rbac;
 pub mod refresh;

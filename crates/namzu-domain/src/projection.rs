@@ -202,6 +202,62 @@ pub const POLICY: Keep = Fields(&[
     ("specs", Each(&Fields(&[("endpointSelector", All)]))),
 ]);
 
+/// A condition with the time it last changed: what a pulse times starts by.
+const TIMED_CONDITIONS: Keep = Each(&Fields(&[
+    ("type", All),
+    ("status", All),
+    ("reason", All),
+    ("lastTransitionTime", All),
+]));
+
+/// A Sandbox as the pulse reads it (`domain::pulse`): metadata, its mode, the pod template's
+/// labels (the template it came from), and its conditions with their transition times.
+pub const PULSE_SANDBOX: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    ("metadata", META),
+    (
+        "spec",
+        Fields(&[
+            ("operatingMode", All),
+            ("podTemplate", Fields(&[("metadata", Fields(&[("labels", All)]))])),
+        ]),
+    ),
+    ("status", Fields(&[("conditions", TIMED_CONDITIONS)])),
+]);
+
+/// A pod as the start-up waterfall reads it: when it was made, its conditions' transitions and
+/// its containers' starts.
+pub const PULSE_POD: Keep = Fields(&[
+    ("apiVersion", All),
+    ("kind", All),
+    (
+        "metadata",
+        Fields(&[
+            ("name", All),
+            ("namespace", All),
+            ("uid", All),
+            ("creationTimestamp", All),
+            ("deletionTimestamp", All),
+        ]),
+    ),
+    (
+        "status",
+        Fields(&[
+            ("phase", All),
+            ("conditions", TIMED_CONDITIONS),
+            (
+                "containerStatuses",
+                Each(&Fields(&[
+                    ("name", All),
+                    ("state", All),
+                    ("lastState", Fields(&[("terminated", Fields(&[("startedAt", All)]))])),
+                ])),
+            ),
+        ]),
+    ),
+]);
+
 /// Prune `value` in place to what `keep` says.
 pub fn project(value: &mut Value, keep: Keep) {
     match (keep, value) {

@@ -2,6 +2,8 @@
 //! as far as a workspace sees them: pods, PVCs, conditions and events, with per-workspace knobs
 //! that reproduce the field's trouble. Driven by the sim's clock, so tests never sleep.
 
+mod claim_binding;
+pub use claim_binding::{TRUTH_CAUSE, TRUTH_READY_AT};
 mod claims;
 mod container_logs;
 mod disks;
@@ -63,6 +65,16 @@ pub struct Knobs {
     pub ready_message: Option<String>,
     pub ready_delay_ms: Option<u64>,
     pub grace_ms: Option<u64>,
+    /// The pod waits this long for a node (PodScheduled False/Unschedulable, a FailedScheduling
+    /// Event), then is scheduled.
+    pub schedule_delay_ms: Option<u64>,
+    /// The image pull takes this long (the `Pulled` Event says so); default 3/5 of the ready delay.
+    pub pull_delay_ms: Option<u64>,
+    /// The readiness probe passes this much later than the default, after the container started.
+    pub readiness_delay_ms: Option<u64>,
+    /// For this long after the Sandbox is made the controller reports `ReconcilerError` and makes
+    /// no pod; then it does.
+    pub error_for_ms: Option<u64>,
 }
 
 /// Default timings of the model.
@@ -120,6 +132,9 @@ pub struct Controller {
     pub frozen_pools: HashSet<String>,
     /// Pool uid → the last progress Event reason it recorded (one Event per transition).
     pool_progress: HashMap<String, String>,
+    /// Pools (`namespace`, `name`) whose pass falls due (a claim took a member: the pool
+    /// controller replenishes on its own watch, [`claim_binding::POOL_LAG_MS`] later).
+    pool_due: BTreeSet<(DateTime<Utc>, String, String)>,
 }
 
 /// A container's restarts: how many, the last run's end, when the running one started.
@@ -231,7 +246,8 @@ impl Controller {
 
     /// The earliest time a scheduled transition falls due.
     pub fn next_due(&self) -> Option<DateTime<Utc>> {
-        self.due_at.first().map(|(t, _)| *t)
+        let pool = self.pool_due.first().map(|(t, _, _)| *t);
+        self.due_at.first().map(|(t, _)| *t).into_iter().chain(pool).min()
     }
 
     /// One pass over every Sandbox. `settle` treats every delay as elapsed (scenario load).
@@ -240,6 +256,7 @@ impl Controller {
         self.due_of.clear();
         self.reconcile_pools(store, now);
         self.reconcile_claims(store, now);
+        self.bind_claims(store, now);
         let keys: Vec<(String, String)> = store
             .list(&SANDBOXES, None)
             .map(|s| {
@@ -257,6 +274,12 @@ impl Controller {
     /// The passes of what has fallen due by `now`, and only those: the cost of time passing is
     /// the Sandboxes it moves, not the store's size.
     pub fn reconcile_due(&mut self, store: &mut Store, now: DateTime<Utc>) {
+        // the pools' passes first, each at its own time (their members' passes follow)
+        while let Some((at, ns, pool)) = self.pool_due.first().cloned().filter(|(t, _, _)| *t <= now) {
+            self.pool_due.remove(&(at, ns.clone(), pool.clone()));
+            self.reconcile_due(store, at - Duration::milliseconds(1));
+            self.replenish(store, &ns, &pool, at);
+        }
         let mut keys = Vec::new();
         while let Some((_, key)) = self.due_at.first().cloned().filter(|(t, _)| *t <= now) {
             self.undue(&key);
@@ -442,6 +465,9 @@ impl Controller {
             let p = self.create_pod(store, &sbx, &knobs, now, settle);
             self.progress_pod(store, &sbx, p, &knobs, now);
         }
+        if self.erring(store, &sbx, &knobs, now) {
+            return;
+        }
         let pod = store.get(&PODS, &ns, &name).cloned();
         let suspended = s(&sbx, "/spec/operatingMode") == "Suspended";
         let mut extra = json!({});
@@ -511,8 +537,55 @@ impl Controller {
                 &now_s,
             );
         }
-        self.claim_events(store, &sbx, now);
-        self.write_status(store, &sbx, conds, extra);
+        self.finish(store, &sbx, conds, extra, now);
+    }
+
+    /// The pass's end: the claim's Events, the Sandbox's status, the claim's Ready.
+    fn finish(&mut self, store: &mut Store, sbx: &Value, conds: Vec<Value>, extra: Value, now: DateTime<Utc>) {
+        self.claim_events(store, sbx, now);
+        self.write_status(store, sbx, conds, extra);
+        self.sync_claim(store, s(sbx, "/metadata/namespace"), s(sbx, "/metadata/name"), now);
+    }
+
+    /// The claim that owns the Sandbox follows its Ready condition.
+    fn sync_claim(&mut self, store: &mut Store, ns: &str, name: &str, now: DateTime<Utc>) {
+        let Some(sbx) = store.get(&SANDBOXES, ns, name).cloned() else {
+            return;
+        };
+        let owner = sbx
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .and_then(|refs| refs.iter().find(|r| r["kind"] == "SandboxClaim"))
+            .map(|r| s(r, "/name").to_string());
+        if let Some(claim) = owner.and_then(|c| store.get(&CLAIMS, ns, &c).cloned())
+            && claim["metadata"]["uid"] == sbx["metadata"]["ownerReferences"][0]["uid"]
+        {
+            self.claim_ready(store, &sbx, &claim, now);
+        }
+    }
+
+    /// The `error_for_ms` knob: while it lasts, the controller reports `ReconcilerError` and
+    /// makes no pod (`true`).
+    fn erring(&mut self, store: &mut Store, sbx: &Value, knobs: &Knobs, now: DateTime<Utc>) -> bool {
+        let Some(ms) = knobs.error_for_ms else {
+            return false;
+        };
+        let Some(until) = parse_time(s(sbx, "/metadata/creationTimestamp"))
+            .map(|t| t + Duration::milliseconds(ms as i64))
+            .filter(|t| *t > now)
+        else {
+            return false;
+        };
+        self.due(until);
+        let msg = "Error seen: failed to create pod: Internal error occurred: resource quota evaluation timed out";
+        self.announce(store, sbx, "ReconcilerError", msg, "Warning", &k8s_time(now));
+        let cond = conditions_at(sbx, knobs, now);
+        let conds = vec![
+            cond("Ready", "False", "ReconcilerError", msg),
+            cond("Suspended", "False", "NotSuspended", "Sandbox is not suspended"),
+        ];
+        self.write_status(store, sbx, conds, json!({}));
+        true
     }
 
     fn write_status(&mut self, store: &mut Store, sbx: &Value, mut conds: Vec<Value>, extra: Value) {

@@ -15,6 +15,7 @@ mod kubeconfig;
 pub mod logs;
 pub mod pod_admission;
 pub mod portforward;
+pub mod pulse;
 pub mod record;
 pub mod resources;
 pub mod scenario;
@@ -832,6 +833,10 @@ fn load(shared: &Shared, scenario: &Scenario) -> Result<(), String> {
     }
     keep_given(&mut st, scenario, &now_s);
     let SimState { store, controller, .. } = &mut *st;
+    // the pulses' hour, played at the times it happened
+    for p in &scenario.pulse {
+        pulse::play(controller, store, p, now)?;
+    }
     // settle twice: pods are created, then move to their steady state
     controller.reconcile(store, now, true);
     controller.reconcile(store, now, true);

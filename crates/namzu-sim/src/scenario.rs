@@ -132,6 +132,9 @@ pub struct Scenario {
     /// [`crate::Sim::step_day`] makes as it moves the clock (issue 43's recorder benchmark).
     #[serde(default)]
     pub day: Option<Day>,
+    /// Claims arriving on warm pools over the last stretch of time (`sim/pulse.rs`).
+    #[serde(default)]
+    pub pulse: Vec<super::pulse::PulseSpec>,
 }
 
 /// The knob of a scripted day.
@@ -290,6 +293,9 @@ impl Scenario {
             server.gc_delay()?;
             server.latency()?;
         }
+        for p in &scenario.pulse {
+            p.check()?;
+        }
         Ok(scenario)
     }
 
@@ -336,6 +342,7 @@ impl Scenario {
         out.namespaces.retain(|ns| kept(ns));
         out.objects
             .retain(|o| kept(o.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("")));
+        out.pulse.retain(|p| kept(&p.namespace));
         out.workspaces = self
             .workspaces
             .iter()

@@ -75,6 +75,12 @@ pub const WARM_POOLS: ApiKind = kind(
     "sandboxwarmpools",
 );
 pub const PODS: ApiKind = projected(kind("", "v1", "Pod", "pods"), projection::POD);
+/// Sandboxes and pods as the pulse reads them (their conditions' transition times kept).
+pub const PULSE_SANDBOXES: ApiKind = projected(
+    kind("agents.x-k8s.io", "v1beta1", "Sandbox", "sandboxes"),
+    projection::PULSE_SANDBOX,
+);
+pub const PULSE_PODS: ApiKind = projected(kind("", "v1", "Pod", "pods"), projection::PULSE_POD);
 pub const PVCS: ApiKind = projected(
     kind("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
     projection::PVC,

@@ -14,6 +14,8 @@
 //! - [`record`]: the flight recorder: follow the fleet with its recording on until stopped.
 //! - [`port_forward`]: a local port that follows its workspace's own pod across restarts,
 //!   replacement and suspend/resume.
+//! - [`pulse`]: the fleet's pulse — claims per minute, warm-hit %, start latencies and the
+//!   blame of each slow start — from one bounded read per context.
 //! - [`follow`]: follow a set of contexts live, their reports merged into one stream (`list -w`
 //!   and the TUI render what it yields).
 //!
@@ -26,6 +28,7 @@ pub mod follow;
 pub mod inventory;
 pub mod leaks;
 pub mod port_forward;
+pub mod pulse;
 pub mod record;
 pub mod replay;
 pub mod write;

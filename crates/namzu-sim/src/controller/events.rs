@@ -19,9 +19,17 @@ impl Controller {
         let Some(claim) = store.get(&CLAIMS, ns, s(&owner, "/name")).cloned() else {
             return;
         };
-        let at = s(sbx, "/metadata/creationTimestamp").to_string();
         let pool = s(&claim, "/spec/warmPoolRef/name");
-        let (reason, message) = if !pool.is_empty() && name != s(&claim, "/metadata/name") {
+        let adopted = !pool.is_empty() && name != s(&claim, "/metadata/name");
+        // made for the claim when it was made; adopted by the sim's binding when the claim took
+        // it (its first pass since); a scenario's adopted workspace, when it was made
+        let bound = sbx.pointer("/metadata/labels/agents.x-k8s.io~1claim-uid").is_some();
+        let at = if adopted && bound {
+            k8s_time(now)
+        } else {
+            s(sbx, "/metadata/creationTimestamp").to_string()
+        };
+        let (reason, message) = if adopted {
             (
                 "SandboxAdopted",
                 format!("Adopted Sandbox {name} from warm pool {pool}"),

@@ -152,6 +152,8 @@ struct StartUp {
     image: String,
     containers: Vec<String>,
     started: DateTime<Utc>,
+    /// Bound to a node (the `schedule_delay_ms` knob after `started`; else at once).
+    scheduled: DateTime<Utc>,
     pulled: DateTime<Utc>,
     ready_at: DateTime<Utc>,
     now: DateTime<Utc>,
@@ -169,7 +171,7 @@ impl StartUp {
 
     fn not_ready(&self, reason: &str, when: &str) -> Vec<Value> {
         let msg = format!("containers with unready status: [{}]", self.containers.join(" "));
-        let started = k8s_time(self.started);
+        let started = k8s_time(self.scheduled);
         vec![
             pod_condition("PodReadyToStartContainers", "True", "", "", when),
             pod_condition("Initialized", "True", "", "", &started),
@@ -183,7 +185,7 @@ impl StartUp {
         next["spec"]["nodeName"] = json!(NODE);
         next["status"]["hostIP"] = json!("10.0.0.11");
         next["status"]["hostIPs"] = json!([{"ip":"10.0.0.11"}]);
-        next["status"]["startTime"] = json!(k8s_time(self.started));
+        next["status"]["startTime"] = json!(k8s_time(self.scheduled));
     }
 
     /// Each container's status in `state`, with its restarts so far.
@@ -213,7 +215,7 @@ impl StartUp {
 
     /// Scheduled and pulling: the events every pod the scheduler can place gets.
     fn placed_events(&self, events: &mut Vec<PodEvent>) {
-        let (ns, name, image, at) = (&self.ns, &self.name, &self.image, k8s_time(self.started));
+        let (ns, name, image, at) = (&self.ns, &self.name, &self.image, k8s_time(self.scheduled));
         events.push((
             "Scheduled",
             format!("Successfully assigned {ns}/{name} to {NODE}"),
@@ -271,7 +273,7 @@ impl StartUp {
         for k in ["hostIP", "hostIPs", "startTime"] {
             next["status"][k] = st[k].clone();
         }
-        next["status"]["conditions"] = json!(self.not_ready("ContainersNotReady", &k8s_time(self.started)));
+        next["status"]["conditions"] = json!(self.not_ready("ContainersNotReady", &k8s_time(self.scheduled)));
         next["status"]["containerStatuses"] = self.container_statuses(
             restarts,
             &|_| json!({"waiting":{"reason":"ContainerCreating"}}),
@@ -283,7 +285,7 @@ impl StartUp {
     /// Pulled, then each container created and started.
     fn pulled_events(&self, events: &mut Vec<PodEvent>) {
         let (image, at) = (&self.image, k8s_time(self.pulled));
-        let pull = self.pulled - self.started;
+        let pull = self.pulled - self.scheduled;
         events.push((
             "Pulled",
             format!(
@@ -337,7 +339,18 @@ impl Controller {
         }
         let mut next = pod.clone();
         let mut pod_events: Vec<PodEvent> = Vec::new();
-        if knobs.unschedulable.is_none() && !knobs.pvc_pending && !knobs.disk_missing {
+        if knobs.unschedulable.is_none() && !knobs.pvc_pending && !knobs.disk_missing && now >= p.scheduled {
+            if p.scheduled > p.started {
+                // it waited for a node: the scheduler said so when it was made
+                let msg = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+                pod_events.push((
+                    "FailedScheduling",
+                    msg.to_string(),
+                    "Warning",
+                    SCHEDULER,
+                    k8s_time(p.started),
+                ));
+            }
             p.placed_events(&mut pod_events);
         }
         if let Some(msg) = &knobs.unschedulable {
@@ -345,6 +358,25 @@ impl Controller {
             next["status"]["conditions"] =
                 json!([pod_condition("PodScheduled", "False", "Unschedulable", msg, &p.now_s)]);
             pod_events.push(("FailedScheduling", msg.clone(), "Warning", SCHEDULER, p.now_s.clone()));
+        } else if now < p.scheduled {
+            // waiting for a node a while (the `schedule_delay_ms` knob)
+            let msg = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+            next["status"] = p.base("Pending");
+            next["status"]["conditions"] = json!([pod_condition(
+                "PodScheduled",
+                "False",
+                "Unschedulable",
+                msg,
+                &k8s_time(p.started)
+            )]);
+            pod_events.push((
+                "FailedScheduling",
+                msg.to_string(),
+                "Warning",
+                SCHEDULER,
+                k8s_time(p.started),
+            ));
+            self.due(p.scheduled);
         } else if knobs.pvc_pending || knobs.disk_missing {
             // waiting for its disks: the PVC's own events say why
             next["status"] = p.base("Pending");
@@ -379,10 +411,17 @@ impl Controller {
             .map(|ms| Duration::milliseconds(ms as i64))
             .unwrap_or(self.timing.ready_delay);
         let started = *self.started.entry(uid.clone()).or_insert(now);
+        let ms = |v: Option<u64>| Duration::milliseconds(v.unwrap_or(0) as i64);
+        let scheduled = started + ms(knobs.schedule_delay_ms);
+        let pull = knobs
+            .pull_delay_ms
+            .map_or(ready_delay * 3 / 5, |v| Duration::milliseconds(v as i64));
+        let pulled = scheduled + pull;
+        let ready_at = pulled + (ready_delay - ready_delay * 3 / 5) + ms(knobs.readiness_delay_ms);
         let started_at = pod
             .pointer("/status/containerStatuses/0/state/running/startedAt")
             .and_then(Value::as_str)
-            .map_or_else(|| k8s_time(started + ready_delay * 3 / 5), str::to_string);
+            .map_or_else(|| k8s_time(pulled), str::to_string);
         StartUp {
             name: s(pod, "/metadata/name").to_string(),
             ns: s(pod, "/metadata/namespace").to_string(),
@@ -398,8 +437,9 @@ impl Controller {
                 .unwrap_or_default(),
             uid,
             started,
-            pulled: started + ready_delay * 3 / 5,
-            ready_at: started + ready_delay,
+            scheduled,
+            pulled,
+            ready_at,
             now,
             now_s: k8s_time(now),
             started_at,
@@ -420,7 +460,7 @@ impl Controller {
         let h = u32::from_str_radix(&name_hash(&p.uid), 16).unwrap_or(0);
         let ip = format!("10.244.{}.{}", (h >> 8) & 0xff, (h & 0xfd) + 2);
         let mut st = json!({"qosClass":p.qos,"hostIP":"10.0.0.11","hostIPs":[{"ip":"10.0.0.11"}],
-            "podIP":ip,"podIPs":[{"ip":ip}],"startTime":k8s_time(p.started)});
+            "podIP":ip,"podIPs":[{"ip":ip}],"startTime":k8s_time(p.scheduled)});
         if knobs.pod_failed {
             let now_s = &p.now_s;
             st["phase"] = json!("Failed");
@@ -448,7 +488,7 @@ impl Controller {
         } else if knobs.crash_loop {
             self.crash_loop_status(pod, p, &mut st, pod_events);
         } else {
-            let (pulled, started, ready_at) = (k8s_time(p.pulled), k8s_time(p.started), k8s_time(p.ready_at));
+            let (pulled, started, ready_at) = (k8s_time(p.pulled), k8s_time(p.scheduled), k8s_time(p.ready_at));
             st["phase"] = json!("Running");
             st["conditions"] = json!([
                 pod_condition("PodReadyToStartContainers", "True", "", "", &pulled),

@@ -21,7 +21,7 @@ pub(super) const POOL_TEMPLATE_HASH: &str = "agents.x-k8s.io/sandbox-pod-templat
 pub(super) const NOT_PROGRESSING_AFTER_MINUTES: i64 = 5;
 
 /// The sim's hash of a template's pod template.
-fn template_hash(template: &Value) -> String {
+pub(super) fn template_hash(template: &Value) -> String {
     let mut pod_template = template.pointer("/spec/podTemplate").cloned().unwrap_or(Value::Null);
     super::super::store::sort_keys(&mut pod_template);
     name_hash(&pod_template.to_string())
@@ -59,6 +59,14 @@ impl Controller {
                 continue;
             }
             self.reconcile_pool(store, &pool, now);
+        }
+    }
+
+    /// One pool's pass now (a claim took a member): left alone when the scenario froze it.
+    pub(super) fn reconcile_pool_now(&mut self, store: &mut Store, pool: &Value, now: DateTime<Utc>) {
+        let key = knob_key(s(pool, "/metadata/namespace"), s(pool, "/metadata/name"));
+        if !self.frozen_pools.contains(&key) {
+            self.reconcile_pool(store, pool, now);
         }
     }
 
