@@ -597,7 +597,7 @@ fn a_fleet_opens_without_waiting_for_its_slowest_context() {
 
 /// The one-cluster demo in a terminal of `width`×`height`, its list on screen; the binary's
 /// home (its config and state) is the returned directory's.
-fn one_cluster_demo(width: u16, height: u16, session: &'static str) -> (Tmux, tempfile::TempDir) {
+pub(crate) fn one_cluster_demo(width: u16, height: u16, session: &'static str) -> (Tmux, tempfile::TempDir) {
     let t = Tmux::new(session);
     let home = tempfile::tempdir().unwrap();
     let bin = bin_line(home.path(), &[]);

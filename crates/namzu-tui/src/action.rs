@@ -74,24 +74,29 @@ pub enum Action {
     Crashed(String),
     /// SIGTERM, SIGHUP or SIGINT: quit as `q` does, restoring the terminal.
     Terminated,
-    /// The log pane's stream `stream` opened: the pod and container it reads.
+    /// The log pane's stream `stream` opened: the pod and container it reads. `from` is which
+    /// of the pane's workspaces it is (0 for a pane of one).
     LogOpened {
         stream: u64,
+        from: usize,
         source: String,
     },
-    /// Lines of stream `stream`, all that had arrived.
+    /// Lines of stream `stream` from workspace `from`, all that had arrived.
     LogLines {
         stream: u64,
+        from: usize,
         lines: Vec<String>,
     },
     /// A restart, a reconnect: said in the pane between the lines.
     LogNote {
         stream: u64,
+        from: usize,
         text: String,
     },
-    /// Stream `stream` ended (`failed`: it could not be read at all), and why.
+    /// Stream `stream` of workspace `from` ended (`failed`: it could not be read at all), and why.
     LogEnded {
         stream: u64,
+        from: usize,
         text: String,
         failed: bool,
     },
@@ -171,6 +176,13 @@ pub enum Effect {
         previous: bool,
         stream: u64,
     },
+    /// Stream the logs of several workspaces (the marked rows, each in its own context) into one
+    /// log pane, each line after its workspace, as `kubectl namzu logs -f` does with several.
+    LogsOf {
+        keys: Vec<WorkspaceKey>,
+        previous: bool,
+        stream: u64,
+    },
     /// Stop the log pane's stream `stream` (and any older one, whichever runs first).
     StopLogs {
         key: WorkspaceKey,
@@ -221,8 +233,8 @@ impl Effect {
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
             Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } => context,
-            // the terminal's, no context's
-            Effect::Copy(_) => "",
+            // the terminal's, no context's; several contexts' (the Io finds each)
+            Effect::Copy(_) | Effect::LogsOf { .. } => "",
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

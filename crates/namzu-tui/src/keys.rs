@@ -240,7 +240,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('l'), Logs)],
         label: "l",
-        does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save",
+        does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save; on marked rows, every marked workspace's log in one pane, each line after its workspace (coloured), each followed as logs -f",
         hint: "l logs",
         footer_order: 11,
     },

@@ -519,3 +519,78 @@ fn f_on_a_running_row_says_suspend_first_and_opens_nothing() {
     assert!(app.popups.is_empty());
     assert!(app.status.contains("S, then F"), "{}", app.status);
 }
+
+#[test]
+fn l_on_marked_rows_opens_one_pane_over_all_of_them_each_line_after_its_workspace() {
+    let mut app = app(false);
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    let effects = press(&mut app, KeyCode::Char('l'));
+    let [
+        Effect::LogsOf {
+            keys,
+            previous: false,
+            stream,
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("one stream of the marked rows: {effects:?}")
+    };
+    let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+    assert_eq!(ids, ["alpha", "bravo"]);
+    let stream = *stream;
+    for from in [0, 1] {
+        let source = "pod p".to_string();
+        update(&mut app, Action::LogOpened { stream, from, source });
+    }
+    update(
+        &mut app,
+        Action::LogLines {
+            stream,
+            from: 1,
+            lines: vec!["b says".into()],
+        },
+    );
+    update(
+        &mut app,
+        Action::LogLines {
+            stream,
+            from: 0,
+            lines: vec!["a says".into()],
+        },
+    );
+    update(
+        &mut app,
+        Action::LogEnded {
+            stream,
+            from: 0,
+            text: "pod gone".into(),
+            failed: false,
+        },
+    );
+    let Some(Popup::Logs(pane)) = app.popups.last() else {
+        panic!("the pane")
+    };
+    assert_eq!(
+        pane.text(),
+        "--- alpha: pod p ---\n--- bravo: pod p ---\nbravo b says\nalpha a says\n--- alpha: ended: pod gone ---\n"
+    );
+    assert_eq!(pane.state, crate::logs::LogState::Streaming, "bravo still streams");
+    update(
+        &mut app,
+        Action::LogEnded {
+            stream,
+            from: 1,
+            text: "x".into(),
+            failed: true,
+        },
+    );
+    let Some(Popup::Logs(pane)) = app.popups.last() else {
+        panic!("the pane")
+    };
+    assert!(
+        matches!(pane.state, crate::logs::LogState::Ended(_)),
+        "{:?}",
+        pane.state
+    );
+}

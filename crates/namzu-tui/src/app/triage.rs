@@ -13,6 +13,9 @@ use ratatui::crossterm::event::KeyEvent;
 
 /// A list key of triage: open the pane, ask for the shell, open the history.
 pub(crate) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
+    if command == Command::Logs && !app.view.marks.is_empty() {
+        return logs_of_marked(app);
+    }
     let Some(key) = app.selected_key() else {
         app.status = "no row selected".into();
         return Vec::new();
@@ -37,6 +40,32 @@ pub(crate) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Forward => forward(app, key),
         _ => Vec::new(),
     }
+}
+
+/// `l` on marked rows: one pane over every marked workspace, each line after its workspace
+/// (its id; its namespace too across namespaces, its context across several).
+fn logs_of_marked(app: &mut App) -> Vec<Effect> {
+    let all_namespaces = matches!(app.scope, namzu_engine::cluster::inventory::Scope::All) || app.mixed_namespaces();
+    let keys: Vec<(WorkspaceKey, String)> = app
+        .view
+        .marks
+        .iter()
+        .map(|k| {
+            let label = if all_namespaces {
+                k.qualified(app.several_contexts)
+            } else {
+                k.who(app.several_contexts)
+            };
+            (k.clone(), label)
+        })
+        .collect();
+    app.log_streams += 1;
+    let Some(pane) = LogPane::of_several(keys, app.log_streams) else {
+        return Vec::new();
+    };
+    let open = pane.open();
+    app.popups.push(Popup::Logs(Box::new(pane)));
+    vec![open]
 }
 
 /// `:shell [ID]`: a shell in the selected row's pod, `typed` the id the user typed after it.
@@ -148,29 +177,49 @@ fn pane_of(app: &mut App, stream: u64) -> Option<&mut LogPane> {
 /// An answer of triage's I/O.
 pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
-        Action::LogOpened { stream, source } => {
+        Action::LogOpened { stream, from, source } => {
             if let Some(pane) = pane_of(app, stream) {
-                pane.source = source;
                 pane.state = LogState::Streaming;
+                if pane.members.is_empty() {
+                    pane.source = source;
+                } else {
+                    let label = pane.label(from).to_string();
+                    pane.push([Line::Note(format!("--- {label}: {source} ---"))]);
+                }
             }
         }
-        Action::LogLines { stream, lines } => {
+        Action::LogLines { stream, from, lines } => {
             if let Some(pane) = pane_of(app, stream) {
-                pane.push(lines.into_iter().map(Line::Log));
+                if pane.members.is_empty() {
+                    pane.push(lines.into_iter().map(Line::Log));
+                } else {
+                    pane.push(lines.into_iter().map(|l| Line::Of(from, l)));
+                }
             }
         }
-        Action::LogNote { stream, text } => {
+        Action::LogNote { stream, from, text } => {
             if let Some(pane) = pane_of(app, stream) {
+                let text = match pane.label(from) {
+                    "" => text,
+                    label => format!("--- {label}: {}", text.trim_start_matches("--- ")),
+                };
                 pane.push([Line::Note(text)]);
             }
         }
-        Action::LogEnded { stream, text, failed } => {
+        Action::LogEnded {
+            stream,
+            from,
+            text,
+            failed,
+        } => {
             if let Some(pane) = pane_of(app, stream) {
-                pane.state = if failed {
-                    LogState::Failed(text)
+                if !pane.members.is_empty() {
+                    pane.member_ended(from, &text, failed);
+                } else if failed {
+                    pane.state = LogState::Failed(text);
                 } else {
-                    LogState::Ended(text)
-                };
+                    pane.state = LogState::Ended(text);
+                }
             }
         }
         Action::History { key, result } => {

@@ -204,7 +204,10 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                 width: screen.width,
                 height: screen.height.saturating_sub(4),
             };
-            let title = format!("logs of {} ({})", pane.key.id, pane.key.place(app.several_contexts));
+            let title = match pane.members.len() {
+                0 => format!("logs of {} ({})", pane.key.id, pane.key.place(app.several_contexts)),
+                n => format!("logs of {n} marked workspaces"),
+            };
             crate::log_view::render(frame, area, pane, &title, theme.colour);
         }
     }

@@ -1,0 +1,57 @@
+//! Issue 42's TUI habits in a real terminal (tmux), each at 80×24 and at 120×35: logs of the marked
+//! rows in one pane, keys from the config file, the help's columns and diagnoses, the shell's
+//! banner and refusals, the YAML search, rows that stay put after a write, the sorted column in
+//! sight, the footer's `h` and `w`.
+
+use crate::support::*;
+use crate::tui_tmux::one_cluster_demo;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 35)];
+
+/// Filter the list to `id`, then Esc: the filter gone, the cursor stays on it.
+fn mark(t: &Tmux, id: &str) {
+    t.keys(&["/", id, "Enter"]);
+    t.expect(&format!("filter: {id} (1 of"));
+    t.keys(&["Space"]);
+    t.expect(&format!("✓ {id} "));
+    t.keys(&["Escape"]);
+    t.expect_gone(&format!("filter: {id}"));
+}
+
+/// `l` on marked rows: every marked workspace's log in one pane, each line after its workspace,
+/// each followed (the demo's running pods log a heartbeat every 2 s).
+#[test]
+fn l_on_marked_rows_streams_every_one_in_one_pane() {
+    if tool_missing("tmux", "logs of marked rows") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "marklogs");
+        mark(&t, "alpha");
+        t.keys(&["/", "juliet", "Enter"]);
+        t.expect("filter: juliet (1 of");
+        t.keys(&["Space"]);
+        t.expect("✓ juliet ");
+        t.keys(&["l"]);
+        let pane = t.expect("logs of 2 marked workspaces");
+        let pane = if pane.contains("still draining") {
+            pane
+        } else {
+            t.expect("still draining")
+        };
+        assert!(
+            pane.lines()
+                .any(|l| l.contains("agents/juliet ") && l.contains("still draining")),
+            "juliet's lines after its name at {width}:\n{pane}"
+        );
+        let pane = t.expect("agents/alpha level=info msg=\"listening\"");
+        assert!(pane.contains("--- agents/alpha: pod namzu-ws-alpha"), "{pane}");
+        // followed: both running pods' heartbeats arrive
+        t.expect("agents/alpha level=info msg=\"heartbeat\"");
+        t.expect("agents/juliet level=info msg=\"heartbeat\"");
+        t.keys(&["q"]);
+        t.expect_gone("logs of 2 marked");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}
