@@ -55,3 +55,63 @@ fn l_on_marked_rows_streams_every_one_in_one_pane() {
         t.expect("NAMZU-EXITED");
     }
 }
+
+/// The one-cluster demo under a config file of `yaml` (at the default path), at `width`×`height`.
+fn demo_with_config(width: u16, height: u16, session: &'static str, yaml: &str) -> (Tmux, tempfile::TempDir) {
+    let t = Tmux::new(session);
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join(".config/kubectl-namzu");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.yaml"), yaml).unwrap();
+    let bin = bin_line(home.path(), &[]);
+    t.start(
+        width,
+        height,
+        &format!("{bin} demo --clusters 1; echo NAMZU-EXITED $?; sleep 120"),
+    );
+    (t, home)
+}
+
+/// The config file's `keys:` moves the list's keys (the footer and the help say so); the action
+/// behind a key keeps its confirmation; a key meaning two things is one line at start.
+#[test]
+fn keys_move_by_the_config_file() {
+    if tool_missing("tmux", "keys from the config file") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let yaml = "keys:\n  delete: X\n  logs: L\n";
+        let (t, _home) = demo_with_config(width, height, "remap", yaml);
+        t.expect("workspaces");
+        t.keys(&["/", "alpha", "Enter"]);
+        t.expect("filter: alpha (1 of");
+        t.keys(&["l"]);
+        t.expect("no action on l");
+        t.keys(&["L"]);
+        t.expect("logs of alpha");
+        t.keys(&["q"]);
+        t.expect_gone("logs of alpha");
+        t.keys(&["D"]);
+        t.expect("no action on D");
+        // the delete moved to X: the same typed confirmation
+        t.keys(&["X"]);
+        let dialog = t.expect("type");
+        assert!(dialog.contains("alpha"), "{dialog}");
+        t.keys(&["Escape"]);
+        t.expect("cancelled");
+        t.keys(&["?"]);
+        let help = t.expect("Keys moved by the config file");
+        assert!(help.contains("delete → X") && help.contains("logs → L"), "{help}");
+        t.keys(&["q"]);
+        t.expect_gone("Keys moved");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED 0");
+        // a key that would mean two things: one line, the UI never opens
+        let (t, _home) = demo_with_config(width, height, "remapbad", "keys:\n  logs: j\n");
+        let screen = t.expect("NAMZU-EXITED 2");
+        assert!(
+            screen.replace('\n', "").contains("keys: j would be both down and logs"),
+            "{screen}"
+        );
+    }
+}

@@ -182,6 +182,8 @@ pub struct App {
     pub read_only_flag: bool,
     /// What is typed into the context picker, and every name it filters.
     pub picker: (String, Vec<String>),
+    /// The list's keys, as the config file's `keys:` moved them.
+    pub keys: keys::KeyMap,
 }
 
 /// How far a bulk action is.
@@ -252,6 +254,7 @@ impl App {
             kube_contexts: Vec::new(),
             read_only_flag: o.read_only,
             picker: Default::default(),
+            keys: Default::default(),
         }
     }
 

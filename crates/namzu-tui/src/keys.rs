@@ -5,6 +5,9 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+mod remap;
+pub use remap::KeyMap;
+
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Command {
@@ -689,42 +692,62 @@ pub(crate) fn command_for(context: Context, event: KeyEvent) -> Option<Command> 
 
 /// The footer's hints for `context`, most important first, as many whole hints as fit `width`;
 /// the picker's only across several contexts (`fleet`).
+#[cfg(test)]
 pub(crate) fn footer(context: Context, width: usize, fleet: bool) -> String {
-    let mut hints: Vec<(usize, &Binding)> = bindings(context)
+    footer_of(bindings(context), width, fleet, |b| b.hint.to_string())
+}
+
+/// The footer of `table`, each binding's hint as `hint` words it (the config file may move keys).
+fn footer_of(table: &[Binding], width: usize, fleet: bool, hint: impl Fn(&Binding) -> String) -> String {
+    let mut hints: Vec<(usize, &Binding, String)> = table
         .iter()
         .enumerate()
         .filter(|(_, b)| !b.hint.is_empty() && (fleet || !fleet_only(b)))
+        .map(|(i, b)| (i, b, hint(b)))
         .collect();
-    hints.sort_by_key(|(_, b)| b.footer_order);
-    let mut shown: Vec<(usize, &Binding)> = Vec::new();
+    hints.sort_by_key(|(_, b, _)| b.footer_order);
+    let mut shown: Vec<(usize, String)> = Vec::new();
     let mut used = 0;
-    for (i, b) in hints {
-        let cost = b.hint.chars().count() + if shown.is_empty() { 0 } else { 3 };
+    for (i, _, h) in hints {
+        let cost = h.chars().count() + if shown.is_empty() { 0 } else { 3 };
         if used + cost <= width {
             used += cost;
-            shown.push((i, b));
+            shown.push((i, h));
         }
     }
     // shown in the table's order, so the footer reads the same at every width
     shown.sort_by_key(|(i, _)| *i);
-    shown.iter().map(|(_, b)| b.hint).collect::<Vec<_>>().join(" · ")
+    shown.into_iter().map(|(_, h)| h).collect::<Vec<_>>().join(" · ")
 }
 
 /// The help popup fitted to `max` columns: the list's keys (the picker's where there is a context
 /// to pick, `picker`; the fleet's paragraph across several contexts, `fleet`), then the
 /// confirmation's; a description that wraps continues under itself, not under the keys.
-pub(crate) fn help(max: usize, fleet: bool, picker: bool) -> String {
-    let shown: Vec<&Binding> = LIST
+pub(crate) fn help(keys: &KeyMap, max: usize, fleet: bool, picker: bool) -> String {
+    let shown: Vec<(String, &Binding)> = LIST
         .iter()
         .filter(|b| fleet || picker || !fleet_only(b))
-        .chain(CONFIRM.iter().filter(|b| b.label == "t"))
+        .map(|b| (keys.label(b), b))
+        .chain(
+            CONFIRM
+                .iter()
+                .filter(|b| b.label == "t")
+                .map(|b| (b.label.to_string(), b)),
+        )
         .collect();
-    let label_width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
+    let label_width = shown.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) + 2;
     let mut lines: Vec<String> = Vec::new();
-    for b in shown {
+    // the keys the config file moved first: they are what this user's fingers need
+    let moved = keys.said();
+    if !moved.is_empty() {
+        lines.push("Keys moved by the config file (the action and its confirmation are the same):".into());
+        lines.extend(moved.iter().map(|m| format!("  {m}")));
+        lines.push(String::new());
+    }
+    for (label, b) in &shown {
         let described = namzu_engine::present::layout::wrap(b.does, max.saturating_sub(label_width));
         for (i, part) in described.iter().enumerate() {
-            let label = if i == 0 { b.label } else { "" };
+            let label = if i == 0 { label.as_str() } else { "" };
             lines.push(format!("{label:<label_width$}{}", part.trim_start()));
         }
     }

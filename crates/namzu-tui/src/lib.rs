@@ -50,6 +50,8 @@ pub struct Options {
     pub clock: Clock,
     /// A single-context session may open the kubeconfig's other contexts (`:ctx NAME`).
     pub switch: Option<io::Switch>,
+    /// The list's keys as the config file moved them (`keys::KeyMap::from_config`).
+    pub keys: keys::KeyMap,
 }
 
 /// Why the TUI could not run or ended other than by the user's choice: one line.
@@ -165,6 +167,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         refresh,
         clock,
         switch,
+        keys: key_map,
     } = options;
     // one cheap request first, so a login failure is a normal line in the normal terminal; across
     // several contexts a context that fails it shows as an error, and the others work — and one
@@ -215,6 +218,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         now: clock.now(),
     });
     app.kube_contexts = switch.as_ref().map(|s| s.contexts.clone()).unwrap_or_default();
+    app.keys = key_map;
     let io = Arc::new(new_io(opened, switch, policy, clock, refresh));
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),

@@ -28,7 +28,7 @@ pub(super) fn context(app: &App) -> Context {
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
 pub(crate) fn footer_keys(app: &App, width: usize) -> String {
-    keys::footer(
+    app.keys.footer(
         context(app),
         width,
         app.several_contexts || !app.kube_contexts.is_empty(),
@@ -37,7 +37,7 @@ pub(crate) fn footer_keys(app: &App, width: usize) -> String {
 
 pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let context = context(app);
-    let command = keys::command_for(context, key);
+    let command = app.keys.command_for(context, key);
     if command == Some(Command::Quit) {
         app.quit = true;
         return Vec::new();

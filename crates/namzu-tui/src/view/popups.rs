@@ -170,7 +170,7 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
         Popup::Help { scroll } => {
             // the picker's key shows wherever there is a context to pick: several, or others to switch to
             let picker = app.several_contexts || !app.kube_contexts.is_empty();
-            let text = crate::keys::help(popup_text_width(frame.area()), app.several_contexts, picker);
+            let text = crate::keys::help(&app.keys, popup_text_width(frame.area()), app.several_contexts, picker);
             render_text_popup(frame, app, " keys ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => render_sent(frame, app, *scroll),
