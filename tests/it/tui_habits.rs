@@ -115,3 +115,37 @@ fn keys_move_by_the_config_file() {
         );
     }
 }
+
+/// `?` explains every column and every diagnosis word (the domain's own list), after the keys.
+#[test]
+fn help_explains_the_columns_and_the_diagnoses() {
+    if tool_missing("tmux", "help's columns and diagnoses") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "legend");
+        t.keys(&["?"]);
+        t.expect("keys, columns, diagnoses");
+        t.keys(&["G"]);
+        let end = t.expect("unreadable-epoch");
+        assert!(end.contains("the holder-epoch annotation"), "{end}");
+        // up a page at a time until the columns' part shows
+        let mut seen = String::new();
+        for _ in 0..8 {
+            seen = t.screen();
+            if seen.contains("MODE-CHANGED") {
+                break;
+            }
+            t.keys(&["PageUp"]);
+            t.expect("keys, columns, diagnoses");
+        }
+        assert!(
+            seen.contains("MODE-CHANGED") && seen.contains("how long ago the mode was last changed"),
+            "{seen}"
+        );
+        t.keys(&["q"]);
+        t.expect_gone("keys, columns, diagnoses");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}

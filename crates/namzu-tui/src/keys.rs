@@ -311,7 +311,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('?'), Help)],
         label: "?",
-        does: "help",
+        does: "help: the keys, then what every column and every diagnosis word means",
         hint: "? help",
         footer_order: 0,
     },

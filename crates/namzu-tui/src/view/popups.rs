@@ -170,8 +170,11 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
         Popup::Help { scroll } => {
             // the picker's key shows wherever there is a context to pick: several, or others to switch to
             let picker = app.several_contexts || !app.kube_contexts.is_empty();
-            let text = crate::keys::help(&app.keys, popup_text_width(frame.area()), app.several_contexts, picker);
-            render_text_popup(frame, app, " keys ".into(), &text, *scroll);
+            let max = popup_text_width(frame.area());
+            let mut text = crate::keys::help(&app.keys, max, app.several_contexts, picker);
+            text.push_str("\n\n");
+            text.push_str(&legend(max).join("\n"));
+            render_text_popup(frame, app, " keys, columns, diagnoses ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => render_sent(frame, app, *scroll),
         Popup::Confirm(c) => render_confirm(frame, app, c, theme),
@@ -211,6 +214,38 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             crate::log_view::render(frame, area, pane, &title, theme.colour);
         }
     }
+}
+
+/// What the help says after the keys: every column the table can show and every diagnosis word,
+/// each with what it means, from the domain's own lists (`Column::meaning`,
+/// `DiagnosisKind::ALL` and `meaning`), fitted to `max` columns.
+pub(super) fn legend(max: usize) -> Vec<String> {
+    let mut shown: Vec<Column> = columns(true, true, false);
+    shown.extend([Column::Cpu, Column::Mem, Column::Disk]);
+    let cols: Vec<(&str, &str)> = shown.iter().map(|c| (c.header(), c.meaning())).collect();
+    let diagnoses: Vec<(&str, &str)> = namzu_domain::diagnosis::DiagnosisKind::ALL
+        .iter()
+        .map(|d| (d.as_str(), d.meaning()))
+        .collect();
+    let mut lines = vec!["Columns (u shows CPU, MEM and DISK)".to_string()];
+    lines.extend(described(&cols, max));
+    lines.push(String::new());
+    lines.push("Diagnoses (the DIAGNOSIS column; o sorts by it, worst first; diag: filters)".to_string());
+    lines.extend(described(&diagnoses, max));
+    lines
+}
+
+/// `name  meaning` lines, the meanings wrapped under themselves.
+fn described(items: &[(&str, &str)], max: usize) -> Vec<String> {
+    let label_width = items.iter().map(|(n, _)| width(n)).max().unwrap_or(0) + 2;
+    let mut lines = Vec::new();
+    for (name, meaning) in items {
+        for (i, part) in wrap(meaning, max.saturating_sub(label_width)).iter().enumerate() {
+            let label = if i == 0 { *name } else { "" };
+            lines.push(format!("{label:<label_width$}{}", part.trim_start()));
+        }
+    }
+    lines
 }
 
 /// The context picker: every context, then each with its badge, rows and status; the one
