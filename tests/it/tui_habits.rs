@@ -149,3 +149,44 @@ fn help_explains_the_columns_and_the_diagnoses() {
         t.expect("NAMZU-EXITED");
     }
 }
+
+/// `s` opens under a banner naming the pod, container, context and badge; a refusal stays on
+/// screen in the tool's words until Esc.
+#[test]
+fn the_shell_has_a_banner_and_a_refusal_stays() {
+    if tool_missing("tmux", "the shell's banner") || tool_missing("kubectl", "the shell's banner") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let yaml = "contexts:\n  - context: namzu-sim\n    label: SIM\n    colour: blue\n";
+        let (t, _home) = demo_with_config(width, height, "banner", yaml);
+        t.expect("workspaces");
+        t.keys(&["/", "hotel", "Enter"]);
+        t.expect("filter: hotel (1 of");
+        t.keys(&["s"]);
+        let refused = t.expect("no shell in hotel");
+        assert!(
+            refused.contains("Esc closes") && refused.contains("CrashLoopBackOff"),
+            "{refused}"
+        );
+        t.keys(&["Escape"]);
+        t.expect_gone("no shell in hotel");
+        t.keys(&["Escape"]);
+        t.expect_gone("filter: hotel");
+        t.keys(&["/", "alpha", "Enter"]);
+        t.expect("filter: alpha (1 of");
+        t.keys(&["s"]);
+        let banner = t.expect("exit (or Ctrl-D)");
+        let flat = banner.replace('\n', "");
+        assert!(
+            flat.contains("context namzu-sim [SIM]")
+                && flat.contains("pod namzu-ws-alpha")
+                && flat.contains("container agent"),
+            "{banner}"
+        );
+        t.keys(&["exit", "Enter"]);
+        t.expect("the shell ended");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED 0");
+    }
+}

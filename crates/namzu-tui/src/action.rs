@@ -105,15 +105,17 @@ pub enum Action {
         key: WorkspaceKey,
         result: Result<namzu_engine::present::history::History, String>,
     },
-    /// A shell may start: the kubectl command line for the row's own pod; or why not.
+    /// A shell may start: the kubectl command line for the row's own pod and what it runs in;
+    /// or why not.
     ShellReady {
         key: WorkspaceKey,
-        result: Result<Vec<String>, String>,
+        result: Result<ShellTarget, String>,
     },
     /// A file was written (the log pane's save), or why not: for the status line.
     Saved(Result<String, String>),
-    /// The shell ended: what the status line says of it.
-    ShellEnded(String),
+    /// The shell ended: what the status line says of it; or kubectl refused it, in its words
+    /// (kept on screen until dismissed).
+    ShellEnded(Result<String, String>),
     /// A forward's news (where it listens, each new target, a wait): for the status line.
     Forwarding(String),
     /// Another context was opened (`:ctx NAME` in a single-context session), or why not.
@@ -135,6 +137,14 @@ pub enum Action {
         scope: Scope,
         result: Result<String, String>,
     },
+}
+
+/// Where a shell runs: kubectl's arguments, and the pod and container they name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellTarget {
+    pub argv: Vec<String>,
+    pub pod: String,
+    pub container: String,
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.

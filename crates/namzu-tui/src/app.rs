@@ -82,6 +82,12 @@ pub enum Popup {
     },
     /// The leaks view (`:leaks`): read-only.
     Leaks(LeaksView),
+    /// Words that stay until dismissed (a shell refused, in the tool's words).
+    Message {
+        title: String,
+        text: String,
+        scroll: u16,
+    },
 }
 
 /// What a key on the popup on top comes to.
@@ -168,6 +174,8 @@ pub struct App {
     pub log_streams: u64,
     /// A shell to run now (kubectl's arguments): the loop steps the UI aside for it.
     pub shell: Option<Vec<String>>,
+    /// What the terminal says above that shell: the pod, container, context and its badge.
+    pub shell_banner: String,
     /// The status as last seen at a tick, and since when: it expires after [`STATUS_FOR`].
     status_seen: (String, DateTime<Utc>),
     /// Rows of the bulk action under way: their waits do not take the status line.
@@ -247,6 +255,7 @@ impl App {
             order: RefCell::new(None),
             log_streams: 0,
             shell: None,
+            shell_banner: String::new(),
             status_seen: (String::new(), o.now),
             bulk_members: BTreeSet::new(),
             scroll_max: std::cell::Cell::new(u16::MAX),

@@ -588,9 +588,9 @@ impl Cluster {
         )));
     }
 
-    async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {
+    async fn shell(&self, key: &WorkspaceKey) -> Result<crate::action::ShellTarget, String> {
         let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
-        Ok(kubectl_exec_args(
+        let argv = kubectl_exec_args(
             &self.conn.kubectl_flags,
             &key.namespace,
             &pod,
@@ -598,7 +598,12 @@ impl Cluster {
             true,
             true,
             &[SHELL.to_string()],
-        ))
+        );
+        Ok(crate::action::ShellTarget {
+            argv,
+            pod,
+            container: container.container,
+        })
     }
 }
 

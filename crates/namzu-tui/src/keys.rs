@@ -250,7 +250,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('s'), Shell)],
         label: "s",
-        does: "a shell in the row's own pod (kubectl exec -it … -- sh); exit comes back to the same row",
+        does: "a shell in the row's own pod (kubectl exec -it … -- sh) under a banner naming the pod, container, context and its badge; exit comes back to the same row; a refusal (ours or kubectl's, in its words) stays on screen until Esc",
         hint: "s shell",
         footer_order: 14,
     },

@@ -16,9 +16,13 @@ pub(super) fn context(app: &App) -> Context {
         Some(Popup::Confirm(_)) => Context::Confirm,
         Some(Popup::Leaks(view)) if view.confirm.is_some() => Context::ConfirmTyped,
         Some(Popup::Leaks(_)) => Context::Leaks,
-        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. }) => {
-            Context::Scrolling
-        }
+        Some(
+            Popup::Detail { .. }
+            | Popup::Yaml { .. }
+            | Popup::Sent { .. }
+            | Popup::History { .. }
+            | Popup::Message { .. },
+        ) => Context::Scrolling,
         Some(Popup::Logs(pane)) if pane.prompt.is_some() => Context::LogSearch,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
@@ -355,6 +359,7 @@ pub(super) fn on_popup_key(
         | Popup::Sent { scroll }
         | Popup::Help { scroll }
         | Popup::History { scroll, .. }
+        | Popup::Message { scroll, .. }
         | Popup::Leaks(LeaksView { scroll, .. }) => match command {
             Some(Command::Close) => PopupReply::Close,
             // it stops at its last line (as the last frame laid it out)

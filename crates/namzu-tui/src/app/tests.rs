@@ -594,3 +594,46 @@ fn l_on_marked_rows_opens_one_pane_over_all_of_them_each_line_after_its_workspac
         pane.state
     );
 }
+
+#[test]
+fn a_shell_refused_stays_until_dismissed_and_a_shell_has_its_banner() {
+    let mut app = app(false);
+    let key = app.selected_key().unwrap();
+    update(
+        &mut app,
+        Action::ShellReady {
+            key: key.clone(),
+            result: Err("container agent is not running".into()),
+        },
+    );
+    update(&mut app, Action::Tick(now() + chrono::TimeDelta::seconds(60)));
+    let Some(Popup::Message { text, .. }) = app.popups.last() else {
+        panic!("the refusal stays: {:?}", app.popups)
+    };
+    assert_eq!(text, "alpha: container agent is not running");
+    press(&mut app, KeyCode::Esc);
+    assert!(app.popups.is_empty());
+    let target = crate::action::ShellTarget {
+        argv: vec!["exec".into()],
+        pod: "namzu-ws-alpha".into(),
+        container: "agent".into(),
+    };
+    update(
+        &mut app,
+        Action::ShellReady {
+            key,
+            result: Ok(target),
+        },
+    );
+    assert_eq!(app.shell.as_deref(), Some(&["exec".to_string()][..]));
+    assert!(
+        app.shell_banner.contains("context ctx") && app.shell_banner.contains("pod namzu-ws-alpha · container agent"),
+        "{}",
+        app.shell_banner
+    );
+    update(
+        &mut app,
+        Action::ShellEnded(Err("error: unable to upgrade connection".into())),
+    );
+    assert!(matches!(app.popups.last(), Some(Popup::Message { title, .. }) if title == "kubectl exec refused"));
+}

@@ -95,7 +95,7 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
             vec![Effect::Shell(key)]
         }
         ExecGate::Refused(why) => {
-            app.status = format!("shell is disabled: {why}");
+            refused(app, format!("no shell in {who}"), format!("shell is disabled: {why}"));
             Vec::new()
         }
         ExecGate::AskTyped => {
@@ -107,6 +107,27 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// A shell refused: the words stay on screen until dismissed (and are the status line too).
+fn refused(app: &mut App, title: String, text: String) {
+    app.status = text.lines().next().unwrap_or_default().to_string();
+    app.popups.push(Popup::Message { title, text, scroll: 0 });
+}
+
+/// What the terminal says above a shell: where it runs — the workspace, pod, container,
+/// namespace, and the context with its badge — and how to come back.
+fn banner(app: &App, key: &WorkspaceKey, target: &crate::action::ShellTarget) -> String {
+    let context = app.context_view(key.context_name()).or(app.contexts.first());
+    let name = context.map_or("-", |c| c.name.as_str());
+    let badge = context
+        .and_then(|c| c.rules.badge.as_ref())
+        .map_or(String::new(), |b| format!(" [{}]", b.label));
+    format!(
+        "kubectl-namzu shell · context {name}{badge} · namespace {}\n\
+workspace {} · pod {} · container {} · exit (or Ctrl-D) comes back to the list",
+        key.namespace, key.id, target.pod, target.container
+    )
 }
 
 /// A forward to `key`'s pod, under its context's rules as a shell is (`port_forward_gate`):
@@ -231,10 +252,17 @@ pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::ShellReady { key, result } => match result {
             // the loop runs it: the UI steps aside, and comes back to the same row
-            Ok(argv) => app.shell = Some(argv),
-            Err(why) => app.status = format!("{}: {why}", key.who(app.several_contexts)),
+            Ok(target) => {
+                app.shell_banner = banner(app, &key, &target);
+                app.shell = Some(target.argv);
+            }
+            Err(why) => {
+                let who = key.who(app.several_contexts);
+                refused(app, format!("no shell in {who}"), format!("{who}: {why}"));
+            }
         },
-        Action::ShellEnded(ended) => app.status = ended,
+        Action::ShellEnded(Ok(ended)) => app.status = ended,
+        Action::ShellEnded(Err(words)) => refused(app, "kubectl exec refused".into(), words),
         Action::Forwarding(news) => app.status = news,
         Action::Saved(result) => {
             app.status = match result {

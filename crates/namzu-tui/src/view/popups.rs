@@ -177,6 +177,10 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             render_text_popup(frame, app, " keys, columns, diagnoses ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => render_sent(frame, app, *scroll),
+        Popup::Message { title, text, scroll } => {
+            let text = format!("{text}\n\n(Esc closes)");
+            render_text_popup(frame, app, format!(" {title} "), &text, *scroll);
+        }
         Popup::Confirm(c) => render_confirm(frame, app, c, theme),
         Popup::Contexts { choices, selected } => render_picker(frame, app, choices, *selected, theme),
         Popup::Sort { selected } => render_sort(frame, app, *selected),
