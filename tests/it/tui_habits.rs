@@ -190,3 +190,42 @@ fn the_shell_has_a_banner_and_a_refusal_stays() {
         t.expect("NAMZU-EXITED 0");
     }
 }
+
+/// The YAML view searches as the log pane does: `/` types, Enter goes to the first match from the
+/// top, `n` forward, `N` back (wrapping), the title says which match.
+#[test]
+fn the_yaml_view_searches_as_the_log_pane_does() {
+    if tool_missing("tmux", "YAML search") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "yamlsearch");
+        t.keys(&["/", "alpha", "Enter"]);
+        t.expect("filter: alpha (1 of");
+        t.keys(&["y"]);
+        t.expect("apiVersion: agents.x-k8s.io");
+        t.keys(&["/"]);
+        t.expect("search: ▏");
+        // sandbox.namzu.ai/… : the holder epoch, the mode's time, the hash, the template label
+        t.keys(&["namzu.ai/", "Enter"]);
+        let first = t.expect("match 1 of");
+        let total: String = first
+            .split("match 1 of ")
+            .nth(1)
+            .map(|r| r.chars().take_while(char::is_ascii_digit).collect())
+            .unwrap_or_default();
+        assert!(total.parse::<u32>().unwrap_or(0) >= 3, "{first}");
+        t.keys(&["n"]);
+        t.expect("match 2 of");
+        t.keys(&["N"]);
+        t.expect("match 1 of");
+        t.keys(&["N"]);
+        t.expect(&format!("match {total} of {total}"));
+        t.keys(&["/", "no-such-text", "Enter"]);
+        t.expect("no line holds");
+        t.keys(&["q"]);
+        t.expect_gone("YAML");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}

@@ -54,6 +54,8 @@ pub enum Popup {
         key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
+        /// `/`, `n`, `N`: the log pane's search, over the YAML's lines.
+        find: crate::search::Find,
     },
     Help {
         scroll: u16,

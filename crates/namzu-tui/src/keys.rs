@@ -129,8 +129,10 @@ pub(crate) enum Context {
     /// A typed confirmation (a delete, or any write in a `confirm: typed` context), where
     /// letters are the id being typed.
     ConfirmTyped,
-    /// Detail, YAML and what-was-sent: they scroll.
+    /// Detail, what-was-sent, the history: they scroll.
     Scrolling,
+    /// The YAML view: it scrolls and searches (`/`, `n`, `N`) as the log pane does.
+    Yaml,
     HelpPopup,
     /// The context picker.
     Picker,
@@ -236,7 +238,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('y'), Yaml), (Char('e'), Yaml)],
         label: "y, e",
-        does: "the Sandbox as YAML (managedFields hidden); e shows it too: nothing is edited in place here, writes go through S R F D",
+        does: "the Sandbox as YAML (managedFields hidden; / n N search it as in the log pane); e shows it too: nothing is edited in place here, writes go through S R F D",
         hint: "y yaml",
         footer_order: 10,
     },
@@ -507,6 +509,25 @@ const CLOSE_POPUP: Binding = Binding {
 
 const HELP_POPUP: &[Binding] = &[SCROLL, CLOSE_POPUP];
 
+/// The YAML view: the log pane's search (typed at the same prompt, its matches shown alike).
+const YAML_VIEW: &[Binding] = &[
+    SCROLL,
+    Binding {
+        keys: &[(Char('/'), Filter), (Char('n'), NextMatch), (Char('N'), PrevMatch)],
+        label: "/ n N",
+        does: "search: every line holding the text highlighted, Enter goes to the first from the top of the view; n the next match down, N up, wrapping",
+        hint: "/ search · n/N next",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
 const LOG_PANE: &[Binding] = &[
     Binding {
         keys: &[
@@ -666,6 +687,7 @@ pub(crate) fn bindings(context: Context) -> &'static [Binding] {
         Context::Confirm => CONFIRM,
         Context::ConfirmTyped => CONFIRM_TYPED,
         Context::Scrolling => SCROLLING,
+        Context::Yaml => YAML_VIEW,
         Context::HelpPopup => HELP_POPUP,
         Context::Picker => PICKER,
         Context::Logs => LOG_PANE,
@@ -776,6 +798,8 @@ pub fn readme_rows() -> Vec<String> {
         .map(|b| format!("| {} | {} |", b.label, b.does))
         .chain(std::iter::once("| *log pane* | |".to_string()))
         .chain(LOG_PANE.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
+        .chain(std::iter::once("| *YAML view* (`y`) | |".to_string()))
+        .chain(YAML_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .chain(std::iter::once("| *leaks view* (`:leaks`) | |".to_string()))
         .chain(LEAKS_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .collect()
@@ -816,6 +840,7 @@ mod tests {
             Context::Confirm,
             Context::ConfirmTyped,
             Context::Scrolling,
+            Context::Yaml,
             Context::HelpPopup,
             Context::Picker,
             Context::Logs,

@@ -8,6 +8,7 @@ pub mod io;
 pub mod keys;
 pub mod log_view;
 pub mod logs;
+mod search;
 pub mod view;
 
 use action::{Action, Effect};

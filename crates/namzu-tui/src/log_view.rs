@@ -6,7 +6,7 @@ use super::logs::{Line as LogLine, LogPane, LogState, Prompt, RING_LINES};
 use namzu_engine::present::layout::{cut, width};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
@@ -65,14 +65,13 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str,
         }
         let style = match line {
             LogLine::Note(_) => fg(Color::Yellow),
-            _ if pane.matched == Some(index) => Style::default().add_modifier(Modifier::REVERSED),
-            _ if needle
-                .as_ref()
-                .is_some_and(|n| line.shown(pane.timestamps).to_lowercase().contains(n)) =>
-            {
-                Style::default().add_modifier(Modifier::BOLD)
-            }
-            _ => Style::default(),
+            // as the YAML view's search shows its matches
+            _ => crate::search::line_style(
+                pane.matched == Some(index),
+                needle
+                    .as_ref()
+                    .is_some_and(|n| line.shown(pane.timestamps).to_lowercase().contains(n)),
+            ),
         };
         // a pane over several workspaces: each line after its workspace, in its colour
         let prefix = match line {

@@ -9,6 +9,7 @@
 
 use super::action::Effect;
 use crate::keys::Command;
+use crate::search::{self, holds};
 use namzu_domain::naming::WorkspaceKey;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::VecDeque;
@@ -355,19 +356,13 @@ impl LogPane {
         let hits: Vec<usize> = (0..n)
             .filter(|i| self.passes(&self.lines[*i]) && holds(self.lines[*i].shown(self.timestamps), &self.search))
             .collect();
-        let (Some(&first), Some(&last)) = (hits.first(), hits.last()) else {
+        // no match yet: from just below the view's bottom line, so that line is found too
+        let from = self.matched.unwrap_or_else(|| self.bottom_index() + 1);
+        let Some((next, position)) = search::step(&hits, from, forward) else {
             self.matched = None;
             self.note = format!("no line holds {:?}", self.search);
             return;
         };
-        // no match yet: from just below the view's bottom line, so that line is found too
-        let from = self.matched.unwrap_or_else(|| self.bottom_index() + 1);
-        let next = if forward {
-            hits.iter().copied().find(|i| *i > from).unwrap_or(first)
-        } else {
-            hits.iter().rev().copied().find(|i| *i < from).unwrap_or(last)
-        };
-        let position = hits.iter().position(|i| *i == next).unwrap_or(0) + 1;
         self.matched = Some(next);
         self.follow = false;
         // shown lines below the match, and as many of them kept in view as half a pane holds
@@ -425,11 +420,6 @@ impl LogPane {
             _ => {}
         }
     }
-}
-
-/// Whether `text` holds `needle`, ignoring case (`needle` may be in any case).
-fn holds(text: &str, needle: &str) -> bool {
-    text.to_lowercase().contains(&needle.to_lowercase())
 }
 
 /// What a key on the pane comes to.

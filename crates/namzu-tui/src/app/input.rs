@@ -16,14 +16,12 @@ pub(super) fn context(app: &App) -> Context {
         Some(Popup::Confirm(_)) => Context::Confirm,
         Some(Popup::Leaks(view)) if view.confirm.is_some() => Context::ConfirmTyped,
         Some(Popup::Leaks(_)) => Context::Leaks,
-        Some(
-            Popup::Detail { .. }
-            | Popup::Yaml { .. }
-            | Popup::Sent { .. }
-            | Popup::History { .. }
-            | Popup::Message { .. },
-        ) => Context::Scrolling,
+        Some(Popup::Detail { .. } | Popup::Sent { .. } | Popup::History { .. } | Popup::Message { .. }) => {
+            Context::Scrolling
+        }
         Some(Popup::Logs(pane)) if pane.prompt.is_some() => Context::LogSearch,
+        Some(Popup::Yaml { find, .. }) if find.typing.is_some() => Context::LogSearch,
+        Some(Popup::Yaml { .. }) => Context::Yaml,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
         Some(Popup::Contexts { .. } | Popup::Sort { .. }) => Context::Picker,
@@ -53,7 +51,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if context == Context::Command {
         return on_command_key(app, command, key);
     }
-    if matches!(context, Context::Logs | Context::LogSearch) {
+    if matches!(context, Context::Logs | Context::LogSearch) && matches!(app.popups.last(), Some(Popup::Logs(_))) {
         return super::triage::on_pane_key(app, command, key);
     }
     if matches!(app.popups.last(), Some(Popup::Leaks(_))) {
@@ -307,6 +305,7 @@ fn open_object(app: &mut App, yaml: bool) -> Vec<Effect> {
             key: key.clone(),
             text: None,
             scroll: 0,
+            find: Default::default(),
         });
         vec![Effect::Yaml(key)]
     } else {
@@ -330,6 +329,17 @@ pub(super) fn on_popup_key(
 ) -> PopupReply {
     if command == Some(Command::Quit) {
         return PopupReply::Quit;
+    }
+    // the YAML view's search takes its keys first (its prompt takes every key), then the scroll
+    if let Popup::Yaml {
+        text: Some(Ok(text)),
+        scroll,
+        find,
+        ..
+    } = top
+        && find.on_key(text, scroll, command, key)
+    {
+        return PopupReply::Stay(Vec::new());
     }
     match top {
         Popup::Confirm(c) => on_confirm_key(c, command, key, status, notes),

@@ -103,6 +103,48 @@ fn render_sent(frame: &mut Frame, app: &App, scroll: u16) {
     );
 }
 
+/// The YAML view: its lines wrapped to the screen, a search's matches shown as the log pane
+/// shows them (`search::line_style`), what the search found in the title.
+fn render_yaml(
+    frame: &mut Frame,
+    app: &App,
+    key: &namzu_domain::naming::WorkspaceKey,
+    text: Option<&Result<String, String>>,
+    scroll: u16,
+    find: &crate::search::Find,
+) {
+    let body = match text {
+        None => "reading…".to_string(),
+        Some(Ok(t)) => t.clone(),
+        Some(Err(e)) => format!("cannot read: {e}"),
+    };
+    let max = popup_text_width(frame.area());
+    find.width.set(max);
+    let (mut plain, mut styled) = (Vec::new(), Vec::new());
+    for (i, line) in body.lines().enumerate() {
+        let holding = !find.text.is_empty() && crate::search::holds(line, &find.text);
+        let style = crate::search::line_style(find.matched == Some(i), holding);
+        for part in wrap(line, max) {
+            styled.push(Line::styled(part.clone(), style));
+            plain.push(part);
+        }
+    }
+    let said = find.said();
+    let title = match said.as_str() {
+        "" => format!(" namzu-ws-{} — YAML ", key.id),
+        said => format!(" namzu-ws-{} — YAML · {said} ", key.id),
+    };
+    let area = popup_area(frame.area(), &plain, &title, 0);
+    let last = plain.len().saturating_sub(area.height.saturating_sub(2) as usize);
+    let last = u16::try_from(last).unwrap_or(u16::MAX);
+    app.scroll_max.set(last);
+    frame.render_widget(Clear, area);
+    let p = Paragraph::new(styled)
+        .block(Block::default().borders(Borders::ALL).title(title))
+        .scroll((scroll.min(last), 0));
+    frame.render_widget(p, area);
+}
+
 /// The sort picker: each column, the current one marked with its direction.
 fn render_sort(frame: &mut Frame, app: &App, selected: usize) {
     let lines: Vec<Line> = SORTS
@@ -159,14 +201,12 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                 *scroll,
             );
         }
-        Popup::Yaml { key, text, scroll } => {
-            let body = match text {
-                None => "reading…".to_string(),
-                Some(Ok(t)) => t.clone(),
-                Some(Err(e)) => format!("cannot read: {e}"),
-            };
-            render_text_popup(frame, app, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
-        }
+        Popup::Yaml {
+            key,
+            text,
+            scroll,
+            find,
+        } => render_yaml(frame, app, key, text.as_ref(), *scroll, find),
         Popup::Help { scroll } => {
             // the picker's key shows wherever there is a context to pick: several, or others to switch to
             let picker = app.several_contexts || !app.kube_contexts.is_empty();
