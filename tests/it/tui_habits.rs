@@ -229,3 +229,55 @@ fn the_yaml_view_searches_as_the_log_pane_does() {
         t.expect("NAMZU-EXITED");
     }
 }
+
+/// The screen line a workspace's row is on.
+fn line_of(screen: &str, id: &str) -> Option<usize> {
+    screen
+        .lines()
+        .position(|l| l.split_whitespace().next().is_some_and(|w| w == id) || l.contains(&format!(" {id} ")))
+}
+
+/// After a write the row acted on stays where it was and the cursor on it, though its new state
+/// sorts it elsewhere: nothing jumps under the cursor.
+#[test]
+fn rows_do_not_jump_after_a_write() {
+    if tool_missing("tmux", "rows after a write") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "nojump");
+        t.keys(&[":", "filter ns:agents state:Running", "Enter"]);
+        t.expect("filter: ns:agents state:Running (");
+        t.keys(&[":", "sort state", "Enter"]);
+        t.expect("sort: state");
+        // alpha bravo charlie nomad romeo topaz vapor zulu: topaz is the sixth
+        for _ in 0..5 {
+            t.keys(&["j"]);
+        }
+        let before = t.expect("topaz");
+        let at = line_of(&before, "topaz").unwrap();
+        t.keys(&["S"]);
+        t.expect("Tab switch");
+        t.keys(&["Tab"]);
+        t.keys(&["Enter"]);
+        let after = t.expect("suspended confirmed");
+        let after = if after.lines().nth(at).is_some_and(|l| l.contains("Suspended")) {
+            after
+        } else {
+            t.expect("Suspended  Suspended")
+        };
+        assert_eq!(
+            line_of(&after, "topaz"),
+            Some(at),
+            "topaz stays on its line:\n{before}\n{after}"
+        );
+        assert_eq!(line_of(&after, "vapor"), Some(at + 1), "{after}");
+        // the cursor is still on it
+        t.keys(&["Enter"]);
+        t.expect("topaz (agents)");
+        t.keys(&["Escape"]);
+        t.expect_gone("topaz (agents)");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}

@@ -404,12 +404,24 @@ impl App {
     }
 
     /// The order with the `moved` rows taken out and put back where they now sort. `compare`
-    /// breaks ties by name, so this is exactly the order a full sort gives.
+    /// breaks ties by name, so this is exactly the order a full sort gives — but for the rows an
+    /// action was just sent to (pinned): they stay where they were, so the rows do not jump
+    /// under the cursor after a write, until the filter or the sort changes.
     fn mend(&self, mut order: Vec<usize>, moved: &[usize]) -> Vec<usize> {
-        let moved: BTreeSet<usize> = moved.iter().copied().collect();
+        let rows = self.inventory.rows();
+        let in_place: BTreeSet<usize> = if self.view.pinned.is_empty() {
+            BTreeSet::new()
+        } else {
+            let shown: BTreeSet<usize> = order.iter().copied().collect();
+            moved
+                .iter()
+                .copied()
+                .filter(|m| shown.contains(m) && self.view.pinned.contains(&key_of(&rows[*m])))
+                .collect()
+        };
+        let moved: BTreeSet<usize> = moved.iter().copied().filter(|m| !in_place.contains(m)).collect();
         order.retain(|i| !moved.contains(i));
         let query = self.query();
-        let rows = self.inventory.rows();
         for &m in moved.iter().filter(|&&m| self.passes(&rows[m], &query)) {
             let at = order.partition_point(|&i| self.ordering(i, m) != std::cmp::Ordering::Greater);
             order.insert(at, m);

@@ -637,3 +637,28 @@ fn a_shell_refused_stays_until_dismissed_and_a_shell_has_its_banner() {
     );
     assert!(matches!(app.popups.last(), Some(Popup::Message { title, .. }) if title == "kubectl exec refused"));
 }
+
+#[test]
+fn a_row_written_keeps_its_place_and_the_cursor_until_the_sort_or_filter_changes() {
+    let mut app = app(false);
+    app.view.sort = SortKey::Mode;
+    app.view.touched = true;
+    let ids = |app: &App| app.visible().iter().map(|w| w.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&app), ["alpha", "bravo", "charlie"]);
+    let alpha = app.selected_key().unwrap();
+    // the confirmation's submit pins the rows it acts on
+    app.view.pinned.insert(alpha.clone());
+    app.view.pins += 1;
+    assert_eq!(ids(&app), ["alpha", "bravo", "charlie"]);
+    live(
+        &mut app,
+        LiveEvent::Rows(vec![RowChange::Upsert(Box::new(row("alpha", "Suspended")))]),
+    );
+    assert_eq!(ids(&app), ["alpha", "bravo", "charlie"], "alpha stays where it was");
+    assert_eq!(app.selected_key(), Some(alpha.clone()));
+    // another sort: every row where it sorts
+    app.view.sort = SortKey::Name;
+    app.view.sort = SortKey::Mode;
+    app.view.unpin();
+    assert_eq!(ids(&app), ["bravo", "alpha", "charlie"]);
+}
