@@ -281,3 +281,31 @@ fn rows_do_not_jump_after_a_write() {
         t.expect("NAMZU-EXITED");
     }
 }
+
+/// The sorted column is never the one a narrow terminal drops; a wide one gives its free width
+/// to the columns that would be cut.
+#[test]
+fn the_sorted_column_stays_and_wide_columns_take_the_room() {
+    if tool_missing("tmux", "the sorted column") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "sortcol");
+        let plain = t.expect("DIAGNOSIS");
+        assert!(!plain.contains("MODE-CHANGED"), "{plain}");
+        t.keys(&[":", "sort mode-changed", "Enter"]);
+        let sorted = t.expect("MODE-CHANGED▲");
+        assert!(sorted.contains("DIAGNOSIS") && sorted.contains("EPOCH"), "{sorted}");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+    let (t, _home) = one_cluster_demo(200, 50, "widecol");
+    let wide = t.expect("wren");
+    assert!(
+        wide.contains("foreign-egress-policy") && !wide.contains("foreign-egress-pol…"),
+        "{wide}"
+    );
+    assert!(wide.contains("controller-reason:EgressPolicyPending"), "{wide}");
+    t.keys(&["q"]);
+    t.expect("NAMZU-EXITED");
+}

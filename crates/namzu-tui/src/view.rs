@@ -113,4 +113,28 @@ mod tests {
         }
         assert!(legend.iter().all(|l| super::width(l) <= 78), "{legend:#?}");
     }
+
+    #[test]
+    fn the_sorted_column_is_never_the_one_dropped() {
+        use namzu_domain::columns::Column;
+        let plain = super::fitting(false, true, false, 120, Column::Workspace);
+        assert!(!plain.contains(&Column::ModeChanged), "{plain:?}");
+        let sorted = super::fitting(false, true, false, 120, Column::ModeChanged);
+        assert!(sorted.contains(&Column::ModeChanged), "{sorted:?}");
+        assert!(
+            !sorted.contains(&Column::Template),
+            "the next one goes in its place: {sorted:?}"
+        );
+        for (width, sort) in [
+            (80, Column::Namespace),
+            (80, Column::Age),
+            (80, Column::Mode),
+            (80, Column::Template),
+        ] {
+            assert!(
+                super::fitting(false, true, false, width, sort).contains(&sort),
+                "{sort:?} at {width}"
+            );
+        }
+    }
 }
