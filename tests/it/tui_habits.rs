@@ -309,3 +309,54 @@ fn the_sorted_column_stays_and_wide_columns_take_the_room() {
     t.keys(&["q"]);
     t.expect("NAMZU-EXITED");
 }
+
+/// The footer's last line.
+fn footer(screen: &str) -> String {
+    screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("? help"))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The footer hints the keys that apply to the row under the cursor: at 200 columns `h` always
+/// (a row is selected), `w` once this session sent something; S on a Running row, R on a
+/// Suspended one. At 80 and 120 columns it keeps find, sort, help and quit first.
+#[test]
+fn the_footer_hints_h_and_w_where_they_apply() {
+    if tool_missing("tmux", "the footer's hints") {
+        return;
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "footer");
+        let f = footer(&t.expect("? help"));
+        assert!(
+            f.contains("/ filter") && f.contains("o sort") && f.contains("q quit"),
+            "{f}"
+        );
+        assert!(f.chars().count() <= usize::from(width), "{f}");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+    let (t, _home) = one_cluster_demo(200, 50, "footer200");
+    t.keys(&["/", "alpha", "Enter"]);
+    let f = footer(&t.expect("filter: alpha (1 of"));
+    assert!(
+        f.contains("h history") && f.contains("S suspend") && !f.contains("R resume"),
+        "{f}"
+    );
+    assert!(!f.contains("w sent"), "nothing sent yet: {f}");
+    t.keys(&["S"]);
+    t.expect("Tab switch");
+    t.keys(&["Tab"]);
+    t.keys(&["Enter"]);
+    t.expect("suspended confirmed");
+    let f = footer(&t.expect("w sent"));
+    assert!(
+        f.contains("h history") && f.contains("R resume") && !f.contains("S suspend"),
+        "{f}"
+    );
+    t.keys(&["q"]);
+    t.expect("NAMZU-EXITED");
+}

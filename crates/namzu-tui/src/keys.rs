@@ -726,6 +726,7 @@ fn footer_of(table: &[Binding], width: usize, fleet: bool, hint: impl Fn(&Bindin
         .enumerate()
         .filter(|(_, b)| !b.hint.is_empty() && (fleet || !fleet_only(b)))
         .map(|(i, b)| (i, b, hint(b)))
+        .filter(|(_, _, h)| !h.is_empty())
         .collect();
     hints.sort_by_key(|(_, b, _)| b.footer_order);
     let mut shown: Vec<(usize, String)> = Vec::new();

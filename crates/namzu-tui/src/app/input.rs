@@ -30,11 +30,45 @@ pub(super) fn context(app: &App) -> Context {
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
 pub(crate) fn footer_keys(app: &App, width: usize) -> String {
+    let applies = |c: Command| applies(app, c);
     app.keys.footer(
         context(app),
         width,
         app.several_contexts || !app.kube_contexts.is_empty(),
+        &applies,
     )
+}
+
+/// Whether a list key does something for the rows it would act on (the marked, else the
+/// selected): the footer hints only those (`S` on a Running row, `R` on a Suspended one, `F`
+/// where a refresh is taken, the row keys where there is a row, `w` once something was sent).
+fn applies(app: &App, command: Command) -> bool {
+    let rows: Vec<&Workspace> = if app.view.marks.is_empty() {
+        app.visible().get(app.view.selected).copied().into_iter().collect()
+    } else {
+        app.inventory
+            .rows()
+            .iter()
+            .filter(|w| app.view.marks.contains(&key_of(w)))
+            .collect()
+    };
+    let suspended = |w: &&Workspace| w.mode == namzu_domain::patch::Mode::Suspended;
+    match command {
+        Command::Suspend => rows.iter().any(|w| !suspended(w)),
+        Command::Resume => rows.iter().any(suspended),
+        Command::RefreshTemplate => rows.iter().any(|w| namzu_domain::refresh::refreshes(w.mode)),
+        Command::Sent => !app.sent.is_empty(),
+        Command::Detail
+        | Command::Yaml
+        | Command::Logs
+        | Command::Shell
+        | Command::History
+        | Command::Forward
+        | Command::Delete
+        | Command::Mark
+        | Command::Copy => !rows.is_empty(),
+        _ => true,
+    }
 }
 
 pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {

@@ -662,3 +662,29 @@ fn a_row_written_keeps_its_place_and_the_cursor_until_the_sort_or_filter_changes
     app.view.unpin();
     assert_eq!(ids(&app), ["bravo", "alpha", "charlie"]);
 }
+
+#[test]
+fn the_footer_hints_the_keys_that_apply_and_h_and_w_at_200_columns() {
+    let mut app = app(false);
+    let running = footer_keys(&app, 200);
+    assert!(
+        running.contains("S suspend · D delete") && !running.contains("R resume"),
+        "{running}"
+    );
+    assert!(
+        running.contains("h history") && !running.contains("w sent"),
+        "nothing sent yet: {running}"
+    );
+    app.sent.push(json!({"verb": "suspend"}));
+    let sent = footer_keys(&app, 200);
+    assert!(sent.contains("h history") && sent.contains("w sent"), "{sent}");
+    assert!(sent.chars().count() <= 200);
+    // charlie is Suspended: R and F, not S
+    press(&mut app, KeyCode::Char('G'));
+    let suspended = footer_keys(&app, 200);
+    assert!(
+        suspended.contains("R resume · D delete") && !suspended.contains("S suspend"),
+        "{suspended}"
+    );
+    assert!(footer_keys(&app, 400).contains("F refresh"), "{suspended}");
+}

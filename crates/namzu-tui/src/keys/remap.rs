@@ -166,24 +166,22 @@ impl KeyMap {
         names.join(" ")
     }
 
-    /// A binding's footer hint now: each `KEY words` part with the key it was moved to.
-    pub(crate) fn hint(&self, b: &Binding) -> String {
-        if !self.touches(b) {
-            return b.hint.to_string();
-        }
+    /// A binding's footer hint now: each `KEY words` part with the key it was moved to, and only
+    /// the parts whose command `applies` (a resume on a Running row does not).
+    pub(crate) fn hint(&self, b: &Binding, applies: &dyn Fn(Command) -> bool) -> String {
         b.hint
             .split(" · ")
-            .map(|part| {
+            .filter_map(|part| {
                 let (first, rest) = part.split_once(' ').unwrap_or((part, ""));
-                let moved = b
-                    .keys
-                    .iter()
-                    .find(|(k, _)| display(*k) == first)
-                    .and_then(|(_, c)| self.moved_keys(*c));
-                match moved.and_then(|keys| keys.first()) {
+                let command = b.keys.iter().find(|(k, _)| display(*k) == first).map(|(_, c)| *c);
+                if command.is_some_and(|c| !applies(c)) {
+                    return None;
+                }
+                let moved = command.and_then(|c| self.moved_keys(c)).and_then(|keys| keys.first());
+                Some(match moved {
                     Some(k) => format!("{} {rest}", display(*k)),
                     None => part.to_string(),
-                }
+                })
             })
             .collect::<Vec<_>>()
             .join(" · ")
@@ -204,11 +202,18 @@ impl KeyMap {
             .collect()
     }
 
-    /// The footer's hints for `context` with the moves applied.
-    pub(crate) fn footer(&self, context: Context, width: usize, fleet: bool) -> String {
+    /// The footer's hints for `context` with the moves applied, the list's only where they
+    /// `apply` to the rows the keys would act on.
+    pub(crate) fn footer(
+        &self,
+        context: Context,
+        width: usize,
+        fleet: bool,
+        applies: &dyn Fn(Command) -> bool,
+    ) -> String {
         super::footer_of(bindings(context), width, fleet, |b| {
             if context == Context::List {
-                self.hint(b)
+                self.hint(b, applies)
             } else {
                 b.hint.to_string()
             }
@@ -329,7 +334,7 @@ mod tests {
         assert_eq!(m.command_for(Context::List, press('l')), None);
         // the log pane's keys are its own
         assert_eq!(m.command_for(Context::Logs, press('l')), Some(Command::Close));
-        let footer = m.footer(Context::List, 400, false);
+        let footer = m.footer(Context::List, 400, false, &|_| true);
         assert!(footer.contains("X delete") && footer.contains("L logs"), "{footer}");
         assert!(!footer.contains("D delete"), "{footer}");
         let label = LIST.iter().find(|b| b.hint.contains("delete")).map(|b| m.label(b));
