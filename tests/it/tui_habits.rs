@@ -360,3 +360,132 @@ fn the_footer_hints_h_and_w_where_they_apply() {
     t.keys(&["q"]);
     t.expect("NAMZU-EXITED");
 }
+
+/// The README's triage tasks in the TUI, each from the list as it opens (no filter, no mark): the
+/// keys pressed and what the screen then shows. A key name (`Enter`, `Escape`, `Space`, `Tab`) is
+/// one keystroke, a word one per letter.
+const TRIAGE: &[(&str, &[&str], &str)] = &[
+    ("every broken one", &["p"], "problems only"),
+    (
+        "why hotel is broken, and its next step",
+        &["/", "hotel", "Enter", "Enter"],
+        "Next step",
+    ),
+    (
+        "hotel's crashed instance's log",
+        &["/", "hotel", "Enter", "l", "p"],
+        "previous instan",
+    ),
+    (
+        "hotel's timeline and start-up",
+        &["/", "hotel", "Enter", "h"],
+        "history of hotel",
+    ),
+    ("a shell in alpha", &["/", "alpha", "Enter", "s"], "exit (or Ctrl-D)"),
+    (
+        "alpha's port 8080 on localhost",
+        &["/", "alpha", "Enter", "f"],
+        "forwarding 127.0.0.1:",
+    ),
+    (
+        "wake drifted delta onto its template",
+        &["/", "delta", "Enter", "F", "Tab", "Enter"],
+        "pod template refreshed",
+    ),
+    ("what this session sent", &["w"], "what was sent (this session)"),
+    (
+        "the logs of two broken ones at once",
+        &[
+            "/", "hotel", "Enter", "Space", "Escape", "/", "golf", "Enter", "Space", "l",
+        ],
+        "logs of 2 marked workspaces",
+    ),
+];
+
+/// Keystrokes of `keys`: a named key is one, a word one per character.
+fn keystrokes(keys: &[&str]) -> usize {
+    keys.iter()
+        .map(|k| match *k {
+            "Enter" | "Escape" | "Space" | "Tab" => 1,
+            word => word.chars().count(),
+        })
+        .sum()
+}
+
+/// The keys as the README writes them.
+fn written(keys: &[&str]) -> String {
+    keys.iter()
+        .map(|k| match *k {
+            "Enter" => "⏎".to_string(),
+            "Escape" => "Esc ".to_string(),
+            "Space" => "␣".to_string(),
+            "Tab" => "⇥".to_string(),
+            word => word.to_string(),
+        })
+        .collect::<String>()
+}
+
+/// Back to the list as it opened: every popup closed, the filter cleared, every row shown.
+fn back_to_list(t: &Tmux) {
+    for _ in 0..6 {
+        let now = t.screen();
+        let popup = now.lines().find(|l| l.contains('┌')).map(str::to_string);
+        match popup {
+            Some(line) => {
+                t.keys(&["Escape"]);
+                t.expect_gone(line.trim());
+            }
+            None if now.contains("problems only") => {
+                t.keys(&["p"]);
+                t.expect_gone("problems only");
+            }
+            None if now.contains("filter: ") => {
+                t.keys(&["Escape"]);
+                t.expect_gone("filter: ");
+            }
+            None => return,
+        }
+    }
+}
+
+/// Each triage task in the demo at 80×24 and 120×35, by the keys the README's table counts: the
+/// screen each leads to, and the table's numbers are these.
+#[test]
+fn the_readme_counts_the_keystrokes_of_each_triage_task() {
+    if tool_missing("tmux", "triage keystrokes") || tool_missing("kubectl", "triage keystrokes") {
+        return;
+    }
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    for (task, keys, _) in TRIAGE {
+        let row = format!("| {task} | `{}` | {} |", written(keys), keystrokes(keys));
+        assert!(readme.contains(&row), "the README's triage table lacks:\n{row}");
+    }
+    for (width, height) in SIZES {
+        let (t, _home) = one_cluster_demo(width, height, "keystrokes");
+        t.expect("41 workspaces");
+        for (task, keys, shows) in TRIAGE {
+            for k in *keys {
+                t.keys(&[k]);
+                // each key after the screen the one before it makes (a key after Escape would
+                // read as Alt-key)
+                match *k {
+                    "Escape" => drop(t.expect_gone("filter: ")),
+                    // the confirmation reads the row afresh before Tab and Enter
+                    "F" => drop(t.expect("Tab switch")),
+                    _ => {}
+                }
+            }
+            let screen = t.expect(shows);
+            assert!(screen.contains(shows), "{task}");
+            if *task == "a shell in alpha" {
+                t.keys(&["exit", "Enter"]);
+                t.expect("the shell ended");
+            }
+            back_to_list(&t);
+        }
+        t.keys(&["q"]);
+        t.expect_gone("logs of 2");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}
