@@ -130,14 +130,18 @@ fn help_explains_the_columns_and_the_diagnoses() {
         let end = t.expect("unreadable-epoch");
         assert!(end.contains("the holder-epoch annotation"), "{end}");
         // up a page at a time until the columns' part shows
-        let mut seen = String::new();
-        for _ in 0..8 {
-            seen = t.screen();
+        let mut seen = t.screen();
+        for _ in 0..12 {
             if seen.contains("MODE-CHANGED") {
                 break;
             }
             t.keys(&["PageUp"]);
-            t.expect("keys, columns, diagnoses");
+            // each look after the page moved
+            let before = seen.clone();
+            wait_until("the help scrolls up", std::time::Duration::from_secs(20), || {
+                seen = t.screen();
+                seen != before
+            });
         }
         assert!(
             seen.contains("MODE-CHANGED") && seen.contains("how long ago the mode was last changed"),
