@@ -573,7 +573,12 @@ impl App {
         }
         // a refresh of rows that are all running would only be refused after the typing
         if refresh && !self.any_refreshable(&targets) {
-            self.status = "F refreshes a Suspended workspace onto its template: suspend it first (S, then F)".into();
+            let (s, f) = (
+                self.keys.key_for(Command::Suspend),
+                self.keys.key_for(Command::RefreshTemplate),
+            );
+            self.status =
+                format!("{f} refreshes a Suspended workspace onto its template: suspend it first ({s}, then {f})");
             return Vec::new();
         }
         let mut typed_rule: Vec<String> = Vec::new();

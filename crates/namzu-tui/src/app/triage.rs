@@ -109,6 +109,16 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
     }
 }
 
+/// The I/O's words with the resume key it names (`press R to`) as the config file may have
+/// moved it.
+fn with_keys(app: &App, text: String) -> String {
+    let resume = app.keys.key_for(Command::Resume);
+    if resume == "R" {
+        return text;
+    }
+    text.replace("press R to", &format!("press {resume} to"))
+}
+
 /// A shell refused: the words stay on screen until dismissed (and are the status line too).
 fn refused(app: &mut App, title: String, text: String) {
     app.status = text.lines().next().unwrap_or_default().to_string();
@@ -233,6 +243,7 @@ pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
             text,
             failed,
         } => {
+            let text = with_keys(app, text);
             if let Some(pane) = pane_of(app, stream) {
                 if !pane.members.is_empty() {
                     pane.member_ended(from, &text, failed);
@@ -258,6 +269,7 @@ pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
             }
             Err(why) => {
                 let who = key.who(app.several_contexts);
+                let why = with_keys(app, why);
                 refused(app, format!("no shell in {who}"), format!("{who}: {why}"));
             }
         },

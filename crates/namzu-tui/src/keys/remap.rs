@@ -105,6 +105,18 @@ impl KeyMap {
         Ok(())
     }
 
+    /// The key that asks for `command` on the list now, as the footer names it (what a status
+    /// line tells the user to press).
+    pub(crate) fn key_for(&self, command: Command) -> String {
+        if let Some(k) = self.moved_keys(command).and_then(|keys| keys.first()) {
+            return display(*k);
+        }
+        LIST.iter()
+            .flat_map(|b| b.keys.iter())
+            .find(|(_, c)| *c == command)
+            .map_or_else(String::new, |(k, _)| display(*k))
+    }
+
     /// Whether the file moved any key.
     pub fn is_default(&self) -> bool {
         self.moved.is_empty()
@@ -340,6 +352,10 @@ mod tests {
         let label = LIST.iter().find(|b| b.hint.contains("delete")).map(|b| m.label(b));
         assert_eq!(label.as_deref(), Some("S R X"));
         // quit moved: Ctrl-C still quits
+        assert_eq!(
+            (m.key_for(Command::Delete), m.key_for(Command::Suspend)),
+            ("X".into(), "S".into())
+        );
         let m = map("keys:\n  quit: Q\n").unwrap();
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(m.command_for(Context::List, ctrl_c), Some(Command::Quit));
