@@ -245,6 +245,7 @@ impl App {
                 touched: false,
                 resources: false,
                 pinned: BTreeSet::new(),
+                places: Vec::new(),
                 pins: 0,
             },
             popups: Vec::new(),
@@ -400,6 +401,13 @@ impl App {
         let rows = self.inventory.rows();
         let mut order: Vec<usize> = (0..rows.len()).filter(|&i| self.passes(&rows[i], &query)).collect();
         order.sort_by(|&a, &b| self.ordering(a, b));
+        // the rows an action was just sent to, back where they were when it was sent
+        for (place, key) in &self.view.places {
+            if let Some(i) = order.iter().position(|&r| key_of(&rows[r]) == *key) {
+                let r = order.remove(i);
+                order.insert((*place).min(order.len()), r);
+            }
+        }
         order
     }
 

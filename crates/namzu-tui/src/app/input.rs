@@ -118,6 +118,12 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                     })
                     .collect();
                 app.view.pinned = rows.iter().map(|(key, _)| (*key).clone()).collect();
+                let shown: Vec<WorkspaceKey> = app.visible().iter().map(|w| key_of(w)).collect();
+                app.view.places = shown
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, k)| app.view.pinned.contains(k))
+                    .collect();
                 app.view.pins += 1;
                 if rows.len() > 1
                     && let Some((_, plan)) = rows.first()

@@ -648,6 +648,7 @@ fn a_row_written_keeps_its_place_and_the_cursor_until_the_sort_or_filter_changes
     let alpha = app.selected_key().unwrap();
     // the confirmation's submit pins the rows it acts on
     app.view.pinned.insert(alpha.clone());
+    app.view.places = vec![(0, alpha.clone())];
     app.view.pins += 1;
     assert_eq!(ids(&app), ["alpha", "bravo", "charlie"]);
     live(
@@ -656,11 +657,17 @@ fn a_row_written_keeps_its_place_and_the_cursor_until_the_sort_or_filter_changes
     );
     assert_eq!(ids(&app), ["alpha", "bravo", "charlie"], "alpha stays where it was");
     assert_eq!(app.selected_key(), Some(alpha.clone()));
+    // a row added (the order computed anew): alpha still where it was
+    live(
+        &mut app,
+        LiveEvent::Rows(vec![RowChange::Upsert(Box::new(row("delta", "Running")))]),
+    );
+    assert_eq!(ids(&app), ["alpha", "bravo", "delta", "charlie"]);
     // another sort: every row where it sorts
     app.view.sort = SortKey::Name;
     app.view.sort = SortKey::Mode;
     app.view.unpin();
-    assert_eq!(ids(&app), ["bravo", "alpha", "charlie"]);
+    assert_eq!(ids(&app), ["bravo", "delta", "alpha", "charlie"]);
 }
 
 #[test]
