@@ -132,6 +132,7 @@ async fn main() {
         update(
             &mut app,
             Action::LogLines {
+                from: 0,
                 stream,
                 lines: chunk.to_vec(),
             },
@@ -166,6 +167,7 @@ async fn main() {
         update(
             &mut app,
             Action::LogLines {
+                from: 0,
                 stream,
                 lines: vec![line(i); 50],
             },

@@ -10,6 +10,11 @@ use namzu_engine::ops::fleet::Fleet;
 pub(crate) async fn open(globals: &Globals, refresh: std::time::Duration) -> Result<(), Failure> {
     // exec credential plugins must not prompt inside the alternate screen
     let request = crate::cli::config::fleet_request(globals, false)?;
+    // the list's keys the config file moves: a wrong entry is one line before anything opens
+    let keys = namzu_tui::keys::KeyMap::from_config(&request.rules.keys).map_err(|e| {
+        let file = request.rules.file.as_deref().unwrap_or("(none)");
+        Failure::usage(format!("config file {file}: {e}"))
+    })?;
     let fleet = Fleet::open(request.clone()).await?;
     // a single-context session may open the kubeconfig's other contexts (`ops::fleet` says how)
     let own = fleet
@@ -34,6 +39,7 @@ pub(crate) async fn open(globals: &Globals, refresh: std::time::Duration) -> Res
         refresh,
         clock: fleet.clock,
         switch,
+        keys,
     };
     namzu_tui::run(options).await.map_err(|e| Failure::error(e.0))
 }

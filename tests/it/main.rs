@@ -54,6 +54,7 @@ mod triage;
 mod triage_habits;
 mod tui;
 mod tui_fleet;
+mod tui_habits;
 mod tui_tmux;
 mod typed_confirmation;
 mod vectors;

@@ -461,8 +461,8 @@ async fn a_hung_api_server_leaves_the_ui_responsive() {
     let before = app.view.selected;
     let driver = tokio::spawn(async move {
         let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
-        namzu_tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut |_| {
-            String::new()
+        namzu_tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut |_, _| {
+            Ok(String::new())
         })
         .await
         .map(|_| app)
@@ -780,7 +780,7 @@ async fn what_arrives_while_a_shell_runs_is_applied_not_queued() {
     let driver = tokio::spawn(async move {
         let sim = &t.sim;
         let mut term = Terminal::new(TestBackend::new(100, 30)).unwrap();
-        let mut shell = move |_: &[String]| {
+        let mut shell = move |_: &[String], _: &str| {
             // the shell is open: the detail pane is asked for (no watch reads the one Sandbox by
             // name); the read reaches the server only if the key is applied
             let detail_reads = || {
@@ -799,7 +799,7 @@ async fn what_arrives_while_a_shell_runs_is_applied_not_queued() {
             // the detail pane closed, the UI quits
             probe.send(key(KeyCode::Esc)).unwrap();
             probe.send(key(KeyCode::Char('q'))).unwrap();
-            ended.to_string()
+            Ok(ended.to_string())
         };
         namzu_tui::event_loop(&mut term, &mut app, io, tx, rx, Theme { colour: false }, &mut shell)
             .await

@@ -68,6 +68,41 @@ impl Column {
             Column::Disk => "DISK",
         }
     }
+
+    /// What the column shows, in a few words (the TUI's help explains every column with it).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Column::Context => "the kube context the row is read from (its badge from the rules file)",
+            Column::Workspace => "the workspace id (the Sandbox is namzu-ws-<id>)",
+            Column::Namespace => "the Sandbox's namespace",
+            Column::Mode => "the mode asked for (spec.operatingMode): Running or Suspended",
+            Column::State => {
+                "what is true now: Running (Ready for the current generation with a live pod), Starting, Suspending, Suspended, Failed, Expired, Deleting, Error"
+            }
+            Column::Age => "how long ago the Sandbox was created",
+            Column::ModeChanged => "how long ago the mode was last changed (its operating-mode-changed-at annotation)",
+            Column::Epoch => "the holder epoch every write is fenced by (!<raw>: unreadable)",
+            Column::Template => "the SandboxTemplate it was made from",
+            Column::Drift => {
+                "whether its pod template still equals the template's: current, drifted, unknown (no hash stored), no-template, ? (the template may not be read)"
+            }
+            Column::Diagnosis => "why it is not where its mode says it should be, worst first (the words below)",
+            Column::Uid => "the Sandbox's uid",
+            Column::Pod => "its own pod (by owner, never a name guess)",
+            Column::Restarts => {
+                "the pod's restarts as kubectl get pods counts them, with how long ago the newest ended"
+            }
+            Column::Node => "the node its pod runs on",
+            Column::Image => "the image of its pod's main container",
+            Column::TemplateHash => "the pod-template hash stored on it",
+            Column::Egress => "its egress profile label",
+            Column::PerSandbox => "on when its pod template carries the per-sandbox egress label",
+            Column::Policy => "whose per-sandbox network policy selects it: own, foreign, - none, ? unreadable",
+            Column::Cpu => "its CPU requests, summed as the scheduler sums them",
+            Column::Mem => "its memory requests, summed as the scheduler sums them",
+            Column::Disk => "its disks' total size",
+        }
+    }
 }
 
 /// The columns of a view: CONTEXT first across contexts, NAMESPACE only across namespaces; wide adds identity, pod detail (its

@@ -91,6 +91,45 @@ impl DiagnosisKind {
     pub fn parse(text: &str) -> Option<DiagnosisKind> {
         DiagnosisKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
+
+    /// What the word means, in one sentence (the TUI's help explains every diagnosis with it).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            DiagnosisKind::StuckDeleting => {
+                "its deletion was asked for more than 10 minutes ago and finalizers still hold it"
+            }
+            DiagnosisKind::Expired => {
+                "past spec.shutdownTime: kept by shutdownPolicy Retain, or not reaped by the controller under Delete"
+            }
+            DiagnosisKind::ForeignEgressPolicy => {
+                "a network policy not its own selects it by the per-sandbox label, so its egress is another's"
+            }
+            DiagnosisKind::ForeignDisk => "a disk it mounts belongs to another workspace",
+            DiagnosisKind::Unschedulable => "the scheduler cannot place its pod (no node has the room or fits)",
+            DiagnosisKind::ImagePull => "its pod cannot pull the container image (ErrImagePull, ImagePullBackOff, …)",
+            DiagnosisKind::CrashLoop => "a container keeps crashing and the kubelet backs off (CrashLoopBackOff)",
+            DiagnosisKind::DiskMissing => "a disk its pod needs does not exist",
+            DiagnosisKind::DiskPending => "a disk its pod needs is not bound yet (its claim is Pending)",
+            DiagnosisKind::ForeignPod => "the pod under its name is not its own (another owner), so nothing acts on it",
+            DiagnosisKind::PodStateUnknown => {
+                "agent-sandbox cannot read its pod's state: the node or kubelet stopped reporting"
+            }
+            DiagnosisKind::StuckTerminating => "its pod is still there more than a minute past its grace period",
+            DiagnosisKind::SuspendUnconfirmed => {
+                "it was asked to suspend and the controller has not confirmed the pod is gone"
+            }
+            DiagnosisKind::PodTerminated => "its pod ended (Failed or Succeeded) and is not coming back by itself",
+            DiagnosisKind::ControllerError => "the controller reports an error in the Sandbox's Ready condition",
+            DiagnosisKind::ControllerReason => {
+                "Ready=False for a reason the tool does not know (shown as controller-reason:<Reason>)"
+            }
+            DiagnosisKind::StaleStatus => "the controller has not yet caught up with the Sandbox's latest change",
+            DiagnosisKind::NoLivePod => "the Sandbox says Ready but no live pod of its own stands under it",
+            DiagnosisKind::UnreadableEpoch => {
+                "the holder-epoch annotation is not a number, so every write is refused (named only when nothing else is wrong)"
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

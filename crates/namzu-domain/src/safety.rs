@@ -78,7 +78,25 @@ pub struct Rule {
     pub quarantine_days: Option<u32>,
 }
 
-/// The whole file: `contexts:` and its rules.
+/// The keys an action of the TUI's list is moved to (`keys:`): one key, or several.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum KeyNames {
+    One(String),
+    Several(Vec<String>),
+}
+
+impl KeyNames {
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            KeyNames::One(k) => vec![k.as_str()],
+            KeyNames::Several(ks) => ks.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+/// The whole file: `contexts:` and its rules, and `keys:`, the TUI's list keys moved (each
+/// action's name to its keys; which names and keys there are is the TUI's key table's to say).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SafetyConfig {
@@ -87,6 +105,8 @@ pub struct SafetyConfig {
     /// The flight recorder's bounds (`recording: {retentionDays, maxMB}`, issue 43).
     #[serde(default)]
     pub recording: RecordingBounds,
+    #[serde(default)]
+    pub keys: std::collections::BTreeMap<String, KeyNames>,
     /// The file the rules were read from (set by whoever read it; not a field of the file).
     #[serde(skip)]
     pub file: Option<String>,

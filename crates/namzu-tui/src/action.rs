@@ -74,24 +74,29 @@ pub enum Action {
     Crashed(String),
     /// SIGTERM, SIGHUP or SIGINT: quit as `q` does, restoring the terminal.
     Terminated,
-    /// The log pane's stream `stream` opened: the pod and container it reads.
+    /// The log pane's stream `stream` opened: the pod and container it reads. `from` is which
+    /// of the pane's workspaces it is (0 for a pane of one).
     LogOpened {
         stream: u64,
+        from: usize,
         source: String,
     },
-    /// Lines of stream `stream`, all that had arrived.
+    /// Lines of stream `stream` from workspace `from`, all that had arrived.
     LogLines {
         stream: u64,
+        from: usize,
         lines: Vec<String>,
     },
     /// A restart, a reconnect: said in the pane between the lines.
     LogNote {
         stream: u64,
+        from: usize,
         text: String,
     },
-    /// Stream `stream` ended (`failed`: it could not be read at all), and why.
+    /// Stream `stream` of workspace `from` ended (`failed`: it could not be read at all), and why.
     LogEnded {
         stream: u64,
+        from: usize,
         text: String,
         failed: bool,
     },
@@ -100,15 +105,17 @@ pub enum Action {
         key: WorkspaceKey,
         result: Result<namzu_engine::present::history::History, String>,
     },
-    /// A shell may start: the kubectl command line for the row's own pod; or why not.
+    /// A shell may start: the kubectl command line for the row's own pod and what it runs in;
+    /// or why not.
     ShellReady {
         key: WorkspaceKey,
-        result: Result<Vec<String>, String>,
+        result: Result<ShellTarget, String>,
     },
     /// A file was written (the log pane's save), or why not: for the status line.
     Saved(Result<String, String>),
-    /// The shell ended: what the status line says of it.
-    ShellEnded(String),
+    /// The shell ended: what the status line says of it; or kubectl refused it, in its words
+    /// (kept on screen until dismissed).
+    ShellEnded(Result<String, String>),
     /// A forward's news (where it listens, each new target, a wait): for the status line.
     Forwarding(String),
     /// Another context was opened (`:ctx NAME` in a single-context session), or why not.
@@ -130,6 +137,14 @@ pub enum Action {
         scope: Scope,
         result: Result<String, String>,
     },
+}
+
+/// Where a shell runs: kubectl's arguments, and the pod and container they name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellTarget {
+    pub argv: Vec<String>,
+    pub pod: String,
+    pub container: String,
 }
 
 /// Work for the I/O task, each in one context; results come back as actions.
@@ -168,6 +183,13 @@ pub enum Effect {
     Logs {
         key: WorkspaceKey,
         container: Option<String>,
+        previous: bool,
+        stream: u64,
+    },
+    /// Stream the logs of several workspaces (the marked rows, each in its own context) into one
+    /// log pane, each line after its workspace, as `kubectl namzu logs -f` does with several.
+    LogsOf {
+        keys: Vec<WorkspaceKey>,
         previous: bool,
         stream: u64,
     },
@@ -221,8 +243,8 @@ impl Effect {
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
             Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } => context,
-            // the terminal's, no context's
-            Effect::Copy(_) => "",
+            // the terminal's, no context's; several contexts' (the Io finds each)
+            Effect::Copy(_) | Effect::LogsOf { .. } => "",
             Effect::Detail(key)
             | Effect::Yaml(key)
             | Effect::Preview { key, .. }

@@ -54,6 +54,8 @@ pub enum Popup {
         key: WorkspaceKey,
         text: Option<Result<String, String>>,
         scroll: u16,
+        /// `/`, `n`, `N`: the log pane's search, over the YAML's lines.
+        find: crate::search::Find,
     },
     Help {
         scroll: u16,
@@ -82,6 +84,12 @@ pub enum Popup {
     },
     /// The leaks view (`:leaks`): read-only.
     Leaks(LeaksView),
+    /// Words that stay until dismissed (a shell refused, in the tool's words).
+    Message {
+        title: String,
+        text: String,
+        scroll: u16,
+    },
 }
 
 /// What a key on the popup on top comes to.
@@ -168,6 +176,8 @@ pub struct App {
     pub log_streams: u64,
     /// A shell to run now (kubectl's arguments): the loop steps the UI aside for it.
     pub shell: Option<Vec<String>>,
+    /// What the terminal says above that shell: the pod, container, context and its badge.
+    pub shell_banner: String,
     /// The status as last seen at a tick, and since when: it expires after [`STATUS_FOR`].
     status_seen: (String, DateTime<Utc>),
     /// Rows of the bulk action under way: their waits do not take the status line.
@@ -182,6 +192,8 @@ pub struct App {
     pub read_only_flag: bool,
     /// What is typed into the context picker, and every name it filters.
     pub picker: (String, Vec<String>),
+    /// The list's keys, as the config file's `keys:` moved them.
+    pub keys: keys::KeyMap,
 }
 
 /// How far a bulk action is.
@@ -233,6 +245,7 @@ impl App {
                 touched: false,
                 resources: false,
                 pinned: BTreeSet::new(),
+                places: Vec::new(),
                 pins: 0,
             },
             popups: Vec::new(),
@@ -245,6 +258,7 @@ impl App {
             order: RefCell::new(None),
             log_streams: 0,
             shell: None,
+            shell_banner: String::new(),
             status_seen: (String::new(), o.now),
             bulk_members: BTreeSet::new(),
             scroll_max: std::cell::Cell::new(u16::MAX),
@@ -252,6 +266,7 @@ impl App {
             kube_contexts: Vec::new(),
             read_only_flag: o.read_only,
             picker: Default::default(),
+            keys: Default::default(),
         }
     }
 
@@ -386,16 +401,35 @@ impl App {
         let rows = self.inventory.rows();
         let mut order: Vec<usize> = (0..rows.len()).filter(|&i| self.passes(&rows[i], &query)).collect();
         order.sort_by(|&a, &b| self.ordering(a, b));
+        // the rows an action was just sent to, back where they were when it was sent
+        for (place, key) in &self.view.places {
+            if let Some(i) = order.iter().position(|&r| key_of(&rows[r]) == *key) {
+                let r = order.remove(i);
+                order.insert((*place).min(order.len()), r);
+            }
+        }
         order
     }
 
     /// The order with the `moved` rows taken out and put back where they now sort. `compare`
-    /// breaks ties by name, so this is exactly the order a full sort gives.
+    /// breaks ties by name, so this is exactly the order a full sort gives — but for the rows an
+    /// action was just sent to (pinned): they stay where they were, so the rows do not jump
+    /// under the cursor after a write, until the filter or the sort changes.
     fn mend(&self, mut order: Vec<usize>, moved: &[usize]) -> Vec<usize> {
-        let moved: BTreeSet<usize> = moved.iter().copied().collect();
+        let rows = self.inventory.rows();
+        let in_place: BTreeSet<usize> = if self.view.pinned.is_empty() {
+            BTreeSet::new()
+        } else {
+            let shown: BTreeSet<usize> = order.iter().copied().collect();
+            moved
+                .iter()
+                .copied()
+                .filter(|m| shown.contains(m) && self.view.pinned.contains(&key_of(&rows[*m])))
+                .collect()
+        };
+        let moved: BTreeSet<usize> = moved.iter().copied().filter(|m| !in_place.contains(m)).collect();
         order.retain(|i| !moved.contains(i));
         let query = self.query();
-        let rows = self.inventory.rows();
         for &m in moved.iter().filter(|&&m| self.passes(&rows[m], &query)) {
             let at = order.partition_point(|&i| self.ordering(i, m) != std::cmp::Ordering::Greater);
             order.insert(at, m);
@@ -547,7 +581,12 @@ impl App {
         }
         // a refresh of rows that are all running would only be refused after the typing
         if refresh && !self.any_refreshable(&targets) {
-            self.status = "F refreshes a Suspended workspace onto its template: suspend it first (S, then F)".into();
+            let (s, f) = (
+                self.keys.key_for(Command::Suspend),
+                self.keys.key_for(Command::RefreshTemplate),
+            );
+            self.status =
+                format!("{f} refreshes a Suspended workspace onto its template: suspend it first ({s}, then {f})");
             return Vec::new();
         }
         let mut typed_rule: Vec<String> = Vec::new();

@@ -1,6 +1,10 @@
 //! The I/O task's work: each effect runs through the same cluster functions the CLI uses and
 //! reports back as actions. The UI never awaits these.
 
+mod log_stream;
+
+pub use log_stream::LogTask;
+
 use super::action::{Action, Effect};
 use super::context_options::ContextOptions;
 use namzu_clock::Clock;
@@ -16,7 +20,7 @@ use namzu_engine::cluster::detail;
 use namzu_engine::cluster::inventory::{Query, Scope};
 use namzu_engine::cluster::live::LiveOptions;
 use namzu_engine::cluster::resources;
-use namzu_engine::cluster::triage::{self, LogAsk, LogNote, LogSink};
+use namzu_engine::cluster::triage;
 use namzu_engine::cluster::write::{Outcome, Plan, WritePolicy};
 use namzu_engine::ops::follow::{self, FollowContext, Followed};
 use std::sync::Arc;
@@ -106,6 +110,9 @@ impl Io {
             let _ = out.send(Action::Copied(copy_to_clipboard(&text)));
             return;
         }
+        if let Effect::LogsOf { keys, previous, stream } = effect {
+            return self.logs_of(keys, previous, stream, &out).await;
+        }
         // the app asks only of contexts that were opened
         if let Some(cluster) = self.cluster(effect.context()) {
             return cluster.perform(self, effect, out).await;
@@ -120,6 +127,15 @@ impl Io {
         if let Some(cluster) = added {
             cluster.perform(self, effect, out).await;
         }
+    }
+
+    /// The connection of context `name`, opened at start or since.
+    fn connection(&self, name: &str) -> Option<Connection> {
+        if let Some(cluster) = self.cluster(name) {
+            return Some(cluster.conn.clone());
+        }
+        let added = self.added.read().unwrap_or_else(|p| p.into_inner());
+        added.iter().find(|c| c.conn.context == name).map(|c| c.conn.clone())
     }
 
     /// Open context `name` in place of `replacing` (whose watches stop): its connection with
@@ -203,16 +219,16 @@ impl Cluster {
                 container,
                 previous,
                 stream,
-            } => self.start_logs(io, key, container, previous, stream, &out).await,
-            Effect::StopLogs { stream, .. } => {
-                let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
-                current.stopped = current.stopped.max(stream);
-                if current.stream <= stream
-                    && let Some(task) = current.handle.take()
-                {
-                    task.abort();
-                }
+            } => {
+                let read = log_stream::Read {
+                    conn: self.conn.clone(),
+                    key,
+                    container,
+                    from: 0,
+                };
+                io.start_logs(vec![read], previous, stream, &out).await;
             }
+            Effect::StopLogs { stream, .. } => io.stop_logs(stream),
             Effect::History(key) => send(Action::History {
                 result: self.history(&key).await,
                 key,
@@ -223,7 +239,7 @@ impl Cluster {
             }),
             Effect::Forward(key) => self.forward(io, key, out.clone()).await,
             // answered by the Io itself
-            Effect::OpenContext { .. } | Effect::Copy(_) => {}
+            Effect::OpenContext { .. } | Effect::Copy(_) | Effect::LogsOf { .. } => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
             Effect::Leaks { context, scope } => {
                 let ns = match &scope {
@@ -331,45 +347,6 @@ impl Cluster {
             patch: patch.ok(),
             delete: delete.ok(),
             namespaces,
-        }
-    }
-
-    /// Stream one container's log into the pane `stream`, stopping the stream it replaces.
-    async fn start_logs(
-        &self,
-        io: &Io,
-        key: WorkspaceKey,
-        container: Option<String>,
-        previous: bool,
-        stream: u64,
-        out: &UnboundedSender<Action>,
-    ) {
-        // effects run in any order: a stream already stopped, or older than the one
-        // running, never starts (the pane it was for is gone or moved on)
-        let task = {
-            let mut current = io.log_task.lock().unwrap_or_else(|p| p.into_inner());
-            if stream <= current.stopped || stream < current.stream {
-                return;
-            }
-            let task = tokio::spawn(stream_logs(
-                self.conn.clone(),
-                key,
-                container,
-                previous,
-                stream,
-                out.clone(),
-            ));
-            if let Some(old) = current.handle.replace(task.abort_handle()) {
-                old.abort();
-            }
-            current.stream = stream;
-            task
-        };
-        // a panic in the stream is the UI's to report, as any effect's
-        if let Err(e) = task.await
-            && e.is_panic()
-        {
-            std::panic::resume_unwind(e.into_panic());
         }
     }
 
@@ -611,9 +588,9 @@ impl Cluster {
         )));
     }
 
-    async fn shell(&self, key: &WorkspaceKey) -> Result<Vec<String>, String> {
+    async fn shell(&self, key: &WorkspaceKey) -> Result<crate::action::ShellTarget, String> {
         let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
-        Ok(kubectl_exec_args(
+        let argv = kubectl_exec_args(
             &self.conn.kubectl_flags,
             &key.namespace,
             &pod,
@@ -621,7 +598,12 @@ impl Cluster {
             true,
             true,
             &[SHELL.to_string()],
-        ))
+        );
+        Ok(crate::action::ShellTarget {
+            argv,
+            pod,
+            container: container.container,
+        })
     }
 }
 
@@ -649,108 +631,6 @@ fn tui_words(u: &Unavailable) -> String {
             format!("workspace {id} is Suspended: its pod was deleted (the disk is kept); press R to resume it")
         }
         other => other.message(),
-    }
-}
-
-/// The log pane's stream on the I/O side: the one running, and up to which streams were stopped.
-#[derive(Debug, Default)]
-pub struct LogTask {
-    stream: u64,
-    handle: Option<tokio::task::AbortHandle>,
-    stopped: u64,
-}
-
-/// Lines the log pane asks for first: the newest this many, then what comes.
-pub(crate) const LOG_TAIL: i64 = 1000;
-
-/// Stream a row's own pod's log into the pane, as actions of stream `stream`.
-async fn stream_logs(
-    conn: Connection,
-    key: WorkspaceKey,
-    container: Option<String>,
-    previous: bool,
-    stream: u64,
-    out: UnboundedSender<Action>,
-) {
-    let ended = |text: String, failed: bool| Action::LogEnded { stream, text, failed };
-    let (pod, chosen) = match own_container(&conn, &key, container.as_deref(), Purpose::Logs { previous }).await {
-        Ok(found) => found,
-        Err(why) => {
-            let _ = out.send(ended(why, true));
-            return;
-        }
-    };
-    let mut source = format!("pod {pod} · container {}", chosen.container);
-    if let Some(all) = &chosen.defaulted_among {
-        source.push_str(&format!(" (the default of {})", all.join(", ")));
-    }
-    if previous {
-        source.push_str(" · previous instance");
-    }
-    let _ = out.send(Action::LogOpened { stream, source });
-    let ask = LogAsk {
-        container: chosen.container,
-        previous,
-        follow: !previous,
-        tail_lines: Some(LOG_TAIL),
-        // every line keeps the server's timestamp: `t` shows it, the pane hides it otherwise
-        timestamps: true,
-        ..Default::default()
-    };
-    let pod_object = match resources::get(&conn, &resources::PODS, &key.namespace, &pod).await {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            let _ = out.send(ended(format!("pod {pod} is gone"), true));
-            return;
-        }
-        Err(e) => {
-            let _ = out.send(ended(e.to_string(), true));
-            return;
-        }
-    };
-    let mut sink = PaneSink {
-        out: out.clone(),
-        stream,
-    };
-    let action = match triage::read_log(&conn, &key.namespace, pod_object, ask, true, &mut sink).await {
-        Ok(end) => ended(end.message().unwrap_or_else(|| "the log ended".into()), false),
-        Err(e) => ended(e.to_string(), true),
-    };
-    let _ = out.send(action);
-}
-
-/// Lines and notes of one stream, as actions.
-struct PaneSink {
-    out: UnboundedSender<Action>,
-    stream: u64,
-}
-
-impl LogSink for PaneSink {
-    fn lines(&mut self, lines: Vec<String>) -> bool {
-        lines.is_empty()
-            || self
-                .out
-                .send(Action::LogLines {
-                    stream: self.stream,
-                    lines,
-                })
-                .is_ok()
-    }
-
-    fn note(&mut self, note: LogNote) {
-        let text = match note {
-            LogNote::Restarted { container, restart } => {
-                format!("--- container {container} restarted (restart {restart}): the new instance follows ---")
-            }
-            LogNote::Reconnecting { why } => format!("--- the stream ended ({why}): reading on ---"),
-            LogNote::Waiting { container, state } => {
-                format!("--- container {container} is not running ({state}): its next start follows ---")
-            }
-        };
-        let _ = self.out.send(Action::LogNote {
-            stream: self.stream,
-            text,
-        });
     }
 }
 

@@ -5,6 +5,9 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+mod remap;
+pub use remap::KeyMap;
+
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Command {
@@ -126,8 +129,10 @@ pub(crate) enum Context {
     /// A typed confirmation (a delete, or any write in a `confirm: typed` context), where
     /// letters are the id being typed.
     ConfirmTyped,
-    /// Detail, YAML and what-was-sent: they scroll.
+    /// Detail, what-was-sent, the history: they scroll.
     Scrolling,
+    /// The YAML view: it scrolls and searches (`/`, `n`, `N`) as the log pane does.
+    Yaml,
     HelpPopup,
     /// The context picker.
     Picker,
@@ -233,21 +238,21 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('y'), Yaml), (Char('e'), Yaml)],
         label: "y, e",
-        does: "the Sandbox as YAML (managedFields hidden); e shows it too: nothing is edited in place here, writes go through S R F D",
+        does: "the Sandbox as YAML (managedFields hidden; / n N search it as in the log pane); e shows it too: nothing is edited in place here, writes go through S R F D",
         hint: "y yaml",
         footer_order: 10,
     },
     Binding {
         keys: &[(Char('l'), Logs)],
         label: "l",
-        does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save",
+        does: "logs of the row's own pod: streaming; f follow, w wrap, / search, n/N matches, p previous container, Ctrl-S save; on marked rows, every marked workspace's log in one pane, each line after its workspace (coloured), each followed as logs -f",
         hint: "l logs",
         footer_order: 11,
     },
     Binding {
         keys: &[(Char('s'), Shell)],
         label: "s",
-        does: "a shell in the row's own pod (kubectl exec -it … -- sh); exit comes back to the same row",
+        does: "a shell in the row's own pod (kubectl exec -it … -- sh) under a banner naming the pod, container, context and its badge; exit comes back to the same row; a refusal (ours or kubectl's, in its words) stays on screen until Esc",
         hint: "s shell",
         footer_order: 14,
     },
@@ -308,7 +313,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char('?'), Help)],
         label: "?",
-        does: "help",
+        does: "help: the keys, then what every column and every diagnosis word means",
         hint: "? help",
         footer_order: 0,
     },
@@ -504,6 +509,25 @@ const CLOSE_POPUP: Binding = Binding {
 
 const HELP_POPUP: &[Binding] = &[SCROLL, CLOSE_POPUP];
 
+/// The YAML view: the log pane's search (typed at the same prompt, its matches shown alike).
+const YAML_VIEW: &[Binding] = &[
+    SCROLL,
+    Binding {
+        keys: &[(Char('/'), Filter), (Char('n'), NextMatch), (Char('N'), PrevMatch)],
+        label: "/ n N",
+        does: "search: every line holding the text highlighted, Enter goes to the first from the top of the view; n the next match down, N up, wrapping",
+        hint: "/ search · n/N next",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "close",
+        hint: "Esc close",
+        footer_order: 0,
+    },
+];
+
 const LOG_PANE: &[Binding] = &[
     Binding {
         keys: &[
@@ -663,6 +687,7 @@ pub(crate) fn bindings(context: Context) -> &'static [Binding] {
         Context::Confirm => CONFIRM,
         Context::ConfirmTyped => CONFIRM_TYPED,
         Context::Scrolling => SCROLLING,
+        Context::Yaml => YAML_VIEW,
         Context::HelpPopup => HELP_POPUP,
         Context::Picker => PICKER,
         Context::Logs => LOG_PANE,
@@ -689,42 +714,63 @@ pub(crate) fn command_for(context: Context, event: KeyEvent) -> Option<Command> 
 
 /// The footer's hints for `context`, most important first, as many whole hints as fit `width`;
 /// the picker's only across several contexts (`fleet`).
+#[cfg(test)]
 pub(crate) fn footer(context: Context, width: usize, fleet: bool) -> String {
-    let mut hints: Vec<(usize, &Binding)> = bindings(context)
+    footer_of(bindings(context), width, fleet, |b| b.hint.to_string())
+}
+
+/// The footer of `table`, each binding's hint as `hint` words it (the config file may move keys).
+fn footer_of(table: &[Binding], width: usize, fleet: bool, hint: impl Fn(&Binding) -> String) -> String {
+    let mut hints: Vec<(usize, &Binding, String)> = table
         .iter()
         .enumerate()
         .filter(|(_, b)| !b.hint.is_empty() && (fleet || !fleet_only(b)))
+        .map(|(i, b)| (i, b, hint(b)))
+        .filter(|(_, _, h)| !h.is_empty())
         .collect();
-    hints.sort_by_key(|(_, b)| b.footer_order);
-    let mut shown: Vec<(usize, &Binding)> = Vec::new();
+    hints.sort_by_key(|(_, b, _)| b.footer_order);
+    let mut shown: Vec<(usize, String)> = Vec::new();
     let mut used = 0;
-    for (i, b) in hints {
-        let cost = b.hint.chars().count() + if shown.is_empty() { 0 } else { 3 };
+    for (i, _, h) in hints {
+        let cost = h.chars().count() + if shown.is_empty() { 0 } else { 3 };
         if used + cost <= width {
             used += cost;
-            shown.push((i, b));
+            shown.push((i, h));
         }
     }
     // shown in the table's order, so the footer reads the same at every width
     shown.sort_by_key(|(i, _)| *i);
-    shown.iter().map(|(_, b)| b.hint).collect::<Vec<_>>().join(" · ")
+    shown.into_iter().map(|(_, h)| h).collect::<Vec<_>>().join(" · ")
 }
 
 /// The help popup fitted to `max` columns: the list's keys (the picker's where there is a context
 /// to pick, `picker`; the fleet's paragraph across several contexts, `fleet`), then the
 /// confirmation's; a description that wraps continues under itself, not under the keys.
-pub(crate) fn help(max: usize, fleet: bool, picker: bool) -> String {
-    let shown: Vec<&Binding> = LIST
+pub(crate) fn help(keys: &KeyMap, max: usize, fleet: bool, picker: bool) -> String {
+    let shown: Vec<(String, &Binding)> = LIST
         .iter()
         .filter(|b| fleet || picker || !fleet_only(b))
-        .chain(CONFIRM.iter().filter(|b| b.label == "t"))
+        .map(|b| (keys.label(b), b))
+        .chain(
+            CONFIRM
+                .iter()
+                .filter(|b| b.label == "t")
+                .map(|b| (b.label.to_string(), b)),
+        )
         .collect();
-    let label_width = shown.iter().map(|b| b.label.chars().count()).max().unwrap_or(0) + 2;
+    let label_width = shown.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0) + 2;
     let mut lines: Vec<String> = Vec::new();
-    for b in shown {
+    // the keys the config file moved first: they are what this user's fingers need
+    let moved = keys.said();
+    if !moved.is_empty() {
+        lines.push("Keys moved by the config file (the action and its confirmation are the same):".into());
+        lines.extend(moved.iter().map(|m| format!("  {m}")));
+        lines.push(String::new());
+    }
+    for (label, b) in &shown {
         let described = namzu_engine::present::layout::wrap(b.does, max.saturating_sub(label_width));
         for (i, part) in described.iter().enumerate() {
-            let label = if i == 0 { b.label } else { "" };
+            let label = if i == 0 { label.as_str() } else { "" };
             lines.push(format!("{label:<label_width$}{}", part.trim_start()));
         }
     }
@@ -753,6 +799,8 @@ pub fn readme_rows() -> Vec<String> {
         .map(|b| format!("| {} | {} |", b.label, b.does))
         .chain(std::iter::once("| *log pane* | |".to_string()))
         .chain(LOG_PANE.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
+        .chain(std::iter::once("| *YAML view* (`y`) | |".to_string()))
+        .chain(YAML_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .chain(std::iter::once("| *leaks view* (`:leaks`) | |".to_string()))
         .chain(LEAKS_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .collect()
@@ -793,6 +841,7 @@ mod tests {
             Context::Confirm,
             Context::ConfirmTyped,
             Context::Scrolling,
+            Context::Yaml,
             Context::HelpPopup,
             Context::Picker,
             Context::Logs,

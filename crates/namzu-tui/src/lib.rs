@@ -8,6 +8,7 @@ pub mod io;
 pub mod keys;
 pub mod log_view;
 pub mod logs;
+mod search;
 pub mod view;
 
 use action::{Action, Effect};
@@ -50,7 +51,13 @@ pub struct Options {
     pub clock: Clock,
     /// A single-context session may open the kubeconfig's other contexts (`:ctx NAME`).
     pub switch: Option<io::Switch>,
+    /// The list's keys as the config file moved them (`keys::KeyMap::from_config`).
+    pub keys: keys::KeyMap,
 }
+
+/// How a shell runs: kubectl's arguments and the banner above it in, what the status line says
+/// of its end out (or kubectl's words of a refusal, kept until dismissed).
+pub type Shell<'a> = dyn FnMut(&[String], &str) -> Result<String, String> + Send + 'a;
 
 /// Why the TUI could not run or ended other than by the user's choice: one line.
 #[derive(Debug)]
@@ -165,6 +172,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         refresh,
         clock,
         switch,
+        keys: key_map,
     } = options;
     // one cheap request first, so a login failure is a normal line in the normal terminal; across
     // several contexts a context that fails it shows as an error, and the others work — and one
@@ -215,6 +223,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         now: clock.now(),
     });
     app.kube_contexts = switch.as_ref().map(|s| s.contexts.clone()).unwrap_or_default();
+    app.keys = key_map;
     let io = Arc::new(new_io(opened, switch, policy, clock, refresh));
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
@@ -236,7 +245,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         }
     };
     let (in_flight, closed) = (io.writes_in_flight.clone(), io.closed.clone());
-    let mut shell = |argv: &[String]| keys.run_aside(argv);
+    let mut shell = |argv: &[String], banner: &str| keys.run_aside(argv, banner);
     let result = event_loop(&mut terminal, &mut app, io, actions_tx, actions_rx, theme, &mut shell).await;
     // a batch still running starts no further write: the UI that showed it is gone
     closed.store(true, Ordering::SeqCst);
@@ -342,32 +351,82 @@ impl KeyThread {
         }
     }
 
-    /// Run kubectl (a shell) on the normal screen, the UI stepped aside and its key reader
-    /// parked; then the UI comes back. What the status line says of it.
-    fn run_aside(&self, argv: &[String]) -> String {
+    /// Run kubectl (a shell) on the normal screen under `banner`, the UI stepped aside and its
+    /// key reader parked; then the UI comes back. What the status line says of it, or — kubectl
+    /// failed and said why on its stderr — its words, which the UI keeps until dismissed.
+    fn run_aside(&self, argv: &[String], banner: &str) -> Result<String, String> {
         // the reader polls every 50 ms: it parks within that (bounded: a reader that has ended
         // cannot park, and the shell runs all the same)
         self.park();
         ratatui::restore();
         let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::cursor::Show);
-        let ran = std::process::Command::new("kubectl").args(argv).status();
+        {
+            use std::io::Write;
+            let mut out = std::io::stdout();
+            for line in banner.lines() {
+                let _ = writeln!(out, "\x1b[7m {line} \x1b[0m");
+            }
+            let _ = out.flush();
+        }
+        let ran = run_kubectl(argv);
         let back = ratatui::crossterm::terminal::enable_raw_mode().and_then(|()| {
             ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::terminal::EnterAlternateScreen)
         });
         self.paused.store(false, Ordering::SeqCst);
         match (ran, back) {
-            (_, Err(e)) => format!("the terminal could not be taken back: {e}"),
+            (_, Err(e)) => Err(format!("the terminal could not be taken back: {e}")),
             (Err(e), _) if e.kind() == std::io::ErrorKind::NotFound => {
-                "kubectl is not on PATH: the shell runs `kubectl exec -it … -- sh`".to_string()
+                Err("kubectl is not on PATH: the shell runs `kubectl exec -it … -- sh`".to_string())
             }
-            (Err(e), _) => format!("cannot run kubectl: {e}"),
-            (Ok(status), _) => match status.code() {
-                Some(0) => "the shell ended".to_string(),
-                Some(n) => format!("the shell ended with exit code {n}"),
-                None => "the shell ended by a signal".to_string(),
+            (Err(e), _) => Err(format!("cannot run kubectl: {e}")),
+            (Ok((status, said)), _) => match status.code() {
+                Some(0) => Ok("the shell ended".to_string()),
+                Some(n) if !said.is_empty() => Err(format!("kubectl exec ended with exit code {n}:\n{said}")),
+                Some(n) => Ok(format!("the shell ended with exit code {n}")),
+                None => Ok("the shell ended by a signal".to_string()),
             },
         }
     }
+}
+
+/// Run kubectl on this terminal, its stderr copied through as it comes and its last lines kept
+/// (kubectl's own words when it refuses: the remote shell's stderr comes on the TTY's stdout).
+fn run_kubectl(argv: &[String]) -> std::io::Result<(std::process::ExitStatus, String)> {
+    use std::io::{Read, Write};
+    let mut child = std::process::Command::new("kubectl")
+        .args(argv)
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take();
+    let copier = std::thread::spawn(move || {
+        let mut kept: Vec<u8> = Vec::new();
+        let Some(mut from) = stderr else { return kept };
+        let mut buffer = [0u8; 4096];
+        while let Ok(n) = from.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            let mut to = std::io::stderr();
+            let _ = to.write_all(&buffer[..n]);
+            let _ = to.flush();
+            kept.extend_from_slice(&buffer[..n]);
+            // the last 4 KiB are enough for kubectl's error
+            if kept.len() > 8192 {
+                kept.drain(..kept.len() - 4096);
+            }
+        }
+        kept
+    });
+    let status = child.wait()?;
+    let kept = copier.join().unwrap_or_default();
+    let text = namzu_engine::present::layout::terminal_safe(String::from_utf8_lossy(&kept).into_owned());
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let said = lines[lines.len().saturating_sub(6)..].join("\n");
+    Ok((status, said))
 }
 
 /// A write sent before the user quit is let finish (bounded), so its answer reaches the audit
@@ -427,18 +486,19 @@ fn shell_aside(
     io: &Arc<Io>,
     tx: &UnboundedSender<Action>,
     rx: &mut UnboundedReceiver<Action>,
-    shell: &mut (dyn FnMut(&[String]) -> String + Send),
+    shell: &mut Shell<'_>,
     argv: &[String],
-) -> String {
+    banner: &str,
+) -> Result<String, String> {
     let handle = tokio::runtime::Handle::current();
     if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
-        return shell(argv);
+        return shell(argv, banner);
     }
     tokio::task::block_in_place(|| {
         std::thread::scope(|scope| {
             let (ended_tx, mut ended_rx) = tokio::sync::oneshot::channel();
             let worker = scope.spawn(move || {
-                let ended = shell(argv);
+                let ended = shell(argv, banner);
                 let _ = ended_tx.send(());
                 ended
             });
@@ -455,7 +515,7 @@ fn shell_aside(
             });
             worker
                 .join()
-                .unwrap_or_else(|_| "the shell ended abnormally".to_string())
+                .unwrap_or_else(|_| Err("the shell ended abnormally".to_string()))
         })
     })
 }
@@ -488,7 +548,7 @@ pub async fn event_loop<B: Backend>(
     tx: UnboundedSender<Action>,
     mut rx: UnboundedReceiver<Action>,
     theme: Theme,
-    shell: &mut (dyn FnMut(&[String]) -> String + Send),
+    shell: &mut Shell<'_>,
 ) -> Result<(), TuiError> {
     let draw_failed = |e: B::Error| TuiError(format!("cannot draw: {e}"));
     let first = app.start();
@@ -521,7 +581,8 @@ pub async fn event_loop<B: Backend>(
         }
         spawn_all(&io, effects, &tx);
         if let Some(argv) = app.shell.take() {
-            let ended = shell_aside(app, &io, &tx, &mut rx, shell, &argv);
+            let banner = std::mem::take(&mut app.shell_banner);
+            let ended = shell_aside(app, &io, &tx, &mut rx, shell, &argv, &banner);
             terminal.clear().map_err(draw_failed)?;
             spawn_all(&io, update(app, Action::ShellEnded(ended)), &tx);
         }

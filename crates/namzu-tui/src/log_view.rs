@@ -6,7 +6,7 @@ use super::logs::{Line as LogLine, LogPane, LogState, Prompt, RING_LINES};
 use namzu_engine::present::layout::{cut, width};
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
@@ -65,27 +65,41 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, pane: &LogPane, title: &str,
         }
         let style = match line {
             LogLine::Note(_) => fg(Color::Yellow),
-            LogLine::Log(_) if pane.matched == Some(index) => Style::default().add_modifier(Modifier::REVERSED),
-            LogLine::Log(_)
-                if needle
+            // as the YAML view's search shows its matches
+            _ => crate::search::line_style(
+                pane.matched == Some(index),
+                needle
                     .as_ref()
-                    .is_some_and(|n| line.shown(pane.timestamps).to_lowercase().contains(n)) =>
-            {
-                Style::default().add_modifier(Modifier::BOLD)
-            }
-            LogLine::Log(_) => Style::default(),
+                    .is_some_and(|n| line.shown(pane.timestamps).to_lowercase().contains(n)),
+            ),
         };
+        // a pane over several workspaces: each line after its workspace, in its colour
+        let prefix = match line {
+            LogLine::Of(from, _) => Some((format!("{} ", pane.label(*from)), fg(prefix_colour(*from)))),
+            _ => None,
+        };
+        let room = text_width.saturating_sub(prefix.as_ref().map_or(0, |(p, _)| width(p)));
         let text = line.shown(pane.timestamps);
         let parts = if pane.wrap {
-            wrap_hard(text, text_width)
+            wrap_hard(text, room)
         } else {
-            vec![cut(text, text_width)]
+            vec![cut(text, room)]
         };
-        for part in parts.into_iter().rev() {
+        for (i, part) in parts.into_iter().enumerate().rev() {
             if shown.len() >= height {
                 break;
             }
-            shown.push(Line::styled(part, style));
+            let mut spans = Vec::new();
+            if let Some((p, colour)) = &prefix {
+                // the prefix on the line's first row; the rows it wraps onto stay under the text
+                spans.push(if i == 0 {
+                    Span::styled(p.clone(), *colour)
+                } else {
+                    Span::raw(" ".repeat(width(p)))
+                });
+            }
+            spans.push(Span::styled(part, style));
+            shown.push(Line::from(spans));
         }
     }
     shown.reverse();
@@ -123,6 +137,19 @@ fn facts(pane: &LogPane) -> Vec<String> {
         facts.push(format!("{} older dropped (keeps {RING_LINES})", pane.evicted));
     }
     facts
+}
+
+/// The colour of workspace `from`'s prefix, in turn as `kubectl namzu logs` (and stern) colour them.
+fn prefix_colour(from: usize) -> Color {
+    const COLOURS: [Color; 6] = [
+        Color::Cyan,
+        Color::Yellow,
+        Color::Green,
+        Color::Magenta,
+        Color::Blue,
+        Color::Red,
+    ];
+    COLOURS[from % COLOURS.len()]
 }
 
 /// A line cut into pieces of `max` columns (a log line need not have spaces).

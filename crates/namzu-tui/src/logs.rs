@@ -2,9 +2,14 @@
 //! a ring of at most [`RING_LINES`] lines and [`RING_BYTES`] bytes of text (each line at most
 //! 64 KiB, cut by the reader); the oldest lines go first, and the pane says how many went.
 //! Pure state and keys: the stream runs on the I/O task and arrives as actions.
+//!
+//! `l` on marked rows opens one pane over all of them (k9s's logs of marked pods, stern's habit):
+//! each line after its workspace, coloured, each stream followed as `kubectl namzu logs -f`
+//! follows several.
 
 use super::action::Effect;
 use crate::keys::Command;
+use crate::search::{self, holds};
 use namzu_domain::naming::WorkspaceKey;
 use ratatui::crossterm::event::{KeyCode, KeyEvent};
 use std::collections::VecDeque;
@@ -32,6 +37,8 @@ pub enum LogState {
 pub enum Line {
     Log(String),
     Note(String),
+    /// A log line of the pane's workspace `.0` (a pane over several).
+    Of(usize, String),
 }
 
 impl Line {
@@ -39,14 +46,14 @@ impl Line {
     /// it, so a reconnect resumes where it stopped and `t` can show it).
     pub fn text(&self) -> &str {
         match self {
-            Line::Log(t) | Line::Note(t) => t,
+            Line::Log(t) | Line::Note(t) | Line::Of(_, t) => t,
         }
     }
 
     /// The line as shown: a log line's timestamp only when `timestamps` is on.
     pub fn shown(&self, timestamps: bool) -> &str {
         match self {
-            Line::Log(t) if !timestamps => without_stamp(t),
+            Line::Log(t) | Line::Of(_, t) if !timestamps => without_stamp(t),
             _ => self.text(),
         }
     }
@@ -77,9 +84,21 @@ pub enum Prompt {
     Filter,
 }
 
+/// One workspace of a pane over several: what its lines are prefixed with, and whether its
+/// stream has ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub key: WorkspaceKey,
+    pub label: String,
+    pub ended: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct LogPane {
+    /// The workspace (a pane over several: the first).
     pub key: WorkspaceKey,
+    /// A pane over several workspaces (the marked rows): each one's prefix; empty for one.
+    pub members: Vec<Member>,
     /// The container asked for (`None`: the pod's default one).
     pub container: Option<String>,
     /// The previous instance of the container (`p` toggles).
@@ -122,6 +141,7 @@ impl LogPane {
     pub fn new(key: WorkspaceKey, stream: u64) -> LogPane {
         LogPane {
             key,
+            members: Vec::new(),
             container: None,
             previous: false,
             stream,
@@ -145,8 +165,49 @@ impl LogPane {
         }
     }
 
+    /// A pane over several workspaces, each `(key, label)`: every line after its label.
+    pub fn of_several(keys: Vec<(WorkspaceKey, String)>, stream: u64) -> Option<LogPane> {
+        let first = keys.first()?.0.clone();
+        let mut pane = LogPane::new(first, stream);
+        pane.members = keys
+            .into_iter()
+            .map(|(key, label)| Member {
+                key,
+                label,
+                ended: false,
+            })
+            .collect();
+        pane.source = format!("{} workspaces", pane.members.len());
+        Some(pane)
+    }
+
+    /// The label of workspace `from` of a pane over several.
+    pub fn label(&self, from: usize) -> &str {
+        self.members.get(from).map_or("", |m| m.label.as_str())
+    }
+
+    /// Workspace `from`'s stream ended: said in the pane; the pane has ended once all have.
+    pub fn member_ended(&mut self, from: usize, text: &str, failed: bool) {
+        let label = self.label(from).to_string();
+        let said = if failed { "cannot read" } else { "ended" };
+        self.push([Line::Note(format!("--- {label}: {said}: {text} ---"))]);
+        if let Some(m) = self.members.get_mut(from) {
+            m.ended = true;
+        }
+        if self.members.iter().all(|m| m.ended) {
+            self.state = LogState::Ended(format!("every one of the {} logs ended", self.members.len()));
+        }
+    }
+
     /// The effect that opens this pane's stream.
     pub fn open(&self) -> Effect {
+        if !self.members.is_empty() {
+            return Effect::LogsOf {
+                keys: self.members.iter().map(|m| m.key.clone()).collect(),
+                previous: self.previous,
+                stream: self.stream,
+            };
+        }
         Effect::Logs {
             key: self.key.clone(),
             container: self.container.clone(),
@@ -167,6 +228,7 @@ impl LogPane {
             let line = match line {
                 Line::Log(t) => Line::Log(namzu_engine::present::layout::terminal_safe(t)),
                 Line::Note(t) => Line::Note(namzu_engine::present::layout::terminal_safe(t)),
+                Line::Of(i, t) => Line::Of(i, namzu_engine::present::layout::terminal_safe(t)),
             };
             self.bytes += line.text().len();
             let passes = self.passes(&line);
@@ -193,7 +255,7 @@ impl LogPane {
     pub fn passes(&self, line: &Line) -> bool {
         match line {
             Line::Note(_) => true,
-            Line::Log(_) => self.filter.is_empty() || holds(line.shown(self.timestamps), &self.filter),
+            Line::Log(_) | Line::Of(..) => self.filter.is_empty() || holds(line.shown(self.timestamps), &self.filter),
         }
     }
 
@@ -230,6 +292,9 @@ impl LogPane {
         (self.bytes, self.evicted, self.offset, self.matched, self.filter_hits) = (0, 0, 0, None, 0);
         self.follow = true;
         self.state = LogState::Opening;
+        for m in &mut self.members {
+            m.ended = false;
+        }
         self.open()
     }
 
@@ -238,6 +303,10 @@ impl LogPane {
         let mut out = String::with_capacity(self.bytes + self.lines.len());
         // as shown: the filter's lines, with their timestamps when they are shown
         for l in self.lines.iter().filter(|l| self.passes(l)) {
+            if let Line::Of(from, _) = l {
+                out.push_str(self.label(*from));
+                out.push(' ');
+            }
             out.push_str(l.shown(self.timestamps));
             out.push('\n');
         }
@@ -259,6 +328,9 @@ impl LogPane {
         };
         let container = self.container.as_deref().unwrap_or("default");
         let previous = if self.previous { "-previous" } else { "" };
+        if !self.members.is_empty() {
+            return format!("namzu-{}-workspaces{previous}-{}.log", self.members.len(), safe(stamp));
+        }
         let context = match self.key.context.as_deref() {
             None | Some("") => String::new(),
             Some(c) => format!("{}-", safe(c)),
@@ -284,19 +356,13 @@ impl LogPane {
         let hits: Vec<usize> = (0..n)
             .filter(|i| self.passes(&self.lines[*i]) && holds(self.lines[*i].shown(self.timestamps), &self.search))
             .collect();
-        let (Some(&first), Some(&last)) = (hits.first(), hits.last()) else {
+        // no match yet: from just below the view's bottom line, so that line is found too
+        let from = self.matched.unwrap_or_else(|| self.bottom_index() + 1);
+        let Some((next, position)) = search::step(&hits, from, forward) else {
             self.matched = None;
             self.note = format!("no line holds {:?}", self.search);
             return;
         };
-        // no match yet: from just below the view's bottom line, so that line is found too
-        let from = self.matched.unwrap_or_else(|| self.bottom_index() + 1);
-        let next = if forward {
-            hits.iter().copied().find(|i| *i > from).unwrap_or(first)
-        } else {
-            hits.iter().rev().copied().find(|i| *i < from).unwrap_or(last)
-        };
-        let position = hits.iter().position(|i| *i == next).unwrap_or(0) + 1;
         self.matched = Some(next);
         self.follow = false;
         // shown lines below the match, and as many of them kept in view as half a pane holds
@@ -354,11 +420,6 @@ impl LogPane {
             _ => {}
         }
     }
-}
-
-/// Whether `text` holds `needle`, ignoring case (`needle` may be in any case).
-fn holds(text: &str, needle: &str) -> bool {
-    text.to_lowercase().contains(&needle.to_lowercase())
 }
 
 /// What a key on the pane comes to.

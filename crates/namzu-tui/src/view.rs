@@ -92,4 +92,49 @@ mod tests {
         );
         assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), op);
     }
+
+    #[test]
+    fn the_help_explains_every_column_and_every_diagnosis_word() {
+        let legend = super::legend(78);
+        for kind in namzu_domain::diagnosis::DiagnosisKind::ALL {
+            let line = legend.iter().find(|l| l.starts_with(&format!("{} ", kind.as_str())));
+            assert!(line.is_some_and(|l| l.len() > kind.as_str().len() + 4), "{kind:?}");
+        }
+        for column in [
+            "WORKSPACE",
+            "MODE-CHANGED",
+            "EPOCH",
+            "DRIFT",
+            "DIAGNOSIS",
+            "CONTEXT",
+            "CPU",
+        ] {
+            assert!(legend.iter().any(|l| l.starts_with(&format!("{column} "))), "{column}");
+        }
+        assert!(legend.iter().all(|l| super::width(l) <= 78), "{legend:#?}");
+    }
+
+    #[test]
+    fn the_sorted_column_is_never_the_one_dropped() {
+        use namzu_domain::columns::Column;
+        let plain = super::fitting(false, true, false, 120, Column::Workspace);
+        assert!(!plain.contains(&Column::ModeChanged), "{plain:?}");
+        let sorted = super::fitting(false, true, false, 120, Column::ModeChanged);
+        assert!(sorted.contains(&Column::ModeChanged), "{sorted:?}");
+        assert!(
+            !sorted.contains(&Column::Template),
+            "the next one goes in its place: {sorted:?}"
+        );
+        for (width, sort) in [
+            (80, Column::Namespace),
+            (80, Column::Age),
+            (80, Column::Mode),
+            (80, Column::Template),
+        ] {
+            assert!(
+                super::fitting(false, true, false, width, sort).contains(&sort),
+                "{sort:?} at {width}"
+            );
+        }
+    }
 }

@@ -16,10 +16,12 @@ pub(super) fn context(app: &App) -> Context {
         Some(Popup::Confirm(_)) => Context::Confirm,
         Some(Popup::Leaks(view)) if view.confirm.is_some() => Context::ConfirmTyped,
         Some(Popup::Leaks(_)) => Context::Leaks,
-        Some(Popup::Detail { .. } | Popup::Yaml { .. } | Popup::Sent { .. } | Popup::History { .. }) => {
+        Some(Popup::Detail { .. } | Popup::Sent { .. } | Popup::History { .. } | Popup::Message { .. }) => {
             Context::Scrolling
         }
         Some(Popup::Logs(pane)) if pane.prompt.is_some() => Context::LogSearch,
+        Some(Popup::Yaml { find, .. }) if find.typing.is_some() => Context::LogSearch,
+        Some(Popup::Yaml { .. }) => Context::Yaml,
         Some(Popup::Logs(_)) => Context::Logs,
         Some(Popup::Help { .. }) => Context::HelpPopup,
         Some(Popup::Contexts { .. } | Popup::Sort { .. }) => Context::Picker,
@@ -28,16 +30,50 @@ pub(super) fn context(app: &App) -> Context {
 
 /// The footer's key hints for what has the keys now, fitted to `width`.
 pub(crate) fn footer_keys(app: &App, width: usize) -> String {
-    keys::footer(
+    let applies = |c: Command| applies(app, c);
+    app.keys.footer(
         context(app),
         width,
         app.several_contexts || !app.kube_contexts.is_empty(),
+        &applies,
     )
+}
+
+/// Whether a list key does something for the rows it would act on (the marked, else the
+/// selected): the footer hints only those (`S` on a Running row, `R` on a Suspended one, `F`
+/// where a refresh is taken, the row keys where there is a row, `w` once something was sent).
+fn applies(app: &App, command: Command) -> bool {
+    let rows: Vec<&Workspace> = if app.view.marks.is_empty() {
+        app.visible().get(app.view.selected).copied().into_iter().collect()
+    } else {
+        app.inventory
+            .rows()
+            .iter()
+            .filter(|w| app.view.marks.contains(&key_of(w)))
+            .collect()
+    };
+    let suspended = |w: &&Workspace| w.mode == namzu_domain::patch::Mode::Suspended;
+    match command {
+        Command::Suspend => rows.iter().any(|w| !suspended(w)),
+        Command::Resume => rows.iter().any(suspended),
+        Command::RefreshTemplate => rows.iter().any(|w| namzu_domain::refresh::refreshes(w.mode)),
+        Command::Sent => !app.sent.is_empty(),
+        Command::Detail
+        | Command::Yaml
+        | Command::Logs
+        | Command::Shell
+        | Command::History
+        | Command::Forward
+        | Command::Delete
+        | Command::Mark
+        | Command::Copy => !rows.is_empty(),
+        _ => true,
+    }
 }
 
 pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let context = context(app);
-    let command = keys::command_for(context, key);
+    let command = app.keys.command_for(context, key);
     if command == Some(Command::Quit) {
         app.quit = true;
         return Vec::new();
@@ -49,7 +85,7 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     if context == Context::Command {
         return on_command_key(app, command, key);
     }
-    if matches!(context, Context::Logs | Context::LogSearch) {
+    if matches!(context, Context::Logs | Context::LogSearch) && matches!(app.popups.last(), Some(Popup::Logs(_))) {
         return super::triage::on_pane_key(app, command, key);
     }
     if matches!(app.popups.last(), Some(Popup::Leaks(_))) {
@@ -82,6 +118,12 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                     })
                     .collect();
                 app.view.pinned = rows.iter().map(|(key, _)| (*key).clone()).collect();
+                let shown: Vec<WorkspaceKey> = app.visible().iter().map(|w| key_of(w)).collect();
+                app.view.places = shown
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, k)| app.view.pinned.contains(k))
+                    .collect();
                 app.view.pins += 1;
                 if rows.len() > 1
                     && let Some((_, plan)) = rows.first()
@@ -303,6 +345,7 @@ fn open_object(app: &mut App, yaml: bool) -> Vec<Effect> {
             key: key.clone(),
             text: None,
             scroll: 0,
+            find: Default::default(),
         });
         vec![Effect::Yaml(key)]
     } else {
@@ -326,6 +369,17 @@ pub(super) fn on_popup_key(
 ) -> PopupReply {
     if command == Some(Command::Quit) {
         return PopupReply::Quit;
+    }
+    // the YAML view's search takes its keys first (its prompt takes every key), then the scroll
+    if let Popup::Yaml {
+        text: Some(Ok(text)),
+        scroll,
+        find,
+        ..
+    } = top
+        && find.on_key(text, scroll, command, key)
+    {
+        return PopupReply::Stay(Vec::new());
     }
     match top {
         Popup::Confirm(c) => on_confirm_key(c, command, key, status, notes),
@@ -355,6 +409,7 @@ pub(super) fn on_popup_key(
         | Popup::Sent { scroll }
         | Popup::Help { scroll }
         | Popup::History { scroll, .. }
+        | Popup::Message { scroll, .. }
         | Popup::Leaks(LeaksView { scroll, .. }) => match command {
             Some(Command::Close) => PopupReply::Close,
             // it stops at its last line (as the last frame laid it out)

@@ -156,6 +156,9 @@ pub struct TableView {
     /// Rows an action was just sent to: they stay in view, where they were, whatever the filter
     /// says of them now, until the filter changes.
     pub pinned: BTreeSet<WorkspaceKey>,
+    /// Where each pinned row was in the order when the action was sent: it stays there, though
+    /// its new state sorts it elsewhere (nothing jumps under the cursor).
+    pub places: Vec<(usize, WorkspaceKey)>,
     /// Bumped whenever `pinned` changes (the visible order is computed again).
     pub pins: u64,
 }
@@ -165,6 +168,7 @@ impl TableView {
     pub(super) fn unpin(&mut self) {
         if !self.pinned.is_empty() {
             self.pinned.clear();
+            self.places.clear();
             self.pins += 1;
         }
     }

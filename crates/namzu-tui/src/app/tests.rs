@@ -519,3 +519,179 @@ fn f_on_a_running_row_says_suspend_first_and_opens_nothing() {
     assert!(app.popups.is_empty());
     assert!(app.status.contains("S, then F"), "{}", app.status);
 }
+
+#[test]
+fn l_on_marked_rows_opens_one_pane_over_all_of_them_each_line_after_its_workspace() {
+    let mut app = app(false);
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    let effects = press(&mut app, KeyCode::Char('l'));
+    let [
+        Effect::LogsOf {
+            keys,
+            previous: false,
+            stream,
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("one stream of the marked rows: {effects:?}")
+    };
+    let ids: Vec<&str> = keys.iter().map(|k| k.id.as_str()).collect();
+    assert_eq!(ids, ["alpha", "bravo"]);
+    let stream = *stream;
+    for from in [0, 1] {
+        let source = "pod p".to_string();
+        update(&mut app, Action::LogOpened { stream, from, source });
+    }
+    update(
+        &mut app,
+        Action::LogLines {
+            stream,
+            from: 1,
+            lines: vec!["b says".into()],
+        },
+    );
+    update(
+        &mut app,
+        Action::LogLines {
+            stream,
+            from: 0,
+            lines: vec!["a says".into()],
+        },
+    );
+    update(
+        &mut app,
+        Action::LogEnded {
+            stream,
+            from: 0,
+            text: "pod gone".into(),
+            failed: false,
+        },
+    );
+    let Some(Popup::Logs(pane)) = app.popups.last() else {
+        panic!("the pane")
+    };
+    assert_eq!(
+        pane.text(),
+        "--- alpha: pod p ---\n--- bravo: pod p ---\nbravo b says\nalpha a says\n--- alpha: ended: pod gone ---\n"
+    );
+    assert_eq!(pane.state, crate::logs::LogState::Streaming, "bravo still streams");
+    update(
+        &mut app,
+        Action::LogEnded {
+            stream,
+            from: 1,
+            text: "x".into(),
+            failed: true,
+        },
+    );
+    let Some(Popup::Logs(pane)) = app.popups.last() else {
+        panic!("the pane")
+    };
+    assert!(
+        matches!(pane.state, crate::logs::LogState::Ended(_)),
+        "{:?}",
+        pane.state
+    );
+}
+
+#[test]
+fn a_shell_refused_stays_until_dismissed_and_a_shell_has_its_banner() {
+    let mut app = app(false);
+    let key = app.selected_key().unwrap();
+    update(
+        &mut app,
+        Action::ShellReady {
+            key: key.clone(),
+            result: Err("container agent is not running".into()),
+        },
+    );
+    update(&mut app, Action::Tick(now() + chrono::TimeDelta::seconds(60)));
+    let Some(Popup::Message { text, .. }) = app.popups.last() else {
+        panic!("the refusal stays: {:?}", app.popups)
+    };
+    assert_eq!(text, "alpha: container agent is not running");
+    press(&mut app, KeyCode::Esc);
+    assert!(app.popups.is_empty());
+    let target = crate::action::ShellTarget {
+        argv: vec!["exec".into()],
+        pod: "namzu-ws-alpha".into(),
+        container: "agent".into(),
+    };
+    update(
+        &mut app,
+        Action::ShellReady {
+            key,
+            result: Ok(target),
+        },
+    );
+    assert_eq!(app.shell.as_deref(), Some(&["exec".to_string()][..]));
+    assert!(
+        app.shell_banner.contains("context ctx") && app.shell_banner.contains("pod namzu-ws-alpha · container agent"),
+        "{}",
+        app.shell_banner
+    );
+    update(
+        &mut app,
+        Action::ShellEnded(Err("error: unable to upgrade connection".into())),
+    );
+    assert!(matches!(app.popups.last(), Some(Popup::Message { title, .. }) if title == "kubectl exec refused"));
+}
+
+#[test]
+fn a_row_written_keeps_its_place_and_the_cursor_until_the_sort_or_filter_changes() {
+    let mut app = app(false);
+    app.view.sort = SortKey::Mode;
+    app.view.touched = true;
+    let ids = |app: &App| app.visible().iter().map(|w| w.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&app), ["alpha", "bravo", "charlie"]);
+    let alpha = app.selected_key().unwrap();
+    // the confirmation's submit pins the rows it acts on
+    app.view.pinned.insert(alpha.clone());
+    app.view.places = vec![(0, alpha.clone())];
+    app.view.pins += 1;
+    assert_eq!(ids(&app), ["alpha", "bravo", "charlie"]);
+    live(
+        &mut app,
+        LiveEvent::Rows(vec![RowChange::Upsert(Box::new(row("alpha", "Suspended")))]),
+    );
+    assert_eq!(ids(&app), ["alpha", "bravo", "charlie"], "alpha stays where it was");
+    assert_eq!(app.selected_key(), Some(alpha.clone()));
+    // a row added (the order computed anew): alpha still where it was
+    live(
+        &mut app,
+        LiveEvent::Rows(vec![RowChange::Upsert(Box::new(row("delta", "Running")))]),
+    );
+    assert_eq!(ids(&app), ["alpha", "bravo", "delta", "charlie"]);
+    // another sort: every row where it sorts
+    app.view.sort = SortKey::Name;
+    app.view.sort = SortKey::Mode;
+    app.view.unpin();
+    assert_eq!(ids(&app), ["bravo", "delta", "alpha", "charlie"]);
+}
+
+#[test]
+fn the_footer_hints_the_keys_that_apply_and_h_and_w_at_200_columns() {
+    let mut app = app(false);
+    let running = footer_keys(&app, 200);
+    assert!(
+        running.contains("S suspend · D delete") && !running.contains("R resume"),
+        "{running}"
+    );
+    assert!(
+        running.contains("h history") && !running.contains("w sent"),
+        "nothing sent yet: {running}"
+    );
+    app.sent.push(json!({"verb": "suspend"}));
+    let sent = footer_keys(&app, 200);
+    assert!(sent.contains("h history") && sent.contains("w sent"), "{sent}");
+    assert!(sent.chars().count() <= 200);
+    // charlie is Suspended: R and F, not S
+    press(&mut app, KeyCode::Char('G'));
+    let suspended = footer_keys(&app, 200);
+    assert!(
+        suspended.contains("R resume · D delete") && !suspended.contains("S suspend"),
+        "{suspended}"
+    );
+    assert!(footer_keys(&app, 400).contains("F refresh"), "{suspended}");
+}

@@ -13,6 +13,9 @@ use ratatui::crossterm::event::KeyEvent;
 
 /// A list key of triage: open the pane, ask for the shell, open the history.
 pub(crate) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
+    if command == Command::Logs && !app.view.marks.is_empty() {
+        return logs_of_marked(app);
+    }
     let Some(key) = app.selected_key() else {
         app.status = "no row selected".into();
         return Vec::new();
@@ -37,6 +40,32 @@ pub(crate) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Forward => forward(app, key),
         _ => Vec::new(),
     }
+}
+
+/// `l` on marked rows: one pane over every marked workspace, each line after its workspace
+/// (its id; its namespace too across namespaces, its context across several).
+fn logs_of_marked(app: &mut App) -> Vec<Effect> {
+    let all_namespaces = matches!(app.scope, namzu_engine::cluster::inventory::Scope::All) || app.mixed_namespaces();
+    let keys: Vec<(WorkspaceKey, String)> = app
+        .view
+        .marks
+        .iter()
+        .map(|k| {
+            let label = if all_namespaces {
+                k.qualified(app.several_contexts)
+            } else {
+                k.who(app.several_contexts)
+            };
+            (k.clone(), label)
+        })
+        .collect();
+    app.log_streams += 1;
+    let Some(pane) = LogPane::of_several(keys, app.log_streams) else {
+        return Vec::new();
+    };
+    let open = pane.open();
+    app.popups.push(Popup::Logs(Box::new(pane)));
+    vec![open]
 }
 
 /// `:shell [ID]`: a shell in the selected row's pod, `typed` the id the user typed after it.
@@ -66,7 +95,7 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
             vec![Effect::Shell(key)]
         }
         ExecGate::Refused(why) => {
-            app.status = format!("shell is disabled: {why}");
+            refused(app, format!("no shell in {who}"), format!("shell is disabled: {why}"));
             Vec::new()
         }
         ExecGate::AskTyped => {
@@ -78,6 +107,37 @@ fn shell(app: &mut App, key: WorkspaceKey, typed: Option<&str>) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// The I/O's words with the resume key it names (`press R to`) as the config file may have
+/// moved it.
+fn with_keys(app: &App, text: String) -> String {
+    let resume = app.keys.key_for(Command::Resume);
+    if resume == "R" {
+        return text;
+    }
+    text.replace("press R to", &format!("press {resume} to"))
+}
+
+/// A shell refused: the words stay on screen until dismissed (and are the status line too).
+fn refused(app: &mut App, title: String, text: String) {
+    app.status = text.lines().next().unwrap_or_default().to_string();
+    app.popups.push(Popup::Message { title, text, scroll: 0 });
+}
+
+/// What the terminal says above a shell: where it runs — the workspace, pod, container,
+/// namespace, and the context with its badge — and how to come back.
+fn banner(app: &App, key: &WorkspaceKey, target: &crate::action::ShellTarget) -> String {
+    let context = app.context_view(key.context_name()).or(app.contexts.first());
+    let name = context.map_or("-", |c| c.name.as_str());
+    let badge = context
+        .and_then(|c| c.rules.badge.as_ref())
+        .map_or(String::new(), |b| format!(" [{}]", b.label));
+    format!(
+        "kubectl-namzu shell · context {name}{badge} · namespace {}\n\
+workspace {} · pod {} · container {} · exit (or Ctrl-D) comes back to the list",
+        key.namespace, key.id, target.pod, target.container
+    )
 }
 
 /// A forward to `key`'s pod, under its context's rules as a shell is (`port_forward_gate`):
@@ -148,29 +208,50 @@ fn pane_of(app: &mut App, stream: u64) -> Option<&mut LogPane> {
 /// An answer of triage's I/O.
 pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
-        Action::LogOpened { stream, source } => {
+        Action::LogOpened { stream, from, source } => {
             if let Some(pane) = pane_of(app, stream) {
-                pane.source = source;
                 pane.state = LogState::Streaming;
+                if pane.members.is_empty() {
+                    pane.source = source;
+                } else {
+                    let label = pane.label(from).to_string();
+                    pane.push([Line::Note(format!("--- {label}: {source} ---"))]);
+                }
             }
         }
-        Action::LogLines { stream, lines } => {
+        Action::LogLines { stream, from, lines } => {
             if let Some(pane) = pane_of(app, stream) {
-                pane.push(lines.into_iter().map(Line::Log));
+                if pane.members.is_empty() {
+                    pane.push(lines.into_iter().map(Line::Log));
+                } else {
+                    pane.push(lines.into_iter().map(|l| Line::Of(from, l)));
+                }
             }
         }
-        Action::LogNote { stream, text } => {
+        Action::LogNote { stream, from, text } => {
             if let Some(pane) = pane_of(app, stream) {
+                let text = match pane.label(from) {
+                    "" => text,
+                    label => format!("--- {label}: {}", text.trim_start_matches("--- ")),
+                };
                 pane.push([Line::Note(text)]);
             }
         }
-        Action::LogEnded { stream, text, failed } => {
+        Action::LogEnded {
+            stream,
+            from,
+            text,
+            failed,
+        } => {
+            let text = with_keys(app, text);
             if let Some(pane) = pane_of(app, stream) {
-                pane.state = if failed {
-                    LogState::Failed(text)
+                if !pane.members.is_empty() {
+                    pane.member_ended(from, &text, failed);
+                } else if failed {
+                    pane.state = LogState::Failed(text);
                 } else {
-                    LogState::Ended(text)
-                };
+                    pane.state = LogState::Ended(text);
+                }
             }
         }
         Action::History { key, result } => {
@@ -182,10 +263,18 @@ pub(crate) fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::ShellReady { key, result } => match result {
             // the loop runs it: the UI steps aside, and comes back to the same row
-            Ok(argv) => app.shell = Some(argv),
-            Err(why) => app.status = format!("{}: {why}", key.who(app.several_contexts)),
+            Ok(target) => {
+                app.shell_banner = banner(app, &key, &target);
+                app.shell = Some(target.argv);
+            }
+            Err(why) => {
+                let who = key.who(app.several_contexts);
+                let why = with_keys(app, why);
+                refused(app, format!("no shell in {who}"), format!("{who}: {why}"));
+            }
         },
-        Action::ShellEnded(ended) => app.status = ended,
+        Action::ShellEnded(Ok(ended)) => app.status = ended,
+        Action::ShellEnded(Err(words)) => refused(app, "kubectl exec refused".into(), words),
         Action::Forwarding(news) => app.status = news,
         Action::Saved(result) => {
             app.status = match result {

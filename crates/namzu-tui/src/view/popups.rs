@@ -103,6 +103,48 @@ fn render_sent(frame: &mut Frame, app: &App, scroll: u16) {
     );
 }
 
+/// The YAML view: its lines wrapped to the screen, a search's matches shown as the log pane
+/// shows them (`search::line_style`), what the search found in the title.
+fn render_yaml(
+    frame: &mut Frame,
+    app: &App,
+    key: &namzu_domain::naming::WorkspaceKey,
+    text: Option<&Result<String, String>>,
+    scroll: u16,
+    find: &crate::search::Find,
+) {
+    let body = match text {
+        None => "reading…".to_string(),
+        Some(Ok(t)) => t.clone(),
+        Some(Err(e)) => format!("cannot read: {e}"),
+    };
+    let max = popup_text_width(frame.area());
+    find.width.set(max);
+    let (mut plain, mut styled) = (Vec::new(), Vec::new());
+    for (i, line) in body.lines().enumerate() {
+        let holding = !find.text.is_empty() && crate::search::holds(line, &find.text);
+        let style = crate::search::line_style(find.matched == Some(i), holding);
+        for part in wrap(line, max) {
+            styled.push(Line::styled(part.clone(), style));
+            plain.push(part);
+        }
+    }
+    let said = find.said();
+    let title = match said.as_str() {
+        "" => format!(" namzu-ws-{} — YAML ", key.id),
+        said => format!(" namzu-ws-{} — YAML · {said} ", key.id),
+    };
+    let area = popup_area(frame.area(), &plain, &title, 0);
+    let last = plain.len().saturating_sub(area.height.saturating_sub(2) as usize);
+    let last = u16::try_from(last).unwrap_or(u16::MAX);
+    app.scroll_max.set(last);
+    frame.render_widget(Clear, area);
+    let p = Paragraph::new(styled)
+        .block(Block::default().borders(Borders::ALL).title(title))
+        .scroll((scroll.min(last), 0));
+    frame.render_widget(p, area);
+}
+
 /// The sort picker: each column, the current one marked with its direction.
 fn render_sort(frame: &mut Frame, app: &App, selected: usize) {
     let lines: Vec<Line> = SORTS
@@ -159,21 +201,26 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                 *scroll,
             );
         }
-        Popup::Yaml { key, text, scroll } => {
-            let body = match text {
-                None => "reading…".to_string(),
-                Some(Ok(t)) => t.clone(),
-                Some(Err(e)) => format!("cannot read: {e}"),
-            };
-            render_text_popup(frame, app, format!(" namzu-ws-{} — YAML ", key.id), &body, *scroll);
-        }
+        Popup::Yaml {
+            key,
+            text,
+            scroll,
+            find,
+        } => render_yaml(frame, app, key, text.as_ref(), *scroll, find),
         Popup::Help { scroll } => {
             // the picker's key shows wherever there is a context to pick: several, or others to switch to
             let picker = app.several_contexts || !app.kube_contexts.is_empty();
-            let text = crate::keys::help(popup_text_width(frame.area()), app.several_contexts, picker);
-            render_text_popup(frame, app, " keys ".into(), &text, *scroll);
+            let max = popup_text_width(frame.area());
+            let mut text = crate::keys::help(&app.keys, max, app.several_contexts, picker);
+            text.push_str("\n\n");
+            text.push_str(&legend(max).join("\n"));
+            render_text_popup(frame, app, " keys, columns, diagnoses ".into(), &text, *scroll);
         }
         Popup::Sent { scroll } => render_sent(frame, app, *scroll),
+        Popup::Message { title, text, scroll } => {
+            let text = format!("{text}\n\n(Esc closes)");
+            render_text_popup(frame, app, format!(" {title} "), &text, *scroll);
+        }
         Popup::Confirm(c) => render_confirm(frame, app, c, theme),
         Popup::Contexts { choices, selected } => render_picker(frame, app, choices, *selected, theme),
         Popup::Sort { selected } => render_sort(frame, app, *selected),
@@ -204,10 +251,45 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
                 width: screen.width,
                 height: screen.height.saturating_sub(4),
             };
-            let title = format!("logs of {} ({})", pane.key.id, pane.key.place(app.several_contexts));
+            let title = match pane.members.len() {
+                0 => format!("logs of {} ({})", pane.key.id, pane.key.place(app.several_contexts)),
+                n => format!("logs of {n} marked workspaces"),
+            };
             crate::log_view::render(frame, area, pane, &title, theme.colour);
         }
     }
+}
+
+/// What the help says after the keys: every column the table can show and every diagnosis word,
+/// each with what it means, from the domain's own lists (`Column::meaning`,
+/// `DiagnosisKind::ALL` and `meaning`), fitted to `max` columns.
+pub(super) fn legend(max: usize) -> Vec<String> {
+    let mut shown: Vec<Column> = columns(true, true, false);
+    shown.extend([Column::Cpu, Column::Mem, Column::Disk]);
+    let cols: Vec<(&str, &str)> = shown.iter().map(|c| (c.header(), c.meaning())).collect();
+    let diagnoses: Vec<(&str, &str)> = namzu_domain::diagnosis::DiagnosisKind::ALL
+        .iter()
+        .map(|d| (d.as_str(), d.meaning()))
+        .collect();
+    let mut lines = vec!["Columns (u shows CPU, MEM and DISK)".to_string()];
+    lines.extend(described(&cols, max));
+    lines.push(String::new());
+    lines.push("Diagnoses (the DIAGNOSIS column; o sorts by it, worst first; diag: filters)".to_string());
+    lines.extend(described(&diagnoses, max));
+    lines
+}
+
+/// `name  meaning` lines, the meanings wrapped under themselves.
+fn described(items: &[(&str, &str)], max: usize) -> Vec<String> {
+    let label_width = items.iter().map(|(n, _)| width(n)).max().unwrap_or(0) + 2;
+    let mut lines = Vec::new();
+    for (name, meaning) in items {
+        for (i, part) in wrap(meaning, max.saturating_sub(label_width)).iter().enumerate() {
+            let label = if i == 0 { *name } else { "" };
+            lines.push(format!("{label:<label_width$}{}", part.trim_start()));
+        }
+    }
+    lines
 }
 
 /// The context picker: every context, then each with its badge, rows and status; the one

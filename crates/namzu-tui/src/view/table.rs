@@ -40,9 +40,10 @@ pub(super) fn cell_style(w: &Workspace, c: Column, theme: Theme) -> Style {
 }
 
 /// The columns that fit: narrow terminals drop MODE-CHANGED, then TEMPLATE, MODE, AGE and
-/// NAMESPACE, in that order, until the rest fit; the columns the tool exists for (STATE, DRIFT,
-/// DIAGNOSIS, EPOCH) and the workspace always stay. A fleet's CONTEXT counts as its short room.
-pub(super) fn fitting(fleet: bool, all_namespaces: bool, resources: bool, width: u16) -> Vec<Column> {
+/// NAMESPACE, in that order, until the rest fit — never the `sorted` one (the next goes in its
+/// place); the columns the tool exists for (STATE, DRIFT, DIAGNOSIS, EPOCH) and the workspace
+/// always stay. A fleet's CONTEXT counts as its short room.
+pub(super) fn fitting(fleet: bool, all_namespaces: bool, resources: bool, width: u16, sorted: Column) -> Vec<Column> {
     let mut cols = columns(fleet, all_namespaces, false);
     // `u`: what each workspace holds, after the columns the tool exists for
     if resources {
@@ -69,14 +70,52 @@ pub(super) fn fitting(fleet: bool, all_namespaces: bool, resources: bool, width:
         if need(&cols) <= width as usize {
             break;
         }
-        cols.retain(|c| *c != drop);
+        if drop != sorted {
+            cols.retain(|c| *c != drop);
+        }
     }
     cols
 }
 
+/// The columns' widths: each its fixed width, then — where the terminal has room left (after
+/// `reserve` columns for RESULT) — grown to its longest cell in `window` (and its header), so a
+/// wide terminal shows `foreign-egress-policy` whole instead of cut; the room goes to the
+/// columns in the order they show (the sorted one's header has its ▲ too).
+fn grown(
+    cols: &[Column],
+    base: Vec<u16>,
+    window: &[&Workspace],
+    now: DateTime<Utc>,
+    room: usize,
+    sorted: Column,
+) -> Vec<u16> {
+    let used: usize = base.iter().map(|w| *w as usize).sum::<usize>() + cols.len() + 1;
+    let mut free = room.saturating_sub(used);
+    let mut out = base;
+    for (i, c) in cols.iter().enumerate() {
+        if free == 0 {
+            break;
+        }
+        if matches!(c, Column::Workspace | Column::Context) {
+            continue;
+        }
+        let longest = window
+            .iter()
+            .map(|w| width(&cell(w, *c, now)))
+            .chain(std::iter::once(width(c.header()) + usize::from(*c == sorted)))
+            .max()
+            .unwrap_or(0);
+        let more = longest.saturating_sub(out[i] as usize).min(free);
+        out[i] += more as u16;
+        free -= more;
+    }
+    out
+}
+
 pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Theme) {
     let all = app.scope == Scope::All || app.mixed_namespaces();
-    let cols = fitting(app.several_contexts, all, app.view.resources, area.width);
+    let (sort_name, sorted) = sort_name(app.view.sort);
+    let cols = fitting(app.several_contexts, all, app.view.resources, area.width, sorted);
     let rows_visible = app.visible();
     // build only the rows that fit: a frame costs the same at 10 or 10,000 workspaces
     let height = area.height.saturating_sub(2) as usize;
@@ -86,39 +125,13 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
         0
     };
     let window = &rows_visible[start.min(rows_visible.len())..(start + height).min(rows_visible.len())];
-    let (sort_name, sorted) = sort_name(app.view.sort);
     let arrow = if app.view.reverse { "▼" } else { "▲" };
     // RESULT takes room only once an action has a result to show
     let results = area.width >= 110 && !app.notes.is_empty();
     let header = header_cells(&cols, sorted, arrow, results);
-    // as wide as the longest id on screen (a Min column would take the room RESULT needs)
-    // room for WORKSPACE's sort mark when it is the sorted column
-    let id_min = if sorted == Column::Workspace { 10 } else { 9 };
-    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(id_min, 40) as u16;
-    // CONTEXT takes what the others leave, up to its longest name and badge
-    let others: usize = cols
-        .iter()
-        .map(|c| match c {
-            Column::Context => 0,
-            Column::Workspace => id_width as usize,
-            other => fixed_width(*other) as usize,
-        })
-        .sum::<usize>()
-        + cols.len()
-        + 1;
-    let context_width = window
-        .iter()
-        .map(|w| width(&context_text(app, w, usize::MAX)))
-        .max()
-        .unwrap_or(0)
-        .min((area.width as usize).saturating_sub(others))
-        .max(7) as u16;
+    let sized = column_widths(app, &cols, window, area.width, sorted, results);
     let mut widths: Vec<Constraint> = vec![Constraint::Length(1)];
-    widths.extend(cols.iter().map(|c| match c {
-        Column::Workspace => Constraint::Length(id_width),
-        Column::Context => Constraint::Length(context_width),
-        other => Constraint::Length(fixed_width(*other)),
-    }));
+    widths.extend(sized.iter().map(|w| Constraint::Length(*w)));
     // the room left goes to RESULT, or to nothing (the columns keep their widths)
     widths.push(Constraint::Fill(1));
     // each cell cut to its column with `…` (the table itself would cut it without a mark)
@@ -177,6 +190,59 @@ pub(super) fn render_table(frame: &mut Frame, area: Rect, app: &App, theme: Them
     let mut state =
         TableState::default().with_selected(app.view.selected.checked_sub(start).filter(|_| !window.is_empty()));
     frame.render_stateful_widget(table, area, &mut state);
+}
+
+/// Each column's width for the rows in `window`: WORKSPACE as its longest id, CONTEXT what the
+/// others leave (up to its longest name and badge), the rest their fixed widths, then grown into
+/// the room left ([`grown`]).
+fn column_widths(
+    app: &App,
+    cols: &[Column],
+    window: &[&Workspace],
+    area_width: u16,
+    sorted: Column,
+    results: bool,
+) -> Vec<u16> {
+    // as wide as the longest id on screen (a Min column would take the room RESULT needs)
+    // room for WORKSPACE's sort mark when it is the sorted column
+    let id_min = if sorted == Column::Workspace { 10 } else { 9 };
+    let id_width = window.iter().map(|w| width(&w.id)).max().unwrap_or(0).clamp(id_min, 40) as u16;
+    // CONTEXT takes what the others leave, up to its longest name and badge
+    let others: usize = cols
+        .iter()
+        .map(|c| match c {
+            Column::Context => 0,
+            Column::Workspace => id_width as usize,
+            other => fixed_width(*other) as usize,
+        })
+        .sum::<usize>()
+        + cols.len()
+        + 1;
+    let context_width = window
+        .iter()
+        .map(|w| width(&context_text(app, w, usize::MAX)))
+        .max()
+        .unwrap_or(0)
+        .min((area_width as usize).saturating_sub(others))
+        .max(7) as u16;
+    let base: Vec<u16> = cols
+        .iter()
+        .map(|c| match c {
+            Column::Workspace => id_width,
+            Column::Context => context_width,
+            other => fixed_width(*other),
+        })
+        .collect();
+    // RESULT keeps room for its words where it shows
+    let reserve = if results { 24 } else { 0 };
+    grown(
+        cols,
+        base,
+        window,
+        app.now,
+        (area_width as usize).saturating_sub(reserve),
+        sorted,
+    )
 }
 
 /// The header: the sorted column says so, and which way; RESULT when there are results.
