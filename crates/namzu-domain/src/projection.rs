@@ -215,7 +215,7 @@ const TIMED_CONDITIONS: Keep = Each(&Fields(&[
 pub const PULSE_SANDBOX: Keep = Fields(&[
     ("apiVersion", All),
     ("kind", All),
-    ("metadata", META),
+    ("metadata", SANDBOX_META),
     (
         "spec",
         Fields(&[
