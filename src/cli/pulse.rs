@@ -33,13 +33,14 @@ fn parse_since(text: &str) -> Result<Duration, String> {
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
-    let request = Request {
-        all_namespaces: globals.all_namespaces,
-        since: args.since,
-    };
+    let (all_namespaces, since) = (globals.all_namespaces, args.since);
     let read = fleet
         .each::<_, Failure, _>(|member| {
-            let request = request.clone();
+            // each context in its own namespace, as `list` reads them
+            let request = Request {
+                namespace: (!all_namespaces).then(|| member.conn.namespace.clone()),
+                since,
+            };
             async move { Ok(read(&member.conn, &request).await?) }
         })
         .await?;

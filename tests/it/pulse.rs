@@ -247,3 +247,40 @@ async fn all_contexts_give_one_pulse_per_context() {
     assert!(text.starts_with("CONTEXT"), "{text}");
     assert!(text.contains("slow start east/team/"), "{text}");
 }
+
+/// The TUI's `:pulse` over the demo's staging pools, at 80×24 and 120×35 (the demo on the wall
+/// clock, its request stamps in milliseconds): each group's figures, a count opened with Enter
+/// lists the slow start behind it with its cause and evidence, Esc steps back, Esc closes.
+#[test]
+fn the_tui_pulse_view_opens_the_starts_behind_a_count() {
+    if tool_missing("tmux", "the pulse view") {
+        return;
+    }
+    for (width, height) in [(80u16, 24u16), (120, 35)] {
+        let (t, _home) = crate::tui_tmux::one_cluster_demo(width, height, "pulseview");
+        t.keys(&[":", "ns staging", "Enter"]);
+        t.expect("namespace staging");
+        t.keys(&[":", "pulse 30m", "Enter"]);
+        let view = t.expect("pool pulse-controller-error");
+        assert!(view.contains("pulse (namespace staging, last 30m)"), "{view}");
+        assert!(view.contains("claims/min · warm-hit"), "{view}");
+        // the first group's counts: its starts, its cold start, its slow start
+        t.expect("›   20 starts");
+        t.keys(&["j"]);
+        t.expect("›   1 cold start");
+        t.keys(&["j"]);
+        t.expect("›   1 slow start");
+        t.keys(&["Enter"]);
+        let slow = t.expect("slow: controller-error");
+        let flat = slow.replace(['\n', '│'], "");
+        assert!(flat.contains("claim pulse-controller-error-claim-"), "{slow}");
+        assert!(flat.contains("Event ReconcilerError on Sandbox"), "{slow}");
+        t.keys(&["Escape"]);
+        t.expect_gone("slow: controller-error");
+        t.expect("›   1 slow start");
+        t.keys(&["Escape"]);
+        t.expect_gone("pulse (namespace");
+        t.keys(&["q"]);
+        t.expect("NAMZU-EXITED");
+    }
+}

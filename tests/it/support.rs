@@ -397,10 +397,14 @@ impl Tmux {
         self.cmd(&["new-session", "-d", "-s", self.session, "-x", &w, "-y", &h, script]);
     }
 
+    /// How long a screen is waited for: generous, as the whole suite shares two cores (a look
+    /// that succeeds returns at once).
+    const WITHIN: Duration = Duration::from_secs(60);
+
     /// Wait (bounded) until the screen no longer shows `text` (a pane closed, say: the key after
     /// an Escape must not be sent before, or the two read as Alt-key).
     pub(crate) fn expect_gone(&self, text: &str) -> String {
-        wait_for_every(Tmux::EVERY, Duration::from_secs(20), || {
+        wait_for_every(Tmux::EVERY, Tmux::WITHIN, || {
             let screen = self.screen();
             if screen.contains(text) {
                 Err(format!("screen still showed {text:?}:\n{screen}"))
@@ -412,7 +416,7 @@ impl Tmux {
 
     /// Wait (bounded) until the screen shows `text`; the screen on failure.
     pub(crate) fn expect(&self, text: &str) -> String {
-        wait_for_every(Tmux::EVERY, Duration::from_secs(20), || {
+        wait_for_every(Tmux::EVERY, Tmux::WITHIN, || {
             let screen = self.screen();
             if screen.contains(text) {
                 Ok(screen)

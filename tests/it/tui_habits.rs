@@ -305,7 +305,10 @@ fn the_sorted_column_stays_and_wide_columns_take_the_room() {
         t.expect("NAMZU-EXITED");
     }
     let (t, _home) = one_cluster_demo(200, 50, "widecol");
-    let wide = t.expect("wren");
+    // the provisional rows (while loading) carry no diagnosis yet: wait until the list is whole
+    t.expect("wren");
+    t.expect_gone("loading…");
+    let wide = t.expect("foreign-egress-pol");
     assert!(
         wide.contains("foreign-egress-policy") && !wide.contains("foreign-egress-pol…"),
         "{wide}"

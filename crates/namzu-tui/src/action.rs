@@ -129,6 +129,14 @@ pub enum Action {
         scope: Scope,
         result: Result<(Vec<namzu_domain::leaks::Leak>, Vec<String>), String>,
     },
+    /// A context's pulse in `scope` over the window `since` (for the pulse view), and what it
+    /// could not read.
+    Pulse {
+        context: String,
+        scope: Scope,
+        since: chrono::TimeDelta,
+        result: Result<(namzu_domain::pulse::Pulse, Vec<String>), String>,
+    },
     /// What `Effect::Copy` came to, in words.
     Copied(String),
     /// The leaks view's deletes done: what they came to, in words.
@@ -225,6 +233,13 @@ pub enum Effect {
         include_detached: bool,
         typed: String,
     },
+    /// What `kubectl namzu pulse` prints for `context` in `scope` over the window `since`
+    /// (`ops::pulse`; answered as `Action::Pulse`).
+    Pulse {
+        context: String,
+        scope: Scope,
+        since: chrono::TimeDelta,
+    },
     /// Put `text` on the terminal's clipboard (OSC 52), answered as `Action::Copied`.
     Copy(String),
     /// Write `text` to a new file `name` in the temporary directory.
@@ -242,7 +257,9 @@ impl Effect {
             Effect::Follow { context, .. }
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
-            Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } => context,
+            Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } | Effect::Pulse { context, .. } => {
+                context
+            }
             // the terminal's, no context's; several contexts' (the Io finds each)
             Effect::Copy(_) | Effect::LogsOf { .. } => "",
             Effect::Detail(key)

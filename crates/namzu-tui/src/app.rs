@@ -6,6 +6,7 @@ mod contexts;
 mod input;
 mod inventory;
 mod leaks;
+mod pulse;
 mod switch;
 #[cfg(test)]
 mod tests;
@@ -17,6 +18,7 @@ pub use contexts::*;
 pub(crate) use input::*;
 pub(crate) use inventory::*;
 pub(crate) use leaks::*;
+pub(crate) use pulse::*;
 use switch::*;
 
 use super::action::{Action, Effect};
@@ -84,6 +86,8 @@ pub enum Popup {
     },
     /// The leaks view (`:leaks`): read-only.
     Leaks(LeaksView),
+    /// The pulse view (`:pulse`): read-only, read again while open.
+    Pulse(PulseView),
     /// Words that stay until dismissed (a shell refused, in the tool's words).
     Message {
         title: String,
@@ -642,7 +646,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Tick(now) => {
             on_tick(app, now);
-            Vec::new()
+            pulse::due(app)
         }
         Action::Live {
             context,
@@ -690,6 +694,15 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
             Vec::new()
         }
         Action::LeaksDeleted { context, scope, result } => leaks::deleted(app, context, scope, result),
+        Action::Pulse {
+            context,
+            scope,
+            since,
+            result,
+        } => {
+            pulse::answered(app, &context, &scope, since, result);
+            Vec::new()
+        }
         Action::Copied(said) => {
             app.status = said;
             Vec::new()

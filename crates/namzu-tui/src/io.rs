@@ -241,6 +241,12 @@ impl Cluster {
             // answered by the Io itself
             Effect::OpenContext { .. } | Effect::Copy(_) | Effect::LogsOf { .. } => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
+            Effect::Pulse { context, scope, since } => send(Action::Pulse {
+                result: self.pulse(&scope, since).await,
+                context,
+                scope,
+                since,
+            }),
             Effect::Leaks { context, scope } => {
                 let ns = match &scope {
                     Scope::Namespace(n) => Some(n.as_str()),
@@ -468,6 +474,22 @@ impl Cluster {
     }
 
     /// The kubectl command line of a shell in the row's own pod, or why there is none.
+    /// The pulse view's read: `kubectl namzu pulse`'s own (`ops::pulse`), in the scope the view
+    /// shows.
+    async fn pulse(&self, scope: &Scope, since: chrono::TimeDelta) -> crate::app::PulseAnswer {
+        let request = namzu_engine::ops::pulse::Request {
+            namespace: match scope {
+                Scope::Namespace(n) => Some(n.clone()),
+                Scope::All => None,
+            },
+            since,
+        };
+        namzu_engine::ops::pulse::read(&self.conn, &request)
+            .await
+            .map(|r| (r.pulse, r.warnings))
+            .map_err(|e| e.to_string())
+    }
+
     /// The leaks view's delete: `leaks --delete`'s own use case (`ops::leaks`) over this context
     /// — read again now, planned, every rule checked, the typed count compared with what it
     /// plans now, each DELETE re-checked, tombstoned and audited. What it came to, in words.

@@ -144,6 +144,8 @@ pub(crate) enum Context {
     Command,
     /// The leaks view (`:leaks`): a cursor over the leaks, marks, a delete.
     Leaks,
+    /// The pulse view (`:pulse`): a cursor over the counts, Enter opens one.
+    Pulse,
 }
 
 use Command::*;
@@ -199,7 +201,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char(':'), OpenCommandLine)],
         label: ":",
-        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, help, q",
+        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, pulse [WINDOW], help, q",
         hint: ": command",
         footer_order: 5,
     },
@@ -492,6 +494,39 @@ const LEAKS_VIEW: &[Binding] = &[
     },
 ];
 
+/// The pulse view: the cursor moves over the counts (or what an opened one is made of), Enter
+/// opens a count (or shows a workspace's row), r reads again now, Esc steps back.
+const PULSE_VIEW: &[Binding] = &[
+    Binding {
+        keys: SCROLL.keys,
+        label: "↑/k ↓/j PgUp PgDn Home/g End/G",
+        does: "move over the counts (or over what the opened count is made of)",
+        hint: "↑↓ move",
+        footer_order: 1,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Enter), Choose)],
+        label: "Enter",
+        does: "list what the count is made of (each start, its latency, a slow one's cause and evidence); on a workspace's start, show its row",
+        hint: "Enter open",
+        footer_order: 2,
+    },
+    Binding {
+        keys: &[(Char('r'), Refresh)],
+        label: "r",
+        does: "read the pulse again now (it reads again every 5 s while open)",
+        hint: "r read again",
+        footer_order: 3,
+    },
+    Binding {
+        keys: &[(Code(KeyCode::Esc), Close), (Char('q'), Close), (Ctrl('c'), Quit)],
+        label: "Esc, q",
+        does: "back to the counts, or close",
+        hint: "Esc back",
+        footer_order: 0,
+    },
+];
+
 /// The help and the context picker close with Esc, q, or the key that opened either.
 const CLOSE_POPUP: Binding = Binding {
     keys: &[
@@ -694,6 +729,7 @@ pub(crate) fn bindings(context: Context) -> &'static [Binding] {
         Context::LogSearch => LOG_SEARCH,
         Context::Command => COMMAND_LINE,
         Context::Leaks => LEAKS_VIEW,
+        Context::Pulse => PULSE_VIEW,
     }
 }
 
@@ -803,6 +839,8 @@ pub fn readme_rows() -> Vec<String> {
         .chain(YAML_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .chain(std::iter::once("| *leaks view* (`:leaks`) | |".to_string()))
         .chain(LEAKS_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
+        .chain(std::iter::once("| *pulse view* (`:pulse`) | |".to_string()))
+        .chain(PULSE_VIEW.iter().map(|b| format!("| {} | {} |", b.label, b.does)))
         .collect()
 }
 
@@ -847,6 +885,8 @@ mod tests {
             Context::Logs,
             Context::LogSearch,
             Context::Command,
+            Context::Leaks,
+            Context::Pulse,
         ] {
             let keys: Vec<Key> = bindings(context)
                 .iter()

@@ -21,7 +21,7 @@ use super::super::annotations::POOL_TEMPLATE_HASH;
 use super::super::object::{name, str_at};
 use super::super::timeline::{self, Regarding, waterfall};
 use super::{Lookup, Start, about, created, key, label};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -118,6 +118,9 @@ fn secs(ms: i64) -> String {
 
 fn t(at: DateTime<Utc>, from: DateTime<Utc>) -> String {
     let ms = (at - from).num_milliseconds();
+    if ms < 0 && at == from.trunc_subsecs(0) {
+        return "in the request's second (an Event keeps whole seconds)".into();
+    }
     if ms >= 0 {
         format!("{} after the request", secs(ms))
     } else {
@@ -301,7 +304,9 @@ fn controller_error(s: &Start, seen: &Seen<'_>, index: &Index) -> Option<String>
             })
             .find_map(|e| {
                 let at = super::super::timeline::event_time(e)?;
-                (at >= s.requested && at <= end).then(|| {
+                // an Event's time keeps whole seconds (`metav1.Time`), a request's stamp
+                // milliseconds: one stamped in the request's own second may be after it
+                (at >= s.requested.trunc_subsecs(0) && at <= end).then(|| {
                     format!(
                         "Event {} on {kind} {} {}: {}",
                         str_at(e, &["reason"]).unwrap_or(""),

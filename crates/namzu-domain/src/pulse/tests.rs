@@ -193,6 +193,37 @@ fn cause_of(base: &Shape, slow: &Shape, members: Vec<Value>) -> (Cause, Vec<Stri
     (g.slow[0].cause, g.slow[0].evidence.clone())
 }
 
+/// A request stamped with milliseconds (`client-first-requested-at`) and the controller's Event in
+/// that same second, which `metav1.Time` keeps whole: the Event is not before the request.
+#[test]
+fn an_event_in_the_requests_own_second_is_after_it() {
+    let cold = Shape {
+        launch: "cold",
+        sandbox_made: 100,
+        ready: 5_000,
+        pod: Some([1_000, 1_500, 3_500, 3_600]),
+        hash: "h",
+        ..Shape::default()
+    };
+    let mut w = World::default();
+    for i in 1..=19 {
+        w.start(i, now() - Duration::minutes(30 - i as i64), &cold);
+    }
+    let requested = now() - Duration::minutes(5) + Duration::milliseconds(513);
+    let slow = Shape {
+        // the Event's whole second: 513 ms "before" the request's stamp
+        error_at: Some(-513),
+        pod: Some([27_000, 27_500, 29_500, 29_600]),
+        ready: 30_487,
+        ..cold.clone()
+    };
+    w.start(20, requested, &slow);
+    let p = w.pulse(&[pool()]);
+    let b = &p.groups[0].slow[0];
+    assert_eq!(b.cause, Cause::ControllerError, "{b:?}");
+    assert!(b.evidence[0].contains("in the request's second"), "{b:?}");
+}
+
 #[test]
 fn each_cause_is_told_with_its_evidence() {
     let cold = Shape {

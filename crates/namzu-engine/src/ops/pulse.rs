@@ -27,8 +27,8 @@ use std::collections::BTreeSet;
 /// What a front-end asks for.
 #[derive(Debug, Clone)]
 pub struct Request {
-    /// Every namespace (`-A`), else the connection's.
-    pub all_namespaces: bool,
+    /// The namespace read; `None`: every namespace (`-A`).
+    pub namespace: Option<String>,
     /// The window: starts requested in the last this long.
     pub since: Duration,
 }
@@ -81,7 +81,7 @@ async fn events_of(
 /// Read one context and compute its pulse.
 pub async fn read(conn: &Connection, request: &Request) -> Result<Read, ClusterError> {
     let mut warnings = Vec::new();
-    let ns = (!request.all_namespaces).then_some(conn.namespace.as_str());
+    let ns = request.namespace.as_deref();
     let now = conn.clock.now();
     let (claims, pools) = {
         let (mut w1, mut w2) = (Vec::new(), Vec::new());

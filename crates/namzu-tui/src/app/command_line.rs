@@ -3,9 +3,9 @@
 use super::*;
 
 /// The command line's commands, for completion.
-pub(super) const COMMANDS: [&str; 18] = [
+pub(super) const COMMANDS: [&str; 19] = [
     "ns", "ctx", "all", "sort", "filter", "problems", "logs", "shell", "history", "detail", "yaml", "sent", "help",
-    "reverse", "refresh", "leaks", "q", "quit",
+    "reverse", "refresh", "leaks", "pulse", "q", "quit",
 ];
 
 /// The words the command line's `word`-th word may be, given the first.
@@ -96,6 +96,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         "reverse" => on_list_command(app, Command::ReverseSort),
         "problems" => on_list_command(app, Command::Problems),
         "leaks" => super::leaks::open(app),
+        "pulse" => super::pulse::open(app, rest),
         "filter" | "f" => {
             app.view.unpin();
             app.view.filter = rest.to_string();

@@ -16,6 +16,7 @@ pub(super) fn context(app: &App) -> Context {
         Some(Popup::Confirm(_)) => Context::Confirm,
         Some(Popup::Leaks(view)) if view.confirm.is_some() => Context::ConfirmTyped,
         Some(Popup::Leaks(_)) => Context::Leaks,
+        Some(Popup::Pulse(_)) => Context::Pulse,
         Some(Popup::Detail { .. } | Popup::Sent { .. } | Popup::History { .. } | Popup::Message { .. }) => {
             Context::Scrolling
         }
@@ -90,6 +91,9 @@ pub(super) fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
     if matches!(app.popups.last(), Some(Popup::Leaks(_))) {
         return super::leaks::on_leaks_key(app, command, key);
+    }
+    if matches!(app.popups.last(), Some(Popup::Pulse(_))) {
+        return super::pulse::on_pulse_key(app, command, key);
     }
     if context == Context::Picker && command.is_none() && on_picker_type(app, key) {
         return Vec::new();
@@ -410,7 +414,8 @@ pub(super) fn on_popup_key(
         | Popup::Help { scroll }
         | Popup::History { scroll, .. }
         | Popup::Message { scroll, .. }
-        | Popup::Leaks(LeaksView { scroll, .. }) => match command {
+        | Popup::Leaks(LeaksView { scroll, .. })
+        | Popup::Pulse(PulseView { scroll, .. }) => match command {
             Some(Command::Close) => PopupReply::Close,
             // it stops at its last line (as the last frame laid it out)
             Some(c) => {

@@ -228,6 +228,10 @@ pub(super) fn render_popup(frame: &mut Frame, app: &App, top: &Popup, theme: The
             let title = leaks_title(app, view);
             render_text_popup(frame, app, title, &leaks_text(app, view), view.scroll);
         }
+        Popup::Pulse(view) => {
+            let title = pulse_title(app, view);
+            render_text_popup(frame, app, title, &pulse_text(app, view), view.scroll);
+        }
         Popup::History { key, text, scroll } => {
             // the timeline is laid out for the pane: its message wraps, columns go by priority
             let max = popup_text_width(frame.area());
