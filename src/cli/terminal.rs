@@ -40,6 +40,7 @@ pub(crate) async fn open(globals: &Globals, refresh: std::time::Duration) -> Res
         clock: fleet.clock,
         switch,
         keys,
+        recording: globals.recording_root().ok(),
     };
     namzu_tui::run(options).await.map_err(|e| Failure::error(e.0))
 }

@@ -409,3 +409,88 @@ async fn list_watch_records_what_it_watches() {
     let replay = run(&t, &["list", "-A", "-o", "json", "--at", &at]);
     assert_eq!(out(&replay), printed);
 }
+
+/// The TUI replays the recording (`:at`), at 80×24 and 120×35: the header says REPLAY and the
+/// instant, the rows are those of then, `]` steps to the next recorded change, a write is refused
+/// in one line, Enter shows the detail as recorded then, `:at now` brings the live rows back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_tui_replays_the_recording_and_steps_through_its_changes() {
+    if tool_missing("tmux", "the TUI's replay") {
+        return;
+    }
+    let t = start().await;
+    tick(&t);
+    let recorder = Recorder::start(&t);
+    recorder.said("recording into");
+    recorded_now(&t);
+    let awake_running = at_now(&t);
+    // 17 minutes on, awake is suspended (the controller then deletes its pod)
+    let by = chrono::Duration::minutes(17);
+    std::fs::write(clock_file(&t), (t.sim.now() + by).to_rfc3339()).unwrap();
+    t.sim.advance(by);
+    t.sim.modify(&SANDBOXES, "agents", "namzu-ws-awake", |o| {
+        o["spec"]["operatingMode"] = "Suspended".into();
+    });
+    recorded_now(&t);
+    let quote = |p: &std::path::Path| format!("'{}'", p.display());
+    for (width, height) in [(80u16, 24u16), (120, 35)] {
+        let tm = Tmux::new("replay");
+        let clock = vec![(NOW_ENV.to_string(), format!("@{}", clock_file(&t).display()))];
+        tm.start(
+            width,
+            height,
+            &format!(
+                "{} --kubeconfig {} --recording {} -n agents tui; echo NAMZU-EXITED $?; sleep 60",
+                bin_line(&t.home(), &clock),
+                quote(t.sim.kubeconfig()),
+                quote(&store(&t)),
+            ),
+        );
+        // keys only once the UI has the terminal (typed before, the tty turns Enter into ^J)
+        tm.expect("WORKSPACE");
+        tm.keys(&["/", "awake", "Enter"]);
+        tm.expect("filter: awake (1 of");
+        let awake = |screen: &str| {
+            screen
+                .lines()
+                .find(|l| l.trim_start().starts_with("awake "))
+                .unwrap_or_default()
+                .to_string()
+        };
+        // the STATE column (MODE is the first a narrow terminal drops): suspending, its pod
+        // still there on the test's stopped clock
+        // awake's row shows `word` (the header's counts may say it of another row)
+        let row_shows = |word: &str| {
+            let mut screen = String::new();
+            wait_until(&format!("awake's row shows {word}"), WITHIN, || {
+                screen = tm.screen();
+                awake(&screen).contains(word)
+            });
+            screen
+        };
+        row_shows("Suspend");
+        tm.keys(&[":", &format!("at {awake_running}"), "Enter"]);
+        tm.expect("REPLAY at");
+        let then = row_shows("Running");
+        assert!(then.contains(&format!("REPLAY at {}", &awake_running[..19])), "{then}");
+        // a write is refused in one line
+        tm.keys(&["S"]);
+        tm.expect("nothing is written");
+        // the next recorded change: the suspend
+        tm.keys(&["]"]);
+        let next = row_shows("Suspend");
+        assert!(!next.contains(&format!("REPLAY at {}", &awake_running[..19])), "{next}");
+        // the detail as recorded then, under the line that says how complete the recording is
+        tm.keys(&["Enter"]);
+        let detail = tm.expect("replay at");
+        assert!(detail.contains("awake"), "{detail}");
+        tm.keys(&["Escape"]);
+        tm.expect_gone("replay at");
+        tm.keys(&[":", "at now", "Enter"]);
+        tm.expect("live again");
+        tm.expect_gone("REPLAY");
+        tm.keys(&["q"]);
+        tm.expect("NAMZU-EXITED 0");
+    }
+    assert!(recorder.stop().success());
+}

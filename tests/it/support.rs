@@ -564,6 +564,7 @@ pub(crate) fn tui_io(clusters: Vec<(Connection, WritePolicy)>, live: LiveOptions
         log_task: Default::default(),
         forwards: Default::default(),
         live,
+        recording: None,
     }
 }
 

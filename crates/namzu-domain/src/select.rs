@@ -227,6 +227,25 @@ fn max_duration() -> Duration {
     Duration::days(MAX_DURATION_DAYS)
 }
 
+/// An instant as `--at` and the TUI's `:at` take it: RFC 3339 (`2026-05-01T10:00:00Z`), or back
+/// from `now` (`-2h`, `-30m`, `-1d12h`). An instant after `now` is refused.
+pub fn parse_moment(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let text = text.trim();
+    let instant = if let Some(back) = text.strip_prefix('-') {
+        now - parse_duration(back)?
+    } else {
+        DateTime::parse_from_rfc3339(text)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(|e| {
+                format!("{text:?}: not an RFC 3339 time (2026-05-01T10:00:00Z) or one relative to now (-2h, -30m): {e}")
+            })?
+    };
+    if instant > now {
+        return Err(format!("{text}: that is in the future"));
+    }
+    Ok(instant)
+}
+
 /// `30d`, `12h`, `90m`, `45s`, `2w`, and sums such as `1d12h`, up to a century.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {text:?}: use a number and a unit (s, m, h, d, w), e.g. 30d or 1d12h");

@@ -110,6 +110,30 @@ impl Store {
         Err(ReplayError::Outside { at, spans })
     }
 
+    /// The instants an object changed at (a put, a patch, a delete — not keyframes, beats or
+    /// audit entries), oldest first, each once: the steps of a replay's scrubber. Read off each
+    /// record's first bytes, never parsed whole.
+    pub fn change_times(&self) -> io::Result<Vec<DateTime<Utc>>> {
+        const CHANGES: [&[u8]; 3] = [br#"{"r":"put""#, br#"{"r":"patch""#, br#"{"r":"del""#];
+        let mut times = std::collections::BTreeSet::new();
+        for segment in self.segments()? {
+            let read = read_segment(&segment.path, |payload| {
+                if CHANGES.iter().any(|p| payload.starts_with(p))
+                    && let Some(t) = at_of(payload)
+                {
+                    times.insert(t);
+                }
+                true
+            });
+            match read {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(times.into_iter().collect())
+    }
+
     /// Every record the store holds, oldest first (a segment's torn tail left out).
     pub fn scan(&self, mut each: impl FnMut(Record)) -> io::Result<()> {
         for segment in self.segments()? {

@@ -47,6 +47,8 @@ fn the_state_at_any_recorded_instant_is_read_back() {
     assert_eq!(at(2), ["a=1", "b=1"]);
     assert_eq!(at(3), ["a=0", "b=1"]);
     assert_eq!(at(5), ["a=0"]);
+    // the scrubber's steps: each change once, not the head, the stop or the re-list
+    assert_eq!(store.change_times().unwrap(), [t(1), t(2), t(3), t(4)]);
     let spans = store.spans().unwrap();
     assert_eq!(spans.len(), 1);
     assert_eq!(

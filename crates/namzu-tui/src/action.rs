@@ -137,6 +137,13 @@ pub enum Action {
         since: chrono::TimeDelta,
         result: Result<(namzu_domain::pulse::Pulse, Vec<String>), String>,
     },
+    /// A context's recording at an instant (for `:at`), or why it has none.
+    Replayed {
+        context: String,
+        scope: Scope,
+        instant: chrono::DateTime<chrono::Utc>,
+        result: Result<namzu_engine::ops::replay::RowsAt, String>,
+    },
     /// What `Effect::Copy` came to, in words.
     Copied(String),
     /// The leaks view's deletes done: what they came to, in words.
@@ -240,6 +247,19 @@ pub enum Effect {
         scope: Scope,
         since: chrono::TimeDelta,
     },
+    /// The rows of `context` in `scope` as the flight recorder held them at `instant`
+    /// (`ops::replay::rows_at`, what `list --at` reads; answered as `Action::Replayed`).
+    ReplayAt {
+        context: String,
+        scope: Scope,
+        instant: chrono::DateTime<chrono::Utc>,
+    },
+    /// The row's detail as the recording held it at `instant` (`inspect --at`'s read; answered
+    /// as `Action::Detail`).
+    DetailAt {
+        key: WorkspaceKey,
+        instant: chrono::DateTime<chrono::Utc>,
+    },
     /// Put `text` on the terminal's clipboard (OSC 52), answered as `Action::Copied`.
     Copy(String),
     /// Write `text` to a new file `name` in the temporary directory.
@@ -257,9 +277,10 @@ impl Effect {
             Effect::Follow { context, .. }
             | Effect::CheckAccess { context, .. }
             | Effect::OpenContext { context, .. } => context,
-            Effect::Leaks { context, .. } | Effect::DeleteLeaks { context, .. } | Effect::Pulse { context, .. } => {
-                context
-            }
+            Effect::Leaks { context, .. }
+            | Effect::DeleteLeaks { context, .. }
+            | Effect::Pulse { context, .. }
+            | Effect::ReplayAt { context, .. } => context,
             // the terminal's, no context's; several contexts' (the Io finds each)
             Effect::Copy(_) | Effect::LogsOf { .. } => "",
             Effect::Detail(key)
@@ -270,6 +291,7 @@ impl Effect {
             | Effect::History(key)
             | Effect::Shell(key)
             | Effect::Forward(key)
+            | Effect::DetailAt { key, .. }
             | Effect::Save { key, .. } => key.context_name(),
             Effect::Writes { context, .. } => context,
         }

@@ -7,6 +7,7 @@ mod input;
 mod inventory;
 mod leaks;
 mod pulse;
+mod replay;
 mod switch;
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ pub(crate) use input::*;
 pub(crate) use inventory::*;
 pub(crate) use leaks::*;
 pub(crate) use pulse::*;
+pub(crate) use replay::*;
 use switch::*;
 
 use super::action::{Action, Effect};
@@ -198,6 +200,8 @@ pub struct App {
     pub picker: (String, Vec<String>),
     /// The list's keys, as the config file's `keys:` moved them.
     pub keys: keys::KeyMap,
+    /// `:at TIME`: the list shows the recording at an instant (the live rows kept aside).
+    pub replay: Option<Replay>,
 }
 
 /// How far a bulk action is.
@@ -271,6 +275,7 @@ impl App {
             read_only_flag: o.read_only,
             picker: Default::default(),
             keys: Default::default(),
+            replay: None,
         }
     }
 
@@ -544,6 +549,10 @@ impl App {
     }
 
     fn switch_scope(&mut self, scope: Scope) -> Vec<Effect> {
+        if let Some(why) = replay::refuses_scope(self) {
+            self.status = why;
+            return Vec::new();
+        }
         self.scope = scope;
         self.inventory.replace(Vec::new());
         self.view.marks.clear();
@@ -689,19 +698,8 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::ShellEnded(_)
         | Action::Forwarding(_) => triage::apply(app, action),
         Action::ContextOpened { context, result } => on_context_opened(app, context, result),
-        Action::Leaks { context, scope, result } => {
-            leaks::answered(app, &context, &scope, result);
-            Vec::new()
-        }
-        Action::LeaksDeleted { context, scope, result } => leaks::deleted(app, context, scope, result),
-        Action::Pulse {
-            context,
-            scope,
-            since,
-            result,
-        } => {
-            pulse::answered(app, &context, &scope, since, result);
-            Vec::new()
+        Action::Leaks { .. } | Action::LeaksDeleted { .. } | Action::Replayed { .. } | Action::Pulse { .. } => {
+            on_view_answer(app, action)
         }
         Action::Copied(said) => {
             app.status = said;
@@ -784,6 +782,28 @@ fn on_write_answer(app: &mut App, action: Action) {
 }
 
 /// Time passes: a status line expires (a bulk action's progress stays while it runs).
+/// A view's read answered: the leaks, the pulse, a replay.
+fn on_view_answer(app: &mut App, action: Action) -> Vec<Effect> {
+    match action {
+        Action::Leaks { context, scope, result } => leaks::answered(app, &context, &scope, result),
+        Action::LeaksDeleted { context, scope, result } => return leaks::deleted(app, context, scope, result),
+        Action::Replayed {
+            context,
+            scope,
+            instant,
+            result,
+        } => replay::answered(app, &context, &scope, instant, result),
+        Action::Pulse {
+            context,
+            scope,
+            since,
+            result,
+        } => pulse::answered(app, &context, &scope, since, result),
+        _ => {}
+    }
+    Vec::new()
+}
+
 fn on_tick(app: &mut App, now: DateTime<Utc>) {
     app.now = now;
     if app.status != app.status_seen.0 {

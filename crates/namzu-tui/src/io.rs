@@ -80,6 +80,8 @@ pub struct Io {
     pub log_task: std::sync::Mutex<LogTask>,
     /// The forwards started with `f`: each stops when the UI quits (this is dropped).
     pub forwards: Forwards,
+    /// The flight recorder's directory `:at` replays from (`None`: none could be named).
+    pub recording: Option<std::path::PathBuf>,
 }
 
 /// Forwards running in the background, stopped when dropped.
@@ -241,6 +243,11 @@ impl Cluster {
             // answered by the Io itself
             Effect::OpenContext { .. } | Effect::Copy(_) | Effect::LogsOf { .. } => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
+            effect @ (Effect::ReplayAt { .. } | Effect::DetailAt { .. }) => {
+                if let Some(answer) = self.replayed(io, effect).await {
+                    send(answer);
+                }
+            }
             Effect::Pulse { context, scope, since } => send(Action::Pulse {
                 result: self.pulse(&scope, since).await,
                 context,
@@ -474,6 +481,58 @@ impl Cluster {
     }
 
     /// The kubectl command line of a shell in the row's own pod, or why there is none.
+    /// `:at`'s reads, answered.
+    async fn replayed(&self, io: &Io, effect: Effect) -> Option<Action> {
+        match effect {
+            Effect::ReplayAt {
+                context,
+                scope,
+                instant,
+            } => Some(Action::Replayed {
+                result: self.replay_at(io, &scope, instant).await,
+                context,
+                scope,
+                instant,
+            }),
+            Effect::DetailAt { key, instant } => Some(Action::Detail {
+                result: self.detail_at(io, &key, instant),
+                key,
+            }),
+            _ => None,
+        }
+    }
+
+    /// `:at`: this context's rows as the recording held them (what `list --at` reads).
+    async fn replay_at(
+        &self,
+        io: &Io,
+        scope: &Scope,
+        instant: chrono::DateTime<chrono::Utc>,
+    ) -> Result<namzu_engine::ops::replay::RowsAt, String> {
+        let root = io.recording.clone().ok_or(NO_RECORDING)?;
+        let at = namzu_engine::ops::replay::At { root, instant };
+        namzu_engine::ops::replay::rows_at(&at, &self.conn, scope, &io.flags)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// Enter while replaying: the detail as the recording held it (`inspect --at`'s read), under
+    /// the line that says the instant and how complete the recording is there.
+    fn detail_at(&self, io: &Io, key: &WorkspaceKey, instant: chrono::DateTime<chrono::Utc>) -> Result<String, String> {
+        let id = WorkspaceId::parse(&key.id).map_err(|e| e.to_string())?;
+        let root = io.recording.clone().ok_or(NO_RECORDING)?;
+        let at = namzu_engine::ops::replay::At { root, instant };
+        let read = namzu_engine::ops::replay::detail_at(&at, &self.conn.context, &key.namespace, &id)
+            .map_err(|e| e.to_string())?;
+        let d = read
+            .detail
+            .ok_or_else(|| format!("workspace {} was not there then ({})", key.id, read.coverage))?;
+        let mut w = d.workspace(&io.flags, instant);
+        w.context = Some(self.conn.context.clone());
+        let text = namzu_engine::present::detail::render_with_drift(&w, &d, instant);
+        Ok(format!("{}\n\n{text}", read.coverage))
+    }
+
     /// The pulse view's read: `kubectl namzu pulse`'s own (`ops::pulse`), in the scope the view
     /// shows.
     async fn pulse(&self, scope: &Scope, since: chrono::TimeDelta) -> crate::app::PulseAnswer {
@@ -673,6 +732,10 @@ fn save(name: &str, text: &str) -> Result<String, String> {
 
 /// How long a TUI action waits for its transition before saying it is unconfirmed.
 pub(crate) const WAIT: Duration = Duration::from_secs(60);
+
+/// `:at` without a directory to replay from.
+const NO_RECORDING: &str =
+    "no recording directory (set XDG_STATE_HOME or HOME, or pass --recording DIR; kubectl namzu record fills it)";
 
 /// Put `text` on the clipboard by OSC 52, the escape terminals (and tmux with `set-clipboard`)
 /// take; what it came to, in words. Whether the terminal took it cannot be read back: a console

@@ -58,6 +58,10 @@ pub(crate) enum Command {
     Forward,
     /// The row's history: one timeline and the start-up waterfall.
     History,
+    /// While replaying (`:at`): the previous recorded change.
+    StepBack,
+    /// While replaying (`:at`): the next recorded change.
+    StepForward,
     /// In the log pane: keep the newest line in view, or stop.
     Follow,
     /// In the log pane: wrap long lines, or cut them.
@@ -201,7 +205,7 @@ const LIST: &[Binding] = &[
     Binding {
         keys: &[(Char(':'), OpenCommandLine)],
         label: ":",
-        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, pulse [WINDOW], help, q",
+        does: "command line, Tab completes: ns NAME (all), ctx NAME (all), sort COLUMN, filter TEXT, problems, logs, shell, history, detail, yaml, sent, leaks, pulse [WINDOW], at TIME, help, q",
         hint: ": command",
         footer_order: 5,
     },
@@ -303,6 +307,13 @@ const LIST: &[Binding] = &[
         label: "c",
         does: "contexts (type to narrow): across several, show one's rows or all; in one, switch to another of the kubeconfig's",
         hint: "c contexts",
+        footer_order: 7,
+    },
+    Binding {
+        keys: &[(Char('['), StepBack), (Char(']'), StepForward)],
+        label: "[ / ]",
+        does: "while replaying (:at -2h, :at 2026-12-01T10:00:00Z; :at now ends it): the previous / next recorded change; the header says REPLAY, the instant and how complete the recording is there, and writes are off",
+        hint: "[ ] step",
         footer_order: 7,
     },
     Binding {

@@ -53,6 +53,9 @@ pub struct Options {
     pub switch: Option<io::Switch>,
     /// The list's keys as the config file moved them (`keys::KeyMap::from_config`).
     pub keys: keys::KeyMap,
+    /// The flight recorder's directory `:at` replays from (`--recording`, else beside the audit
+    /// log); `None`: none could be named.
+    pub recording: Option<std::path::PathBuf>,
 }
 
 /// How a shell runs: kubectl's arguments and the banner above it in, what the status line says
@@ -157,6 +160,7 @@ fn new_io(
             poll_every: refresh,
             ..Default::default()
         },
+        recording: None,
     }
 }
 
@@ -173,6 +177,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         clock,
         switch,
         keys: key_map,
+        recording,
     } = options;
     // one cheap request first, so a login failure is a normal line in the normal terminal; across
     // several contexts a context that fails it shows as an error, and the others work — and one
@@ -224,7 +229,9 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     });
     app.kube_contexts = switch.as_ref().map(|s| s.contexts.clone()).unwrap_or_default();
     app.keys = key_map;
-    let io = Arc::new(new_io(opened, switch, policy, clock, refresh));
+    let mut io = new_io(opened, switch, policy, clock, refresh);
+    io.recording = recording;
+    let io = Arc::new(io);
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
     };

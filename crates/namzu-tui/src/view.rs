@@ -12,7 +12,7 @@ use table::*;
 
 use super::app::{
     App, Confirm, ContextView, Focus, Health, Popup, SORTS, STALE_AFTER, footer_keys, key_of, leaks_text, leaks_title,
-    pulse_text, pulse_title, sort_name,
+    pulse_text, pulse_title, replay_words, sort_name, time_bar,
 };
 use chrono::{DateTime, Utc};
 use namzu_domain::age::age;

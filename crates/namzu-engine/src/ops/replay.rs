@@ -441,3 +441,38 @@ pub fn history_at(
         .map_err(io)?;
     Ok((Some(read), coverage))
 }
+
+/// The rows of a replay, as a front-end shows them (the TUI's `:at`): the workspaces derived at
+/// the instant from the recording — as `list --at` derives them — the read's warnings (the
+/// coverage line first), and every instant the context's recording changed at (a scrubber's
+/// steps, oldest first).
+#[derive(Debug, Clone)]
+pub struct RowsAt {
+    pub rows: Vec<namzu_domain::workspace::Workspace>,
+    pub warnings: Vec<String>,
+    pub changes: Vec<DateTime<Utc>>,
+}
+
+/// [`RowsAt`] of `scope` at `at.instant`, through the one inventory read (`ops::inventory`).
+pub async fn rows_at(
+    at: &At,
+    conn: &Connection,
+    scope: &Scope,
+    flags: &namzu_domain::drift::OverlayFlags,
+) -> Result<RowsAt, ClusterError> {
+    let mut rows = Vec::new();
+    let source = super::inventory::Source::At(at.clone());
+    let warnings = super::inventory::read_packed(&source, conn, scope, &Query::default(), &mut |packed| {
+        packed.derive(flags, at.instant, |w| rows.push(w));
+    })
+    .await?;
+    let store = Store::open(&at.root, &conn.context);
+    let changes = store
+        .change_times()
+        .map_err(|e| ClusterError::Other(format!("reading the recording in {}: {e}", store.dir.display())))?;
+    Ok(RowsAt {
+        rows,
+        warnings,
+        changes,
+    })
+}

@@ -3,9 +3,9 @@
 use super::*;
 
 /// The command line's commands, for completion.
-pub(super) const COMMANDS: [&str; 19] = [
+pub(super) const COMMANDS: [&str; 20] = [
     "ns", "ctx", "all", "sort", "filter", "problems", "logs", "shell", "history", "detail", "yaml", "sent", "help",
-    "reverse", "refresh", "leaks", "pulse", "q", "quit",
+    "reverse", "refresh", "leaks", "pulse", "at", "q", "quit",
 ];
 
 /// The words the command line's `word`-th word may be, given the first.
@@ -116,7 +116,12 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
             }
         }
         "ns" | "namespace" => namespace_command(app, rest),
+        "ctx" | "context" if app.replay.is_some() => {
+            app.status = super::replay::refuses_scope(app).unwrap_or_default();
+            Vec::new()
+        }
         "ctx" | "context" => context_command(app, rest),
+        "at" => super::replay::on_at(app, rest),
         "sort" => {
             match SORTS.iter().find(|(n, _, _)| *n == rest).or_else(|| {
                 let names: Vec<String> = SORTS.iter().map(|(n, _, _)| n.to_string()).collect();

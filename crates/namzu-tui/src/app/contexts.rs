@@ -130,6 +130,23 @@ pub(super) fn app_warn(
 /// A report of a context's live inventory (the context is one the UI has).
 pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
     let now = app.now;
+    // while replaying, the watches keep the live rows aside current: `:at now` shows them
+    let event = match (app.replay.as_mut(), event) {
+        (Some(replay), LiveEvent::Rows(changes)) => return replay.live.apply(context, changes),
+        (Some(replay), LiveEvent::Provisional(changes)) => {
+            let known = &replay.live.index;
+            let new: Vec<RowChange> = changes
+                .into_iter()
+                .filter(|c| matches!(c, RowChange::Upsert(w) if !known.contains_key(&WorkspaceKey::new(Some(context), &w.namespace, &w.id))))
+                .collect();
+            return replay.live.apply(context, new);
+        }
+        (Some(replay), event @ LiveEvent::Synced { .. }) => {
+            replay.live.confirm_context(context);
+            event
+        }
+        (_, event) => event,
+    };
     match event {
         LiveEvent::Rows(changes) => {
             app.keep_selection(|inv| inv.apply(context, changes));

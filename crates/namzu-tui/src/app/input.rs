@@ -59,6 +59,7 @@ fn applies(app: &App, command: Command) -> bool {
         Command::Resume => rows.iter().any(suspended),
         Command::RefreshTemplate => rows.iter().any(|w| namzu_domain::refresh::refreshes(w.mode)),
         Command::Sent => !app.sent.is_empty(),
+        Command::StepBack | Command::StepForward => app.replay.is_some(),
         Command::Detail
         | Command::Yaml
         | Command::Logs
@@ -221,17 +222,25 @@ pub(super) fn on_filter_key(app: &mut App, command: Option<Command>, key: KeyEve
 }
 
 pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
+    // while replaying, what would write or read the cluster now is refused in one line
+    match super::replay::refused(app, command) {
+        Some(why) => {
+            app.status = why;
+            Vec::new()
+        }
+        None => list_command(app, command),
+    }
+}
+
+fn list_command(app: &mut App, command: Command) -> Vec<Effect> {
     let n = app.visible().len();
     let last = n.saturating_sub(1);
     let page = 10;
     let view = &mut app.view;
     match command {
-        Command::Up => view.selected = view.selected.saturating_sub(1),
-        Command::Down => view.selected = (view.selected + 1).min(last),
-        Command::PageUp => view.selected = view.selected.saturating_sub(page),
-        Command::PageDown => view.selected = (view.selected + page).min(last),
-        Command::Top => view.selected = 0,
-        Command::Bottom => view.selected = last,
+        Command::Up | Command::Down | Command::PageUp | Command::PageDown | Command::Top | Command::Bottom => {
+            view.selected = moved(view.selected, command, page, last);
+        }
         Command::Filter => view.filter_editing = true,
         Command::ClearFilter => {
             view.unpin();
@@ -302,6 +311,7 @@ pub(super) fn on_list_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::RefreshTemplate => return app.open_confirm(Verb::Resume, true),
         Command::Delete => return app.open_confirm(Verb::Delete, false),
         Command::Quit => app.quit = true,
+        Command::StepBack | Command::StepForward => return super::replay::step(app, command == Command::StepForward),
         Command::Logs | Command::Shell | Command::History | Command::Forward => {
             return super::triage::on_list_command(app, command);
         }
@@ -358,7 +368,14 @@ fn open_object(app: &mut App, yaml: bool) -> Vec<Effect> {
             text: None,
             scroll: 0,
         });
-        vec![Effect::Detail(key)]
+        // while replaying, the detail as recorded then
+        match &app.replay {
+            Some(r) => vec![Effect::DetailAt {
+                key,
+                instant: r.instant,
+            }],
+            None => vec![Effect::Detail(key)],
+        }
     }
 }
 

@@ -114,6 +114,10 @@ pub(super) fn on_leaks_key(app: &mut App, command: Option<Command>, key: KeyEven
 /// D: the marked leaks (else the cursor's), of one context, planned as `leaks --delete` plans
 /// them; a typed count asked with `ops::leaks`'s own words.
 fn ask_delete(app: &mut App, now: DateTime<Utc>) -> Vec<Effect> {
+    if let Some(why) = super::replay::refused(app, Command::Delete) {
+        app.status = why;
+        return Vec::new();
+    }
     let Some(Popup::Leaks(view)) = app.popups.last() else {
         return Vec::new();
     };

@@ -621,10 +621,7 @@ mod tests {
         assert!(text.contains("staging · template coder · pool coder-pool"), "{text}");
         assert!(text.contains("warm-hit 50% (1 warm, 1 cold, 0 unknown)"), "{text}");
         assert!(text.contains("claim→Ready p50/p95/p99 1.0s / 1.0s / 31.0s"), "{text}");
-        assert!(
-            text.contains("›   2 starts, each with its latency"),
-            "{text}"
-        );
+        assert!(text.contains("›   2 starts, each with its latency"), "{text}");
         assert!(text.contains("1 slow start (above p95), each with its cause"), "{text}");
         let soon = DateTime::UNIX_EPOCH + TimeDelta::seconds(12);
         assert!(

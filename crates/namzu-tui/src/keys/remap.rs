@@ -35,6 +35,8 @@ pub(crate) const ACTIONS: &[(&str, Command)] = &[
     ("shell", Command::Shell),
     ("forward", Command::Forward),
     ("history", Command::History),
+    ("step-back", Command::StepBack),
+    ("step-forward", Command::StepForward),
     ("mark", Command::Mark),
     ("suspend", Command::Suspend),
     ("resume", Command::Resume),

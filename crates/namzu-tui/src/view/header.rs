@@ -62,6 +62,23 @@ pub(super) fn render_header(frame: &mut Frame, area: Rect, app: &App, theme: The
             vec![Line::from(first), status_strip(app, area.width as usize, theme)]
         }
     };
+    let mut lines = lines;
+    if let (Some(r), Some(second)) = (&app.replay, lines.get_mut(1)) {
+        // replaying: the second line says so, where on the recording, and how complete it is
+        let (lead, rest) = replay_words(app, r);
+        let bar = time_bar(r, 16);
+        let tail = format!(" {bar} {counts} ·{rest}");
+        let room = (area.width as usize).saturating_sub(width(&lead));
+        *second = Line::from(vec![
+            Span::styled(
+                lead,
+                theme
+                    .fg(Color::Magenta)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED),
+            ),
+            Span::raw(cut(&tail, room)),
+        ]);
+    }
     frame.render_widget(Paragraph::new(lines), area);
 }
 
