@@ -230,6 +230,8 @@ fn the_detail_pane_shows_restarts_and_the_new_diagnoses() {
         &format!("{bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
     t.expect("41 workspaces");
+    // the whole list, not its provisional rows: the simulated controller has made its pass
+    t.expect_gone("loading…");
     let open = |id: &str| {
         t.keys(&["/", id, "Enter"]);
         t.expect(&format!("filter: {id} (1 of 41)"));
