@@ -240,6 +240,22 @@ impl Globals {
         Ok(log.parent().unwrap_or(std::path::Path::new(".")).join("recordings"))
     }
 
+    /// What a live view records into (`list -w`, the TUI): the recordings' directory under the
+    /// rules file's bounds, only what its watches see (no extra request), and nothing while a
+    /// `record` holds the context's store. `None`: no directory could be named.
+    pub(crate) fn recording_tap(&self) -> Option<namzu_engine::cluster::live::RecordTo> {
+        let root = self.recording_root().ok()?;
+        // the rules file was read once already (it parses); its bounds, else the defaults
+        let bounds = crate::cli::config::load(self).map(|r| r.recording).unwrap_or_default();
+        Some(namzu_engine::cluster::live::RecordTo {
+            root,
+            limits: namzu_engine::ops::record::limits(&bounds),
+            standby: false,
+            everything: false,
+            audit: None,
+        })
+    }
+
     /// A verb that reads one workspace reads it in one context: several are refused, not
     /// silently narrowed to the first.
     pub(crate) fn one_context(&self, verb: &str) -> Result<(), crate::cli::exit::Failure> {

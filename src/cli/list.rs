@@ -382,13 +382,6 @@ const OUTPUT_CHUNK: usize = 64 * 1024;
 /// `list -w`: the table (unless `--watch-only`), then one line per change, from the live
 /// inventory (watches; the same rows the TUI shows), of every context at once. Ctrl-C ends it
 /// with exit 0 (1 when a context failed on the way).
-/// The rules file's recording bounds (the file was read once already: it parses).
-fn fleet_rules(globals: &Globals) -> namzu_domain::safety::RecordingBounds {
-    crate::cli::config::load(globals)
-        .map(|r| r.recording)
-        .unwrap_or_default()
-}
-
 async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> Result<(), Failure> {
     use namzu_engine::cluster::live::{LiveEvent, LiveOptions};
     use namzu_engine::ops::follow::{self, FollowContext, Followed, Turn, Turns};
@@ -400,16 +393,7 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
     // what the watches see goes into the recording too, at no extra request, unless a
     // recorder already holds the context's store
     let options = LiveOptions {
-        record: globals
-            .recording_root()
-            .ok()
-            .map(|root| namzu_engine::cluster::live::RecordTo {
-                root,
-                limits: namzu_engine::ops::record::limits(&fleet_rules(globals)),
-                standby: false,
-                everything: false,
-                audit: None,
-            }),
+        record: globals.recording_tap(),
         ..LiveOptions::default()
     };
     let mut events = follow::follow(targets, &query, &args.overlays.flags(), &options);

@@ -41,6 +41,8 @@ pub(crate) async fn open(globals: &Globals, refresh: std::time::Duration) -> Res
         switch,
         keys,
         recording: globals.recording_root().ok(),
+        // what the watches see is recorded, at no extra request (unless `record` holds the store)
+        record: globals.recording_tap(),
     };
     namzu_tui::run(options).await.map_err(|e| Failure::error(e.0))
 }

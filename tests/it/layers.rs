@@ -86,10 +86,11 @@ const ALLOWED: [(&str, &[&str]); 7] = [
         ],
     ),
     // the flight recorder's store: local files only (no cluster, no clock: times are passed in);
-    // crc32fast checksums each frame, std's File::lock is the advisory lock
+    // crc32fast checksums each frame, flate2 compresses a sealed segment, std's File::lock is the
+    // advisory lock
     (
         "namzu-recorder",
-        &["namzu-domain", "chrono", "serde", "serde_json", "crc32fast"],
+        &["namzu-domain", "chrono", "serde", "serde_json", "crc32fast", "flate2"],
     ),
     // I/O and the use cases: never a terminal, a front-end or the simulator
     (

@@ -1,5 +1,8 @@
 //! The store of one context: `<root>/<context>/`, a `lock` file and numbered segment files
-//! (`00000001.seg`, …), each the magic, a head record, a keyframe and the changes after it.
+//! (`00000001.seg`, …), each the magic, a head record, a keyframe and the changes after it. A
+//! segment no longer written is sealed: the same bytes zlib-compressed into `00000001.segz`
+//! (written aside, then renamed over, then the `.seg` removed; a reader that finds both reads the
+//! sealed one).
 //! Only the recorder holding the context's advisory lock (`File::lock`, flock(2) on Unix) appends;
 //! a reader needs no lock (it reads whole frames only, and stops at a torn one).
 
@@ -21,8 +24,14 @@ pub struct Store {
 pub struct Segment {
     pub seq: u64,
     pub path: PathBuf,
+    /// Its size on disk (compressed, when sealed).
     pub bytes: u64,
+    /// No longer written: compressed (`.segz`).
+    pub sealed: bool,
 }
+
+/// A sealed segment's file name ends so.
+const SEALED: &str = ".segz";
 
 /// A segment's head record.
 #[derive(Debug, Clone)]
@@ -119,25 +128,30 @@ impl Store {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let mut out = Vec::new();
+        let mut out: Vec<Segment> = Vec::new();
         for entry in entries {
             let entry = entry?;
             let name = entry.file_name();
-            let Some(seq) = name
-                .to_str()
-                .and_then(|n| n.strip_suffix(".seg"))
-                .and_then(|n| n.parse().ok())
-            else {
-                continue;
+            let Some(name) = name.to_str() else { continue };
+            let (stem, sealed) = match name.strip_suffix(SEALED) {
+                Some(stem) => (stem, true),
+                None => match name.strip_suffix(".seg") {
+                    Some(stem) => (stem, false),
+                    None => continue,
+                },
             };
+            let Ok(seq) = stem.parse() else { continue };
             let bytes = entry.metadata().map(|m| m.len()).unwrap_or(0);
             out.push(Segment {
                 seq,
                 path: entry.path(),
                 bytes,
+                sealed,
             });
         }
-        out.sort_by_key(|s| s.seq);
+        // a segment being sealed shows twice for a moment: the sealed file is whole
+        out.sort_by_key(|s| (s.seq, !s.sealed));
+        out.dedup_by_key(|s| s.seq);
         Ok(out)
     }
 
@@ -186,12 +200,48 @@ impl Store {
 /// A file that does not start with the magic holds no frames.
 pub(crate) fn read_segment(path: &Path, each: impl FnMut(&[u8]) -> bool) -> io::Result<End> {
     let file = File::open(path)?;
-    let mut r = BufReader::with_capacity(1 << 16, file);
+    if path.to_str().is_some_and(|p| p.ends_with(SEALED)) {
+        let inflated = flate2::read::ZlibDecoder::new(BufReader::with_capacity(1 << 16, file));
+        return frames(BufReader::with_capacity(1 << 16, inflated), each);
+    }
+    frames(BufReader::with_capacity(1 << 16, file), each)
+}
+
+/// The frames after the magic of a segment read from `r`.
+fn frames(mut r: impl Read, each: impl FnMut(&[u8]) -> bool) -> io::Result<End> {
     let mut magic = [0u8; 8];
     if r.read_exact(&mut magic).is_err() || &magic != MAGIC {
         return Ok(End::Torn { valid: 0 });
     }
     frame::read_all(r, MAGIC.len() as u64, each)
+}
+
+/// Seal a segment no longer written: its bytes compressed into `.segz` beside it (written under
+/// a temporary name, synced, renamed), then the `.seg` removed. What it saves on disk.
+pub(crate) fn seal(path: &Path) -> io::Result<u64> {
+    let sealed = path.with_extension("segz");
+    let aside = path.with_extension("segz.tmp");
+    let written = (|| {
+        let mut input = BufReader::with_capacity(1 << 16, File::open(path)?);
+        let out = File::create(&aside)?;
+        let mut z = flate2::write::ZlibEncoder::new(std::io::BufWriter::new(out), flate2::Compression::default());
+        io::copy(&mut input, &mut z)?;
+        let out = z.finish()?.into_inner().map_err(|e| e.into_error())?;
+        out.sync_all()?;
+        Ok::<u64, io::Error>(out.metadata()?.len())
+    })();
+    let bytes = match written {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            // the segment stays as it was, readable
+            let _ = std::fs::remove_file(&aside);
+            return Err(e);
+        }
+    };
+    let before = std::fs::metadata(path)?.len();
+    std::fs::rename(&aside, &sealed)?;
+    std::fs::remove_file(path)?;
+    Ok(before.saturating_sub(bytes))
 }
 
 /// Cut a torn tail off `path` (a recorder killed mid-write): the file ends at its last whole

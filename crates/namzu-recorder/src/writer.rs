@@ -78,8 +78,10 @@ impl Writer {
     ) -> io::Result<Writer> {
         let segments = store.segments()?;
         let mut repaired = 0;
-        if let Some(last) = segments.last() {
+        if let Some(last) = segments.last().filter(|s| !s.sealed) {
             repaired = store::repair(&last.path)?;
+            // the session before ended (or was killed): its last segment is written no more
+            store::seal(&last.path)?;
         }
         let seq = segments.last().map_or(1, |s| s.seq + 1);
         let mut w = Writer {
@@ -232,10 +234,12 @@ impl Writer {
             return Ok(());
         }
         self.file.sync_data()?;
+        let done = self.store.segment_path(self.seq);
         self.seq += 1;
         self.file = new_segment(&self.store, self.seq)?;
         self.bytes = MAGIC.len() as u64;
         self.keyframe(at, false)?;
+        store::seal(&done)?;
         self.retain(at)
     }
 

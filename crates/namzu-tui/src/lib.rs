@@ -56,6 +56,8 @@ pub struct Options {
     /// The flight recorder's directory `:at` replays from (`--recording`, else beside the audit
     /// log); `None`: none could be named.
     pub recording: Option<std::path::PathBuf>,
+    /// Record what the watches see into it (`None`: nothing is recorded).
+    pub record: Option<namzu_engine::cluster::live::RecordTo>,
 }
 
 /// How a shell runs: kubectl's arguments and the banner above it in, what the status line says
@@ -178,6 +180,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
         switch,
         keys: key_map,
         recording,
+        record,
     } = options;
     // one cheap request first, so a login failure is a normal line in the normal terminal; across
     // several contexts a context that fails it shows as an error, and the others work — and one
@@ -231,6 +234,7 @@ pub async fn run(options: Options) -> Result<(), TuiError> {
     app.keys = key_map;
     let mut io = new_io(opened, switch, policy, clock, refresh);
     io.recording = recording;
+    io.live.record = record;
     let io = Arc::new(io);
     let theme = Theme {
         colour: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),

@@ -510,18 +510,7 @@ mod tests {
     use ratatui::crossterm::event::KeyModifiers;
 
     fn app() -> App {
-        App::new(AppOptions {
-            contexts: vec![ContextOptions {
-                name: "kind".into(),
-                namespace: "staging".into(),
-                ..Default::default()
-            }],
-            several_contexts: false,
-            namespace: "staging".into(),
-            all_namespaces: false,
-            read_only: false,
-            now: DateTime::UNIX_EPOCH,
-        })
+        crate::app::tests::one_context("kind", "staging", DateTime::UNIX_EPOCH)
     }
 
     fn start(claim: &str, sandbox: &str, launch: &str, ms: i64) -> Start {

@@ -214,34 +214,11 @@ mod tests {
     use ratatui::crossterm::event::KeyModifiers;
 
     fn app() -> App {
-        App::new(AppOptions {
-            contexts: vec![ContextOptions {
-                name: "kind".into(),
-                namespace: "agents".into(),
-                ..Default::default()
-            }],
-            several_contexts: false,
-            namespace: "agents".into(),
-            all_namespaces: false,
-            read_only: false,
-            now: DateTime::UNIX_EPOCH + chrono::TimeDelta::hours(3),
-        })
+        crate::app::tests::one_context("kind", "agents", at(3))
     }
 
     fn row(id: &str, mode: namzu_domain::patch::Mode) -> Workspace {
-        use namzu_domain::drift::{OverlayFlags, TemplateRead};
-        use namzu_domain::workspace::{Inputs, Observed, derive};
-        let sandbox = serde_json::json!({"metadata": {"name": format!("namzu-ws-{id}"), "namespace": "agents"},
-            "spec": {"operatingMode": mode.as_str(), "podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "t"}}}}});
-        derive(&Inputs {
-            sandbox: &sandbox,
-            pods: Observed::Forbidden,
-            pvcs: Observed::Forbidden,
-            policies: namzu_domain::egress::PolicyRead::NotServed,
-            template: TemplateRead::NotFound,
-            flags: &OverlayFlags::default(),
-            now: at(0),
-        })
+        crate::app::tests::row(id, mode.as_str())
     }
 
     fn at(h: i64) -> DateTime<Utc> {

@@ -15,7 +15,7 @@ fn now() -> DateTime<Utc> {
         .with_timezone(&Utc)
 }
 
-fn row(id: &str, mode: &str) -> Workspace {
+pub(super) fn row(id: &str, mode: &str) -> Workspace {
     let sandbox = json!({"metadata": {"name": format!("namzu-ws-{id}"), "namespace": "ns", "uid": format!("uid-{id}")},
         "spec": {"operatingMode": mode, "podTemplate": {"metadata": {"labels": {"sandbox.namzu.ai/template": "t"}}}}});
     derive(&Inputs {
@@ -26,6 +26,22 @@ fn row(id: &str, mode: &str) -> Workspace {
         template: TemplateRead::NotFound,
         flags: &OverlayFlags::default(),
         now: now(),
+    })
+}
+
+/// One context `name` in namespace `ns`, as `App::new` opens it (nothing read yet).
+pub(super) fn one_context(name: &str, ns: &str, now: DateTime<Utc>) -> App {
+    App::new(AppOptions {
+        contexts: vec![ContextOptions {
+            name: name.into(),
+            namespace: ns.into(),
+            ..Default::default()
+        }],
+        several_contexts: false,
+        namespace: ns.into(),
+        all_namespaces: false,
+        read_only: false,
+        now,
     })
 }
 
