@@ -174,19 +174,28 @@ fn main() {
         });
         let id = marker.trim_start_matches("namzu-ws-");
         let wait = Instant::now();
+        // the marker's row, as replayed, carries the step's label (`inspect -o json` shows no labels)
+        let marked = format!("bench.namzu.ai/step={mark}");
         loop {
             let o = namzu(
                 &kubeconfig,
                 &clock,
                 &store,
-                &["inspect", id, "-n", "bench-a", "-o", "json", "--at", &at],
+                &["list", "-n", "bench-a", "--show-labels", "--at", &at],
             )
             .output()
             .unwrap();
-            let v: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
-            if v["labels"]["bench.namzu.ai/step"] == mark.as_str() || wait.elapsed() > Duration::from_secs(120) {
+            let text = String::from_utf8_lossy(&o.stdout);
+            let seen = text
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(id) && l.contains(&marked));
+            if seen {
                 break;
             }
+            assert!(
+                wait.elapsed() < Duration::from_secs(120),
+                "the recorder never wrote the marker of step {step}"
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
         // the marker's own change is in the truth at `at`'s successor, not at `at`: the sample

@@ -25,6 +25,9 @@ pub struct Args {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: ReportFormat,
+    /// Answer from the flight recorder's recording at TIME (RFC 3339, or relative: -2h, -30m).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub at: Option<String>,
 }
 
 struct NamespaceCapacity {
@@ -75,8 +78,12 @@ async fn extension_objects(
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let fleet = Fleet::open(crate::cli::config::fleet_request(globals, true)?).await?;
     let all_namespaces = globals.all_namespaces;
+    let (source, now) = super::at::source(globals, args.at.as_deref(), fleet.clock.now())?;
     let read = fleet
-        .each::<_, Failure, _>(|member| async move { Ok(one_context(&member.conn, all_namespaces).await?) })
+        .each::<_, Failure, _>(|member| {
+            let source = source.clone();
+            async move { Ok(one_context(&member.conn, all_namespaces, &source, now).await?) }
+        })
         .await?;
     let mut rows = Vec::new();
     for (member, (warnings, context_rows)) in read {
@@ -89,7 +96,6 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
             ..r
         }));
     }
-    let now = fleet.clock.now();
     match args.output {
         ReportFormat::Json | ReportFormat::Yaml => namzu_engine::out!(
             "{}",
@@ -103,10 +109,53 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     fleet.finish()
 }
 
+/// The warm pools, claims and pools' members of `scope` in `ns` as `source` has them, and each
+/// pool namespace's progress Events (`None`: not told).
+struct PoolObjects {
+    pools: Option<Vec<Value>>,
+    claims: Option<Vec<Value>>,
+    /// The recorded members and progress Events (with `--at`); live, they are listed per pool
+    /// namespace.
+    recorded: Option<(Vec<Value>, Option<Vec<Value>>)>,
+}
+
+async fn pool_objects(
+    conn: &Connection,
+    scope: &Scope,
+    source: &inventory::Source,
+    covered: &[String],
+    warnings: &mut Vec<String>,
+) -> Result<PoolObjects, ClusterError> {
+    if let inventory::Source::At(at) = source {
+        let recorded = namzu_engine::ops::replay::pools_at(at, &conn.context, scope)?;
+        if recorded.events.is_none() {
+            warnings.push("note: the recording holds no Events (kubectl namzu record records them): pools' last progress Event is not told".into());
+        }
+        return Ok(PoolObjects {
+            pools: recorded.pools,
+            claims: recorded.claims,
+            recorded: Some((recorded.members, recorded.events)),
+        });
+    }
+    let (mut pool_warnings, mut claim_warnings) = (Vec::new(), Vec::new());
+    let (pools, claims) = tokio::join!(
+        extension_objects(conn, &WARM_POOLS, scope, covered, &mut pool_warnings),
+        extension_objects(conn, &CLAIMS, scope, covered, &mut claim_warnings),
+    );
+    warnings.extend(pool_warnings.into_iter().chain(claim_warnings));
+    Ok(PoolObjects {
+        pools: pools?,
+        claims: claims?,
+        recorded: None,
+    })
+}
+
 /// One context's capacity per namespace, with the read's warnings and notes.
 async fn one_context(
     conn: &Connection,
     all_namespaces: bool,
+    source: &inventory::Source,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<(Vec<String>, Vec<NamespaceCapacity>), ClusterError> {
     let scope = scope(all_namespaces, &conn.namespace);
     let mut rows: BTreeMap<String, NamespaceCapacity> = BTreeMap::new();
@@ -122,34 +171,30 @@ async fn one_context(
         })
     }
     // each namespace counted as it is read, one Sandbox unpacked at a time
-    let now = conn.clock.now();
     let mut covered: Vec<String> = Vec::new();
-    let inventory_warnings = inventory::read_packed(
-        &inventory::Source::Live,
-        conn,
-        &scope,
-        &Query::default(),
-        &mut |packed| {
-            covered.push(packed.namespace.clone());
-            let row = entry(&mut rows, &packed.namespace);
-            row.pending = packed.pending_pods();
-            packed.derive(&Default::default(), now, |w| {
-                *row.states.entry(w.state).or_default() += 1;
-                hold(row.held.entry(w.state).or_default(), &w);
-            });
-        },
-    )
+    let mut warnings = inventory::read_packed(source, conn, &scope, &Query::default(), &mut |packed| {
+        covered.push(packed.namespace.clone());
+        let row = entry(&mut rows, &packed.namespace);
+        row.pending = packed.pending_pods();
+        packed.derive(&Default::default(), now, |w| {
+            *row.states.entry(w.state).or_default() += 1;
+            hold(row.held.entry(w.state).or_default(), &w);
+        });
+    })
     .await?;
-    let (mut pool_warnings, mut claim_warnings) = (Vec::new(), Vec::new());
-    let (pool_objs, claim_objs) = tokio::join!(
-        extension_objects(conn, &WARM_POOLS, &scope, &covered, &mut pool_warnings),
-        extension_objects(conn, &CLAIMS, &scope, &covered, &mut claim_warnings),
-    );
-    let (pool_objs, claim_objs) = (pool_objs?, claim_objs?);
-    let mut warnings = inventory_warnings;
-    warnings.extend(pool_warnings.into_iter().chain(claim_warnings));
+    let PoolObjects {
+        pools: pool_objs,
+        claims: claim_objs,
+        recorded,
+    } = pool_objects(conn, &scope, source, &covered, &mut warnings).await?;
     if pool_objs.is_none() {
-        warnings.push("note: the agent-sandbox extensions (warm pools, claims) are not installed".into());
+        warnings.push(match source {
+            inventory::Source::Live => "note: the agent-sandbox extensions (warm pools, claims) are not installed".into(),
+            inventory::Source::At(_) => {
+                "note: the recording holds no warm pools (kubectl namzu record records them; list -w and the TUI do not)"
+                    .into()
+            }
+        });
     }
     if let Scope::Namespace(ns) = &scope {
         entry(&mut rows, ns);
@@ -161,15 +206,23 @@ async fn one_context(
         let in_ns = |list: &[Value]| list.iter().filter(|o| namespace(o) == ns).cloned().collect::<Vec<_>>();
         let here = in_ns(&pool_objs);
         // a pool's members (unclaimed: they carry the pool label) and its progress Events
-        let members = match resources::list(conn, &SANDBOXES, Some(ns), Some(WARM_POOL_SANDBOX)).await {
-            Ok(v) => Some(v),
-            Err(e) if e.is_forbidden() || e.is_not_found() => {
-                warnings.push(format!("warning: {e}; warm pools' members are not told"));
-                None
+        let (members, events) = match &recorded {
+            Some((members, events)) => (Some(in_ns(members)), events.as_deref().map(in_ns)),
+            None => {
+                let members = match resources::list(conn, &SANDBOXES, Some(ns), Some(WARM_POOL_SANDBOX)).await {
+                    Ok(v) => Some(v),
+                    Err(e) if e.is_forbidden() || e.is_not_found() => {
+                        warnings.push(format!("warning: {e}; warm pools' members are not told"));
+                        None
+                    }
+                    Err(e) => return Err(e),
+                };
+                (
+                    members,
+                    namzu_engine::cluster::pools::events(conn, ns, &mut warnings).await?,
+                )
             }
-            Err(e) => return Err(e),
         };
-        let events = namzu_engine::cluster::pools::events(conn, ns, &mut warnings).await?;
         let row = entry(&mut rows, ns);
         row.pools = pools(&here, &in_ns(&claim_objs));
         row.health = here

@@ -171,6 +171,15 @@ async fn list_at_an_instant_prints_what_list_printed_then() {
         "{}",
         err(&drift_at)
     );
+    let capacity_now = run(&t, &["capacity", "-A", "-o", "json"]);
+    let capacity_at = run(&t, &["capacity", "-A", "-o", "json", "--at", &at_now(&t)]);
+    assert_eq!(
+        (code(&capacity_at), out(&capacity_at)),
+        (0, out(&capacity_now)),
+        "{}",
+        err(&capacity_at)
+    );
+    assert!(err(&capacity_at).contains("replay at"), "{}", err(&capacity_at));
     let history_at = run(
         &t,
         &["history", "awake", "-n", "agents", "-o", "json", "--at", &seen[0].0],

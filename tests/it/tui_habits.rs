@@ -263,6 +263,8 @@ fn rows_do_not_jump_after_a_write() {
         let at = line_of(&before, "topaz").unwrap();
         t.keys(&["S"]);
         t.expect("Tab switch");
+        // Enter only once the confirmation read the row (before, it sends nothing)
+        t.expect_gone("reading…");
         t.keys(&["Tab"]);
         t.keys(&["Enter"]);
         let after = t.expect("suspended confirmed");
@@ -357,6 +359,7 @@ fn the_footer_hints_h_and_w_where_they_apply() {
     assert!(!f.contains("w sent"), "nothing sent yet: {f}");
     t.keys(&["S"]);
     t.expect("Tab switch");
+    t.expect_gone("reading…");
     t.keys(&["Tab"]);
     t.keys(&["Enter"]);
     t.expect("suspended confirmed");
@@ -479,7 +482,10 @@ fn the_readme_counts_the_keystrokes_of_each_triage_task() {
                 match *k {
                     "Escape" => drop(t.expect_gone("filter: ")),
                     // the confirmation reads the row afresh before Tab and Enter
-                    "F" => drop(t.expect("Tab switch")),
+                    "F" => {
+                        t.expect("Tab switch");
+                        t.expect_gone("reading…");
+                    }
                     _ => {}
                 }
             }

@@ -611,6 +611,9 @@ pub(crate) fn one_cluster_demo(width: u16, height: u16, session: &'static str) -
         &format!("{bin} demo --clusters 1; echo NAMZU-EXITED; sleep 120"),
     );
     t.expect("workspaces");
+    // the whole list, not the provisional rows shown while it loads (a row acted on before it
+    // was read whole is refused: nothing sent)
+    t.expect_gone("loading…");
     (t, home)
 }
 

@@ -6,7 +6,7 @@
 
 use crate::frame::{self, MAGIC};
 use crate::patch;
-use crate::record::{Key, Object, Record};
+use crate::record::{Key, Record};
 use crate::store::{self, Store};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
@@ -57,7 +57,9 @@ pub struct Writer {
     /// This segment's bytes, and its head and keyframe's.
     bytes: u64,
     key_bytes: u64,
-    state: BTreeMap<Key, Value>,
+    /// Each object as last recorded, as compact JSON: what a change is diffed against, held in a
+    /// fraction of the memory a `Value` tree takes (a TUI records what it shows all day).
+    state: BTreeMap<Key, Box<[u8]>>,
     last_at: DateTime<Utc>,
     /// Bytes cut off a torn tail when the store was opened.
     pub repaired: u64,
@@ -84,6 +86,10 @@ impl Writer {
             store::seal(&last.path)?;
         }
         let seq = segments.last().map_or(1, |s| s.seq + 1);
+        let state = state
+            .into_iter()
+            .map(|(k, v)| Ok((k, pack(&v)?)))
+            .collect::<io::Result<_>>()?;
         let mut w = Writer {
             store: store.clone(),
             _lock: lock,
@@ -103,17 +109,16 @@ impl Writer {
         Ok(w)
     }
 
-    /// The state as recorded so far.
-    pub fn state(&self) -> &BTreeMap<Key, Value> {
-        &self.state
-    }
-
     fn append(&mut self, record: &Record) -> io::Result<()> {
         let payload = serde_json::to_vec(record).map_err(io::Error::other)?;
-        let framed = frame::encode(&payload);
+        self.write_payload(&payload, record.at())
+    }
+
+    fn write_payload(&mut self, payload: &[u8], at: DateTime<Utc>) -> io::Result<()> {
+        let framed = frame::encode(payload);
         self.file.write_all(&framed)?;
         self.bytes += framed.len() as u64;
-        self.last_at = self.last_at.max(record.at());
+        self.last_at = self.last_at.max(at);
         Ok(())
     }
 
@@ -125,15 +130,26 @@ impl Writer {
             scope: self.scope.clone(),
         };
         self.append(&head)?;
-        let objects = self
-            .state
-            .iter()
-            .map(|(k, v)| Object {
-                kind: k.kind.clone(),
-                obj: v.clone(),
-            })
-            .collect();
-        self.append(&Record::Keyframe { at, objects })?;
+        // the keyframe's objects spliced in as they are held (compact JSON), never parsed back
+        let mut payload = serde_json::to_vec(&Record::Keyframe {
+            at,
+            objects: Vec::new(),
+        })
+        .map_err(io::Error::other)?;
+        let tail = payload.split_off(payload.len() - 2);
+        debug_assert_eq!(tail, b"]}");
+        for (i, (k, v)) in self.state.iter().enumerate() {
+            if i > 0 {
+                payload.push(b',');
+            }
+            payload.extend_from_slice(b"{\"kind\":");
+            payload.extend(serde_json::to_vec(&k.kind).map_err(io::Error::other)?);
+            payload.extend_from_slice(b",\"obj\":");
+            payload.extend_from_slice(v);
+            payload.push(b'}');
+        }
+        payload.extend_from_slice(&tail);
+        self.write_payload(&payload, at)?;
         self.file.sync_data()?;
         self.key_bytes = self.bytes;
         Ok(())
@@ -143,9 +159,19 @@ impl Writer {
     /// recording already holds (a re-list).
     pub fn put(&mut self, at: DateTime<Utc>, kind: &str, obj: Value) -> io::Result<()> {
         let key = Key::of(kind, &obj);
-        let record = match self.state.get(&key) {
-            Some(prev) if *prev == obj => return Ok(()),
-            Some(prev) => match patch::diff(prev, &obj) {
+        let packed = pack(&obj)?;
+        let prev = match self.state.get(&key) {
+            Some(prev) if **prev == *packed => return Ok(()),
+            Some(prev) => Some(unpack(prev)?),
+            None => None,
+        };
+        let record = match prev {
+            // the same object, its keys in another order
+            Some(prev) if prev == obj => {
+                self.state.insert(key, packed);
+                return Ok(());
+            }
+            Some(prev) => match patch::diff(&prev, &obj) {
                 Some(patch) => Record::Patch {
                     at,
                     kind: key.kind.clone(),
@@ -166,7 +192,7 @@ impl Writer {
             },
         };
         self.append(&record)?;
-        self.state.insert(key, obj);
+        self.state.insert(key, packed);
         self.maybe_compact(at)
     }
 
@@ -265,6 +291,15 @@ impl Writer {
         }
         Ok(())
     }
+}
+
+/// An object as the writer holds it: compact JSON.
+fn pack(obj: &Value) -> io::Result<Box<[u8]>> {
+    Ok(serde_json::to_vec(obj).map_err(io::Error::other)?.into_boxed_slice())
+}
+
+fn unpack(packed: &[u8]) -> io::Result<Value> {
+    serde_json::from_slice(packed).map_err(io::Error::other)
 }
 
 fn new_segment(store: &Store, seq: u64) -> io::Result<File> {

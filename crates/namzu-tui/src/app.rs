@@ -372,6 +372,28 @@ impl App {
         out
     }
 
+    /// Filter the list by `text` (as typed after `/`), from its first row; a term no name fits is
+    /// said on the status line.
+    pub(crate) fn set_filter(&mut self, text: &str) {
+        self.view.unpin();
+        self.view.filter = text.to_string();
+        self.view.selected = 0;
+        self.clamp();
+        if let Err(e) = self.query() {
+            self.status = e;
+        }
+    }
+
+    /// The contexts in view that opened: what a view (`:leaks`, `:pulse`) reads.
+    pub(crate) fn contexts_in_view(&self) -> Vec<String> {
+        self.contexts
+            .iter()
+            .filter(|c| c.open_error.is_none())
+            .map(|c| c.name.clone())
+            .filter(|n| self.view.context.as_ref().is_none_or(|v| v == n))
+            .collect()
+    }
+
     /// The filter as typed, parsed; a term no name fits is said in the title, and shows nothing.
     pub fn query(&self) -> Result<Query, String> {
         Query::parse(&self.view.filter)

@@ -193,18 +193,23 @@ fn cause_of(base: &Shape, slow: &Shape, members: Vec<Value>) -> (Cause, Vec<Stri
     (g.slow[0].cause, g.slow[0].evidence.clone())
 }
 
-/// A request stamped with milliseconds (`client-first-requested-at`) and the controller's Event in
-/// that same second, which `metav1.Time` keeps whole: the Event is not before the request.
-#[test]
-fn an_event_in_the_requests_own_second_is_after_it() {
-    let cold = Shape {
+/// A cold start of the group's usual shape: made, scheduled, pulled, started, Ready at 5 s.
+fn cold() -> Shape {
+    Shape {
         launch: "cold",
         sandbox_made: 100,
         ready: 5_000,
         pod: Some([1_000, 1_500, 3_500, 3_600]),
         hash: "h",
         ..Shape::default()
-    };
+    }
+}
+
+/// A request stamped with milliseconds (`client-first-requested-at`) and the controller's Event in
+/// that same second, which `metav1.Time` keeps whole: the Event is not before the request.
+#[test]
+fn an_event_in_the_requests_own_second_is_after_it() {
+    let cold = cold();
     let mut w = World::default();
     for i in 1..=19 {
         w.start(i, now() - Duration::minutes(30 - i as i64), &cold);
@@ -226,14 +231,7 @@ fn an_event_in_the_requests_own_second_is_after_it() {
 
 #[test]
 fn each_cause_is_told_with_its_evidence() {
-    let cold = Shape {
-        launch: "cold",
-        sandbox_made: 100,
-        ready: 5_000,
-        pod: Some([1_000, 1_500, 3_500, 3_600]),
-        hash: "h",
-        ..Shape::default()
-    };
+    let cold = cold();
     let warm = Shape {
         launch: "warm",
         sandbox_made: -600_000,

@@ -476,3 +476,54 @@ pub async fn rows_at(
         changes,
     })
 }
+
+/// What `capacity --at` reads beyond the inventory, as recorded: the warm pools, claims and the
+/// pools' progress Events of the scope (`record` records them; `None`: the recording holds none
+/// of that kind) and the pools' unclaimed members (Sandboxes carrying the pool label).
+#[derive(Debug, Clone, Default)]
+pub struct PoolsAt {
+    pub pools: Option<Vec<Value>>,
+    pub claims: Option<Vec<Value>>,
+    pub events: Option<Vec<Value>>,
+    pub members: Vec<Value>,
+}
+
+/// [`PoolsAt`] of `scope` at `at.instant` in `context`'s recording.
+pub fn pools_at(at: &At, context: &str, scope: &Scope) -> Result<PoolsAt, ClusterError> {
+    let (replayed, _) = replayed(at, context)?;
+    let in_scope = |k: &Key| match scope {
+        Scope::Namespace(ns) => k.ns == *ns,
+        Scope::All => true,
+    };
+    let of_kind = |kind: &str| -> Option<Vec<Value>> {
+        replayed.state.keys().any(|k| k.kind == kind).then(|| {
+            replayed
+                .state
+                .iter()
+                .filter(|(k, _)| k.kind == kind && in_scope(k))
+                .map(|(_, v)| v.clone())
+                .collect()
+        })
+    };
+    let members = replayed
+        .state
+        .iter()
+        .filter(|(k, _)| k.kind == kind_name(Kind::Sandboxes) && in_scope(k))
+        .filter(|(_, v)| {
+            namzu_domain::object::at(v, &["metadata", "labels", namzu_domain::annotations::WARM_POOL_SANDBOX]).is_some()
+        })
+        .map(|(_, v)| v.clone())
+        .collect();
+    let events = of_kind("Event").map(|events| {
+        events
+            .into_iter()
+            .filter(|e| namzu_domain::object::str_at(e, &["involvedObject", "kind"]) == Some("SandboxWarmPool"))
+            .collect()
+    });
+    Ok(PoolsAt {
+        pools: of_kind("SandboxWarmPool"),
+        claims: of_kind("SandboxClaim"),
+        events,
+        members,
+    })
+}

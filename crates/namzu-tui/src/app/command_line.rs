@@ -98,13 +98,7 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         "leaks" => super::leaks::open(app),
         "pulse" => super::pulse::open(app, rest),
         "filter" | "f" => {
-            app.view.unpin();
-            app.view.filter = rest.to_string();
-            app.view.selected = 0;
-            app.clamp();
-            if let Err(e) = app.query() {
-                app.status = e;
-            }
+            app.set_filter(rest);
             Vec::new()
         }
         "all" => {

@@ -207,13 +207,7 @@ pub(super) fn deleted(app: &mut App, context: String, scope: Scope, result: Resu
 
 /// Open the view: one read per context in view, in the scope it shows.
 pub(super) fn open(app: &mut App) -> Vec<Effect> {
-    let names: Vec<String> = app
-        .contexts
-        .iter()
-        .filter(|c| c.open_error.is_none())
-        .map(|c| c.name.clone())
-        .filter(|n| app.view.context.as_ref().is_none_or(|v| v == n))
-        .collect();
+    let names = app.contexts_in_view();
     let parts: Vec<(String, Scope, Option<LeaksAnswer>)> = names
         .into_iter()
         .map(|n| {

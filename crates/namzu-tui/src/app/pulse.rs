@@ -208,11 +208,8 @@ pub(super) fn open(app: &mut App, window: &str) -> Vec<Effect> {
         }
     };
     let parts: Vec<PulsePart> = app
-        .contexts
-        .iter()
-        .filter(|c| c.open_error.is_none())
-        .map(|c| c.name.clone())
-        .filter(|n| app.view.context.as_ref().is_none_or(|v| v == n))
+        .contexts_in_view()
+        .into_iter()
         .map(|context| PulsePart {
             scope: app.scope_in(&context),
             context,
@@ -354,13 +351,7 @@ pub(super) fn on_pulse_key(app: &mut App, command: Option<Command>, key: KeyEven
 /// Enter on a workspace's start: the view closes and the list shows that workspace.
 fn go_to(app: &mut App, id: &str) -> Vec<Effect> {
     app.popups.retain(|p| !matches!(p, Popup::Pulse(_)));
-    app.view.unpin();
-    app.view.filter = id.to_string();
-    app.view.selected = 0;
-    app.clamp();
-    if let Err(e) = app.query() {
-        app.status = e;
-    }
+    app.set_filter(id);
     Vec::new()
 }
 

@@ -70,6 +70,10 @@ pub(super) fn pick_context(app: &mut App, context: Option<String>) -> Vec<Effect
     let here = current_context(app);
     match context {
         Some(name) if name != here => {
+            if let Some(why) = super::replay::refuses_scope(app) {
+                app.status = why;
+                return Vec::new();
+            }
             if !app.kube_contexts.contains(&name) {
                 app.status = format!("no context {name:?} in the kubeconfig");
                 return Vec::new();

@@ -353,10 +353,13 @@ pub(super) const EXTRA_KINDS: [(&ApiKind, &str); 3] = [
     (&crate::cluster::kinds::EVENTS, "Event"),
 ];
 
-/// Only the workspaces' Events are kept (about a Sandbox, its pod, its disks or its claim).
+/// Only the workspaces' Events are kept (about a Sandbox, its pod, its disks or its claim), and
+/// the warm pools' progress Events (what `capacity` tells of a pool).
 fn wanted(kind: &str, o: &Value) -> bool {
+    use namzu_domain::object::str_at;
     kind != "Event"
-        || namzu_domain::object::str_at(o, &["involvedObject", "name"]).is_some_and(|n| n.contains("namzu-ws-"))
+        || str_at(o, &["involvedObject", "name"]).is_some_and(|n| n.contains("namzu-ws-"))
+        || str_at(o, &["involvedObject", "kind"]) == Some("SandboxWarmPool")
 }
 
 /// Watch `kind` in `namespace` (all with `None`) for the recording: a LIST, then a watch from
