@@ -414,14 +414,15 @@ impl Tmux {
         })
     }
 
-    /// Wait (bounded) until the screen shows `text`; the screen on failure.
+    /// Wait (bounded) until the screen shows `text`, drawn whole (the same on a second look: a
+    /// look while a frame is being written may hold half of it); the screen on failure.
     pub(crate) fn expect(&self, text: &str) -> String {
         wait_for_every(Tmux::EVERY, Tmux::WITHIN, || {
             let screen = self.screen();
-            if screen.contains(text) {
+            if screen.contains(text) && self.screen() == screen {
                 Ok(screen)
             } else {
-                Err(format!("screen never showed {text:?}:\n{screen}"))
+                Err(format!("screen never showed {text:?} drawn whole:\n{screen}"))
             }
         })
     }

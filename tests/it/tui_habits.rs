@@ -83,6 +83,7 @@ fn keys_move_by_the_config_file() {
         let yaml = "keys:\n  delete: X\n  logs: L\n";
         let (t, _home) = demo_with_config(width, height, "remap", yaml);
         t.expect("workspaces");
+        t.expect_gone("loading…");
         t.keys(&["/", "alpha", "Enter"]);
         t.expect("filter: alpha (1 of");
         t.keys(&["l"]);
@@ -165,6 +166,7 @@ fn the_shell_has_a_banner_and_a_refusal_stays() {
         let yaml = "contexts:\n  - context: namzu-sim\n    label: SIM\n    colour: blue\n";
         let (t, _home) = demo_with_config(width, height, "banner", yaml);
         t.expect("workspaces");
+        t.expect_gone("loading…");
         t.keys(&["/", "hotel", "Enter"]);
         t.expect("filter: hotel (1 of");
         t.keys(&["s"]);

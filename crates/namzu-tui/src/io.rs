@@ -244,12 +244,14 @@ impl Cluster {
             Effect::OpenContext { .. } | Effect::Copy(_) | Effect::LogsOf { .. } => {}
             Effect::Save { name, text, .. } => send(Action::Saved(save(&name, &text))),
             effect @ (Effect::ReplayAt { .. } | Effect::DetailAt { .. }) => {
-                if let Some(answer) = self.replayed(io, effect).await {
+                // boxed, as the pulse's: these reads' futures are large, and `perform`'s would
+                // hold them inline on every caller's stack
+                if let Some(answer) = Box::pin(self.replayed(io, effect)).await {
                     send(answer);
                 }
             }
             Effect::Pulse { context, scope, since } => send(Action::Pulse {
-                result: self.pulse(&scope, since).await,
+                result: Box::pin(self.pulse(&scope, since)).await,
                 context,
                 scope,
                 since,
