@@ -473,6 +473,8 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     t.expect("Type \"alpha\"");
     t.keys(&["alpha"]);
     t.expect("Type \"alpha\" to enable Suspend: alpha");
+    // Enter once the confirmation has read the row (before, it sends nothing: "not read yet")
+    t.expect_gone("reading…");
     t.keys(&["Enter"]);
     t.expect("suspended");
     t.expect("Suspended  7");
@@ -492,6 +494,7 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     t.expect("✓ 3 marked");
     t.keys(&["S"]);
     t.expect("Suspend 3 workspaces");
+    t.expect_gone("reading…");
     t.keys(&["Tab", "Enter"]);
     let after = t.expect("3 of 3 suspended");
     for id in &first_three {
