@@ -199,7 +199,16 @@ impl Store {
 /// Read a segment's frames (after its magic), each payload handed to `each` (`false` stops).
 /// A file that does not start with the magic holds no frames.
 pub(crate) fn read_segment(path: &Path, each: impl FnMut(&[u8]) -> bool) -> io::Result<End> {
-    let file = File::open(path)?;
+    let (path, file) = match File::open(path) {
+        Ok(file) => (path.to_path_buf(), file),
+        // sealed between the listing and this read: the same bytes, compressed
+        Err(e) if e.kind() == io::ErrorKind::NotFound && path.extension().is_some_and(|x| x == "seg") => {
+            let sealed = path.with_extension("segz");
+            let file = File::open(&sealed)?;
+            (sealed, file)
+        }
+        Err(e) => return Err(e),
+    };
     if path.to_str().is_some_and(|p| p.ends_with(SEALED)) {
         let inflated = flate2::read::ZlibDecoder::new(BufReader::with_capacity(1 << 16, file));
         return frames(BufReader::with_capacity(1 << 16, inflated), each);

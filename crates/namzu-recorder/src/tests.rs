@@ -142,6 +142,15 @@ fn segments_compact_with_a_keyframe_and_old_ones_are_dropped_by_age_and_size() {
     );
     let oldest = &store.heads().unwrap()[0];
     assert!(oldest.segment.sealed);
+    // a reader that listed a segment before it was sealed reads the sealed file
+    let listed_before = oldest.segment.path.with_extension("seg");
+    let mut records = 0;
+    store::read_segment(&listed_before, |_| {
+        records += 1;
+        true
+    })
+    .unwrap();
+    assert!(records >= 2, "the head and the keyframe at least: {records}");
     assert_eq!(store.replay(oldest.at).unwrap().state.len(), 50);
     let total: u64 = segments.iter().map(|s| s.bytes).sum();
     assert!(total <= 8_000_000 + 2_000_000, "{total}");

@@ -253,6 +253,9 @@ pub enum Effect {
         context: String,
         scope: Scope,
         instant: chrono::DateTime<chrono::Utc>,
+        /// Also every instant the recording changed at (a read of the whole store): once per
+        /// replay, not at each step.
+        changes: bool,
     },
     /// The row's detail as the recording held it at `instant` (`inspect --at`'s read; answered
     /// as `Action::Detail`).

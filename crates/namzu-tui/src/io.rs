@@ -482,7 +482,6 @@ impl Cluster {
         }
     }
 
-    /// The kubectl command line of a shell in the row's own pod, or why there is none.
     /// `:at`'s reads, answered.
     async fn replayed(&self, io: &Io, effect: Effect) -> Option<Action> {
         match effect {
@@ -490,8 +489,9 @@ impl Cluster {
                 context,
                 scope,
                 instant,
+                changes,
             } => Some(Action::Replayed {
-                result: self.replay_at(io, &scope, instant).await,
+                result: self.replay_at(io, &scope, instant, changes).await,
                 context,
                 scope,
                 instant,
@@ -510,10 +510,11 @@ impl Cluster {
         io: &Io,
         scope: &Scope,
         instant: chrono::DateTime<chrono::Utc>,
+        changes: bool,
     ) -> Result<namzu_engine::ops::replay::RowsAt, String> {
         let root = io.recording.clone().ok_or(NO_RECORDING)?;
         let at = namzu_engine::ops::replay::At { root, instant };
-        namzu_engine::ops::replay::rows_at(&at, &self.conn, scope, &io.flags)
+        namzu_engine::ops::replay::rows_at(&at, &self.conn, scope, &io.flags, changes)
             .await
             .map_err(|e| e.to_string())
     }
@@ -671,6 +672,7 @@ impl Cluster {
         )));
     }
 
+    /// The kubectl command line of a shell in the row's own pod, or why there is none.
     async fn shell(&self, key: &WorkspaceKey) -> Result<crate::action::ShellTarget, String> {
         let (pod, container) = own_container(&self.conn, key, None, Purpose::Exec).await?;
         let argv = kubectl_exec_args(

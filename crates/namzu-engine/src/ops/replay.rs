@@ -444,8 +444,8 @@ pub fn history_at(
 
 /// The rows of a replay, as a front-end shows them (the TUI's `:at`): the workspaces derived at
 /// the instant from the recording — as `list --at` derives them — the read's warnings (the
-/// coverage line first), and every instant the context's recording changed at (a scrubber's
-/// steps, oldest first).
+/// coverage line first), and, when asked for, every instant the context's recording changed at
+/// (a scrubber's steps, oldest first; a read of the whole store, so once per replay).
 #[derive(Debug, Clone)]
 pub struct RowsAt {
     pub rows: Vec<namzu_domain::workspace::Workspace>,
@@ -459,6 +459,7 @@ pub async fn rows_at(
     conn: &Connection,
     scope: &Scope,
     flags: &namzu_domain::drift::OverlayFlags,
+    with_changes: bool,
 ) -> Result<RowsAt, ClusterError> {
     let mut rows = Vec::new();
     let source = super::inventory::Source::At(at.clone());
@@ -467,9 +468,12 @@ pub async fn rows_at(
     })
     .await?;
     let store = Store::open(&at.root, &conn.context);
-    let changes = store
-        .change_times()
-        .map_err(|e| ClusterError::Other(format!("reading the recording in {}: {e}", store.dir.display())))?;
+    let changes = match with_changes {
+        true => store
+            .change_times()
+            .map_err(|e| ClusterError::Other(format!("reading the recording in {}: {e}", store.dir.display())))?,
+        false => Vec::new(),
+    };
     Ok(RowsAt {
         rows,
         warnings,

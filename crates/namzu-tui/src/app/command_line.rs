@@ -95,6 +95,11 @@ pub(super) fn run_command(app: &mut App, text: &str) -> Vec<Effect> {
         "refresh" => on_list_command(app, Command::Refresh),
         "reverse" => on_list_command(app, Command::ReverseSort),
         "problems" => on_list_command(app, Command::Problems),
+        // the views read the cluster now: under a REPLAY header they would pass for then
+        "leaks" | "pulse" if app.replay.is_some() => {
+            app.status = format!("replaying: :{first} reads the cluster now, not then; :at now returns to live");
+            Vec::new()
+        }
         "leaks" => super::leaks::open(app),
         "pulse" => super::pulse::open(app, rest),
         "filter" | "f" => {

@@ -5,8 +5,9 @@
 //! the instant, how complete the recording is there, and where the instant is on a time bar.
 //!
 //! While replaying nothing is written and nothing of the cluster now is shown as if it were then:
-//! writes, logs, shells, forwards, the history, the YAML and a change of scope are refused with
-//! one line; Enter shows the detail as recorded then (`inspect --at`'s read).
+//! writes, logs, shells, forwards, the history, the YAML, the leaks and pulse views and a change
+//! of scope are refused with one line; Enter shows the detail as recorded then (`inspect --at`'s
+//! read).
 
 use super::*;
 use namzu_engine::ops::replay::RowsAt;
@@ -87,6 +88,8 @@ fn go(app: &mut App, instant: DateTime<Utc>) -> Vec<Effect> {
     app.order.replace(None);
     app.keep_selection(|inv| inv.replace(Vec::new()));
     app.status = format!("replaying at {}…", stamp(instant));
+    // the scrubber's steps are read once, with the first instant (a step reads one instant only)
+    let changes = app.replay.as_ref().is_some_and(|r| r.changes.is_empty());
     app.contexts
         .iter()
         .filter(|c| c.open_error.is_none())
@@ -94,6 +97,7 @@ fn go(app: &mut App, instant: DateTime<Utc>) -> Vec<Effect> {
             context: c.name.clone(),
             scope: app.scope_in(&c.name),
             instant,
+            changes,
         })
         .collect()
 }
@@ -236,7 +240,7 @@ mod tests {
         let asked = run_command(&mut app, "at -2h");
         assert!(app.visible().is_empty());
         assert!(
-            matches!(&asked[..], [Effect::ReplayAt { context, instant, .. }] if context == "kind" && *instant == at(1)),
+            matches!(&asked[..], [Effect::ReplayAt { context, instant, changes: true, .. }] if context == "kind" && *instant == at(1)),
             "{asked:?}"
         );
         assert!(app.inventory.rows().is_empty(), "the live rows are kept aside");
@@ -271,12 +275,16 @@ mod tests {
         );
         assert!(refused.is_empty() && app.popups.is_empty());
         assert!(app.status.contains("nothing is written"), "{}", app.status);
+        // the views read the cluster now: refused, not shown under the REPLAY header
+        assert!(run_command(&mut app, "pulse").is_empty() && app.popups.is_empty());
+        assert!(app.status.contains(":pulse reads the cluster now"), "{}", app.status);
         // ] steps to the next change; an answer for the old instant is dropped
         let next = update(
             &mut app,
             Action::Key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE)),
         );
-        assert!(matches!(&next[..], [Effect::ReplayAt { instant, .. }] if *instant == at(2)));
+        // a step reads its instant only: the steps are known
+        assert!(matches!(&next[..], [Effect::ReplayAt { instant, changes: false, .. }] if *instant == at(2)));
         answer(&mut app, at(1), Suspended);
         assert!(app.inventory.rows().is_empty());
         answer(&mut app, at(2), Running);
