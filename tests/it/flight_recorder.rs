@@ -10,7 +10,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-const WITHIN: Duration = Duration::from_secs(30);
+/// Generous: the whole suite shares two cores (a wait that succeeds returns at once).
+const WITHIN: Duration = Duration::from_secs(60);
 
 fn clock_file(t: &TestSim) -> PathBuf {
     t.dir.path().join("now")
@@ -105,13 +106,24 @@ fn at_now(t: &TestSim) -> String {
 
 /// Wait until the recording holds what the cluster shows now; what `list -A -o json` printed.
 fn recorded_now(t: &TestSim) -> String {
-    let mut live = String::new();
-    wait_until("the recording caught up with the cluster", WITHIN, || {
-        live = out(&run(t, &["list", "-A", "-o", "json"]));
+    wait_for(WITHIN, || {
+        let live = out(&run(t, &["list", "-A", "-o", "json"]));
         let replay = run(t, &["list", "-A", "-o", "json", "--at", &at_now(t)]);
-        replay.status.success() && out(&replay) == live
-    });
-    live
+        if replay.status.success() && out(&replay) == live {
+            return Ok(live);
+        }
+        // on failure, where the two first differ
+        let differ = live
+            .lines()
+            .zip(out(&replay).lines())
+            .find(|(a, b)| a != b)
+            .map(|(a, b)| format!("live:   {a}\nreplay: {b}"));
+        Err(format!(
+            "the recording never caught up with the cluster: {}\n{}",
+            differ.unwrap_or_else(|| "(one ends first)".into()),
+            err(&replay)
+        ))
+    })
 }
 
 /// One step of a day: the clock moves, a workspace changes.

@@ -803,7 +803,6 @@ fn on_write_answer(app: &mut App, action: Action) {
     }
 }
 
-/// Time passes: a status line expires (a bulk action's progress stays while it runs).
 /// A view's read answered: the leaks, the pulse, a replay.
 fn on_view_answer(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
@@ -826,6 +825,7 @@ fn on_view_answer(app: &mut App, action: Action) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Time passes: a status line expires (a bulk action's progress stays while it runs).
 fn on_tick(app: &mut App, now: DateTime<Utc>) {
     app.now = now;
     if app.status != app.status_seen.0 {
