@@ -478,6 +478,8 @@ fn the_fleet_at_80_columns_and_a_typed_confirmation() {
     t.keys(&["Enter"]);
     t.expect("suspended");
     t.expect("Suspended  7");
+    // the suspend's wait ends (its line would otherwise replace the cancel's below)
+    t.expect("suspended confirmed");
     // a cancelled confirmation says so
     t.keys(&["R"]);
     t.expect("Resuming starts a pod again");
