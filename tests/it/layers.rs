@@ -149,6 +149,9 @@ const ALLOWED: [(&str, &[&str]); 7] = [
             "serde_json",
             "serde-saphyr",
             "futures",
+            // the allocator and its one setting (a background thread hands freed memory back)
+            "tikv-jemallocator",
+            "tikv-jemalloc-ctl",
         ],
     ),
 ];

@@ -8,18 +8,25 @@ use std::io::{self, Read};
 /// The bytes that start every segment file.
 pub(crate) const MAGIC: &[u8; 8] = b"NZREC01\n";
 /// Length and checksum.
-const HEADER: usize = 8;
+pub(crate) const HEADER: usize = 8;
 /// The largest payload a frame may claim (a keyframe of a very large fleet fits): a length past
 /// it is a torn or foreign header, not an allocation.
 pub(crate) const MAX_PAYLOAD: usize = 1 << 30;
 
 /// `payload` framed.
 pub(crate) fn encode(payload: &[u8]) -> Vec<u8> {
-    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
     let mut out = Vec::with_capacity(HEADER + payload.len());
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(&header(payload.len(), crc32fast::hash(payload)));
     out.extend_from_slice(payload);
+    out
+}
+
+/// The header of a payload of `len` bytes whose CRC-32 is `crc` (a payload written in pieces).
+pub(crate) fn header(len: usize, crc: u32) -> [u8; HEADER] {
+    let len = u32::try_from(len).unwrap_or(u32::MAX);
+    let mut out = [0u8; HEADER];
+    out[..4].copy_from_slice(&len.to_le_bytes());
+    out[4..].copy_from_slice(&crc.to_le_bytes());
     out
 }
 

@@ -67,8 +67,8 @@ pub struct Writer {
 
 impl Writer {
     /// Start a session at `at` holding `lock` (from [`Store::lock`]): a torn tail left by a
-    /// killed recorder is cut, a new segment starts with `state` as its keyframe, and retention
-    /// is applied.
+    /// killed recorder is cut, a new segment starts with `state` (objects as [`pack`] holds them)
+    /// as its keyframe, and retention is applied.
     pub fn begin(
         store: &Store,
         lock: File,
@@ -76,7 +76,7 @@ impl Writer {
         session: &str,
         scope: &str,
         at: DateTime<Utc>,
-        state: BTreeMap<Key, Value>,
+        state: BTreeMap<Key, Box<[u8]>>,
     ) -> io::Result<Writer> {
         let segments = store.segments()?;
         let mut repaired = 0;
@@ -86,10 +86,6 @@ impl Writer {
             store::seal(&last.path)?;
         }
         let seq = segments.last().map_or(1, |s| s.seq + 1);
-        let state = state
-            .into_iter()
-            .map(|(k, v)| Ok((k, pack(&v)?)))
-            .collect::<io::Result<_>>()?;
         let mut w = Writer {
             store: store.clone(),
             _lock: lock,
@@ -130,26 +126,45 @@ impl Writer {
             scope: self.scope.clone(),
         };
         self.append(&head)?;
-        // the keyframe's objects spliced in as they are held (compact JSON), never parsed back
-        let mut payload = serde_json::to_vec(&Record::Keyframe {
+        // the keyframe's objects spliced in as they are held (compact JSON), never parsed back,
+        // and streamed to the file: its length and checksum from a first pass over the pieces,
+        // so the whole payload (tens of MB for a large fleet) is never held at once
+        let mut open = serde_json::to_vec(&Record::Keyframe {
             at,
             objects: Vec::new(),
         })
         .map_err(io::Error::other)?;
-        let tail = payload.split_off(payload.len() - 2);
+        let tail = open.split_off(open.len() - 2);
         debug_assert_eq!(tail, b"]}");
-        for (i, (k, v)) in self.state.iter().enumerate() {
-            if i > 0 {
-                payload.push(b',');
+        let pieces = |each: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
+            each(&open)?;
+            for (i, (k, v)) in self.state.iter().enumerate() {
+                let mut entry = Vec::with_capacity(32);
+                if i > 0 {
+                    entry.push(b',');
+                }
+                entry.extend_from_slice(b"{\"kind\":");
+                entry.extend(serde_json::to_vec(&k.kind).map_err(io::Error::other)?);
+                entry.extend_from_slice(b",\"obj\":");
+                each(&entry)?;
+                each(v)?;
+                each(b"}")?;
             }
-            payload.extend_from_slice(b"{\"kind\":");
-            payload.extend(serde_json::to_vec(&k.kind).map_err(io::Error::other)?);
-            payload.extend_from_slice(b",\"obj\":");
-            payload.extend_from_slice(v);
-            payload.push(b'}');
-        }
-        payload.extend_from_slice(&tail);
-        self.write_payload(&payload, at)?;
+            each(&tail)
+        };
+        let (mut len, mut crc) = (0usize, crc32fast::Hasher::new());
+        pieces(&mut |p| {
+            len += p.len();
+            crc.update(p);
+            Ok(())
+        })?;
+        let mut out = io::BufWriter::with_capacity(1 << 16, &self.file);
+        out.write_all(&frame::header(len, crc.finalize()))?;
+        pieces(&mut |p| out.write_all(p))?;
+        out.flush()?;
+        drop(out);
+        self.bytes += (frame::HEADER + len) as u64;
+        self.last_at = self.last_at.max(at);
         self.file.sync_data()?;
         self.key_bytes = self.bytes;
         Ok(())
@@ -293,8 +308,8 @@ impl Writer {
     }
 }
 
-/// An object as the writer holds it: compact JSON.
-fn pack(obj: &Value) -> io::Result<Box<[u8]>> {
+/// An object as the writer holds it: compact JSON (a fraction of a `Value` tree's memory).
+pub fn pack(obj: &Value) -> io::Result<Box<[u8]>> {
     Ok(serde_json::to_vec(obj).map_err(io::Error::other)?.into_boxed_slice())
 }
 

@@ -74,8 +74,9 @@ pub(super) struct Tap {
     conn: Connection,
     scope: String,
     session: String,
-    /// Gathered until the session starts.
-    state: BTreeMap<Key, Value>,
+    /// Gathered until the session starts, as compact JSON ([`namzu_recorder::pack`]): a
+    /// `Value` tree of every object would cost the TUI ~100 MiB at 5,000 workspaces.
+    state: BTreeMap<Key, Box<[u8]>>,
     ready: bool,
     writer: Option<Writer>,
     /// The standby's lock, once the holder let go.
@@ -114,6 +115,7 @@ impl Tap {
     fn io(&mut self, r: std::io::Result<()>) {
         if let Err(e) = r {
             self.writer = None;
+            self.state = BTreeMap::new();
             self.failed = true;
             self.warnings.push(format!(
                 "warning: the recording in {} stopped: {e}",
@@ -135,9 +137,12 @@ impl Tap {
                 let r = w.put(now, kind, obj);
                 self.io(r);
             }
-            None => {
-                self.state.insert(Key::of(kind, &obj), obj);
-            }
+            None => match namzu_recorder::pack(&obj) {
+                Ok(packed) => {
+                    self.state.insert(Key::of(kind, &obj), packed);
+                }
+                Err(e) => self.io(Err(e)),
+            },
         }
     }
 
@@ -277,7 +282,10 @@ impl Tap {
                 self.standby = Some(rx);
             }
             // `list -w` and the TUI leave the recording to the recorder that holds it
-            Err(LockError::Busy) => self.failed = true,
+            Err(LockError::Busy) => {
+                self.state = BTreeMap::new();
+                self.failed = true;
+            }
             Err(LockError::Io(e)) => self.io(Err(e)),
         }
     }
