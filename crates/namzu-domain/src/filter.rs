@@ -126,7 +126,9 @@ impl Test {
     fn holds(&self, w: &Workspace, now: DateTime<Utc>, context_shown: bool) -> bool {
         match self {
             Test::Text(needle) => {
-                let mut hay: Vec<String> = [
+                // cell by cell, the first that holds the word ends it: a filter typed over
+                // 50,000 rows is a pass per key
+                const COLUMNS: [Column; 8] = [
                     Column::Workspace,
                     Column::Namespace,
                     Column::Mode,
@@ -135,15 +137,15 @@ impl Test {
                     Column::Template,
                     Column::Drift,
                     Column::Diagnosis,
-                ]
-                .iter()
-                .map(|c| cell(w, *c, now))
-                .collect();
-                if context_shown {
-                    hay.push(cell(w, Column::Context, now));
-                }
-                hay.extend(w.labels.iter().map(|(k, v)| format!("{k}={v}")));
-                hay.iter().any(|h| h.to_lowercase().contains(needle))
+                ];
+                let context = context_shown.then_some(Column::Context);
+                COLUMNS
+                    .iter()
+                    .chain(context.iter())
+                    .any(|c| contains_folded(&cell(w, *c, now), needle))
+                    || w.labels
+                        .iter()
+                        .any(|(k, v)| contains_folded(&format!("{k}={v}"), needle))
             }
             Test::Select(f) => f.matches(w, now),
             Test::Mode(v) => w.mode.as_str().to_lowercase().contains(v),
@@ -151,6 +153,17 @@ impl Test {
             Test::Context(g) => glob(g, w.context.as_deref().unwrap_or("")),
             Test::Namespace(g) => glob(g, &w.namespace),
         }
+    }
+}
+
+/// `hay` holds `needle` (already lower case), ignoring case; ASCII (every cell but a label's
+/// value, mostly) is compared in place, without a lower-cased copy.
+fn contains_folded(hay: &str, needle: &str) -> bool {
+    if hay.is_ascii() && needle.is_ascii() {
+        let (h, n) = (hay.as_bytes(), needle.as_bytes());
+        n.is_empty() || h.windows(n.len()).any(|win| win.eq_ignore_ascii_case(n))
+    } else {
+        hay.to_lowercase().contains(needle)
     }
 }
 

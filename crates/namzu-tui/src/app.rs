@@ -6,6 +6,7 @@ mod contexts;
 mod input;
 mod inventory;
 mod leaks;
+mod order;
 mod pulse;
 mod replay;
 mod switch;
@@ -140,6 +141,9 @@ struct OrderKey {
     generation: u64,
 }
 
+/// What every row's order was sorted for: the sort, reversed or not, the rows' generation.
+type SortedFor = (SortKey, bool, u64);
+
 /// What the user chose that orders the rows: the filter (with the pins it keeps), the context
 /// picked, the sort and its direction, problems only.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,6 +182,9 @@ pub struct App {
     /// The visible rows' order (indices into the rows), kept until the rows, the filter or the
     /// sort change: a frame does not sort 10,000 rows again.
     order: RefCell<Option<(OrderKey, Vec<usize>)>>,
+    /// Every row in sort order, the filter left out (the sort, its direction and the rows'
+    /// generation it is for): a filter typed is a pass over it, not a sort.
+    sorted: RefCell<Option<(SortedFor, Vec<usize>)>>,
     /// Log streams opened so far: each pane's stream is numbered, a late line of another dropped.
     pub log_streams: u64,
     /// A shell to run now (kubectl's arguments): the loop steps the UI aside for it.
@@ -202,6 +209,10 @@ pub struct App {
     pub keys: keys::KeyMap,
     /// `:at TIME`: the list shows the recording at an instant (the live rows kept aside).
     pub replay: Option<Replay>,
+    /// The rows changed since the last frame: the row the cursor was on before the first change
+    /// (none: the list was empty). The cursor is put back on it once per frame ([`App::settle`]),
+    /// so a burst of watch events costs one sort, not one per event.
+    unsettled: Option<Option<WorkspaceKey>>,
 }
 
 /// How far a bulk action is.
@@ -264,6 +275,7 @@ impl App {
             fatal: None,
             bulk: None,
             order: RefCell::new(None),
+            sorted: RefCell::new(None),
             log_streams: 0,
             shell: None,
             shell_banner: String::new(),
@@ -276,6 +288,7 @@ impl App {
             picker: Default::default(),
             keys: Default::default(),
             replay: None,
+            unsettled: None,
         }
     }
 
@@ -344,34 +357,6 @@ impl App {
         self.contexts.iter_mut().find(|c| c.name == name)
     }
 
-    /// Rows after the filter, in sort order.
-    pub fn visible(&self) -> Vec<&Workspace> {
-        let key = OrderKey {
-            view: ViewChoices {
-                filter: format!("{}\u{0}{}", self.view.filter, self.view.pins),
-                context: self.view.context.clone(),
-                sort: self.view.sort,
-                reverse: self.view.reverse,
-                problems: self.view.problems,
-            },
-            generation: self.inventory.generation,
-        };
-        let mut cache = self.order.borrow_mut();
-        let fresh = match cache.take() {
-            Some((k, order)) if k == key => order,
-            // only rows replaced in place since: move those, keep the rest of the order
-            Some((k, order)) if k.view == key.view => match self.inventory.moved_since(k.generation) {
-                Some(moved) => self.mend(order, moved),
-                None => self.order_rows(),
-            },
-            _ => self.order_rows(),
-        };
-        let rows = self.inventory.rows();
-        let out = fresh.iter().map(|&i| &rows[i]).collect();
-        *cache = Some((key, fresh));
-        out
-    }
-
     /// Filter the list by `text` (as typed after `/`), from its first row; a term no name fits is
     /// said on the status line.
     pub(crate) fn set_filter(&mut self, text: &str) {
@@ -421,55 +406,9 @@ impl App {
             .count()
     }
 
-    fn ordering(&self, a: usize, b: usize) -> std::cmp::Ordering {
-        let rows = self.inventory.rows();
-        let o = compare(&rows[a], &rows[b], self.view.sort);
-        if self.view.reverse { o.reverse() } else { o }
-    }
-
-    fn order_rows(&self) -> Vec<usize> {
-        let query = self.query();
-        let rows = self.inventory.rows();
-        let mut order: Vec<usize> = (0..rows.len()).filter(|&i| self.passes(&rows[i], &query)).collect();
-        order.sort_by(|&a, &b| self.ordering(a, b));
-        // the rows an action was just sent to, back where they were when it was sent
-        for (place, key) in &self.view.places {
-            if let Some(i) = order.iter().position(|&r| key_of(&rows[r]) == *key) {
-                let r = order.remove(i);
-                order.insert((*place).min(order.len()), r);
-            }
-        }
-        order
-    }
-
-    /// The order with the `moved` rows taken out and put back where they now sort. `compare`
-    /// breaks ties by name, so this is exactly the order a full sort gives — but for the rows an
-    /// action was just sent to (pinned): they stay where they were, so the rows do not jump
-    /// under the cursor after a write, until the filter or the sort changes.
-    fn mend(&self, mut order: Vec<usize>, moved: &[usize]) -> Vec<usize> {
-        let rows = self.inventory.rows();
-        let in_place: BTreeSet<usize> = if self.view.pinned.is_empty() {
-            BTreeSet::new()
-        } else {
-            let shown: BTreeSet<usize> = order.iter().copied().collect();
-            moved
-                .iter()
-                .copied()
-                .filter(|m| shown.contains(m) && self.view.pinned.contains(&key_of(&rows[*m])))
-                .collect()
-        };
-        let moved: BTreeSet<usize> = moved.iter().copied().filter(|m| !in_place.contains(m)).collect();
-        order.retain(|i| !moved.contains(i));
-        let query = self.query();
-        for &m in moved.iter().filter(|&&m| self.passes(&rows[m], &query)) {
-            let at = order.partition_point(|&i| self.ordering(i, m) != std::cmp::Ordering::Greater);
-            order.insert(at, m);
-        }
-        order
-    }
-
     pub fn selected_key(&self) -> Option<WorkspaceKey> {
-        self.visible().get(self.view.selected).map(|w| key_of(w))
+        let i = *self.ordered().get(self.view.selected)?;
+        Some(key_of(&self.inventory.rows()[i]))
     }
 
     /// The states of the rows in view (the context picked, or every context's).
@@ -541,26 +480,39 @@ impl App {
         self.inventory.namespaces.sort();
     }
 
-    /// Change the rows keeping the cursor on the same workspace and the marks on rows that
-    /// still exist.
+    /// Change the rows keeping the marks on rows that still exist; the cursor goes back on the
+    /// same workspace at the next [`App::settle`].
     fn keep_selection(&mut self, change: impl FnOnce(&mut Inventory)) {
-        let selected = self.selected_key();
+        if self.unsettled.is_none() {
+            self.unsettled = Some(self.selected_key());
+        }
         change(&mut self.inventory);
         let index = &self.inventory.index;
         self.view.marks.retain(|k| index.contains_key(k));
+    }
+
+    /// Once per frame, and before any key or answer is handled: the cursor back on the row it
+    /// was on before the rows changed (the order is computed here, once).
+    pub fn settle(&mut self) {
+        let Some(selected) = self.unsettled.take() else {
+            return;
+        };
         // the view opens at the top: the cursor follows a row only once the user has moved it
         if !self.view.touched {
             self.view.selected = 0;
         } else if let Some(k) = selected
-            && let Some(i) = self.visible().iter().position(|w| key_of(w) == k)
+            && let Some(&row) = self.inventory.index.get(&k)
         {
-            self.view.selected = i;
+            let place = self.ordered().iter().position(|&r| r == row);
+            if let Some(i) = place {
+                self.view.selected = i;
+            }
         }
         self.clamp();
     }
 
     fn clamp(&mut self) {
-        let n = self.visible().len();
+        let n = self.ordered().len();
         self.view.selected = if n == 0 { 0 } else { self.view.selected.min(n - 1) };
     }
 
@@ -660,6 +612,10 @@ impl App {
 
 /// The one mutation: apply `action`, return the I/O it asks for.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    // a watch event only changes rows; anything else sees the cursor where the user left it
+    if !matches!(action, Action::Live { .. }) {
+        app.settle();
+    }
     match action {
         Action::Key(key) => on_key(app, key),
         Action::Crashed(message) => {

@@ -571,6 +571,7 @@ pub async fn event_loop<B: Backend>(
         let _ = signals.send(Action::Terminated);
     });
     loop {
+        app.settle();
         terminal.draw(|f| view::render(f, app, theme)).map_err(draw_failed)?;
         let mut effects = tokio::select! {
             Some(action) = rx.recv() => update(app, action),

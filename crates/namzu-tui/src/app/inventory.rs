@@ -15,12 +15,14 @@ pub struct Inventory {
     pub(super) rows: Vec<Workspace>,
     /// Where each row is in `rows`.
     pub(super) index: HashMap<WorkspaceKey, usize>,
-    /// Bumped on every change of the rows: the visible order is computed again after it.
+    /// A new one on every change of the rows (unique across inventories): the visible order
+    /// is computed again after it.
     pub(super) generation: u64,
-    /// Since this generation every change replaced rows in place; `moved` are their indices.
-    /// The visible order of an older generation is then mended, not sorted again.
+    /// Since this generation every change replaced rows in place or added them; `moved` are
+    /// their indices, each with the generation that moved it. The visible order of an older
+    /// generation is then mended (the rows moved since put back in), not sorted again.
     pub(super) in_place_since: u64,
-    pub(super) moved: Vec<usize>,
+    pub(super) moved: Vec<(u64, usize)>,
     /// Namespaces the switch cycles through (every context's).
     pub namespaces: Vec<String>,
     /// Per context whose new Follow has not synced: the rows it has brought back (the others of
@@ -28,7 +30,15 @@ pub struct Inventory {
     pub(super) unconfirmed: BTreeMap<String, BTreeSet<WorkspaceKey>>,
 }
 
-/// More rows changed than this between two frames: sort again rather than mend the order.
+/// A generation no inventory had before: the orders cached for one inventory are never taken
+/// for another's (the replay sets the live rows aside and shows others).
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// More rows changed than this (or than half the rows) since the order was computed: sort again
+/// rather than mend it.
 pub(super) const MENDED_AT_MOST: usize = 256;
 
 /// Data older than this shows dim.
@@ -47,18 +57,21 @@ impl Inventory {
 
     pub(super) fn reindex(&mut self) {
         self.index = self.rows.iter().enumerate().map(|(i, w)| (key_of(w), i)).collect();
-        self.generation += 1;
+        self.generation = next_generation();
         (self.in_place_since, self.moved) = (self.generation, Vec::new());
     }
 
     /// Rows replaced in place since generation `g`, when every change since was in place.
-    pub(super) fn moved_since(&self, g: u64) -> Option<&[usize]> {
-        (g >= self.in_place_since).then_some(self.moved.as_slice())
+    pub(super) fn moved_since(&self, g: u64) -> Option<Vec<usize>> {
+        let from = self.moved.partition_point(|(at, _)| *at <= g);
+        (self.in_place_since..=self.generation)
+            .contains(&g)
+            .then(|| self.moved[from..].iter().map(|(_, i)| *i).collect())
     }
 
     /// Rows a context's watch changed: replaced in place, added at the end, removed.
     pub fn apply(&mut self, context: &str, changes: Vec<RowChange>) {
-        let (mut removed, mut added) = (false, false);
+        let mut removed = false;
         let mut moved = Vec::new();
         for change in changes {
             match change {
@@ -73,10 +86,11 @@ impl Inventory {
                             self.rows[i] = w;
                             moved.push(i);
                         }
+                        // a row added is placed as a row moved is: it is not in the order yet
                         None => {
                             self.index.insert(key, self.rows.len());
+                            moved.push(self.rows.len());
                             self.rows.push(w);
-                            added = true;
                         }
                     }
                 }
@@ -95,12 +109,13 @@ impl Inventory {
         if removed {
             self.rows.retain(|w| !w.id.is_empty());
             self.reindex();
-        } else if added || self.moved.len() + moved.len() > MENDED_AT_MOST {
-            self.generation += 1;
+        } else if self.moved.len() + moved.len() > MENDED_AT_MOST.max(self.rows.len() / 2) {
+            self.generation = next_generation();
             (self.in_place_since, self.moved) = (self.generation, Vec::new());
         } else {
-            self.generation += 1;
-            self.moved.extend(moved);
+            self.generation = next_generation();
+            let at = self.generation;
+            self.moved.extend(moved.into_iter().map(|i| (at, i)));
         }
     }
 

@@ -85,7 +85,7 @@ fn go(app: &mut App, instant: DateTime<Utc>) -> Vec<Effect> {
     app.view.unpin();
     app.view.marks.clear();
     // the visible order was computed over the other rows: it goes with them
-    app.order.replace(None);
+    app.forget_order();
     app.keep_selection(|inv| inv.replace(Vec::new()));
     app.status = format!("replaying at {}…", stamp(instant));
     // the scrubber's steps are read once, with the first instant (a step reads one instant only)
@@ -107,7 +107,7 @@ fn end(app: &mut App) -> Vec<Effect> {
     match app.replay.take() {
         Some(r) => {
             app.inventory = r.live;
-            app.order.replace(None);
+            app.forget_order();
             app.inventory.reindex();
             app.clamp();
             app.status = "live again".into();

@@ -72,7 +72,7 @@ fn app(read_only: bool) -> App {
     app
 }
 
-/// What the context's current follow reports.
+/// What the context's current follow reports, and the frame drawn after it.
 fn live(app: &mut App, event: LiveEvent) -> Vec<Effect> {
     let action = Action::Live {
         context: "ctx".into(),
@@ -80,7 +80,9 @@ fn live(app: &mut App, event: LiveEvent) -> Vec<Effect> {
         generation: app.contexts[0].follow_generation,
         event,
     };
-    update(app, action)
+    let effects = update(app, action);
+    app.settle();
+    effects
 }
 
 fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
@@ -241,8 +243,8 @@ fn refreshes_and_failures_keep_the_last_good_rows() {
     assert_eq!(effects.len(), 2);
 }
 
-/// Rows changed in place between frames mend the cached order; it is always the order a
-/// full sort gives, under a filter and reversed too.
+/// Rows changed in place or added between frames mend the cached order; it is always the
+/// order a full sort gives, under a filter and reversed too.
 #[test]
 fn a_mended_order_is_the_sorted_order() {
     let mut app = app(false);
@@ -259,6 +261,20 @@ fn a_mended_order_is_the_sorted_order() {
         app.visible();
         let mut w = app.inventory.rows()[(step * 13 % 40) as usize].clone();
         w.epoch.epoch = Some(step * 7 % 11);
+        // every third step a new row arrives as well
+        let mut changes = vec![RowChange::Upsert(Box::new(w.clone()))];
+        if step % 3 == 0 {
+            w.id = format!("w1{step:02}x");
+            changes.push(RowChange::Upsert(Box::new(w.clone())));
+        }
+        // and every tenth a page of them (merged into the order rather than placed one by one)
+        if step % 10 == 0 {
+            for k in 0..40u64 {
+                w.id = format!("w{}{step:02}p{k:02}", k % 3);
+                w.epoch.epoch = Some(k % 11);
+                changes.push(RowChange::Upsert(Box::new(w.clone())));
+            }
+        }
         let (scope, generation) = (app.scope.clone(), app.contexts[0].follow_generation);
         update(
             &mut app,
@@ -266,7 +282,7 @@ fn a_mended_order_is_the_sorted_order() {
                 context: "ctx".into(),
                 scope,
                 generation,
-                event: LiveEvent::Rows(vec![RowChange::Upsert(Box::new(w))]),
+                event: LiveEvent::Rows(changes),
             },
         );
         let mended: Vec<String> = app.visible().iter().map(|w| w.id.clone()).collect();
@@ -710,4 +726,32 @@ fn the_footer_hints_the_keys_that_apply_and_h_and_w_at_200_columns() {
         "{suspended}"
     );
     assert!(footer_keys(&app, 400).contains("F refresh"), "{suspended}");
+}
+
+/// A burst of watch events between two frames — rows added before the cursor's row, one event
+/// each — moves nothing under the user: at the frame the cursor is on the row it was on.
+#[test]
+fn a_burst_of_watch_events_keeps_the_cursor_on_its_row_at_the_frame() {
+    let mut app = app(false);
+    let rows: Vec<Workspace> = (0..50).map(|i| row(&format!("w5{i:02}"), "Running")).collect();
+    live(
+        &mut app,
+        LiveEvent::Rows(rows.into_iter().map(|w| RowChange::Upsert(Box::new(w))).collect()),
+    );
+    app.view.touched = true;
+    app.view.selected = 10;
+    let on = app.selected_key().expect("a row under the cursor");
+    for i in 0..200 {
+        let w = row(&format!("w0{i:03}"), "Running");
+        let action = Action::Live {
+            context: "ctx".into(),
+            scope: app.scope.clone(),
+            generation: app.contexts[0].follow_generation,
+            event: LiveEvent::Rows(vec![RowChange::Upsert(Box::new(w))]),
+        };
+        update(&mut app, action);
+    }
+    app.settle();
+    assert_eq!(app.selected_key(), Some(on));
+    assert_eq!(app.view.selected, 210);
 }
