@@ -39,6 +39,10 @@ pub struct Args {
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value = "table")]
     pub output: LeaksFormat,
+    /// Answer from the flight recorder's recording at TIME (RFC 3339, or relative: -2h, -30m),
+    /// judged at that instant; nothing is read from the cluster and nothing can be deleted.
+    #[arg(long, value_name = "TIME", conflicts_with_all = ["delete", "quarantine"])]
+    pub at: Option<String>,
     /// Delete the orphaned disks and policies listed (each DELETE with uid and resourceVersion
     /// preconditions); the other leaks are reported with their next step.
     #[arg(long)]
@@ -185,11 +189,18 @@ pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     if writes {
         namzu_engine::ops::leaks::admit(&fleet)?;
     }
-    let read = namzu_engine::ops::leaks::read(&fleet, globals.all_namespaces).await?;
+    let (source, now) = super::at::source(globals, args.at.as_deref(), fleet.clock.now())?;
+    let read = match &source {
+        namzu_engine::ops::inventory::Source::At(at) => {
+            namzu_engine::ops::leaks::read_at(&fleet, globals.all_namespaces, at).await?
+        }
+        namzu_engine::ops::inventory::Source::Live => {
+            namzu_engine::ops::leaks::read(&fleet, globals.all_namespaces).await?
+        }
+    };
     if writes {
         return delete(globals, &fleet, &args, read).await;
     }
-    let now = fleet.clock.now();
     let only = Request {
         names: args.names.clone(),
         kinds: args.kinds.clone(),

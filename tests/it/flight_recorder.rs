@@ -150,6 +150,13 @@ fn change(t: &TestSim, step: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn list_at_an_instant_prints_what_list_printed_then() {
     let t = start().await;
+    // what `leaks --at` is to find: a workspace held in deletion by a finalizer, a disk left
+    // behind by a delete that orphaned it
+    t.sim.modify(&SANDBOXES, "agents", "namzu-ws-owned", |o| {
+        o["metadata"]["finalizers"] = serde_json::json!(["example.com/hold"]);
+    });
+    t.sim.delete(&SANDBOXES, "agents", "namzu-ws-owned");
+    t.sim.delete_orphaning(&SANDBOXES, "agents", "namzu-ws-asleep");
     tick(&t);
     let before = at_now(&t);
     t.sim.advance(chrono::Duration::minutes(1));
@@ -192,6 +199,34 @@ async fn list_at_an_instant_prints_what_list_printed_then() {
         err(&capacity_at)
     );
     assert!(err(&capacity_at).contains("replay at"), "{}", err(&capacity_at));
+    // leaks at an instant: every finding leaks found then but the disks' (the recording keeps
+    // only the workspaces' pods, so a disk is never shown unused in the past), which say so
+    let leaks = |o: &Output| -> Vec<serde_json::Value> {
+        assert_eq!(code(o), 0, "{}", err(o));
+        serde_json::from_str(&out(o)).unwrap()
+    };
+    let leaks_now = leaks(&run(&t, &["leaks", "-A", "-o", "json"]));
+    let leaks_then = run(&t, &["leaks", "-A", "-o", "json", "--at", &at_now(&t)]);
+    assert!(
+        err(&leaks_then).contains("no disk is shown unused"),
+        "{}",
+        err(&leaks_then)
+    );
+    let leaks_then = leaks(&leaks_then);
+    let not_disks = |v: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        v.iter()
+            .filter(|l| l["kind"] != "PersistentVolumeClaim")
+            .cloned()
+            .collect()
+    };
+    assert!(!not_disks(&leaks_now).is_empty(), "the demo has leaks other than disks");
+    assert_eq!(not_disks(&leaks_then), not_disks(&leaks_now));
+    for disk in leaks_then.iter().filter(|l| l["kind"] == "PersistentVolumeClaim") {
+        assert_eq!(disk["leak"], "in-use", "{disk}");
+        assert!(disk["checks"].to_string().contains("cannot be ruled out"), "{disk}");
+    }
+    let refused = run(&t, &["leaks", "--delete", "--at", &at_now(&t)]);
+    assert_eq!(code(&refused), 2, "{}", err(&refused));
     let history_at = run(
         &t,
         &["history", "awake", "-n", "agents", "-o", "json", "--at", &seen[0].0],

@@ -142,6 +142,36 @@ pub async fn read(fleet: &Fleet, all_namespaces: bool) -> Result<Vec<(Member, Ve
         .collect())
 }
 
+/// `leaks --at`: each context's recording read at the instant, judged then; no request is
+/// sent to any cluster. What a recording cannot tell is said through the fleet's warnings.
+pub async fn read_at(
+    fleet: &Fleet,
+    all_namespaces: bool,
+    at: &crate::ops::replay::At,
+) -> Result<Vec<(Member, Vec<Leak>)>, LeaksError> {
+    let read = fleet
+        .each::<_, LeaksError, _>(|member| {
+            let at = at.clone();
+            async move {
+                let scope = match all_namespaces {
+                    true => crate::cluster::inventory::Scope::All,
+                    false => crate::cluster::inventory::Scope::Namespace(member.conn.namespace.clone()),
+                };
+                Ok(crate::ops::replay::leaks_at(&at, &member.conn.context, &scope)?)
+            }
+        })
+        .await?;
+    Ok(read
+        .into_iter()
+        .map(|(member, (leaks, notes))| {
+            for n in &notes {
+                fleet.warn(&member, n);
+            }
+            (member, leaks)
+        })
+        .collect())
+}
+
 /// The DELETE of a leak, if it is one `leaks --delete` deletes: an orphaned disk or policy, read
 /// with the uid and resourceVersion its preconditions carry. The other leaks (stuck, expired,
 /// claims, pools) are reported with their next step, never deleted.

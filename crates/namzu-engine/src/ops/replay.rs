@@ -531,3 +531,65 @@ pub fn pools_at(at: &At, context: &str, scope: &Scope) -> Result<PoolsAt, Cluste
         members,
     })
 }
+
+/// `leaks --at TIME`: what `leaks` would have found at `at.instant` in `context`'s recording,
+/// judged by the same rule at that instant, and notes on what the recording cannot tell. Pods
+/// are recorded only when they carry agent-sandbox's name-hash label, so a pod of another app
+/// that mounted a disk is unknown: no disk is shown unused in the past ("unknown beats a
+/// guess"); the other findings are whole.
+pub fn leaks_at(
+    at: &At,
+    context: &str,
+    scope: &Scope,
+) -> Result<(Vec<namzu_domain::leaks::Leak>, Vec<String>), ClusterError> {
+    let (replayed, coverage) = replayed(at, context)?;
+    let state = &replayed.state;
+    let recorded = |kind: &str| state.keys().any(|k| k.kind == kind);
+    let (claims_read, pools_read, events_read) =
+        (recorded("SandboxClaim"), recorded("SandboxWarmPool"), recorded("Event"));
+    let mut by_namespace: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
+    for (k, v) in state {
+        if matches!(scope, Scope::Namespace(ns) if k.ns != *ns) || k.ns.is_empty() {
+            continue;
+        }
+        by_namespace
+            .entry(k.ns.as_str())
+            .or_default()
+            .entry(k.kind.as_str())
+            .or_default()
+            .push(v.clone());
+    }
+    let policies_unreadable = |ns: &str| {
+        get(state, READABLE, ns, kind_name(Kind::Policies)).is_some()
+            || get(state, READABLE, "", kind_name(Kind::Policies)).is_some()
+    };
+    let mut found = Vec::new();
+    for (ns, kinds) in &by_namespace {
+        let of = |kind: &str| kinds.get(kind).map_or(&[][..], Vec::as_slice);
+        let pool_events: Vec<Value> = of("Event")
+            .iter()
+            .filter(|e| namzu_domain::object::str_at(e, &["involvedObject", "kind"]) == Some("SandboxWarmPool"))
+            .cloned()
+            .collect();
+        let reads = namzu_domain::leaks::Reads {
+            namespace: ns,
+            sandboxes: of(kind_name(Kind::Sandboxes)),
+            pvcs: of(kind_name(Kind::Pvcs)),
+            policies: (!policies_unreadable(ns)).then(|| of(kind_name(Kind::Policies))),
+            claims: claims_read.then(|| of("SandboxClaim")),
+            pools: pools_read.then(|| of("SandboxWarmPool")),
+            pool_events: events_read.then_some(pool_events.as_slice()),
+            mounts: None,
+            now: at.instant,
+        };
+        found.extend(namzu_domain::leaks::find(&reads));
+    }
+    let mut notes = vec![
+        coverage,
+        "note: the recording keeps only the workspaces' pods, so no disk is shown unused at a past instant (a pod of another app may have mounted it)".to_string(),
+    ];
+    if !claims_read && !pools_read {
+        notes.push("note: the recording holds no SandboxClaims or warm pools (kubectl namzu record records them): claims and pools are not told".into());
+    }
+    Ok((found, notes))
+}
