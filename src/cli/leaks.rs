@@ -180,6 +180,12 @@ fn table(found: &[Found], several_contexts: bool, wide: bool, now: DateTime<Utc>
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {
     let writes = args.delete || args.quarantine;
+    // a recording's past is read, never written to (clap refuses the pair too)
+    if writes && args.at.is_some() {
+        return Err(Failure::usage(
+            "--at reads the recording: it does not go with --delete or --quarantine",
+        ));
+    }
     if !writes && (args.dry_run.is_some() || args.yes || args.include_detached) {
         return Err(Failure::usage(
             "--dry-run, --yes and --include-detached go with --delete or --quarantine",

@@ -543,10 +543,26 @@ pub fn leaks_at(
     scope: &Scope,
 ) -> Result<(Vec<namzu_domain::leaks::Leak>, Vec<String>), ClusterError> {
     let (replayed, coverage) = replayed(at, context)?;
+    // a namespace the recording did not hold is refused, as `list --at` refuses it: "no leaks"
+    // would be an all-clear for what was never read
+    let held = replayed.span.scope.clone();
+    if let Scope::Namespace(ns) = scope
+        && held != "-A"
+        && held != *ns
+    {
+        return Err(ClusterError::NotRecorded(format!(
+            "the recording of context \"{context}\" at {} holds namespace {held}, not {ns}",
+            stamp(at.instant)
+        )));
+    }
     let state = &replayed.state;
     let recorded = |kind: &str| state.keys().any(|k| k.kind == kind);
     let (claims_read, pools_read, events_read) =
         (recorded("SandboxClaim"), recorded("SandboxWarmPool"), recorded("Event"));
+    // a kind the recording says was not readable (cluster-wide or in the namespace)
+    let unreadable = |kind: Kind, ns: &str| {
+        get(state, READABLE, ns, kind_name(kind)).is_some() || get(state, READABLE, "", kind_name(kind)).is_some()
+    };
     let mut by_namespace: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
     for (k, v) in state {
         if matches!(scope, Scope::Namespace(ns) if k.ns != *ns) || k.ns.is_empty() {
@@ -559,12 +575,21 @@ pub fn leaks_at(
             .or_default()
             .push(v.clone());
     }
-    let policies_unreadable = |ns: &str| {
-        get(state, READABLE, ns, kind_name(Kind::Policies)).is_some()
-            || get(state, READABLE, "", kind_name(Kind::Policies)).is_some()
-    };
     let mut found = Vec::new();
+    let mut notes = vec![coverage];
     for (ns, kinds) in &by_namespace {
+        // judged against no Sandboxes, every disk and policy would look left behind
+        if unreadable(Kind::Sandboxes, ns) {
+            notes.push(format!(
+                "warning: the recording could not read the Sandboxes of namespace {ns} then: nothing there is judged"
+            ));
+            continue;
+        }
+        if unreadable(Kind::Pvcs, ns) {
+            notes.push(format!(
+                "warning: the recording could not read the persistentvolumeclaims of namespace {ns} then: its orphaned disks are not told"
+            ));
+        }
         let of = |kind: &str| kinds.get(kind).map_or(&[][..], Vec::as_slice);
         let pool_events: Vec<Value> = of("Event")
             .iter()
@@ -575,7 +600,7 @@ pub fn leaks_at(
             namespace: ns,
             sandboxes: of(kind_name(Kind::Sandboxes)),
             pvcs: of(kind_name(Kind::Pvcs)),
-            policies: (!policies_unreadable(ns)).then(|| of(kind_name(Kind::Policies))),
+            policies: (!unreadable(Kind::Policies, ns)).then(|| of(kind_name(Kind::Policies))),
             claims: claims_read.then(|| of("SandboxClaim")),
             pools: pools_read.then(|| of("SandboxWarmPool")),
             pool_events: events_read.then_some(pool_events.as_slice()),
@@ -584,12 +609,18 @@ pub fn leaks_at(
         };
         found.extend(namzu_domain::leaks::find(&reads));
     }
-    let mut notes = vec![
-        coverage,
-        "note: the recording keeps only the workspaces' pods, so no disk is shown unused at a past instant (a pod of another app may have mounted it)".to_string(),
-    ];
-    if !claims_read && !pools_read {
-        notes.push("note: the recording holds no SandboxClaims or warm pools (kubectl namzu record records them): claims and pools are not told".into());
+    notes.push("note: the recording keeps only the workspaces' pods, so no disk is shown unused at a past instant (a pod of another app may have mounted it)".to_string());
+    if held != "-A" && *scope == Scope::All {
+        notes.push(format!(
+            "warning: the recording at that instant holds namespace {held} only"
+        ));
+    }
+    for (read, what) in [(claims_read, "SandboxClaims"), (pools_read, "warm pools")] {
+        if !read {
+            notes.push(format!(
+                "note: the recording holds no {what} (kubectl namzu record records them): none are told"
+            ));
+        }
     }
     Ok((found, notes))
 }

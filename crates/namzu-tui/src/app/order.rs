@@ -125,7 +125,8 @@ impl App {
         let moved: BTreeSet<usize> = moved.iter().copied().filter(|m| !shown.contains(m)).collect();
         order.retain(|i| !moved.contains(i));
         let mut incoming: Vec<usize> = moved.into_iter().filter(|&m| keep(m)).collect();
-        if incoming.len() <= MERGE_FROM {
+        // (a binary search would meet the pinned rows, out of their sort places: merge then)
+        if incoming.len() <= MERGE_FROM && shown.is_empty() {
             // a few: each put where a binary search says
             for m in incoming {
                 let at = order.partition_point(|&i| self.ordering(i, m) != std::cmp::Ordering::Greater);

@@ -695,11 +695,18 @@ fn a_row_written_keeps_its_place_and_the_cursor_until_the_sort_or_filter_changes
         LiveEvent::Rows(vec![RowChange::Upsert(Box::new(row("delta", "Running")))]),
     );
     assert_eq!(ids(&app), ["alpha", "bravo", "delta", "charlie"]);
+    // a row that sorts first goes after the pinned row, never in front of it (alpha is out of
+    // its sort place: nothing is placed against it)
+    live(
+        &mut app,
+        LiveEvent::Rows(vec![RowChange::Upsert(Box::new(row("aaa", "Running")))]),
+    );
+    assert_eq!(ids(&app), ["alpha", "aaa", "bravo", "delta", "charlie"]);
     // another sort: every row where it sorts
     app.view.sort = SortKey::Name;
     app.view.sort = SortKey::Mode;
     app.view.unpin();
-    assert_eq!(ids(&app), ["bravo", "delta", "alpha", "charlie"]);
+    assert_eq!(ids(&app), ["aaa", "bravo", "delta", "alpha", "charlie"]);
 }
 
 #[test]
