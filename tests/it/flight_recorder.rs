@@ -466,6 +466,31 @@ async fn list_watch_records_what_it_watches() {
     assert_eq!(out(&replay), printed);
 }
 
+/// `list -w -l …` watches part of the Sandboxes: it records nothing (that part would replay as
+/// the whole fleet).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_selected_list_watch_records_nothing() {
+    let t = start().await;
+    tick(&t);
+    let mut watch = namzu_cmd(&t, &["list", "-A", "-w", "-o", "json", "-l", "!example.com/none"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines = stdout_lines(&mut watch);
+    // the three workspaces' first full state: the follow has synced, when a recording begins
+    for _ in 0..3 {
+        lines.recv_timeout(WITHIN).expect("the list comes first");
+    }
+    change(&t, 0);
+    sigint(&watch);
+    assert!(watch.wait().unwrap().success());
+    drop(lines);
+    let replay = run(&t, &["list", "-A", "-o", "json", "--at", &at_now(&t)]);
+    assert_eq!(code(&replay), 8, "{}", err(&replay));
+    assert!(err(&replay).contains("nothing is recorded"), "{}", err(&replay));
+}
+
 /// The TUI replays the recording (`:at`), at 80×24 and 120×35: the header says REPLAY and the
 /// instant, the rows are those of then, `]` steps to the next recorded change, a write is refused
 /// in one line, Enter shows the detail as recorded then, `:at now` brings the live rows back.

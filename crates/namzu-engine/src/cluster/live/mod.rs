@@ -203,7 +203,10 @@ pub(crate) async fn follow(
         streaming,
         options: options.clone(),
     };
-    let mut tap = options.record.clone().map(|to| {
+    // a label selector watches part of the Sandboxes: recorded, that part would replay as the
+    // whole fleet (`list --at` short of rows, `leaks --at` calling their disks and policies
+    // orphaned), so a selected follow records nothing
+    let mut tap = options.record.clone().filter(|_| spawn.selector.is_none()).map(|to| {
         if to.everything {
             start_extra(&conn, &scope, &to, &spawn.feed);
         }
