@@ -555,25 +555,27 @@ pub fn leaks_at(
             stamp(at.instant)
         )));
     }
-    let state = &replayed.state;
+    let state = replayed.state;
     let recorded = |kind: &str| state.keys().any(|k| k.kind == kind);
     let (claims_read, pools_read, events_read) =
         (recorded("SandboxClaim"), recorded("SandboxWarmPool"), recorded("Event"));
-    // a kind the recording says was not readable (cluster-wide or in the namespace)
+    // the kinds the recording says were not readable, by namespace ("": cluster-wide)
+    let not_readable: std::collections::BTreeSet<(String, String)> = state
+        .keys()
+        .filter(|k| k.kind == READABLE)
+        .map(|k| (k.ns.clone(), k.name.clone()))
+        .collect();
     let unreadable = |kind: Kind, ns: &str| {
-        get(state, READABLE, ns, kind_name(kind)).is_some() || get(state, READABLE, "", kind_name(kind)).is_some()
+        let name = kind_name(kind).to_string();
+        not_readable.contains(&(ns.to_string(), name.clone())) || not_readable.contains(&(String::new(), name))
     };
-    let mut by_namespace: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
+    // the objects themselves moved, not copied (a large fleet's recording is held once)
+    let mut by_namespace: BTreeMap<String, BTreeMap<String, Vec<Value>>> = BTreeMap::new();
     for (k, v) in state {
         if matches!(scope, Scope::Namespace(ns) if k.ns != *ns) || k.ns.is_empty() {
             continue;
         }
-        by_namespace
-            .entry(k.ns.as_str())
-            .or_default()
-            .entry(k.kind.as_str())
-            .or_default()
-            .push(v.clone());
+        by_namespace.entry(k.ns).or_default().entry(k.kind).or_default().push(v);
     }
     let mut found = Vec::new();
     let mut notes = vec![coverage];
