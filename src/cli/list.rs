@@ -437,7 +437,8 @@ async fn watch(globals: &Globals, args: &Args, fleet: &Fleet, query: Query) -> R
                 None => {}
             },
             // nothing prints before a context's first full state, which derives these again
-            LiveEvent::Provisional(_) => {}
+            // `list -w` never asks for the pulse
+            LiveEvent::Provisional(_) | LiveEvent::Pulse { .. } => {}
             LiveEvent::Synced { .. } => {
                 let rows = seen.synced(&context, &filter, args.sort_by, now);
                 if !args.watch_only {

@@ -284,3 +284,65 @@ fn the_tui_pulse_view_opens_the_starts_behind_a_count() {
         t.expect("NAMZU-EXITED");
     }
 }
+
+/// The TUI's `:pulse` is live on its follow's watches: its figures are those `pulse -o json`
+/// reads with its LISTs, a claim made while it is open shows in it, and once it shows its first
+/// pulse nothing more is LISTed (a refresh is computed from what the watches hold).
+#[test]
+fn the_tui_pulse_view_is_live_on_its_watches() {
+    use namzu_sim::resources::CLAIMS;
+    let scenario = scenario();
+    let started = start_with(&scenario, |c| c.namespace = "team".into());
+    let Some((runtime, t, tmux)) = in_tmux("the live pulse view", "pulselive", started) else {
+        return;
+    };
+    let cli = json_of(&runtime.block_on(namzu(&t, &["pulse", "-o", "json"])));
+    // a pool's claim → Ready percentiles as the view words them
+    let latencies = |pool: &str| {
+        let l = &group(&cli, pool)["claimToReady"];
+        let secs = |p: &str| format!("{:.1}s", l[p].as_i64().unwrap_or(-1) as f64 / 1000.0);
+        format!("p50/p95/p99 {} / {} / {}", secs("p50Ms"), secs("p95Ms"), secs("p99Ms"))
+    };
+    let script = format!(
+        "{} --kubeconfig {} -n team; sleep 60",
+        bin_line(&t.home(), &[now_env(&t)]),
+        t.sim.kubeconfig().display()
+    );
+    tmux.start(200, 60, &script);
+    tmux.expect("WORKSPACE");
+    tmux.expect("● live:");
+    tmux.keys(&[":", "pulse", "Enter"]);
+    let view = tmux.expect("pool p-image-pull");
+    // the same percentiles as the CLI's, its slow start's among them
+    let shown = latencies("p-image-pull");
+    assert!(!shown.ends_with(" 0.0s") && view.contains(&shown), "{shown}:\n{view}");
+    let lists = || {
+        t.sim
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET" && !r.query.contains("watch=") && r.path != "/version")
+            .count()
+    };
+    let before = lists();
+    let claim = serde_json::json!({"apiVersion": "extensions.agents.x-k8s.io/v1beta1", "kind": "SandboxClaim",
+        "metadata": {"name": "late-claim", "namespace": "team"},
+        "spec": {"warmPoolRef": {"name": "p-image-pull"}}});
+    t.sim.create(&CLAIMS, claim).expect("the claim is made");
+    tmux.expect("21 starts");
+    let after: Vec<String> = t
+        .sim
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && !r.query.contains("watch=") && r.path != "/version")
+        .map(|r| format!("{} {}?{}", r.method, r.path, r.query))
+        .collect();
+    assert_eq!(
+        after.len(),
+        before,
+        "nothing LISTed since the first pulse: {:?}",
+        &after[before.min(after.len())..]
+    );
+    tmux.keys(&["Escape"]);
+    tmux.expect_gone("pulse (namespace");
+    tmux.keys(&["q"]);
+}

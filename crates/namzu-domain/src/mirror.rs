@@ -100,6 +100,9 @@ impl Compact {
 #[derive(Debug, Default)]
 struct Space {
     sandboxes: BTreeMap<String, Compact>,
+    /// Sandboxes that are not workspaces (warm pool members, claimed Sandboxes), pruned to what
+    /// the pulse reads of them (`projection::PULSE_SANDBOX`): no row reads them.
+    others: BTreeMap<String, Compact>,
     pods: HashMap<String, Compact>,
     pvcs: HashMap<String, Compact>,
     /// Few, and read by every row derived: kept parsed.
@@ -367,7 +370,7 @@ impl Mirror {
             .filter(|(ns, _)| scope.is_none_or(|n| n == ns.as_str()))
             .flat_map(|(ns, s)| {
                 let names: Vec<&String> = match kind {
-                    Kind::Sandboxes => s.sandboxes.keys().collect(),
+                    Kind::Sandboxes => s.sandboxes.keys().chain(s.others.keys()).collect(),
                     Kind::Pods => s.pods.keys().collect(),
                     Kind::Pvcs => s.pvcs.keys().collect(),
                     Kind::Templates => s.templates.keys().collect(),
@@ -388,7 +391,11 @@ impl Mirror {
         let (ns, n) = (namespace(&object).to_string(), name(&object).to_string());
         if kind == Kind::Sandboxes && !is_workspace(&object) {
             // a Sandbox relabelled away from the library is no longer a workspace
-            return self.remove(kind, &ns, &n);
+            let touched = self.remove(kind, &ns, &n);
+            let mut lean = object;
+            super::projection::project(&mut lean, super::projection::PULSE_SANDBOX);
+            self.spaces.entry(ns).or_default().others.insert(n, Compact::of(&lean));
+            return touched;
         }
         let mut touched = self.remove(kind, &ns, &n);
         let space = self.spaces.entry(ns.clone()).or_default();
@@ -442,13 +449,16 @@ impl Mirror {
             return BTreeSet::new();
         };
         let readers: BTreeSet<String> = match kind {
-            Kind::Sandboxes => match space.sandboxes.remove(n) {
-                Some(old) => {
-                    space.index_sandbox(&old.value(), false);
-                    BTreeSet::from([n.to_string()])
+            Kind::Sandboxes => {
+                space.others.remove(n);
+                match space.sandboxes.remove(n) {
+                    Some(old) => {
+                        space.index_sandbox(&old.value(), false);
+                        BTreeSet::from([n.to_string()])
+                    }
+                    None => BTreeSet::new(),
                 }
-                None => BTreeSet::new(),
-            },
+            }
             Kind::Pods => match space.pods.remove(n) {
                 Some(old) => {
                     let old = old.value();
@@ -562,6 +572,37 @@ impl Mirror {
             .into_iter()
             .map(|s| ObjectKey::new(ns, &s))
             .collect()
+    }
+
+    /// Every Sandbox and pod held, as the pulse reads them (`projection::PULSE_SANDBOX`,
+    /// `PULSE_POD`): the live pulse's inputs, parsed from what the watches keep, at no request.
+    pub fn pulse_objects(&self) -> (Vec<Value>, Vec<Value>) {
+        use super::projection::{PULSE_POD, PULSE_SANDBOX, Projected};
+        use serde::de::DeserializeSeed;
+        let parse = |c: &Compact, keep| {
+            Projected(keep)
+                .deserialize(&mut serde_json::Deserializer::from_str(&c.0))
+                .unwrap_or_default()
+        };
+        let mut sandboxes = Vec::new();
+        let mut pods = Vec::new();
+        for space in self.spaces.values() {
+            sandboxes.extend(
+                space
+                    .sandboxes
+                    .values()
+                    .chain(space.others.values())
+                    .map(|c| parse(c, PULSE_SANDBOX)),
+            );
+            pods.extend(
+                space
+                    .pods
+                    .values()
+                    .chain(space.pods_by_name.values())
+                    .map(|c| parse(c, PULSE_POD)),
+            );
+        }
+        (sandboxes, pods)
     }
 
     /// The rows whose derivation reads the clock.

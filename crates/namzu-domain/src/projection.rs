@@ -108,6 +108,8 @@ const OWNED_META: Keep = Fields(&[
     ("uid", All),
     // a watch resumes from the newest object it saw
     ("resourceVersion", All),
+    // when a pod was made: the start-up waterfall's first step (the live pulse)
+    ("creationTimestamp", All),
     ("deletionTimestamp", All),
     // the grace period a terminating pod was given (`stuck-terminating` says it)
     ("deletionGracePeriodSeconds", All),
@@ -128,7 +130,13 @@ const CONTAINER_STATUSES: Keep = Each(&Fields(&[
         "lastState",
         Fields(&[(
             "terminated",
-            Fields(&[("exitCode", All), ("reason", All), ("finishedAt", All)]),
+            // `startedAt`: a restarted container's first start (the start-up waterfall)
+            Fields(&[
+                ("exitCode", All),
+                ("reason", All),
+                ("startedAt", All),
+                ("finishedAt", All),
+            ]),
         )]),
     ),
 ]));
@@ -163,6 +171,8 @@ pub const POD: Keep = Fields(&[
                     ("status", All),
                     ("reason", All),
                     ("message", All),
+                    // when it turned: the start-up waterfall's legs (the live pulse)
+                    ("lastTransitionTime", All),
                 ])),
             ),
             ("containerStatuses", CONTAINER_STATUSES),

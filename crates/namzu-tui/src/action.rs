@@ -129,14 +129,6 @@ pub enum Action {
         scope: Scope,
         result: Result<(Vec<namzu_domain::leaks::Leak>, Vec<String>), String>,
     },
-    /// A context's pulse in `scope` over the window `since` (for the pulse view), and what it
-    /// could not read.
-    Pulse {
-        context: String,
-        scope: Scope,
-        since: chrono::TimeDelta,
-        result: Result<(namzu_domain::pulse::Pulse, Vec<String>), String>,
-    },
     /// A context's recording at an instant (for `:at`), or why it has none.
     Replayed {
         context: String,
@@ -240,12 +232,13 @@ pub enum Effect {
         include_detached: bool,
         typed: String,
     },
-    /// What `kubectl namzu pulse` prints for `context` in `scope` over the window `since`
-    /// (`ops::pulse`; answered as `Action::Pulse`).
-    Pulse {
+    /// The pulse view's ask of `context`'s live follow: compute the pulse on its watches
+    /// (`ask`), or no longer (`None`); answered as `LiveEvent::Pulse`. `seq` orders the asks
+    /// (effects run in any order: an older one never overrides a newer).
+    PulseWatch {
         context: String,
-        scope: Scope,
-        since: chrono::TimeDelta,
+        seq: u64,
+        ask: Option<namzu_engine::cluster::live::PulseAsk>,
     },
     /// The rows of `context` in `scope` as the flight recorder held them at `instant`
     /// (`ops::replay::rows_at`, what `list --at` reads; answered as `Action::Replayed`).
@@ -282,7 +275,7 @@ impl Effect {
             | Effect::OpenContext { context, .. } => context,
             Effect::Leaks { context, .. }
             | Effect::DeleteLeaks { context, .. }
-            | Effect::Pulse { context, .. }
+            | Effect::PulseWatch { context, .. }
             | Effect::ReplayAt { context, .. } => context,
             // the terminal's, no context's; several contexts' (the Io finds each)
             Effect::Copy(_) | Effect::LogsOf { .. } => "",

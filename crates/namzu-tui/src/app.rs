@@ -199,6 +199,9 @@ pub struct App {
     pub scroll_max: std::cell::Cell<u16>,
     /// Warnings already said once in the status line.
     warned: BTreeSet<String>,
+    /// What each context's follow was last asked to compute (`pulse::sync`), and the asks' count.
+    pulse_asked: BTreeMap<String, namzu_engine::cluster::live::PulseAsk>,
+    pulse_seq: u64,
     /// The kubeconfig's contexts a single-context session may switch to (empty: it may not).
     pub kube_contexts: Vec<String>,
     /// `--read-only` was given: a context switched to refuses writes too.
@@ -283,6 +286,8 @@ impl App {
             bulk_members: BTreeSet::new(),
             scroll_max: std::cell::Cell::new(u16::MAX),
             warned: BTreeSet::new(),
+            pulse_asked: BTreeMap::new(),
+            pulse_seq: 0,
             kube_contexts: Vec::new(),
             read_only_flag: o.read_only,
             picker: Default::default(),
@@ -610,8 +615,15 @@ impl App {
     }
 }
 
-/// The one mutation: apply `action`, return the I/O it asks for.
+/// The one mutation: apply `action`, return the I/O it asks for (and what the live follows are
+/// asked to compute now: the pulse while its view is open).
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let mut effects = dispatch(app, action);
+    effects.extend(pulse::sync(app));
+    effects
+}
+
+fn dispatch(app: &mut App, action: Action) -> Vec<Effect> {
     // a watch event only changes rows; anything else sees the cursor where the user left it
     if !matches!(action, Action::Live { .. }) {
         app.settle();
@@ -633,7 +645,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::Tick(now) => {
             on_tick(app, now);
-            pulse::due(app)
+            Vec::new()
         }
         Action::Live {
             context,
@@ -676,9 +688,7 @@ pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
         | Action::ShellEnded(_)
         | Action::Forwarding(_) => triage::apply(app, action),
         Action::ContextOpened { context, result } => on_context_opened(app, context, result),
-        Action::Leaks { .. } | Action::LeaksDeleted { .. } | Action::Replayed { .. } | Action::Pulse { .. } => {
-            on_view_answer(app, action)
-        }
+        Action::Leaks { .. } | Action::LeaksDeleted { .. } | Action::Replayed { .. } => on_view_answer(app, action),
         Action::Copied(said) => {
             app.status = said;
             Vec::new()
@@ -770,12 +780,6 @@ fn on_view_answer(app: &mut App, action: Action) -> Vec<Effect> {
             instant,
             result,
         } => replay::answered(app, &context, &scope, instant, result),
-        Action::Pulse {
-            context,
-            scope,
-            since,
-            result,
-        } => pulse::answered(app, &context, &scope, since, result),
         _ => {}
     }
     Vec::new()

@@ -18,7 +18,7 @@ use namzu_engine::cluster::access;
 use namzu_engine::cluster::connect::Connection;
 use namzu_engine::cluster::detail;
 use namzu_engine::cluster::inventory::{Query, Scope};
-use namzu_engine::cluster::live::LiveOptions;
+use namzu_engine::cluster::live::{LiveOptions, PulseAsk};
 use namzu_engine::cluster::resources;
 use namzu_engine::cluster::triage;
 use namzu_engine::cluster::write::{Outcome, Plan, WritePolicy};
@@ -35,6 +35,9 @@ pub struct Cluster {
     pub policy: WritePolicy,
     /// Which Follow is current: an older one stops when it changes.
     following: tokio::sync::watch::Sender<u64>,
+    /// What the pulse view asks of the follow, and the newest ask's place (`Effect::PulseWatch`).
+    pulse: tokio::sync::watch::Sender<Option<PulseAsk>>,
+    pulse_seq: std::sync::Mutex<u64>,
 }
 
 impl Cluster {
@@ -43,6 +46,8 @@ impl Cluster {
             conn,
             policy,
             following: tokio::sync::watch::channel(0).0,
+            pulse: tokio::sync::watch::channel(None).0,
+            pulse_seq: std::sync::Mutex::new(0),
         }
     }
 }
@@ -250,12 +255,13 @@ impl Cluster {
                     send(answer);
                 }
             }
-            Effect::Pulse { context, scope, since } => send(Action::Pulse {
-                result: Box::pin(self.pulse(&scope, since)).await,
-                context,
-                scope,
-                since,
-            }),
+            Effect::PulseWatch { seq, ask, .. } => {
+                let mut newest = self.pulse_seq.lock().unwrap_or_else(|p| p.into_inner());
+                if seq > *newest {
+                    *newest = seq;
+                    self.pulse.send_replace(ask);
+                }
+            }
             Effect::Leaks { context, scope } => {
                 let ns = match &scope {
                     Scope::Namespace(n) => Some(n.as_str()),
@@ -321,7 +327,12 @@ impl Cluster {
             conn: self.conn.clone(),
             scope: scope.clone(),
         };
-        let mut following = follow::follow([target], &Query::default(), &io.flags, &io.live);
+        // the follow computes the pulse while the pulse view asks it to (`Effect::PulseWatch`)
+        let live = LiveOptions {
+            pulse: Some(self.pulse.subscribe()),
+            ..io.live.clone()
+        };
+        let mut following = follow::follow([target], &Query::default(), &io.flags, &live);
         loop {
             tokio::select! {
                 _ = replaced.wait_for(|g| *g != generation) => break,
@@ -534,22 +545,6 @@ impl Cluster {
         w.context = Some(self.conn.context.clone());
         let text = namzu_engine::present::detail::render_with_drift(&w, &d, instant);
         Ok(format!("{}\n\n{text}", read.coverage))
-    }
-
-    /// The pulse view's read: `kubectl namzu pulse`'s own (`ops::pulse`), in the scope the view
-    /// shows.
-    async fn pulse(&self, scope: &Scope, since: chrono::TimeDelta) -> crate::app::PulseAnswer {
-        let request = namzu_engine::ops::pulse::Request {
-            namespace: match scope {
-                Scope::Namespace(n) => Some(n.clone()),
-                Scope::All => None,
-            },
-            since,
-        };
-        namzu_engine::ops::pulse::read(&self.conn, &request)
-            .await
-            .map(|r| (r.pulse, r.warnings))
-            .map_err(|e| e.to_string())
     }
 
     /// The leaks view's delete: `leaks --delete`'s own use case (`ops::leaks`) over this context

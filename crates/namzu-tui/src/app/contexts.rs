@@ -190,7 +190,12 @@ pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
             }
             app_warn(&mut app.warned, &mut app.status, app.several_contexts, context, w);
         }
+        LiveEvent::Pulse { since, pulse, warnings } => {
+            let scope = app.scope_in(context);
+            super::pulse::answered(app, context, &scope, since, Ok((*pulse, warnings)));
+        }
         LiveEvent::Failed(why) => {
+            super::pulse::failed(app, context, &why);
             if let Some(c) = app.context_mut(context) {
                 c.refreshing = false;
                 // nothing is watched any more: no watch may say it is live

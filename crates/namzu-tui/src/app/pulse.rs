@@ -1,19 +1,19 @@
 //! The pulse view (`:pulse [WINDOW]`): what `kubectl namzu pulse` prints for the contexts and
-//! namespace in view, read through the same use case (`ops::pulse`). Each group's figures, then a
-//! cursor over the counts behind them (starts, cold starts, pending, slow, stale members); Enter
-//! lists what a count is made of, with each start's latency, what it was measured from and, for
-//! a slow one, its cause and evidence. The view reads again at most every [`REFRESH_EVERY`] while
-//! it is open (and on `r`), never while a read is under way.
+//! namespace in view, computed by the same domain rules (`domain::pulse`) on each context's live
+//! follow: while the view is open the follow also watches claims, warm pools and Events, and
+//! sends the pulse at most once a second when what it reads changed (`cluster/live/pulse.rs`) —
+//! a refresh costs no request. Each group's figures, then a cursor over the counts behind them
+//! (starts, cold starts, pending, slow, stale members); Enter lists what a count is made of,
+//! with each start's latency, what it was measured from and, for a slow one, its cause and
+//! evidence. `r` asks for it again now.
 
 use super::*;
 use chrono::TimeDelta;
 use namzu_domain::pulse::{Blame, Group, Pulse, Start};
+use namzu_engine::cluster::live::PulseAsk;
 
 /// One context's answer: its pulse and the warnings of what it could not read, or why nothing.
 pub(crate) type PulseAnswer = Result<(Pulse, Vec<String>), String>;
-
-/// How often an open view reads again: each read costs the LISTs `kubectl namzu pulse` makes.
-pub(crate) const REFRESH_EVERY: TimeDelta = TimeDelta::seconds(5);
 
 /// One context asked: its scope, its last answer, whether a read is under way and when the
 /// answer came.
@@ -30,6 +30,8 @@ pub struct PulsePart {
 pub struct PulseView {
     /// The window: starts requested in the last this long.
     pub since: TimeDelta,
+    /// Which ask this is: `r` makes another (the follows compute again at once).
+    pub asked: u64,
     pub parts: Vec<PulsePart>,
     /// The count under the cursor: its place among every count listed.
     pub cursor: usize,
@@ -210,56 +212,85 @@ pub(super) fn open(app: &mut App, window: &str) -> Vec<Effect> {
     let parts: Vec<PulsePart> = app
         .contexts_in_view()
         .into_iter()
-        .map(|context| PulsePart {
-            scope: app.scope_in(&context),
-            context,
-            answer: None,
-            reading: false,
-            answered_at: None,
+        .map(|context| {
+            // a context whose follow ended computes nothing: said at once
+            let failed = app.context_view(&context).and_then(|c| c.refresh_error.clone());
+            PulsePart {
+                scope: app.scope_in(&context),
+                answer: failed.map(Err),
+                reading: true,
+                answered_at: None,
+                context,
+            }
         })
         .collect();
+    app.pulse_seq += 1;
     app.popups.push(Popup::Pulse(PulseView {
         since,
+        asked: app.pulse_seq,
         parts,
         cursor: 0,
         opened: None,
         scroll: 0,
     }));
-    read_again(app, true)
+    Vec::new()
 }
 
-/// Reads for the open view's contexts: every one not reading (`all`), else only those whose
-/// answer is older than [`REFRESH_EVERY`].
-fn read_again(app: &mut App, all: bool) -> Vec<Effect> {
-    let now = app.now;
-    let Some(view) = app.popups.iter_mut().rev().find_map(|p| match p {
-        Popup::Pulse(v) => Some(v),
-        _ => None,
-    }) else {
-        return Vec::new();
-    };
-    let since = view.since;
-    view.parts
-        .iter_mut()
-        .filter(|p| !p.reading)
-        .filter(|p| all || p.answered_at.is_none_or(|t| now - t >= REFRESH_EVERY))
-        .map(|p| {
-            p.reading = true;
-            Effect::Pulse {
-                context: p.context.clone(),
-                scope: p.scope.clone(),
-                since,
-            }
+/// What the follows are asked after any action: each context of the open view its pulse, the
+/// rest nothing. Every way the view closes or asks again comes through here, so no follow keeps
+/// watching for a view that is gone.
+pub(super) fn sync(app: &mut App) -> Vec<Effect> {
+    let wanted: BTreeMap<String, PulseAsk> = app
+        .popups
+        .iter()
+        .rev()
+        .find_map(|p| match p {
+            Popup::Pulse(v) => Some(v),
+            _ => None,
         })
-        .collect()
+        .map(|v| {
+            let ask = PulseAsk {
+                since: v.since,
+                asked: v.asked,
+            };
+            v.parts.iter().map(|p| (p.context.clone(), ask.clone())).collect()
+        })
+        .unwrap_or_default();
+    if wanted == app.pulse_asked {
+        return Vec::new();
+    }
+    let mut effects = Vec::new();
+    for context in app.pulse_asked.keys().filter(|c| !wanted.contains_key(*c)) {
+        app.pulse_seq += 1;
+        effects.push(Effect::PulseWatch {
+            context: context.clone(),
+            seq: app.pulse_seq,
+            ask: None,
+        });
+    }
+    for (context, ask) in &wanted {
+        if app.pulse_asked.get(context) != Some(ask) {
+            app.pulse_seq += 1;
+            effects.push(Effect::PulseWatch {
+                context: context.clone(),
+                seq: app.pulse_seq,
+                ask: Some(ask.clone()),
+            });
+        }
+    }
+    app.pulse_asked = wanted;
+    effects
 }
 
-/// A tick: an open view whose answers are [`REFRESH_EVERY`] old reads again.
-pub(super) fn due(app: &mut App) -> Vec<Effect> {
-    if app.popups.iter().any(|p| matches!(p, Popup::Pulse(_))) {
-        read_again(app, false)
-    } else {
-        Vec::new()
+/// A context's follow ended: the open view says why instead of waiting.
+pub(super) fn failed(app: &mut App, context: &str, why: &str) {
+    for popup in app.popups.iter_mut() {
+        if let Popup::Pulse(view) = popup {
+            for part in view.parts.iter_mut().filter(|p| p.context == context) {
+                part.answer = Some(Err(why.to_string()));
+                part.reading = false;
+            }
+        }
     }
 }
 
@@ -317,8 +348,12 @@ pub(super) fn on_pulse_key(app: &mut App, command: Option<Command>, key: KeyEven
             return Vec::new();
         }
         (_, Some(Command::Refresh)) => {
-            app.status = "pulse: reading again".into();
-            return read_again(app, true);
+            view.asked += 1;
+            for part in &mut view.parts {
+                part.reading = true;
+            }
+            app.status = "pulse: computing again".into();
+            return Vec::new();
         }
         (Some((figure, at)), _) if enter => {
             let entries = behind(&view.parts, figure);
@@ -480,16 +515,15 @@ pub(crate) fn pulse_text(app: &App, view: &PulseView) -> String {
         .iter()
         .filter_map(|p| p.answered_at)
         .min()
-        .map_or("reading".to_string(), |t| {
+        .map_or("watching".to_string(), |t| {
             format!(
-                "read {} ago",
+                "live, computed {} ago",
                 namzu_domain::age::human_duration((app.now - t).num_seconds().max(0))
             )
         });
     out.push(String::new());
     out.push(format!(
-        "{read} (again every {}s, r now) · percentiles by nearest rank · Enter lists what a count is made of",
-        REFRESH_EVERY.num_seconds()
+        "{read} (on each change, at most once a second; r now) · percentiles by nearest rank · Enter lists what a count is made of"
     ));
     out.join("\n")
 }
@@ -571,50 +605,92 @@ mod tests {
         }
     }
 
-    fn answer(app: &mut App) {
-        let scope = Scope::Namespace("staging".into());
-        update(
-            app,
-            Action::Pulse {
-                context: "kind".into(),
-                scope,
+    /// The follow of context "kind" sends its pulse.
+    fn answer(app: &mut App) -> Vec<Effect> {
+        let action = Action::Live {
+            context: "kind".into(),
+            scope: Scope::Namespace("staging".into()),
+            generation: app.contexts[0].follow_generation,
+            event: LiveEvent::Pulse {
                 since: TimeDelta::hours(1),
-                result: Ok((pulse(), Vec::new())),
+                pulse: Box::new(pulse()),
+                warnings: Vec::new(),
             },
-        );
+        };
+        update(app, action)
+    }
+
+    /// A command line run, and what the follows are then asked (as `update` does after each action).
+    fn command(app: &mut App, text: &str) -> Vec<Effect> {
+        let mut effects = run_command(app, text);
+        effects.extend(sync(app));
+        effects
+    }
+
+    fn asks(effects: &[Effect]) -> Vec<(String, Option<PulseAsk>)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::PulseWatch { context, ask, .. } => Some((context.clone(), ask.clone())),
+                _ => None,
+            })
+            .collect()
     }
 
     #[test]
-    fn pulse_reads_the_scope_in_view_then_again_only_when_its_answer_is_old() {
+    fn the_view_asks_the_follow_for_its_pulse_while_open_and_no_longer_once_closed() {
         let mut app = app();
-        let asked = run_command(&mut app, "pulse");
+        let asked = asks(&command(&mut app, "pulse"));
         assert!(
-            matches!(&asked[..], [Effect::Pulse { context, scope: Scope::Namespace(n), since }]
-                if context == "kind" && n == "staging" && *since == TimeDelta::hours(1)),
+            matches!(&asked[..], [(context, Some(PulseAsk { since, .. }))]
+                if context == "kind" && *since == TimeDelta::hours(1)),
             "{asked:?}"
         );
         assert!(pulse_text(&app, view(&app)).contains("kind: reading…"));
-        // a tick while the read is under way asks nothing more
+        // time passing asks nothing more: the follow sends the pulse when it changes
         assert!(update(&mut app, Action::Tick(DateTime::UNIX_EPOCH + TimeDelta::seconds(9))).is_empty());
-        answer(&mut app);
+        assert!(answer(&mut app).is_empty(), "an answer asks nothing");
         let text = pulse_text(&app, view(&app));
         assert!(text.contains("staging · template coder · pool coder-pool"), "{text}");
         assert!(text.contains("warm-hit 50% (1 warm, 1 cold, 0 unknown)"), "{text}");
         assert!(text.contains("claim→Ready p50/p95/p99 1.0s / 1.0s / 31.0s"), "{text}");
         assert!(text.contains("›   2 starts, each with its latency"), "{text}");
         assert!(text.contains("1 slow start (above p95), each with its cause"), "{text}");
-        let soon = DateTime::UNIX_EPOCH + TimeDelta::seconds(12);
+        assert!(text.contains("live, computed 0s ago"), "{text}");
+        // r: asked again, with a new ask
+        let before = view(&app).asked;
+        let again = asks(&press(&mut app, KeyCode::Char('r')));
         assert!(
-            update(&mut app, Action::Tick(soon)).is_empty(),
-            "answered 3 s ago: not yet"
+            matches!(&again[..], [(c, Some(PulseAsk { asked, .. }))] if c == "kind" && *asked != before),
+            "{again:?}"
         );
-        let later = soon + REFRESH_EVERY;
-        assert_eq!(update(&mut app, Action::Tick(later)).len(), 1, "5 s old: read again");
+        // closed: the follow is told to stop
+        let closed = asks(&press(&mut app, KeyCode::Esc));
+        assert_eq!(closed, vec![("kind".to_string(), None)]);
+        assert!(asks(&press(&mut app, KeyCode::Esc)).is_empty(), "told once");
         assert_eq!(
-            run_command(&mut app, "pulse 0s").len(),
+            command(&mut app, "pulse 0s").len(),
             0,
             "a window of nothing is refused: {}",
             app.status
+        );
+    }
+
+    #[test]
+    fn a_context_whose_follow_failed_says_why_in_the_view() {
+        let mut app = app();
+        run_command(&mut app, "pulse");
+        let action = Action::Live {
+            context: "kind".into(),
+            scope: Scope::Namespace("staging".into()),
+            generation: app.contexts[0].follow_generation,
+            event: LiveEvent::Failed("sandboxes.agents.x-k8s.io is forbidden".into()),
+        };
+        update(&mut app, action);
+        let text = pulse_text(&app, view(&app));
+        assert!(
+            text.contains("kind: cannot read: sandboxes.agents.x-k8s.io is forbidden"),
+            "{text}"
         );
     }
 

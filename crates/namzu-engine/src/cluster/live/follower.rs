@@ -4,6 +4,7 @@
 //! unknown, shown `?`), so the screen fills as the Sandboxes arrive; the first full state then
 //! derives every row again and says `Synced`.
 
+use super::pulse::{LivePulse, PulseAsk};
 use super::watcher::Watcher;
 use super::{Cut, Feed, LiveEvent, LiveOptions, StreamName, StreamStatus};
 use crate::cluster::connect::Connection;
@@ -58,6 +59,8 @@ pub(super) struct Follower {
     /// Watches waiting to reconnect.
     pub(super) reconnecting: BTreeSet<StreamName>,
     pub(super) out: UnboundedSender<LiveEvent>,
+    /// The pulse, while a front-end asks for it.
+    pulse: Option<LivePulse>,
 }
 
 impl Follower {
@@ -86,6 +89,48 @@ impl Follower {
             reads: JoinSet::new(),
             reconnecting: BTreeSet::new(),
             out,
+            pulse: None,
+        }
+    }
+
+    /// The pulse asked for (its watches started), or no longer (its watches stopped).
+    pub(super) fn ask_pulse(&mut self, ask: Option<PulseAsk>) {
+        match (ask, self.pulse.as_mut()) {
+            (None, _) => self.pulse = None,
+            (Some(ask), Some(pulse)) => pulse.ask = ask,
+            (Some(ask), None) => {
+                self.pulse = Some(LivePulse::start(&self.conn, &self.scope, &self.spawn.feed, ask));
+            }
+        }
+    }
+
+    /// A report of the pulse's own watches is the pulse's (`None`); any other goes on, and
+    /// what the pulse reads of the mirror (its Sandboxes and pods) may have changed with it.
+    pub(super) fn pulse_takes(&mut self, f: Feed) -> Option<Feed> {
+        let Some(pulse) = self.pulse.as_mut() else {
+            return Some(f);
+        };
+        match f {
+            Feed::Pulse(extra) => {
+                pulse.take(extra, &self.conn, &self.scope, &self.spawn.feed);
+                None
+            }
+            f => {
+                if matches!(
+                    f,
+                    Feed::Reset(..) | Feed::Listed(..) | Feed::Applied(..) | Feed::Deleted(..) | Feed::ByName { .. }
+                ) {
+                    pulse.dirty = true;
+                }
+                Some(f)
+            }
+        }
+    }
+
+    /// The pulse out, if it is due (a tick, once the inventory has its first state).
+    pub(super) fn pulse_due(&mut self, now: chrono::DateTime<chrono::Utc>) {
+        if let Some(event) = self.pulse.as_mut().and_then(|p| p.due(&self.mirror, now)) {
+            let _ = self.out.send(event);
         }
     }
 
@@ -227,7 +272,7 @@ impl Follower {
                 self.touched
                     .extend(self.mirror.template_read(&key.namespace, &key.name, fetch));
             }
-            Feed::Extra(_) => {}
+            Feed::Extra(_) | Feed::Pulse(_) => {}
         }
         true
     }

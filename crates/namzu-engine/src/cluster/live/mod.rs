@@ -31,9 +31,11 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
 
 mod follower;
+mod pulse;
 mod tap;
 mod watcher;
 
+pub use pulse::PulseAsk;
 pub use tap::RecordTo;
 pub(crate) use tap::{READABLE, kind_name};
 
@@ -105,6 +107,13 @@ pub enum LiveEvent {
     Warning(String),
     /// The inventory cannot be read at all (agent-sandbox missing, Sandboxes forbidden).
     Failed(String),
+    /// The pulse over the last `since`, while it is asked for ([`LiveOptions::pulse`]), with
+    /// what it could not read.
+    Pulse {
+        since: chrono::Duration,
+        pulse: Box<namzu_domain::pulse::Pulse>,
+        warnings: Vec<String>,
+    },
 }
 
 /// Tuning; the defaults are the product's.
@@ -117,6 +126,8 @@ pub struct LiveOptions {
     pub watch_seconds: u32,
     /// Record what the watches see (issue 43): `record`, `list -w` and the TUI.
     pub record: Option<RecordTo>,
+    /// While this says so, the follow also computes the pulse (`pulse.rs`): the TUI's `:pulse`.
+    pub pulse: Option<watch::Receiver<Option<PulseAsk>>>,
 }
 
 impl Default for LiveOptions {
@@ -126,6 +137,7 @@ impl Default for LiveOptions {
             probe_every: PROBE_EVERY,
             watch_seconds: 290,
             record: None,
+            pulse: None,
         }
     }
 }
@@ -158,6 +170,8 @@ enum Feed {
     },
     /// For the recording only: a kind the inventory does not hold, an audit entry.
     Extra(tap::Extra),
+    /// For the live pulse only: a claim, a pool or an Event.
+    Pulse(tap::Extra),
 }
 
 /// Why every watch must start over: the probe failed at `since`.
@@ -237,7 +251,13 @@ fn start_extra(conn: &Connection, scope: &Scope, to: &RecordTo, feed: &Unbounded
         Scope::Namespace(ns) => Some(ns.clone()),
     };
     for kind in tap::EXTRA_KINDS {
-        tokio::spawn(tap::watch_extra(conn.clone(), kind, namespace.clone(), feed.clone()));
+        tokio::spawn(tap::watch_extra(
+            conn.clone(),
+            kind,
+            namespace.clone(),
+            feed.clone(),
+            tap::RECORDED,
+        ));
     }
     if let Some(audit) = &to.audit {
         tokio::spawn(tap::tail_audit(audit.clone(), conn.context.clone(), feed.clone()));
@@ -262,9 +282,13 @@ async fn run(
     let mut last_answer = conn.clock.now();
     // a probe failed and none has answered since
     let mut outage = false;
+    let mut asks = options.pulse.clone();
+    // what is asked already is taken on the first turn
+    asks.as_mut().map(watch::Receiver::mark_changed);
     loop {
         tokio::select! {
             _ = state.out.closed() => return,
+            ask = next_ask(&mut asks) => state.ask_pulse(ask),
             n = feeds.recv_many(&mut buffer, 4096) => {
                 if n == 0 {
                     return;
@@ -273,7 +297,9 @@ async fn run(
                     if let Some(tap) = tap.as_mut() {
                         tap.take(&f);
                     }
-                    if !state.take(f) {
+                    if let Some(f) = state.pulse_takes(f)
+                        && !state.take(f)
+                    {
                         return;
                     }
                 }
@@ -292,6 +318,9 @@ async fn run(
                 if state.synced && !timed.is_empty() {
                     let rows = state.mirror.rows(&timed, conn.clock.now());
                     let _ = state.out.send(LiveEvent::Rows(rows));
+                }
+                if state.synced {
+                    state.pulse_due(conn.clock.now());
                 }
                 if let Some(tap) = tap.as_mut() {
                     tap.tick();
@@ -333,6 +362,21 @@ async fn run(
                     _ => outage = true,
                 }
             }
+        }
+    }
+}
+
+/// What the pulse is asked next (`None`: no longer asked, or nobody can ask any more, when the
+/// asks end); never ready when nobody asks.
+async fn next_ask(asks: &mut Option<watch::Receiver<Option<PulseAsk>>>) -> Option<PulseAsk> {
+    let Some(a) = asks.as_mut() else {
+        return std::future::pending().await;
+    };
+    match a.changed().await {
+        Ok(()) => a.borrow_and_update().clone(),
+        Err(_) => {
+            *asks = None;
+            None
         }
     }
 }

@@ -48,6 +48,12 @@ pub(super) enum Extra {
     Applied(&'static str, Value),
     Deleted(&'static str, Value),
     Audit(Value),
+    /// The kind is not served or may not be read here: left alone, with the API's word.
+    Unreadable {
+        kind: &'static str,
+        plural: &'static str,
+        why: String,
+    },
 }
 
 /// What the recording calls each kind the inventory watches.
@@ -254,6 +260,7 @@ impl Tap {
                     self.io(r);
                 }
             }
+            Extra::Unreadable { plural, why, .. } => self.warnings.push(format!("note: not recording {plural}: {why}")),
         }
     }
 
@@ -370,14 +377,30 @@ fn wanted(kind: &str, o: &Value) -> bool {
         || str_at(o, &["involvedObject", "kind"]) == Some("SandboxWarmPool")
 }
 
-/// Watch `kind` in `namespace` (all with `None`) for the recording: a LIST, then a watch from
-/// its resourceVersion, again from the newest on the server's timeout, a LIST again on 410 or
-/// an error (after a pause). A kind not served or not readable is left alone with one line.
+/// How a watch beyond the inventory's hands on what it sees: which objects it keeps, and the
+/// report its changes travel in (the recording's, or the live pulse's).
+#[derive(Clone, Copy)]
+pub(super) struct Extras {
+    pub(super) keep: fn(&str, &Value) -> bool,
+    pub(super) wrap: fn(Extra) -> Feed,
+}
+
+/// The recording's: the workspaces' Events only, reported as [`Feed::Extra`].
+pub(super) const RECORDED: Extras = Extras {
+    keep: wanted,
+    wrap: Feed::Extra,
+};
+
+/// Watch `kind` in `namespace` (all with `None`) beyond the inventory's watches: a LIST, then a
+/// watch from its resourceVersion, again from the newest on the server's timeout, a LIST again
+/// on 410 or an error (after a pause). A kind not served or not readable is reported once as
+/// [`Extra::Unreadable`] and left alone.
 pub(super) async fn watch_extra(
     conn: Connection,
     (kind, name): (&'static ApiKind, &'static str),
     namespace: Option<String>,
     feed: UnboundedSender<Feed>,
+    extras: Extras,
 ) {
     use futures::StreamExt;
     let mut version: Option<String> = None;
@@ -387,19 +410,23 @@ pub(super) async fn watch_extra(
             Some(v) => v,
             None => match resources::list_versioned(&conn, kind, ns, None).await {
                 Ok((items, v)) => {
-                    let objects = items.into_iter().filter(|o| wanted(name, o)).collect();
+                    let objects = items.into_iter().filter(|o| (extras.keep)(name, o)).collect();
                     let reset = Extra::Reset {
                         kind: name,
                         namespace: namespace.clone(),
                         objects,
                     };
-                    if feed.send(Feed::Extra(reset)).is_err() {
+                    if feed.send((extras.wrap)(reset)).is_err() {
                         return;
                     }
                     v
                 }
                 Err(e) if e.is_not_found() || e.is_forbidden() => {
-                    let _ = feed.send(Feed::Warning(format!("note: not recording {}: {e}", kind.plural)));
+                    let _ = feed.send((extras.wrap)(Extra::Unreadable {
+                        kind: name,
+                        plural: kind.plural,
+                        why: e.to_string(),
+                    }));
                     return;
                 }
                 Err(_) => {
@@ -420,14 +447,14 @@ pub(super) async fn watch_extra(
         };
         futures::pin_mut!(stream);
         while let Some(item) = stream.next().await {
-            let extra = match item {
+            let (keep, extra) = match item {
                 Ok(Watched::Applied(o, v)) => {
                     version = Some(v);
-                    Extra::Applied(name, o)
+                    ((extras.keep)(name, &o), Extra::Applied(name, o))
                 }
                 Ok(Watched::Deleted(o, v)) => {
                     version = Some(v);
-                    Extra::Deleted(name, o)
+                    ((extras.keep)(name, &o), Extra::Deleted(name, o))
                 }
                 Ok(Watched::Bookmark { resource_version, .. }) => {
                     version = Some(resource_version);
@@ -438,11 +465,7 @@ pub(super) async fn watch_extra(
                     break;
                 }
             };
-            let keep = match &extra {
-                Extra::Applied(k, o) | Extra::Deleted(k, o) => wanted(k, o),
-                _ => true,
-            };
-            if keep && feed.send(Feed::Extra(extra)).is_err() {
+            if keep && feed.send((extras.wrap)(extra)).is_err() {
                 return;
             }
         }
