@@ -54,6 +54,18 @@ pub(crate) fn start(
     background: usize,
     live: bool,
 ) -> namzu_sim::Sim {
+    start_with(rt, kubeconfig, workspaces, background, live, "")
+}
+
+/// [`start`]'s sim with the namespaces, objects and pulses of the scenario `extra` too.
+pub(crate) fn start_with(
+    rt: &tokio::runtime::Runtime,
+    kubeconfig: &std::path::Path,
+    workspaces: usize,
+    background: usize,
+    live: bool,
+    extra: &str,
+) -> namzu_sim::Sim {
     use namzu_sim::{Sim, SimConfig, scenario::Scenario};
     let mut config = SimConfig::for_tests(kubeconfig);
     config.strict = false;
@@ -67,6 +79,12 @@ pub(crate) fn start(
         let part: String = (from..workspaces.min(from + PER_PARSE)).map(workspace).collect();
         let part = Scenario::parse(&format!("workspaces:\n{part}"), now).expect("the bench scenario parses");
         scenario.workspaces.extend(part.workspaces);
+    }
+    if !extra.is_empty() {
+        let extra = Scenario::parse(extra, now).expect("the extra scenario parses");
+        scenario.namespaces.extend(extra.namespaces);
+        scenario.objects.extend(extra.objects);
+        scenario.pulse.extend(extra.pulse);
     }
     let sim = rt.block_on(Sim::start(config, &scenario)).expect("the sim starts");
     if !live {

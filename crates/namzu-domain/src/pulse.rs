@@ -237,7 +237,7 @@ pub(super) struct Lookup<'a> {
     /// Each pool's newest member's name and hash (`ns/pool`): what a stale member is told against.
     pub(super) references: HashMap<String, Option<(String, String)>>,
     /// The Events, by the object they are about.
-    pub(super) events: blame::Index,
+    pub(super) events: blame::Index<'a>,
 }
 
 pub(super) fn key(ns: &str, name: &str) -> String {
@@ -279,7 +279,6 @@ impl<'a> Lookup<'a> {
                 )
             })
             .collect();
-        let empty: [Value; 0] = [];
         Lookup {
             by_claim_uid,
             by_claim_name,
@@ -287,7 +286,7 @@ impl<'a> Lookup<'a> {
             pods: by_name(inputs.pods),
             claims: by_name(inputs.claims),
             references,
-            events: blame::Index::new(inputs.events.unwrap_or(&empty)),
+            events: blame::Index::new(inputs.events.unwrap_or(&[])),
         }
     }
 
@@ -301,7 +300,7 @@ impl<'a> Lookup<'a> {
 }
 
 /// The time an Event about `object` with `reason` was first seen.
-pub(crate) fn event_of(events: &[Value], kind: &str, object: &Value, reason: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn event_of(events: &[&Value], kind: &str, object: &Value, reason: &str) -> Option<DateTime<Utc>> {
     events
         .iter()
         .filter(|e| e.get("reason").and_then(Value::as_str) == Some(reason))

@@ -145,6 +145,16 @@ struct Restarts {
     started_at: String,
 }
 
+/// What a write touched, for the controller's pass after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// A Sandbox, by namespace and name.
+    Sandbox((String, String)),
+    /// A SandboxClaim or a SandboxWarmPool.
+    ClaimOrPool,
+    Other,
+}
+
 impl Controller {
     pub fn new(timing: Timing) -> Controller {
         Controller {
@@ -268,6 +278,29 @@ impl Controller {
             .collect();
         for key in keys {
             self.reconcile_key(store, &key, now, settle);
+        }
+    }
+
+    /// After a write of a claim or a warm pool: the pools' and the claims' passes (a few objects
+    /// each), then the pass of each Sandbox they changed — not every Sandbox's (a claim at
+    /// 10,000 workspaces held the lock for seconds). Where the store no longer has the changes
+    /// since (compacted), every pass.
+    pub fn reconcile_claims_and_pools(&mut self, store: &mut Store, now: DateTime<Utc>) {
+        let before = store.resource_version();
+        self.reconcile_pools(store, now);
+        self.reconcile_claims(store, now);
+        self.bind_claims(store, now);
+        let Some(changes) = store.events_since(before, &super::store::rkey(&SANDBOXES)) else {
+            return self.reconcile(store, now, false);
+        };
+        let mut keys: Vec<(String, String)> = changes
+            .iter()
+            .map(|e| (e.namespace.clone(), super::store::meta(&e.object, "name").to_string()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            self.reconcile_key(store, &key, now, false);
         }
     }
 

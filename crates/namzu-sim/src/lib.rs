@@ -30,7 +30,7 @@ mod wire;
 use auth::User;
 use chrono::{DateTime, Utc};
 use clock::Clock;
-use controller::{Controller, Knobs, Timing, knob_key};
+use controller::{Controller, Knobs, Timing, Written, knob_key};
 use discovery::AgentSandbox;
 use faults::Fault;
 use hyper::server::conn::http1;
@@ -223,15 +223,17 @@ impl SimState {
     }
 
     /// After a write: the Sandbox written is reconciled (a real controller's watch would see
-    /// just that one) after the controller's lag (`Timing::reconcile_delay`); a write to
+    /// just that one) after the controller's lag (`Timing::reconcile_delay`); a claim or a
+    /// warm pool wakes the claims' and pools' passes and the Sandboxes they change; a write to
     /// anything else wakes the whole pass.
-    pub fn written(&mut self, sandbox: Option<(String, String)>, now: DateTime<Utc>) {
+    pub fn written(&mut self, written: Written, now: DateTime<Utc>) {
         let lag = self.controller.timing.reconcile_delay;
-        match sandbox {
+        match written {
             // a real controller sees the write through its watch and queue: later
-            Some(key) if lag > chrono::Duration::zero() => self.controller.later(key, now + lag),
-            Some(key) => self.controller.reconcile_key(&mut self.store, &key, now, false),
-            None => self.reconcile(now),
+            Written::Sandbox(key) if lag > chrono::Duration::zero() => self.controller.later(key, now + lag),
+            Written::Sandbox(key) => self.controller.reconcile_key(&mut self.store, &key, now, false),
+            Written::ClaimOrPool => self.controller.reconcile_claims_and_pools(&mut self.store, now),
+            Written::Other => self.reconcile(now),
         }
         self.sync_volumes(now);
     }
@@ -655,7 +657,12 @@ impl Sim {
             .store
             .create(r, obj, &clock::k8s_time(now))
             .map_err(|e| e.body.to_string())?;
-        st.reconcile(now);
+        let written = if [resources::CLAIMS.plural, resources::WARM_POOLS.plural].contains(&r.plural) {
+            Written::ClaimOrPool
+        } else {
+            Written::Other
+        };
+        st.written(written, now);
         Ok(out)
     }
 

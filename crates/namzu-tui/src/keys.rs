@@ -525,7 +525,7 @@ const PULSE_VIEW: &[Binding] = &[
     Binding {
         keys: &[(Char('r'), Refresh)],
         label: "r",
-        does: "read the pulse again now (it reads again every 5 s while open)",
+        does: "compute the pulse again now (while open it is live: computed on the watches' changes, at most once a second)",
         hint: "r read again",
         footer_order: 3,
     },

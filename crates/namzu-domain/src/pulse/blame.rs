@@ -86,28 +86,31 @@ pub struct Blame {
 /// and whether the whole leg was after it (a leg under way at the request is counted in part).
 type Legs = Vec<(String, i64, bool)>;
 
-/// The Events of each object, by (kind, name).
-pub(crate) struct Index {
-    by: HashMap<(String, String), Vec<Value>>,
+/// The Events of each object, by (kind, name): borrowed, never copied (a busy namespace holds
+/// thousands, and the live pulse computes every second).
+pub(crate) struct Index<'a> {
+    /// kind → name → Events
+    by: HashMap<&'a str, HashMap<&'a str, Vec<&'a Value>>>,
 }
 
-impl Index {
-    pub(super) fn new(events: &[Value]) -> Index {
-        let mut by: HashMap<(String, String), Vec<Value>> = HashMap::new();
+impl<'a> Index<'a> {
+    pub(super) fn new(events: &'a [Value]) -> Index<'a> {
+        let mut by: HashMap<&str, HashMap<&str, Vec<&Value>>> = HashMap::new();
         for e in events {
             let Some(r) = e.get("involvedObject").or_else(|| e.get("regarding")) else {
                 continue;
             };
             if let (Some(k), Some(n)) = (str_at(r, &["kind"]), str_at(r, &["name"])) {
-                by.entry((k.to_string(), n.to_string())).or_default().push(e.clone());
+                by.entry(k).or_default().entry(n).or_default().push(e);
             }
         }
         Index { by }
     }
 
-    pub(super) fn of(&self, kind: &str, n: &str) -> &[Value] {
+    pub(super) fn of(&self, kind: &str, n: &str) -> &[&'a Value] {
         self.by
-            .get(&(kind.to_string(), n.to_string()))
+            .get(kind)
+            .and_then(|named| named.get(n))
             .map_or(&[], Vec::as_slice)
     }
 }
@@ -146,11 +149,11 @@ fn seen<'a>(s: &Start, lookup: &Lookup<'a>) -> Seen<'a> {
 }
 
 /// The pod's legs after the request (the time before the pod was made is `pod created`).
-fn legs(s: &Start, seen: &Seen<'_>, index: &Index) -> Legs {
+fn legs(s: &Start, seen: &Seen<'_>, index: &Index<'_>) -> Legs {
     let (Some(sbx), Some(pod)) = (seen.sandbox, seen.pod) else {
         return Vec::new();
     };
-    let events: Vec<Value> = index.of("Pod", name(pod)).to_vec();
+    let events: Vec<Value> = index.of("Pod", name(pod)).iter().map(|e| (*e).clone()).collect();
     let w = waterfall(
         &timeline::Inputs {
             sandbox: sbx,
@@ -287,7 +290,7 @@ fn blame_one(s: &Start, legs: &Legs, medians: &HashMap<String, i64>, lookup: &Lo
 }
 
 /// A controller error between the request and Ready, from the Events of the Sandbox and claim.
-fn controller_error(s: &Start, seen: &Seen<'_>, index: &Index) -> Option<String> {
+fn controller_error(s: &Start, seen: &Seen<'_>, index: &Index<'_>) -> Option<String> {
     let end = s.ready?;
     let objects = [("Sandbox", seen.sandbox), ("SandboxClaim", seen.claim)];
     objects.iter().find_map(|(kind, obj)| {
@@ -320,7 +323,7 @@ fn controller_error(s: &Start, seen: &Seen<'_>, index: &Index) -> Option<String>
 }
 
 /// The kubelet's or scheduler's word for a leg's trouble, when an Event says it.
-fn leg_event(cause: Cause, seen: &Seen<'_>, index: &Index) -> Option<String> {
+fn leg_event(cause: Cause, seen: &Seen<'_>, index: &Index<'_>) -> Option<String> {
     let pod = seen.pod?;
     let reasons: &[&str] = match cause {
         Cause::Unschedulable => &["FailedScheduling"],

@@ -2,6 +2,7 @@
 //! verbs, the subresources (`log`, `status`), lists and watches.
 
 use super::super::clock::k8s_time;
+use super::super::controller::Written;
 use super::super::resources::{NAMESPACES, Resource, Target, parse_path};
 use super::super::status;
 use super::super::store::meta;
@@ -23,8 +24,9 @@ pub(super) enum Reply {
     Page(Page),
 }
 
-/// The Sandbox a write was to, if it was to one: the controller then looks at that one only.
-pub(super) fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, String)> {
+/// What a write touched: the Sandbox written (its pass alone follows), a claim or a warm pool
+/// (the claims' and pools' passes and the Sandboxes they change), or anything else (every pass).
+pub(super) fn written_object(req: &Req, result: &Answer) -> Written {
     let Some(Target::Objects {
         plural,
         namespace,
@@ -32,16 +34,22 @@ pub(super) fn written_sandbox(req: &Req, result: &Answer) -> Option<(String, Str
         ..
     }) = parse_path(&req.path)
     else {
-        return None;
+        return Written::Other;
     };
-    if plural != "sandboxes" {
-        return None;
+    match plural.as_str() {
+        "sandboxclaims" | "sandboxwarmpools" => Written::ClaimOrPool,
+        "sandboxes" => {
+            let name = name.or_else(|| {
+                let (_, created) = result.as_ref().ok()?;
+                Some(meta(created, "name").to_string())
+            });
+            match name {
+                Some(name) => Written::Sandbox((namespace.unwrap_or_default(), name)),
+                None => Written::Other,
+            }
+        }
+        _ => Written::Other,
     }
-    let name = name.or_else(|| {
-        let (_, created) = result.as_ref().ok()?;
-        Some(meta(created, "name").to_string())
-    })?;
-    Some((namespace.unwrap_or_default(), name))
 }
 
 /// Serve a request under the server's lock: every answer but a LIST's is made here; a LIST's
@@ -138,7 +146,7 @@ pub(super) fn serve(st: &mut SimState, req: &Req, now: chrono::DateTime<chrono::
     };
     let writes = matches!(req.method.as_str(), "POST" | "PATCH" | "PUT" | "DELETE");
     if writes && stores {
-        st.written(written_sandbox(req, &result), now);
+        st.written(written_object(req, &result), now);
     }
     Reply::Now(match result {
         Ok((code, body)) => json_response(code, &body, None),

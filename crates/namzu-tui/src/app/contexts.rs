@@ -190,9 +190,14 @@ pub(super) fn on_live(app: &mut App, context: &str, event: LiveEvent) {
             }
             app_warn(&mut app.warned, &mut app.status, app.several_contexts, context, w);
         }
-        LiveEvent::Pulse { since, pulse, warnings } => {
+        LiveEvent::Pulse {
+            since,
+            pulse,
+            warnings,
+            took,
+        } => {
             let scope = app.scope_in(context);
-            super::pulse::answered(app, context, &scope, since, Ok((*pulse, warnings)));
+            super::pulse::answered(app, context, &scope, since, Ok((*pulse, warnings)), took);
         }
         LiveEvent::Failed(why) => {
             super::pulse::failed(app, context, &why);

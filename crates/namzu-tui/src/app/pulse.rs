@@ -24,6 +24,8 @@ pub struct PulsePart {
     pub answer: Option<PulseAnswer>,
     pub reading: bool,
     pub answered_at: Option<DateTime<Utc>>,
+    /// How long its follow took to compute the last answer.
+    pub took: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Clone)]
@@ -220,6 +222,7 @@ pub(super) fn open(app: &mut App, window: &str) -> Vec<Effect> {
                 answer: failed.map(Err),
                 reading: true,
                 answered_at: None,
+                took: None,
                 context,
             }
         })
@@ -295,7 +298,14 @@ pub(super) fn failed(app: &mut App, context: &str, why: &str) {
 }
 
 /// A context's answer, into the view if it is still open and asked it (for the same window).
-pub(super) fn answered(app: &mut App, context: &str, scope: &Scope, since: TimeDelta, result: PulseAnswer) {
+pub(super) fn answered(
+    app: &mut App,
+    context: &str,
+    scope: &Scope,
+    since: TimeDelta,
+    result: PulseAnswer,
+    took: std::time::Duration,
+) {
     let now = app.now;
     for popup in app.popups.iter_mut() {
         if let Popup::Pulse(view) = popup
@@ -309,6 +319,7 @@ pub(super) fn answered(app: &mut App, context: &str, scope: &Scope, since: TimeD
                 part.answer = Some(result.clone());
                 part.reading = false;
                 part.answered_at = Some(now);
+                part.took = Some(took);
             }
             // the counts may have changed: the cursors stay on one
             let counted = figures(&view.parts);
@@ -510,6 +521,7 @@ pub(crate) fn pulse_text(app: &App, view: &PulseView) -> String {
             }
         }
     }
+    let took = view.parts.iter().filter_map(|p| p.took).max().unwrap_or_default();
     let read = view
         .parts
         .iter()
@@ -517,8 +529,9 @@ pub(crate) fn pulse_text(app: &App, view: &PulseView) -> String {
         .min()
         .map_or("watching".to_string(), |t| {
             format!(
-                "live, computed {} ago",
-                namzu_domain::age::human_duration((app.now - t).num_seconds().max(0))
+                "live, computed {} ago in {:.2}s",
+                namzu_domain::age::human_duration((app.now - t).num_seconds().max(0)),
+                took.as_secs_f64()
             )
         });
     out.push(String::new());
@@ -615,6 +628,7 @@ mod tests {
                 since: TimeDelta::hours(1),
                 pulse: Box::new(pulse()),
                 warnings: Vec::new(),
+                took: std::time::Duration::from_millis(120),
             },
         };
         update(app, action)
@@ -656,7 +670,7 @@ mod tests {
         assert!(text.contains("claim→Ready p50/p95/p99 1.0s / 1.0s / 31.0s"), "{text}");
         assert!(text.contains("›   2 starts, each with its latency"), "{text}");
         assert!(text.contains("1 slow start (above p95), each with its cause"), "{text}");
-        assert!(text.contains("live, computed 0s ago"), "{text}");
+        assert!(text.contains("live, computed 0s ago in 0.12s"), "{text}");
         // r: asked again, with a new ask
         let before = view(&app).asked;
         let again = asks(&press(&mut app, KeyCode::Char('r')));

@@ -99,7 +99,8 @@ impl Follower {
             (None, _) => self.pulse = None,
             (Some(ask), Some(pulse)) => pulse.ask = ask,
             (Some(ask), None) => {
-                self.pulse = Some(LivePulse::start(&self.conn, &self.scope, &self.spawn.feed, ask));
+                let pulse = LivePulse::start(&self.conn, &self.scope, &self.spawn.feed, ask, &self.mirror);
+                self.pulse = Some(pulse);
             }
         }
     }
@@ -116,12 +117,7 @@ impl Follower {
                 None
             }
             f => {
-                if matches!(
-                    f,
-                    Feed::Reset(..) | Feed::Listed(..) | Feed::Applied(..) | Feed::Deleted(..) | Feed::ByName { .. }
-                ) {
-                    pulse.dirty = true;
-                }
+                pulse.inventory(&f);
                 Some(f)
             }
         }
@@ -129,7 +125,7 @@ impl Follower {
 
     /// The pulse out, if it is due (a tick, once the inventory has its first state).
     pub(super) fn pulse_due(&mut self, now: chrono::DateTime<chrono::Utc>) {
-        if let Some(event) = self.pulse.as_mut().and_then(|p| p.due(&self.mirror, now)) {
+        if let Some(event) = self.pulse.as_mut().and_then(|p| p.due(now)) {
             let _ = self.out.send(event);
         }
     }

@@ -113,6 +113,8 @@ pub enum LiveEvent {
         since: chrono::Duration,
         pulse: Box<namzu_domain::pulse::Pulse>,
         warnings: Vec<String>,
+        /// How long computing it took (the view says so).
+        took: Duration,
     },
 }
 
@@ -304,6 +306,9 @@ async fn run(
                     }
                 }
                 state.flush();
+                if state.synced {
+                    state.pulse_due(conn.clock.now());
+                }
                 if let Some(tap) = tap.as_mut() {
                     if state.synced {
                         tap.synced();

@@ -1,9 +1,9 @@
 //! The pulse, live (issue 44): while a front-end asks for it (the TUI's `:pulse`), the follow
 //! also watches the claims, warm pools and Events of its scope, and computes the pulse
 //! (`domain::pulse`, what `kubectl namzu pulse` prints) from those and from the Sandboxes and
-//! pods its mirror already holds. It computes at most once a second, and only when something it
-//! reads changed, the user asked again, or [`WINDOW_STEP`] passed (the window slides): a refresh
-//! sends no request. The three watches start when first asked (one LIST each, the Events' once
+//! pods its mirror already holds. It computes when something it reads changed, the user asked
+//! again, or [`WINDOW_STEP`] passed (the window slides) — at once if the last was at least
+//! [`AT_MOST_EVERY`] ago, else on the next tick: a refresh sends no request. The three watches start when first asked (one LIST each, the Events' once
 //! the claims and pools are in, so a pod's Events are kept only where claims or pools are) and
 //! stop when nobody asks any more.
 
@@ -13,13 +13,15 @@ use crate::cluster::connect::Connection;
 use crate::cluster::inventory::Scope;
 use crate::cluster::kinds::{CLAIMS, EVENTS, WARM_POOLS};
 use chrono::{DateTime, Duration, Utc};
-use namzu_domain::mirror::{Mirror, ObjectKey};
+use namzu_domain::mirror::{Kind, Mirror, ObjectKey};
 use namzu_domain::object::{namespace, str_at};
+use namzu_domain::projection::{PULSE_POD, PULSE_SANDBOX, project};
 use namzu_domain::pulse::{self, Inputs};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 /// What a front-end asks of a follow: the pulse over the last `since`. `asked` changes when the
 /// user asks again (`r`): the next tick computes even if nothing changed.
@@ -30,7 +32,9 @@ pub struct PulseAsk {
 }
 
 /// With nothing changed, the pulse is computed again this often: its window slides with time.
-const WINDOW_STEP: Duration = Duration::seconds(5);
+const WINDOW_STEP: std::time::Duration = std::time::Duration::from_secs(5);
+/// The pulse is computed at most this often (a busy cluster changes many times a second).
+const AT_MOST_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 const CLAIM: &str = "SandboxClaim";
 const POOL: &str = "SandboxWarmPool";
@@ -50,28 +54,84 @@ const PULSE_EXTRAS: Extras = Extras {
     wrap: Feed::Pulse,
 };
 
-/// The pulse's own watches and what they hold.
+/// Objects by namespace and name, held in one slice (what `domain::pulse` reads, never copied
+/// to compute) with each one's place.
+#[derive(Default)]
+struct Held {
+    objects: Vec<Value>,
+    at: HashMap<ObjectKey, usize>,
+}
+
+impl Held {
+    fn put(&mut self, o: Value) {
+        let key = ObjectKey::of(&o);
+        match self.at.get(&key) {
+            Some(&i) => self.objects[i] = o,
+            None => {
+                self.at.insert(key, self.objects.len());
+                self.objects.push(o);
+            }
+        }
+    }
+
+    fn remove(&mut self, key: &ObjectKey) {
+        if let Some(i) = self.at.remove(key) {
+            self.objects.swap_remove(i);
+            if let Some(moved) = self.objects.get(i) {
+                self.at.insert(ObjectKey::of(moved), i);
+            }
+        }
+    }
+
+    /// Keep in `namespace` (everywhere with `None`) only what `keep` says.
+    fn retain(&mut self, namespace: Option<&str>, keep: impl Fn(&ObjectKey) -> bool) {
+        let gone: Vec<ObjectKey> = self
+            .at
+            .keys()
+            .filter(|k| namespace.is_none_or(|n| k.namespace == n) && !keep(k))
+            .cloned()
+            .collect();
+        for k in &gone {
+            self.remove(k);
+        }
+    }
+}
+
+/// The pulse's own watches, and what it reads: their claims, pools and Events, and its own
+/// copy of the inventory's Sandboxes and pods pruned to the pulse's fields (kept as the watches
+/// report them, so a refresh parses nothing).
 pub(super) struct LivePulse {
     pub(super) ask: PulseAsk,
-    claims: BTreeMap<ObjectKey, Value>,
-    pools: BTreeMap<ObjectKey, Value>,
-    events: BTreeMap<ObjectKey, Value>,
-    /// Namespaces that held claims or pools.
+    claims: Held,
+    pools: Held,
+    events: Held,
+    sandboxes: Held,
+    pods: Held,
+    /// Namespaces that held claims or pools: Events are kept there only.
     busy: BTreeSet<String>,
     /// Kinds whose first state is in (or that cannot be read).
     first: BTreeSet<&'static str>,
     /// Kinds that cannot be read, with the API's word.
     unreadable: BTreeMap<&'static str, String>,
     /// Something the pulse reads changed since it was last computed.
-    pub(super) dirty: bool,
-    sent: Option<(DateTime<Utc>, u64)>,
+    dirty: bool,
+    /// When it was last computed (the machine's monotonic time: the follow's clock may be
+    /// pinned), for which ask.
+    sent: Option<(Instant, u64)>,
     /// The watches: they stop when this is dropped.
     tasks: JoinSet<()>,
 }
 
 impl LivePulse {
-    /// Start the claims' and pools' watches in `scope`.
-    pub(super) fn start(conn: &Connection, scope: &Scope, feed: &UnboundedSender<Feed>, ask: PulseAsk) -> LivePulse {
+    /// Start the claims' and pools' watches in `scope`, with the Sandboxes and pods the
+    /// inventory holds now.
+    pub(super) fn start(
+        conn: &Connection,
+        scope: &Scope,
+        feed: &UnboundedSender<Feed>,
+        ask: PulseAsk,
+        mirror: &Mirror,
+    ) -> LivePulse {
         let mut tasks = JoinSet::new();
         for kind in [(&CLAIMS, CLAIM), (&WARM_POOLS, POOL)] {
             tasks.spawn(watch_extra(
@@ -82,11 +142,17 @@ impl LivePulse {
                 PULSE_EXTRAS,
             ));
         }
+        let (mut sandboxes, mut pods) = (Held::default(), Held::default());
+        let (held_sandboxes, held_pods) = mirror.pulse_objects();
+        held_sandboxes.into_iter().for_each(|o| sandboxes.put(o));
+        held_pods.into_iter().for_each(|o| pods.put(o));
         LivePulse {
             ask,
-            claims: BTreeMap::new(),
-            pools: BTreeMap::new(),
-            events: BTreeMap::new(),
+            claims: Held::default(),
+            pools: Held::default(),
+            events: Held::default(),
+            sandboxes,
+            pods,
             busy: BTreeSet::new(),
             first: BTreeSet::new(),
             unreadable: BTreeMap::new(),
@@ -96,7 +162,7 @@ impl LivePulse {
         }
     }
 
-    fn held(&mut self, kind: &str) -> Option<&mut BTreeMap<ObjectKey, Value>> {
+    fn held(&mut self, kind: &str) -> Option<&mut Held> {
         match kind {
             CLAIM => Some(&mut self.claims),
             POOL => Some(&mut self.pools),
@@ -105,8 +171,8 @@ impl LivePulse {
         }
     }
 
-    /// A pod's Events are kept only in namespaces with claims or pools (other apps' pods come
-    /// and go by the thousand); a claim or pool's namespace joins them.
+    /// Events are kept only in namespaces with claims or pools (other apps' pods come and go by
+    /// the thousand); a claim or pool's namespace joins them.
     fn kept(&mut self, kind: &str, o: &Value) -> bool {
         match kind {
             CLAIM | POOL => {
@@ -115,7 +181,7 @@ impl LivePulse {
                 }
                 true
             }
-            _ => str_at(o, &["involvedObject", "kind"]) != Some("Pod") || self.busy.contains(namespace(o)),
+            _ => self.busy.contains(namespace(o)),
         }
     }
 
@@ -123,15 +189,16 @@ impl LivePulse {
     pub(super) fn take(&mut self, extra: Extra, conn: &Connection, scope: &Scope, feed: &UnboundedSender<Feed>) {
         self.dirty = true;
         match extra {
-            Extra::Reset { kind, objects, .. } => {
-                let mut kept = BTreeMap::new();
-                for o in objects {
-                    if self.kept(kind, &o) {
-                        kept.insert(ObjectKey::of(&o), lean(o));
-                    }
-                }
+            Extra::Reset {
+                kind,
+                namespace,
+                objects,
+            } => {
+                let kept: Vec<Value> = objects.into_iter().filter(|o| self.kept(kind, o)).map(lean).collect();
                 if let Some(held) = self.held(kind) {
-                    *held = kept;
+                    let listed: BTreeSet<ObjectKey> = kept.iter().map(ObjectKey::of).collect();
+                    held.retain(namespace.as_deref(), |k| listed.contains(k));
+                    kept.into_iter().for_each(|o| held.put(o));
                 }
                 self.first_state(kind, conn, scope, feed);
             }
@@ -139,7 +206,7 @@ impl LivePulse {
                 if self.kept(kind, &o)
                     && let Some(held) = self.held(kind)
                 {
-                    held.insert(ObjectKey::of(&o), lean(o));
+                    held.put(lean(o));
                 }
             }
             Extra::Deleted(kind, o) => {
@@ -152,6 +219,43 @@ impl LivePulse {
                 self.first_state(kind, conn, scope, feed);
             }
             Extra::Audit(_) => {}
+        }
+    }
+
+    /// A report of the inventory's watches: its Sandboxes and pods, as the pulse reads them.
+    pub(super) fn inventory(&mut self, f: &Feed) {
+        let (held, keep) = match f {
+            Feed::Reset(s, _) | Feed::Listed(s, _) | Feed::Applied(s, _) | Feed::Deleted(s, _) => match s.kind {
+                Kind::Sandboxes => (&mut self.sandboxes, PULSE_SANDBOX),
+                Kind::Pods => (&mut self.pods, PULSE_POD),
+                _ => return,
+            },
+            Feed::ByName {
+                kind: Kind::Pods,
+                found: Some(Some(_)),
+                ..
+            } => (&mut self.pods, PULSE_POD),
+            _ => return,
+        };
+        self.dirty = true;
+        let pruned = |o: &Value| {
+            let mut o = o.clone();
+            project(&mut o, keep);
+            o
+        };
+        match f {
+            Feed::Reset(s, objects) => {
+                let listed: BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
+                held.retain(s.namespace.as_deref(), |k| listed.contains(k));
+                objects.iter().for_each(|o| held.put(pruned(o)));
+            }
+            Feed::Listed(s, listed) => held.retain(s.namespace.as_deref(), |k| listed.contains(k)),
+            Feed::Applied(_, o)
+            | Feed::ByName {
+                found: Some(Some(o)), ..
+            } => held.put(pruned(o)),
+            Feed::Deleted(_, o) => held.remove(&ObjectKey::of(o)),
+            _ => {}
         }
     }
 
@@ -171,24 +275,23 @@ impl LivePulse {
         }
     }
 
-    /// The pulse, when it is due: every watch has its first state, and something changed, the
-    /// user asked again or the window moved on.
-    pub(super) fn due(&mut self, mirror: &Mirror, now: DateTime<Utc>) -> Option<LiveEvent> {
+    /// The pulse, when it is due: every watch has its first state, the last was computed at
+    /// least [`AT_MOST_EVERY`] ago, and since then something changed, the user asked again or
+    /// the window moved on.
+    pub(super) fn due(&mut self, now: DateTime<Utc>) -> Option<LiveEvent> {
         if ![CLAIM, POOL, EVENT].iter().all(|k| self.first.contains(k)) {
             return None;
         }
-        let fresh = self
-            .sent
-            .is_some_and(|(at, asked)| asked == self.ask.asked && now - at < WINDOW_STEP);
-        if fresh && !self.dirty {
-            return None;
+        if let Some((at, asked)) = self.sent {
+            let since = at.elapsed();
+            let moved = since >= WINDOW_STEP || asked != self.ask.asked;
+            if since < AT_MOST_EVERY || !(self.dirty || moved) {
+                return None;
+            }
         }
         self.dirty = false;
-        self.sent = Some((now, self.ask.asked));
-        let (sandboxes, pods) = mirror.pulse_objects();
-        let claims: Vec<Value> = self.claims.values().cloned().collect();
-        let pools: Vec<Value> = self.pools.values().cloned().collect();
-        let events: Vec<Value> = self.events.values().cloned().collect();
+        let started = Instant::now();
+        self.sent = Some((started, self.ask.asked));
         let mut warnings = Vec::new();
         for (kind, why) in &self.unreadable {
             warnings.push(match *kind {
@@ -203,11 +306,11 @@ impl LivePulse {
                 .push("note: the agent-sandbox extensions (warm pools, claims) are not installed or readable".into());
         }
         let pulse = pulse::pulse(&Inputs {
-            claims: &claims,
-            sandboxes: &sandboxes,
-            pools: &pools,
-            pods: &pods,
-            events: (!self.unreadable.contains_key(EVENT)).then_some(events.as_slice()),
+            claims: &self.claims.objects,
+            sandboxes: &self.sandboxes.objects,
+            pools: &self.pools.objects,
+            pods: &self.pods.objects,
+            events: (!self.unreadable.contains_key(EVENT)).then_some(self.events.objects.as_slice()),
             now,
             since: self.ask.since,
         });
@@ -215,6 +318,7 @@ impl LivePulse {
             since: self.ask.since,
             pulse: Box::new(pulse),
             warnings,
+            took: started.elapsed(),
         })
     }
 }
