@@ -59,8 +59,9 @@ pub(super) struct Follower {
     /// Watches waiting to reconnect.
     pub(super) reconnecting: BTreeSet<StreamName>,
     pub(super) out: UnboundedSender<LiveEvent>,
-    /// The pulse, while a front-end asks for it.
+    /// The pulse, while a front-end asks for it, and how many were started (each one's number).
     pulse: Option<LivePulse>,
+    pulses_asked: u64,
 }
 
 impl Follower {
@@ -90,6 +91,7 @@ impl Follower {
             reconnecting: BTreeSet::new(),
             out,
             pulse: None,
+            pulses_asked: 0,
         }
     }
 
@@ -99,7 +101,9 @@ impl Follower {
             (None, _) => self.pulse = None,
             (Some(ask), Some(pulse)) => pulse.ask = ask,
             (Some(ask), None) => {
-                let pulse = LivePulse::start(&self.conn, &self.scope, &self.spawn.feed, ask, &self.mirror);
+                self.pulses_asked += 1;
+                let id = self.pulses_asked;
+                let pulse = LivePulse::start(&self.conn, &self.scope, &self.spawn.feed, (id, ask), &self.mirror);
                 self.pulse = Some(pulse);
             }
         }
@@ -112,8 +116,11 @@ impl Follower {
             return Some(f);
         };
         match f {
-            Feed::Pulse(extra) => {
-                pulse.take(extra, &self.conn, &self.scope, &self.spawn.feed);
+            Feed::Pulse(id, extra) => {
+                // what an earlier pulse's watches left queued is not this one's
+                if id == pulse.id {
+                    pulse.take(extra, &self.conn, &self.scope, &self.spawn.feed);
+                }
                 None
             }
             f => {
@@ -268,7 +275,7 @@ impl Follower {
                 self.touched
                     .extend(self.mirror.template_read(&key.namespace, &key.name, fetch));
             }
-            Feed::Extra(_) | Feed::Pulse(_) => {}
+            Feed::Extra(_) | Feed::Pulse(..) => {}
         }
         true
     }

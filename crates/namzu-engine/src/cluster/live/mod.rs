@@ -172,8 +172,8 @@ enum Feed {
     },
     /// For the recording only: a kind the inventory does not hold, an audit entry.
     Extra(tap::Extra),
-    /// For the live pulse only: a claim, a pool or an Event.
-    Pulse(tap::Extra),
+    /// For the live pulse only (the one numbered so): a claim, a pool or an Event.
+    Pulse(u64, tap::Extra),
 }
 
 /// Why every watch must start over: the probe failed at `since`.
@@ -258,7 +258,7 @@ fn start_extra(conn: &Connection, scope: &Scope, to: &RecordTo, feed: &Unbounded
             kind,
             namespace.clone(),
             feed.clone(),
-            tap::RECORDED,
+            tap::Extras::Recorded,
         ));
     }
     if let Some(audit) = &to.audit {
@@ -286,7 +286,9 @@ async fn run(
     let mut outage = false;
     let mut asks = options.pulse.clone();
     // what is asked already is taken on the first turn
-    asks.as_mut().map(watch::Receiver::mark_changed);
+    if let Some(asks) = asks.as_mut() {
+        asks.mark_changed();
+    }
     loop {
         tokio::select! {
             _ = state.out.closed() => return,

@@ -41,18 +41,13 @@ const POOL: &str = "SandboxWarmPool";
 const EVENT: &str = "Event";
 
 /// The Events the pulse reads: about the pods, Sandboxes, claims and pools a start is made of.
-fn about_a_start(kind: &str, o: &Value) -> bool {
+pub(super) fn about_a_start(kind: &str, o: &Value) -> bool {
     kind != EVENT
         || matches!(
             str_at(o, &["involvedObject", "kind"]),
             Some("Pod" | "Sandbox" | "SandboxClaim" | "SandboxWarmPool")
         )
 }
-
-const PULSE_EXTRAS: Extras = Extras {
-    keep: about_a_start,
-    wrap: Feed::Pulse,
-};
 
 /// Objects by namespace and name, held in one slice (what `domain::pulse` reads, never copied
 /// to compute) with each one's place.
@@ -101,6 +96,8 @@ impl Held {
 /// copy of the inventory's Sandboxes and pods pruned to the pulse's fields (kept as the watches
 /// report them, so a refresh parses nothing).
 pub(super) struct LivePulse {
+    /// Its number: its watches' reports carry it.
+    pub(super) id: u64,
     pub(super) ask: PulseAsk,
     claims: Held,
     pools: Held,
@@ -129,7 +126,7 @@ impl LivePulse {
         conn: &Connection,
         scope: &Scope,
         feed: &UnboundedSender<Feed>,
-        ask: PulseAsk,
+        (id, ask): (u64, PulseAsk),
         mirror: &Mirror,
     ) -> LivePulse {
         let mut tasks = JoinSet::new();
@@ -139,7 +136,7 @@ impl LivePulse {
                 kind,
                 in_scope(scope),
                 feed.clone(),
-                PULSE_EXTRAS,
+                Extras::Pulse(id),
             ));
         }
         let (mut sandboxes, mut pods) = (Held::default(), Held::default());
@@ -147,6 +144,7 @@ impl LivePulse {
         held_sandboxes.into_iter().for_each(|o| sandboxes.put(o));
         held_pods.into_iter().for_each(|o| pods.put(o));
         LivePulse {
+            id,
             ask,
             claims: Held::default(),
             pools: Held::default(),
@@ -264,13 +262,13 @@ impl LivePulse {
         let was = self.first.contains(CLAIM) && self.first.contains(POOL);
         self.first.insert(kind);
         if !was && self.first.contains(CLAIM) && self.first.contains(POOL) {
-            let events = watch_extra(
-                conn.clone(),
-                (&EVENTS, EVENT),
-                in_scope(scope),
-                feed.clone(),
-                PULSE_EXTRAS,
-            );
+            if self.unreadable.contains_key(CLAIM) && self.unreadable.contains_key(POOL) {
+                // no claims, no pools: no Event can explain a start, none is read
+                self.first.insert(EVENT);
+                return;
+            }
+            let extras = Extras::Pulse(self.id);
+            let events = watch_extra(conn.clone(), (&EVENTS, EVENT), in_scope(scope), feed.clone(), extras);
             self.tasks.spawn(events);
         }
     }
@@ -293,7 +291,8 @@ impl LivePulse {
         let started = Instant::now();
         self.sent = Some((started, self.ask.asked));
         let mut warnings = Vec::new();
-        for (kind, why) in &self.unreadable {
+        let extensions_missing = self.unreadable.contains_key(CLAIM) && self.unreadable.contains_key(POOL);
+        for (kind, why) in self.unreadable.iter().filter(|_| !extensions_missing) {
             warnings.push(match *kind {
                 EVENT => {
                     format!("warning: {why}; causes told by Events (controller errors, pulls, scheduling) are unknown")
@@ -301,7 +300,7 @@ impl LivePulse {
                 _ => format!("warning: {why}; the pulse leaves its part unknown"),
             });
         }
-        if self.unreadable.contains_key(CLAIM) && self.unreadable.contains_key(POOL) {
+        if extensions_missing {
             warnings
                 .push("note: the agent-sandbox extensions (warm pools, claims) are not installed or readable".into());
         }

@@ -377,19 +377,32 @@ fn wanted(kind: &str, o: &Value) -> bool {
         || str_at(o, &["involvedObject", "kind"]) == Some("SandboxWarmPool")
 }
 
-/// How a watch beyond the inventory's hands on what it sees: which objects it keeps, and the
-/// report its changes travel in (the recording's, or the live pulse's).
+/// Whose a watch beyond the inventory's is: which objects it keeps, and the report its changes
+/// travel in.
 #[derive(Clone, Copy)]
-pub(super) struct Extras {
-    pub(super) keep: fn(&str, &Value) -> bool,
-    pub(super) wrap: fn(Extra) -> Feed,
+pub(super) enum Extras {
+    /// The recording's: the workspaces' Events only, reported as [`Feed::Extra`].
+    Recorded,
+    /// The live pulse's (`pulse.rs`), numbered: a pulse asked again never takes what the
+    /// watches of an earlier one left queued.
+    Pulse(u64),
 }
 
-/// The recording's: the workspaces' Events only, reported as [`Feed::Extra`].
-pub(super) const RECORDED: Extras = Extras {
-    keep: wanted,
-    wrap: Feed::Extra,
-};
+impl Extras {
+    fn keep(self, kind: &str, o: &Value) -> bool {
+        match self {
+            Extras::Recorded => wanted(kind, o),
+            Extras::Pulse(_) => super::pulse::about_a_start(kind, o),
+        }
+    }
+
+    fn wrap(self, extra: Extra) -> Feed {
+        match self {
+            Extras::Recorded => Feed::Extra(extra),
+            Extras::Pulse(id) => Feed::Pulse(id, extra),
+        }
+    }
+}
 
 /// Watch `kind` in `namespace` (all with `None`) beyond the inventory's watches: a LIST, then a
 /// watch from its resourceVersion, again from the newest on the server's timeout, a LIST again
@@ -404,32 +417,41 @@ pub(super) async fn watch_extra(
 ) {
     use futures::StreamExt;
     let mut version: Option<String> = None;
+    let mut warned = false;
     let ns = namespace.as_deref();
     loop {
         let from = match version.clone() {
             Some(v) => v,
             None => match resources::list_versioned(&conn, kind, ns, None).await {
                 Ok((items, v)) => {
-                    let objects = items.into_iter().filter(|o| (extras.keep)(name, o)).collect();
+                    let objects = items.into_iter().filter(|o| extras.keep(name, o)).collect();
                     let reset = Extra::Reset {
                         kind: name,
                         namespace: namespace.clone(),
                         objects,
                     };
-                    if feed.send((extras.wrap)(reset)).is_err() {
+                    if feed.send(extras.wrap(reset)).is_err() {
                         return;
                     }
                     v
                 }
                 Err(e) if e.is_not_found() || e.is_forbidden() => {
-                    let _ = feed.send((extras.wrap)(Extra::Unreadable {
+                    let _ = feed.send(extras.wrap(Extra::Unreadable {
                         kind: name,
                         plural: kind.plural,
                         why: e.to_string(),
                     }));
                     return;
                 }
-                Err(_) => {
+                Err(e) => {
+                    // said once, not on every try: the part it feeds waits meanwhile
+                    if !warned {
+                        warned = true;
+                        let _ = feed.send(Feed::Warning(format!(
+                            "warning: {} could not be listed ({e}); trying again every 2 s",
+                            kind.plural
+                        )));
+                    }
                     tokio::time::sleep(std::time::Duration::from_secs(2)).await;
                     continue;
                 }
@@ -450,11 +472,11 @@ pub(super) async fn watch_extra(
             let (keep, extra) = match item {
                 Ok(Watched::Applied(o, v)) => {
                     version = Some(v);
-                    ((extras.keep)(name, &o), Extra::Applied(name, o))
+                    (extras.keep(name, &o), Extra::Applied(name, o))
                 }
                 Ok(Watched::Deleted(o, v)) => {
                     version = Some(v);
-                    ((extras.keep)(name, &o), Extra::Deleted(name, o))
+                    (extras.keep(name, &o), Extra::Deleted(name, o))
                 }
                 Ok(Watched::Bookmark { resource_version, .. }) => {
                     version = Some(resource_version);
@@ -465,7 +487,7 @@ pub(super) async fn watch_extra(
                     break;
                 }
             };
-            if keep && feed.send((extras.wrap)(extra)).is_err() {
+            if keep && feed.send(extras.wrap(extra)).is_err() {
                 return;
             }
         }
