@@ -119,7 +119,7 @@ impl Follower {
             Feed::Pulse(id, extra) => {
                 // what an earlier pulse's watches left queued is not this one's
                 if id == pulse.id {
-                    pulse.take(extra, &self.conn, &self.scope, &self.spawn.feed);
+                    pulse.take(extra, &self.conn, &self.spawn.feed);
                 }
                 None
             }

@@ -3,9 +3,11 @@
 //! (`domain::pulse`, what `kubectl namzu pulse` prints) from those and from the Sandboxes and
 //! pods its mirror already holds. It computes when something it reads changed, the user asked
 //! again, or [`WINDOW_STEP`] passed (the window slides) — at once if the last was at least
-//! [`AT_MOST_EVERY`] ago, else on the next tick: a refresh sends no request. The three watches start when first asked (one LIST each, the Events' once
-//! the claims and pools are in, so a pod's Events are kept only where claims or pools are) and
-//! stop when nobody asks any more.
+//! [`AT_MOST_EVERY`] ago, else on the next tick: a refresh sends no request. The claims' and
+//! pools' watches start when first asked (one LIST each); once both are in, the Events are
+//! watched in each namespace that holds claims or pools (one more as a claim or pool turns up
+//! elsewhere) — never the whole cluster's Events, which other apps' pods make by the thousand.
+//! Every watch stops when nobody asks any more.
 
 use super::tap::{Extra, Extras, watch_extra};
 use super::{Feed, LiveEvent};
@@ -106,8 +108,12 @@ pub(super) struct LivePulse {
     pods: Held,
     /// Namespaces that held claims or pools: Events are kept there only.
     busy: BTreeSet<String>,
-    /// Kinds whose first state is in (or that cannot be read).
+    /// Kinds whose first state is in (or that cannot be read); `Event` once its watches are
+    /// planned.
     first: BTreeSet<&'static str>,
+    /// Namespaces whose Events are watched, and those of them whose first state is not in yet.
+    events_watched: BTreeSet<String>,
+    events_pending: BTreeSet<String>,
     /// Kinds that cannot be read, with the API's word.
     unreadable: BTreeMap<&'static str, String>,
     /// Something the pulse reads changed since it was last computed.
@@ -153,6 +159,8 @@ impl LivePulse {
             pods,
             busy: BTreeSet::new(),
             first: BTreeSet::new(),
+            events_watched: BTreeSet::new(),
+            events_pending: BTreeSet::new(),
             unreadable: BTreeMap::new(),
             dirty: true,
             sent: None,
@@ -184,7 +192,7 @@ impl LivePulse {
     }
 
     /// One report of the pulse's watches.
-    pub(super) fn take(&mut self, extra: Extra, conn: &Connection, scope: &Scope, feed: &UnboundedSender<Feed>) {
+    pub(super) fn take(&mut self, extra: Extra, conn: &Connection, feed: &UnboundedSender<Feed>) {
         self.dirty = true;
         match extra {
             Extra::Reset {
@@ -198,7 +206,12 @@ impl LivePulse {
                     held.retain(namespace.as_deref(), |k| listed.contains(k));
                     kept.into_iter().for_each(|o| held.put(o));
                 }
-                self.first_state(kind, conn, scope, feed);
+                if kind == EVENT
+                    && let Some(ns) = &namespace
+                {
+                    self.events_pending.remove(ns);
+                }
+                self.first_state(kind, conn, feed);
             }
             Extra::Applied(kind, o) => {
                 if self.kept(kind, &o)
@@ -206,15 +219,24 @@ impl LivePulse {
                 {
                     held.put(lean(o));
                 }
+                // a claim or pool in a namespace not watched yet: its Events too
+                self.watch_events(conn, feed);
             }
             Extra::Deleted(kind, o) => {
                 if let Some(held) = self.held(kind) {
                     held.remove(&ObjectKey::of(&o));
                 }
             }
-            Extra::Unreadable { kind, why, .. } => {
+            Extra::Unreadable {
+                kind, why, namespace, ..
+            } => {
+                if kind == EVENT
+                    && let Some(ns) = &namespace
+                {
+                    self.events_pending.remove(ns);
+                }
                 self.unreadable.insert(kind, why);
-                self.first_state(kind, conn, scope, feed);
+                self.first_state(kind, conn, feed);
             }
             Extra::Audit(_) => {}
         }
@@ -257,18 +279,29 @@ impl LivePulse {
         }
     }
 
-    /// Once the claims and the pools are in, the Events' watch starts.
-    fn first_state(&mut self, kind: &'static str, conn: &Connection, scope: &Scope, feed: &UnboundedSender<Feed>) {
+    /// Once the claims and the pools are in, the Events are watched where they are.
+    fn first_state(&mut self, kind: &'static str, conn: &Connection, feed: &UnboundedSender<Feed>) {
         let was = self.first.contains(CLAIM) && self.first.contains(POOL);
         self.first.insert(kind);
         if !was && self.first.contains(CLAIM) && self.first.contains(POOL) {
-            if self.unreadable.contains_key(CLAIM) && self.unreadable.contains_key(POOL) {
-                // no claims, no pools: no Event can explain a start, none is read
-                self.first.insert(EVENT);
-                return;
-            }
+            // with no claims and no pools readable no Event can explain a start: none is read
+            self.first.insert(EVENT);
+            self.watch_events(conn, feed);
+        }
+    }
+
+    /// An Events watch for each namespace with claims or pools that has none yet (once the
+    /// claims and pools are in).
+    fn watch_events(&mut self, conn: &Connection, feed: &UnboundedSender<Feed>) {
+        if !self.first.contains(EVENT) {
+            return;
+        }
+        let new: Vec<String> = self.busy.difference(&self.events_watched).cloned().collect();
+        for ns in new {
+            self.events_watched.insert(ns.clone());
+            self.events_pending.insert(ns.clone());
             let extras = Extras::Pulse(self.id);
-            let events = watch_extra(conn.clone(), (&EVENTS, EVENT), in_scope(scope), feed.clone(), extras);
+            let events = watch_extra(conn.clone(), (&EVENTS, EVENT), Some(ns), feed.clone(), extras);
             self.tasks.spawn(events);
         }
     }
@@ -277,7 +310,7 @@ impl LivePulse {
     /// least [`AT_MOST_EVERY`] ago, and since then something changed, the user asked again or
     /// the window moved on.
     pub(super) fn due(&mut self, now: DateTime<Utc>) -> Option<LiveEvent> {
-        if ![CLAIM, POOL, EVENT].iter().all(|k| self.first.contains(k)) {
+        if ![CLAIM, POOL, EVENT].iter().all(|k| self.first.contains(k)) || !self.events_pending.is_empty() {
             return None;
         }
         if let Some((at, asked)) = self.sent {

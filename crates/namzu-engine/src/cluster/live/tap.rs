@@ -48,10 +48,12 @@ pub(super) enum Extra {
     Applied(&'static str, Value),
     Deleted(&'static str, Value),
     Audit(Value),
-    /// The kind is not served or may not be read here: left alone, with the API's word.
+    /// The kind is not served or may not be read here (`namespace`: `None` everywhere): left
+    /// alone, with the API's word.
     Unreadable {
         kind: &'static str,
         plural: &'static str,
+        namespace: Option<String>,
         why: String,
     },
 }
@@ -439,6 +441,7 @@ pub(super) async fn watch_extra(
                     let _ = feed.send(extras.wrap(Extra::Unreadable {
                         kind: name,
                         plural: kind.plural,
+                        namespace: namespace.clone(),
                         why: e.to_string(),
                     }));
                     return;
