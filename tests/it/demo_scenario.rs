@@ -190,6 +190,7 @@ fn demo_serve_clusters_gives_each_context_its_own_workspaces() {
     let dir = tempfile::tempdir().unwrap();
     let kc = dir.path().join("fleet.kubeconfig");
     let kc_arg = kc.to_str().unwrap();
+    forget_dead_demos();
     let served = Served::start(
         &["demo", "--serve", "--clusters", "3", "--kubeconfig-out", kc_arg],
         dir.path().join("stderr"),
@@ -254,6 +255,21 @@ fn kubectl_lists_the_contexts(kc: &Path) {
 
 /// The demo's own scratch files in the temp directory: `kubectl-namzu-demo-<pid>` then `.` or
 /// `-`, so that pid 452 never claims what a demo of pid 4521 (one killed, say) left there.
+/// Remove the scratch files of demos no longer running (a test that killed its terminal outright
+/// leaves them): pids are reused, and a new demo must not be blamed for a dead one's files.
+fn forget_dead_demos() {
+    for e in std::fs::read_dir(std::env::temp_dir()).unwrap().filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix("kubectl-namzu-demo-") else {
+            continue;
+        };
+        let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if !pid.is_empty() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 fn scratch_of(pid: u32) -> Vec<std::path::PathBuf> {
     let prefix = format!("kubectl-namzu-demo-{pid}");
     std::fs::read_dir(std::env::temp_dir())
@@ -290,6 +306,7 @@ fn scenario_server_knobs_and_demo_serve_cleans_up_on_sigterm_and_sighup() {
     )
     .unwrap();
     for (signal, with_scenario) in [("-TERM", true), ("-HUP", false)] {
+        forget_dead_demos();
         let kc = dir.path().join(format!("kc{signal}"));
         let mut args = vec!["demo", "--serve", "--port", "0"];
         if with_scenario {
