@@ -85,7 +85,7 @@ impl Live {
     }
 
     fn row(&self, id: &str) -> Option<&Workspace> {
-        self.app.inventory.rows().iter().find(|w| w.id == id)
+        self.app.inventory.rows().iter().map(|w| &**w).find(|w| w.id == id)
     }
 
     fn ids(&self) -> Vec<String> {
@@ -126,7 +126,7 @@ async fn another_clients_change_reaches_the_rows_without_a_relist() {
     t.sim.clear_requests();
     set_epoch(&t, "awake", "9");
     live.until("the new epoch", |a| {
-        epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(9)
+        epoch(a.inventory.rows().iter().map(|w| &**w).find(|w| w.id == "awake")) == Some(9)
     })
     .await;
     assert_eq!(lists(&t), 0, "no LIST while the watches are healthy");
@@ -172,7 +172,8 @@ async fn deleted_recreated_and_resynced_rows_have_no_ghosts_or_twins() {
     set_epoch(&t, "awake", "5");
     t.sim.delete(&SANDBOXES, "agents", "namzu-ws-owned");
     live.until("the resync", |a| {
-        a.inventory.rows().len() == 2 && epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(5)
+        a.inventory.rows().len() == 2
+            && epoch(a.inventory.rows().iter().map(|w| &**w).find(|w| w.id == "awake")) == Some(5)
     })
     .await;
     assert_eq!(live.ids(), ["asleep", "awake"], "no ghost, no duplicate");
@@ -185,7 +186,7 @@ async fn a_dropped_watch_reconnects_by_itself() {
     t.sim.close_watches();
     set_epoch(&t, "awake", "4");
     live.until("the change after the watch was cut", |a| {
-        epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(4)
+        epoch(a.inventory.rows().iter().map(|w| &**w).find(|w| w.id == "awake")) == Some(4)
     })
     .await;
     assert!(
@@ -207,7 +208,8 @@ async fn a_server_that_goes_away_shows_reconnecting_keeps_the_rows_and_comes_bac
     set_epoch(&t, "awake", "6");
     t.sim.restart().await.unwrap();
     live.until("live again with the change", |a| {
-        a.contexts[0].stale_since().is_none() && epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(6)
+        a.contexts[0].stale_since().is_none()
+            && epoch(a.inventory.rows().iter().map(|w| &**w).find(|w| w.id == "awake")) == Some(6)
     })
     .await;
 }
@@ -256,7 +258,7 @@ async fn a_user_who_may_not_watch_gets_a_relist_with_one_warning() {
     assert!(warnings[0].contains("may not watch sandboxes") && warnings[0].contains("needs RBAC watch"));
     set_epoch(&t, "awake", "3");
     live.until("the change by re-list", |a| {
-        epoch(a.inventory.rows().iter().find(|w| w.id == "awake")) == Some(3)
+        epoch(a.inventory.rows().iter().map(|w| &**w).find(|w| w.id == "awake")) == Some(3)
     })
     .await;
     assert_eq!(live.app.contexts[0].warnings.len(), 1, "the warning is said once");
@@ -271,7 +273,7 @@ async fn a_server_without_streaming_lists_gets_a_list_then_a_watch() {
     assert!(lists(&t) >= 1, "the fallback LIST");
     set_epoch(&t, "owned", "12");
     live.until("the change", |a| {
-        epoch(a.inventory.rows().iter().find(|w| w.id == "owned")) == Some(12)
+        epoch(a.inventory.rows().iter().map(|w| &**w).find(|w| w.id == "owned")) == Some(12)
     })
     .await;
 }
@@ -366,7 +368,7 @@ async fn live_rows_equal_the_one_shot_inventory_on_the_demo() {
     for w in &mut expected {
         w.context = Some(conn.context.clone());
     }
-    let mut rows = live.app.inventory.rows().to_vec();
+    let mut rows: Vec<Workspace> = live.app.inventory.rows().iter().map(|w| (**w).clone()).collect();
     let key = |w: &Workspace| (w.namespace.clone(), w.id.clone());
     expected.sort_by_key(key);
     rows.sort_by_key(key);

@@ -17,6 +17,7 @@ use super::workspace::{Inputs, Observed, Workspace, derive};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// The kinds a mirror holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,6 +64,42 @@ impl ObjectKey {
     }
 }
 
+/// A listed object held as its compact JSON text until the mirror takes it: a LIST's items, all
+/// of them at once, cost their text and not their parsed trees (at 50,000 workspaces the trees
+/// of the first lists were ~0.5 GB at once). Parsed one at a time as they are applied.
+/// The text is shared: the recording's tap keeps the same one as its last state of the object
+/// (`cluster/live/tap.rs`), not a copy.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub key: ObjectKey,
+    text: Arc<str>,
+}
+
+impl Listed {
+    pub fn of(object: &Value) -> Listed {
+        Listed {
+            key: ObjectKey::of(object),
+            text: object.to_string().into(),
+        }
+    }
+
+    /// The object's compact JSON text.
+    pub fn text(&self) -> &Arc<str> {
+        &self.text
+    }
+
+    /// The object again (its text is this type's own serialisation: it parses).
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_default()
+    }
+}
+
+impl From<Value> for Listed {
+    fn from(object: Value) -> Listed {
+        Listed::of(&object)
+    }
+}
+
 /// A Sandbox by namespace and name: how the mirror indexes the objects a row reads. The row
 /// itself, once derived or removed, is named by its [`WorkspaceKey`] (the id, not the name).
 pub type SandboxKey = ObjectKey;
@@ -81,11 +118,11 @@ type Refs = HashMap<String, Vec<String>>;
 /// An object kept as its compact JSON text: a fraction of the memory of a parsed `Value` (a
 /// watched cluster holds thousands); parsed again only when a row that reads it is derived.
 #[derive(Debug, Clone)]
-struct Compact(Box<str>);
+struct Compact(Arc<str>);
 
 impl Compact {
     fn of(v: &Value) -> Compact {
-        Compact(v.to_string().into_boxed_str())
+        Compact(v.to_string().into())
     }
 
     /// The object again. The text is this type's own serialisation, so it parses; `Null` would
@@ -353,11 +390,12 @@ impl Mirror {
 
     /// A (re)list: `objects` are every object of `kind` in `scope` (a namespace, or everywhere).
     /// What the mirror held there and the list lacks is gone. Returns the rows touched.
-    pub fn reset(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<Value>) -> BTreeSet<SandboxKey> {
-        let listed: BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
+    pub fn reset<L: Into<Listed>>(&mut self, kind: Kind, scope: Option<&str>, objects: Vec<L>) -> BTreeSet<SandboxKey> {
+        let objects: Vec<Listed> = objects.into_iter().map(Into::into).collect();
+        let listed: BTreeSet<ObjectKey> = objects.iter().map(|o| o.key.clone()).collect();
         let mut touched = self.retain(kind, scope, &listed);
         for o in objects {
-            touched.extend(self.apply(kind, o));
+            touched.extend(self.apply_listed(kind, o));
         }
         touched
     }
@@ -388,6 +426,17 @@ impl Mirror {
 
     /// An object was added or changed.
     pub fn apply(&mut self, kind: Kind, object: Value) -> BTreeSet<SandboxKey> {
+        self.take(kind, object, None)
+    }
+
+    /// An object was added or changed, as a watch reported it (its text kept as it is).
+    pub fn apply_listed(&mut self, kind: Kind, listed: Listed) -> BTreeSet<SandboxKey> {
+        self.take(kind, listed.value(), Some(listed.text))
+    }
+
+    /// [`Mirror::apply`], with the object's compact text when it is at hand already.
+    fn take(&mut self, kind: Kind, object: Value, text: Option<Arc<str>>) -> BTreeSet<SandboxKey> {
+        let compact = |o: &Value| text.map_or_else(|| Compact::of(o), Compact);
         let (ns, n) = (namespace(&object).to_string(), name(&object).to_string());
         if kind == Kind::Sandboxes && !is_workspace(&object) {
             // a Sandbox relabelled away from the library is no longer a workspace
@@ -402,7 +451,7 @@ impl Mirror {
         let readers: BTreeSet<String> = match kind {
             Kind::Sandboxes => {
                 space.index_sandbox(&object, true);
-                space.sandboxes.insert(n.clone(), Compact::of(&object));
+                space.sandboxes.insert(n.clone(), compact(&object));
                 BTreeSet::from([n])
             }
             Kind::Pods => {
@@ -412,12 +461,12 @@ impl Mirror {
                     link(&mut space.pods_by_hash, h, &n);
                 }
                 let readers = space.readers_of_pod(&object);
-                space.pods.insert(n, Compact::of(&object));
+                space.pods.insert(n, compact(&object));
                 readers
             }
             Kind::Pvcs => {
                 space.pvcs_by_name.remove(&n);
-                space.pvcs.insert(n.clone(), Compact::of(&object));
+                space.pvcs.insert(n.clone(), compact(&object));
                 readers(&space.by_pvc, &n)
             }
             Kind::Templates => {
@@ -432,7 +481,7 @@ impl Mirror {
                 for s in &selected {
                     link(&mut space.policies_by_sandbox, s.clone(), &n);
                 }
-                space.policies.insert(n, Compact::of(&object));
+                space.policies.insert(n, compact(&object));
                 selected
             }
         };

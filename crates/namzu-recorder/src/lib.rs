@@ -13,7 +13,7 @@ mod writer;
 pub use record::{Key, Object, Record};
 pub use replay::{ReplayError, Replayed, Span};
 pub use store::{Head, LockError, Segment, Store};
-pub use writer::{Limits, Writer, pack};
+pub use writer::{Limits, Packed, Writer, pack};
 
 /// Apply a recorded change (a JSON merge patch) to an object's previous recorded state.
 pub fn apply_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {

@@ -59,7 +59,7 @@ pub struct Writer {
     key_bytes: u64,
     /// Each object as last recorded, as compact JSON: what a change is diffed against, held in a
     /// fraction of the memory a `Value` tree takes (a TUI records what it shows all day).
-    state: BTreeMap<Key, Box<[u8]>>,
+    state: BTreeMap<Key, Packed>,
     last_at: DateTime<Utc>,
     /// Bytes cut off a torn tail when the store was opened.
     pub repaired: u64,
@@ -76,7 +76,7 @@ impl Writer {
         session: &str,
         scope: &str,
         at: DateTime<Utc>,
-        state: BTreeMap<Key, Box<[u8]>>,
+        state: BTreeMap<Key, Packed>,
     ) -> io::Result<Writer> {
         let segments = store.segments()?;
         let mut repaired = 0;
@@ -147,7 +147,7 @@ impl Writer {
                 entry.extend(serde_json::to_vec(&k.kind).map_err(io::Error::other)?);
                 entry.extend_from_slice(b",\"obj\":");
                 each(&entry)?;
-                each(v)?;
+                each(v.as_bytes())?;
                 each(b"}")?;
             }
             each(&tail)
@@ -175,10 +175,24 @@ impl Writer {
     pub fn put(&mut self, at: DateTime<Utc>, kind: &str, obj: Value) -> io::Result<()> {
         let key = Key::of(kind, &obj);
         let packed = pack(&obj)?;
+        self.record_put(at, key, packed, Some(obj))
+    }
+
+    /// [`Writer::put`] of an object as [`pack`] holds it: the text is kept as it is, shared
+    /// with whoever else holds it (the live inventory), and parsed only when it changed.
+    pub fn put_packed(&mut self, at: DateTime<Utc>, key: Key, packed: Packed) -> io::Result<()> {
+        self.record_put(at, key, packed, None)
+    }
+
+    fn record_put(&mut self, at: DateTime<Utc>, key: Key, packed: Packed, obj: Option<Value>) -> io::Result<()> {
         let prev = match self.state.get(&key) {
             Some(prev) if **prev == *packed => return Ok(()),
             Some(prev) => Some(unpack(prev)?),
             None => None,
+        };
+        let obj = match obj {
+            Some(obj) => obj,
+            None => unpack(&packed)?,
         };
         let record = match prev {
             // the same object, its keys in another order
@@ -196,14 +210,14 @@ impl Writer {
                 },
                 None => Record::Put {
                     at,
-                    kind: kind.to_string(),
-                    obj: obj.clone(),
+                    kind: key.kind.clone(),
+                    obj,
                 },
             },
             None => Record::Put {
                 at,
-                kind: kind.to_string(),
-                obj: obj.clone(),
+                kind: key.kind.clone(),
+                obj,
             },
         };
         self.append(&record)?;
@@ -308,13 +322,17 @@ impl Writer {
     }
 }
 
-/// An object as the writer holds it: compact JSON (a fraction of a `Value` tree's memory).
-pub fn pack(obj: &Value) -> io::Result<Box<[u8]>> {
-    Ok(serde_json::to_vec(obj).map_err(io::Error::other)?.into_boxed_slice())
+/// An object as the writer holds it: its compact JSON text (a fraction of a `Value` tree's
+/// memory), shared where another holder has the same text.
+pub type Packed = std::sync::Arc<str>;
+
+/// `obj` as the writer holds it.
+pub fn pack(obj: &Value) -> io::Result<Packed> {
+    Ok(serde_json::to_string(obj).map_err(io::Error::other)?.into())
 }
 
-fn unpack(packed: &[u8]) -> io::Result<Value> {
-    serde_json::from_slice(packed).map_err(io::Error::other)
+fn unpack(packed: &str) -> io::Result<Value> {
+    serde_json::from_str(packed).map_err(io::Error::other)
 }
 
 fn new_segment(store: &Store, seq: u64) -> io::Result<File> {

@@ -26,18 +26,18 @@ pub async fn list(
 }
 
 /// A LIST and the resourceVersion it was read at, for a watch to start from.
-pub(crate) async fn list_versioned(
+pub(crate) async fn list_versioned<C: ListItems>(
     conn: &Connection,
     kind: &ApiKind,
     namespace: Option<&str>,
     selector: Option<&str>,
-) -> Result<(Vec<Value>, String), ClusterError> {
+) -> Result<(C, String), ClusterError> {
     let op = ApiCall::new("list", kind, namespace, "");
     let params = match selector {
         Some(s) => ListParams::default().labels(s),
         None => ListParams::default(),
     };
-    raw_list_versioned(conn, kind, namespace, &params, &op, Vec::new()).await
+    raw_list_versioned(conn, kind, namespace, &params, &op, C::default()).await
 }
 
 /// LIST one resource like [`list_as`], its items pushed into `items` (a collection that knows
@@ -82,6 +82,14 @@ pub(crate) trait ListItems: Default {
 impl ListItems for Vec<Value> {
     fn push(&mut self, item: Value) {
         Vec::push(self, item);
+    }
+}
+
+/// A watch's first state is held as compact text until the mirror takes it, one object parsed
+/// at a time (`mirror::Listed`).
+impl ListItems for Vec<namzu_domain::mirror::Listed> {
+    fn push(&mut self, item: Value) {
+        Vec::push(self, namzu_domain::mirror::Listed::of(&item));
     }
 }
 

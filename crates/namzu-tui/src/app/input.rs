@@ -51,6 +51,7 @@ fn applies(app: &App, command: Command) -> bool {
             .rows()
             .iter()
             .filter(|w| app.view.marks.contains(&key_of(w)))
+            .map(|w| &**w)
             .collect()
     };
     let suspended = |w: &&Workspace| w.mode == namzu_domain::patch::Mode::Suspended;

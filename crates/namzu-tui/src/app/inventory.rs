@@ -12,7 +12,11 @@ pub struct RowNote {
 /// What the cluster said, as of the last good refresh (or as the watches keep it).
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
-    pub(super) rows: Vec<Workspace>,
+    /// Boxed: a watch's row comes boxed and is kept so (a `Workspace` is ~1.3 KB inline; a
+    /// vector of them, grown by doubling, held up to twice 50,000 of them, and each was copied
+    /// in and its box freed).
+    #[expect(clippy::vec_box, reason = "a row is large and comes boxed from the watch")]
+    pub(super) rows: Vec<Box<Workspace>>,
     /// Where each row is in `rows`.
     pub(super) index: HashMap<WorkspaceKey, usize>,
     /// A new one on every change of the rows (unique across inventories): the visible order
@@ -45,13 +49,13 @@ pub(super) const MENDED_AT_MOST: usize = 256;
 pub(crate) const STALE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(10);
 
 impl Inventory {
-    pub fn rows(&self) -> &[Workspace] {
+    pub fn rows(&self) -> &[Box<Workspace>] {
         &self.rows
     }
 
     /// A whole new set of rows (a re-list).
     pub fn replace(&mut self, rows: Vec<Workspace>) {
-        self.rows = rows;
+        self.rows = rows.into_iter().map(Box::new).collect();
         self.reindex();
     }
 
@@ -76,7 +80,7 @@ impl Inventory {
         for change in changes {
             match change {
                 RowChange::Upsert(w) => {
-                    let w = tagged(*w, context);
+                    let w = tagged(w, context);
                     let key = key_of(&w);
                     if let Some(seen) = self.unconfirmed.get_mut(context) {
                         seen.insert(key.clone());
@@ -142,7 +146,7 @@ impl Inventory {
 }
 
 /// A row as its context reported it, named after that context.
-pub(super) fn tagged(mut w: Workspace, context: &str) -> Workspace {
+pub(super) fn tagged(mut w: Box<Workspace>, context: &str) -> Box<Workspace> {
     if w.context.as_deref() != Some(context) {
         w.context = Some(context.to_string());
     }

@@ -15,7 +15,7 @@ impl App {
     pub fn visible(&self) -> Vec<&Workspace> {
         let order = self.ordered();
         let rows = self.inventory.rows();
-        order.iter().map(|&i| &rows[i]).collect()
+        order.iter().map(|&i| &*rows[i]).collect()
     }
 
     /// The visible rows' indices in order: computed again only when the rows, the filter or

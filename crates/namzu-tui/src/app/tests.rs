@@ -262,17 +262,17 @@ fn a_mended_order_is_the_sorted_order() {
         let mut w = app.inventory.rows()[(step * 13 % 40) as usize].clone();
         w.epoch.epoch = Some(step * 7 % 11);
         // every third step a new row arrives as well
-        let mut changes = vec![RowChange::Upsert(Box::new(w.clone()))];
+        let mut changes = vec![RowChange::Upsert(w.clone())];
         if step % 3 == 0 {
             w.id = format!("w1{step:02}x");
-            changes.push(RowChange::Upsert(Box::new(w.clone())));
+            changes.push(RowChange::Upsert(w.clone()));
         }
         // and every tenth a page of them (merged into the order rather than placed one by one)
         if step % 10 == 0 {
             for k in 0..40u64 {
                 w.id = format!("w{}{step:02}p{k:02}", k % 3);
                 w.epoch.epoch = Some(k % 11);
-                changes.push(RowChange::Upsert(Box::new(w.clone())));
+                changes.push(RowChange::Upsert(w.clone()));
             }
         }
         let (scope, generation) = (app.scope.clone(), app.contexts[0].follow_generation);

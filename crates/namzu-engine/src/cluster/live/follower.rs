@@ -179,7 +179,7 @@ impl Follower {
         match f {
             Feed::Reset(s, objects) => {
                 if s.kind == Kind::Sandboxes {
-                    let keys = objects.iter().map(ObjectKey::of);
+                    let keys = objects.iter().map(|o| o.key.clone());
                     if !self.synced {
                         self.arrived.extend(keys.clone());
                     }
@@ -196,13 +196,12 @@ impl Follower {
             }
             Feed::Applied(s, object) => {
                 if s.kind == Kind::Sandboxes {
-                    let key = ObjectKey::of(&object);
                     if !self.synced {
-                        self.arrived.insert(key.clone());
+                        self.arrived.insert(object.key.clone());
                     }
-                    self.changed.insert(key);
+                    self.changed.insert(object.key.clone());
                 }
-                self.touched.extend(self.mirror.apply(s.kind, object));
+                self.touched.extend(self.mirror.apply_listed(s.kind, object));
             }
             Feed::Deleted(s, object) => {
                 let touched = self.mirror.remove(s.kind, namespace(&object), name(&object));

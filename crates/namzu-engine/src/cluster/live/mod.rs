@@ -20,7 +20,7 @@ use super::inventory::{Query, Scope};
 use super::resources::{self, NAMESPACES, SANDBOXES};
 use chrono::{DateTime, Utc};
 use namzu_domain::drift::{OverlayFlags, TemplateFetch};
-use namzu_domain::mirror::{Kind, Mirror, ObjectKey, Readable, RowChange};
+use namzu_domain::mirror::{Kind, Listed, Mirror, ObjectKey, Readable, RowChange};
 use namzu_domain::object::name;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -146,10 +146,12 @@ impl Default for LiveOptions {
 
 /// What a watch task hands the mirror.
 enum Feed {
-    Reset(StreamName, Vec<Value>),
+    /// A list's objects, held as text until the mirror takes them.
+    Reset(StreamName, Vec<Listed>),
     /// A streaming list's first state is complete: these are all the objects there are.
     Listed(StreamName, BTreeSet<ObjectKey>),
-    Applied(StreamName, Value),
+    /// An object added or changed, as text (the mirror and the recording share it).
+    Applied(StreamName, Listed),
     Deleted(StreamName, Value),
     Status(StreamName, StreamStatus),
     /// The kind may not be listed here.

@@ -258,22 +258,21 @@ impl LivePulse {
             _ => return,
         };
         self.dirty = true;
-        let pruned = |o: &Value| {
-            let mut o = o.clone();
+        let pruned = |mut o: Value| {
             project(&mut o, keep);
             o
         };
         match f {
             Feed::Reset(s, objects) => {
-                let listed: BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
+                let listed: BTreeSet<&ObjectKey> = objects.iter().map(|o| &o.key).collect();
                 held.retain(s.namespace.as_deref(), |k| listed.contains(k));
-                objects.iter().for_each(|o| held.put(pruned(o)));
+                objects.iter().for_each(|o| held.put(pruned(o.value())));
             }
             Feed::Listed(s, listed) => held.retain(s.namespace.as_deref(), |k| listed.contains(k)),
-            Feed::Applied(_, o)
-            | Feed::ByName {
+            Feed::Applied(_, o) => held.put(pruned(o.value())),
+            Feed::ByName {
                 found: Some(Some(o)), ..
-            } => held.put(pruned(o)),
+            } => held.put(pruned(o.clone())),
             Feed::Deleted(_, o) => held.remove(&ObjectKey::of(o)),
             _ => {}
         }

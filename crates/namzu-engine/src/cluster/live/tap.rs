@@ -13,8 +13,8 @@ use crate::cluster::inventory::Scope;
 use crate::cluster::resources::{self, ApiKind, Watched};
 use chrono::{DateTime, Duration, Utc};
 use namzu_domain::drift::TemplateFetch;
-use namzu_domain::mirror::{Kind, ObjectKey};
-use namzu_recorder::{Key, Limits, LockError, Store, Writer};
+use namzu_domain::mirror::{Kind, Listed, ObjectKey};
+use namzu_recorder::{Key, Limits, LockError, Packed, Store, Writer};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -84,7 +84,7 @@ pub(super) struct Tap {
     session: String,
     /// Gathered until the session starts, as compact JSON ([`namzu_recorder::pack`]): a
     /// `Value` tree of every object would cost the TUI ~100 MiB at 5,000 workspaces.
-    state: BTreeMap<Key, Box<[u8]>>,
+    state: BTreeMap<Key, Packed>,
     ready: bool,
     writer: Option<Writer>,
     /// The standby's lock, once the holder let go.
@@ -154,6 +154,30 @@ impl Tap {
         }
     }
 
+    /// An object of an inventory kind as a watch reported it. Its text is the one the mirror
+    /// keeps: held once for both. (A template's projection keeps its managedFields whole, so
+    /// it goes through `put` and is trimmed.)
+    fn put_listed(&mut self, kind: Kind, listed: &Listed) {
+        if kind == Kind::Templates {
+            return self.put(kind_name(kind), listed.value());
+        }
+        let key = Key {
+            kind: kind_name(kind).to_string(),
+            ns: listed.key.namespace.clone(),
+            name: listed.key.name.clone(),
+        };
+        let now = self.now();
+        match self.writer.as_mut() {
+            Some(w) => {
+                let r = w.put_packed(now, key, listed.text().clone());
+                self.io(r);
+            }
+            None => {
+                self.state.insert(key, listed.text().clone());
+            }
+        }
+    }
+
     fn delete(&mut self, key: Key) {
         let now = self.now();
         match self.writer.as_mut() {
@@ -198,9 +222,9 @@ impl Tap {
             Feed::Reset(s, objects) => {
                 let kind = kind_name(s.kind);
                 for o in objects {
-                    self.put(kind, o.clone());
+                    self.put_listed(s.kind, o);
                 }
-                let keys: std::collections::BTreeSet<ObjectKey> = objects.iter().map(ObjectKey::of).collect();
+                let keys: std::collections::BTreeSet<&ObjectKey> = objects.iter().map(|o| &o.key).collect();
                 self.only(kind, s.namespace.as_deref(), &|k| {
                     keys.contains(&ObjectKey::new(&k.ns, &k.name))
                 });
@@ -210,7 +234,7 @@ impl Tap {
                     keys.contains(&ObjectKey::new(&k.ns, &k.name))
                 });
             }
-            Feed::Applied(s, o) => self.put(kind_name(s.kind), o.clone()),
+            Feed::Applied(s, o) => self.put_listed(s.kind, o),
             Feed::Deleted(s, o) => self.delete(Key::of(kind_name(s.kind), o)),
             Feed::Forbidden(s, _) => self.readable(s.kind, s.namespace.as_deref(), "Forbidden"),
             Feed::NotServed(s) => self.readable(s.kind, s.namespace.as_deref(), "NotServed"),
@@ -424,7 +448,7 @@ pub(super) async fn watch_extra(
     loop {
         let from = match version.clone() {
             Some(v) => v,
-            None => match resources::list_versioned(&conn, kind, ns, None).await {
+            None => match resources::list_versioned::<Vec<Value>>(&conn, kind, ns, None).await {
                 Ok((items, v)) => {
                     let objects = items.into_iter().filter(|o| extras.keep(name, o)).collect();
                     let reset = Extra::Reset {

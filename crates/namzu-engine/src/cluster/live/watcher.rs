@@ -9,7 +9,7 @@ use crate::cluster::inventory;
 use crate::cluster::resources::{self, Watched};
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use namzu_domain::mirror::{Kind, ObjectKey};
+use namzu_domain::mirror::{Kind, Listed, ObjectKey};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -261,7 +261,7 @@ impl Watcher {
                         None if !at.is_empty() => *version = Some(at),
                         None => {}
                     }
-                    self.send(Feed::Applied(self.name.clone(), v));
+                    self.send(Feed::Applied(self.name.clone(), Listed::of(&v)));
                 }
                 Some(Ok(Watched::Deleted(v, at))) => {
                     self.saw_event = true;
@@ -326,11 +326,12 @@ impl Watcher {
         )));
         let mut trouble: Option<DateTime<Utc>> = None;
         loop {
-            let listed = resources::list(
+            let listed = resources::list_into(
                 &self.conn,
                 kind,
                 self.name.namespace.as_deref(),
                 self.selector.as_deref(),
+                Vec::new(),
             )
             .await;
             match listed {
