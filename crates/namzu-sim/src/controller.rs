@@ -150,9 +150,29 @@ struct Restarts {
 pub enum Written {
     /// A Sandbox, by namespace and name.
     Sandbox((String, String)),
-    /// A SandboxClaim or a SandboxWarmPool.
+    /// A SandboxClaim or a SandboxWarmPool (or a template, which only pools and claims read).
     ClaimOrPool,
+    /// Another object of a namespace (a pod, a disk): the Sandboxes it can concern.
+    Near(Value),
     Other,
+}
+
+impl Written {
+    /// What a write of `object` (as written, or as deleted) of kind `r` touched.
+    pub fn of(r: &super::resources::Resource, object: &Value) -> Written {
+        use super::resources::{CLAIMS, PODS, PVCS, TEMPLATES, WARM_POOLS};
+        let same = |k: &super::resources::Resource| k.group == r.group && k.plural == r.plural;
+        if [CLAIMS, WARM_POOLS, TEMPLATES].iter().any(same) {
+            Written::ClaimOrPool
+        } else if same(&SANDBOXES) {
+            let key = |k: &str| super::store::meta(object, k).to_string();
+            Written::Sandbox((key("namespace"), key("name")))
+        } else if [PODS, PVCS].iter().any(same) {
+            Written::Near(object.clone())
+        } else {
+            Written::Other
+        }
+    }
 }
 
 impl Controller {
@@ -299,6 +319,38 @@ impl Controller {
             .collect();
         keys.sort();
         keys.dedup();
+        for key in keys {
+            self.reconcile_key(store, &key, now, false);
+        }
+    }
+
+    /// After a write of a pod or a disk (`object`, as written or as deleted): the passes of the
+    /// Sandboxes of its namespace that can read it — its owner, the one it is named after
+    /// (a Sandbox's pod), the one it is a disk of (`<entry>-<sandbox>`) — not every Sandbox's.
+    pub fn reconcile_near(&mut self, store: &mut Store, object: &Value, now: DateTime<Utc>) {
+        let (ns, name) = (
+            super::store::meta(object, "namespace"),
+            super::store::meta(object, "name"),
+        );
+        let owners: Vec<&str> = object
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|o| o["kind"] == "Sandbox")
+            .filter_map(|o| o["name"].as_str())
+            .collect();
+        let reads = |sandbox: &str| {
+            owners.contains(&sandbox)
+                || sandbox == name
+                || name.strip_suffix(sandbox).is_some_and(|entry| entry.ends_with('-'))
+        };
+        let keys: Vec<(String, String)> = store
+            .list(&SANDBOXES, Some(ns))
+            .map(|s| super::store::meta(s, "name"))
+            .filter(|n| reads(n))
+            .map(|n| (ns.to_string(), n.to_string()))
+            .collect();
         for key in keys {
             self.reconcile_key(store, &key, now, false);
         }

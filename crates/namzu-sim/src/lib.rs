@@ -233,6 +233,7 @@ impl SimState {
             Written::Sandbox(key) if lag > chrono::Duration::zero() => self.controller.later(key, now + lag),
             Written::Sandbox(key) => self.controller.reconcile_key(&mut self.store, &key, now, false),
             Written::ClaimOrPool => self.controller.reconcile_claims_and_pools(&mut self.store, now),
+            Written::Near(object) => self.controller.reconcile_near(&mut self.store, &object, now),
             Written::Other => self.reconcile(now),
         }
         self.sync_volumes(now);
@@ -644,7 +645,7 @@ impl Sim {
             controller.reconcile_key(store, &key, now, false);
             st.sync_volumes(now);
         } else {
-            st.reconcile(now);
+            st.written(Written::of(r, &out), now);
         }
         Some(out)
     }
@@ -657,12 +658,7 @@ impl Sim {
             .store
             .create(r, obj, &clock::k8s_time(now))
             .map_err(|e| e.body.to_string())?;
-        let written = if [resources::CLAIMS.plural, resources::WARM_POOLS.plural].contains(&r.plural) {
-            Written::ClaimOrPool
-        } else {
-            Written::Other
-        };
-        st.written(written, now);
+        st.written(Written::of(r, &out), now);
         Ok(out)
     }
 
@@ -673,7 +669,12 @@ impl Sim {
         let out = st
             .store
             .delete(r, namespace, name, &clock::k8s_time(now), &resources::CASCADE);
-        st.reconcile(now);
+        // a Sandbox gone may be a pool's member: every pass
+        let written = match &out {
+            Some(o) if r.plural != resources::SANDBOXES.plural => Written::of(r, o),
+            _ => Written::Other,
+        };
+        st.written(written, now);
         out
     }
 

@@ -24,8 +24,9 @@ pub(super) enum Reply {
     Page(Page),
 }
 
-/// What a write touched: the Sandbox written (its pass alone follows), a claim or a warm pool
-/// (the claims' and pools' passes and the Sandboxes they change), or anything else (every pass).
+/// What a write touched: the Sandbox written (its pass alone follows), a claim, a warm pool or a
+/// template (the claims' and pools' passes and the Sandboxes they change), a pod or a disk (the
+/// passes of the Sandboxes that read it), or anything else (every pass).
 pub(super) fn written_object(req: &Req, result: &Answer) -> Written {
     let Some(Target::Objects {
         plural,
@@ -37,7 +38,12 @@ pub(super) fn written_object(req: &Req, result: &Answer) -> Written {
         return Written::Other;
     };
     match plural.as_str() {
-        "sandboxclaims" | "sandboxwarmpools" => Written::ClaimOrPool,
+        "sandboxclaims" | "sandboxwarmpools" | "sandboxtemplates" => Written::ClaimOrPool,
+        // one pod or disk written (a collection's delete is every pass)
+        "pods" | "persistentvolumeclaims" => match result {
+            Ok((_, object)) if !meta(object, "name").is_empty() => Written::Near(object.clone()),
+            _ => Written::Other,
+        },
         "sandboxes" => {
             let name = name.or_else(|| {
                 let (_, created) = result.as_ref().ok()?;
