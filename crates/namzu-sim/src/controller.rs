@@ -155,6 +155,8 @@ pub enum Written {
     /// Another object of a namespace (a pod, a disk): the Sandboxes it can concern.
     Near(Value),
     Other,
+    /// Nothing (the write was refused).
+    Nothing,
 }
 
 impl Written {

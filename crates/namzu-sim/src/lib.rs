@@ -235,6 +235,7 @@ impl SimState {
             Written::ClaimOrPool => self.controller.reconcile_claims_and_pools(&mut self.store, now),
             Written::Near(object) => self.controller.reconcile_near(&mut self.store, &object, now),
             Written::Other => self.reconcile(now),
+            Written::Nothing => {}
         }
         self.sync_volumes(now);
     }
@@ -670,10 +671,8 @@ impl Sim {
             .store
             .delete(r, namespace, name, &clock::k8s_time(now), &resources::CASCADE);
         // a Sandbox gone may be a pool's member: every pass
-        let written = match &out {
-            Some(o) if r.plural != resources::SANDBOXES.plural => Written::of(r, o),
-            _ => Written::Other,
-        };
+        let kept = out.as_ref().filter(|_| r.plural != resources::SANDBOXES.plural);
+        let written = kept.map_or(Written::Other, |o| Written::of(r, o));
         st.written(written, now);
         out
     }

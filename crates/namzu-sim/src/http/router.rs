@@ -37,12 +37,20 @@ pub(super) fn written_object(req: &Req, result: &Answer) -> Written {
     else {
         return Written::Other;
     };
+    // a write refused changed nothing
+    if result.is_err() {
+        return Written::Nothing;
+    }
     match plural.as_str() {
         "sandboxclaims" | "sandboxwarmpools" | "sandboxtemplates" => Written::ClaimOrPool,
         // one pod or disk written (a collection's delete is every pass)
-        "pods" | "persistentvolumeclaims" => match result {
-            Ok((_, object)) if !meta(object, "name").is_empty() => Written::Near(object.clone()),
-            _ => Written::Other,
+        // the object as written, else (a delete answered with a Status) its name
+        "pods" | "persistentvolumeclaims" => match (result, name) {
+            (Ok((_, object)), _) if object["kind"] != "Status" && !meta(object, "name").is_empty() => {
+                Written::Near(object.clone())
+            }
+            (_, Some(name)) => Written::Near(json!({"metadata": {"namespace": namespace, "name": name}})),
+            (_, None) => Written::Other,
         },
         "sandboxes" => {
             let name = name.or_else(|| {
