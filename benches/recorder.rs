@@ -219,10 +219,15 @@ fn main() {
             .unwrap();
         walls.push(start.elapsed());
         let got = truth(&o);
+        let mut shown = 0;
         for (k, v) in expected {
             total += 1;
             if got.get(k) == Some(v) {
                 equal += 1;
+            } else if shown < 5 {
+                // what differs, to look into: a few per instant
+                shown += 1;
+                eprintln!("{at} {k}: live {v:?}, replayed {:?}", got.get(k));
             }
         }
     }

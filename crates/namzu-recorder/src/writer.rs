@@ -283,9 +283,15 @@ impl Writer {
         self.last_at
     }
 
+    /// A segment ends once its changes outgrow its keyframe (a replay then reads at most about
+    /// twice what it needs), or once it is over the size a segment may have with at least a
+    /// quarter of its keyframe in changes: never on its keyframe's size alone, which at 10,000
+    /// workspaces could pass that size and start a segment, keyframe and all, at every change.
     fn maybe_compact(&mut self, at: DateTime<Utc>) -> io::Result<()> {
         let changes = self.bytes - self.key_bytes;
-        if changes <= self.key_bytes.max(1_000_000) && self.bytes <= self.limits.segment_bytes() {
+        let outgrown = changes > self.key_bytes.max(1_000_000);
+        let oversize = self.bytes > self.limits.segment_bytes() && changes > (self.key_bytes / 4).max(1_000_000);
+        if !outgrown && !oversize {
             return Ok(());
         }
         self.file.sync_data()?;
