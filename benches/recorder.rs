@@ -112,7 +112,12 @@ fn main() {
         dir.path().join("recordings"),
     );
     let sim = shape::start(&rt, &kubeconfig, workspaces, 0, false);
-    let tick = |at: chrono::DateTime<chrono::Utc>| std::fs::write(&clock, at.to_rfc3339()).unwrap();
+    // written whole and renamed: a reader never sees the file half written (no time at all)
+    let tick = |at: chrono::DateTime<chrono::Utc>| {
+        let next = clock.with_extension("next");
+        std::fs::write(&next, at.to_rfc3339()).unwrap();
+        std::fs::rename(&next, &clock).unwrap();
+    };
     tick(sim.now());
     let mut recorder = namzu(&kubeconfig, &clock, &store, &["record", "-A"])
         .stdout(Stdio::null())

@@ -1,8 +1,8 @@
 //! The production-shaped cluster the list and live benchmarks share: workspaces in three
 //! namespaces among many more pods and PVCs of unrelated apps.
 
-// the sim allocates as it does where it ships (the binary's `demo`): with jemalloc; glibc's
-// malloc took half of a 20,000-workspace load's time
+// the sim (and a follow run in process) allocates as it does where it ships (the binary's
+// `demo`): with jemalloc; glibc's malloc took half of a 20,000-workspace load's time
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -200,6 +200,8 @@ fn segments_compact_with_a_keyframe_and_old_ones_are_dropped_by_age_and_size() {
     let horizon = t(2 * 24 * 60);
     let heads = store.heads().unwrap();
     assert!(heads.windows(2).all(|h| h[1].at > horizon), "{spans:?}");
+    // and the one that spans the horizon is kept
+    assert!(heads[0].at <= horizon, "{spans:?}");
     assert_eq!(spans[0].to, Some(t(3 * 24 * 60)));
     assert!(matches!(store.replay(t(1)), Err(ReplayError::Outside { .. })));
 }

@@ -37,8 +37,8 @@ impl Limits {
         self.max_mb.saturating_mul(1_000_000)
     }
 
-    /// The most one segment may hold: an eighth of the cap (so dropping one frees little), at
-    /// least 1 MB.
+    /// The size past which a segment ends once it holds changes enough (`maybe_compact`): an
+    /// eighth of the cap (so dropping one frees little), at least 1 MB.
     fn segment_bytes(&self) -> u64 {
         (self.cap_bytes() / 8).max(1_000_000)
     }
@@ -185,8 +185,12 @@ impl Writer {
     }
 
     fn record_put(&mut self, at: DateTime<Utc>, key: Key, packed: Packed, obj: Option<Value>) -> io::Result<()> {
-        let prev = match self.state.get(&key) {
-            Some(prev) if **prev == *packed => return Ok(()),
+        let prev = match self.state.get_mut(&key) {
+            // the newer text is kept: after a re-list it is the one the inventory holds too
+            Some(prev) if **prev == *packed => {
+                *prev = packed;
+                return Ok(());
+            }
             Some(prev) => Some(unpack(prev)?),
             None => None,
         };

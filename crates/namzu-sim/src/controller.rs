@@ -160,15 +160,14 @@ pub enum Written {
 }
 
 impl Written {
-    /// What a write of `object` (as written, or as deleted) of kind `r` touched.
+    /// What a write of `object` (as written, or as deleted) of kind `r` through the sim's own
+    /// API (`Sim::create`, `modify`, `delete`) touched; a Sandbox is every pass there (it may
+    /// be a pool's member).
     pub fn of(r: &super::resources::Resource, object: &Value) -> Written {
         use super::resources::{CLAIMS, PODS, PVCS, TEMPLATES, WARM_POOLS};
         let same = |k: &super::resources::Resource| k.group == r.group && k.plural == r.plural;
         if [CLAIMS, WARM_POOLS, TEMPLATES].iter().any(same) {
             Written::ClaimOrPool
-        } else if same(&SANDBOXES) {
-            let key = |k: &str| super::store::meta(object, k).to_string();
-            Written::Sandbox((key("namespace"), key("name")))
         } else if [PODS, PVCS].iter().any(same) {
             Written::Near(object.clone())
         } else {
@@ -328,7 +327,8 @@ impl Controller {
 
     /// After a write of a pod or a disk (`object`, as written or as deleted): the passes of the
     /// Sandboxes of its namespace that can read it — its owner, the one it is named after
-    /// (a Sandbox's pod), the one it is a disk of (`<entry>-<sandbox>`) — not every Sandbox's.
+    /// (a Sandbox's pod), the one it is a disk of (`<entry>-<sandbox>`) — not every Sandbox's;
+    /// then the pools' and claims' passes (a pool counts its members' pods).
     pub fn reconcile_near(&mut self, store: &mut Store, object: &Value, now: DateTime<Utc>) {
         let (ns, name) = (
             super::store::meta(object, "namespace"),
@@ -356,6 +356,7 @@ impl Controller {
         for key in keys {
             self.reconcile_key(store, &key, now, false);
         }
+        self.reconcile_claims_and_pools(store, now);
     }
 
     /// The passes of what has fallen due by `now`, and only those: the cost of time passing is

@@ -223,9 +223,10 @@ impl SimState {
     }
 
     /// After a write: the Sandbox written is reconciled (a real controller's watch would see
-    /// just that one) after the controller's lag (`Timing::reconcile_delay`); a claim or a
-    /// warm pool wakes the claims' and pools' passes and the Sandboxes they change; a write to
-    /// anything else wakes the whole pass.
+    /// just that one) after the controller's lag (`Timing::reconcile_delay`); a claim, a warm
+    /// pool or a template wakes the claims' and pools' passes and the Sandboxes they change; a
+    /// pod or a disk the passes of the Sandboxes that read it, then the pools' and claims'; a
+    /// refused write none; a write to anything else the whole pass.
     pub fn written(&mut self, written: Written, now: DateTime<Utc>) {
         let lag = self.controller.timing.reconcile_delay;
         match written {
@@ -670,9 +671,7 @@ impl Sim {
         let out = st
             .store
             .delete(r, namespace, name, &clock::k8s_time(now), &resources::CASCADE);
-        // a Sandbox gone may be a pool's member: every pass
-        let kept = out.as_ref().filter(|_| r.plural != resources::SANDBOXES.plural);
-        let written = kept.map_or(Written::Other, |o| Written::of(r, o));
+        let written = out.as_ref().map_or(Written::Other, |o| Written::of(r, o));
         st.written(written, now);
         out
     }

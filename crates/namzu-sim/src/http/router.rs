@@ -44,7 +44,8 @@ pub(super) fn written_object(req: &Req, result: &Answer) -> Written {
     match plural.as_str() {
         "sandboxclaims" | "sandboxwarmpools" | "sandboxtemplates" => Written::ClaimOrPool,
         // one pod or disk written (a collection's delete is every pass)
-        // the object as written, else (a delete answered with a Status) its name
+        // the object as written, else (a delete answered with a Status) its name; a collection
+        // (no name, no object) is every pass
         "pods" | "persistentvolumeclaims" => match (result, name) {
             (Ok((_, object)), _) if object["kind"] != "Status" && !meta(object, "name").is_empty() => {
                 Written::Near(object.clone())

@@ -91,6 +91,8 @@ pub(super) struct Tap {
     standby: Option<std::sync::mpsc::Receiver<std::io::Result<File>>>,
     /// Stopped recording (a disk error): said once.
     failed: bool,
+    /// While one report is recorded: the instant it came at.
+    report_at: Option<DateTime<Utc>>,
     pub(super) warnings: Vec<String>,
 }
 
@@ -112,12 +114,14 @@ impl Tap {
             writer: None,
             standby: None,
             failed: false,
+            report_at: None,
             warnings: Vec::new(),
         }
     }
 
+    /// The instant of the report being recorded, else the clock's.
     fn now(&self) -> DateTime<Utc> {
-        self.conn.clock.now()
+        self.report_at.unwrap_or_else(|| self.conn.clock.now())
     }
 
     fn io(&mut self, r: std::io::Result<()>) {
@@ -213,11 +217,20 @@ impl Tap {
         self.put(READABLE, obj);
     }
 
-    /// Record one report of the watches (before `state.take` applies it to the mirror).
+    /// Record one report of the watches (before `state.take` applies it to the mirror). A
+    /// report is one observation: a list's objects all carry the instant it came at (read one
+    /// by one, a list of 10,000 took long enough for the clock to move, and a replay in between
+    /// had half of it).
     pub(super) fn take(&mut self, f: &Feed) {
         if self.failed {
             return;
         }
+        self.report_at = Some(self.conn.clock.now());
+        self.record(f);
+        self.report_at = None;
+    }
+
+    fn record(&mut self, f: &Feed) {
         match f {
             Feed::Reset(s, objects) => {
                 let kind = kind_name(s.kind);
