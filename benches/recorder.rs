@@ -105,12 +105,14 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let (kubeconfig, clock, store) = (
-        dir.path().join("kubeconfig"),
-        dir.path().join("now"),
-        dir.path().join("recordings"),
-    );
+    let mut dir = Some(tempfile::tempdir().unwrap());
+    let root = dir.as_ref().unwrap().path().to_path_buf();
+    // `NAMZU_BENCH_KEEP=1`: the store, kubeconfig and clock stay, to look into
+    if std::env::var_os("NAMZU_BENCH_KEEP").is_some() {
+        let _ = dir.take().map(tempfile::TempDir::keep);
+        eprintln!("keeping {}", root.display());
+    }
+    let (kubeconfig, clock, store) = (root.join("kubeconfig"), root.join("now"), root.join("recordings"));
     let sim = shape::start(&rt, &kubeconfig, workspaces, 0, false);
     // written whole and renamed: a reader never sees the file half written (no time at all)
     let tick = |at: chrono::DateTime<chrono::Utc>| {

@@ -179,8 +179,10 @@ fn state_at(head: &Head, at: DateTime<Utc>) -> io::Result<Option<BTreeMap<Key, V
         if n == 1 {
             return true;
         }
+        // skipped, not the end: a streaming list's objects carry the instant it began, so they
+        // may follow another watch's later change in the file
         if at_of(payload).is_some_and(|t| t > at) {
-            return false;
+            return true;
         }
         let Ok(record) = serde_json::from_slice::<Record>(payload) else {
             return true;

@@ -115,6 +115,20 @@ fn one_recorder_at_a_time_holds_a_store() {
     assert!(store.lock(false).is_ok());
 }
 
+/// A list recorded at the instant it began can follow a later change of another watch in the
+/// file: a replay between the two still has the list's objects.
+#[test]
+fn a_record_stamped_earlier_than_the_one_before_it_is_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), "c");
+    let mut w = begin(&store, t(0), Limits::default());
+    w.put(t(5), "Pod", sandbox("later", 1)).unwrap();
+    w.put(t(3), "Sandbox", sandbox("listed", 1)).unwrap();
+    w.beat(t(6)).unwrap();
+    assert_eq!(names(&store.replay(t(4)).unwrap().state), ["listed=1"]);
+    assert_eq!(names(&store.replay(t(5)).unwrap().state), ["later=1", "listed=1"]);
+}
+
 /// A keyframe larger than a segment may be (the fleet outgrew the cap's eighth) still takes
 /// changes: a segment per change, each with the whole keyframe, would fill the disk.
 #[test]

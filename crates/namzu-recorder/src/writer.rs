@@ -303,7 +303,8 @@ impl Writer {
         self.seq += 1;
         self.file = new_segment(&self.store, self.seq)?;
         self.bytes = MAGIC.len() as u64;
-        self.keyframe(at, false)?;
+        // the keyframe holds every change written so far, some stamped later than `at`
+        self.keyframe(self.last_at.max(at), false)?;
         store::seal(&done)?;
         self.retain(at)
     }

@@ -189,6 +189,8 @@ impl Follower {
                     .extend(self.mirror.reset(s.kind, s.namespace.as_deref(), objects));
                 self.pending.remove(&s);
             }
+            // for the recording only (when a streaming list began)
+            Feed::Listing(_) => {}
             Feed::Listed(s, listed) => {
                 let touched = self.mirror.retain(s.kind, s.namespace.as_deref(), &listed);
                 self.touched.extend(touched);

@@ -148,6 +148,9 @@ impl Default for LiveOptions {
 enum Feed {
     /// A list's objects, held as text until the mirror takes them.
     Reset(StreamName, Vec<Listed>),
+    /// A streaming list begins: the objects it sends until `Listed` are one observation, of
+    /// this moment (the recording stamps them so, however long they take to come).
+    Listing(StreamName),
     /// A streaming list's first state is complete: these are all the objects there are.
     Listed(StreamName, BTreeSet<ObjectKey>),
     /// An object added or changed, as text (the mirror and the recording share it).

@@ -93,6 +93,8 @@ pub(super) struct Tap {
     failed: bool,
     /// While one report is recorded: the instant it came at.
     report_at: Option<DateTime<Utc>>,
+    /// The streaming lists under way, and when each began.
+    listing: std::collections::HashMap<super::StreamName, DateTime<Utc>>,
     pub(super) warnings: Vec<String>,
 }
 
@@ -115,6 +117,7 @@ impl Tap {
             standby: None,
             failed: false,
             report_at: None,
+            listing: std::collections::HashMap::new(),
             warnings: Vec::new(),
         }
     }
@@ -225,9 +228,25 @@ impl Tap {
         if self.failed {
             return;
         }
-        self.report_at = Some(self.conn.clock.now());
+        let now = self.conn.clock.now();
+        // a streaming list's objects, and the end that drops what it lacks, are of the moment
+        // it began: the server's snapshot, not the time each took to come (a watcher at
+        // 10,000 Sandboxes recorded half a list a step of the clock later)
+        self.report_at = Some(match f {
+            Feed::Applied(s, _) | Feed::Listed(s, _) => self.listing.get(s).copied().unwrap_or(now),
+            _ => now,
+        });
         self.record(f);
         self.report_at = None;
+        match f {
+            Feed::Listing(s) => {
+                self.listing.insert(s.clone(), now);
+            }
+            Feed::Listed(s, _) => {
+                self.listing.remove(s);
+            }
+            _ => {}
+        }
     }
 
     fn record(&mut self, f: &Feed) {

@@ -190,7 +190,10 @@ impl Watcher {
             )
             .await;
             match opened {
-                Ok(events) => return self.consume(events, version, true).await,
+                Ok(events) => {
+                    self.send(Feed::Listing(self.name.clone()));
+                    return self.consume(events, version, true).await;
+                }
                 // a server without streaming lists refuses the parameters: LIST instead, for good
                 Err(ClusterError::Api { code: 400 | 422, .. }) => self.streaming.store(false, Ordering::Relaxed),
                 Err(e) => return Err(e),
