@@ -95,6 +95,9 @@ pub(super) struct Tap {
     report_at: Option<DateTime<Utc>>,
     /// The streaming lists under way, and when each began.
     listing: std::collections::HashMap<super::StreamName, DateTime<Utc>>,
+    /// Streams that said they are live since: a streaming list says so just before its end
+    /// (`Listed`); a change after it instead is a resumed watch's.
+    listing_live: std::collections::HashSet<super::StreamName>,
     pub(super) warnings: Vec<String>,
 }
 
@@ -118,6 +121,7 @@ impl Tap {
             failed: false,
             report_at: None,
             listing: std::collections::HashMap::new(),
+            listing_live: std::collections::HashSet::new(),
             warnings: Vec::new(),
         }
     }
@@ -229,6 +233,12 @@ impl Tap {
             return;
         }
         let now = self.conn.clock.now();
+        // a change after the stream said it is live is a resumed watch's, not the list's
+        if let Feed::Applied(s, _) = f
+            && self.listing_live.remove(s)
+        {
+            self.listing.remove(s);
+        }
         // a streaming list's objects, and the end that drops what it lacks, are of the moment
         // it began: the server's snapshot, not the time each took to come (a watcher at
         // 10,000 Sandboxes recorded half a list a step of the clock later)
@@ -242,8 +252,15 @@ impl Tap {
             Feed::Listing(s) => {
                 self.listing.insert(s.clone(), now);
             }
-            Feed::Listed(s, _) => {
+            // a list that ends otherwise (a LIST instead, or a watch resumed mid-list, which
+            // says it is live before any change) leaves no instant behind: later changes would
+            // carry the old one
+            Feed::Listed(s, _) | Feed::Reset(s, _) => {
                 self.listing.remove(s);
+                self.listing_live.remove(s);
+            }
+            Feed::Status(s, super::StreamStatus::Live) if self.listing.contains_key(s) => {
+                self.listing_live.insert(s.clone());
             }
             _ => {}
         }
