@@ -20,7 +20,7 @@
 mod shape;
 
 use namzu_sim::day::DayClock;
-use namzu_sim::resources::SANDBOXES;
+use namzu_sim::resources::{PODS, PVCS, SANDBOXES};
 use namzu_sim::scenario::Day;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -175,33 +175,52 @@ fn main() {
         let live = namzu(&kubeconfig, &clock, &store, &["list", "-A", "-o", "json"])
             .output()
             .unwrap();
+        // a marker on each watch a row is derived from (the Sandbox, a pod, a disk): the clock
+        // moves on only once the recording has all three at `at` — a watch that fell behind
+        // (ended with 410 and re-listing) would otherwise be recorded a step late
         let mark = format!("{step}");
-        sim.modify(&SANDBOXES, "bench-a", &marker, |s| {
-            s["metadata"]["labels"]["bench.namzu.ai/step"] = mark.clone().into();
-        });
-        let id = marker.trim_start_matches("namzu-ws-");
+        let label = |o: &mut Value| {
+            o["metadata"]["labels"]["bench.namzu.ai/step"] = mark.clone().into();
+        };
+        sim.modify(&SANDBOXES, "bench-a", &marker, label);
+        let pod = sim
+            .list(&PODS, Some("bench-a"))
+            .first()
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_string());
+        if let Some(pod) = &pod {
+            sim.modify(&PODS, "bench-a", pod, label);
+        }
+        let disk = format!("workspace-disk-{marker}");
+        sim.modify(&PVCS, "bench-a", &disk, label);
+        let instant = chrono::DateTime::parse_from_rfc3339(&at)
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        let recording = namzu_recorder::Store::open(&store, "namzu-sim");
         let wait = Instant::now();
-        // the marker's row, as replayed, carries the step's label (`inspect -o json` shows no labels)
-        let marked = format!("bench.namzu.ai/step={mark}");
         loop {
-            let o = namzu(
-                &kubeconfig,
-                &clock,
-                &store,
-                &["list", "-n", "bench-a", "--show-labels", "--at", &at],
-            )
-            .output()
-            .unwrap();
-            let text = String::from_utf8_lossy(&o.stdout);
-            let seen = text
-                .lines()
-                .any(|l| l.split_whitespace().next() == Some(id) && l.contains(&marked));
-            if seen {
+            let marked = |kind: &str, name: &str| {
+                recording
+                    .replay_kinds(instant, &|k| k == kind)
+                    .ok()
+                    .and_then(|r| {
+                        let o = r.state.get(&namzu_recorder::Key {
+                            kind: kind.to_string(),
+                            ns: "bench-a".to_string(),
+                            name: name.to_string(),
+                        })?;
+                        Some(o["metadata"]["labels"]["bench.namzu.ai/step"] == mark.as_str())
+                    })
+                    .unwrap_or(false)
+            };
+            if marked("Sandbox", &marker)
+                && pod.as_ref().is_none_or(|p| marked("Pod", p))
+                && marked("PersistentVolumeClaim", &disk)
+            {
                 break;
             }
             assert!(
                 wait.elapsed() < Duration::from_secs(120),
-                "the recorder never wrote the marker of step {step}"
+                "the recorder never wrote the markers of step {step}"
             );
             std::thread::sleep(Duration::from_millis(200));
         }

@@ -2,7 +2,11 @@
 //! little-endian), then the payload. A frame that is cut short or whose checksum does not match
 //! ends what is read of its segment: a torn tail (a recorder killed mid-write, a full disk) is
 //! detected, never taken for data, and cut when a recorder next opens the store.
+//!
+//! A payload is one record's compact JSON (it starts with `{`), or that JSON zlib-compressed (a
+//! keyframe, tens of MB for a large fleet: its stream starts with zlib's header, never `{`).
 
+use std::borrow::Cow;
 use std::io::{self, Read};
 
 /// The bytes that start every segment file.
@@ -19,6 +23,25 @@ pub(crate) fn encode(payload: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&header(payload.len(), crc32fast::hash(payload)));
     out.extend_from_slice(payload);
     out
+}
+
+/// A payload's record as JSON: itself, or inflated when it was compressed (at most
+/// [`MAX_PAYLOAD`] bytes: a longer stream is not a record this tool wrote).
+pub(crate) fn plain(payload: &[u8]) -> io::Result<Cow<'_, [u8]>> {
+    if payload.first() == Some(&b'{') {
+        return Ok(Cow::Borrowed(payload));
+    }
+    let mut out = Vec::new();
+    flate2::read::ZlibDecoder::new(payload)
+        .take(MAX_PAYLOAD as u64 + 1)
+        .read_to_end(&mut out)?;
+    if out.len() > MAX_PAYLOAD {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a compressed record past 1 GiB",
+        ));
+    }
+    Ok(Cow::Owned(out))
 }
 
 /// The header of a payload of `len` bytes whose CRC-32 is `crc` (a payload written in pieces).

@@ -140,16 +140,31 @@ fn a_keyframe_over_the_segment_size_does_not_start_a_segment_per_change() {
         retention_days: 1,
         max_mb: 8,
     };
-    let pad = "y".repeat(3000);
+    // hex noise: a keyframe compresses to about half, still past the segment size on disk
+    let mut noise = 0x9E37_79B9_7F4A_7C15u64;
+    let mut pad = || {
+        (0..320)
+            .map(|_| {
+                noise ^= noise << 13;
+                noise ^= noise >> 7;
+                noise ^= noise << 17;
+                format!("{noise:016x}")
+            })
+            .collect::<String>()
+    };
     let state: BTreeMap<Key, Packed> = (0..500u64)
         .map(|i| {
             let mut s = sandbox(&format!("k{i}"), i);
-            s["spec"]["pad"] = json!(format!("{pad}{i}"));
+            s["spec"]["pad"] = json!(pad());
             (Key::of("Sandbox", &s), pack(&s).unwrap())
         })
         .collect();
     let lock = store.lock(false).unwrap();
     let mut w = Writer::begin(&store, lock, limits, "s", "-A", t(0), state).unwrap();
+    assert!(
+        store.segments().unwrap()[0].bytes > 1_000_000,
+        "the keyframe alone is past a segment's size"
+    );
     for i in 0..200u64 {
         w.put(t(1 + i as i64), "Sandbox", sandbox(&format!("w{}", i % 7), i))
             .unwrap();
@@ -218,4 +233,38 @@ fn segments_compact_with_a_keyframe_and_old_ones_are_dropped_by_age_and_size() {
     assert!(heads[0].at <= horizon, "{spans:?}");
     assert_eq!(spans[0].to, Some(t(3 * 24 * 60)));
     assert!(matches!(store.replay(t(1)), Err(ReplayError::Outside { .. })));
+}
+
+/// A keyframe is written compressed, a session's last segment is sealed when it stops, and a
+/// replay of some kinds leaves the others out.
+#[test]
+fn keyframes_are_compressed_a_stopped_session_sealed_and_a_replay_reads_the_kinds_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), "c");
+    let state: BTreeMap<Key, Packed> = (0..2000u64)
+        .map(|i| {
+            let s = sandbox(&format!("k{i}"), i);
+            (Key::of("Sandbox", &s), pack(&s).unwrap())
+        })
+        .collect();
+    let plain: usize = state.values().map(|v| v.len()).sum();
+    let lock = store.lock(false).unwrap();
+    let mut w = Writer::begin(&store, lock, Limits::default(), "s", "-A", t(0), state).unwrap();
+    let on_disk = store.segments().unwrap()[0].bytes as usize;
+    assert!(on_disk * 5 < plain, "keyframe {on_disk} bytes for {plain} of JSON");
+    w.put(t(1), "Event", json!({"metadata": {"name": "e", "namespace": "agents"}}))
+        .unwrap();
+    w.put(t(2), "Sandbox", sandbox("k1", 7)).unwrap();
+    let sandboxes_only = |at| store.replay_kinds(at, &|kind| kind == "Sandbox").unwrap().state;
+    assert_eq!(sandboxes_only(t(2)).len(), 2000);
+    assert_eq!(
+        sandboxes_only(t(2))[&Key::of("Sandbox", &sandbox("k1", 7))]["spec"]["replicas"],
+        7
+    );
+    assert_eq!(store.replay(t(2)).unwrap().state.len(), 2001);
+    w.stop(t(3)).unwrap();
+    let segments = store.segments().unwrap();
+    assert!(segments.iter().all(|s| s.sealed), "{segments:?}");
+    assert_eq!(store.replay(t(3)).unwrap().state.len(), 2001);
+    assert_eq!(store.spans().unwrap()[0].to, Some(t(3)));
 }

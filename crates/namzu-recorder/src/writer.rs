@@ -57,6 +57,8 @@ pub struct Writer {
     /// This segment's bytes, and its head and keyframe's.
     bytes: u64,
     key_bytes: u64,
+    /// The keyframe's JSON before compression: what a replay of this segment parses.
+    key_plain: u64,
     /// Each object as last recorded, as compact JSON: what a change is diffed against, held in a
     /// fraction of the memory a `Value` tree takes (a TUI records what it shows all day).
     state: BTreeMap<Key, Packed>,
@@ -96,6 +98,7 @@ impl Writer {
             seq,
             bytes: MAGIC.len() as u64,
             key_bytes: 0,
+            key_plain: 0,
             state,
             last_at: at,
             repaired,
@@ -127,8 +130,8 @@ impl Writer {
         };
         self.append(&head)?;
         // the keyframe's objects spliced in as they are held (compact JSON), never parsed back,
-        // and streamed to the file: its length and checksum from a first pass over the pieces,
-        // so the whole payload (tens of MB for a large fleet) is never held at once
+        // streamed into its compressed payload: a tenth of its JSON (tens of MB for a large
+        // fleet) is what is held and written, and what stays on disk until the segment is sealed
         let mut open = serde_json::to_vec(&Record::Keyframe {
             at,
             objects: Vec::new(),
@@ -136,35 +139,22 @@ impl Writer {
         .map_err(io::Error::other)?;
         let tail = open.split_off(open.len() - 2);
         debug_assert_eq!(tail, b"]}");
-        let pieces = |each: &mut dyn FnMut(&[u8]) -> io::Result<()>| -> io::Result<()> {
-            each(&open)?;
-            for (i, (k, v)) in self.state.iter().enumerate() {
-                let mut entry = Vec::with_capacity(32);
-                if i > 0 {
-                    entry.push(b',');
-                }
-                entry.extend_from_slice(b"{\"kind\":");
-                entry.extend(serde_json::to_vec(&k.kind).map_err(io::Error::other)?);
-                entry.extend_from_slice(b",\"obj\":");
-                each(&entry)?;
-                each(v.as_bytes())?;
-                each(b"}")?;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&open)?;
+        for (i, (k, v)) in self.state.iter().enumerate() {
+            if i > 0 {
+                z.write_all(b",")?;
             }
-            each(&tail)
-        };
-        let (mut len, mut crc) = (0usize, crc32fast::Hasher::new());
-        pieces(&mut |p| {
-            len += p.len();
-            crc.update(p);
-            Ok(())
-        })?;
-        let mut out = io::BufWriter::with_capacity(1 << 16, &self.file);
-        out.write_all(&frame::header(len, crc.finalize()))?;
-        pieces(&mut |p| out.write_all(p))?;
-        out.flush()?;
-        drop(out);
-        self.bytes += (frame::HEADER + len) as u64;
-        self.last_at = self.last_at.max(at);
+            z.write_all(b"{\"kind\":")?;
+            z.write_all(&serde_json::to_vec(&k.kind).map_err(io::Error::other)?)?;
+            z.write_all(b",\"obj\":")?;
+            z.write_all(v.as_bytes())?;
+            z.write_all(b"}")?;
+        }
+        z.write_all(&tail)?;
+        self.key_plain = z.total_in();
+        let compressed = z.finish()?;
+        self.write_payload(&compressed, at)?;
         self.file.sync_data()?;
         self.key_bytes = self.bytes;
         Ok(())
@@ -276,10 +266,12 @@ impl Writer {
         self.retain(at)
     }
 
-    /// End the session cleanly.
+    /// End the session cleanly: its last segment is written no more, so it is sealed (the lock
+    /// is held until it is).
     pub fn stop(mut self, at: DateTime<Utc>) -> io::Result<()> {
         self.append(&Record::Stop { at })?;
-        self.file.sync_data()
+        self.file.sync_data()?;
+        store::seal(&self.store.segment_path(self.seq)).map(drop)
     }
 
     /// When the last record was written.
@@ -292,9 +284,11 @@ impl Writer {
     /// quarter of its keyframe in changes: never on its keyframe's size alone, which at 10,000
     /// workspaces could pass that size and start a segment, keyframe and all, at every change.
     fn maybe_compact(&mut self, at: DateTime<Utc>) -> io::Result<()> {
+        // changes are plain on disk, the keyframe compressed: they are weighed against what a
+        // replay parses of it, the segment's size against what it takes on disk
         let changes = self.bytes - self.key_bytes;
-        let outgrown = changes > self.key_bytes.max(1_000_000);
-        let oversize = self.bytes > self.limits.segment_bytes() && changes > (self.key_bytes / 4).max(1_000_000);
+        let outgrown = changes > self.key_plain.max(1_000_000);
+        let oversize = self.bytes > self.limits.segment_bytes() && changes > (self.key_plain / 4).max(1_000_000);
         if !outgrown && !oversize {
             return Ok(());
         }

@@ -79,8 +79,10 @@ pub(crate) fn read(
     each: &mut (impl FnMut(PackedNamespace) + Send),
 ) -> Result<Vec<String>, ClusterError> {
     let store = Store::open(&at.root, &conn.context);
+    // what `recorded` reads: the inventory's kinds, never the Events, claims or pools
+    let inventory = [Kind::Sandboxes, Kind::Pods, Kind::Pvcs, Kind::Templates, Kind::Policies].map(kind_name);
     let replayed = store
-        .replay(at.instant)
+        .replay_kinds(at.instant, &|kind| kind == READABLE || inventory.contains(&kind))
         .map_err(|e| not_recorded(&store, &conn.context, e))?;
     let mut warnings = vec![coverage(
         &conn.context,
@@ -152,17 +154,17 @@ pub(super) fn recorded(objects: Vec<(Key, Value)>) -> Recorded {
         policies: PolicyRead::Known(Vec::new()),
     };
     for (key, value) in objects {
-        let push = |o: &mut Observed<Vec<Value>>| {
+        let push = |o: &mut Observed<Vec<Value>>, value: Value| {
             if let Observed::Known(v) = o {
-                v.push(value.clone());
+                v.push(value);
             }
         };
         match key.kind.as_str() {
             k if k == kind_name(Kind::Sandboxes) && namzu_domain::naming::is_workspace(&value) => {
                 out.sandboxes.push(value);
             }
-            k if k == kind_name(Kind::Pods) => push(&mut out.pods),
-            k if k == kind_name(Kind::Pvcs) => push(&mut out.pvcs),
+            k if k == kind_name(Kind::Pods) => push(&mut out.pods, value),
+            k if k == kind_name(Kind::Pvcs) => push(&mut out.pvcs, value),
             k if k == kind_name(Kind::Templates) => {
                 out.templates.insert(key.name, TemplateFetch::Found(value));
             }

@@ -308,14 +308,16 @@ impl PackedNamespace {
         for s in objects.sandboxes {
             sandboxes.push(s);
         }
-        let fill = |kind: &resources::ApiKind, list: Observed<Vec<Value>>| {
-            list.map(|items| {
+        // each object moved into its pack, never copied
+        let fill = |kind: &resources::ApiKind, list: Observed<Vec<Value>>| match list {
+            Observed::Known(items) => {
                 let mut out = objects_of(kind);
                 for o in items {
-                    out.push(o.clone());
+                    out.push(o);
                 }
-                out
-            })
+                Observed::Known(out)
+            }
+            Observed::Forbidden => Observed::Forbidden,
         };
         PackedNamespace {
             namespace: namespace.to_string(),
