@@ -51,7 +51,7 @@ pub struct Args {
 }
 
 fn identity_json(id: &Identity) -> Value {
-    json!({"sandboxUid": id.sandbox_uid, "volumeClaimUids": id.volume_claim_uids, "podUid": id.pod_uid})
+    json!({"sandboxUid": id.sandbox_uid, "volumeClaimUids": namzu_domain::workspace::str_map_json(&id.volume_claim_uids), "podUid": id.pod_uid})
 }
 
 pub(crate) async fn run(globals: &Globals, args: Args) -> Result<(), Failure> {

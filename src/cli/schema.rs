@@ -82,7 +82,7 @@ pub(crate) fn workspace(w: &Workspace) -> Value {
         "ready": w.ready,
         "identity": {
             "sandboxUid": w.identity.sandbox_uid,
-            "volumeClaimUids": w.identity.volume_claim_uids,
+            "volumeClaimUids": namzu_domain::workspace::str_map_json(&w.identity.volume_claim_uids),
             "podUid": w.identity.pod_uid,
         },
         "missingVolumeClaims": missing,
@@ -92,7 +92,7 @@ pub(crate) fn workspace(w: &Workspace) -> Value {
             "perSandboxLabelValue": w.egress.per_sandbox,
             "policies": policies,
         },
-        "namzuAnnotations": w.namzu_annotations,
+        "namzuAnnotations": namzu_domain::workspace::str_map_json(&w.namzu_annotations),
         "resources": w.resources.to_json(),
     });
     // across contexts each object says which cluster it is in, first; with one, nothing changes

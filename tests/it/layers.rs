@@ -59,10 +59,19 @@ fn dependencies() -> Vec<(String, BTreeSet<String>)> {
 const ALLOWED: [(&str, &[&str]); 7] = [
     // a leaf: the one reader of the system clock
     ("namzu-clock", &["chrono"]),
-    // pure rules: no I/O, no async, no terminal, no kube, and no clock (time is passed in)
+    // pure rules: no I/O, no async, no terminal, no kube, and no clock (time is passed in);
+    // litemap: a row's small string maps
     (
         "namzu-domain",
-        &["chrono", "serde", "serde_json", "serde-saphyr", "sha2", "thiserror"],
+        &[
+            "chrono",
+            "serde",
+            "serde_json",
+            "serde-saphyr",
+            "sha2",
+            "thiserror",
+            "litemap",
+        ],
     ),
     // the simulated API server stands alone: never the engine, the TUI or kube's client
     (

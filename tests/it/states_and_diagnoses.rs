@@ -430,7 +430,7 @@ fn a_claim_owned_by_another_sandbox_is_a_foreign_disk_naming_the_owner() {
     assert_eq!(d.kind, DiagnosisKind::ForeignDisk);
     assert!(d.message.contains("Sandbox namzu-ws-a (uid old-uid)"), "{}", d.message);
     // the stranger's claim exists: its uid is recorded, and it is not missing
-    assert_eq!(w.identity.volume_claim_uids["workspace-disk"], "pvc-uid");
+    assert_eq!(w.identity.volume_claim_uids.get("workspace-disk").unwrap(), "pvc-uid");
     assert_eq!(w.missing_claims, Observed::Known(vec![]));
     let pvcs = w.pvcs.known().unwrap();
     assert!(pvcs[0].foreign && pvcs[0].owners[0].uid == "old-uid");

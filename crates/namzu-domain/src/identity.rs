@@ -87,7 +87,7 @@ pub fn claims<'a>(sandbox: &Value, find: impl Fn(&str) -> Option<&'a Value>) -> 
 pub struct Identity {
     pub sandbox_uid: Option<String>,
     /// The claims that exist, by `volumeClaimTemplates` entry.
-    pub volume_claim_uids: BTreeMap<String, String>,
+    pub volume_claim_uids: crate::workspace::StrMap,
     /// The live pod's uid; `None` for a suspended workspace.
     pub pod_uid: Option<String>,
 }
@@ -96,10 +96,9 @@ pub struct Identity {
 pub(crate) fn identity(sandbox: &Value, claims: &[Claim], live_pod: Option<&Value>) -> Identity {
     Identity {
         sandbox_uid: uid(sandbox).map(str::to_string),
-        volume_claim_uids: claims
-            .iter()
-            .filter_map(|c| Some((c.entry.clone(), c.uid.clone()?)))
-            .collect(),
+        volume_claim_uids: crate::workspace::str_map(
+            claims.iter().filter_map(|c| Some((c.entry.clone(), c.uid.clone()?))),
+        ),
         pod_uid: match Mode::of_sandbox(sandbox) {
             Mode::Suspended => None,
             Mode::Running => live_pod.and_then(uid).map(str::to_string),

@@ -84,6 +84,23 @@ pub struct PvcSummary {
     pub foreign: bool,
 }
 
+/// A row's string map (labels, annotations, images by container): sorted pairs in one
+/// allocation, where a `BTreeMap` takes a ~500-byte node for one entry (50,000 rows hold four).
+pub type StrMap = litemap::LiteMap<String, String>;
+
+/// Pairs as a [`StrMap`] holding exactly them (collecting leaves room for four).
+pub fn str_map(pairs: impl IntoIterator<Item = (String, String)>) -> StrMap {
+    let mut pairs = pairs.into_iter().collect::<StrMap>().into_tuple_vec();
+    pairs.shrink_to_fit();
+    StrMap::from_sorted_store_unchecked(pairs)
+}
+
+/// A [`StrMap`] as a JSON object — `{}` when empty, where litemap's own serde writes an empty
+/// map as `[]`.
+pub fn str_map_json(map: &StrMap) -> Value {
+    Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workspace {
     pub id: String,
@@ -108,8 +125,8 @@ pub struct Workspace {
     pub pod: Observed<Option<PodSummary>>,
     pub pvcs: Observed<Vec<PvcSummary>>,
     /// The Sandbox's labels, and its pod template's (where the library puts its own).
-    pub labels: std::collections::BTreeMap<String, String>,
-    pub template_labels: std::collections::BTreeMap<String, String>,
+    pub labels: StrMap,
+    pub template_labels: StrMap,
     /// The library's `ready` (28.0.0): Running, Ready=True for the current generation and a
     /// live pod; `None` when pods may not be read.
     pub ready: Option<bool>,
@@ -119,26 +136,26 @@ pub struct Workspace {
     pub missing_claims: Observed<Vec<String>>,
     pub egress: Egress,
     /// Every `sandbox.namzu.ai/*` annotation, as stored: the library's, known to the tool or not.
-    pub namzu_annotations: std::collections::BTreeMap<String, String>,
+    pub namzu_annotations: StrMap,
     /// A legacy `agents.x-k8s.io/pod-name` annotation naming another pod than the Sandbox's own.
     pub legacy_pod_name: Option<String>,
     /// The kube context it was read through, when several are (a fleet); `None` with one.
     pub context: Option<String>,
     /// The images the SandboxTemplate names today, by container (init containers too): what a
     /// refresh would run. `None` when the template was not read.
-    pub template_images: Option<std::collections::BTreeMap<String, String>>,
+    pub template_images: Option<StrMap>,
     /// What it asks for and holds: its own pod's requests and limits as admitted (else its pod
     /// template's) summed as the scheduler sums them, and its disks (`domain/quantities.rs`).
     pub resources: super::quantities::Resources,
 }
 
 /// Container name → image of a SandboxTemplate's pod template.
-fn template_images(template: TemplateRead<'_>) -> Option<std::collections::BTreeMap<String, String>> {
+fn template_images(template: TemplateRead<'_>) -> Option<StrMap> {
     let TemplateRead::Found(t) = template else {
         return None;
     };
     let spec = super::object::at(t, &["spec", "podTemplate", "spec"]);
-    Some(
+    Some(str_map(
         ["initContainers", "containers"]
             .iter()
             .filter_map(|k| spec?.get(*k)?.as_array())
@@ -147,20 +164,15 @@ fn template_images(template: TemplateRead<'_>) -> Option<std::collections::BTree
                 let name = c.get("name")?.as_str()?;
                 let image = c.get("image")?.as_str()?;
                 Some((name.to_string(), image.to_string()))
-            })
-            .collect(),
-    )
+            }),
+    ))
 }
 
 /// The string values of the map at `path` (labels), empty when there is none.
-fn string_map(obj: &Value, path: &[&str]) -> std::collections::BTreeMap<String, String> {
+fn string_map(obj: &Value, path: &[&str]) -> StrMap {
     super::object::at(obj, path)
         .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
+        .map(|m| str_map(m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))))
         .unwrap_or_default()
 }
 
@@ -201,10 +213,11 @@ pub fn derive(inputs: &Inputs<'_>) -> Workspace {
             None => Observed::Forbidden,
             Some(c) => Observed::Known(identity::missing(c)),
         },
-        namzu_annotations: string_map(sbx, &["metadata", "annotations"])
-            .into_iter()
-            .filter(|(k, _)| k.starts_with(NAMZU_PREFIX))
-            .collect(),
+        namzu_annotations: str_map(
+            string_map(sbx, &["metadata", "annotations"])
+                .into_iter()
+                .filter(|(k, _)| k.starts_with(NAMZU_PREFIX)),
+        ),
         legacy_pod_name: pod::legacy_pod_name(sbx).map(str::to_string),
         context: None,
         template_images: template_images(inputs.template),
