@@ -44,7 +44,7 @@ pub(crate) fn plain(payload: &[u8]) -> io::Result<Cow<'_, [u8]>> {
     Ok(Cow::Owned(out))
 }
 
-/// The header of a payload of `len` bytes whose CRC-32 is `crc` (a payload written in pieces).
+/// The header of a payload of `len` bytes whose CRC-32 is `crc`.
 pub(crate) fn header(len: usize, crc: u32) -> [u8; HEADER] {
     let len = u32::try_from(len).unwrap_or(u32::MAX);
     let mut out = [0u8; HEADER];

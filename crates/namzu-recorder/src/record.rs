@@ -1,5 +1,6 @@
 //! What a frame holds: one record, as compact JSON (`r` names the record; `at` comes first so a
-//! reader can find a record's time without parsing the rest).
+//! reader can find a record's time without parsing the rest) — or, for a keyframe, that JSON
+//! compressed (`frame::plain`), whose time is its segment head's.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -181,7 +181,8 @@ fn end_of(head: &Head) -> io::Result<(DateTime<Utc>, bool)> {
 }
 
 /// A record as a replay reads it: its objects left as text (borrowed from the payload) until
-/// their kind is wanted, never buffered whole the way an internally tagged enum is.
+/// their kind is wanted, never buffered whole the way an internally tagged enum is. (Its short
+/// strings are copied: serde borrows a `Cow` only outside an `Option`.)
 #[derive(Deserialize)]
 struct View<'a> {
     #[serde(borrow)]
@@ -222,9 +223,11 @@ fn keyframe(objects: &[ObjectView<'_>], wanted: &dyn Fn(&str) -> bool) -> BTreeM
     };
     let (first, second) = objects.split_at(objects.len() / 2);
     let (mut out, rest) = std::thread::scope(|s| {
-        let other = s.spawn(|| parse(second));
+        // no second thread to be had (a pids limit): one parses both halves
+        let other = std::thread::Builder::new().spawn_scoped(s, || parse(second)).ok();
         let mine = parse(first);
-        (mine, other.join().unwrap_or_else(|_| parse(second)))
+        let theirs = other.and_then(|t| t.join().ok());
+        (mine, theirs.unwrap_or_else(|| parse(second)))
     });
     out.extend(rest);
     out.into_iter().collect()

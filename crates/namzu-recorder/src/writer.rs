@@ -130,7 +130,7 @@ impl Writer {
         };
         self.append(&head)?;
         // the keyframe's objects spliced in as they are held (compact JSON), never parsed back,
-        // streamed into its compressed payload: a tenth of its JSON (tens of MB for a large
+        // streamed into its compressed payload: about a twentieth of its JSON (tens of MB for a large
         // fleet) is what is held and written, and what stays on disk until the segment is sealed
         let mut open = serde_json::to_vec(&Record::Keyframe {
             at,
