@@ -195,7 +195,7 @@ fn main() {
         let instant = chrono::DateTime::parse_from_rfc3339(&at)
             .unwrap()
             .with_timezone(&chrono::Utc);
-        let recording = namzu_recorder::Store::open(&store, "namzu-sim");
+        let recording = namzu_recorder::Store::open(&store, namzu_sim::SIM_CONTEXT);
         let wait = Instant::now();
         loop {
             let marked = |kind: &str, name: &str| {

@@ -266,12 +266,22 @@ impl Writer {
         self.retain(at)
     }
 
-    /// End the session cleanly: its last segment is written no more, so it is sealed (the lock
-    /// is held until it is).
+    /// End the session cleanly: its last segment is written no more, so it is closed and sealed
+    /// (the lock is held until it is), as a compaction seals the segment before.
     pub fn stop(mut self, at: DateTime<Utc>) -> io::Result<()> {
         self.append(&Record::Stop { at })?;
         self.file.sync_data()?;
-        store::seal(&self.store.segment_path(self.seq)).map(drop)
+        let Writer {
+            file,
+            store,
+            seq,
+            _lock,
+            ..
+        } = self;
+        drop(file);
+        store::seal(&store.segment_path(seq))?;
+        drop(_lock);
+        Ok(())
     }
 
     /// When the last record was written.
